@@ -1,0 +1,22 @@
+"""lockstep: freeze what legacy code does today; accept a refactor only while it replays.
+
+The public API is deliberately small.  Everything else lives in modules whose
+names say what they do (``canon``, ``store``, ``config``, ``oracles``, ``gates``)
+and may change between releases.
+"""
+
+from __future__ import annotations
+
+from lockstep.canon import decode, dumps, encode, register_encoder
+from lockstep.errors import LockstepError
+
+__all__ = [
+    "LockstepError",
+    "__version__",
+    "decode",
+    "dumps",
+    "encode",
+    "register_encoder",
+]
+
+__version__ = "0.1.0"

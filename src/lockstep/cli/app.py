@@ -1,0 +1,125 @@
+"""The root ``lockstep`` command group and what every command shares.
+
+Errors: a :class:`~lockstep.errors.LockstepError` raised anywhere below becomes
+one line on stderr and exit 2; click's own usage errors are exit 2 as well.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, NoReturn, TypeVar
+
+import click
+from rich.console import Console
+
+from lockstep import __version__
+from lockstep.config import Project, load_project
+from lockstep.errors import LockstepError
+from lockstep.model import ReplayOptions, Shard
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+EXIT_OK = 0
+EXIT_FAIL = 1
+EXIT_USAGE = 2
+
+
+def console() -> Console:
+    """The stdout console (colour only on a terminal; plain text in pipes and CI logs)."""
+    return Console(highlight=False, soft_wrap=True)
+
+
+def err_console() -> Console:
+    return Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def fail_usage(message: str) -> NoReturn:
+    """Print one line and exit 2."""
+    click.echo(f"lockstep: error: {message}", err=True)
+    sys.exit(EXIT_USAGE)
+
+
+class LockstepGroup(click.Group):
+    """A click group that turns user errors into one line and exit code 2."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except LockstepError as e:
+            fail_usage(str(e))
+        except KeyboardInterrupt:
+            click.echo("lockstep: interrupted; oracle files are unchanged", err=True)
+            sys.exit(130)
+
+
+@click.group(cls=LockstepGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="lockstep")
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="Config file (default: nearest lockstep.toml or pyproject.toml with [tool.lockstep]).",
+)
+@click.pass_context
+def main(ctx: click.Context, config_path: Path | None) -> None:
+    """Freeze what legacy code does today; accept a refactor only while it replays exactly.
+
+    \b
+    The loop: probe → record → change one thing → replay → review → strength.
+    Exit codes: 0 green, 1 drift or rejection, 2 usage/config/corrupt-file error.
+    """
+    ctx.ensure_object(dict)
+    ctx.obj["config_path"] = config_path
+
+
+def project_from(ctx: click.Context) -> Project:
+    """Load the project once per invocation (cached on the click context)."""
+    root_ctx = ctx.find_root()
+    cached = root_ctx.obj.get("project") if root_ctx.obj else None
+    if isinstance(cached, Project):
+        return cached
+    config_path = root_ctx.obj.get("config_path") if root_ctx.obj else None
+    project = load_project(config_path=config_path)
+    root_ctx.obj["project"] = project
+    return project
+
+
+def default_jobs() -> int:
+    return max(1, os.cpu_count() or 1)
+
+
+def replay_options(jobs: int | None, shard: str | None, *, default: int = 1) -> ReplayOptions:
+    """Build :class:`ReplayOptions` from ``--jobs`` and ``--shard``; bad values are usage errors."""
+    parsed: Shard | None = None
+    if shard is not None:
+        try:
+            parsed = Shard.parse(shard)
+        except ValueError as e:
+            raise click.BadParameter(str(e), param_hint="--shard") from None
+    if jobs is not None and jobs < 0:
+        raise click.BadParameter("must be 0 (one per core) or more", param_hint="--jobs")
+    count = default if jobs is None else (default_jobs() if jobs == 0 else jobs)
+    return ReplayOptions(jobs=count, shard=parsed)
+
+
+def jobs_option(func: F) -> F:
+    return click.option(
+        "--jobs",
+        "-j",
+        type=int,
+        default=None,
+        help="Worker processes (0 = one per core).",
+    )(func)
+
+
+def shard_option(func: F) -> F:
+    return click.option(
+        "--shard",
+        default=None,
+        metavar="K/N",
+        help="Run only shard K of N (deterministic by case id), for CI matrices.",
+    )(func)

@@ -1,0 +1,328 @@
+"""``lockstep.toml`` or ``[tool.lockstep]`` in ``pyproject.toml`` → a typed, validated config.
+
+The config is found by walking up from the working directory to the first
+folder that has a ``lockstep.toml``, or a ``pyproject.toml`` with a
+``[tool.lockstep]`` table.  That folder is the *project root*: every relative
+path in the config resolves against it, and no configured path may escape it.
+
+Every table is a closed :class:`msgspec.Struct`, so an unknown or mistyped key
+is an error that names the file and the key (``lockstep.toml: corpus[0].fixture:
+unknown key``) rather than a setting silently ignored.
+
+Layout of ``lockstep.toml``::
+
+    [lockstep]            # settings (optional)
+    dir = "lockstep"
+    [[corpus]] ...        # one table per oracle
+    [[ledger]] ...
+    [[pins]] ...
+    [[tape]] ...
+    [[rule]] ...          # user normalization rules
+    [gates] ...           # guard / budget / review settings
+
+In ``pyproject.toml`` the same keys live under ``[tool.lockstep]``: the
+settings directly in that table, the arrays as ``[[tool.lockstep.corpus]]``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final, Literal
+
+import msgspec
+
+from lockstep.errors import ConfigError
+
+CONFIG_FILE: Final = "lockstep.toml"
+PYPROJECT: Final = "pyproject.toml"
+NAME_PATTERN: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+
+
+class _Table(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=True):
+    """Base of every config table: closed, immutable."""
+
+
+class Settings(_Table):
+    """The ``[lockstep]`` table."""
+
+    dir: str = "lockstep"
+    """Folder (relative to the root) where oracle files live."""
+    stem_length: int = 48
+    """Characters of an exception message frozen as its stem."""
+    jobs: int = 0
+    """Default worker processes for replay; 0 means one per core."""
+
+
+class CorpusSpec(_Table):
+    """A ``[[corpus]]`` oracle: fixture files → render callable → canonical bytes → lock."""
+
+    name: str
+    fixtures: str
+    """Glob, relative to the root, of the fixture files (``fixtures/*.json``)."""
+    render: str
+    """``pkg.mod:func`` called with each fixture's Path; returns bytes, str or a JSON value."""
+    loose: bool = False
+    """Freeze tuples returned by render as lists."""
+    rules: list[str] = []
+    """Normalization rules applied to rendered text before hashing."""
+
+    kind: Literal["corpus"] = "corpus"
+
+
+class LedgerSpec(_Table):
+    """A ``[[ledger]]`` oracle: a function's calls → outcomes."""
+
+    name: str
+    target: str
+    """``pkg.mod:qualname`` of the function under freeze."""
+    driver: str | None = None
+    """What calls the target when recording without pytest: ``pkg.mod:func`` or a script path."""
+    loose: bool = False
+    float_tolerance: float = 0.0
+    """Absolute tolerance for float results on replay; 0 means exact."""
+    rules: list[str] = []
+
+    kind: Literal["ledger"] = "ledger"
+
+
+class PinsSpec(_Table):
+    """A ``[[pins]]`` oracle: whole process runs → exit code, stdout, stderr."""
+
+    name: str
+    command: list[str]
+    """The program as an argv prefix (``["python", "export.py"]``)."""
+    cases: str
+    """Path of a TOML file with ``[[case]]`` tables."""
+    env_keys: list[str] = []
+    rules: list[str] = []
+    timeout: float = 30.0
+    runs: int = 2
+    """Runs per case at record time; a case whose normalized output varies is refused."""
+
+    kind: Literal["pins"] = "pins"
+
+
+class TapeSpec(_Table):
+    """A ``[[tape]]`` oracle: the collaborator calls a driver makes, in order."""
+
+    name: str
+    driver: str
+    """``pkg.mod:func`` taking a :class:`lockstep.Tape`; it wires spies and runs the target."""
+    mode: Literal["ordered", "multiset", "counts"] = "ordered"
+    rules: list[str] = []
+
+    kind: Literal["tape"] = "tape"
+
+
+class RuleSpec(_Table):
+    """A user ``[[rule]]``: a named regex replacement applied before hashing/comparing."""
+
+    name: str
+    pattern: str
+    replace: str
+    ignore_case: bool = False
+
+
+class GatesSpec(_Table):
+    """The ``[gates]`` table: settings for guard, budget and review."""
+
+    production: list[str] = ["**/*.py"]
+    """Globs of production code (guard: oracle files and production code never change together)."""
+    exclude: list[str] = ["tests/**", "test_*.py", "**/test_*.py", "conftest.py", "**/conftest.py"]
+    budget: list[list[int]] = [[3, 20], [10, 10], [25, 5]]
+    """``[max fan-in, max changed lines]`` rows, ascending; beyond the last row the budget is 0."""
+    seam_limit: int = 1
+    """How many new functions/modules one change may add."""
+
+
+OracleSpec = CorpusSpec | LedgerSpec | PinsSpec | TapeSpec
+
+
+class Config(_Table):
+    """The whole configuration."""
+
+    lockstep: Settings = Settings()
+    corpus: list[CorpusSpec] = []
+    ledger: list[LedgerSpec] = []
+    pins: list[PinsSpec] = []
+    tape: list[TapeSpec] = []
+    rule: list[RuleSpec] = []
+    gates: GatesSpec = GatesSpec()
+
+
+_ARRAY_KEYS: Final = ("corpus", "ledger", "pins", "tape", "rule", "gates")
+
+
+@dataclass(frozen=True)
+class Project:
+    """A located, validated configuration and the root everything resolves against."""
+
+    root: Path
+    config_path: Path
+    config: Config
+
+    @property
+    def oracle_dir(self) -> Path:
+        return self.resolve(self.config.lockstep.dir, key="lockstep.dir")
+
+    def resolve(self, rel: str, *, key: str) -> Path:
+        """Resolve a configured path against the root; refuse one that escapes it."""
+        candidate = (self.root / rel).resolve()
+        root = self.root.resolve()
+        if candidate != root and root not in candidate.parents:
+            raise ConfigError(
+                f"{self.config_name}: {key}: path {rel!r} escapes the project root"
+            )
+        return candidate
+
+    @property
+    def config_name(self) -> str:
+        return self.config_path.name
+
+    def oracles(self) -> Iterator[OracleSpec]:
+        """Every configured oracle, in file order by kind."""
+        yield from self.config.corpus
+        yield from self.config.ledger
+        yield from self.config.pins
+        yield from self.config.tape
+
+    def oracle(self, name: str) -> OracleSpec:
+        """The oracle called ``name``; a usage error lists the names that exist."""
+        for spec in self.oracles():
+            if spec.name == name:
+                return spec
+        known = ", ".join(s.name for s in self.oracles()) or "none configured"
+        raise ConfigError(f"{self.config_name}: no oracle named {name!r} (known: {known})")
+
+
+def _format_validation(err: msgspec.ValidationError) -> str:
+    text = str(err)
+    # msgspec: "Object contains unknown field `x` - at `$.corpus[0]`"
+    match = re.match(r"(?P<what>.*?)(?: - at `\$(?P<where>[^`]*)`)?$", text)
+    assert match is not None
+    what = match.group("what")
+    where = (match.group("where") or "").lstrip(".")
+    field = re.search(r"`([^`]+)`", what)
+    if what.startswith("Object contains unknown field") and field:
+        key = f"{where}.{field.group(1)}" if where else field.group(1)
+        return f"{key}: unknown key"
+    if what.startswith("Object missing required field") and field:
+        key = f"{where}.{field.group(1)}" if where else field.group(1)
+        return f"{key}: required key is missing"
+    return f"{where}: {what}" if where else what
+
+
+def _load_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"{path.name}: not valid TOML: {e}") from None
+    except OSError as e:
+        raise ConfigError(f"{path}: cannot read: {e.strerror}") from None
+
+
+def _from_pyproject(data: dict[str, Any]) -> dict[str, Any] | None:
+    tool = data.get("tool")
+    if not isinstance(tool, dict) or "lockstep" not in tool:
+        return None
+    table = tool["lockstep"]
+    if not isinstance(table, dict):
+        raise ConfigError(f"{PYPROJECT}: tool.lockstep must be a table")
+    raw: dict[str, Any] = {k: v for k, v in table.items() if k in _ARRAY_KEYS}
+    settings = {k: v for k, v in table.items() if k not in _ARRAY_KEYS}
+    if settings:
+        raw["lockstep"] = settings
+    return raw
+
+
+def parse_config(raw: dict[str, Any], source: str) -> Config:
+    """Validate a raw TOML mapping; errors name ``source`` and the key."""
+    try:
+        config = msgspec.convert(raw, Config)
+    except msgspec.ValidationError as e:
+        key_hint = "tool.lockstep." if source == PYPROJECT else ""
+        message = _format_validation(e)
+        raise ConfigError(f"{source}: {key_hint}{message}") from None
+    _check_consistency(config, source)
+    return config
+
+
+def _check_consistency(config: Config, source: str) -> None:
+    seen: dict[str, str] = {}
+    for kind in ("corpus", "ledger", "pins", "tape"):
+        for i, spec in enumerate(getattr(config, kind)):
+            where = f"{kind}[{i}].name"
+            if not NAME_PATTERN.match(spec.name):
+                raise ConfigError(
+                    f"{source}: {where}: {spec.name!r} is not a valid oracle name "
+                    "(letters, digits, '.', '_' and '-')"
+                )
+            if spec.name in seen:
+                raise ConfigError(
+                    f"{source}: {where}: oracle name {spec.name!r} is already used by {seen[spec.name]}"
+                )
+            seen[spec.name] = f"{kind}[{i}]"
+    rule_names: set[str] = set()
+    for i, rule in enumerate(config.rule):
+        if rule.name in rule_names:
+            raise ConfigError(f"{source}: rule[{i}].name: rule {rule.name!r} is defined twice")
+        rule_names.add(rule.name)
+        try:
+            re.compile(rule.pattern)
+        except re.error as e:
+            raise ConfigError(
+                f"{source}: rule[{i}].pattern: does not compile: {e}"
+            ) from None
+    if config.lockstep.stem_length < 1:
+        raise ConfigError(f"{source}: lockstep.stem_length: must be at least 1")
+
+
+def find_config(start: Path | None = None) -> Path | None:
+    """The nearest ``lockstep.toml`` or ``pyproject.toml`` with ``[tool.lockstep]``, walking up."""
+    here = (start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        candidate = folder / CONFIG_FILE
+        if candidate.is_file():
+            return candidate
+        pyproject = folder / PYPROJECT
+        if pyproject.is_file():
+            try:
+                data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+            except (tomllib.TOMLDecodeError, OSError, UnicodeDecodeError):
+                continue
+            if isinstance(data.get("tool"), dict) and "lockstep" in data["tool"]:
+                return pyproject
+    return None
+
+
+def load_project(start: Path | None = None, *, config_path: Path | None = None) -> Project:
+    """Find, read and validate the configuration.
+
+    ``LOCKSTEP_CONFIG`` in the environment, or ``config_path``, names the file
+    explicitly; otherwise it is found by walking up from ``start``.
+    """
+    explicit = config_path or (Path(p) if (p := os.environ.get("LOCKSTEP_CONFIG")) else None)
+    path = explicit or find_config(start)
+    if path is None:
+        raise ConfigError(
+            f"no {CONFIG_FILE} (or [tool.lockstep] in {PYPROJECT}) found here or in any parent"
+            " folder; create one (see the README) or run from the project root"
+        )
+    path = path.resolve()
+    if not path.is_file():
+        raise ConfigError(f"{path}: config file not found")
+    data = _load_toml(path)
+    if path.name == PYPROJECT:
+        raw = _from_pyproject(data)
+        if raw is None:
+            raise ConfigError(f"{path.name}: has no [tool.lockstep] table")
+    else:
+        raw = data
+    config = parse_config(raw, path.name)
+    return Project(root=path.parent, config_path=path, config=config)

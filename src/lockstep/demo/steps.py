@@ -1,0 +1,56 @@
+"""The demo's step types: plain data the runner executes and the CLI narrates."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Say:
+    """A line of narration."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Run:
+    """Run a command in the demo folder; ``argv[0]`` is ``lockstep``, ``git`` or ``python``.
+
+    ``expect`` is the exit code the story needs: a demo whose command exits
+    otherwise stops and says so (the demo is itself a check of lockstep).
+    """
+
+    argv: tuple[str, ...]
+    expect: int = 0
+
+
+@dataclass(frozen=True)
+class CopyIn:
+    """Copy a bundled file from ``demo/variants/`` over a file of the demo folder (a refactor)."""
+
+    variant: str
+    dest: str
+
+
+@dataclass(frozen=True)
+class Commit:
+    """``git add -A && git commit -m MESSAGE`` in the demo folder."""
+
+    message: str
+
+
+Step = Say | Run | CopyIn | Commit
+
+
+@dataclass(frozen=True)
+class Chapter:
+    """One part of the story.
+
+    ``config`` is this chapter's TOML fragment (its ``[[corpus]]``, ``[[ledger]]``...
+    tables); the runner joins every chapter's fragment into the demo's
+    ``lockstep.toml`` before the first step.
+    """
+
+    title: str
+    config: str
+    steps: tuple[Step, ...]

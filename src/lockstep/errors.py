@@ -1,0 +1,48 @@
+"""The errors lockstep raises for bad input.
+
+Every error a user can cause by what they typed or what is on disk derives from
+:class:`LockstepError`; the command layer turns it into one line on stderr and
+exit code 2.  Anything else escaping is a bug in lockstep, not user input.
+"""
+
+from __future__ import annotations
+
+
+class LockstepError(Exception):
+    """A user-facing error: one line that says what is wrong and where."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class UsageError(LockstepError):
+    """The command line asked for something that cannot be done."""
+
+
+class ConfigError(LockstepError):
+    """``lockstep.toml`` or ``[tool.lockstep]`` is missing, malformed or inconsistent."""
+
+
+class DataError(LockstepError):
+    """An oracle or cases file on disk is corrupt; the message names ``FILE:LINE``."""
+
+
+class TargetError(LockstepError):
+    """A configured callable, program or module could not be imported or run."""
+
+
+class CanonError(LockstepError):
+    """A value cannot be frozen or thawed; the message names the path inside the value."""
+
+    def __init__(self, message: str, path: str = "value") -> None:
+        super().__init__(f"{path}: {message}")
+        self.path = path
+        self.reason = message
+
+
+class GitError(LockstepError):
+    """The git repository is missing, shallow, or does not hold the revision asked for."""

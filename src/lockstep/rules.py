@@ -1,0 +1,195 @@
+"""Named normalization rules: what a reviewer reads instead of an opaque "ignore".
+
+A rule rewrites volatile spans of text (a run id, a timestamp, a temp path)
+to a fixed placeholder before hashing and comparing.  Rules are *named* so the
+oracle file can record exactly which ones were applied (a replay uses the
+rules the freeze used, and a change of rules shows in review), and they count
+how often they fire so an over-broad rule hiding real output is visible.
+
+Built-ins: ``uuid`` → ``<UUID>``, ``iso-timestamp`` → ``<TS>``, ``tmp-path`` →
+``<TMP>``, ``hex-address`` → ``<ADDR>``, and ``json-sort-keys`` (re-serializes a
+whole JSON document with sorted keys).  Users add regex rules with
+``[[rule]] name, pattern, replace`` in the config.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Final
+
+import msgspec
+
+from lockstep.config import Project, RuleSpec
+from lockstep.errors import ConfigError
+
+
+class RuleRecord(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """A rule as an oracle file records it, so the replay applies exactly the same one."""
+
+    name: str
+    pattern: str = ""
+    replace: str = ""
+    ignore_case: bool = False
+    builtin: bool = False
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One named rewrite of text; returns the new text and how many spans it replaced."""
+
+    name: str
+    apply: Callable[[str], tuple[str, int]]
+    record: RuleRecord
+
+
+def _regex_rule(record: RuleRecord) -> Rule:
+    flags = re.IGNORECASE if record.ignore_case else 0
+    compiled = re.compile(record.pattern, flags)
+    replace = record.replace
+
+    def apply(text: str) -> tuple[str, int]:
+        return compiled.subn(replace, text)
+
+    return Rule(record.name, apply, record)
+
+
+def _json_sort_keys(text: str) -> tuple[str, int]:
+    """Re-serialize a JSON document (or each JSON line) with sorted keys; other text is kept."""
+    stripped = text.strip()
+    if not stripped:
+        return text, 0
+    try:
+        doc = json.loads(stripped)
+    except ValueError:
+        doc = None
+    else:
+        trailing = "\n" if text.endswith("\n") else ""
+        return json.dumps(doc, sort_keys=True, ensure_ascii=False, indent=2) + trailing, 1
+    fired = 0
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        candidate = line.strip()
+        if candidate[:1] in ("{", "["):
+            try:
+                lines[i] = json.dumps(json.loads(candidate), sort_keys=True, ensure_ascii=False)
+                fired += 1
+            except ValueError:
+                continue
+    return "\n".join(lines), fired
+
+
+_UUID: Final = r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"
+_ISO_TS: Final = (
+    r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d{1,9})?)?"
+    r"(?:Z|[+-]\d{2}:?\d{2})?\b"
+)
+_TMP_PATH: Final = (
+    r"(?:/private)?/(?:tmp|var/folders|var/tmp)/[^\s'\"]*"
+    r"|[A-Za-z]:\\Users\\[^\\\s]+\\AppData\\Local\\Temp\\[^\s'\"]*"
+)
+_HEX_ADDR: Final = r"\b0x[0-9a-fA-F]{6,16}\b"
+
+BUILTIN_PATTERNS: Final[dict[str, tuple[str, str]]] = {
+    "uuid": (_UUID, "<UUID>"),
+    "iso-timestamp": (_ISO_TS, "<TS>"),
+    "tmp-path": (_TMP_PATH, "<TMP>"),
+    "hex-address": (_HEX_ADDR, "<ADDR>"),
+}
+BUILTIN_NAMES: Final = (*BUILTIN_PATTERNS, "json-sort-keys")
+
+
+def builtin_rule(name: str) -> Rule | None:
+    """The built-in rule called ``name``, or None."""
+    if name == "json-sort-keys":
+        return Rule(name, _json_sort_keys, RuleRecord(name=name, builtin=True))
+    if name in BUILTIN_PATTERNS:
+        pattern, replace = BUILTIN_PATTERNS[name]
+        return _regex_rule(RuleRecord(name=name, pattern=pattern, replace=replace, builtin=True))
+    return None
+
+
+def rule_from_spec(spec: RuleSpec) -> Rule:
+    """A user rule from the config (already checked to compile by :mod:`lockstep.config`)."""
+    return _regex_rule(
+        RuleRecord(
+            name=spec.name,
+            pattern=spec.pattern,
+            replace=spec.replace,
+            ignore_case=spec.ignore_case,
+        )
+    )
+
+
+def rule_from_record(record: RuleRecord, *, where: str) -> Rule:
+    """Rebuild a rule exactly as an oracle file recorded it."""
+    if record.builtin and record.name == "json-sort-keys":
+        return Rule(record.name, _json_sort_keys, record)
+    try:
+        return _regex_rule(record)
+    except re.error as e:
+        raise ConfigError(f"{where}: rule {record.name!r} does not compile: {e}") from None
+
+
+@dataclass
+class RuleSet:
+    """Rules applied in order; counts how many spans each one replaced."""
+
+    rules: tuple[Rule, ...] = ()
+    fired: Counter[str] = field(default_factory=Counter)
+
+    def apply(self, text: str) -> str:
+        """Normalize ``text``; adds to :attr:`fired`."""
+        for rule in self.rules:
+            text, count = rule.apply(text)
+            if count:
+                self.fired[rule.name] += count
+        return text
+
+    def apply_bytes(self, data: bytes) -> bytes:
+        """Normalize bytes that are UTF-8 text; other bytes pass through unchanged."""
+        if not self.rules:
+            return data
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            return data
+        return self.apply(text).encode("utf-8")
+
+    @property
+    def names(self) -> list[str]:
+        return [r.name for r in self.rules]
+
+    def records(self) -> list[RuleRecord]:
+        """What an oracle file stores, so replay uses exactly these rules."""
+        return [r.record for r in self.rules]
+
+    def fresh(self) -> RuleSet:
+        """The same rules with zeroed counters (one per replay or per worker)."""
+        return RuleSet(self.rules)
+
+
+def resolve_rules(names: Sequence[str], project: Project, *, where: str) -> RuleSet:
+    """Turn configured rule names into a :class:`RuleSet`; an unknown name is a config error."""
+    user = {r.name: r for r in project.config.rule}
+    rules: list[Rule] = []
+    for i, name in enumerate(names):
+        if name in user:
+            rules.append(rule_from_spec(user[name]))
+            continue
+        builtin = builtin_rule(name)
+        if builtin is None:
+            known = ", ".join([*BUILTIN_NAMES, *user]) or "none"
+            raise ConfigError(
+                f"{project.config_name}: {where}.rules[{i}]: unknown rule {name!r} (known: {known})"
+            )
+        rules.append(builtin)
+    return RuleSet(tuple(rules))
+
+
+def rules_from_records(records: Iterable[RuleRecord], *, where: str) -> RuleSet:
+    """The rule set an oracle file recorded."""
+    return RuleSet(tuple(rule_from_record(r, where=where) for r in records))

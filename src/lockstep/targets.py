@@ -1,0 +1,65 @@
+"""Import what the configuration names: ``pkg.mod:qualname`` callables, with the root on the path.
+
+Users name their render functions, targets and drivers as strings in config;
+this is the one place that turns those strings into objects, so every
+"does not import" error reads the same and names the config key.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from lockstep.errors import TargetError
+
+
+@contextlib.contextmanager
+def root_on_path(root: Path) -> Iterator[None]:
+    """Put the project root (and its ``src/`` if present) first on ``sys.path`` for a block."""
+    added = [str(p) for p in (root / "src", root) if p.is_dir() and str(p) not in sys.path]
+    for entry in reversed(added):
+        sys.path.insert(0, entry)
+    try:
+        yield
+    finally:
+        for entry in added:
+            with contextlib.suppress(ValueError):
+                sys.path.remove(entry)
+
+
+def split_target(spec: str, *, where: str) -> tuple[str, str]:
+    """Split ``pkg.mod:qualname``; the error names ``where`` (a config key)."""
+    module, sep, qualname = spec.partition(":")
+    if not sep or not module or not qualname:
+        raise TargetError(f"{where}: {spec!r} is not of the form 'pkg.module:function'")
+    return module, qualname
+
+
+def resolve_object(spec: str, root: Path, *, where: str) -> Any:
+    """Import ``pkg.mod`` and walk ``qualname``; errors say which part failed."""
+    module_name, qualname = split_target(spec, where=where)
+    with root_on_path(root):
+        try:
+            obj: Any = importlib.import_module(module_name)
+        except Exception as e:  # noqa: BLE001 - any import-time failure is the user's to see
+            raise TargetError(
+                f"{where}: cannot import module {module_name!r}: {type(e).__name__}: {e}"
+            ) from None
+    for part in qualname.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            raise TargetError(f"{where}: module {module_name!r} has no attribute {qualname!r}") from None
+    return obj
+
+
+def resolve_callable(spec: str, root: Path, *, where: str) -> Callable[..., Any]:
+    """Like :func:`resolve_object`, and refuse what cannot be called."""
+    obj = resolve_object(spec, root, where=where)
+    if not callable(obj):
+        raise TargetError(f"{where}: {spec!r} is a {type(obj).__name__}, not a callable")
+    return obj  # type: ignore[no-any-return]
