@@ -131,10 +131,18 @@ class RuleSpec(_Table):
 class GatesSpec(_Table):
     """The ``[gates]`` table: settings for guard, budget and review."""
 
-    production: list[str] = ["**/*.py"]
+    production: list[str] = msgspec.field(default_factory=lambda: ["**/*.py"])
     """Globs of production code (guard: oracle files and production code never change together)."""
-    exclude: list[str] = ["tests/**", "test_*.py", "**/test_*.py", "conftest.py", "**/conftest.py"]
-    budget: list[list[int]] = [[3, 20], [10, 10], [25, 5]]
+    exclude: list[str] = msgspec.field(
+        default_factory=lambda: [
+            "tests/**",
+            "test_*.py",
+            "**/test_*.py",
+            "conftest.py",
+            "**/conftest.py",
+        ]
+    )
+    budget: list[list[int]] = msgspec.field(default_factory=lambda: [[3, 20], [10, 10], [25, 5]])
     """``[max fan-in, max changed lines]`` rows, ascending; beyond the last row the budget is 0."""
     seam_limit: int = 1
     """How many new functions/modules one change may add."""

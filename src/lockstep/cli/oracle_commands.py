@@ -1,0 +1,123 @@
+"""``record``, ``replay``, ``diff`` and ``status``: the same four verbs for every oracle kind."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from lockstep.cli.app import (
+    EXIT_FAIL,
+    EXIT_OK,
+    console,
+    jobs_option,
+    main,
+    project_from,
+    replay_options,
+    shard_option,
+)
+from lockstep.config import OracleSpec, Project
+from lockstep.errors import UsageError
+from lockstep.model import RecordMode, ReplayOptions, Status
+from lockstep.oracles import kind_of
+from lockstep.report.summary import Tally
+from lockstep.report.terminal import (
+    outcome_text,
+    record_text,
+    status_table,
+    summary_table,
+    summary_text,
+)
+
+
+def _select(project: Project, names: tuple[str, ...]) -> list[OracleSpec]:
+    if names:
+        return [project.oracle(name) for name in names]
+    specs = list(project.oracles())
+    if not specs:
+        raise UsageError(f"{project.config_name}: no oracles are configured")
+    return specs
+
+
+@main.command()
+@click.argument("names", nargs=-1)
+@click.option("--new-only", "mode", flag_value=RecordMode.NEW_ONLY, help="Add cases the oracle does not know; keep the rest.")
+@click.option("--force", "mode", flag_value=RecordMode.FORCE, help="Re-record every case, reporting what changed.")
+@click.option("--trim", "mode", flag_value=RecordMode.TRIM, help="Drop entries whose input is gone.")
+@click.pass_context
+def record(ctx: click.Context, names: tuple[str, ...], mode: RecordMode | None) -> None:
+    """Freeze today's behaviour into oracle files (all oracles, or NAMES).
+
+    A plain record only creates oracles that do not exist yet; over an existing
+    one it refuses and asks for --new-only, --force or --trim.
+    """
+    project = project_from(ctx)
+    chosen = RecordMode(mode) if mode else RecordMode.CREATE
+    out = console()
+    for spec in _select(project, names):
+        report = kind_of(spec).record(project, spec, chosen)
+        out.print(record_text(report, project.root), end="")
+
+
+@main.command()
+@click.argument("names", nargs=-1)
+@jobs_option
+@shard_option
+@click.option("--quiet", "-q", is_flag=True, help="Print only the summary line.")
+@click.pass_context
+def replay(
+    ctx: click.Context, names: tuple[str, ...], jobs: int | None, shard: str | None, quiet: bool
+) -> None:
+    """Re-run every recorded case and compare: the gate (exit 1 on any drift)."""
+    project = project_from(ctx)
+    specs = _select(project, names)
+    default = project.config.lockstep.jobs or 1
+    options = replay_options(jobs, shard, default=default)
+    out = console()
+    tally = Tally()
+    for spec in specs:
+        tally.start(spec.name)
+        for outcome in kind_of(spec).replay(project, spec, options):
+            tally.add(outcome)
+            if outcome.status is not Status.PASS and not quiet:
+                out.print(outcome_text(outcome), end="")
+    if len(tally.counts) > 1 and not quiet:
+        out.print(summary_table(tally))
+    out.print(summary_text(tally))
+    sys.exit(EXIT_OK if tally.green else EXIT_FAIL)
+
+
+@main.command()
+@click.argument("name")
+@click.argument("case_id")
+@click.pass_context
+def diff(ctx: click.Context, name: str, case_id: str) -> None:
+    """Show one case's drift: the recorded document against today's."""
+    project = project_from(ctx)
+    spec = project.oracle(name)
+    options = ReplayOptions(only=frozenset({case_id}))
+    outcomes = list(kind_of(spec).replay(project, spec, options))
+    if not outcomes:
+        raise UsageError(f"{name}: no case with id {case_id!r}")
+    out = console()
+    for outcome in outcomes:
+        if outcome.ok:
+            out.print(f"{name}::{case_id}: no drift")
+        else:
+            out.print(outcome_text(outcome), end="")
+    sys.exit(EXIT_OK if all(o.ok for o in outcomes) else EXIT_FAIL)
+
+
+@main.command()
+@click.pass_context
+def status(ctx: click.Context) -> None:
+    """List the oracles, how many cases each holds, and whether each file is present and readable."""
+    project = project_from(ctx)
+    rows = [kind_of(spec).status(project, spec) for spec in project.oracles()]
+    out = console()
+    if not rows:
+        out.print(f"{project.config_name}: no oracles are configured")
+        return
+    out.print(status_table(rows, project.root))
+    bad = [r for r in rows if r.present and not r.readable]
+    sys.exit(EXIT_FAIL if bad else EXIT_OK)

@@ -1,0 +1,1 @@
+"""What the user sees: terminal text, and machine formats for CI (JUnit XML)."""

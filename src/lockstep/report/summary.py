@@ -1,0 +1,50 @@
+"""Counting outcomes per oracle: the numbers every reporter shows."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from lockstep.model import Outcome, Status
+
+
+@dataclass
+class Tally:
+    """Outcomes counted by oracle and status, in the order oracles were replayed."""
+
+    counts: dict[str, Counter[Status]] = field(default_factory=dict)
+
+    def add(self, outcome: Outcome) -> None:
+        self.counts.setdefault(outcome.oracle, Counter())[outcome.status] += 1
+
+    def start(self, oracle: str) -> None:
+        """Make an oracle with no selected cases still show in the summary."""
+        self.counts.setdefault(oracle, Counter())
+
+    @property
+    def total(self) -> Counter[Status]:
+        out: Counter[Status] = Counter()
+        for c in self.counts.values():
+            out.update(c)
+        return out
+
+    @property
+    def green(self) -> bool:
+        return all(
+            status is Status.PASS for c in self.counts.values() for status, n in c.items() if n
+        )
+
+    def line(self) -> str:
+        """``12 cases: 11 passed, 1 drifted``."""
+        total = self.total
+        n = sum(total.values())
+        parts = [f"{total[Status.PASS]} passed"]
+        labels = {
+            Status.DRIFT: "drifted",
+            Status.NEW: "new",
+            Status.MISSING: "missing",
+            Status.ERROR: "errors",
+        }
+        parts += [f"{total[s]} {label}" for s, label in labels.items() if total[s]]
+        noun = "case" if n == 1 else "cases"
+        return f"{n} {noun}: " + ", ".join(parts)

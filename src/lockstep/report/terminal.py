@@ -1,0 +1,115 @@
+"""Plain-text rendering of outcomes for the terminal and CI logs.
+
+Text, not escape codes: the command layer hands it to rich, which colours it
+only on a real terminal, so logs and pipes stay grep-able.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.table import Table
+from rich.text import Text
+
+from lockstep.model import OracleStatus, Outcome, RecordReport, Status
+from lockstep.report.summary import Tally
+from lockstep.store import display_path
+
+_LABEL = {
+    Status.PASS: "PASS",
+    Status.DRIFT: "DRIFT",
+    Status.NEW: "NEW",
+    Status.MISSING: "MISSING",
+    Status.ERROR: "ERROR",
+}
+_STYLE = {
+    Status.PASS: "green",
+    Status.DRIFT: "bold red",
+    Status.NEW: "yellow",
+    Status.MISSING: "yellow",
+    Status.ERROR: "bold red",
+}
+
+
+def outcome_text(outcome: Outcome) -> Text:
+    """A failing outcome as the user should read it: header, each drifted aspect, its diff."""
+    text = Text()
+    text.append(f"{_LABEL[outcome.status]} ", style=_STYLE[outcome.status])
+    text.append(f"{outcome.oracle}::{outcome.case_id}\n", style="bold")
+    if outcome.note:
+        text.append(f"  {outcome.note}\n")
+    for drift in outcome.drifts:
+        text.append(f"  {drift.aspect}: expected {drift.expected}\n")
+        text.append(f"  {' ' * len(drift.aspect)}       got {drift.actual}\n")
+        if drift.diff:
+            for line in drift.diff.splitlines():
+                style = ""
+                if line.startswith("+") and not line.startswith("+++"):
+                    style = "green"
+                elif line.startswith("-") and not line.startswith("---"):
+                    style = "red"
+                text.append(f"    {line}\n", style=style)
+    return text
+
+
+def summary_text(tally: Tally) -> Text:
+    style = "bold green" if tally.green else "bold red"
+    verdict = "green" if tally.green else "DRIFT"
+    return Text(f"{verdict}: {tally.line()}", style=style)
+
+
+def summary_table(tally: Tally) -> Table:
+    table = Table(show_edge=False, box=None, pad_edge=False)
+    table.add_column("oracle")
+    for status in Status:
+        table.add_column(status.value, justify="right")
+    for oracle, counts in tally.counts.items():
+        table.add_row(oracle, *(str(counts[s]) if counts[s] else "·" for s in Status))
+    return table
+
+
+def record_text(report: RecordReport, root: Path | None = None) -> Text:
+    """What one ``record`` did, each category on its own line."""
+    shown = display_path(report.path, root)
+    text = Text()
+    text.append(f"{report.oracle}", style="bold")
+    text.append(f" ({report.mode.value}) → {shown}\n")
+    rows = [
+        ("added", report.added),
+        ("replaced", report.replaced),
+        ("trimmed", report.trimmed),
+    ]
+    for label, ids in rows:
+        if ids:
+            listed = ", ".join(ids[:8]) + (f", … (+{len(ids) - 8})" if len(ids) > 8 else "")
+            text.append(f"  {label} {len(ids)}: {listed}\n")
+    if report.unchanged:
+        text.append(f"  unchanged {len(report.unchanged)}\n")
+    if not (report.added or report.replaced or report.trimmed):
+        text.append("  nothing to change\n")
+    for note in report.notes:
+        text.append(f"  note: {note}\n")
+    return text
+
+
+def status_table(rows: list[OracleStatus], root: Path | None = None) -> Table:
+    table = Table(show_edge=False, box=None, pad_edge=False)
+    for column in ("oracle", "kind", "cases", "file", "state"):
+        table.add_column(column)
+    for row in rows:
+        if not row.present:
+            state = "missing"
+        elif not row.readable:
+            state = "unreadable"
+        else:
+            state = "ok"
+        if row.message:
+            state += f" ({row.message})"
+        table.add_row(
+            row.oracle,
+            row.kind,
+            str(row.cases),
+            display_path(row.path, root),
+            state,
+        )
+    return table
