@@ -9,12 +9,19 @@ imported lazily: replaying a corpus never imports the pins machinery.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Protocol, cast
 
 from lockstep.config import OracleSpec, Project
-from lockstep.model import OracleStatus, Outcome, RecordMode, RecordReport, ReplayOptions
+from lockstep.model import (
+    OracleStatus,
+    Outcome,
+    RecordMode,
+    RecordReport,
+    ReplayOptions,
+    Status,
+)
 
 
 class OracleKind(Protocol):
@@ -43,6 +50,31 @@ class OracleKind(Protocol):
     def status(self, project: Project, spec: OracleSpec, /) -> OracleStatus:
         """Whether the oracle file is present and readable, and how many cases it holds."""
         ...
+
+
+CaseRunner = Callable[[str], Outcome]
+"""Replays one case by id; prepared once so that running N cases one at a time stays O(N)."""
+
+
+def case_runner(project: Project, spec: OracleSpec) -> CaseRunner:
+    """A prepared single-case replayer (the pytest plugin runs one item at a time).
+
+    An oracle module may define ``case_runner(project, spec)`` to load its file and
+    import its target once; otherwise each call replays with ``only={case_id}``.
+    """
+    kind = kind_of(spec)
+    prepared = getattr(kind, "case_runner", None)
+    if prepared is not None:
+        return cast(CaseRunner, prepared(project, spec))
+
+    def run(case_id: str) -> Outcome:
+        options = ReplayOptions(only=frozenset({case_id}))
+        for outcome in kind.replay(project, spec, options):
+            if outcome.case_id == case_id:
+                return outcome
+        return Outcome(spec.name, case_id, Status.MISSING, note="no such case in the oracle")
+
+    return run
 
 
 def kind_of(spec: OracleSpec) -> OracleKind:

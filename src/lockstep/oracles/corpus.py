@@ -330,6 +330,21 @@ def _compare(
     return Outcome(oracle, entry.id, Status.DRIFT, (Drift(aspect, summary_exp, summary_act, diff),))
 
 
+def _new_fixture(oracle: str, fixture_id: str) -> Outcome:
+    return Outcome(
+        oracle, fixture_id, Status.NEW, note="not in the lock; 'lockstep record --new-only' adds it"
+    )
+
+
+def _vanished_fixture(oracle: str, fixture_id: str) -> Outcome:
+    return Outcome(
+        oracle,
+        fixture_id,
+        Status.MISSING,
+        note="the fixture is gone; 'lockstep record --trim' drops it from the lock",
+    )
+
+
 def _summary(raised: canon.FrozenException | None, nbytes: int, sha: str) -> str:
     if raised is not None:
         return f"raised {raised.exc_type}: {raised.exc_stem}"
@@ -355,23 +370,13 @@ def replay(project: Project, spec: OracleSpec, options: ReplayOptions) -> Iterat
             continue
         fixture_path = found.get(entry.id)
         if fixture_path is None:
-            yield Outcome(
-                corpus.name,
-                entry.id,
-                Status.MISSING,
-                note="the fixture is gone; 'lockstep record --trim' drops it from the lock",
-            )
+            yield _vanished_fixture(corpus.name, entry.id)
             continue
         todo.append((entry, fixture_path))
     locked = {e.id for e in lock.entries}
     for fixture_id in found:
         if fixture_id not in locked and options.selects(fixture_id):
-            yield Outcome(
-                corpus.name,
-                fixture_id,
-                Status.NEW,
-                note="not in the lock; 'lockstep record --new-only' adds it",
-            )
+            yield _new_fixture(corpus.name, fixture_id)
     if not todo:
         return
     if options.jobs > 1 and len(todo) >= 2 * _CHUNK:
@@ -405,6 +410,30 @@ def _replay_parallel(
         for results in pool.map(_worker_render, batches):
             for fixture_id, rendered in results:
                 yield _compare(corpus.name, by_id[fixture_id], rendered, blobs)
+
+
+def case_runner(project: Project, spec: OracleSpec) -> Callable[[str], Outcome]:
+    """Load the lock, glob the fixtures and import render once; then replay case by case."""
+    corpus = _spec(spec)
+    path = oracle_path(project, corpus)
+    lock = read_lock(path)
+    found = fixtures(project, corpus)
+    by_id = {e.id: e for e in lock.entries}
+    blobs = _blobs(project)
+    renderer = _renderer(
+        project, corpus, rules_from_records(lock.rules, where=display_path(path)), lock.loose
+    )
+
+    def run(case_id: str) -> Outcome:
+        entry = by_id.get(case_id)
+        fixture_path = found.get(case_id)
+        if entry is None:
+            return _new_fixture(corpus.name, case_id)
+        if fixture_path is None:
+            return _vanished_fixture(corpus.name, case_id)
+        return _compare(corpus.name, entry, renderer(case_id, fixture_path), blobs)
+
+    return run
 
 
 def case_ids(project: Project, spec: OracleSpec) -> Iterator[str]:
