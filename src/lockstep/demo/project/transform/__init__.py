@@ -1,0 +1,1 @@
+"""A row transformer inherited from the billing team."""
