@@ -1,0 +1,242 @@
+"""The nondeterminism probe: run one case N times and count distinct output signatures.
+
+A golden master captured once from a program that prints a run id or a clock
+reading is a coin flip.  Before freezing, the probe *measures*: it runs the
+same case N times (in parallel where asked), and reports each distinct
+signature ``(exit code, sha256 of stdout, sha256 of stderr)`` with its count,
+once on the raw bytes and once after the normalization rules.  One signature
+after the rules means the case can be pinned; several mean a rule is missing,
+and :func:`where_differs` shows the first lines where two variants part.
+
+Recording a pin uses the same machinery (at least two runs per case), so a
+case that the probe calls flaky is refused at record time too.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TypeVar
+
+from lockstep.process import RunResult, run
+from lockstep.rules import RuleSet
+from lockstep.store import sha256_hex
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, order=True)
+class Signature:
+    """What identifies one run's observable behaviour."""
+
+    exit_code: int
+    stdout_sha: str
+    stderr_sha: str
+
+    @classmethod
+    def of(cls, result: RunResult) -> Signature:
+        return cls(result.exit_code, sha256_hex(result.stdout), sha256_hex(result.stderr))
+
+    def short(self) -> str:
+        return (
+            f"exit {self.exit_code}  stdout {self.stdout_sha[:12]}  stderr {self.stderr_sha[:12]}"
+        )
+
+
+@dataclass(frozen=True)
+class ProbeTarget:
+    """One case to probe: the exact argv, environment, stdin and folder of each run."""
+
+    label: str
+    argv: tuple[str, ...]
+    env: Mapping[str, str]
+    cwd: Path
+    stdin: bytes = b""
+    timeout: float = 30.0
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One distinct signature, how many runs produced it, and one of those runs."""
+
+    signature: Signature
+    count: int
+    example: RunResult
+
+
+@dataclass(frozen=True)
+class Difference:
+    """Where two variants part: the stream, the 1-based line, and each side's line."""
+
+    stream: str
+    line: int
+    left: str
+    right: str
+
+
+def normalize(result: RunResult, rules: RuleSet) -> RunResult:
+    """The run as the oracle sees it: stdout and stderr passed through the rules."""
+    if not rules.rules:
+        return result
+    return RunResult(
+        exit_code=result.exit_code,
+        stdout=rules.apply_bytes(result.stdout),
+        stderr=rules.apply_bytes(result.stderr),
+        timed_out=result.timed_out,
+        seconds=result.seconds,
+    )
+
+
+def _show(line: bytes) -> str:
+    text = line.decode("utf-8", "backslashreplace")
+    return text if len(text) <= 160 else text[:157] + "..."
+
+
+def where_differs(a: RunResult, b: RunResult, *, limit: int = 3) -> tuple[Difference, ...]:
+    """The first differing lines of two runs, stream by stream (exit code first)."""
+    found: list[Difference] = []
+    if a.exit_code != b.exit_code:
+        found.append(Difference("exit_code", 0, str(a.exit_code), str(b.exit_code)))
+    for stream, left, right in (("stdout", a.stdout, b.stdout), ("stderr", a.stderr, b.stderr)):
+        if left == right:
+            continue
+        left_lines = left.split(b"\n")
+        right_lines = right.split(b"\n")
+        matcher = difflib.SequenceMatcher(None, left_lines, right_lines, autojunk=False)
+        shown = 0
+        for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+            if tag == "equal":
+                continue
+            for k in range(max(i2 - i1, j2 - j1)):
+                if shown >= limit:
+                    break
+                lline = left_lines[i1 + k] if i1 + k < i2 else None
+                rline = right_lines[j1 + k] if j1 + k < j2 else None
+                found.append(
+                    Difference(
+                        stream,
+                        (i1 + k + 1) if lline is not None else (j1 + k + 1),
+                        "(no line)" if lline is None else _show(lline),
+                        "(no line)" if rline is None else _show(rline),
+                    )
+                )
+                shown += 1
+            if shown >= limit:
+                break
+    return tuple(found)
+
+
+@dataclass(frozen=True)
+class ProbeReport:
+    """The verdict of N runs of one target, before and after the rules."""
+
+    target: ProbeTarget
+    runs: int
+    rules: tuple[str, ...]
+    raw: tuple[Variant, ...]
+    normalized: tuple[Variant, ...]
+    fired: Mapping[str, int]
+    timed_out: int = 0
+
+    @property
+    def deterministic(self) -> bool:
+        return len(self.normalized) == 1
+
+    def differences(self) -> tuple[Difference, ...]:
+        """Where the two most common variants differ, after the rules (raw if the rules agree)."""
+        variants = self.normalized if len(self.normalized) > 1 else self.raw
+        if len(variants) < 2:
+            return ()
+        return where_differs(variants[0].example, variants[1].example)
+
+    def raw_examples(self) -> list[RunResult]:
+        """One raw run per distinct raw signature (what a rule suggester aligns)."""
+        return [v.example for v in self.raw]
+
+
+@dataclass
+class _Tally:
+    counts: Counter[Signature] = field(default_factory=Counter)
+    examples: dict[Signature, RunResult] = field(default_factory=dict)
+    first_seen: dict[Signature, int] = field(default_factory=dict)
+
+    def add(self, result: RunResult, index: int) -> None:
+        sig = Signature.of(result)
+        self.counts[sig] += 1
+        if sig not in self.examples:
+            self.examples[sig] = result
+            self.first_seen[sig] = index
+
+    def variants(self) -> tuple[Variant, ...]:
+        ordered = sorted(self.counts, key=lambda s: (-self.counts[s], self.first_seen[s]))
+        return tuple(Variant(s, self.counts[s], self.examples[s]) for s in ordered)
+
+
+def run_parallel(tasks: Iterable[Callable[[], T]], *, jobs: int) -> Iterator[T]:
+    """Run ``tasks`` on up to ``jobs`` threads, yielding results in task order.
+
+    Threads suffice: each task spends its time waiting on a child process.  At
+    most ``2 * jobs`` results are held at once, so memory stays flat however
+    many tasks there are.
+    """
+    if jobs <= 1:
+        for task in tasks:
+            yield task()
+        return
+    window: list[Future[T]] = []
+    with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="lockstep-run") as pool:
+        try:
+            for task in tasks:
+                window.append(pool.submit(task))
+                if len(window) >= 2 * jobs:
+                    yield window.pop(0).result()
+            while window:
+                yield window.pop(0).result()
+        finally:
+            for pending in window:
+                pending.cancel()
+
+
+def probe(
+    target: ProbeTarget, *, runs: int, jobs: int = 1, rules: RuleSet | None = None
+) -> ProbeReport:
+    """Run ``target`` ``runs`` times and tally signatures, raw and normalized."""
+    return probe_many([target], runs=runs, jobs=jobs, rules=rules)[0]
+
+
+def probe_many(
+    targets: Sequence[ProbeTarget], *, runs: int, jobs: int = 1, rules: RuleSet | None = None
+) -> list[ProbeReport]:
+    """Probe several targets, spreading all their runs over ``jobs`` workers."""
+    rules = rules or RuleSet()
+    tallies = [(_Tally(), _Tally(), Counter[str]()) for _ in targets]
+    timeouts = [0] * len(targets)
+
+    def task(t: ProbeTarget) -> Callable[[], RunResult]:
+        return lambda: run(t.argv, env=t.env, stdin=t.stdin, cwd=t.cwd, timeout=t.timeout)
+
+    order = [(i, n) for i in range(len(targets)) for n in range(runs)]
+    results = run_parallel((task(targets[i]) for i, _ in order), jobs=jobs)
+    for (i, n), result in zip(order, results, strict=True):
+        raw, norm, fired = tallies[i]
+        local = rules.fresh()
+        raw.add(result, n)
+        norm.add(normalize(result, local), n)
+        fired.update(local.fired)
+        timeouts[i] += result.timed_out
+    return [
+        ProbeReport(
+            target=t,
+            runs=runs,
+            rules=tuple(rules.names),
+            raw=tallies[i][0].variants(),
+            normalized=tallies[i][1].variants(),
+            fired=dict(tallies[i][2]),
+            timed_out=timeouts[i],
+        )
+        for i, t in enumerate(targets)
+    ]
