@@ -1,0 +1,1 @@
+"""Reference-number and amount parsing, as inherited."""

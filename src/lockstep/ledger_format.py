@@ -1,0 +1,262 @@
+"""The ledger file: one header line, then one canonical row per distinct call.
+
+A ledger is what a function's callers actually passed and got back, frozen so
+that a body rewrite is accepted only while every row reproduces.  It is JSONL
+(streamed, diff-friendly, one call per line) with sorted keys and rows sorted
+by id, so a re-record that changes nothing changes no byte.
+
+Line 1, the header (a closed :class:`LedgerHeader`)::
+
+    {"fn":"refs.messy:parse_amount","lockstep_ledger":1,
+     "signature":[{"kind":"positional_or_keyword","name":"raw"},
+                  {"default":false,"kind":"keyword_only","name":"strict"}],
+     "stem_length":48}
+
+``signature`` is the target's parameter list when it was recorded: names,
+kinds and frozen defaults (``"default"`` is absent for a parameter without
+one; a default that cannot be frozen is kept as ``"default_unfrozen": true``).
+Replay compares it with the current target and refuses a changed signature,
+naming the parameters, because a *body* rewrite must keep it.  ``fn`` names
+the target, so a ledger copied to another ``[[ledger]]`` is refused too.
+
+Every other line is a closed :class:`LedgerRow`::
+
+    {"args":[{"$bytes":"OS45OQ=="}],"fn":"refs.messy:parse_amount","id":"3fa2b1c9d0e1f2a3",
+     "kwargs":{"strict":true},"ok":true,"result":{"$tuple":["9.99","USD"]}}
+    {"args":["x"],"fn":"refs.messy:parse_amount","exc_stem":"bad amount: 'x'",
+     "exc_type":"ValueError","id":"0c1d...","kwargs":{},"ok":false}
+
+* ``args`` / ``kwargs`` / ``result`` are :mod:`lockstep.canon` tagged values.
+* ``ok`` is true with ``result`` (which may be ``null``), or false with
+  ``exc_type`` (qualified type name) and ``exc_stem`` (whitespace-folded
+  message cut to ``stem_length`` characters) -- never both.
+* ``mutated`` is present only when the call changed an argument in place:
+  it maps the argument (``"0"`` for the first positional one, the keyword's
+  name for a keyword) to its frozen value *after* the call.  Mutating an input
+  is behaviour, so replay checks it like the result.
+* ``id`` is the first 16 hex digits of the sha256 of the canonical input
+  (``[args, kwargs]``): the same input always gets the same id, on every
+  machine and in every worker, which is what makes merging and ``--shard``
+  deterministic.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+from collections.abc import Callable
+from typing import Any, Final, Literal
+
+import msgspec
+
+from lockstep import canon
+from lockstep.canon import JSON
+from lockstep.errors import CanonError
+
+FORMAT_VERSION: Final = 1
+
+ParamKind = Literal[
+    "positional_only", "positional_or_keyword", "var_positional", "keyword_only", "var_keyword"
+]
+_KIND_NAMES: Final[dict[Any, ParamKind]] = {
+    inspect.Parameter.POSITIONAL_ONLY: "positional_only",
+    inspect.Parameter.POSITIONAL_OR_KEYWORD: "positional_or_keyword",
+    inspect.Parameter.VAR_POSITIONAL: "var_positional",
+    inspect.Parameter.KEYWORD_ONLY: "keyword_only",
+    inspect.Parameter.VAR_KEYWORD: "var_keyword",
+}
+
+
+class Param(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """One parameter of the recorded signature."""
+
+    name: str
+    kind: ParamKind
+    default: Any | msgspec.UnsetType = msgspec.UNSET
+    """The frozen default value; absent when the parameter has none."""
+    default_unfrozen: bool | msgspec.UnsetType = msgspec.UNSET
+    """True when the parameter has a default that cannot be frozen (compared by presence only)."""
+
+    def describe(self) -> str:
+        """The parameter as Python would print it (``*, strict=False``), for error messages."""
+        prefix = {"var_positional": "*", "var_keyword": "**"}.get(self.kind, "")
+        text = prefix + self.name
+        if self.default is not msgspec.UNSET:
+            try:
+                text += "=" + repr(canon.decode(self.default))
+            except CanonError:
+                text += "=<default>"
+        elif self.default_unfrozen is True:
+            text += "=<default>"
+        return text
+
+
+class LedgerHeader(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """Line 1 of a ledger: what was recorded, against which signature."""
+
+    lockstep_ledger: int
+    fn: str
+    signature: list[Param]
+    stem_length: int = canon.DEFAULT_STEM
+
+    def __post_init__(self) -> None:
+        if self.lockstep_ledger != FORMAT_VERSION:
+            raise ValueError(
+                f"ledger format version {self.lockstep_ledger} is not supported "
+                f"(this lockstep reads version {FORMAT_VERSION})"
+            )
+
+
+class LedgerRow(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """One distinct call and its outcome."""
+
+    id: str
+    fn: str
+    args: list[Any]
+    kwargs: dict[str, Any]
+    ok: bool
+    result: Any | msgspec.UnsetType = msgspec.UNSET
+    exc_type: str | msgspec.UnsetType = msgspec.UNSET
+    exc_stem: str | msgspec.UnsetType = msgspec.UNSET
+    mutated: dict[str, Any] | msgspec.UnsetType = msgspec.UNSET
+
+    def __post_init__(self) -> None:
+        has_exc = self.exc_type is not msgspec.UNSET or self.exc_stem is not msgspec.UNSET
+        if self.ok:
+            if self.result is msgspec.UNSET:
+                raise ValueError("a row with ok=true needs `result`")
+            if has_exc:
+                raise ValueError("a row with ok=true cannot have `exc_type` or `exc_stem`")
+        else:
+            if self.exc_type is msgspec.UNSET or self.exc_stem is msgspec.UNSET:
+                raise ValueError("a row with ok=false needs `exc_type` and `exc_stem`")
+            if self.result is not msgspec.UNSET:
+                raise ValueError("a row with ok=false cannot have `result`")
+
+
+ENCODER: Final = msgspec.json.Encoder(order="sorted")
+HEADER_DECODER: Final = msgspec.json.Decoder(LedgerHeader)
+ROW_DECODER: Final = msgspec.json.Decoder(LedgerRow)
+
+
+def row_id(input_key: bytes) -> str:
+    """The stable id of an input: 16 hex digits of the sha256 of its canonical bytes."""
+    return hashlib.sha256(input_key).hexdigest()[:16]
+
+
+def input_key(args: JSON, kwargs: JSON) -> bytes:
+    """Canonical bytes of a frozen input: what rows are deduplicated by."""
+    return canon.canonical_json([args, kwargs])
+
+
+def signature_of(func: Callable[..., Any], *, drop_first: bool = False) -> list[Param]:
+    """The parameter list of ``func`` as the header freezes it.
+
+    ``drop_first`` removes the implicit ``cls`` of a classmethod's underlying function.
+    """
+    try:
+        sig = inspect.signature(func)
+    except (TypeError, ValueError):
+        return []
+    params = list(sig.parameters.values())
+    if drop_first and params:
+        params = params[1:]
+    out: list[Param] = []
+    for p in params:
+        kind = _KIND_NAMES[p.kind]
+        if p.default is inspect.Parameter.empty:
+            out.append(Param(name=p.name, kind=kind))
+            continue
+        try:
+            out.append(Param(name=p.name, kind=kind, default=canon.encode(p.default)))
+        except CanonError:
+            out.append(Param(name=p.name, kind=kind, default_unfrozen=True))
+    return out
+
+
+def describe_signature(params: list[Param]) -> str:
+    """``(raw, *, strict=False)``: a signature as the user wrote it."""
+    parts: list[str] = []
+    star_done = False
+    slash_pending = False
+    for p in params:
+        if p.kind == "positional_only":
+            slash_pending = True
+        elif slash_pending:
+            parts.append("/")
+            slash_pending = False
+        if p.kind == "var_positional":
+            star_done = True
+        if p.kind == "keyword_only" and not star_done:
+            parts.append("*")
+            star_done = True
+        parts.append(p.describe())
+    if slash_pending:
+        parts.append("/")
+    return "(" + ", ".join(parts) + ")"
+
+
+def signature_changes(recorded: list[Param], current: list[Param]) -> list[str]:
+    """What changed between two signatures, one phrase per parameter; empty when equal."""
+    if recorded == current:
+        return []
+    before = {p.name: p for p in recorded}
+    after = {p.name: p for p in current}
+    changes: list[str] = []
+    for p in recorded:
+        now = after.get(p.name)
+        if now is None:
+            changes.append(f"{p.name!r} was removed")
+            continue
+        if now.kind != p.kind:
+            changes.append(
+                f"{p.name!r} changed from {p.kind.replace('_', '-')} "
+                f"to {now.kind.replace('_', '-')}"
+            )
+        if (now.default, now.default_unfrozen) != (p.default, p.default_unfrozen):
+            changes.append(f"{p.name!r} changed its default ({p.describe()} -> {now.describe()})")
+    for p in current:
+        if p.name not in before:
+            changes.append(f"{p.name!r} was added")
+    if not changes:
+        changes.append("the parameters were reordered")
+    return changes
+
+
+def short_name(fn: str) -> str:
+    """``parse_amount`` for ``refs.messy:parse_amount``: how a call is written for a reader."""
+    return fn.rpartition(":")[2] or fn
+
+
+def _safe_repr(value: JSON) -> str:
+    try:
+        return repr(canon.decode(value))
+    except CanonError:
+        return canon.canonical_json(value).decode("utf-8", "replace")
+
+
+def call_text(fn: str, args: list[JSON], kwargs: dict[str, JSON]) -> str:
+    """The call written as Python: ``parse_amount(b'9.99', strict=True)``.
+
+    Values are thawed and shown with ``repr`` -- for display only; what is
+    compared is always the canonical form.
+    """
+    parts = [_safe_repr(a) for a in args]
+    parts.extend(f"{k}={_safe_repr(v)}" for k, v in kwargs.items())
+    return f"{short_name(fn)}({', '.join(parts)})"
+
+
+def outcome_text(
+    ok: bool, result: Any, exc_type: Any, exc_stem: Any, mutated: Any = msgspec.UNSET
+) -> str:
+    """``returned ('9.99', 'USD')`` or ``raised ValueError: bad amount``, plus mutations."""
+    text = (
+        f"returned {_safe_repr(result)}" if ok else f"raised {exc_type}: {exc_stem}".rstrip(": ")
+    )
+    if isinstance(mutated, dict) and mutated:
+        changed = ", ".join(
+            f"{'args[' + k + ']' if k.isdigit() else k} -> {_safe_repr(v)}"
+            for k, v in sorted(mutated.items())
+        )
+        text += f"; mutated {changed}"
+    return text
