@@ -12,7 +12,9 @@ guard or review rejection; 2 usage, configuration or corrupt-file errors.
 from __future__ import annotations
 
 from lockstep.cli import demo_command as _demo_command  # noqa: F401  (registers commands)
+from lockstep.cli import gate_commands as _gate_commands  # noqa: F401
 from lockstep.cli import oracle_commands as _oracle_commands  # noqa: F401
+from lockstep.cli import probe_command as _probe_command  # noqa: F401
 from lockstep.cli.app import main
 
 __all__ = ["main"]

@@ -45,7 +45,7 @@ import binascii
 import heapq
 import os
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal
@@ -243,7 +243,7 @@ def _jobs() -> int:
     return max(1, os.cpu_count() or 1)
 
 
-def rule_counts_text(fired: Counter[str] | dict[str, int], names: Iterable[str]) -> str:
+def rule_counts_text(fired: Mapping[str, int], names: Iterable[str]) -> str:
     """``rules fired: uuid×2, iso-timestamp×0`` — every rule listed, zero counts too."""
     parts = [f"{name}×{fired.get(name, 0)}" for name in names]
     return "rules fired: " + ", ".join(parts) if parts else ""

@@ -1,0 +1,248 @@
+"""``lockstep probe``: measure nondeterminism before freezing anything.
+
+``lockstep probe [--runs N] [--rules R] [--jobs J] [--suggest] -- CMD...`` runs a
+command N times; ``lockstep probe NAME`` runs every case of a ``[[pins]]``
+oracle N times.  Exit 0 when every probed case gives one signature after the
+rules, 1 when any gives several, 2 for usage errors.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+from rich.text import Text
+
+from lockstep.cli.app import EXIT_FAIL, EXIT_OK, console, default_jobs, main, project_from
+from lockstep.config import PinsSpec, Project, find_config
+from lockstep.errors import UsageError
+from lockstep.oracles.pin_cases import read_cases
+from lockstep.oracles.pins import rule_counts_text
+from lockstep.probe import ProbeReport, ProbeTarget, Variant, probe_many
+from lockstep.process import ENV_BASE, build_env
+from lockstep.rules import BUILTIN_NAMES, RuleSet, builtin_rule, resolve_rules
+from lockstep.suggest import Verified, suggest_and_verify
+
+SHOWN_VARIANTS = 5
+
+
+def _rule_names(values: tuple[str, ...]) -> list[str]:
+    return [name.strip() for value in values for name in value.split(",") if name.strip()]
+
+
+def _env_pairs(values: tuple[str, ...]) -> dict[str, str]:
+    env: dict[str, str] = {}
+    for value in values:
+        key, sep, val = value.partition("=")
+        if not sep or not key:
+            raise click.BadParameter(f"expected KEY=VALUE, got {value!r}", param_hint="--env")
+        env[key] = val
+    return env
+
+
+def _rules(names: list[str], project: Project | None) -> RuleSet:
+    if project is not None:
+        return resolve_rules(names, project, where="--rules")
+    rules = []
+    for name in names:
+        rule = builtin_rule(name)
+        if rule is None:
+            raise UsageError(
+                f"--rules: unknown rule {name!r} (built-ins: {', '.join(BUILTIN_NAMES)}; "
+                "user rules need a lockstep.toml)"
+            )
+        rules.append(rule)
+    return RuleSet(tuple(rules))
+
+
+def _variant_rows(variants: tuple[Variant, ...], text: Text) -> None:
+    text.append("      count  exit  stdout        stderr\n")
+    for v in variants[:SHOWN_VARIANTS]:
+        s = v.signature
+        text.append(
+            f"    {v.count:7d}  {s.exit_code:4d}  {s.stdout_sha[:12]}  {s.stderr_sha[:12]}\n"
+        )
+    if len(variants) > SHOWN_VARIANTS:
+        text.append(f"    … {_plural(len(variants) - SHOWN_VARIANTS, 'more signature')}\n")
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def report_text(report: ProbeReport, jobs: int) -> Text:
+    """One probed case as the user reads it."""
+    text = Text()
+    verdict_style = "green" if report.deterministic else "bold red"
+    text.append(f"{report.target.label}", style="bold")
+    text.append(f" — {report.runs} runs, {_plural(jobs, 'job')}\n")
+    text.append(f"  raw: {_plural(len(report.raw), 'signature')}\n")
+    _variant_rows(report.raw, text)
+    rules = ", ".join(report.rules) or "none"
+    text.append(f"  after rules [{rules}]: ")
+    text.append(f"{_plural(len(report.normalized), 'signature')}\n", style=verdict_style)
+    if report.rules:
+        _variant_rows(report.normalized, text)
+    if report.rules:
+        text.append(f"  {rule_counts_text(report.fired, report.rules)}\n")
+    if report.timed_out:
+        text.append(
+            f"  {report.timed_out} of {report.runs} runs hit the timeout "
+            f"({report.target.timeout:g} s) and were killed\n",
+            style="bold red",
+        )
+    differences = report.differences()
+    if differences:
+        stage = "after the rules" if not report.deterministic else "raw"
+        text.append(f"  where the two most common variants differ ({stage}):\n")
+        for d in differences:
+            if d.stream == "exit_code":
+                text.append(f"    exit code: {d.left} vs {d.right}\n")
+            else:
+                text.append(f"    {d.stream} line {d.line}:\n")
+                text.append(f"      - {d.left}\n", style="red")
+                text.append(f"      + {d.right}\n", style="green")
+    return text
+
+
+def suggestion_text(verified: Verified, existing: list[str]) -> Text:
+    text = Text()
+    if not verified.suggestions:
+        text.append(
+            "no rule suggested: the variants differ in a way no rule can name "
+            "(exit code, binary output or a different number of lines)\n",
+            style="bold red",
+        )
+        return text
+    if verified.working:
+        text.append("suggested rules — verified: ", style="bold green")
+        text.append("re-probing with them gives one signature\n")
+    else:
+        left = max(len(r.normalized) for r in verified.reports)
+        text.append("suggested rules — NOT enough: ", style="bold red")
+        text.append(f"re-probing with them still gives {left} signatures\n")
+    for s in verified.suggestions:
+        what = "built-in" if s.builtin else f"recognised {s.kind}" if s.kind != "value" else "regex"
+        text.append(f"  {s.name} ({what}), e.g. {s.example!r}\n")
+    text.append("\n# paste into the [[pins]] table and lockstep.toml (or pass to --rules):\n")
+    text.append(verified.toml(existing))
+    return text
+
+
+def _pins_targets(project: Project, spec: PinsSpec) -> list[ProbeTarget]:
+    cases = read_cases(project, spec)
+    targets = []
+    for case in cases:
+        folder = project.root / case.cwd_rel
+        targets.append(
+            ProbeTarget(
+                label=f"{spec.name}::{case.id}",
+                argv=(*spec.command, *case.argv),
+                env=build_env(case.env),
+                cwd=folder.resolve(),
+                stdin=case.stdin.encode("utf-8"),
+                timeout=spec.timeout,
+            )
+        )
+    return targets
+
+
+@main.command()
+@click.argument("command", nargs=-1, required=True, metavar="NAME | -- CMD...")
+@click.option("--runs", "-n", type=click.IntRange(min=1), default=10, show_default=True)
+@click.option(
+    "--rules",
+    "rules_opt",
+    multiple=True,
+    metavar="R[,R...]",
+    help="Rules to apply (built-ins or [[rule]] names); default: the oracle's rules.",
+)
+@click.option(
+    "--jobs", "-j", type=click.IntRange(min=0), default=1, help="Parallel runs (0 = cores)."
+)
+@click.option(
+    "--suggest", is_flag=True, help="Propose rules for what varies, verified by re-probing."
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="Seconds per run before its process group is killed (default 30).",
+)
+@click.option(
+    "--env",
+    "env_opt",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Environment key for the command (besides the fixed base).",
+)
+@click.pass_context
+def probe(
+    ctx: click.Context,
+    command: tuple[str, ...],
+    runs: int,
+    rules_opt: tuple[str, ...],
+    jobs: int,
+    suggest: bool,
+    timeout: float | None,
+    env_opt: tuple[str, ...],
+) -> None:
+    """Run a command (or every case of a pins oracle) N times; count distinct outputs.
+
+    \b
+    Each distinct signature (exit code, sha256 of stdout, sha256 of stderr) is
+    shown with its count, before and after the rules.  The environment is the
+    fixed base (PATH, LC_ALL/LANG=C.UTF-8, TZ=UTC, PYTHONHASHSEED=0) plus --env;
+    stdin is empty.  Exit 0: one signature; 1: several.
+    """
+    has_config = ctx.find_root().obj.get("config_path") or find_config() is not None
+    project = project_from(ctx) if has_config else None
+    jobs = default_jobs() if jobs == 0 else jobs
+    names = _rule_names(rules_opt)
+    spec = None
+    if project is not None and len(command) == 1:
+        spec = next((s for s in project.oracles() if s.name == command[0]), None)
+    if spec is not None:
+        if not isinstance(spec, PinsSpec):
+            raise UsageError(
+                f"{spec.name} is a {spec.kind} oracle; probe runs pins oracles or a command"
+            )
+        if env_opt:
+            raise UsageError("--env applies to a command; a pins oracle's cases set their env")
+        assert project is not None
+        rules = _rules(names or list(spec.rules), project)
+        targets = _pins_targets(project, spec)
+        if timeout is not None:
+            targets = [
+                ProbeTarget(t.label, t.argv, t.env, t.cwd, t.stdin, timeout) for t in targets
+            ]
+        if not targets:
+            raise UsageError(f"{spec.name}: the cases file has no [[case]]")
+    else:
+        rules = _rules(names, project)
+        targets = [
+            ProbeTarget(
+                label=" ".join(command),
+                argv=command,
+                env=build_env(_env_pairs(env_opt)),
+                cwd=Path.cwd(),
+                timeout=30.0 if timeout is None else timeout,
+            )
+        ]
+    reports = probe_many(targets, runs=runs, jobs=jobs, rules=rules)
+    out = console()
+    for report in reports:
+        out.print(report_text(report, jobs), end="")
+    flaky = [r for r in reports if not r.deterministic]
+    if suggest and flaky:
+        verified = suggest_and_verify(flaky, rules=rules, runs=runs, jobs=jobs)
+        out.print()
+        out.print(suggestion_text(verified, rules.names), end="")
+    base = ", ".join(f"{k}={v}" for k, v in ENV_BASE.items())
+    summary = (
+        f"{len(reports) - len(flaky)} of {_plural(len(reports), 'case')} deterministic "
+        f"after the rules (env base: PATH inherited, {base})"
+    )
+    out.print(Text(summary, style="bold green" if not flaky else "bold red"))
+    sys.exit(EXIT_FAIL if flaky else EXIT_OK)
