@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from lockstep import pytest_ledger, pytest_tape
 from lockstep.config import OracleSpec, Project, load_project
 from lockstep.errors import LockstepError
 from lockstep.model import Outcome
@@ -40,6 +41,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "lockstep", "Collect lockstep cases as test items (true/false).", type="bool", default=False
     )
     # lockstep:addoption (recording hooks of other oracle kinds register their options below)
+    pytest_ledger.addoption(parser)
+    pytest_tape.addoption(parser)  # --lockstep-record-tapes, --lockstep-why
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    pytest_ledger.configure(config)  # --lockstep-record: wrap ledger targets for this run
+    pytest_tape.configure(config)  # the tape fixture and its marker
 
 
 def _enabled(config: pytest.Config) -> bool:

@@ -369,7 +369,7 @@ class Recording:
         return lines
 
 
-def _outcome_of(row: LedgerRow) -> bytes:
+def outcome_of(row: LedgerRow) -> bytes:
     """The same bytes :meth:`TargetRecorder._note` computes for a call with this outcome."""
     unset = msgspec.UNSET
     return canon.canonical_json(
@@ -407,7 +407,7 @@ def merge_parts(fn: str, parts: Iterable[RecordingPart]) -> Recording:
         for entry in part.entries:
             row = entry.row
             (late if entry.first_call > threshold else early).add(row.id)
-            outcome = _outcome_of(row)
+            outcome = outcome_of(row)
             known = outcomes.get(row.id)
             if known is None:
                 rows[row.id] = row

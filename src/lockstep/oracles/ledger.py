@@ -67,7 +67,7 @@ from lockstep.model import (
     ReplayOptions,
     Status,
 )
-from lockstep.recorder import Installation, Recording, merge_parts
+from lockstep.recorder import Installation, Recording, merge_parts, outcome_of
 from lockstep.store import AtomicLines, display_path, iter_lines, lock_for
 from lockstep.targets import resolve_callable, root_on_path
 
@@ -293,10 +293,6 @@ def _header_line(fn: str, signature: list[Param], stem_length: int) -> bytes:
     return ENCODER.encode(header)
 
 
-def _outcome_bytes(row: LedgerRow) -> bytes:
-    return ENCODER.encode([row.ok, row.result, row.exc_type, row.exc_stem, row.mutated])
-
-
 def write_recording(
     project: Project,
     spec: LedgerSpec,
@@ -337,7 +333,7 @@ def _write(
             old = existing.get(rid)
             if old is None:
                 report.added.append(rid)
-            elif _outcome_bytes(old) != _outcome_bytes(row):
+            elif outcome_of(old) != outcome_of(row):
                 report.replaced.append(rid)
             else:
                 report.unchanged.append(rid)
@@ -357,7 +353,7 @@ def _write(
             if old is None:
                 rows[rid] = row
                 report.added.append(rid)
-            elif _outcome_bytes(old) != _outcome_bytes(row):
+            elif outcome_of(old) != outcome_of(row):
                 report.notes.append(
                     f"row {rid} {call_text(row.fn, row.args, row.kwargs)} now "
                     f"{outcome_text(row.ok, row.result, row.exc_type, row.exc_stem, row.mutated)}; "

@@ -11,7 +11,7 @@ import importlib
 
 from lockstep.demo.steps import Chapter
 
-ORDER: tuple[str, ...] = ("corpus",)
+ORDER: tuple[str, ...] = ("corpus", "ledger")
 
 
 def chapters() -> list[Chapter]:
