@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from lockstep.canon import decode, dumps, encode, register_encoder
 from lockstep.errors import LockstepError
+from lockstep.recorder import record_io
 
 __all__ = [
     "LockstepError",
@@ -16,6 +17,7 @@ __all__ = [
     "decode",
     "dumps",
     "encode",
+    "record_io",
     "register_encoder",
 ]
 
