@@ -10,9 +10,11 @@ from __future__ import annotations
 from lockstep.canon import decode, dumps, encode, register_encoder
 from lockstep.errors import LockstepError
 from lockstep.recorder import record_io
+from lockstep.tape import Tape
 
 __all__ = [
     "LockstepError",
+    "Tape",
     "__version__",
     "decode",
     "dumps",

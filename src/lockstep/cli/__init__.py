@@ -15,6 +15,7 @@ from lockstep.cli import demo_command as _demo_command  # noqa: F401  (registers
 from lockstep.cli import gate_commands as _gate_commands  # noqa: F401
 from lockstep.cli import oracle_commands as _oracle_commands  # noqa: F401
 from lockstep.cli import probe_command as _probe_command  # noqa: F401
+from lockstep.cli import tape_commands as _tape_commands  # noqa: F401
 from lockstep.cli.app import main
 
 __all__ = ["main"]

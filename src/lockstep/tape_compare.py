@@ -1,0 +1,263 @@
+"""Compare two tapes and say how they differ in words a reviewer reads.
+
+A tape drift is shown as a *sequence diff of events*, never as two JSON blobs:
+``call 3: expected rates.rate('EUR'), got fees.late_fee()`` and
+``rates.rate('USD') called 1 time, expected 2``.
+
+Three modes, because not all work is ordered:
+
+* ``ordered`` (default): the exact sequence of calls and their outcomes;
+* ``multiset``: the same calls with the same outcomes, in any order (a thread
+  pool, a set iteration: work that is unordered by design);
+* ``counts``: only how many times each collaborator was called.
+
+Values are rendered from their canonical form back to Python-like text
+(``'EUR'``, ``Decimal('1.10')``, ``(1, 2)``), so the message reads like code.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import difflib
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any, Final
+
+import msgspec
+
+from lockstep.tape import CompareMode, Event
+
+MAX_LINES: Final = 40
+"""Drift lines shown before the rest is summarized as "… and N more"."""
+MAX_VALUE: Final = 80
+"""Characters of one rendered value before it is cut with "…"."""
+
+_key_encoder = msgspec.json.Encoder(order="sorted")
+
+
+# --------------------------------------------------------------------------- rendering
+
+
+def render_value(value: Any) -> str:
+    """Python-like text for a canonical (tagged) value, cut to :data:`MAX_VALUE` characters."""
+    text = _render(value)
+    return text if len(text) <= MAX_VALUE else text[: MAX_VALUE - 1] + "…"
+
+
+def _render_seq(items: Any, open_: str, close: str, *, tuple_: bool = False) -> str:
+    if not isinstance(items, list):
+        return _render(items)
+    inner = ", ".join(_render(v) for v in items)
+    if tuple_ and len(items) == 1:
+        inner += ","
+    return f"{open_}{inner}{close}"
+
+
+def _render_bytes(payload: Any, prefix: str = "") -> str:
+    try:
+        return prefix + repr(base64.b64decode(str(payload), validate=True))
+    except (binascii.Error, ValueError):
+        return f"{prefix}<bytes {payload!r}>"
+
+
+def _render_tag(tag: str, payload: Any) -> str:
+    if tag == "$tuple":
+        return _render_seq(payload, "(", ")", tuple_=True)
+    if tag == "$set":
+        return _render_seq(payload, "{", "}") if payload else "set()"
+    if tag == "$frozenset":
+        return "frozenset(" + (_render_seq(payload, "{", "}") if payload else "") + ")"
+    if tag == "$decimal":
+        return f"Decimal({payload!r})"
+    if tag == "$float":
+        return f"float({payload!r})"
+    if tag == "$bytes":
+        return _render_bytes(payload)
+    if tag == "$bytearray":
+        return f"bytearray({_render_bytes(payload)})"
+    if tag == "$dict" and isinstance(payload, list):
+        pairs = ", ".join(
+            f"{_render(p[0])}: {_render(p[1])}"
+            for p in payload
+            if isinstance(p, list) and len(p) == 2
+        )
+        return "{" + pairs + "}"
+    if tag in ("$date", "$uuid"):
+        return f"{tag[1:]}({payload!r})"
+    if tag in ("$datetime", "$time") and isinstance(payload, list) and payload:
+        zone = f", {payload[1]!r}" if len(payload) > 1 and payload[1] else ""
+        return f"{tag[1:]}({payload[0]!r}{zone})"
+    if tag in ("$enum", "$path") and isinstance(payload, list) and len(payload) == 2:
+        return (
+            f"{str(payload[0]).rpartition(':')[2]}.{payload[1]}"
+            if tag == "$enum"
+            else (f"{payload[0]}({payload[1]!r})")
+        )
+    if tag == "$dataclass" and isinstance(payload, list) and len(payload) == 2:
+        fields = payload[1] if isinstance(payload[1], dict) else {}
+        inner = ", ".join(f"{k}={_render(v)}" for k, v in fields.items())
+        return f"{str(payload[0]).rpartition(':')[2]}({inner})"
+    if tag == "$namedtuple" and isinstance(payload, list) and len(payload) == 2:
+        return str(payload[0]).rpartition(":")[2] + _render_seq(payload[1], "(", ")")
+    if tag == "$ext" and isinstance(payload, list) and len(payload) == 2:
+        return f"{str(payload[0]).rpartition(':')[2]}({_render(payload[1])})"
+    return f"{tag[1:]}({_render(payload)})"
+
+
+def _render(value: Any) -> str:
+    if isinstance(value, dict):
+        if len(value) == 1:
+            ((key, payload),) = value.items()
+            if key.startswith("$"):
+                return _render_tag(key, payload)
+        return "{" + ", ".join(f"{k!r}: {_render(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return _render_seq(value, "[", "]")
+    return repr(value)
+
+
+def render_call(event: Event) -> str:
+    """``rates.rate('EUR', when=date('2024-01-31'))``, or ``rates.base`` for an attribute read."""
+    if event.read:
+        return event.collaborator
+    parts = [render_value(a) for a in event.args]
+    parts += [f"{k}={render_value(v)}" for k, v in sorted(event.kwargs.items())]
+    return f"{event.collaborator}({', '.join(parts)})"
+
+
+def render_outcome(event: Event) -> str:
+    """``-> 1.1`` or ``raised KeyError: 'XXX'``."""
+    if event.raised is not None:
+        stem = f": {event.raised.exc_stem}" if event.raised.exc_stem else ""
+        return f"raised {event.raised.exc_type}{stem}"
+    return f"-> {render_value(event.returned)}"
+
+
+def render_event(event: Event) -> str:
+    """The call and its outcome on one line."""
+    return f"{render_call(event)} {render_outcome(event)}"
+
+
+def render_tape(events: Sequence[Event], *, numbered: bool = True) -> str:
+    """A listing, one event a line, indented under the spied call it happened within.
+
+    ``numbered=False`` gives the form a line diff reads best (numbers would
+    shift after the first missing call and make every later line differ).
+    """
+    depth: dict[str, int] = {}
+    lines: list[str] = []
+    for number, event in enumerate(events, start=1):
+        level = depth.get(event.within, 0) + 1 if event.within else 0
+        depth[event.collaborator] = level
+        prefix = f"{number:>4}  " if numbered else ""
+        lines.append(f"{prefix}{'  ' * level}{render_event(event)}")
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+# --------------------------------------------------------------------------- keys
+
+
+def _full_key(event: Event) -> bytes:
+    return _key_encoder.encode(event)
+
+
+def _call_key(event: Event) -> bytes:
+    return _key_encoder.encode((event.collaborator, event.read, event.args, event.kwargs))
+
+
+def _times(n: int) -> str:
+    return f"{n} time" if n == 1 else f"{n} times"
+
+
+# --------------------------------------------------------------------------- comparing
+
+
+def compare(
+    expected: Sequence[Event], actual: Sequence[Event], mode: CompareMode = "ordered"
+) -> list[str]:
+    """The readable differences between two tapes under ``mode``; an empty list means they match."""
+    if mode == "ordered":
+        lines = _ordered(expected, actual)
+    elif mode == "multiset":
+        lines = _multiset(expected, actual)
+    else:
+        lines = _counts(expected, actual)
+    if len(lines) > MAX_LINES:
+        lines = [*lines[:MAX_LINES], f"… and {len(lines) - MAX_LINES} more differences"]
+    return lines
+
+
+def _pair(number: int, want: Event, got: Event) -> str:
+    if _call_key(want) != _call_key(got):
+        return f"call {number}: expected {render_call(want)}, got {render_call(got)}"
+    call = render_call(want)
+    if render_outcome(want) != render_outcome(got) or want.returned != got.returned:
+        return f"call {number}: {call} {render_outcome(got)}, expected {render_outcome(want)}"
+    where_want = f"inside {want.within}" if want.within else "at top level"
+    where_got = f"inside {got.within}" if got.within else "at top level"
+    return f"call {number}: {call} was made {where_got}, expected {where_want}"
+
+
+def _ordered(expected: Sequence[Event], actual: Sequence[Event]) -> list[str]:
+    want = [_full_key(e) for e in expected]
+    got = [_full_key(e) for e in actual]
+    if want == got:
+        return []
+    lines: list[str] = []
+    matcher = difflib.SequenceMatcher(None, want, got, autojunk=False)
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        if op == "equal":
+            continue
+        paired = min(i2 - i1, j2 - j1) if op == "replace" else 0
+        for k in range(paired):
+            lines.append(_pair(i1 + k + 1, expected[i1 + k], actual[j1 + k]))
+        for i in range(i1 + paired, i2):
+            lines.append(f"call {i + 1}: expected {render_call(expected[i])}, missing")
+        for j in range(j1 + paired, j2):
+            lines.append(f"call {j + 1}: got {render_call(actual[j])}, not expected")
+    lines.extend(_call_count_lines(expected, actual))
+    return lines
+
+
+def _call_count_lines(expected: Sequence[Event], actual: Sequence[Event]) -> list[str]:
+    """``rates.rate('USD') called 1 time, expected 2`` for every call whose count changed."""
+    want = Counter(_call_key(e) for e in expected)
+    got = Counter(_call_key(e) for e in actual)
+    shown: dict[bytes, str] = {}
+    for event in (*expected, *actual):
+        shown.setdefault(_call_key(event), render_call(event))
+    lines = [
+        f"{shown[key]} called {_times(got[key])}, expected {want[key]}"
+        for key in shown
+        if want[key] != got[key]
+    ]
+    return sorted(lines)
+
+
+def _multiset(expected: Sequence[Event], actual: Sequence[Event]) -> list[str]:
+    want = Counter(_full_key(e) for e in expected)
+    got = Counter(_full_key(e) for e in actual)
+    if want == got:
+        return []
+    shown: dict[bytes, str] = {}
+    for event in (*expected, *actual):
+        shown.setdefault(_full_key(event), render_event(event))
+    lines = [
+        f"{shown[key]} happened {_times(got[key])}, expected {want[key]}"
+        for key in shown
+        if want[key] != got[key]
+    ]
+    return sorted(lines)
+
+
+def _counts(expected: Sequence[Event], actual: Sequence[Event]) -> list[str]:
+    want = Counter(e.collaborator for e in expected)
+    got = Counter(e.collaborator for e in actual)
+    if want == got:
+        return []
+    return sorted(
+        f"{name} called {_times(got[name])}, expected {want[name]}"
+        for name in want.keys() | got.keys()
+        if want[name] != got[name]
+    )

@@ -1,0 +1,89 @@
+"""The ``*.tape.json`` document: a versioned, closed schema a reviewer can read in a diff.
+
+One file holds one tape: whose it is (``name``: the ``[[tape]]`` oracle's name,
+or the pytest node id of the test that recorded it), how it is compared
+(``mode``), the rules its values went through (so a replay normalizes exactly
+as the freeze did), the events in call order, the output of the run that
+produced them, and the ``history`` of drifts accepted on purpose, each with its
+``why``.  Keys are sorted and indented so ``git diff`` of a tape reads as a
+list of calls that changed.
+
+Reading is strict: a file that is not JSON, has an unknown field, has another
+version, or belongs to another oracle or test is a :class:`DataError` naming
+the file; it is never "repaired" by a rewrite.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Final
+
+import msgspec
+
+from lockstep.canon import FrozenException
+from lockstep.errors import DataError
+from lockstep.rules import RuleRecord
+from lockstep.store import atomic_write, display_path, pretty_json, read_json
+from lockstep.tape import CompareMode, Event
+
+VERSION: Final = 1
+SUFFIX: Final = ".tape.json"
+
+
+class Output(
+    msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_defaults=True, kw_only=True
+):
+    """What the driver (the run that made the calls) produced: a value or an exception."""
+
+    returned: Any = None
+    raised: FrozenException | None = None
+
+
+class Acceptance(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """A drift accepted on purpose: the reviewer's three signals, kept in the file."""
+
+    why: str
+    """The one-sentence delta the user gave with ``--why``."""
+    test: str
+    """The new test that pins the intended behaviour (path relative to the project root)."""
+    outputs_identical: bool
+    changes: list[str]
+    """The drift lines that were accepted, as the reviewer saw them."""
+
+
+class TapeDocument(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """A whole ``*.tape.json`` file."""
+
+    version: int
+    name: str
+    """The ``[[tape]]`` oracle's name, or the node id of the test that recorded this tape."""
+    mode: CompareMode
+    rules: list[RuleRecord]
+    events: list[Event]
+    output: Output
+    history: list[Acceptance] = []
+
+
+def read_document(path: Path, *, owner: str, owner_kind: str) -> TapeDocument:
+    """Read and check a tape file; ``owner`` must be the name recorded in it.
+
+    ``owner_kind`` ("oracle" or "test") only shapes the message when another
+    oracle's or test's tape is found at this path (a copied or renamed file).
+    """
+    doc = read_json(path, TapeDocument)
+    shown = display_path(path)
+    if doc.version != VERSION:
+        raise DataError(
+            f"{shown}: version {doc.version} is not supported (this lockstep reads {VERSION})"
+        )
+    if doc.name != owner:
+        raise DataError(
+            f"{shown}: was recorded by another {owner_kind} ({doc.name!r}), not {owner!r}; "
+            "re-record it or restore the right file"
+        )
+    return doc
+
+
+def write_document(path: Path, doc: TapeDocument) -> None:
+    """Write the file whole or not at all."""
+    atomic_write(path, pretty_json(doc))
