@@ -1,0 +1,247 @@
+"""``lockstep guard | budget | review | step | brief``: the gates for the change itself.
+
+Exit codes: 0 the gate passes; 1 it rejects the change (guard, budget or
+review failed, step red); 2 usage, configuration or git errors (not a
+repository, unknown or missing BASE, a detached HEAD without a range).
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+from rich.table import Table
+
+from lockstep.cli.app import (
+    EXIT_FAIL,
+    EXIT_OK,
+    console,
+    jobs_option,
+    main,
+    project_from,
+    replay_options,
+)
+from lockstep.errors import UsageError
+from lockstep.gates.brief import make_brief
+from lockstep.gates.budget import BudgetReport, check_budget
+from lockstep.gates.git import Change, Git
+from lockstep.gates.guard import GuardReport, guard_change, guard_commits, local_change
+from lockstep.gates.review import Review, parse_range, review, to_markdown
+from lockstep.gates.step import save_and_restore, step
+
+
+def _print_guard(report: GuardReport) -> None:
+    out = console()
+    if not report.findings:
+        out.print(f"guard: ok — {report.label}: no commits to check")
+        return
+    for finding in report.violations:
+        sides = finding.sides
+        out.print(f"guard: {finding.where} changes oracle files and production code together")
+        out.print("  oracle side:")
+        for touch in sides.oracle:
+            out.print(f"    {touch.path}  ({touch.reason})")
+        out.print("  production side:")
+        for path in sides.production:
+            out.print(f"    {path}")
+    if report.violations:
+        out.print(
+            "Re-recording an oracle is a change of expected behaviour: commit it on its own, "
+            "before or after the refactor, never in the same change."
+        )
+        return
+    oracle = sum(len(f.sides.oracle) for f in report.findings)
+    production = sum(len(f.sides.production) for f in report.findings)
+    out.print(
+        f"guard: ok — {report.label}: {production} production file(s), "
+        f"{oracle} oracle file(s), never in the same change"
+    )
+
+
+@main.command()
+@click.option("--staged", is_flag=True, help="Check the staged files (for a pre-commit hook).")
+@click.option(
+    "--base",
+    "base",
+    default=None,
+    metavar="REV",
+    help="Check each commit of REV..HEAD (for CI).",
+)
+@click.pass_context
+def guard(ctx: click.Context, staged: bool, base: str | None) -> None:
+    """Fail when one change touches both oracle files and production code.
+
+    Oracle files: everything under the oracle folder (locks, ledgers, tapes,
+    pins, blobs), the fixtures and cases files oracles name, and the oracle
+    and [[rule]] tables of the configuration. Default: the working tree
+    against HEAD.
+    """
+    if staged and base:
+        raise UsageError("--staged and --base are exclusive: a hook checks the index, CI a range")
+    project = project_from(ctx)
+    git = Git(project.root)
+    if base is not None:
+        report = guard_commits(
+            project, git, git.resolve(base), git.resolve("HEAD"), f"{base}..HEAD"
+        )
+    else:
+        report = guard_change(project, git, local_change(git, staged=staged))
+    _print_guard(report)
+    sys.exit(EXIT_OK if report.ok else EXIT_FAIL)
+
+
+def _print_budget(report: BudgetReport) -> None:
+    out = console()
+    table = Table(title=f"change budget — {report.change}", title_justify="left")
+    table.add_column("module under change")
+    table.add_column("fan-in", justify="right")
+    table.add_column("lines allowed", justify="right")
+    table.add_column("imported by")
+    for m in report.modules:
+        shown = ", ".join(m.importers[:6]) + (" …" if len(m.importers) > 6 else "")
+        table.add_row(m.module, str(m.fan_in), str(m.allowed), shown or "-")
+    if report.modules:
+        out.print(table)
+    for path, n in sorted(report.lines.items()):
+        out.print(f"  {path}: {n} changed line(s)")
+    out.print(("budget: ok — " if report.ok else "budget: exceeded — ") + report.summary())
+
+
+@main.command()
+@click.argument("target", required=False)
+@click.option(
+    "--base", default=None, metavar="REV", help="Measure the change since REV (default HEAD)."
+)
+@click.option("--staged", is_flag=True, help="Measure only the staged change.")
+@click.pass_context
+def budget(ctx: click.Context, target: str | None, base: str | None, staged: bool) -> None:
+    """Weigh the changed lines against the fan-in of the module under change.
+
+    TARGET (pkg.module, path/to/module.py or pkg.module:func) names the module;
+    by default every changed production module counts and the smallest
+    allowance wins. Budget rows come from [gates] budget.
+    """
+    project = project_from(ctx)
+    git = Git(project.root)
+    change = local_change(git, staged=staged)
+    if base is not None:
+        change = Change(git.resolve(base), change.head, f"{base}..{change.label}")
+    report = check_budget(project, git, change, target)
+    _print_budget(report)
+    sys.exit(EXIT_OK if report.ok else EXIT_FAIL)
+
+
+def _print_review(result: Review) -> None:
+    out = console()
+    table = Table(
+        title=f"lockstep review {result.range_label} ({result.commits} commit(s))",
+        title_justify="left",
+        show_lines=True,
+    )
+    table.add_column("check", overflow="fold", max_width=36)
+    table.add_column("verdict")
+    table.add_column("evidence", overflow="fold")
+    for row in result.rows:
+        verdict = "[green]pass[/]" if row.ok else "[bold red]FAIL[/]"
+        table.add_row(
+            row.check,
+            verdict,
+            "\n".join(row.evidence),
+        )
+    out.print(table)
+    failed = [r.check for r in result.rows if not r.ok]
+    out.print(
+        "review: ok — every row passes"
+        if not failed
+        else f"review: rejected — {len(failed)} row(s) failed: " + "; ".join(failed)
+    )
+
+
+@main.command("review")
+@click.argument("revision_range", metavar="[BASE..HEAD]", required=False)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "md"]),
+    default="table",
+    show_default=True,
+    help="A terminal table, or Markdown to paste into a pull request.",
+)
+@jobs_option
+@click.pass_context
+def review_command(
+    ctx: click.Context, revision_range: str | None, fmt: str, jobs: int | None
+) -> None:
+    """Print the decision table for a change and exit 1 if any row fails.
+
+    BASE..HEAD, BASE...HEAD or BASE (meaning BASE..HEAD); without a range, the
+    current branch against its upstream. Rows: every oracle replays green at
+    HEAD; oracle files unchanged or changed alone; public signatures
+    unchanged; one seam; no new reads; logging and printing unchanged;
+    within budget.
+    """
+    project = project_from(ctx)
+    git = Git(project.root)
+    change = parse_range(git, revision_range)
+    result = review(project, git, change, replay_options(jobs, None))
+    if fmt == "md":
+        click.echo(to_markdown(result), nl=False)
+    else:
+        _print_review(result)
+    sys.exit(EXIT_OK if result.ok else EXIT_FAIL)
+
+
+@main.command("step")
+@click.option(
+    "--revert", is_flag=True, help="When red, save the change as a patch and restore HEAD."
+)
+@click.option(
+    "--runs",
+    type=click.IntRange(2),
+    default=2,
+    show_default=True,
+    help="Probe runs per pinned case.",
+)
+@jobs_option
+@click.pass_context
+def step_command(ctx: click.Context, revert: bool, runs: int, jobs: int | None) -> None:
+    """One transformation, judged: probe pinned cases, replay every oracle, check the budget."""
+    project = project_from(ctx)
+    git = Git(project.root)
+    result = step(project, git, runs=runs, options=replay_options(jobs, None))
+    out = console()
+    probe_bad = [line for line in result.probe.lines if not line.ok]
+    out.print(f"probe:  {'ok' if result.probe.ok else 'NONDETERMINISTIC'} — {result.probe.note}")
+    for line in probe_bad:
+        out.print(f"  {line.oracle}/{line.case_id}: {line.variants} distinct outputs")
+    out.print(f"replay: {'ok' if result.replay.ok else 'RED'}")
+    for text in result.replay.evidence():
+        out.print(f"  {text}")
+    out.print(f"budget: {'ok' if result.budget.ok else 'EXCEEDED'} — {result.budget.summary()}")
+    if result.ok:
+        out.print("verdict: green — commit this step")
+        sys.exit(EXIT_OK)
+    out.print("verdict: red")
+    if revert:
+        saved = save_and_restore(git)
+        if saved is None:
+            out.print("nothing to revert: the working tree equals HEAD")
+        else:
+            out.print(f"reverted the working tree to HEAD; the change is saved in {saved}")
+            out.print(f"bring it back with: git apply {saved}")
+    sys.exit(EXIT_FAIL)
+
+
+@main.command("brief")
+@click.argument("sentence")
+@click.option("--target", default=None, help="The module under change (pkg.module or a path).")
+@click.pass_context
+def brief_command(ctx: click.Context, sentence: str, target: str | None) -> None:
+    """Print the constraints to hand a coding assistant for ONE seam.
+
+    A sentence joining two changes with "and" is refused: two changes need
+    two freezes.
+    """
+    project = project_from(ctx)
+    git = Git(project.root)
+    click.echo(make_brief(project, git, sentence, target).text(), nl=False)

@@ -1,0 +1,146 @@
+"""The brief: the constraints to hand a coding assistant before it touches frozen code.
+
+An assistant asked to "clean up" a module will happily change three things,
+re-record the oracle so the tests pass, and rename a public function.  The
+brief states, in text the assistant reads, the one seam it may change, the
+files it must not edit, the signatures that are frozen, how many lines it
+may touch, and the commands whose green is the price of returning a diff.
+
+One sentence, one seam: a sentence that joins two changes with "and" is
+refused, because two changes need two freezes and two reviews.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Final
+
+from lockstep.config import CorpusSpec, PinsSpec, Project
+from lockstep.errors import TargetError, UsageError
+from lockstep.gates.ast_facts import ModuleFacts, facts_of
+from lockstep.gates.budget import ImportGraph, allowance, module_file, resolve_target
+from lockstep.gates.git import Git
+
+_JOINERS: Final = re.compile(r"\band\b|&|\bas well as\b", re.IGNORECASE)
+_MODULE_WORD: Final = re.compile(r"[A-Za-z_][\w./]*(?:\.py)?(?::[\w.]+)?")
+
+
+@dataclass(frozen=True)
+class Brief:
+    seam: str
+    module: str
+    module_file: str
+    frozen: tuple[str, ...]
+    """Public signatures of the target module, as ``def f(a, b=1)`` lines."""
+    forbidden: tuple[str, ...]
+    """Paths and config tables the assistant must not edit."""
+    fan_in: int
+    allowed_lines: int
+    base: str
+    """The commit the brief was written against (the review's BASE)."""
+
+    def text(self) -> str:
+        budget = (
+            f"at most {self.allowed_lines} changed lines in production code "
+            f"({self.module} is imported by {self.fan_in} module(s))"
+            if self.allowed_lines
+            else f"0 changed lines: {self.module} is imported by {self.fan_in} modules; "
+            "propose an adapter seam instead of editing it"
+        )
+        out = [
+            "# Refactoring brief (lockstep)",
+            "",
+            f"Seam (the ONE change to make): {self.seam}",
+            f"Target module: {self.module} ({self.module_file})",
+            "",
+            "Behaviour is frozen: the change must be a pure refactor. Every recorded case must",
+            "replay byte for byte.",
+            "",
+            "Do not edit these files (oracle files, fixtures, rules, configuration):",
+            *(f"  - {f}" for f in self.forbidden),
+            "",
+            f"Frozen public signatures of {self.module} (names, parameters, kinds, defaults):",
+            *(f"  - {s}" for s in self.frozen),
+            *(["  - (none)"] if not self.frozen else []),
+            "",
+            f"Change budget: {budget}.",
+            "Add at most one new function or module. Add no new reads of the clock, randomness,",
+            "the environment, the network, the locale or the time zone. Do not add, remove or",
+            "change print, logging or sys.stdout/sys.stderr output.",
+            "",
+            "Before returning, run exactly these commands from the project root:",
+            "  lockstep replay",
+            "  lockstep guard",
+            f"  lockstep budget {self.module}",
+            "and, after committing your change,",
+            f"  lockstep review {self.base[:12]}..HEAD",
+            "If any of them exits non-zero (red), return NO diff: report which command was red",
+            "and its output instead.",
+        ]
+        return "\n".join(out) + "\n"
+
+
+def check_one_seam(sentence: str) -> str:
+    """The sentence, stripped; refused when empty or joining two changes."""
+    seam = " ".join(sentence.split())
+    if not seam:
+        raise UsageError("name the seam in one sentence, e.g. 'extract the tax rounding helper'")
+    joined = _JOINERS.search(seam)
+    if joined:
+        raise UsageError(
+            f"the seam joins two changes with {joined.group(0)!r}: two changes need two freezes;"
+            " brief one seam, review it, then brief the next"
+        )
+    return seam
+
+
+def _guess_target(project: Project, seam: str) -> str:
+    for word in _MODULE_WORD.findall(seam):
+        candidate = word.rstrip(".")
+        if "." not in candidate and "/" not in candidate:
+            continue
+        try:
+            return resolve_target(project, candidate)
+        except TargetError:
+            continue
+    raise UsageError(
+        "cannot tell the target module from the sentence; name it with --target pkg.module"
+    )
+
+
+def forbidden_paths(project: Project) -> tuple[str, ...]:
+    root = project.root.resolve()
+    oracle_dir = project.oracle_dir.relative_to(root).as_posix()
+    out = [f"{oracle_dir}/ (oracle files and their blobs)"]
+    for spec in project.oracles():
+        if isinstance(spec, CorpusSpec):
+            out.append(f"{spec.fixtures} (fixtures of {spec.name})")
+        elif isinstance(spec, PinsSpec):
+            out.append(f"{spec.cases} (cases of {spec.name})")
+    out.append(f"{project.config_name} (configuration: oracles, [[rule]] tables, [gates])")
+    return tuple(out)
+
+
+def make_brief(project: Project, git: Git, sentence: str, target: str | None) -> Brief:
+    seam = check_one_seam(sentence)
+    module = resolve_target(project, target) if target else _guess_target(project, seam)
+    rel = module_file(project, module)
+    assert rel is not None  # resolve_target checked it exists
+    facts = facts_of((project.root / rel).read_bytes())
+    if not isinstance(facts, ModuleFacts):
+        raise TargetError(f"{rel}:{facts.line}: does not parse: {facts.message}")
+    importers = ImportGraph(project).importers(module)
+    allowed = allowance(project.config.gates.budget, len(importers), project.config_name)
+    return Brief(
+        seam=seam,
+        module=module,
+        module_file=rel,
+        frozen=tuple(
+            s.text if "." not in s.qualname else f"{s.qualname}: {s.text}" for s in facts.signatures
+        ),
+        forbidden=forbidden_paths(project),
+        fan_in=len(importers),
+        allowed_lines=allowed,
+        base=git.resolve("HEAD"),
+    )

@@ -1,0 +1,328 @@
+"""A small typed wrapper over the ``git`` command line, for the gates.
+
+The gates judge a *change*: what differs between a base and a head.  A head
+is a commit, the index (what ``git commit`` would record: the pre-commit
+hook's view) or the working tree (what the developer is editing now).  This
+module answers the few questions the gates ask of git — which files changed,
+how many lines each change touches, what a file held at a revision — and
+turns every way git can be unable to answer into one :class:`GitError` line:
+not a repository, an unknown revision, a shallow clone that lacks the base,
+a detached HEAD where a branch is needed.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import Final
+
+from lockstep.errors import GitError
+
+_HUNK: Final = re.compile(r"^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
+
+
+class Side(StrEnum):
+    """A head that is not a commit."""
+
+    INDEX = "index"
+    """What is staged: the pre-commit hook's view."""
+    WORKTREE = "worktree"
+    """The files on disk, including untracked ones (not ignored)."""
+
+
+Head = str | Side
+"""A commit sha, or one of the :class:`Side` values."""
+
+
+@dataclass(frozen=True)
+class Change:
+    """The change under judgement: ``base`` (a commit sha) against ``head``."""
+
+    base: str
+    head: Head
+    label: str
+    """How the user named it (``main..HEAD``, ``staged``, ``working tree``)."""
+
+
+class Git:
+    """One repository, found from a folder inside it."""
+
+    def __init__(self, start: Path) -> None:
+        self.cwd = start
+        try:
+            out = self._raw("rev-parse", "--show-toplevel", check=False)
+        except FileNotFoundError:
+            raise GitError("git is not installed or not on PATH") from None
+        if out.returncode != 0:
+            raise GitError(f"{start}: not a git repository (run the gates inside a git checkout)")
+        self.root = Path(out.stdout.strip())
+
+    # -- plumbing -----------------------------------------------------------------------------
+
+    def _raw(self, *args: str, check: bool = False) -> subprocess.CompletedProcess[str]:
+        env = dict(os.environ)
+        env["GIT_TERMINAL_PROMPT"] = "0"
+        env["LC_ALL"] = "C"
+        return subprocess.run(
+            ["git", "-c", "core.quotepath=off", *args],
+            cwd=self.cwd,
+            env=env,
+            capture_output=True,
+            text=True,
+            errors="surrogateescape",
+            check=check,
+        )
+
+    def run(self, *args: str) -> str:
+        """Run git at the repository root; a failure is a one-line :class:`GitError`."""
+        proc = subprocess.run(
+            ["git", "-c", "core.quotepath=off", *args],
+            cwd=self.root,
+            env={**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"},
+            capture_output=True,
+            text=True,
+            errors="surrogateescape",
+        )
+        if proc.returncode != 0:
+            reason = proc.stderr.strip().splitlines()
+            raise GitError(f"git {args[0]} failed: {reason[-1] if reason else 'no message'}")
+        return proc.stdout
+
+    def run_bytes(self, *args: str) -> bytes:
+        proc = subprocess.run(
+            ["git", *args], cwd=self.root, capture_output=True, env={**os.environ, "LC_ALL": "C"}
+        )
+        if proc.returncode != 0:
+            reason = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+            raise GitError(f"git {args[0]} failed: {reason[-1] if reason else 'no message'}")
+        return proc.stdout
+
+    # -- revisions ----------------------------------------------------------------------------
+
+    def is_shallow(self) -> bool:
+        return self.run("rev-parse", "--is-shallow-repository").strip() == "true"
+
+    def resolve(self, rev: str) -> str:
+        """The commit sha ``rev`` names; unknown or cut off by a shallow clone is a GitError."""
+        proc = subprocess.run(
+            ["git", "rev-parse", "--verify", "--quiet", "--end-of-options", rev],
+            cwd=self.root,
+            capture_output=True,
+            text=True,
+        )
+        if proc.returncode == 0:
+            # peel a tag to its commit; ":/message" syntax forbids appending ^{commit} to it
+            sha = proc.stdout.strip()
+            peeled = subprocess.run(
+                ["git", "rev-parse", "--verify", "--quiet", f"{sha}^{{commit}}"],
+                cwd=self.root,
+                capture_output=True,
+                text=True,
+            )
+            if peeled.returncode == 0:
+                return peeled.stdout.strip()
+            kind = self._raw("cat-file", "-t", sha)
+            if kind.returncode == 0:  # else: a full sha git does not hold (a shallow clone)
+                raise GitError(f"revision {rev!r} names a {kind.stdout.strip()}, not a commit")
+        if rev == "HEAD":
+            raise GitError("the repository has no commits yet; commit the trusted state first")
+        if self.is_shallow():
+            raise GitError(
+                f"revision {rev!r} is not in this shallow clone; fetch the history it needs "
+                "(git fetch --unshallow, or fetch-depth: 0 in actions/checkout)"
+            )
+        raise GitError(f"unknown revision {rev!r}: no such commit, branch or tag in {self.root}")
+
+    def branch(self) -> str | None:
+        """The checked-out branch, or None when HEAD is detached."""
+        proc = subprocess.run(
+            ["git", "symbolic-ref", "--quiet", "--short", "HEAD"],
+            cwd=self.root,
+            capture_output=True,
+            text=True,
+        )
+        return proc.stdout.strip() if proc.returncode == 0 else None
+
+    def upstream_base(self) -> str:
+        """The default base of a review: where the current branch forks from its upstream.
+
+        This is where a detached HEAD matters: without a branch there is no
+        upstream to compare against, so the user must name the range.
+        """
+        branch = self.branch()
+        if branch is None:
+            raise GitError(
+                "HEAD is detached (no branch checked out), so there is no upstream to compare "
+                "against; name the range: lockstep review BASE..HEAD"
+            )
+        proc = subprocess.run(
+            ["git", "rev-parse", "--verify", "--quiet", "@{upstream}"],
+            cwd=self.root,
+            capture_output=True,
+            text=True,
+        )
+        if proc.returncode != 0:
+            raise GitError(
+                f"branch {branch!r} has no upstream; name the range: lockstep review BASE..HEAD"
+            )
+        return self.run("merge-base", "HEAD", proc.stdout.strip()).strip()
+
+    def commits(self, base: str, head: str) -> list[str]:
+        """The commits in ``base..head``, oldest first."""
+        return self.run("rev-list", "--reverse", f"{base}..{head}").split()
+
+    def short(self, sha: str) -> str:
+        return sha[:10]
+
+    def parent(self, sha: str) -> str | None:
+        out = self.run("rev-list", "--parents", "-n", "1", sha).split()
+        return out[1] if len(out) > 1 else None
+
+    # -- what changed -------------------------------------------------------------------------
+
+    def _diff_args(self, base: str, head: Head) -> list[str]:
+        if head is Side.INDEX:
+            return ["--cached", base]
+        if head is Side.WORKTREE:
+            return [base]
+        return [base, head]
+
+    def changed_files(self, base: str, head: Head) -> list[str]:
+        """Repository-relative paths (POSIX) that differ between ``base`` and ``head``.
+
+        Renames count as a deletion and an addition, so both paths are judged.
+        """
+        out = self.run("diff", "--name-only", "--no-renames", "-z", *self._diff_args(base, head))
+        paths = [p for p in out.split("\0") if p]
+        if head is Side.WORKTREE:
+            paths += self.untracked()
+        return sorted(set(paths))
+
+    def untracked(self) -> list[str]:
+        out = self.run("ls-files", "--others", "--exclude-standard", "-z")
+        return [p for p in out.split("\0") if p]
+
+    def commit_files(self, sha: str) -> list[str]:
+        """The paths one commit changes against its first parent (or all, for a root commit)."""
+        parent = self.parent(sha)
+        if parent is None:
+            out = self.run("diff-tree", "--root", "-r", "--no-commit-id", "--name-only", "-z", sha)
+        else:
+            out = self.run("diff", "--name-only", "--no-renames", "-z", parent, sha)
+        return sorted({p for p in out.split("\0") if p})
+
+    def changed_lines(self, base: str, head: Head, paths: Sequence[str]) -> dict[str, int]:
+        """Lines each change touches, per path.
+
+        A hunk that replaces ``r`` lines by ``a`` lines touches ``max(r, a)``:
+        an edited line counts once, a pure addition or deletion counts each
+        line.  Blank lines do not count (spacing carries no behaviour).  An
+        untracked file counts all its non-blank lines.
+        """
+        if not paths:
+            return {}
+        counts: dict[str, int] = dict.fromkeys(paths, 0)
+        out = self.run(
+            "diff",
+            "-U0",
+            "--no-renames",
+            "--no-color",
+            "--no-ext-diff",
+            *self._diff_args(base, head),
+            "--",
+            *paths,
+        )
+        old_name: str | None = None
+        current: str | None = None
+        minus = plus = 0  # content lines still expected in the current hunk
+        removed = added = 0  # non-blank lines seen in the current hunk
+
+        def flush() -> None:
+            nonlocal removed, added
+            if current is not None:
+                counts[current] = counts.get(current, 0) + max(removed, added)
+            removed = added = 0
+
+        for line in out.splitlines():
+            if minus and line.startswith("-"):
+                minus -= 1
+                removed += bool(line[1:].strip())
+            elif plus and line.startswith("+"):
+                plus -= 1
+                added += bool(line[1:].strip())
+            elif line.startswith("diff --git"):
+                flush()
+                old_name = current = None
+            elif line.startswith("--- "):
+                old_name = line[6:] if line.startswith("--- a/") else None
+            elif line.startswith("+++ "):
+                current = line[6:] if line.startswith("+++ b/") else old_name
+            elif m := _HUNK.match(line):
+                flush()
+                minus = 1 if m.group(1) is None else int(m.group(1))
+                plus = 1 if m.group(2) is None else int(m.group(2))
+        flush()
+        if head is Side.WORKTREE:
+            for path in set(self.untracked()) & set(paths):
+                data = self.read(path, Side.WORKTREE) or b""
+                counts[path] = sum(1 for ln in data.splitlines() if ln.strip())
+        return counts
+
+    def read(self, path: str, at: Head) -> bytes | None:
+        """A file's bytes at a commit, in the index or on disk; None where it does not exist."""
+        if at is Side.WORKTREE:
+            try:
+                return (self.root / path).read_bytes()
+            except (FileNotFoundError, IsADirectoryError):
+                return None
+        spec = f":{path}" if at is Side.INDEX else f"{at}:{path}"
+        proc = subprocess.run(["git", "show", spec], cwd=self.root, capture_output=True)
+        return proc.stdout if proc.returncode == 0 else None
+
+    # -- the working tree ---------------------------------------------------------------------
+
+    def tracked_dirty(self) -> list[str]:
+        """Tracked files whose content differs from HEAD (staged or not)."""
+        out = self.run("diff", "--name-only", "-z", "HEAD")
+        return [p for p in out.split("\0") if p]
+
+    def worktree_patch(self) -> bytes:
+        """A binary patch of every change against HEAD, untracked files included.
+
+        ``git apply`` of this patch on a clean checkout of HEAD gives back the
+        working tree exactly, which is what makes a revert safe.
+        """
+        patch = self.run_bytes("diff", "--binary", "--no-color", "--no-ext-diff", "HEAD")
+        for path in self.untracked():
+            proc = subprocess.run(
+                ["git", "diff", "--binary", "--no-color", "--no-index", "--", "/dev/null", path],
+                cwd=self.root,
+                capture_output=True,
+            )
+            if proc.returncode not in (0, 1):
+                raise GitError(f"git diff failed for untracked file {path}")
+            patch += proc.stdout
+        return patch
+
+    def check_reverse(self, patch_file: Path) -> bool:
+        """Whether ``patch_file`` reverses cleanly against the working tree (so it is complete)."""
+        proc = subprocess.run(
+            ["git", "apply", "--check", "--reverse", str(patch_file)],
+            cwd=self.root,
+            capture_output=True,
+        )
+        return proc.returncode == 0
+
+    def restore_head(self, untracked: Sequence[str]) -> None:
+        """Make the working tree and index equal HEAD again and remove ``untracked`` files."""
+        self.run("restore", "--source=HEAD", "--staged", "--worktree", "--", ":/")
+        for path in untracked:
+            (self.root / path).unlink(missing_ok=True)
+
+    def git_dir(self) -> Path:
+        return Path(self.run("rev-parse", "--absolute-git-dir").strip())

@@ -1,0 +1,73 @@
+"""The guard: an oracle and the code it judges never change in the same change.
+
+If a patch edits production code *and* re-records the oracle (or loosens a
+rule, or drops a fixture), replay going green proves nothing: the judge was
+changed to fit the defendant.  Re-recording is legitimate only on its own, in
+a change a reviewer can read as "the expected behaviour changed".
+
+Three views of "one change": the staged files (a pre-commit hook), the working
+tree against HEAD (a developer's check), and each commit of ``BASE..HEAD`` (CI):
+there, an oracle commit is fine as long as no production file rides along.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from lockstep.config import Project
+from lockstep.gates.git import Change, Git, Side
+from lockstep.gates.scope import Scope, Sides
+
+
+@dataclass(frozen=True)
+class GuardFinding:
+    """One change (a commit, the index or the working tree) and how its files split."""
+
+    where: str
+    sides: Sides
+
+
+@dataclass(frozen=True)
+class GuardReport:
+    label: str
+    findings: tuple[GuardFinding, ...]
+    """Every change examined, clean ones included."""
+
+    @property
+    def violations(self) -> tuple[GuardFinding, ...]:
+        return tuple(f for f in self.findings if f.sides.mixed)
+
+    @property
+    def ok(self) -> bool:
+        return not self.violations
+
+    @property
+    def oracle_only(self) -> tuple[GuardFinding, ...]:
+        return tuple(f for f in self.findings if f.sides.oracle and not f.sides.production)
+
+
+def local_change(git: Git, *, staged: bool) -> Change:
+    """The developer's pending change: the index, or the whole working tree, against HEAD."""
+    head = git.resolve("HEAD")
+    if staged:
+        return Change(head, Side.INDEX, "staged changes")
+    return Change(head, Side.WORKTREE, "working tree")
+
+
+def guard_change(project: Project, git: Git, change: Change) -> GuardReport:
+    """Judge one change as a whole (the index or the working tree against HEAD)."""
+    scope = Scope(project, git)
+    files = git.changed_files(change.base, change.head)
+    finding = GuardFinding(change.label, scope.split(files, change.base, change.head))
+    return GuardReport(change.label, (finding,))
+
+
+def guard_commits(project: Project, git: Git, base: str, head: str, label: str) -> GuardReport:
+    """Judge each commit of ``base..head`` on its own (CI)."""
+    scope = Scope(project, git)
+    findings: list[GuardFinding] = []
+    for sha in git.commits(base, head):
+        parent = git.parent(sha) or base
+        sides = scope.split(git.commit_files(sha), parent, sha)
+        findings.append(GuardFinding(f"commit {git.short(sha)}", sides))
+    return GuardReport(label, tuple(findings))

@@ -1,0 +1,117 @@
+"""Replay every configured oracle and sum up the verdicts, for the review and the step loop.
+
+Whatever kinds are configured are replayed through the one
+:class:`~lockstep.oracles.OracleKind` protocol, so this module grows with
+lockstep without change.  No oracle configured is not green: nothing would
+prove the behaviour unchanged, so the gates fail closed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from lockstep.config import Project, load_project
+from lockstep.errors import LockstepError
+from lockstep.gates.git import Git
+from lockstep.model import ReplayOptions
+from lockstep.oracles import kind_of
+
+
+@dataclass(frozen=True)
+class OracleReplay:
+    """One oracle's replay: how many cases passed, which did not, or why it could not run."""
+
+    oracle: str
+    kind: str
+    passed: int
+    failed: tuple[str, ...]
+    """``case-id (status)`` of every case that did not pass."""
+    error: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed and not self.error
+
+    def __str__(self) -> str:
+        if self.error:
+            return f"{self.oracle} ({self.kind}): could not replay: {self.error}"
+        total = self.passed + len(self.failed)
+        if self.ok:
+            return f"{self.oracle} ({self.kind}): {self.passed}/{total} cases replay green"
+        shown = ", ".join(self.failed[:5]) + (" …" if len(self.failed) > 5 else "")
+        return f"{self.oracle} ({self.kind}): {len(self.failed)} of {total} cases red: {shown}"
+
+
+@dataclass(frozen=True)
+class ReplaySummary:
+    oracles: tuple[OracleReplay, ...]
+
+    @property
+    def configured(self) -> bool:
+        return bool(self.oracles)
+
+    @property
+    def ok(self) -> bool:
+        return self.configured and all(o.ok for o in self.oracles)
+
+    def evidence(self) -> tuple[str, ...]:
+        if not self.configured:
+            return ("no oracles configured: nothing proves the behaviour is unchanged",)
+        return tuple(str(o) for o in self.oracles)
+
+
+def replay_all(project: Project, options: ReplayOptions | None = None) -> ReplaySummary:
+    """Replay every configured oracle; an oracle that cannot run is red with its reason."""
+    options = options or ReplayOptions()
+    results: list[OracleReplay] = []
+    for spec in project.oracles():
+        try:
+            kind = kind_of(spec)
+        except ImportError:
+            results.append(
+                OracleReplay(spec.name, spec.kind, 0, (), f"oracle kind {spec.kind!r} unavailable")
+            )
+            continue
+        passed = 0
+        failed: list[str] = []
+        # a target that prints must not garble a report written to stdout (--format md)
+        try:
+            with contextlib.redirect_stdout(sys.stderr):
+                for outcome in kind.replay(project, spec, options):
+                    if outcome.ok:
+                        passed += 1
+                    else:
+                        failed.append(f"{outcome.case_id} ({outcome.status.value})")
+        except LockstepError as e:
+            results.append(OracleReplay(spec.name, spec.kind, passed, tuple(failed), str(e)))
+            continue
+        results.append(OracleReplay(spec.name, spec.kind, passed, tuple(failed)))
+    return ReplaySummary(tuple(results))
+
+
+@contextlib.contextmanager
+def project_at(project: Project, git: Git, sha: str) -> Iterator[Project]:
+    """The project as it is at commit ``sha``.
+
+    When ``sha`` is the checked-out HEAD and no tracked file differs, that is
+    the project on disk; otherwise a temporary ``git worktree`` of ``sha`` is
+    made (and removed), so reviewing an older range never touches the user's
+    working tree.
+    """
+    if sha == git.resolve("HEAD") and not git.tracked_dirty():
+        yield project
+        return
+    rel = project.config_path.resolve().relative_to(git.root.resolve())
+    with tempfile.TemporaryDirectory(prefix="lockstep-review-") as tmp:
+        tree = Path(tmp) / "head"
+        git.run("worktree", "add", "--detach", "--quiet", str(tree), sha)
+        try:
+            yield load_project(config_path=tree / rel)
+        finally:
+            with contextlib.suppress(LockstepError):
+                git.run("worktree", "remove", "--force", str(tree))

@@ -1,0 +1,206 @@
+"""The review: the decision table a reviewer of a refactor fills in by hand, made of checks.
+
+Each row passes or fails with its evidence (file:line, the old and new
+signature, the read that appeared), and the table fails if any row fails.
+The rows:
+
+1. every oracle replays green at HEAD (no oracle configured is a *fail*: the
+   review fails closed when nothing proves the behaviour unchanged);
+2. oracle files unchanged, or changed alone in their own commit;
+3. public signatures unchanged;
+4. one seam: at most ``[gates] seam_limit`` new functions, classes or modules;
+5. no new reads of the clock, randomness, environment, network, locale or time zone;
+6. logging and printing unchanged;
+7. within the change budget for the fan-in of the module under change.
+
+A file that does not parse at BASE or HEAD fails the rows that read code,
+naming the file and line, instead of stopping the review.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Final
+
+from lockstep.config import Project
+from lockstep.errors import LockstepError, UsageError
+from lockstep.gates.budget import check_budget
+from lockstep.gates.code_changes import CodeChanges, code_changes
+from lockstep.gates.git import Change, Git
+from lockstep.gates.guard import guard_commits
+from lockstep.gates.replay_all import project_at, replay_all
+from lockstep.model import ReplayOptions
+
+MAX_EVIDENCE: Final = 12
+
+
+class Verdict(StrEnum):
+    PASS = "pass"
+    FAIL = "fail"
+
+
+@dataclass(frozen=True)
+class Row:
+    check: str
+    verdict: Verdict
+    evidence: tuple[str, ...]
+
+    @property
+    def ok(self) -> bool:
+        return self.verdict is Verdict.PASS
+
+
+@dataclass(frozen=True)
+class Review:
+    range_label: str
+    base: str
+    head: str
+    commits: int
+    rows: tuple[Row, ...]
+
+    @property
+    def ok(self) -> bool:
+        return all(r.ok for r in self.rows)
+
+
+def parse_range(git: Git, text: str | None) -> Change:
+    """``BASE..HEAD``, ``BASE...HEAD`` (from their merge base), ``BASE`` (to HEAD), or none:
+    the current branch against its upstream."""
+    if text is None:
+        base = git.upstream_base()
+        return Change(base, git.resolve("HEAD"), f"{git.short(base)}..HEAD")
+    if "..." in text:
+        left, _, right = text.partition("...")
+        head = git.resolve(right or "HEAD")
+        base = git.run("merge-base", git.resolve(left or "HEAD"), head).strip()
+        return Change(base, head, text)
+    left, sep, right = text.partition("..")
+    if sep and not left:
+        raise UsageError(f"range {text!r}: name the base, as in BASE..HEAD")
+    base = git.resolve(left)
+    head = git.resolve(right or "HEAD") if sep else git.resolve("HEAD")
+    return Change(base, head, text if sep else f"{text}..HEAD")
+
+
+def _row(check: str, failures: list[str] | tuple[str, ...], passing: str) -> Row:
+    if failures:
+        return Row(check, Verdict.FAIL, _cap(failures))
+    return Row(check, Verdict.PASS, (passing,))
+
+
+def _cap(lines: list[str] | tuple[str, ...]) -> tuple[str, ...]:
+    if len(lines) <= MAX_EVIDENCE:
+        return tuple(lines)
+    return (*lines[:MAX_EVIDENCE], f"… and {len(lines) - MAX_EVIDENCE} more")
+
+
+def _code_rows(project: Project, code: CodeChanges) -> list[Row]:
+    broken = [str(f) for f in code.parse_failures]
+    limit = project.config.gates.seam_limit
+    seams = [str(d) for d in code.new_definitions]
+    seam_fail = broken + (
+        [f"{len(seams)} new definitions, limit {limit}:", *seams] if len(seams) > limit else []
+    )
+    seam_pass = (
+        f"{len(seams)} new (limit {limit}): " + "; ".join(seams)
+        if seams
+        else f"no new function, class or module (limit {limit})"
+    )
+    scanned = f"{len(code.files)} changed production file(s) compared"
+    return [
+        _row(
+            "public signatures unchanged",
+            broken + [str(s) for s in code.signature_changes],
+            f"{scanned}; no public signature changed",
+        ),
+        _row("one seam", seam_fail, seam_pass),
+        _row(
+            "no new reads (clock, randomness, environment, network, locale, time zone)",
+            broken + [f"new read {r}" for r in code.new_reads],
+            f"{scanned}; no new read",
+        ),
+        _row(
+            "logging and printing unchanged",
+            broken + [str(o) for o in code.output_changes],
+            f"{scanned}; print/logging/stdout/stderr calls unchanged",
+        ),
+    ]
+
+
+def review(
+    project: Project, git: Git, change: Change, options: ReplayOptions | None = None
+) -> Review:
+    """Fill in the decision table for ``change`` (``base`` and ``head`` are commits)."""
+    assert isinstance(change.head, str)
+    head = change.head
+    commits = git.commits(change.base, head)
+    rows: list[Row] = []
+
+    with project_at(project, git, head) as at_head:
+        summary = replay_all(at_head, options)
+    rows.append(
+        Row(
+            "every oracle replays green at HEAD",
+            Verdict.PASS if summary.ok else Verdict.FAIL,
+            _cap(summary.evidence()),
+        )
+    )
+
+    guard = guard_commits(project, git, change.base, head, change.label)
+    mixed = [
+        f"{f.where} changes oracle files ({', '.join(t.path for t in f.sides.oracle)}) "
+        f"together with production code ({', '.join(f.sides.production)})"
+        for f in guard.violations
+    ]
+    alone = [f.where for f in guard.oracle_only]
+    rows.append(
+        _row(
+            "oracle files unchanged (or changed alone, in their own commit)",
+            mixed,
+            f"oracle files changed alone in {', '.join(alone)}"
+            if alone
+            else "no oracle file changed",
+        )
+    )
+
+    rows += _code_rows(project, code_changes(project, git, change))
+
+    try:
+        budget = check_budget(project, git, change)
+    except LockstepError as e:
+        rows.append(Row("within budget", Verdict.FAIL, (str(e),)))
+    else:
+        detail = [
+            f"{m.module}: fan-in {m.fan_in} → {m.allowed} lines allowed" for m in budget.modules
+        ]
+        rows.append(
+            Row(
+                "within budget",
+                Verdict.PASS if budget.ok else Verdict.FAIL,
+                _cap([budget.summary(), *detail]),
+            )
+        )
+    return Review(change.label, change.base, head, len(commits), tuple(rows))
+
+
+def _md_cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def to_markdown(result: Review) -> str:
+    """The table as GitHub-flavoured Markdown, to paste into a pull request."""
+    verdict = "passes" if result.ok else "FAILS"
+    lines = [
+        f"### lockstep review `{result.range_label}`: {verdict}",
+        "",
+        f"{result.commits} commit(s), `{result.base[:10]}..{result.head[:10]}`",
+        "",
+        "| check | verdict | evidence |",
+        "|---|---|---|",
+    ]
+    for row in result.rows:
+        mark = "✅ pass" if row.ok else "❌ **fail**"
+        evidence = "<br>".join(_md_cell(e) for e in row.evidence)
+        lines.append(f"| {_md_cell(row.check)} | {mark} | {evidence} |")
+    return "\n".join(lines) + "\n"

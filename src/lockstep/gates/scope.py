@@ -1,0 +1,166 @@
+"""Which side of the line a changed file is on: the oracle's evidence, or production code.
+
+The guard and the review both ask it.  *Oracle side*: everything under the
+oracle folder (locks, ledgers, tapes, pins, blobs), the fixture and cases
+files the oracles name, and the oracle and ``[[rule]]`` tables of the
+configuration — changing a rule or a fixture re-records the oracle as surely
+as editing its lock.  *Production*: the ``[gates] production`` globs minus
+``exclude``, relative to the project root.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cache
+from pathlib import PurePosixPath
+from typing import Any, Final
+
+from lockstep.config import CorpusSpec, PinsSpec, Project
+from lockstep.gates.git import Git, Head
+
+_ORACLE_TABLES: Final = ("corpus", "ledger", "pins", "tape", "rule")
+
+
+@cache
+def glob_regex(pattern: str) -> re.Pattern[str]:
+    """A path glob as a regex: ``*`` and ``?`` stay inside one folder, ``**/`` spans folders.
+
+    ``**/*.py`` matches ``a.py`` as well as ``a/b/c.py`` (zero or more folders).
+    """
+    out: list[str] = []
+    i = 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return re.compile("".join(out) + r"\Z")
+
+
+def matches(path: str, patterns: Iterable[str]) -> bool:
+    return any(glob_regex(p).match(path) for p in patterns)
+
+
+@dataclass(frozen=True)
+class OracleTouch:
+    """One oracle-side path a change touches, and why it counts as the oracle's."""
+
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Sides:
+    """A change's files, split: the oracle's evidence and production code."""
+
+    oracle: tuple[OracleTouch, ...]
+    production: tuple[str, ...]
+
+    @property
+    def mixed(self) -> bool:
+        return bool(self.oracle) and bool(self.production)
+
+
+class Scope:
+    """Classifies repository paths for one project inside one git repository."""
+
+    def __init__(self, project: Project, git: Git) -> None:
+        self.project = project
+        self.git = git
+        root = project.root.resolve()
+        repo = git.root.resolve()
+        try:
+            rel = root.relative_to(repo).as_posix()
+        except ValueError:
+            rel = ""
+        self.prefix = "" if rel in ("", ".") else rel + "/"
+        self.oracle_dir = self._project_rel(project.oracle_dir) + "/"
+        self.config_path = self.prefix + project.config_path.resolve().relative_to(root).as_posix()
+        gates = project.config.gates
+        self.production_globs = tuple(gates.production)
+        self.exclude_globs = tuple(gates.exclude)
+        named: list[tuple[str, str]] = []
+        for spec in project.oracles():
+            if isinstance(spec, CorpusSpec):
+                named.append((spec.fixtures, f"fixtures of corpus {spec.name!r}"))
+            elif isinstance(spec, PinsSpec):
+                named.append((spec.cases, f"cases of pins {spec.name!r}"))
+        self.named_inputs = tuple(named)
+
+    def _project_rel(self, path: Any) -> str:
+        return PurePosixPath(path.resolve().relative_to(self.project.root.resolve())).as_posix()
+
+    def in_project(self, repo_path: str) -> str | None:
+        """``repo_path`` relative to the project root, or None when outside the project."""
+        if not repo_path.startswith(self.prefix):
+            return None
+        return repo_path[len(self.prefix) :]
+
+    def oracle_reason(self, repo_path: str) -> str | None:
+        """Why a path is oracle evidence, or None (config tables are judged separately)."""
+        rel = self.in_project(repo_path)
+        if rel is None:
+            return None
+        if rel.startswith(self.oracle_dir):
+            return "oracle file"
+        for pattern, reason in self.named_inputs:
+            if matches(rel, (pattern,)):
+                return reason
+        return None
+
+    def is_production(self, repo_path: str) -> bool:
+        rel = self.in_project(repo_path)
+        if rel is None or self.oracle_reason(repo_path) is not None:
+            return False
+        return matches(rel, self.production_globs) and not matches(rel, self.exclude_globs)
+
+    def config_tables_changed(self, base: str, head: Head) -> list[str]:
+        """The oracle and ``[[rule]]`` tables that differ between ``base`` and ``head``."""
+        before = _oracle_tables(self.git.read(self.config_path, base), self.config_path)
+        after = _oracle_tables(self.git.read(self.config_path, head), self.config_path)
+        return [t for t in _ORACLE_TABLES if before.get(t) != after.get(t)]
+
+    def split(self, paths: Iterable[str], base: str, head: Head) -> Sides:
+        """Split the changed ``paths`` of ``base``→``head`` into oracle and production sides."""
+        oracle: list[OracleTouch] = []
+        production: list[str] = []
+        for path in sorted(paths):
+            reason = self.oracle_reason(path)
+            if reason is not None:
+                oracle.append(OracleTouch(path, reason))
+            elif path == self.config_path:
+                tables = self.config_tables_changed(base, head)
+                if tables:
+                    names = ", ".join(f"[[{t}]]" for t in tables)
+                    oracle.append(OracleTouch(path, f"config tables {names}"))
+            elif self.is_production(path):
+                production.append(path)
+        return Sides(tuple(oracle), tuple(production))
+
+
+def _oracle_tables(data: bytes | None, name: str) -> dict[str, Any]:
+    """The oracle and rule tables of a config file's text (empty when absent or unreadable)."""
+    if data is None:
+        return {}
+    try:
+        parsed = tomllib.loads(data.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError):
+        return {"<unparsable>": data}
+    if name.endswith("pyproject.toml"):
+        tool = parsed.get("tool", {})
+        parsed = tool.get("lockstep", {}) if isinstance(tool, dict) else {}
+    return {k: parsed.get(k) for k in _ORACLE_TABLES if k in parsed}
