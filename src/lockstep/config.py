@@ -256,6 +256,8 @@ def parse_config(raw: dict[str, Any], source: str) -> Config:
     except msgspec.ValidationError as e:
         key_hint = "tool.lockstep." if source == PYPROJECT else ""
         message = _format_validation(e)
+        if key_hint and message.startswith("lockstep."):
+            message = message.removeprefix("lockstep.")  # settings sit directly in [tool.lockstep]
         raise ConfigError(f"{source}: {key_hint}{message}") from None
     _check_consistency(config, source)
     return config

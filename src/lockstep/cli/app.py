@@ -6,6 +6,7 @@ one line on stderr and exit 2; click's own usage errors are exit 2 as well.
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 from collections.abc import Callable
@@ -42,8 +43,34 @@ def fail_usage(message: str) -> NoReturn:
     sys.exit(EXIT_USAGE)
 
 
+COMMAND_MODULES: dict[str, str] = {
+    "record": "lockstep.cli.oracle_commands",
+    "replay": "lockstep.cli.oracle_commands",
+    "diff": "lockstep.cli.oracle_commands",
+    "status": "lockstep.cli.oracle_commands",
+    "probe": "lockstep.cli.probe_command",
+    "accept": "lockstep.cli.tape_commands",
+    "guard": "lockstep.cli.gate_commands",
+    "budget": "lockstep.cli.gate_commands",
+    "review": "lockstep.cli.gate_commands",
+    "step": "lockstep.cli.gate_commands",
+    "brief": "lockstep.cli.gate_commands",
+    "demo": "lockstep.cli.demo_command",
+}
+"""Which module defines each command.  Modules are imported only when their command
+runs (or for ``--help``), so ``lockstep replay`` never pays for the gates' imports."""
+
+
 class LockstepGroup(click.Group):
-    """A click group that turns user errors into one line and exit code 2."""
+    """A click group that loads commands lazily and turns user errors into one line, exit 2."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(self.commands) | set(COMMAND_MODULES))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in COMMAND_MODULES:
+            importlib.import_module(COMMAND_MODULES[cmd_name])  # its decorators register it
+        return self.commands.get(cmd_name)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
