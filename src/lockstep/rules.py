@@ -46,10 +46,22 @@ class Rule:
     record: RuleRecord
 
 
+def check_replacement(pattern: str, replace: str, flags: int = 0) -> None:
+    """Raise :class:`re.error` now if ``replace`` refers to a group ``pattern`` lacks.
+
+    Python parses a replacement template only when a match happens, so a bad
+    ``\\2`` would otherwise fail in the middle of a replay.  Matching the empty
+    alternative of ``(?:pattern)|`` gives a match object with the same groups,
+    which makes the template parse up front.
+    """
+    re.compile(f"(?:{pattern})|", flags).sub(replace, "", count=1)
+
+
 def _regex_rule(record: RuleRecord) -> Rule:
     flags = re.IGNORECASE if record.ignore_case else 0
     compiled = re.compile(record.pattern, flags)
     replace = record.replace
+    check_replacement(record.pattern, replace, flags)
 
     def apply(text: str) -> tuple[str, int]:
         return compiled.subn(replace, text)
@@ -178,7 +190,14 @@ def resolve_rules(names: Sequence[str], project: Project, *, where: str) -> Rule
     rules: list[Rule] = []
     for i, name in enumerate(names):
         if name in user:
-            rules.append(rule_from_spec(user[name]))
+            try:
+                rules.append(rule_from_spec(user[name]))
+            except re.error as e:
+                index = project.config.rule.index(user[name])
+                raise ConfigError(
+                    f"{project.config_name}: rule[{index}] ({name!r}): pattern or replace "
+                    f"does not compile: {e}"
+                ) from None
             continue
         builtin = builtin_rule(name)
         if builtin is None:
