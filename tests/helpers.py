@@ -51,7 +51,9 @@ def run_cli(
     )
 
 
-def run_pytest(*args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 300) -> Result:
+def run_pytest(
+    *args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 300
+) -> Result:
     """Run a real pytest subprocess in an example project."""
     full_env = dict(os.environ)
     full_env["PYTHONDONTWRITEBYTECODE"] = "1"

@@ -72,11 +72,11 @@ def same(a: Any, b: Any) -> bool:
                 return False
         return True
     if dataclasses.is_dataclass(a):
-        return all(
-            same(getattr(a, f.name), getattr(b, f.name)) for f in dataclasses.fields(a)
-        )
+        return all(same(getattr(a, f.name), getattr(b, f.name)) for f in dataclasses.fields(a))
     if isinstance(a, dt.datetime | dt.time):
-        return a == b and a.tzinfo == b.tzinfo and a.fold == b.fold and a.isoformat() == b.isoformat()
+        return (
+            a == b and a.tzinfo == b.tzinfo and a.fold == b.fold and a.isoformat() == b.isoformat()
+        )
     return bool(a == b)
 
 
@@ -86,7 +86,9 @@ floats = st.floats(allow_nan=True, allow_infinity=True)
 decimals = st.decimals(allow_nan=False, allow_infinity=False, places=None) | st.sampled_from(
     [Decimal("1.0"), Decimal("1.00"), Decimal("-0"), Decimal("1E+3"), Decimal("NaN")]
 )
-zones = st.sampled_from([None, dt.timezone.utc, dt.timezone(dt.timedelta(hours=-5)), zoneinfo.ZoneInfo("Europe/Paris")])
+zones = st.sampled_from(
+    [None, dt.UTC, dt.timezone(dt.timedelta(hours=-5)), zoneinfo.ZoneInfo("Europe/Paris")]
+)
 datetimes = st.builds(
     lambda d, tz, fold: d.replace(tzinfo=tz, fold=fold),
     st.datetimes(min_value=dt.datetime(1900, 1, 1), max_value=dt.datetime(2200, 1, 1)),
@@ -106,15 +108,24 @@ scalars = st.one_of(
     decimals,
     st.dates(),
     datetimes,
-    st.times(timezones=st.sampled_from([None, dt.timezone.utc])),
+    st.times(timezones=st.sampled_from([None, dt.UTC])),
     st.timedeltas(),
     st.uuids(),
-    st.sampled_from([pathlib.Path("a/b.txt"), pathlib.PurePosixPath("/x"), pathlib.PureWindowsPath("C:/y")]),
+    st.sampled_from(
+        [pathlib.Path("a/b.txt"), pathlib.PurePosixPath("/x"), pathlib.PureWindowsPath("C:/y")]
+    ),
     st.sampled_from(list(Color) + list(Level)),
     st.complex_numbers(allow_nan=False),
 )
 hashables = st.recursive(
-    st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=5), st.binary(max_size=4), st.uuids()),
+    st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(),
+        st.text(max_size=5),
+        st.binary(max_size=4),
+        st.uuids(),
+    ),
     lambda inner: st.tuples(inner, inner) | st.frozensets(inner, max_size=3),
     max_leaves=6,
 )

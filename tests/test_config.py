@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers import run_cli, write_files
 
+from helpers import run_cli, write_files
 from lockstep.config import load_project
 from lockstep.errors import ConfigError
 
@@ -52,12 +52,24 @@ def test_pyproject_tool_table(tmp_path: Path) -> None:
     [
         (CORPUS + 'fixture = "x"\n', "lockstep.toml: corpus[0].fixture: unknown key"),
         ('[lockstep]\ndirectory = "x"\n', "lockstep.toml: lockstep.directory: unknown key"),
-        ('[[corpus]]\nname = "rows"\nrender = "h:r"\n', "corpus[0].fixtures: required key is missing"),
-        ('[lockstep]\nstem_length = "long"\n', "lockstep.toml: lockstep.stem_length: Expected `int`"),
-        ('[[rule]]\nname = "r"\npattern = "(unclosed"\nreplace = ""\n', "rule[0].pattern: does not compile"),
+        (
+            '[[corpus]]\nname = "rows"\nrender = "h:r"\n',
+            "corpus[0].fixtures: required key is missing",
+        ),
+        (
+            '[lockstep]\nstem_length = "long"\n',
+            "lockstep.toml: lockstep.stem_length: Expected `int`",
+        ),
+        (
+            '[[rule]]\nname = "r"\npattern = "(unclosed"\nreplace = ""\n',
+            "rule[0].pattern: does not compile",
+        ),
         (CORPUS + CORPUS, "corpus[1].name: oracle name 'rows' is already used by corpus[0]"),
         ("[lockstep\n", "lockstep.toml: not valid TOML"),
-        ('[[corpus]]\nname = "a b"\nfixtures = "f"\nrender = "h:r"\n', "is not a valid oracle name"),
+        (
+            '[[corpus]]\nname = "a b"\nfixtures = "f"\nrender = "h:r"\n',
+            "is not a valid oracle name",
+        ),
     ],
 )
 def test_bad_config_names_file_and_key(tmp_path: Path, text: str, message: str) -> None:
@@ -69,7 +81,7 @@ def test_bad_config_names_file_and_key(tmp_path: Path, text: str, message: str) 
 
 
 def test_pyproject_errors_name_the_tool_table(tmp_path: Path) -> None:
-    write_files(tmp_path, {"pyproject.toml": '[tool.lockstep]\nbogus = 1\n'})
+    write_files(tmp_path, {"pyproject.toml": "[tool.lockstep]\nbogus = 1\n"})
     with pytest.raises(ConfigError, match=r"pyproject.toml: tool\.lockstep\.bogus: unknown key"):
         load_project(tmp_path)
 

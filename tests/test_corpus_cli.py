@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from helpers import Result, run_cli, run_pytest, snapshot_tree, write_files
 
 CONFIG = """
@@ -15,7 +16,7 @@ fixtures = "fixtures/rows/*.json"
 render = "legacy.harness:render"
 """
 
-TRANSFORM = '''
+TRANSFORM = """
 from decimal import Decimal, ROUND_HALF_UP
 
 
@@ -28,16 +29,16 @@ def transform_row(row):
         "total": str(total.quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)),
         "tags": tuple(row.get("tags", [])),
     }
-'''
+"""
 
-HARNESS = '''
+HARNESS = """
 import json
 from legacy.transform import transform_row
 
 
 def render(path):
     return transform_row(json.loads(path.read_text(encoding="utf-8")))
-'''
+"""
 
 
 def make_project(root: Path, *, config: str = CONFIG) -> Path:
@@ -93,7 +94,9 @@ def test_record_writes_a_sorted_versioned_lock_and_blobs(project: Path) -> None:
         assert blob.stat().st_size == entry["nbytes"]
     assert entries[3]["raised"] == {"exc_type": "ValueError", "exc_stem": "cannot price row row 4"}
     assert json.loads(
-        (project / "lockstep" / "blobs" / entries[1]["sha256"][:2] / entries[1]["sha256"][2:]).read_text()
+        (
+            project / "lockstep" / "blobs" / entries[1]["sha256"][:2] / entries[1]["sha256"][2:]
+        ).read_text()
     ) == {"name": "Zoë", "tags": {"$tuple": ["x"]}, "total": "0.13"}
 
 
@@ -155,7 +158,9 @@ def test_plain_record_over_an_oracle_refuses_and_names_the_modes(project: Path) 
     before = snapshot_tree(project)
     result = run_cli("record", "rows", cwd=project)
     assert result.code == 2
-    assert "--new-only" in result.stderr and "--force" in result.stderr and "--trim" in result.stderr
+    assert (
+        "--new-only" in result.stderr and "--force" in result.stderr and "--trim" in result.stderr
+    )
     assert snapshot_tree(project) == before
 
 
@@ -216,9 +221,16 @@ def test_parallel_replay_matches_serial(tmp_path: Path) -> None:
     for i in range(600):
         write_files(root, {f"fixtures/rows/n{i:04}.json": json.dumps({"price": str(i), "qty": 3})})
     assert run_cli("record", "rows", cwd=root).code == 0
-    edit(root, "legacy/transform.py", '* row.get("qty", 1)', '* row.get("qty", 1) + (total_bug := 0)')
+    edit(
+        root, "legacy/transform.py", '* row.get("qty", 1)', '* row.get("qty", 1) + (total_bug := 0)'
+    )
     assert run_cli("replay", "--jobs", "2", cwd=root).code == 0
-    edit(root, "legacy/transform.py", "+ (total_bug := 0)", "+ (1 if row.get('price') == '599' else 0)")
+    edit(
+        root,
+        "legacy/transform.py",
+        "+ (total_bug := 0)",
+        "+ (1 if row.get('price') == '599' else 0)",
+    )
     serial = run_cli("replay", "--jobs", "1", cwd=root)
     parallel = run_cli("replay", "--jobs", "2", cwd=root)
     assert serial.code == parallel.code == 1
@@ -296,13 +308,28 @@ def assert_refused(result: Result, *fragments: str) -> None:
 @pytest.mark.parametrize(
     ("config_edit", "fragments"),
     [
-        (("fixtures/rows/*.json", "nowhere/*.json"), ("corpus[0].fixtures", "folder 'nowhere' does not exist")),
-        (("fixtures/rows/*.json", "fixtures/rows/*.yaml"), ("corpus[0].fixtures", "matches no files")),
-        (("legacy.harness:render", "legacy.nothere:render"), ("corpus[0].render", "cannot import module 'legacy.nothere'")),
-        (("legacy.harness:render", "legacy.harness:renderer"), ("corpus[0].render", "has no attribute 'renderer'")),
+        (
+            ("fixtures/rows/*.json", "nowhere/*.json"),
+            ("corpus[0].fixtures", "folder 'nowhere' does not exist"),
+        ),
+        (
+            ("fixtures/rows/*.json", "fixtures/rows/*.yaml"),
+            ("corpus[0].fixtures", "matches no files"),
+        ),
+        (
+            ("legacy.harness:render", "legacy.nothere:render"),
+            ("corpus[0].render", "cannot import module 'legacy.nothere'"),
+        ),
+        (
+            ("legacy.harness:render", "legacy.harness:renderer"),
+            ("corpus[0].render", "has no attribute 'renderer'"),
+        ),
         (("legacy.harness:render", "legacy.harness:json"), ("corpus[0].render", "not a callable")),
         (("legacy.harness:render", "legacy.harness"), ("corpus[0].render", "pkg.module:function")),
-        (("fixtures/rows/*.json", "../outside/*.json"), ("corpus[0].fixtures", "escapes the project root")),
+        (
+            ("fixtures/rows/*.json", "../outside/*.json"),
+            ("corpus[0].fixtures", "escapes the project root"),
+        ),
     ],
 )
 def test_bad_configuration_is_refused_and_nothing_is_written(
@@ -320,7 +347,9 @@ def test_a_render_returning_an_unfreezable_value_is_refused(tmp_path: Path) -> N
     root = make_project(tmp_path / "proj")
     edit(root, "legacy/transform.py", '"tags": tuple(', '"conn": open(__file__), "tags": tuple(')
     before = snapshot_tree(root)
-    assert_refused(run_cli("record", "rows", cwd=root), "cannot be frozen", "render('a_basic.json')[\"conn\"]")
+    assert_refused(
+        run_cli("record", "rows", cwd=root), "cannot be frozen", "render('a_basic.json')[\"conn\"]"
+    )
     assert snapshot_tree(root) == before
 
 

@@ -138,4 +138,7 @@ def test_blob_store_is_content_addressed_and_verified(tmp_path: Path) -> None:
 
 
 def test_pretty_json_is_deterministic() -> None:
-    assert store.pretty_json({"b": [1], "a": "é"}) == '{\n  "a": "é",\n  "b": [\n    1\n  ]\n}\n'.encode()
+    assert (
+        store.pretty_json({"b": [1], "a": "é"})
+        == '{\n  "a": "é",\n  "b": [\n    1\n  ]\n}\n'.encode()
+    )

@@ -47,7 +47,7 @@ class _Table(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=Tr
     """Base of every config table: closed, immutable."""
 
 
-class Settings(_Table):
+class Settings(_Table, frozen=True):
     """The ``[lockstep]`` table."""
 
     dir: str = "lockstep"
@@ -58,7 +58,7 @@ class Settings(_Table):
     """Default worker processes for replay; 0 means one per core."""
 
 
-class CorpusSpec(_Table):
+class CorpusSpec(_Table, frozen=True):
     """A ``[[corpus]]`` oracle: fixture files → render callable → canonical bytes → lock."""
 
     name: str
@@ -74,7 +74,7 @@ class CorpusSpec(_Table):
     kind: Literal["corpus"] = "corpus"
 
 
-class LedgerSpec(_Table):
+class LedgerSpec(_Table, frozen=True):
     """A ``[[ledger]]`` oracle: a function's calls → outcomes."""
 
     name: str
@@ -90,7 +90,7 @@ class LedgerSpec(_Table):
     kind: Literal["ledger"] = "ledger"
 
 
-class PinsSpec(_Table):
+class PinsSpec(_Table, frozen=True):
     """A ``[[pins]]`` oracle: whole process runs → exit code, stdout, stderr."""
 
     name: str
@@ -107,7 +107,7 @@ class PinsSpec(_Table):
     kind: Literal["pins"] = "pins"
 
 
-class TapeSpec(_Table):
+class TapeSpec(_Table, frozen=True):
     """A ``[[tape]]`` oracle: the collaborator calls a driver makes, in order."""
 
     name: str
@@ -119,7 +119,7 @@ class TapeSpec(_Table):
     kind: Literal["tape"] = "tape"
 
 
-class RuleSpec(_Table):
+class RuleSpec(_Table, frozen=True):
     """A user ``[[rule]]``: a named regex replacement applied before hashing/comparing."""
 
     name: str
@@ -128,7 +128,7 @@ class RuleSpec(_Table):
     ignore_case: bool = False
 
 
-class GatesSpec(_Table):
+class GatesSpec(_Table, frozen=True):
     """The ``[gates]`` table: settings for guard, budget and review."""
 
     production: list[str] = msgspec.field(default_factory=lambda: ["**/*.py"])
@@ -151,7 +151,7 @@ class GatesSpec(_Table):
 OracleSpec = CorpusSpec | LedgerSpec | PinsSpec | TapeSpec
 
 
-class Config(_Table):
+class Config(_Table, frozen=True):
     """The whole configuration."""
 
     lockstep: Settings = Settings()
@@ -183,9 +183,7 @@ class Project:
         candidate = (self.root / rel).resolve()
         root = self.root.resolve()
         if candidate != root and root not in candidate.parents:
-            raise ConfigError(
-                f"{self.config_name}: {key}: path {rel!r} escapes the project root"
-            )
+            raise ConfigError(f"{self.config_name}: {key}: path {rel!r} escapes the project root")
         return candidate
 
     @property
@@ -286,9 +284,7 @@ def _check_consistency(config: Config, source: str) -> None:
         try:
             re.compile(rule.pattern)
         except re.error as e:
-            raise ConfigError(
-                f"{source}: rule[{i}].pattern: does not compile: {e}"
-            ) from None
+            raise ConfigError(f"{source}: rule[{i}].pattern: does not compile: {e}") from None
     if config.lockstep.stem_length < 1:
         raise ConfigError(f"{source}: lockstep.stem_length: must be at least 1")
 

@@ -104,7 +104,10 @@ def document_diff(
     exp_doc, act_doc = _as_json(expected), _as_json(actual)
     if exp_doc is not None and act_doc is not None:
         pretty = unified(
-            _pretty(exp_doc), _pretty(act_doc), label_expected=label_expected, label_actual=label_actual
+            _pretty(exp_doc),
+            _pretty(act_doc),
+            label_expected=label_expected,
+            label_actual=label_actual,
         )
         if pretty:
             return pretty

@@ -45,7 +45,7 @@ def resolve_object(spec: str, root: Path, *, where: str) -> Any:
     with root_on_path(root):
         try:
             obj: Any = importlib.import_module(module_name)
-        except Exception as e:  # noqa: BLE001 - any import-time failure is the user's to see
+        except Exception as e:
             raise TargetError(
                 f"{where}: cannot import module {module_name!r}: {type(e).__name__}: {e}"
             ) from None
@@ -53,7 +53,9 @@ def resolve_object(spec: str, root: Path, *, where: str) -> Any:
         try:
             obj = getattr(obj, part)
         except AttributeError:
-            raise TargetError(f"{where}: module {module_name!r} has no attribute {qualname!r}") from None
+            raise TargetError(
+                f"{where}: module {module_name!r} has no attribute {qualname!r}"
+            ) from None
     return obj
 
 

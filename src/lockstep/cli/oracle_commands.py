@@ -41,9 +41,21 @@ def _select(project: Project, names: tuple[str, ...]) -> list[OracleSpec]:
 
 @main.command()
 @click.argument("names", nargs=-1)
-@click.option("--new-only", "mode", flag_value=RecordMode.NEW_ONLY, help="Add cases the oracle does not know; keep the rest.")
-@click.option("--force", "mode", flag_value=RecordMode.FORCE, help="Re-record every case, reporting what changed.")
-@click.option("--trim", "mode", flag_value=RecordMode.TRIM, help="Drop entries whose input is gone.")
+@click.option(
+    "--new-only",
+    "mode",
+    flag_value=RecordMode.NEW_ONLY,
+    help="Add cases the oracle does not know; keep the rest.",
+)
+@click.option(
+    "--force",
+    "mode",
+    flag_value=RecordMode.FORCE,
+    help="Re-record every case, reporting what changed.",
+)
+@click.option(
+    "--trim", "mode", flag_value=RecordMode.TRIM, help="Drop entries whose input is gone."
+)
 @click.pass_context
 def record(ctx: click.Context, names: tuple[str, ...], mode: RecordMode | None) -> None:
     """Freeze today's behaviour into oracle files (all oracles, or NAMES).

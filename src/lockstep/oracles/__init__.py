@@ -31,9 +31,7 @@ class OracleKind(Protocol):
         """The committed file that holds this oracle."""
         ...
 
-    def record(
-        self, project: Project, spec: OracleSpec, mode: RecordMode, /
-    ) -> RecordReport:
+    def record(self, project: Project, spec: OracleSpec, mode: RecordMode, /) -> RecordReport:
         """Freeze today's behaviour; never half-writes, refuses a plain record over an oracle."""
         ...
 

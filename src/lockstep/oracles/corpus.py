@@ -162,7 +162,7 @@ class Renderer:
     def __call__(self, fixture_id: str, path: Path) -> Rendered:
         try:
             value = self.func(path)
-        except Exception as exc:  # noqa: BLE001 - a raising render is frozen behaviour
+        except Exception as exc:
             frozen = canon.freeze_exception(exc, stem_length=self.stem_length)
             text = f"raised {frozen.exc_type}: {frozen.exc_stem}\n"
             return Rendered(text.encode("utf-8"), frozen)
@@ -311,9 +311,7 @@ def record(project: Project, spec: OracleSpec, mode: RecordMode) -> RecordReport
 # ---------------------------------------------------------------- replay
 
 
-def _compare(
-    oracle: str, entry: Entry, rendered: Rendered, blobs: BlobStore
-) -> Outcome:
+def _compare(oracle: str, entry: Entry, rendered: Rendered, blobs: BlobStore) -> Outcome:
     actual_sha = sha256_hex(rendered.data)
     if actual_sha == entry.sha256:
         return Outcome(oracle, entry.id, Status.PASS)
@@ -324,7 +322,10 @@ def _compare(
         diff = "(the recorded document is not in the blob store; only hashes can be compared)\n"
     else:
         diff = document_diff(
-            expected, rendered.data, label_expected=f"{entry.id} (recorded)", label_actual=f"{entry.id} (now)"
+            expected,
+            rendered.data,
+            label_expected=f"{entry.id} (recorded)",
+            label_actual=f"{entry.id} (now)",
         )
     aspect = "exception" if (entry.raised or rendered.raised) else "output"
     return Outcome(oracle, entry.id, Status.DRIFT, (Drift(aspect, summary_exp, summary_act, diff),))
@@ -397,7 +398,8 @@ def _replay_parallel(
 ) -> Iterator[Outcome]:
     by_id = {entry.id: entry for entry, _ in todo}
     batches = [
-        [(entry.id, str(p)) for entry, p in todo[i : i + _CHUNK]] for i in range(0, len(todo), _CHUNK)
+        [(entry.id, str(p)) for entry, p in todo[i : i + _CHUNK]]
+        for i in range(0, len(todo), _CHUNK)
     ]
     init_args = (
         str(project.root),
@@ -406,7 +408,9 @@ def _replay_parallel(
         list(lock.rules),
         project.config.lockstep.stem_length,
     )
-    with ProcessPoolExecutor(max_workers=jobs, initializer=_worker_init, initargs=init_args) as pool:
+    with ProcessPoolExecutor(
+        max_workers=jobs, initializer=_worker_init, initargs=init_args
+    ) as pool:
         for results in pool.map(_worker_render, batches):
             for fixture_id, rendered in results:
                 yield _compare(corpus.name, by_id[fixture_id], rendered, blobs)
@@ -460,5 +464,7 @@ def status(project: Project, spec: OracleSpec) -> OracleStatus:
     except DataError as e:
         return OracleStatus(corpus.name, "corpus", path, True, False, 0, str(e))
     missing_blobs = sum(1 for e in lock.entries if not _blobs(project).has(e.sha256))
-    message = f"{missing_blobs} blobs missing (diffs will show hashes only)" if missing_blobs else ""
+    message = (
+        f"{missing_blobs} blobs missing (diffs will show hashes only)" if missing_blobs else ""
+    )
     return OracleStatus(corpus.name, "corpus", path, True, True, len(lock.entries), message)

@@ -6,12 +6,12 @@ from lockstep.demo.steps import Chapter, Commit, CopyIn, Run, Say
 
 CHAPTER = Chapter(
     title="corpus: a row transformer",
-    config='''
+    config="""
 [[corpus]]
 name = "transform"
 fixtures = "fixtures/transform/*.json"
 render = "transform.harness:render"
-''',
+""",
     steps=(
         Say(
             "transform/rows.py turns order rows into invoice lines: Decimal rounding, stacked "
