@@ -224,8 +224,9 @@ def signature_changes(recorded: list[Param], current: list[Param]) -> list[str]:
 
 
 def short_name(fn: str) -> str:
-    """``parse_amount`` for ``refs.messy:parse_amount``: how a call is written for a reader."""
-    return fn.rpartition(":")[2] or fn
+    """``parse_amount`` for ``refs.messy:parse_amount`` (``Cart.total`` for a method)."""
+    qualname = fn.rpartition(":")[2] or fn
+    return qualname.rpartition("<locals>.")[2]
 
 
 def _safe_repr(value: JSON) -> str:
