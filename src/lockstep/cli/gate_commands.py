@@ -10,7 +10,9 @@ from __future__ import annotations
 import sys
 
 import click
+from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from lockstep.cli.app import (
     EXIT_FAIL,
@@ -31,7 +33,7 @@ from lockstep.gates.step import save_and_restore, step
 
 
 def _print_guard(report: GuardReport) -> None:
-    out = console()
+    out = _plain()
     if not report.findings:
         out.print(f"guard: ok — {report.label}: no commits to check")
         return
@@ -56,6 +58,20 @@ def _print_guard(report: GuardReport) -> None:
         f"guard: ok — {report.label}: {production} production file(s), "
         f"{oracle} oracle file(s), never in the same change"
     )
+
+
+class _PlainConsole:
+    """The stdout console with markup off: paths, rules and evidence may hold brackets."""
+
+    def __init__(self) -> None:
+        self.console: Console = console()
+
+    def print(self, obj: object = "") -> None:
+        self.console.print(obj, markup=False, highlight=False)
+
+
+def _plain() -> _PlainConsole:
+    return _PlainConsole()
 
 
 @main.command()
@@ -91,7 +107,7 @@ def guard(ctx: click.Context, staged: bool, base: str | None) -> None:
 
 
 def _print_budget(report: BudgetReport) -> None:
-    out = console()
+    out = _plain()
     table = Table(title=f"change budget — {report.change}", title_justify="left")
     table.add_column("module under change")
     table.add_column("fan-in", justify="right")
@@ -99,7 +115,7 @@ def _print_budget(report: BudgetReport) -> None:
     table.add_column("imported by")
     for m in report.modules:
         shown = ", ".join(m.importers[:6]) + (" …" if len(m.importers) > 6 else "")
-        table.add_row(m.module, str(m.fan_in), str(m.allowed), shown or "-")
+        table.add_row(Text(m.module), str(m.fan_in), str(m.allowed), Text(shown or "-"))
     if report.modules:
         out.print(table)
     for path, n in sorted(report.lines.items()):
@@ -132,7 +148,7 @@ def budget(ctx: click.Context, target: str | None, base: str | None, staged: boo
 
 
 def _print_review(result: Review) -> None:
-    out = console()
+    out = _plain()
     table = Table(
         title=f"lockstep review {result.range_label} ({result.commits} commit(s))",
         title_justify="left",
@@ -142,12 +158,8 @@ def _print_review(result: Review) -> None:
     table.add_column("verdict")
     table.add_column("evidence", overflow="fold")
     for row in result.rows:
-        verdict = "[green]pass[/]" if row.ok else "[bold red]FAIL[/]"
-        table.add_row(
-            row.check,
-            verdict,
-            "\n".join(row.evidence),
-        )
+        verdict = Text("pass", style="green") if row.ok else Text("FAIL", style="bold red")
+        table.add_row(Text(row.check), verdict, Text("\n".join(row.evidence)))
     out.print(table)
     failed = [r.check for r in result.rows if not r.ok]
     out.print(
@@ -209,7 +221,7 @@ def step_command(ctx: click.Context, revert: bool, runs: int, jobs: int | None) 
     project = project_from(ctx)
     git = Git(project.root)
     result = step(project, git, runs=runs, options=replay_options(jobs, None))
-    out = console()
+    out = _plain()
     probe_bad = [line for line in result.probe.lines if not line.ok]
     out.print(f"probe:  {'ok' if result.probe.ok else 'NONDETERMINISTIC'} — {result.probe.note}")
     for line in probe_bad:

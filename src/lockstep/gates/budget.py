@@ -18,8 +18,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-import grimp
-
 from lockstep.config import Project
 from lockstep.errors import ConfigError, TargetError
 from lockstep.gates.git import Change, Git
@@ -141,6 +139,8 @@ class ImportGraph:
                 elif entry.suffix == ".py" and entry.stem.isidentifier():
                     singles.append(entry)
         if packages:
+            import grimp  # heavy; only the budget needs it
+
             with root_on_path(project.root):
                 try:
                     graph = grimp.build_graph(

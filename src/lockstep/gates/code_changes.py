@@ -134,17 +134,29 @@ def _new_definitions(
 
 
 def _new_reads(base: list[tuple[str, Read]], head: list[tuple[str, Read]]) -> list[Located]:
+    """Reads whose name occurs more often at HEAD than at BASE (across the change).
+
+    The evidence is the HEAD occurrences whose source line is not one BASE
+    already had, so an untouched old read is not blamed for a new one.
+    """
     before = Counter(r.name for _, r in base)
     after = Counter(r.name for _, r in head)
-    per_file_before = Counter((p, r.name) for p, r in base)
-    per_file_after = Counter((p, r.name) for p, r in head)
     out: list[Located] = []
     for name, count in sorted(after.items()):
-        if count <= before.get(name, 0):
+        extra = count - before.get(name, 0)
+        if extra <= 0:
             continue
+        old_lines = Counter((p, r.source) for p, r in base if r.name == name)
+        candidates: list[tuple[str, Read]] = []
         for path, read in head:
-            if read.name == name and per_file_after[(path, name)] > per_file_before[(path, name)]:
-                out.append(Located(path, read.line, f"{name} ({read.category}): {read.source}"))
+            if read.name != name:
+                continue
+            if old_lines[(path, read.source)] > 0:
+                old_lines[(path, read.source)] -= 1
+            else:
+                candidates.append((path, read))
+        shown = candidates or [(p, r) for p, r in head if r.name == name][-extra:]
+        out += [Located(p, r.line, f"{name} ({r.category}): {r.source}") for p, r in shown]
     return out
 
 
