@@ -11,7 +11,7 @@ import importlib
 
 from lockstep.demo.steps import Chapter
 
-ORDER: tuple[str, ...] = ("corpus", "ledger")
+ORDER: tuple[str, ...] = ("corpus", "ledger", "tape", "review")
 
 
 def chapters() -> list[Chapter]:
