@@ -92,7 +92,7 @@ def report_text(report: ProbeReport, jobs: int) -> Text:
             f"({report.target.timeout:g} s) and were killed\n",
             style="bold red",
         )
-    differences = report.differences()
+    differences = report.differences() if not (report.deterministic and report.rules) else ()
     if differences:
         stage = "after the rules" if not report.deterministic else "raw"
         text.append(f"  where the two most common variants differ ({stage}):\n")

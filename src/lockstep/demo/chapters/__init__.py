@@ -11,7 +11,7 @@ import importlib
 
 from lockstep.demo.steps import Chapter
 
-ORDER: tuple[str, ...] = ("corpus", "ledger", "tape", "review")
+ORDER: tuple[str, ...] = ("corpus", "ledger", "pins", "tape", "review")
 
 
 def chapters() -> list[Chapter]:
