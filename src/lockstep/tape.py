@@ -16,7 +16,9 @@ Three ways to put a collaborator on the tape:
 Each call becomes one :class:`Event`, in the order the calls *started*: the
 collaborator's name, its arguments frozen through the canonical codec (not
 ``repr``: timestamps and objects go through registered encoders), the outcome
-(the returned value, or the exception's type and message stem), and ``within``:
+(the returned value, or the exception's type and message stem; a returned
+generator or iterator is recorded as ``{"$lazy": "generator"}``, never
+consumed), and ``within``:
 the innermost spied call still open on the same thread.  ``within`` is what
 catches a change of evaluation *timing*: when an eager list becomes a generator,
 the same lookups happen, but inside a different caller, after its ``try`` has
@@ -82,6 +84,12 @@ class Event(
 
 _PLAIN: Final = frozenset({str, int, bool, type(None)})
 """Types whose canonical form is the value itself: the fast path for small arguments."""
+
+
+LAZY_TAG: Final = "$lazy"
+"""How a returned generator or iterator is recorded: its type name, never its items."""
+
+_KEEP_ITERATORS: Final = (str, bytes, bytearray, list, tuple, dict, set, frozenset)
 
 
 def _plain(value: Any) -> bool:
@@ -237,6 +245,10 @@ class Tape:
     def _freeze_result(self, name: str, value: Any) -> Any:
         if self._rules is None and (type(value) in _PLAIN or _plain(value)):
             return value
+        if isinstance(value, Iterator) and not isinstance(value, _KEEP_ITERATORS):
+            # A generator is not data, and consuming it would change the target's
+            # timing; that the call returned something lazy *is* the behaviour.
+            return {LAZY_TAG: type(value).__qualname__}
         return self._freeze(value, f"{name} result")
 
     def _call(

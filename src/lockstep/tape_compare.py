@@ -62,6 +62,8 @@ def _render_bytes(payload: Any, prefix: str = "") -> str:
 
 
 def _render_tag(tag: str, payload: Any) -> str:
+    if tag == "$lazy":
+        return f"<{payload}>"
     if tag == "$tuple":
         return _render_seq(payload, "(", ")", tuple_=True)
     if tag == "$set":
@@ -205,6 +207,13 @@ def _ordered(expected: Sequence[Event], actual: Sequence[Event]) -> list[str]:
     if want == got:
         return []
     lines: list[str] = []
+    if len(want) == len(got):
+        # Same length: calls were swapped or changed in place; position by position
+        # reads best ("call 3: expected X, got Y").
+        for number, (a, b, ka, kb) in enumerate(zip(expected, actual, want, got, strict=True), 1):
+            if ka != kb:
+                lines.append(_pair(number, a, b))
+        return lines + _call_count_lines(expected, actual)
     matcher = difflib.SequenceMatcher(None, want, got, autojunk=False)
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
         if op == "equal":
