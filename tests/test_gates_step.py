@@ -101,3 +101,29 @@ def test_brief_needs_a_target_it_can_find(git_repo: GitRepo) -> None:
     result = run_cli("brief", "make it nicer", cwd=repo.root)
     assert result.code == 2
     assert "--target" in result.stderr
+
+
+def test_step_probes_pinned_cases(git_repo: GitRepo) -> None:
+    repo = git_repo
+    repo.commit(
+        "legacy script",
+        {
+            "lockstep.toml": (
+                '[[pins]]\nname = "hello"\ncommand = ["python", "hello.py"]\ncases = "cases.toml"\n'
+            ),
+            "cases.toml": '[[case]]\nid = "one"\nargv = ["x"]\n',
+            "hello.py": "import sys\nprint('hi', sys.argv[1:])\n",
+        },
+    )
+    assert run_cli("record", "hello", cwd=repo.root).code == 0
+    repo.commit("freeze hello")
+    green = run_cli("step", cwd=repo.root)
+    assert green.code == 0, green.output
+    assert "probe:  ok — 1 pinned case(s) probed, 2 runs each" in green.stdout
+    (repo.root / "hello.py").write_text(
+        "import random, sys\nprint('hi', sys.argv[1:], random.random())\n"
+    )
+    red = run_cli("step", cwd=repo.root)
+    assert red.code == 1
+    assert "probe:  NONDETERMINISTIC" in red.stdout
+    assert "hello/one: 2 distinct outputs" in red.stdout
