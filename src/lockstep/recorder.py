@@ -78,7 +78,10 @@ def _immutable(value: Any) -> bool:
     if t in _IMMUTABLE:
         return True
     if t is tuple or t is frozenset:
-        return all(_immutable(v) for v in value)
+        for v in value:  # noqa: SIM110 - a plain loop: this runs on every recorded call
+            if type(v) not in _IMMUTABLE and not _immutable(v):
+                return False
+        return True
     return False
 
 
@@ -183,12 +186,12 @@ class TargetRecorder:
             return None
         mutable = False
         for a in args:
-            if not _immutable(a):
+            if type(a) not in _IMMUTABLE and not _immutable(a):
                 mutable = True
                 break
         if not mutable:
             for v in kwargs.values():
-                if not _immutable(v):
+                if type(v) not in _IMMUTABLE and not _immutable(v):
                     mutable = True
                     break
         return _Pending(index, args, kwargs, enc_args, enc_kwargs, mutable)

@@ -1,0 +1,242 @@
+"""Ledger benchmarks: recorder overhead, replay throughput against syrupy, replay memory.
+
+Prints figures; asserts nothing (the goals are in the issue, the figures go in RESULTS.md).
+
+    python bench/bench_ledger.py            # everything (a few minutes)
+    python bench/bench_ledger.py overhead   # one part: overhead | replay | memory
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from lockstep import record_io
+from lockstep.config import load_project
+from lockstep.ledger_format import ENCODER, FORMAT_VERSION, LedgerHeader, LedgerRow, signature_of
+from lockstep.model import ReplayOptions
+from lockstep.oracles import ledger
+
+CALLS = 20_000
+ROUNDS = 15
+
+
+# --------------------------------------------------------------------------- recorder overhead
+
+
+def trivial(n: int, blob: tuple[bytes, ...], *, flag: bool = False) -> int:
+    return n + len(blob) + flag
+
+
+def naive_json(fn: Callable[..., Any], sink: Any) -> Callable[..., Any]:
+    """What people write first: one json.dumps line per call, repr() for what JSON lacks."""
+
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        result = fn(*args, **kwargs)
+        row = {"args": args, "kwargs": kwargs, "result": result}
+        sink.write(json.dumps(row, default=repr) + "\n")
+        return result
+
+    return wrapper
+
+
+def orjson_untagged(fn: Callable[..., Any], sink: Any) -> Callable[..., Any]:
+    """The fast version: orjson, no type tags (a tuple and a list look alike)."""
+
+    def default(value: Any) -> Any:
+        if isinstance(value, bytes):
+            return value.decode("latin-1")
+        raise TypeError
+
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        result = fn(*args, **kwargs)
+        row = {"args": args, "kwargs": kwargs, "result": result}
+        sink.write(orjson.dumps(row, default=default) + b"\n")
+        return result
+
+    return wrapper
+
+
+def per_call_ns(fn: Callable[..., Any]) -> float:
+    """Median over ROUNDS of the mean per-call time of CALLS calls."""
+    blob = (b"\x00ab",)
+    samples = []
+    for _ in range(ROUNDS):
+        start = time.perf_counter_ns()
+        for i in range(CALLS):
+            fn(i % 500, blob, flag=True)
+        samples.append((time.perf_counter_ns() - start) / CALLS)
+    return statistics.median(samples)
+
+
+def bench_overhead() -> dict[str, float]:
+    with tempfile.TemporaryDirectory() as tmp:
+        recorded = record_io(trivial, ledger=Path(tmp) / "trivial.ledger.jsonl")
+        plain = per_call_ns(trivial)
+        with (
+            open(Path(tmp) / "naive.jsonl", "w") as text,
+            open(Path(tmp) / "orjson.jsonl", "wb") as raw,
+        ):
+            figures = {
+                "plain call": plain,
+                "naive json.dumps decorator": per_call_ns(naive_json(trivial, text)),
+                "orjson decorator (no type tags)": per_call_ns(orjson_untagged(trivial, raw)),
+                "lockstep record_io (strict canonical)": per_call_ns(recorded),
+            }
+        recorded.lockstep_flush()
+    print(f"Recorder overhead per call (median of {ROUNDS} x {CALLS:,} calls, 500 distinct inputs)")
+    for name, ns in figures.items():
+        added = "" if name == "plain call" else f"   added {(ns - plain) / 1000:6.2f} µs"
+        print(f"  {name:40s} {ns / 1000:6.2f} µs/call{added}")
+    return figures
+
+
+# --------------------------------------------------------------------------- replay throughput
+
+TARGET_MODULE = """
+def add(a, b):
+    return a + b
+"""
+
+
+def make_project(root: Path, rows: int) -> Path:
+    (root / "calc").mkdir(parents=True, exist_ok=True)
+    (root / "calc/__init__.py").write_text("")
+    (root / "calc/ops.py").write_text(TARGET_MODULE)
+    (root / "lockstep.toml").write_text('[[ledger]]\nname = "add"\ntarget = "calc.ops:add"\n')
+    sys.path.insert(0, str(root))
+    from calc.ops import add  # type: ignore[import-not-found]
+
+    header = LedgerHeader(
+        lockstep_ledger=FORMAT_VERSION, fn="calc.ops:add", signature=signature_of(add)
+    )
+    out = root / "lockstep/add.ledger.jsonl"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("wb") as fh:
+        fh.write(ENCODER.encode(header) + b"\n")
+        for i in range(rows):
+            row = LedgerRow(
+                id=f"{i:016x}", fn="calc.ops:add", args=[i, 2], kwargs={}, ok=True, result=i + 2
+            )
+            fh.write(ENCODER.encode(row) + b"\n")
+    return root
+
+
+def replay_rate(root: Path, jobs: int = 1) -> tuple[float, int]:
+    project = load_project(root)
+    spec = project.oracle("add")
+    start = time.perf_counter()
+    count = sum(1 for o in ledger.replay(project, spec, ReplayOptions(jobs=jobs)) if o.ok)
+    return count / (time.perf_counter() - start), count
+
+
+SYRUPY_TEST = """
+from calc.ops import add
+
+def test_all(snapshot):
+    for i in range({n}):
+        assert add(i, 2) == snapshot
+"""
+
+
+def syrupy_rate(root: Path, n: int) -> float:
+    (root / "test_snap.py").write_text(SYRUPY_TEST.format(n=n))
+    (root / "conftest.py").write_text("")
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+    base = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist"]
+    base += ["-p", "no:lockstep", "test_snap.py"]
+    subprocess.run([*base, "--snapshot-update"], cwd=root, env=env, check=True, capture_output=True)
+    start = time.perf_counter()
+    subprocess.run(base, cwd=root, env=env, check=True, capture_output=True)
+    return n / (time.perf_counter() - start)
+
+
+def bench_replay(rows: int = 100_000, syrupy_rows: int = 10_000) -> dict[str, float]:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = make_project(Path(tmp), rows)
+        serial, count = replay_rate(root)
+        parallel, _ = replay_rate(root, jobs=2)
+        env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+        start = time.perf_counter()
+        subprocess.run(
+            [sys.executable, "-m", "lockstep", "replay", "add", "-q"],
+            cwd=root,
+            env=env,
+            check=True,
+            capture_output=True,
+        )
+        cli = count / (time.perf_counter() - start)
+        snap = syrupy_rate(root, syrupy_rows)
+    print(f"Replay throughput, {count:,} rows of add(a, b)")
+    print(f"  lockstep replay (in process, 1 core)      {serial:12,.0f} rows/s")
+    print(f"  lockstep replay --jobs 2 (in process)     {parallel:12,.0f} rows/s")
+    print(f"  `lockstep replay add` (whole CLI run)     {cli:12,.0f} rows/s")
+    print(f"  syrupy, {syrupy_rows:,} snapshot asserts, one pytest run {snap:8,.0f} rows/s")
+    print(f"  ratio lockstep (1 core) / syrupy          {serial / snap:12.1f}x")
+    return {"serial": serial, "jobs2": parallel, "cli": cli, "syrupy": snap}
+
+
+# --------------------------------------------------------------------------- memory
+
+MEMORY_CHILD = """
+import resource, sys
+from pathlib import Path
+from lockstep.config import load_project
+from lockstep.model import ReplayOptions
+from lockstep.oracles import ledger
+project = load_project(Path(sys.argv[1]))
+spec = project.oracle("add")
+n = 0
+for outcome in ledger.replay(project, spec, ReplayOptions()):
+    n += outcome.ok
+print(n, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+"""
+
+
+def bench_memory(sizes: tuple[int, ...] = (10_000, 1_000_000)) -> dict[int, float]:
+    print("Peak RSS while replaying (ru_maxrss of a fresh process)")
+    figures: dict[int, float] = {}
+    for size in sizes:
+        with tempfile.TemporaryDirectory() as tmp:
+            root = make_project(Path(tmp), size)
+            file_mb = (root / "lockstep/add.ledger.jsonl").stat().st_size / 1e6
+            proc = subprocess.run(
+                [sys.executable, "-c", MEMORY_CHILD, str(root)],
+                check=True,
+                capture_output=True,
+                text=True,
+            )
+            rows, kib = proc.stdout.split()
+            figures[size] = int(kib) / 1024
+            print(
+                f"  {int(rows):>9,} rows ({file_mb:6.1f} MB ledger): peak RSS {int(kib) / 1024:6.1f} MiB"
+            )
+    return figures
+
+
+def main() -> None:
+    parts = sys.argv[1:] or ["overhead", "replay", "memory"]
+    if "overhead" in parts:
+        bench_overhead()
+    if "replay" in parts:
+        bench_replay()
+    if "memory" in parts:
+        bench_memory()
+    print(
+        f"(this process's peak RSS: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB)"
+    )
+
+
+if __name__ == "__main__":
+    main()
