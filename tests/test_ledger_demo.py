@@ -1,0 +1,22 @@
+"""The demo's ledger chapter runs as its story says: recorded, green rewrite, red rewrite."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from lockstep.demo.chapters import ORDER, ledger
+from lockstep.demo.runner import prepare, run_story
+from lockstep.demo.steps import Run
+
+
+def test_ledger_chapter_plays_out(tmp_path: Path) -> None:
+    assert ORDER.index("ledger") == ORDER.index("corpus") + 1
+    story = prepare(tmp_path / "demo", [ledger.CHAPTER])
+    events = list(run_story(tmp_path / "demo", story))
+    runs = [e for e in events if isinstance(e.step, Run)]
+    assert [e.exit_code for e in runs] == [0, 0, 1, 0]
+    assert not any(e.unexpected for e in events)
+    red = runs[2].output
+    assert "parse_amount(b'9.99', strict=True)" in red
+    assert "expected returned (Decimal('9.99'), 'USD')" in red
+    assert "got returned [Decimal('9.99'), 'USD']" in red
