@@ -242,10 +242,19 @@ class Tape:
                 return list(args)
         return cast(list[Any], self._freeze(list(args), f"{name} args"))
 
+    def _freeze_kwargs(self, name: str, kwargs: dict[str, Any]) -> dict[str, Any]:
+        if self._rules is None:
+            for key, value in kwargs.items():
+                if key.startswith("$") or not _plain(value):
+                    break
+            else:
+                return dict(kwargs)
+        return cast(dict[str, Any], self._freeze(kwargs, f"{name} kwargs"))
+
     def _freeze_result(self, name: str, value: Any) -> Any:
         if self._rules is None and (type(value) in _PLAIN or _plain(value)):
             return value
-        if isinstance(value, Iterator) and not isinstance(value, _KEEP_ITERATORS):
+        if hasattr(type(value), "__next__") and not isinstance(value, _KEEP_ITERATORS):
             # A generator is not data, and consuming it would change the target's
             # timing; that the call returned something lazy *is* the behaviour.
             return {LAZY_TAG: type(value).__qualname__}
@@ -255,7 +264,7 @@ class Tape:
         self, name: str, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> Any:
         frozen_args = self._freeze_args(name, args)
-        frozen_kwargs = self._freeze(kwargs, f"{name} kwargs") if kwargs else {}
+        frozen_kwargs = self._freeze_kwargs(name, kwargs) if kwargs else {}
         seq = next(self._seq)
         stack = self._open.names
         within = stack[-1] if stack else ""
