@@ -14,8 +14,8 @@ times, each as a fresh subprocess as a user would type it:
   same loop split over 2 processes with ``xargs -P 2``);
 * prysk running the same cases as N ``.t`` files (exit code and both streams
   in the transcript);
-* TextTest (``texttestc -b``) running the same cases (stdout and stderr; TextTest
-  does not compare exit codes by default), when it is installed;
+* TextTest (``texttestc -b``) running the same cases (exit code, stdout and
+  stderr), when it is installed;
 * ``lockstep probe NAME`` with P cases × K runs, ``--jobs 1`` and ``--jobs 2``,
   next to a shell loop running the same P × K commands.
 
@@ -166,6 +166,9 @@ def build_texttest(root: Path, cases: list[Case]) -> None:
             (t / "environment.calc").write_text("".join(f"{k}:{v}\n" for k, v in c.env.items()))
         shutil.copyfile(root / "expected" / f"{c.id}.out", t / "output.calc")
         shutil.copyfile(root / "expected" / f"{c.id}.err", t / "errors.calc")
+        code = (root / "expected" / f"{c.id}.code").read_text()
+        if code.strip() != "0":
+            (t / "exitcode.calc").write_text(code)
 
 
 @dataclass(frozen=True)
@@ -342,7 +345,6 @@ def main() -> None:
                     env=tt_env,
                     label="texttest",
                 ),
-                "(stdout+stderr only)",
             )
         )
 

@@ -154,28 +154,52 @@ class PinsFile:
     def rules(self) -> RuleSet:
         return rules_from_records(self.header.rules, where=f"{self.shown}:1")
 
+    def offsets(self) -> dict[str, tuple[int, int]]:
+        """Each pin's ``(line number, byte offset)``, after validating the whole file once."""
+        found: dict[str, tuple[int, int]] = {}
+        with self.path.open("rb") as fh:
+            offset = 0
+            for lineno, raw in enumerate(fh, start=1):
+                line = raw.strip()
+                if lineno > 1 and line:
+                    pin_id = self._decode(lineno, line).id
+                    if pin_id in found:
+                        raise DataError(f"{self.shown}:{lineno}: duplicate pin id {pin_id!r}")
+                    found[pin_id] = (lineno, offset)
+                offset += len(raw)
+        return found
+
+    def pin_at(self, lineno: int, offset: int) -> Pin:
+        with self.path.open("rb") as fh:
+            fh.seek(offset)
+            return self._decode(lineno, fh.readline().strip())
+
+    def _decode(self, lineno: int, line: bytes) -> Pin:
+        try:
+            pin = _pin_decoder.decode(line)
+        except msgspec.MsgspecError as e:
+            raise DataError(f"{self.shown}:{lineno}: {_reason(e)}") from None
+        for name in ("stdin", "stdout", "stderr"):
+            value = getattr(pin, name)
+            if isinstance(value, TaggedBytes):
+                try:
+                    base64.b64decode(value.data, validate=True)
+                except (binascii.Error, ValueError):
+                    raise DataError(
+                        f"{self.shown}:{lineno}: {name}: $bytes is not valid base64"
+                    ) from None
+        return pin
+
     def pins(self) -> Iterator[Pin]:
         """Stream the pins (line 2 on), validating each; memory stays flat."""
         seen: set[str] = set()
         for lineno, line in iter_lines(self.path):
             if lineno == 1:
                 continue
-            try:
-                pin = _pin_decoder.decode(line)
-            except msgspec.MsgspecError as e:
-                raise DataError(f"{self.shown}:{lineno}: {_reason(e)}") from None
+            pin = self._decode(lineno, line)
             if pin.id in seen:
                 raise DataError(f"{self.shown}:{lineno}: duplicate pin id {pin.id!r}")
             seen.add(pin.id)
-            for name in ("stdin", "stdout", "stderr"):
-                value = getattr(pin, name)
-                if isinstance(value, TaggedBytes):
-                    try:
-                        base64.b64decode(value.data, validate=True)
-                    except (binascii.Error, ValueError):
-                        raise DataError(
-                            f"{self.shown}:{lineno}: {name}: $bytes is not valid base64"
-                        ) from None
             yield pin
 
 
@@ -517,13 +541,38 @@ def _compare(spec_name: str, pin: Pin, result: RunResult, rules: RuleSet) -> Out
     )
 
 
+def _run_pin(project: Project, spec: PinsSpec, pins_file: PinsFile, pin: Pin) -> _Ran:
+    header = pins_file.header
+    cwd = _cwd(project, pin.cwd_rel, where=f"{pins_file.shown}: pin {pin.id!r}")
+    env = build_env(pin.env, base=header.env_base, inherit=header.env_inherit)
+    try:
+        result = run(pin.argv, env=env, stdin=from_stream(pin.stdin), cwd=cwd, timeout=spec.timeout)
+    except TargetError as e:
+        return _Ran(pin, None, str(e))
+    return _Ran(pin, result)
+
+
+def _outcome(oracle: str, ran: _Ran, rules: RuleSet) -> Outcome:
+    if ran.result is None:
+        return Outcome(oracle, ran.pin.id, Status.ERROR, note=ran.error)
+    return _compare(oracle, ran.pin, ran.result, rules)
+
+
+def _missing(oracle: str, case_id: str, cases_shown: str) -> Outcome:
+    return Outcome(
+        oracle,
+        case_id,
+        Status.MISSING,
+        note=f"case no longer in {cases_shown}; 'lockstep record {oracle} --trim' drops it",
+    )
+
+
 def replay(project: Project, spec: OracleSpec, options: ReplayOptions) -> Iterator[Outcome]:
     """Re-run every selected pin (``options.jobs`` at a time) and compare strictly."""
     pins_spec = _spec(spec)
     _check_spec(project, pins_spec)
     pins_file = open_pins(oracle_path(project, pins_spec), project.root, name=pins_spec.name)
     rules = pins_file.rules()
-    header = pins_file.header
     cases = read_cases(project, pins_spec)
     known = {c.id for c in cases}
     cases_shown = display_path(cases_path(project, pins_spec), project.root)
@@ -541,38 +590,12 @@ def replay(project: Project, spec: OracleSpec, options: ReplayOptions) -> Iterat
             yield pin
 
     def task(pin: Pin) -> Callable[[], _Ran]:
-        def go() -> _Ran:
-            cwd = _cwd(project, pin.cwd_rel, where=f"{pins_file.shown}: pin {pin.id!r}")
-            env = build_env(pin.env, base=header.env_base, inherit=header.env_inherit)
-            try:
-                result = run(
-                    pin.argv,
-                    env=env,
-                    stdin=from_stream(pin.stdin),
-                    cwd=cwd,
-                    timeout=pins_spec.timeout,
-                )
-            except TargetError as e:
-                return _Ran(pin, None, str(e))
-            return _Ran(pin, result)
-
-        return go
+        return lambda: _run_pin(project, pins_spec, pins_file, pin)
 
     for ran in run_parallel((task(p) for p in selected()), jobs=max(1, options.jobs)):
-        if ran.result is None:
-            yield Outcome(pins_spec.name, ran.pin.id, Status.ERROR, note=ran.error)
-        else:
-            yield _compare(pins_spec.name, ran.pin, ran.result, rules)
+        yield _outcome(pins_spec.name, ran, rules)
     for pin in missing:
-        yield Outcome(
-            pins_spec.name,
-            pin.id,
-            Status.MISSING,
-            note=(
-                f"case no longer in {cases_shown}; "
-                f"'lockstep record {pins_spec.name} --trim' drops it"
-            ),
-        )
+        yield _missing(pins_spec.name, pin.id, cases_shown)
     for case in cases:
         if case.id not in pinned and options.selects(case.id):
             yield Outcome(
@@ -581,6 +604,33 @@ def replay(project: Project, spec: OracleSpec, options: ReplayOptions) -> Iterat
                 Status.NEW,
                 note=f"not pinned; 'lockstep record {pins_spec.name} --new-only' adds it",
             )
+
+
+def case_runner(project: Project, spec: OracleSpec) -> Callable[[str], Outcome]:
+    """Replay one pin by id (a pytest item): the file is indexed once, each pin read on demand.
+
+    The index holds byte offsets, not pins, so memory stays flat however large
+    the recorded outputs are.
+    """
+    pins_spec = _spec(spec)
+    _check_spec(project, pins_spec)
+    pins_file = open_pins(oracle_path(project, pins_spec), project.root, name=pins_spec.name)
+    rules = pins_file.rules()
+    known = {c.id for c in read_cases(project, pins_spec)}
+    cases_shown = display_path(cases_path(project, pins_spec), project.root)
+    offsets = pins_file.offsets()
+
+    def replay_one(case_id: str) -> Outcome:
+        if case_id not in offsets:
+            if case_id in known:
+                return Outcome(pins_spec.name, case_id, Status.NEW, note="not pinned")
+            return Outcome(pins_spec.name, case_id, Status.MISSING, note="no such pin")
+        if case_id not in known:
+            return _missing(pins_spec.name, case_id, cases_shown)
+        pin = pins_file.pin_at(*offsets[case_id])
+        return _outcome(pins_spec.name, _run_pin(project, pins_spec, pins_file, pin), rules)
+
+    return replay_one
 
 
 def case_ids(project: Project, spec: OracleSpec) -> Iterator[str]:
