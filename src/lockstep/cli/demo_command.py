@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import sys
 import tempfile
 from pathlib import Path
@@ -47,7 +48,7 @@ def demo(folder: Path | None) -> None:
         elif isinstance(step, Commit):
             out.print(Text(f"$ git commit -am {step.message!r}", style="cyan"))
         elif isinstance(step, Run):
-            out.print(Text("$ " + " ".join(step.argv), style="cyan"))
+            out.print(Text("$ " + shlex.join(step.argv), style="cyan"))
             out.print(event.output, end="", markup=False, highlight=False)
             if event.unexpected:
                 out.print(

@@ -71,14 +71,32 @@ def record(ctx: click.Context, names: tuple[str, ...], mode: RecordMode | None) 
         out.print(record_text(report, project.root), end="")
 
 
+DEFAULT_SHOWN = 10
+"""Failing cases printed in full per oracle; the rest are counted (a ledger whose every row
+drifted the same way says so in ten rows as well as in ten thousand)."""
+
+
 @main.command()
 @click.argument("names", nargs=-1)
 @jobs_option
 @shard_option
-@click.option("--quiet", "-q", is_flag=True, help="Print only the summary line.")
+@click.option("--quiet", "-q", is_flag=True, help="Print only the summary.")
+@click.option(
+    "--show",
+    "show",
+    type=click.IntRange(min=0),
+    default=DEFAULT_SHOWN,
+    show_default=True,
+    help="Failing cases to print in full per oracle (0 = all).",
+)
 @click.pass_context
 def replay(
-    ctx: click.Context, names: tuple[str, ...], jobs: int | None, shard: str | None, quiet: bool
+    ctx: click.Context,
+    names: tuple[str, ...],
+    jobs: int | None,
+    shard: str | None,
+    quiet: bool,
+    show: int,
 ) -> None:
     """Re-run every recorded case and compare: the gate (exit 1 on any drift)."""
     project = project_from(ctx)
@@ -89,10 +107,21 @@ def replay(
     tally = Tally()
     for spec in specs:
         tally.start(spec.name)
+        shown = hidden = 0
         for outcome in kind_of(spec).replay(project, spec, options):
             tally.add(outcome)
-            if outcome.status is not Status.PASS and not quiet:
-                out.print(outcome_text(outcome), end="")
+            if outcome.status is Status.PASS or quiet:
+                continue
+            if show and shown >= show:
+                hidden += 1
+                continue
+            shown += 1
+            out.print(outcome_text(outcome), end="")
+        if hidden:
+            out.print(
+                f"… {hidden} more failing cases of {spec.name} not shown "
+                f"(--show 0 prints all; 'lockstep diff {spec.name} ID' prints one)"
+            )
     if len(tally.counts) > 1 and not quiet:
         out.print(summary_table(tally))
     out.print(summary_text(tally))
