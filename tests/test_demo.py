@@ -1,0 +1,44 @@
+"""``lockstep demo`` end to end, as a new user runs it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from helpers import run_cli, write_files
+
+
+def test_the_demo_tells_its_whole_story_and_leaves_a_working_project(tmp_path: Path) -> None:
+    folder = tmp_path / "demo"
+    result = run_cli("demo", "--dir", str(folder), cwd=tmp_path, timeout=600)
+    assert result.code == 0, result.output[-3000:]
+    out = result.stdout
+    # corpus: recorded, a safe refactor green, banker's rounding red with the document diff
+    assert "added 6: basic.json" in out
+    assert "DRIFT transform::half_cent.json" in out
+    assert '-    "subtotal": "0.13",' in out and '+    "subtotal": "0.12",' in out
+    # the later chapters each show their red
+    assert "expected returned (Decimal('20.00'), 'USD')" in out
+    assert "got returned [Decimal('20.00'), 'USD']" in out
+    assert "19 more failing cases of parse_amount not shown" in out
+    assert "exit_code: expected 0" in out
+    assert "rates.rate('EUR') called 1 time, expected 2" in out
+    assert "review: ok" in out and "FAILS" in out
+    # and it says where the project is and what to try next
+    assert f"The demo project is in {folder}" in out
+    assert "lockstep replay" in out.split("what next")[-1]
+    assert "demo stopped" not in out
+    # the folder is a real project: its oracles replay from there
+    assert (folder / "lockstep.toml").is_file()
+    assert (folder / "lockstep" / "transform.lock.json").is_file()
+    replay = run_cli("replay", "-q", cwd=folder, timeout=300)
+    assert replay.code == 0, replay.output
+    assert "passed" in replay.stdout
+
+
+def test_the_demo_refuses_a_folder_that_is_not_empty(tmp_path: Path) -> None:
+    write_files(tmp_path, {"busy/keep.txt": "mine"})
+    result = run_cli("demo", "--dir", str(tmp_path / "busy"), cwd=tmp_path)
+    assert result.code == 2
+    assert "not empty" in result.stderr
+    assert (tmp_path / "busy" / "keep.txt").read_text() == "mine"
+    assert sorted(p.name for p in (tmp_path / "busy").iterdir()) == ["keep.txt"]
