@@ -353,6 +353,34 @@ def test_a_render_returning_an_unfreezable_value_is_refused(tmp_path: Path) -> N
     assert snapshot_tree(root) == before
 
 
+def test_a_refusal_on_a_later_fixture_leaves_no_blob_or_folder_behind(tmp_path: Path) -> None:
+    root = make_project(tmp_path / "proj")
+    edit(
+        root,
+        "legacy/transform.py",
+        '"tags": tuple(',
+        '"conn": open(__file__) if row.get("name") == "zoë" else 1, "tags": tuple(',
+    )
+    before = snapshot_tree(root)
+    assert_refused(run_cli("record", "rows", cwd=root), "render('b_unicode.json')[\"conn\"]")
+    assert snapshot_tree(root) == before
+    assert not (root / "lockstep").exists()
+
+
+def test_a_refused_force_keeps_the_old_lock_and_blobs(project: Path) -> None:
+    write_files(project, {"fixtures/rows/e_new.json": '{"name": "zoë", "price": "9"}'})
+    edit(project, "legacy/transform.py", ".title()", ".upper()")
+    edit(
+        project,
+        "legacy/transform.py",
+        '"tags": tuple(',
+        '"conn": open(__file__) if row.get("price") == "9" else 1, "tags": tuple(',
+    )
+    before = snapshot_tree(project)
+    assert_refused(run_cli("record", "rows", "--force", cwd=project), "render('e_new.json')")
+    assert snapshot_tree(project) == before
+
+
 @pytest.mark.parametrize(
     ("content", "fragments"),
     [

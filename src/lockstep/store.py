@@ -284,6 +284,10 @@ class BlobStore:
     def has(self, digest: str) -> bool:
         return self.path_for(digest).exists()
 
+    def batch(self) -> BlobBatch:
+        """Blobs written for one record run, removed again if that run fails."""
+        return BlobBatch(self)
+
     def discard_unreferenced(self, keep: set[str]) -> int:
         """Remove blobs not in ``keep`` (after a trim or force re-record); returns the count."""
         removed = 0
@@ -297,3 +301,40 @@ class BlobStore:
                     blob.unlink(missing_ok=True)
                     removed += 1
         return removed
+
+
+class BlobBatch:
+    """The blobs one ``record`` writes: kept when it succeeds, removed when it fails.
+
+    A refused record (a render returning an unfreezable value on the hundredth
+    fixture) must leave the disk as it found it, blobs and folders included.
+    """
+
+    def __init__(self, blobs: BlobStore) -> None:
+        self.blobs = blobs
+        self._new_dirs = [d for d in (blobs.root.parent, blobs.root) if not d.exists()]
+        self._new_files: list[Path] = []
+
+    def put(self, data: bytes) -> str:
+        digest = sha256_hex(data)
+        target = self.blobs.path_for(digest)
+        if not target.exists():
+            if not target.parent.exists():
+                self._new_dirs.append(target.parent)
+            self.blobs.put(data, digest)
+            self._new_files.append(target)
+        return digest
+
+    def rollback(self) -> None:
+        for path in self._new_files:
+            path.unlink(missing_ok=True)
+        for folder in sorted(set(self._new_dirs), key=lambda p: len(p.parts), reverse=True):
+            with contextlib.suppress(OSError):
+                folder.rmdir()  # only if empty: never removes what it did not create
+
+    def __enter__(self) -> BlobBatch:
+        return self
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        if exc_type is not None:
+            self.rollback()

@@ -41,7 +41,15 @@ from lockstep.model import (
     Status,
 )
 from lockstep.rules import RuleRecord, RuleSet, resolve_rules, rules_from_records
-from lockstep.store import BlobStore, atomic_write, display_path, pretty_json, read_json, sha256_hex
+from lockstep.store import (
+    BlobBatch,
+    BlobStore,
+    atomic_write,
+    display_path,
+    pretty_json,
+    read_json,
+    sha256_hex,
+)
 from lockstep.targets import resolve_callable
 
 LOCK_VERSION: Final = 1
@@ -295,6 +303,35 @@ def record(project: Project, spec: OracleSpec, mode: RecordMode) -> RecordReport
 
     renderer = _renderer(project, corpus, rules, loose)
     old_by_id = {e.id: e for e in old.entries} if old else {}
+    with blobs.batch() as batch:
+        entries = _render_entries(found, renderer, batch, old_by_id, mode, report)
+        if mode is RecordMode.FORCE:
+            report.trimmed = [fid for fid in old_by_id if fid not in found]
+        if mode is RecordMode.NEW_ONLY and old is not None:
+            # Keep entries whose fixture vanished: only --trim drops them.
+            entries.extend(e for e in old.entries if e.id not in found)
+        lock = Lock(
+            version=LOCK_VERSION,
+            oracle=corpus.name,
+            render=corpus.render,
+            loose=loose,
+            rules=rules.records(),
+            entries=entries,
+        )
+        if old is None or lock != old:
+            _write_lock(path, lock)
+    return report
+
+
+def _render_entries(
+    found: dict[str, Path],
+    renderer: Renderer,
+    batch: BlobBatch,
+    old_by_id: dict[str, Entry],
+    mode: RecordMode,
+    report: RecordReport,
+) -> list[Entry]:
+    """Render each fixture the mode asks for, store its bytes, and sort it into the report."""
     entries: list[Entry] = []
     for fixture_id, fixture_path in found.items():
         if mode is RecordMode.NEW_ONLY and fixture_id in old_by_id:
@@ -302,9 +339,8 @@ def record(project: Project, spec: OracleSpec, mode: RecordMode) -> RecordReport
             report.unchanged.append(fixture_id)
             continue
         rendered = renderer(fixture_id, fixture_path)
-        digest = blobs.put(rendered.data)
-        entry = Entry(fixture_id, digest, len(rendered.data), rendered.raised)
-        entries.append(entry)
+        digest = batch.put(rendered.data)
+        entries.append(Entry(fixture_id, digest, len(rendered.data), rendered.raised))
         if rendered.raised is not None:
             report.notes.append(
                 f"{fixture_id}: render raised {rendered.raised.exc_type}: "
@@ -317,22 +353,7 @@ def record(project: Project, spec: OracleSpec, mode: RecordMode) -> RecordReport
             report.replaced.append(fixture_id)
         else:
             report.unchanged.append(fixture_id)
-    if mode is RecordMode.FORCE:
-        report.trimmed = [fid for fid in old_by_id if fid not in found]
-    if mode is RecordMode.NEW_ONLY and old is not None:
-        # Keep entries whose fixture vanished: only --trim drops them.
-        entries.extend(e for e in old.entries if e.id not in found)
-    lock = Lock(
-        version=LOCK_VERSION,
-        oracle=corpus.name,
-        render=corpus.render,
-        loose=loose,
-        rules=rules.records(),
-        entries=entries,
-    )
-    if old is None or lock != old:
-        _write_lock(path, lock)
-    return report
+    return entries
 
 
 # ---------------------------------------------------------------- replay
