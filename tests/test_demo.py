@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from helpers import run_cli, write_files
 
 
@@ -42,3 +44,20 @@ def test_the_demo_refuses_a_folder_that_is_not_empty(tmp_path: Path) -> None:
     assert "not empty" in result.stderr
     assert (tmp_path / "busy" / "keep.txt").read_text() == "mine"
     assert sorted(p.name for p in (tmp_path / "busy").iterdir()) == ["keep.txt"]
+
+
+def test_without_git_the_demo_skips_only_what_needs_git(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lockstep.demo import runner
+    from lockstep.demo.chapters import corpus, review
+    from lockstep.demo.steps import Run, Say
+
+    monkeypatch.setattr(runner, "have_git", lambda: False)
+    story = runner.prepare(tmp_path / "demo", [corpus.CHAPTER, review.CHAPTER])
+    events = list(runner.run_story(tmp_path / "demo", story))
+    assert not (tmp_path / "demo" / ".git").exists()
+    assert not any(e.unexpected for e in events)
+    assert [e.exit_code for e in events if isinstance(e.step, Run)] == [0, 0, 0, 1, 1, 0]
+    last = events[-1].step
+    assert isinstance(last, Say) and "needs git" in last.text

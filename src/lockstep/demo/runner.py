@@ -47,10 +47,16 @@ def prepare(dest: Path, story: list[Chapter] | None = None) -> list[Chapter]:
     config = CONFIG_HEADER + "".join("\n" + c.config.strip() + "\n" for c in story)
     (dest / "lockstep.toml").write_text(config, encoding="utf-8")
     (dest / ".gitignore").write_text("__pycache__/\n", encoding="utf-8")
-    _git(dest, "init", "-q", "-b", "main")
-    _git(dest, "add", "-A")
-    _git(dest, "commit", "-q", "-m", "The legacy code, as inherited")
+    if have_git():
+        _git(dest, "init", "-q", "-b", "main")
+        _git(dest, "add", "-A")
+        _git(dest, "commit", "-q", "-m", "The legacy code, as inherited")
     return story
+
+
+def have_git() -> bool:
+    """Whether git is installed: the demo's commits and its review chapter need it."""
+    return shutil.which("git") is not None
 
 
 def _git(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -94,7 +100,11 @@ def _run(argv: tuple[str, ...], cwd: Path) -> tuple[int, str]:
 
 def run_story(dest: Path, story: list[Chapter]) -> Iterator[Event]:
     """Execute each chapter's steps in ``dest``; stops after the first unexpected exit code."""
+    git = have_git()
     for chapter in story:
+        if chapter.needs_git and not git:
+            yield Event(chapter.title, Say("(skipped: this chapter needs git, which is not installed)"))
+            continue
         for step in chapter.steps:
             if isinstance(step, Say):
                 yield Event(chapter.title, step)
@@ -102,6 +112,8 @@ def run_story(dest: Path, story: list[Chapter]) -> Iterator[Event]:
                 shutil.copyfile(_bundled("variants") / step.variant, dest / step.dest)
                 yield Event(chapter.title, step)
             elif isinstance(step, Commit):
+                if not git:
+                    continue
                 _git(dest, "add", "-A")
                 _git(dest, "commit", "-q", "--allow-empty", "-m", step.message)
                 yield Event(chapter.title, step)

@@ -54,3 +54,5 @@ class Chapter:
     title: str
     config: str
     steps: tuple[Step, ...]
+    needs_git: bool = False
+    """A chapter about commits (review, guard) is skipped, with a note, where git is missing."""

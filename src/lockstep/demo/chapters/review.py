@@ -12,6 +12,7 @@ from lockstep.demo.steps import Chapter, Commit, CopyIn, Run, Say
 CHAPTER = Chapter(
     title="review: the decision table for a change",
     config="",
+    needs_git=True,
     steps=(
         Say(
             "One more seam, done right: the three rounding lines become one _money() helper "
