@@ -28,13 +28,24 @@ EXIT_FAIL = 1
 EXIT_USAGE = 2
 
 
+PIPE_WIDTH = 160
+"""Width of tables written to a pipe or CI log, where there is no terminal to measure:
+wide enough that paths and evidence are not cut to an ellipsis."""
+
+
+def _width(stream: object) -> int | None:
+    if "COLUMNS" in os.environ or getattr(stream, "isatty", lambda: False)():
+        return None
+    return PIPE_WIDTH
+
+
 def console() -> Console:
     """The stdout console (colour only on a terminal; plain text in pipes and CI logs)."""
-    return Console(highlight=False, soft_wrap=True)
+    return Console(highlight=False, soft_wrap=True, width=_width(sys.stdout))
 
 
 def err_console() -> Console:
-    return Console(stderr=True, highlight=False, soft_wrap=True)
+    return Console(stderr=True, highlight=False, soft_wrap=True, width=_width(sys.stderr))
 
 
 def fail_usage(message: str) -> NoReturn:

@@ -65,5 +65,7 @@ def demo(folder: Path | None) -> None:
     out.print(f"  cd {folder}")
     out.print("  lockstep status                 # the oracles and their cases")
     out.print("  lockstep replay                 # the gate: exit 0 while behaviour holds")
-    out.print("  pytest --lockstep               # the same cases as pytest items")
+    out.print(
+        "  pytest --lockstep               # the same cases as pytest items (pip install pytest)"
+    )
     out.print("  git log --oneline               # the freeze, then one seam per commit")
