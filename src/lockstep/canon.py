@@ -527,8 +527,53 @@ def _dec(obj: Any, path: str) -> Any:
     raise CanonError(f"not a JSON value: {t.__name__}", path)
 
 
+def _fast_decoder() -> Callable[[Any], Any]:
+    """The hot path of :func:`decode`: plain JSON, tuples and bytes without path bookkeeping.
+
+    Replay thaws every row's arguments, so this mirrors :func:`_fast_encoder`:
+    it handles the common shapes inline and hands every other tag to the same
+    handlers as the slow path.  Anything unusual (an unknown or misplaced tag, a
+    malformed payload) raises, and :func:`decode` runs the slow decoder again to
+    name the place in the message; so both paths always agree on the result.
+    """
+    plain = frozenset({str, int, float, bool, type(None)})
+    tags = _TAGS
+    b64decode = base64.b64decode
+
+    def dec(obj: Any) -> Any:
+        t = type(obj)
+        if t in plain:
+            return obj
+        if t is list:
+            return [x if type(x) in plain else dec(x) for x in obj]
+        if t is not dict:
+            raise _Unfreezable("not a JSON value")
+        if len(obj) == 1:
+            (key,) = obj
+            if key[:1] == "$":
+                payload = obj[key]
+                if key == "$tuple" and type(payload) is list:
+                    return tuple([x if type(x) in plain else dec(x) for x in payload])
+                if key == "$bytes":
+                    return b64decode(payload, validate=True)
+                return tags[key](payload, "value")
+        for key in obj:
+            if key[:1] == "$":
+                raise _Unfreezable("misplaced tag")
+        return {k: (x if type(x) in plain else dec(x)) for k, x in obj.items()}
+
+    return dec
+
+
+_FAST_DEC: Final = _fast_decoder()
+
+
 def decode(obj: JSON, *, path: str = "value") -> Any:
     """Thaw a tagged value back to the Python value it was frozen from."""
+    try:
+        return _FAST_DEC(obj)
+    except Exception:  # the slow path below raises the right, path-naming error
+        pass
     return _dec(obj, path)
 
 
