@@ -266,7 +266,9 @@ def test_rules_normalize_before_hashing_and_are_recorded(tmp_path: Path) -> None
     assert run_cli("record", cwd=root).code == 0
     data = json.loads((root / "lockstep/ids.lock.json").read_text())
     assert [r["name"] for r in data["rules"]] == ["uuid", "run-id"]
-    assert run_cli("replay", cwd=root).code == 0
+    result = run_cli("replay", cwd=root)
+    assert result.code == 0
+    assert "rules fired in ids: uuid×1, run-id×1" in result.stdout
 
 
 def test_text_and_binary_outputs_diff_readably(tmp_path: Path) -> None:

@@ -55,7 +55,8 @@ class Settings(_Table, frozen=True):
     stem_length: int = 48
     """Characters of an exception message frozen as its stem."""
     jobs: int = 0
-    """Default worker processes for replay; 0 means one per core."""
+    """Default replay workers when ``--jobs`` is not given; 0 lets each oracle kind choose
+    (one per core for pins, whose cases are processes anyway; one for in-process kinds)."""
 
 
 class CorpusSpec(_Table, frozen=True):

@@ -53,6 +53,9 @@ class Outcome:
     status: Status
     drifts: tuple[Drift, ...] = ()
     note: str = ""
+    rules_fired: tuple[tuple[str, int], ...] = ()
+    """How many spans each normalization rule replaced in this case, every rule listed
+    (zero counts too), so a reviewer can see a rule that hides real output."""
 
     @property
     def ok(self) -> bool:

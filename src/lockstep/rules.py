@@ -179,6 +179,10 @@ class RuleSet:
         """What an oracle file stores, so replay uses exactly these rules."""
         return [r.record for r in self.rules]
 
+    def counts(self) -> tuple[tuple[str, int], ...]:
+        """``(name, spans replaced)`` for every rule in order, zero counts included."""
+        return tuple((r.name, self.fired.get(r.name, 0)) for r in self.rules)
+
     def fresh(self) -> RuleSet:
         """The same rules with zeroed counters (one per replay or per worker)."""
         return RuleSet(self.rules)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 
 import click
@@ -19,7 +20,7 @@ from lockstep.cli.app import (
 from lockstep.config import OracleSpec, Project
 from lockstep.errors import UsageError
 from lockstep.model import RecordMode, ReplayOptions, Status
-from lockstep.oracles import kind_of
+from lockstep.oracles import default_jobs, kind_of
 from lockstep.report.summary import Tally
 from lockstep.report.terminal import (
     outcome_text,
@@ -101,14 +102,17 @@ def replay(
     """Re-run every recorded case and compare: the gate (exit 1 on any drift)."""
     project = project_from(ctx)
     specs = _select(project, names)
-    default = project.config.lockstep.jobs or 1
-    options = replay_options(jobs, shard, default=default)
+    options = replay_options(jobs, shard)
     out = console()
     tally = Tally()
     for spec in specs:
         tally.start(spec.name)
         shown = hidden = 0
-        for outcome in kind_of(spec).replay(project, spec, options):
+        spec_options = options
+        if jobs is None:
+            workers = default_jobs(spec, project.config.lockstep.jobs)
+            spec_options = dataclasses.replace(options, jobs=workers)
+        for outcome in kind_of(spec).replay(project, spec, spec_options):
             tally.add(outcome)
             if outcome.status is Status.PASS or quiet:
                 continue
@@ -124,6 +128,8 @@ def replay(
             )
     if len(tally.counts) > 1 and not quiet:
         out.print(summary_table(tally))
+    for line in tally.rules_lines():
+        out.print(line)
     out.print(summary_text(tally))
     sys.exit(EXIT_OK if tally.green else EXIT_FAIL)
 

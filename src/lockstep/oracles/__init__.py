@@ -9,6 +9,7 @@ imported lazily: replaying a corpus never imports the pins machinery.
 from __future__ import annotations
 
 import importlib
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Protocol, cast
@@ -73,6 +74,21 @@ def case_runner(project: Project, spec: OracleSpec) -> CaseRunner:
         return Outcome(spec.name, case_id, Status.MISSING, note="no such case in the oracle")
 
     return run
+
+
+def default_jobs(spec: OracleSpec, configured: int) -> int:
+    """Workers for a replay that did not say ``--jobs``.
+
+    ``configured`` (``[lockstep] jobs``) wins when above 0.  Otherwise each kind
+    chooses: kinds whose cases run as separate processes anyway (pins) use one
+    worker per core, since a waiting child costs nothing; in-process kinds use
+    one, because a process pool's start-up outweighs small replays.
+    """
+    if configured > 0:
+        return configured
+    if getattr(kind_of(spec), "PARALLEL_BY_DEFAULT", False):
+        return max(1, os.cpu_count() or 1)
+    return 1
 
 
 def kind_of(spec: OracleSpec) -> OracleKind:

@@ -170,6 +170,8 @@ class Rendered(msgspec.Struct, frozen=True):
 
     data: bytes
     raised: canon.FrozenException | None = None
+    fired: tuple[tuple[str, int], ...] = ()
+    """Spans each rule replaced while normalizing this output."""
 
 
 def _to_bytes(value: Any, *, loose: bool, fixture_id: str) -> bytes:
@@ -202,7 +204,10 @@ class Renderer:
             text = f"raised {frozen.exc_type}: {frozen.exc_stem}\n"
             return Rendered(text.encode("utf-8"), frozen)
         data = _to_bytes(value, loose=self.loose, fixture_id=fixture_id)
-        return Rendered(self.rules.apply_bytes(data))
+        if not self.rules.rules:
+            return Rendered(data)
+        local = self.rules.fresh()
+        return Rendered(local.apply_bytes(data), fired=local.counts())
 
 
 def _renderer(project: Project, spec: CorpusSpec, rules: RuleSet, loose: bool) -> Renderer:
@@ -362,7 +367,7 @@ def _render_entries(
 def _compare(oracle: str, entry: Entry, rendered: Rendered, blobs: BlobStore) -> Outcome:
     actual_sha = sha256_hex(rendered.data)
     if actual_sha == entry.sha256:
-        return Outcome(oracle, entry.id, Status.PASS)
+        return Outcome(oracle, entry.id, Status.PASS, rules_fired=rendered.fired)
     expected = blobs.get(entry.sha256)
     summary_exp = _summary(entry.raised, entry.nbytes, entry.sha256)
     summary_act = _summary(rendered.raised, len(rendered.data), actual_sha)
@@ -376,7 +381,13 @@ def _compare(oracle: str, entry: Entry, rendered: Rendered, blobs: BlobStore) ->
             label_actual=f"{entry.id} (now)",
         )
     aspect = "exception" if (entry.raised or rendered.raised) else "output"
-    return Outcome(oracle, entry.id, Status.DRIFT, (Drift(aspect, summary_exp, summary_act, diff),))
+    return Outcome(
+        oracle,
+        entry.id,
+        Status.DRIFT,
+        (Drift(aspect, summary_exp, summary_act, diff),),
+        rules_fired=rendered.fired,
+    )
 
 
 def _new_fixture(oracle: str, fixture_id: str) -> Outcome:

@@ -73,6 +73,8 @@ from lockstep.store import AtomicLines, display_path, iter_lines, sha256_hex
 
 FORMAT: Final = "lockstep-pins"
 VERSION: Final = 1
+PARALLEL_BY_DEFAULT: Final = True
+"""Replay runs one case per core unless told otherwise: each case is its own process."""
 MIN_RUNS: Final = 2
 
 
@@ -538,6 +540,7 @@ def _compare(spec_name: str, pin: Pin, result: RunResult, rules: RuleSet) -> Out
         Status.DRIFT if drifts else Status.PASS,
         tuple(drifts),
         note="; ".join(notes),
+        rules_fired=local.counts(),
     )
 
 

@@ -13,9 +13,15 @@ class Tally:
     """Outcomes counted by oracle and status, in the order oracles were replayed."""
 
     counts: dict[str, Counter[Status]] = field(default_factory=dict)
+    rules_fired: dict[str, dict[str, int]] = field(default_factory=dict)
+    """Per oracle, spans each rule replaced over the whole replay (rules in their order)."""
 
     def add(self, outcome: Outcome) -> None:
         self.counts.setdefault(outcome.oracle, Counter())[outcome.status] += 1
+        if outcome.rules_fired:
+            fired = self.rules_fired.setdefault(outcome.oracle, {})
+            for name, count in outcome.rules_fired:
+                fired[name] = fired.get(name, 0) + count
 
     def start(self, oracle: str) -> None:
         """Make an oracle with no selected cases still show in the summary."""
@@ -33,6 +39,13 @@ class Tally:
         return all(
             status is Status.PASS for c in self.counts.values() for status, n in c.items() if n
         )
+
+    def rules_lines(self) -> list[str]:
+        """``rules fired in export: iso-timestamp×5, run×5`` for each oracle that has rules."""
+        return [
+            f"rules fired in {oracle}: " + ", ".join(f"{n}×{c}" for n, c in fired.items())
+            for oracle, fired in self.rules_fired.items()
+        ]
 
     def line(self) -> str:
         """``12 cases: 11 passed, 1 drifted``."""
