@@ -19,6 +19,11 @@ class LockstepError(Exception):
         return self.message
 
 
+class Rejected(LockstepError):
+    """Not bad input but a finding that fails the gate (exit 1), such as a case whose output
+    varies from run to run so that it cannot be frozen."""
+
+
 class UsageError(LockstepError):
     """The command line asked for something that cannot be done."""
 

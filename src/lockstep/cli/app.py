@@ -18,7 +18,7 @@ from rich.console import Console
 
 from lockstep import __version__
 from lockstep.config import Project, load_project
-from lockstep.errors import LockstepError
+from lockstep.errors import LockstepError, Rejected
 from lockstep.model import ReplayOptions, Shard
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -86,6 +86,9 @@ class LockstepGroup(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except Rejected as e:
+            click.echo(f"lockstep: refused: {e}", err=True)
+            sys.exit(EXIT_FAIL)
         except LockstepError as e:
             fail_usage(str(e))
         except KeyboardInterrupt:

@@ -55,7 +55,7 @@ import msgspec
 from lockstep.config import OracleSpec, PinsSpec, Project
 from lockstep.diff import document_diff
 from lockstep.envspy import discover
-from lockstep.errors import DataError, LockstepError, TargetError, UsageError
+from lockstep.errors import DataError, Rejected, TargetError, UsageError
 from lockstep.model import (
     Drift,
     OracleStatus,
@@ -78,7 +78,7 @@ PARALLEL_BY_DEFAULT: Final = True
 MIN_RUNS: Final = 2
 
 
-class NondeterministicCase(LockstepError):
+class NondeterministicCase(Rejected):
     """Recording refused: a case's normalized output varies from run to run."""
 
 
