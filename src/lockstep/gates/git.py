@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from lockstep.errors import GitError
 
@@ -53,9 +53,9 @@ class Git:
     """One repository, found from a folder inside it."""
 
     def __init__(self, start: Path) -> None:
-        self.cwd = start
+        self.root = start  # until git names the top level
         try:
-            out = self._raw("rev-parse", "--show-toplevel", check=False)
+            out = self._raw("rev-parse", "--show-toplevel")
         except FileNotFoundError:
             raise GitError("git is not installed or not on PATH") from None
         if out.returncode != 0:
@@ -64,43 +64,42 @@ class Git:
 
     # -- plumbing -----------------------------------------------------------------------------
 
-    def _raw(self, *args: str, check: bool = False) -> subprocess.CompletedProcess[str]:
-        env = dict(os.environ)
-        env["GIT_TERMINAL_PROMPT"] = "0"
-        env["LC_ALL"] = "C"
-        return subprocess.run(
-            ["git", "-c", "core.quotepath=off", *args],
-            cwd=self.cwd,
-            env=env,
-            capture_output=True,
-            text=True,
-            errors="surrogateescape",
-            check=check,
-        )
+    def _raw(self, *args: str, binary: bool = False) -> subprocess.CompletedProcess[Any]:
+        """Run ``git ARGS`` (in the repository root once found); never raises on exit status.
 
-    def run(self, *args: str) -> str:
-        """Run git at the repository root; a failure is a one-line :class:`GitError`."""
-        proc = subprocess.run(
+        Every git call of the gates goes through here, so all of them see the
+        same environment: no credential prompt, untranslated messages, and
+        paths printed as they are.
+        """
+        return subprocess.run(
             ["git", "-c", "core.quotepath=off", *args],
             cwd=self.root,
             env={**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"},
             capture_output=True,
-            text=True,
-            errors="surrogateescape",
+            text=not binary,
+            errors=None if binary else "surrogateescape",
         )
+
+    def _check(self, args: tuple[str, ...], proc: subprocess.CompletedProcess[Any]) -> None:
         if proc.returncode != 0:
-            reason = proc.stderr.strip().splitlines()
+            err = (
+                proc.stderr
+                if isinstance(proc.stderr, str)
+                else proc.stderr.decode("utf-8", "replace")
+            )
+            reason = err.strip().splitlines()
             raise GitError(f"git {args[0]} failed: {reason[-1] if reason else 'no message'}")
-        return proc.stdout
+
+    def run(self, *args: str) -> str:
+        """Run git at the repository root; a failure is a one-line :class:`GitError`."""
+        proc = self._raw(*args)
+        self._check(args, proc)
+        return str(proc.stdout)
 
     def run_bytes(self, *args: str) -> bytes:
-        proc = subprocess.run(
-            ["git", *args], cwd=self.root, capture_output=True, env={**os.environ, "LC_ALL": "C"}
-        )
-        if proc.returncode != 0:
-            reason = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-            raise GitError(f"git {args[0]} failed: {reason[-1] if reason else 'no message'}")
-        return proc.stdout
+        proc = self._raw(*args, binary=True)
+        self._check(args, proc)
+        return bytes(proc.stdout)
 
     # -- revisions ----------------------------------------------------------------------------
 
@@ -109,23 +108,13 @@ class Git:
 
     def resolve(self, rev: str) -> str:
         """The commit sha ``rev`` names; unknown or cut off by a shallow clone is a GitError."""
-        proc = subprocess.run(
-            ["git", "rev-parse", "--verify", "--quiet", "--end-of-options", rev],
-            cwd=self.root,
-            capture_output=True,
-            text=True,
-        )
+        proc = self._raw("rev-parse", "--verify", "--quiet", "--end-of-options", rev)
         if proc.returncode == 0:
             # peel a tag to its commit; ":/message" syntax forbids appending ^{commit} to it
             sha = proc.stdout.strip()
-            peeled = subprocess.run(
-                ["git", "rev-parse", "--verify", "--quiet", f"{sha}^{{commit}}"],
-                cwd=self.root,
-                capture_output=True,
-                text=True,
-            )
+            peeled = self._raw("rev-parse", "--verify", "--quiet", f"{sha}^{{commit}}")
             if peeled.returncode == 0:
-                return peeled.stdout.strip()
+                return str(peeled.stdout).strip()
             kind = self._raw("cat-file", "-t", sha)
             if kind.returncode == 0:  # else: a full sha git does not hold (a shallow clone)
                 raise GitError(f"revision {rev!r} names a {kind.stdout.strip()}, not a commit")
@@ -140,12 +129,7 @@ class Git:
 
     def branch(self) -> str | None:
         """The checked-out branch, or None when HEAD is detached."""
-        proc = subprocess.run(
-            ["git", "symbolic-ref", "--quiet", "--short", "HEAD"],
-            cwd=self.root,
-            capture_output=True,
-            text=True,
-        )
+        proc = self._raw("symbolic-ref", "--quiet", "--short", "HEAD")
         return proc.stdout.strip() if proc.returncode == 0 else None
 
     def upstream_base(self) -> str:
@@ -160,12 +144,7 @@ class Git:
                 "HEAD is detached (no branch checked out), so there is no upstream to compare "
                 "against; name the range: lockstep review BASE..HEAD"
             )
-        proc = subprocess.run(
-            ["git", "rev-parse", "--verify", "--quiet", "@{upstream}"],
-            cwd=self.root,
-            capture_output=True,
-            text=True,
-        )
+        proc = self._raw("rev-parse", "--verify", "--quiet", "@{upstream}")
         if proc.returncode != 0:
             raise GitError(
                 f"branch {branch!r} has no upstream; name the range: lockstep review BASE..HEAD"
@@ -173,8 +152,13 @@ class Git:
         return self.run("merge-base", "HEAD", proc.stdout.strip()).strip()
 
     def commits(self, base: str, head: str) -> list[str]:
-        """The commits in ``base..head``, oldest first."""
-        return self.run("rev-list", "--reverse", f"{base}..{head}").split()
+        """The commits in ``base..head``, oldest first, merge commits left out.
+
+        A merge commit's change against its first parent is the whole merged
+        branch (CI checks out a pull request as such a merge): the commits of
+        that branch are judged one by one instead.
+        """
+        return self.run("rev-list", "--reverse", "--no-merges", f"{base}..{head}").split()
 
     def short(self, sha: str) -> str:
         return sha[:10]
@@ -281,8 +265,8 @@ class Git:
             except (FileNotFoundError, IsADirectoryError):
                 return None
         spec = f":{path}" if at is Side.INDEX else f"{at}:{path}"
-        proc = subprocess.run(["git", "show", spec], cwd=self.root, capture_output=True)
-        return proc.stdout if proc.returncode == 0 else None
+        proc = self._raw("show", spec, binary=True)
+        return bytes(proc.stdout) if proc.returncode == 0 else None
 
     # -- the working tree ---------------------------------------------------------------------
 
@@ -299,10 +283,8 @@ class Git:
         """
         patch = self.run_bytes("diff", "--binary", "--no-color", "--no-ext-diff", "HEAD")
         for path in self.untracked():
-            proc = subprocess.run(
-                ["git", "diff", "--binary", "--no-color", "--no-index", "--", "/dev/null", path],
-                cwd=self.root,
-                capture_output=True,
+            proc = self._raw(
+                "diff", "--binary", "--no-color", "--no-index", "--", "/dev/null", path, binary=True
             )
             if proc.returncode not in (0, 1):
                 raise GitError(f"git diff failed for untracked file {path}")
@@ -311,18 +293,19 @@ class Git:
 
     def check_reverse(self, patch_file: Path) -> bool:
         """Whether ``patch_file`` reverses cleanly against the working tree (so it is complete)."""
-        proc = subprocess.run(
-            ["git", "apply", "--check", "--reverse", str(patch_file)],
-            cwd=self.root,
-            capture_output=True,
-        )
-        return proc.returncode == 0
+        return self._raw("apply", "--check", "--reverse", str(patch_file)).returncode == 0
 
     def restore_head(self, untracked: Sequence[str]) -> None:
         """Make the working tree and index equal HEAD again and remove ``untracked`` files."""
         self.run("restore", "--source=HEAD", "--staged", "--worktree", "--", ":/")
         for path in untracked:
             (self.root / path).unlink(missing_ok=True)
+        # folders the change created, emptied now (a new package): git does not track them
+        for path in untracked:
+            folder = (self.root / path).parent
+            while folder != self.root and folder.is_dir() and not any(folder.iterdir()):
+                folder.rmdir()
+                folder = folder.parent
 
     def git_dir(self) -> Path:
         return Path(self.run("rev-parse", "--absolute-git-dir").strip())

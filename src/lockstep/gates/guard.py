@@ -6,7 +6,7 @@ changed to fit the defendant.  Re-recording is legitimate only on its own, in
 a change a reviewer can read as "the expected behaviour changed".
 
 Three views of "one change": the staged files (a pre-commit hook), the working
-tree against HEAD (a developer's check), and each commit of ``BASE..HEAD`` (CI):
+tree against HEAD (a developer's check), and each commit of ``BASE..HEAD`` (CI, merges aside):
 there, an oracle commit is fine as long as no production file rides along.
 """
 
