@@ -39,10 +39,10 @@ def _print_guard(report: GuardReport) -> None:
         return
     for finding in report.violations:
         sides = finding.sides
-        out.print(f"guard: {finding.where} changes oracle files and production code together")
+        out.print(f"guard: {finding.where}: oracle files and production code change together")
         out.print("  oracle side:")
-        for touch in sides.oracle:
-            out.print(f"    {touch.path}  ({touch.reason})")
+        for shown in sides.oracle_shown():
+            out.print(f"    {shown}")
         out.print("  production side:")
         for path in sides.production:
             out.print(f"    {path}")
@@ -133,9 +133,10 @@ def _print_budget(report: BudgetReport) -> None:
 def budget(ctx: click.Context, target: str | None, base: str | None, staged: bool) -> None:
     """Weigh the changed lines against the fan-in of the module under change.
 
-    TARGET (pkg.module, path/to/module.py or pkg.module:func) names the module;
-    by default every changed production module counts and the smallest
-    allowance wins. Budget rows come from [gates] budget.
+    Every changed production module counts and the smallest allowance wins.
+    TARGET (pkg.module, path/to/module.py or pkg.module:func) names the module
+    the change is about, weighed along with them (even before it is edited).
+    Budget rows come from [gates] budget.
     """
     project = project_from(ctx)
     git = Git(project.root)

@@ -16,11 +16,12 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
-from lockstep.config import CorpusSpec, PinsSpec, Project
+from lockstep.config import Project
 from lockstep.errors import TargetError, UsageError
 from lockstep.gates.ast_facts import ModuleFacts, facts_of
 from lockstep.gates.budget import ImportGraph, allowance, module_file, resolve_target
 from lockstep.gates.git import Git
+from lockstep.gates.scope import oracle_inputs
 
 _JOINERS: Final = re.compile(r"\band\b|&|\bas well as\b", re.IGNORECASE)
 _MODULE_WORD: Final = re.compile(r"[A-Za-z_][\w./]*(?:\.py)?(?::[\w.]+)?")
@@ -37,6 +38,8 @@ class Brief:
     """Paths and config tables the assistant must not edit."""
     fan_in: int
     allowed_lines: int
+    seam_limit: int
+    """New functions, classes or modules the change may add (``[gates] seam_limit``)."""
     base: str
     """The commit the brief was written against (the review's BASE)."""
 
@@ -47,6 +50,11 @@ class Brief:
             if self.allowed_lines
             else f"0 changed lines: {self.module} is imported by {self.fan_in} modules; "
             "propose an adapter seam instead of editing it"
+        )
+        new = (
+            "one new function, class or module"
+            if self.seam_limit == 1
+            else f"{self.seam_limit} new functions, classes or modules"
         )
         out = [
             "# Refactoring brief (lockstep)",
@@ -65,7 +73,7 @@ class Brief:
             *(["  - (none)"] if not self.frozen else []),
             "",
             f"Change budget: {budget}.",
-            "Add at most one new function or module. Add no new reads of the clock, randomness,",
+            f"Add at most {new}. Add no new reads of the clock, randomness,",
             "the environment, the network, the locale or the time zone. Do not add, remove or",
             "change print, logging or sys.stdout/sys.stderr output.",
             "",
@@ -113,11 +121,7 @@ def forbidden_paths(project: Project) -> tuple[str, ...]:
     root = project.root.resolve()
     oracle_dir = project.oracle_dir.relative_to(root).as_posix()
     out = [f"{oracle_dir}/ (oracle files and their blobs)"]
-    for spec in project.oracles():
-        if isinstance(spec, CorpusSpec):
-            out.append(f"{spec.fixtures} (fixtures of {spec.name})")
-        elif isinstance(spec, PinsSpec):
-            out.append(f"{spec.cases} (cases of {spec.name})")
+    out += [f"{pattern} ({reason})" for pattern, reason in oracle_inputs(project)]
     out.append(f"{project.config_name} (configuration: oracles, [[rule]] tables, [gates])")
     return tuple(out)
 
@@ -142,5 +146,6 @@ def make_brief(project: Project, git: Git, sentence: str, target: str | None) ->
         forbidden=forbidden_paths(project),
         fan_in=len(importers),
         allowed_lines=allowed,
+        seam_limit=project.config.gates.seam_limit,
         base=git.resolve("HEAD"),
     )

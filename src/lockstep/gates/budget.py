@@ -21,7 +21,7 @@ from pathlib import Path
 from lockstep.config import Project
 from lockstep.errors import ConfigError, TargetError
 from lockstep.gates.git import Change, Git
-from lockstep.gates.scope import Scope, matches
+from lockstep.gates.scope import Scope, is_production_path
 from lockstep.targets import root_on_path
 
 
@@ -164,14 +164,9 @@ class ImportGraph:
         scope_ok: list[str] = []
         for importer in sorted(self.edges.get(module, set()) - {module}):
             rel = module_file(self.project, importer)
-            if rel is not None and _production(self.project, rel):
+            if rel is not None and is_production_path(self.project.config.gates, rel):
                 scope_ok.append(importer)
         return tuple(scope_ok)
-
-
-def _production(project: Project, rel: str) -> bool:
-    gates = project.config.gates
-    return matches(rel, gates.production) and not matches(rel, gates.exclude)
 
 
 def _imports_of(path: Path, known: set[str]) -> Iterable[str]:
@@ -213,21 +208,22 @@ def resolve_target(project: Project, target: str) -> str:
 def check_budget(
     project: Project, git: Git, change: Change, target: str | None = None
 ) -> BudgetReport:
-    """Count the change's lines and weigh them against the fan-in of the module(s) under change."""
+    """Count the change's lines and weigh them against the fan-in of the module(s) under change.
+
+    Every changed production module counts and the smallest allowance wins;
+    a ``target`` is weighed as well, never instead: naming a little-used
+    module must not lift the budget of a much-imported one the change edits.
+    """
     scope = Scope(project, git)
     files = [p for p in git.changed_files(change.base, change.head) if scope.is_production(p)]
     lines = git.changed_lines(change.base, change.head, files)
     lines = {p: n for p, n in lines.items() if n}
-    if target is not None:
-        modules = [resolve_target(project, target)]
-    else:
-        modules = []
-        for path in files:
-            rel = scope.in_project(path)
-            exists = git.read(path, change.head)
-            name = module_name(project, rel) if rel is not None else None
-            if name is not None and exists is not None:
-                modules.append(name)
+    modules: list[str] = [] if target is None else [resolve_target(project, target)]
+    for path in files:
+        rel = scope.in_project(path)
+        name = module_name(project, rel) if rel is not None else None
+        if name is not None and name not in modules and git.read(path, change.head) is not None:
+            modules.append(name)
     graph = ImportGraph(project) if modules else None
     budgets: list[ModuleBudget] = []
     for module in modules:

@@ -157,7 +157,7 @@ def _new_reads(base: list[tuple[str, Read]], head: list[tuple[str, Read]]) -> li
                 candidates.append((path, read))
         shown = candidates or [(p, r) for p, r in head if r.name == name][-extra:]
         out += [Located(p, r.line, f"{name} ({r.category}): {r.source}") for p, r in shown]
-    return out
+    return sorted(out, key=lambda loc: (loc.path, loc.line))  # in reading order
 
 
 def _output_changes(

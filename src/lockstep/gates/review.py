@@ -149,7 +149,7 @@ def review(
 
     guard = guard_commits(project, git, change.base, head, change.label)
     mixed = [
-        f"{f.where} changes oracle files ({', '.join(t.path for t in f.sides.oracle)}) "
+        f"{f.where} changes oracle files ({', '.join(f.sides.oracle_shown())}) "
         f"together with production code ({', '.join(f.sides.production)})"
         for f in guard.violations
     ]
@@ -171,9 +171,12 @@ def review(
     except LockstepError as e:
         rows.append(Row("within budget", Verdict.FAIL, (str(e),)))
     else:
-        detail = [
-            f"{m.module}: fan-in {m.fan_in} → {m.allowed} lines allowed" for m in budget.modules
-        ]
+        # the summary names the limiting module; the others only matter when there are several
+        detail = (
+            [f"{m.module}: fan-in {m.fan_in} → {m.allowed} lines allowed" for m in budget.modules]
+            if len(budget.modules) > 1
+            else []
+        )
         rows.append(
             Row(
                 "within budget",

@@ -18,10 +18,12 @@ from functools import cache
 from pathlib import PurePosixPath
 from typing import Any, Final
 
-from lockstep.config import CorpusSpec, PinsSpec, Project
+from lockstep.config import CorpusSpec, GatesSpec, PinsSpec, Project
 from lockstep.gates.git import Git, Head
 
 _ORACLE_TABLES: Final = ("corpus", "ledger", "pins", "tape", "rule")
+BLOB: Final = "blob"
+"""The reason of a path in the oracle folder's content-addressed blob store."""
 
 
 @cache
@@ -55,6 +57,22 @@ def matches(path: str, patterns: Iterable[str]) -> bool:
     return any(glob_regex(p).match(path) for p in patterns)
 
 
+def is_production_path(gates: GatesSpec, rel: str) -> bool:
+    """Whether a project-relative path is production code by the ``[gates]`` globs."""
+    return matches(rel, gates.production) and not matches(rel, gates.exclude)
+
+
+def oracle_inputs(project: Project) -> tuple[tuple[str, str], ...]:
+    """The fixture and cases globs the oracles name, each with why it is the oracle's."""
+    named: list[tuple[str, str]] = []
+    for spec in project.oracles():
+        if isinstance(spec, CorpusSpec):
+            named.append((spec.fixtures, f"fixtures of corpus {spec.name!r}"))
+        elif isinstance(spec, PinsSpec):
+            named.append((spec.cases, f"cases of pins {spec.name!r}"))
+    return tuple(named)
+
+
 @dataclass(frozen=True)
 class OracleTouch:
     """One oracle-side path a change touches, and why it counts as the oracle's."""
@@ -74,6 +92,23 @@ class Sides:
     def mixed(self) -> bool:
         return bool(self.oracle) and bool(self.production)
 
+    def oracle_shown(self) -> tuple[str, ...]:
+        """The oracle side for a reader: each file with its reason, blobs counted per folder.
+
+        A re-record rewrites one blob per changed case, named by its hash;
+        listing a hundred hashes hides the lock file that matters.
+        """
+        shown: list[str] = []
+        blobs: dict[str, int] = {}
+        for touch in self.oracle:
+            if touch.reason == BLOB:
+                folder = touch.path.rsplit("/", 2)[0] + "/"
+                blobs[folder] = blobs.get(folder, 0) + 1
+            else:
+                shown.append(f"{touch.path} ({touch.reason})")
+        shown += [f"{folder} ({n} blob file(s) of rendered output)" for folder, n in blobs.items()]
+        return tuple(shown)
+
 
 class Scope:
     """Classifies repository paths for one project inside one git repository."""
@@ -90,16 +125,7 @@ class Scope:
         self.prefix = "" if rel in ("", ".") else rel + "/"
         self.oracle_dir = self._project_rel(project.oracle_dir) + "/"
         self.config_path = self.prefix + project.config_path.resolve().relative_to(root).as_posix()
-        gates = project.config.gates
-        self.production_globs = tuple(gates.production)
-        self.exclude_globs = tuple(gates.exclude)
-        named: list[tuple[str, str]] = []
-        for spec in project.oracles():
-            if isinstance(spec, CorpusSpec):
-                named.append((spec.fixtures, f"fixtures of corpus {spec.name!r}"))
-            elif isinstance(spec, PinsSpec):
-                named.append((spec.cases, f"cases of pins {spec.name!r}"))
-        self.named_inputs = tuple(named)
+        self.named_inputs = oracle_inputs(project)
 
     def _project_rel(self, path: Any) -> str:
         return PurePosixPath(path.resolve().relative_to(self.project.root.resolve())).as_posix()
@@ -115,6 +141,8 @@ class Scope:
         rel = self.in_project(repo_path)
         if rel is None:
             return None
+        if rel.startswith(self.oracle_dir + "blobs/"):
+            return BLOB
         if rel.startswith(self.oracle_dir):
             return "oracle file"
         for pattern, reason in self.named_inputs:
@@ -126,7 +154,7 @@ class Scope:
         rel = self.in_project(repo_path)
         if rel is None or self.oracle_reason(repo_path) is not None:
             return False
-        return matches(rel, self.production_globs) and not matches(rel, self.exclude_globs)
+        return is_production_path(self.project.config.gates, rel)
 
     def config_tables_changed(self, base: str, head: Head) -> list[str]:
         """The oracle and ``[[rule]]`` tables that differ between ``base`` and ``head``."""
