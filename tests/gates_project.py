@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import atexit
 import re
+import shutil
+import tempfile
+from pathlib import Path
 
 from helpers import GitRepo, run_cli
 
@@ -56,12 +60,31 @@ FILES: dict[str, str | bytes] = {
 }
 
 
+_TEMPLATE: list[Path] = []
+"""The frozen shop, built once per test process and copied into each test's repository."""
+
+
+def _template() -> Path:
+    if not _TEMPLATE:
+        folder = Path(tempfile.mkdtemp(prefix="gates-shop-"))
+        atexit.register(shutil.rmtree, folder, ignore_errors=True)
+        repo = GitRepo(folder / "repo")
+        repo.commit("legacy shop", FILES)
+        result = run_cli("record", "prices", cwd=repo.root)
+        assert result.code == 0, result.output
+        repo.commit("freeze prices")
+        _TEMPLATE.append(repo.root)
+    return _TEMPLATE[0]
+
+
 def frozen_shop(repo: GitRepo) -> GitRepo:
-    """The legacy code committed, then its oracle recorded and committed on its own."""
-    repo.commit("legacy shop", FILES)
-    result = run_cli("record", "prices", cwd=repo.root)
-    assert result.code == 0, result.output
-    repo.commit("freeze prices")
+    """The legacy code committed, then its oracle recorded and committed on its own.
+
+    Recording is the slow part, so the repository is made once and copied
+    (history, index and all) into ``repo``'s fresh folder.
+    """
+    shutil.rmtree(repo.root)
+    shutil.copytree(_template(), repo.root, symlinks=True)
     return repo
 
 

@@ -132,3 +132,13 @@ def test_unknown_target_is_a_usage_error(git_repo: GitRepo) -> None:
     result = run_cli("budget", "core.nothing", cwd=repo.root)
     assert result.code == 2
     assert "no module 'core.nothing' in the project" in result.stderr
+
+
+def test_naming_a_little_used_target_does_not_lift_the_budget(git_repo: GitRepo) -> None:
+    repo = shop_with_fan_in(git_repo, 12)
+    change_lines(repo, 7)
+    result = run_cli("budget", "core/user0.py", cwd=repo.root)
+    assert result.code == 1, result.output
+    assert "8 changed lines, 5 allowed: over budget (fan-in of core.money is 12)" in (
+        result.stdout
+    )

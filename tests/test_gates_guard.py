@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from gates_project import edit, frozen_shop
 from helpers import GitRepo, run_cli
 
@@ -27,9 +29,10 @@ def test_oracle_rerecorded_with_code_fails_naming_both_sides(git_repo: GitRepo) 
     rerecord(repo)
     result = run_cli("guard", cwd=repo.root)
     assert result.code == 1, result.output
-    assert "changes oracle files and production code together" in result.stdout
-    assert "lockstep/prices.lock.json  (oracle file)" in result.stdout
-    assert "lockstep/blobs/" in result.stdout  # the re-rendered document's blob
+    assert "working tree: oracle files and production code change together" in result.stdout
+    assert "    lockstep/prices.lock.json (oracle file)\n" in result.stdout
+    # the re-rendered documents' blobs are counted, not listed hash by hash
+    assert "    lockstep/blobs/ (2 blob file(s) of rendered output)\n" in result.stdout
     assert "production side:\n    shop/prices.py" in result.stdout
 
 
@@ -42,7 +45,9 @@ def test_staged_checks_only_the_index(git_repo: GitRepo) -> None:
     repo.git("add", "lockstep")
     both = run_cli("guard", "--staged", cwd=repo.root)
     assert both.code == 1, both.output
-    assert "staged changes changes oracle files" in both.stdout
+    assert "guard: staged changes: oracle files and production code change together" in (
+        both.stdout
+    )
 
 
 def test_base_checks_each_commit(git_repo: GitRepo) -> None:
@@ -60,7 +65,7 @@ def test_base_checks_each_commit(git_repo: GitRepo) -> None:
     bad = repo.commit("tweak the total and refresh the oracle")
     together = run_cli("guard", "--base", base, cwd=repo.root)
     assert together.code == 1, together.output
-    assert f"commit {bad[:10]} changes oracle files and production code together" in (
+    assert f"commit {bad[:10]}: oracle files and production code change together" in (
         together.stdout
     )
 
@@ -72,13 +77,13 @@ def test_rules_and_fixtures_are_oracle_side(git_repo: GitRepo) -> None:
         fh.write('\n[[rule]]\nname = "cents"\npattern = "[0-9]+"\nreplace = "N"\n')
     rule = run_cli("guard", cwd=repo.root)
     assert rule.code == 1, rule.output
-    assert "lockstep.toml  (config tables [[rule]])" in rule.stdout
+    assert "lockstep.toml (config tables [[rule]])" in rule.stdout
 
     repo.git("checkout", "--", "lockstep.toml")
     (repo.root / "fixtures/two.json").write_text('[{"price": 6}]\n', encoding="utf-8")
     fixture = run_cli("guard", cwd=repo.root)
     assert fixture.code == 1, fixture.output
-    assert "fixtures/two.json  (fixtures of corpus 'prices')" in fixture.stdout
+    assert "fixtures/two.json (fixtures of corpus 'prices')" in fixture.stdout
 
 
 def test_gates_settings_and_tests_are_not_oracle_side(git_repo: GitRepo) -> None:
@@ -96,3 +101,48 @@ def test_staged_and_base_are_exclusive(git_repo: GitRepo) -> None:
     result = run_cli("guard", "--staged", "--base", "HEAD", cwd=repo.root)
     assert result.code == 2
     assert "exclusive" in result.stderr
+
+
+def test_merge_commit_of_a_clean_branch_passes(git_repo: GitRepo) -> None:
+    """CI checks a pull request out as a merge commit whose diff is the whole branch; the
+    branch's own commits are judged one by one, so oracle and code in separate commits pass."""
+    repo = frozen_shop(git_repo)
+    base = repo.git("rev-parse", "HEAD")
+    repo.git("checkout", "-q", "-b", "feature")
+    edit(repo, "shop/prices.py", "(1 + rate), 2)", "(1 + rate) + 1, 2)")
+    repo.commit("change the total")
+    assert run_cli("record", "prices", "--force", cwd=repo.root).code == 0
+    repo.commit("re-record prices on its own")
+    repo.git("checkout", "-q", "main")
+    repo.commit("unrelated work on main", {"README.txt": "shop\n"})
+    repo.git("merge", "-q", "--no-ff", "-m", "merge feature", "feature")
+    result = run_cli("guard", "--base", base, cwd=repo.root)
+    assert result.code == 0, result.output
+    review = run_cli("review", f"{base}..HEAD", "--format", "md", cwd=repo.root)
+    assert "oracle files changed alone in commit" in review.stdout, review.output
+
+
+def test_pre_commit_hook_definition(git_repo: GitRepo) -> None:
+    """The shipped hook has the fields the pre-commit framework requires, and its entry
+    (run against the index, no file names) rejects a mixed commit."""
+    manifest = (Path(__file__).parents[1] / ".pre-commit-hooks.yaml").read_text("utf-8")
+    hook = dict(
+        line.strip().lstrip("- ").split(": ", 1)
+        for line in manifest.splitlines()
+        if line.startswith(("- ", "  ")) and ": " in line
+    )
+    assert hook["id"] == "lockstep-guard"
+    assert hook["language"] == "python"
+    assert hook["pass_filenames"] == "false"
+    assert hook["always_run"] == "true"
+    assert hook["stages"] == "[pre-commit, manual]"
+    assert hook["minimum_pre_commit_version"].startswith("3.2.0")  # the stage names need it
+    assert hook["name"]
+    program, *args = hook["entry"].split()
+    assert program == "lockstep"
+    repo = frozen_shop(git_repo)
+    rerecord(repo)
+    repo.git("add", "-A")
+    result = run_cli(*args, cwd=repo.root)
+    assert result.code == 1, result.output
+    assert "staged changes: oracle files and production code change together" in result.stdout

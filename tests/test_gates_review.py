@@ -246,3 +246,21 @@ def test_default_range_is_the_branch_against_its_upstream(
     result = run_cli("review", "--format", "md", cwd=clone)
     assert result.code == 0, result.output
     assert "1 commit(s)" in result.stdout
+
+
+def test_three_dot_range_reviews_from_the_merge_base(git_repo: GitRepo) -> None:
+    """``BASE...HEAD`` (the README's CI form) reviews only the branch's own commits."""
+    repo = frozen_shop(git_repo)
+    repo.git("checkout", "-q", "-b", "feature")
+    edit(repo, "shop/prices.py", OLD_TOTAL, SAFE_EXTRACT)
+    repo.commit("extract _subtotal")
+    repo.git("checkout", "-q", "main")
+    edit(repo, "shop/prices.py", "        return row\n", "        print(row)\n        return row\n")
+    repo.commit("main moves on: a print")
+    repo.git("checkout", "-q", "feature")
+    three, rows = review_md(repo, "main...HEAD")
+    assert three.code == 0, three.output
+    assert "1 commit(s)" in three.stdout
+    two, rows = review_md(repo, "main..HEAD")
+    assert two.code == 1  # against main's tip, main's print looks removed by the branch
+    assert "removed (line at BASE): print(row)" in row(rows, "logging and printing")[1]

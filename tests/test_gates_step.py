@@ -34,6 +34,8 @@ def test_red_step_with_revert_saves_the_patch_then_restores_head(git_repo: GitRe
     repo = frozen_shop(git_repo)
     edit(repo, "shop/prices.py", "(1 + rate), 2)", "(1 + rate) + 1, 2)")
     (repo.root / "shop/new_helper.py").write_text("def helper():\n    return 2\n")
+    (repo.root / "shop/newpkg").mkdir()
+    (repo.root / "shop/newpkg/__init__.py").write_text("X = 1\n")
     changed = snapshot_tree(repo.root)
     result = run_cli("step", "--revert", cwd=repo.root)
     assert result.code == 1, result.output
@@ -43,6 +45,7 @@ def test_red_step_with_revert_saves_the_patch_then_restores_head(git_repo: GitRe
     assert "/.git/lockstep/step-" in patch
     assert (repo.root / "shop/prices.py").read_text() == PRICES.lstrip("\n")
     assert not (repo.root / "shop/new_helper.py").exists()
+    assert not (repo.root / "shop/newpkg").exists()  # the folder the change made goes too
     assert repo.git("status", "--porcelain") == ""
     subprocess.run(["git", "apply", patch], cwd=repo.root, check=True)
     assert snapshot_tree(repo.root) == changed  # nothing was lost
@@ -71,13 +74,14 @@ def test_brief_states_the_constraints(git_repo: GitRepo) -> None:
     assert "Target module: shop.prices (shop/prices.py)" in text
     for forbidden in (
         "lockstep/ (oracle files",
-        "fixtures/*.json (fixtures of prices)",
+        "fixtures/*.json (fixtures of corpus 'prices')",
         "lockstep.toml",
     ):
         assert forbidden in text
     assert "  - def total(rows, rate=0.2)" in text
     assert "  - Ledger.add: def add(self, row, *, strict=False)" in text
     assert "at most 20 changed lines" in text
+    assert "Add at most one new function, class or module." in text
     assert "  lockstep replay\n" in text
     assert f"  lockstep review {head[:12]}..HEAD" in text
     assert "return NO diff" in text
@@ -127,3 +131,12 @@ def test_step_probes_pinned_cases(git_repo: GitRepo) -> None:
     assert red.code == 1
     assert "probe:  NONDETERMINISTIC" in red.stdout
     assert "hello/one: 2 distinct outputs" in red.stdout
+
+
+def test_brief_follows_the_configured_seam_limit(git_repo: GitRepo) -> None:
+    repo = frozen_shop(git_repo)
+    with (repo.root / "lockstep.toml").open("a", encoding="utf-8") as fh:
+        fh.write("\n[gates]\nseam_limit = 3\n")
+    result = run_cli("brief", "split the totals", "--target", "shop/prices.py", cwd=repo.root)
+    assert result.code == 0, result.output
+    assert "Add at most 3 new functions, classes or modules." in result.stdout
