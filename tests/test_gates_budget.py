@@ -139,6 +139,4 @@ def test_naming_a_little_used_target_does_not_lift_the_budget(git_repo: GitRepo)
     change_lines(repo, 7)
     result = run_cli("budget", "core/user0.py", cwd=repo.root)
     assert result.code == 1, result.output
-    assert "8 changed lines, 5 allowed: over budget (fan-in of core.money is 12)" in (
-        result.stdout
-    )
+    assert "8 changed lines, 5 allowed: over budget (fan-in of core.money is 12)" in (result.stdout)
