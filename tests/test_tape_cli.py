@@ -342,34 +342,32 @@ def test_accept_needs_a_why_and_an_existing_test(
     assert snapshot_tree(recorded) == before
 
 
-@pytest.mark.parametrize(
-    ("content", "message"),
-    [
-        ("{broken", "lockstep/summary.tape.json: not valid JSON"),
-        (
-            '{"version": 1, "name": "summary", "mode": "ordered", "rules": [], "events": [], "output": {}, "x": 1}',
-            "unknown field `x`",
-        ),
-        (
-            '{"version": 1, "name": "invoice", "mode": "ordered", "rules": [], "events": [], "output": {}}',
-            "recorded by another oracle ('invoice')",
-        ),
-    ],
-)
-def test_replay_of_a_bad_tape_file_is_exit_2_and_changes_nothing(
-    recorded: Path, content: str, message: str
-) -> None:
-    write_files(recorded, {"lockstep/summary.tape.json": content})
-    before = snapshot_tree(recorded)
-    for args in (
-        ("replay", "summary"),
-        ("accept", "summary", "--why", "x.", "--test", "billing/audit.py"),
-    ):
-        result = run_cli(*args, cwd=recorded)
-        assert result.code == 2, result.output
-        assert message in result.stderr
-        assert len(result.stderr.strip().splitlines()) == 1
-    assert snapshot_tree(recorded) == before
+BAD_TAPE_FILES = [
+    ("{broken", "lockstep/summary.tape.json: not valid JSON"),
+    (
+        '{"version": 1, "name": "summary", "mode": "ordered", "rules": [], "events": [], "output": {}, "x": 1}',
+        "unknown field `x`",
+    ),
+    (
+        '{"version": 1, "name": "invoice", "mode": "ordered", "rules": [], "events": [], "output": {}}',
+        "recorded by another oracle ('invoice')",
+    ),
+]
+
+
+def test_replay_of_a_bad_tape_file_is_exit_2_and_changes_nothing(recorded: Path) -> None:
+    for content, message in BAD_TAPE_FILES:
+        write_files(recorded, {"lockstep/summary.tape.json": content})
+        before = snapshot_tree(recorded)
+        for args in (
+            ("replay", "summary"),
+            ("accept", "summary", "--why", "x.", "--test", "billing/audit.py"),
+        ):
+            result = run_cli(*args, cwd=recorded)
+            assert result.code == 2, result.output
+            assert message in result.stderr
+            assert len(result.stderr.strip().splitlines()) == 1
+        assert snapshot_tree(recorded) == before
 
 
 def test_an_unfreezable_collaborator_argument_is_named_by_path_and_nothing_is_written(
@@ -401,6 +399,27 @@ def drive_socket(tape):
     result = run_cli("record", "summary", cwd=root)
     assert result.code == 2
     assert 'audit.note kwargs["extra"]["conn"]: cannot freeze a socket.socket' in result.stderr
+    assert snapshot_tree(root) == before
+
+
+def test_a_driver_that_does_not_take_the_tape_is_a_config_error_not_frozen_behaviour(
+    tmp_path: Path,
+) -> None:
+    root = make_project(tmp_path / "proj")
+    write_files(
+        root,
+        {
+            "billing/drive.py": DRIVE + "\n\ndef drive_alone():\n    return 'done'\n",
+            "lockstep.toml": CONFIG.replace("billing.drive:drive", "billing.drive:drive_alone"),
+        },
+    )
+    before = snapshot_tree(root)
+    result = run_cli("record", "summary", cwd=root)
+    assert result.code == 2, result.output
+    assert result.stderr.strip() == (
+        "lockstep: error: lockstep.toml: tape[0].driver: billing.drive:drive_alone must take "
+        "the tape as its one argument, e.g. def drive(tape): (it is drive_alone())"
+    )
     assert snapshot_tree(root) == before
 
 

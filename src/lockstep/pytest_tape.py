@@ -15,6 +15,11 @@ goes into the file's history, as with ``lockstep accept``.
 Per test, ``@pytest.mark.tape(mode="multiset", rules=["uuid"])`` sets the
 compare mode and the normalization rules.
 
+Everything lockstep has to say (no golden yet, drift, a corrupt or foreign
+golden file, a bad marker) fails the test with that one message, never with a
+traceback through lockstep's own frames; tapes accepted with a ``why`` are
+listed with the reviewer's three signals at the end of the run.
+
 :mod:`lockstep.pytest_plugin` calls :func:`addoption` and :func:`configure`;
 ``configure`` registers this module as a plugin for the fixture and its
 report hook, so the tape machinery stays in one place.
@@ -29,22 +34,23 @@ import sys
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final, get_args
+from typing import Final
 
 import pytest
 
 from lockstep.config import Config, Project, find_config, load_project
-from lockstep.errors import UsageError
-from lockstep.rules import RuleSet, resolve_rules
+from lockstep.errors import LockstepError, UsageError
+from lockstep.rules import BUILTIN_NAMES, RuleSet, resolve_rules
 from lockstep.store import display_path
-from lockstep.tape import CompareMode, Event, Tape
-from lockstep.tape_compare import compare, render_tape
+from lockstep.tape import COMPARE_MODES, CompareMode, Event, Tape
+from lockstep.tape_compare import compare, render_tape, setting_changes
 from lockstep.tape_file import (
     SUFFIX,
     VERSION,
     Acceptance,
     Output,
     TapeDocument,
+    check_why,
     read_document,
     write_document,
 )
@@ -52,6 +58,11 @@ from lockstep.tape_file import (
 RECORD_FLAG: Final = "--lockstep-record-tapes"
 WHY_FLAG: Final = "--lockstep-why"
 TAPES_FOLDER: Final = "tapes"
+
+_ACCEPTED: Final = "lockstep_tape_accepted"
+"""The ``user_properties`` key that carries an accepted change to the terminal summary
+(user properties travel from pytest-xdist workers to the controller)."""
+_MARKER_KEYS: Final = frozenset({"mode", "rules"})
 
 _CALL_FAILED = pytest.StashKey[bool]()
 _SETTINGS = pytest.StashKey["_Settings"]()
@@ -114,6 +125,8 @@ class FixtureTape(Tape):
         self._record = record
         self._why = why
         self._checked = False
+        self.accepted: Acceptance | None = None
+        """The history entry written by this test's re-record, if it changed the tape."""
 
     @property
     def shown_path(self) -> str:
@@ -123,11 +136,19 @@ class FixtureTape(Tape):
         """Compare the calls so far with the golden tape; raises :class:`TapeMismatch`.
 
         Under ``--lockstep-record-tapes`` nothing is compared: the tape is written at
-        teardown if the test passes.
+        teardown if the test passes.  A corrupt or foreign golden file, or a value
+        that could not be frozen, is reported the same way: one message, no
+        traceback through lockstep.
         """
+        __tracebackhide__ = True
+        try:
+            self._assert_matches(mode)
+        except LockstepError as e:
+            raise TapeMismatch(str(e)) from None
+
+    def _assert_matches(self, mode: CompareMode | None) -> None:
         if mode is not None:
-            _check_mode(mode)
-            self.mode = mode
+            self.mode = _check_mode(mode, where="tape.assert_matches")
         self._checked = True
         events = self.events
         if self._record:
@@ -138,15 +159,10 @@ class FixtureTape(Tape):
                 f"commit with: pytest {RECORD_FLAG} {shlex.quote(self.node_id)}"
             )
         doc = read_document(self.path, owner=self.node_id, owner_kind="test")
-        lines: list[str] = []
-        if doc.mode != self.mode:
-            lines.append(
-                f"the tape was recorded in {doc.mode} mode, this test asks for {self.mode}"
-            )
-        if doc.rules != self.rules.records():
-            names = ", ".join(r.name for r in doc.rules) or "none"
-            lines.append(f"the tape was recorded with rules [{names}], this test names others")
-        lines += compare(doc.events, events, doc.mode)
+        settings = setting_changes(
+            doc.mode, doc.rules, self.mode, self.rules.records(), asked_by="this test"
+        )
+        lines = [c.line for c in settings] + compare(doc.events, events, doc.mode)
         if lines:
             raise TapeMismatch(self._explain(lines, doc, events))
 
@@ -161,10 +177,14 @@ class FixtureTape(Tape):
 
     def finish(self, *, call_failed: bool) -> None:
         """Teardown: write the tape under ``--lockstep-record-tapes``, else check it if not yet."""
+        __tracebackhide__ = True
         if call_failed:
             return
         if self._record:
-            self._write()
+            try:
+                self._write()
+            except LockstepError as e:
+                raise TapeMismatch(str(e)) from None
         elif not self._checked:
             self.assert_matches()
 
@@ -178,7 +198,10 @@ class FixtureTape(Tape):
         if old is not None:
             if old.mode == self.mode and old.rules == records and old.events == events:
                 return
-            changes = compare(old.events, events, self.mode) or ["mode or rules changed"]
+            settings = setting_changes(
+                old.mode, old.rules, self.mode, records, asked_by="this test"
+            )
+            changes = [c.line for c in settings] + compare(old.events, events, self.mode)
             if not self._why:
                 raise TapeMismatch(
                     f"the tape of this test changed ({self.shown_path}):\n"
@@ -186,10 +209,13 @@ class FixtureTape(Tape):
                     + f"\nto accept it, say why: pytest {RECORD_FLAG} "
                     f"{WHY_FLAG} 'one sentence' {shlex.quote(self.node_id)}"
                 )
+            # The test that owns the tape passed: its own assertions on the output held,
+            # and it is the test that pins the new behaviour.
             test_file = self.node_id.split("::", 1)[0]
-            history.append(
-                Acceptance(why=self._why, test=test_file, outputs_identical=True, changes=changes)
+            self.accepted = Acceptance(
+                why=self._why, test=test_file, outputs_identical=True, changes=changes
             )
+            history.append(self.accepted)
         doc = TapeDocument(
             version=VERSION,
             name=self.node_id,
@@ -202,11 +228,35 @@ class FixtureTape(Tape):
         write_document(self.path, doc)
 
 
-def _check_mode(mode: object) -> CompareMode:
-    modes = get_args(CompareMode)
-    if mode not in modes:
-        raise UsageError(f"tape mode must be one of {', '.join(modes)}, not {mode!r}")
-    return mode  # type: ignore[return-value]
+def _check_mode(mode: object, *, where: str) -> CompareMode:
+    for known in COMPARE_MODES:
+        if mode == known:
+            return known
+    raise UsageError(f"{where}: mode must be one of {', '.join(COMPARE_MODES)}, not {mode!r}")
+
+
+def _marker_settings(node: pytest.Item, project: Project) -> tuple[CompareMode, RuleSet]:
+    """The mode and rules of ``@pytest.mark.tape(...)``, checked: a typo must not pass silently."""
+    marker = node.get_closest_marker("tape")
+    if marker is None:
+        return "ordered", RuleSet()
+    where = f"{node.nodeid}: @pytest.mark.tape"
+    unknown = sorted(set(marker.kwargs) - _MARKER_KEYS)
+    if marker.args or unknown:
+        given = ", ".join(unknown) if unknown else "a positional argument"
+        raise UsageError(f"{where}: takes only mode= and rules=, not {given}")
+    mode = _check_mode(marker.kwargs.get("mode", "ordered"), where=where)
+    names = marker.kwargs.get("rules", ())
+    if not isinstance(names, list | tuple) or not all(isinstance(n, str) for n in names):
+        raise UsageError(f"{where}: rules= must be a list of rule names, not {names!r}")
+    known = [*BUILTIN_NAMES, *(r.name for r in project.config.rule)]
+    for name in names:
+        if name not in known:
+            raise UsageError(
+                f"{where}: unknown rule {name!r} (known: {', '.join(known)}; "
+                f"add a [[rule]] to {project.config_name} for your own)"
+            )
+    return mode, resolve_rules(names, project, where="pytest.mark.tape")
 
 
 def _settings(config: pytest.Config) -> _Settings:
@@ -220,7 +270,11 @@ def _settings(config: pytest.Config) -> _Settings:
     else:
         project = Project(root=root, config_path=root / "lockstep.toml", config=Config())
     why = config.getoption("lockstep_why")
-    settings = _Settings(project, bool(config.getoption("lockstep_record_tapes")), why)
+    settings = _Settings(
+        project,
+        bool(config.getoption("lockstep_record_tapes")),
+        check_why(why, flag=WHY_FLAG) if why is not None else None,
+    )
     config.stash[_SETTINGS] = settings
     return settings
 
@@ -254,6 +308,12 @@ def configure(config: pytest.Config) -> None:
     Registering here rather than through an entry point keeps one entry point
     (``lockstep``) and lets this module own everything about tapes.
     """
+    why = config.getoption("lockstep_why")
+    if why is not None:
+        try:
+            check_why(why, flag=WHY_FLAG)
+        except UsageError as e:
+            raise pytest.UsageError(str(e)) from None
     if not config.pluginmanager.is_registered(sys.modules[__name__]):
         config.pluginmanager.register(sys.modules[__name__], "lockstep-tape")
     config.addinivalue_line(
@@ -273,17 +333,47 @@ def pytest_runtest_makereport(
     return report
 
 
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """List every tape accepted with ``--lockstep-why``, with the reviewer's three signals."""
+    accepted = [
+        text
+        for reports in terminalreporter.stats.values()
+        for report in reports
+        if isinstance(report, pytest.TestReport) and report.when == "teardown"
+        for key, text in report.user_properties
+        if key == _ACCEPTED
+    ]
+    if accepted:
+        terminalreporter.section("lockstep: tape changes accepted")
+        for text in accepted:
+            terminalreporter.write_line(str(text))
+
+
+def _signals(fixture_tape: FixtureTape, accepted: Acceptance) -> str:
+    return "\n".join(
+        [
+            f"{fixture_tape.node_id} ({fixture_tape.shown_path})",
+            "  1. outputs identical: yes (the test's own assertions passed)",
+            f"  2. why: {accepted.why}",
+            f"  3. intentional test: {accepted.test}",
+            "  calls that change:",
+            *(f"     {line}" for line in accepted.changes),
+        ]
+    )
+
+
 @pytest.fixture
 def tape(request: pytest.FixtureRequest) -> Iterator[FixtureTape]:
     """A :class:`lockstep.Tape` checked against this test's golden tape at teardown."""
-    settings = _settings(request.config)
-    marker = request.node.get_closest_marker("tape")
-    mode: CompareMode = "ordered"
-    rule_names: list[str] = []
-    if marker is not None:
-        mode = _check_mode(marker.kwargs.get("mode", "ordered"))
-        rule_names = list(marker.kwargs.get("rules", ()))
-    rules = resolve_rules(rule_names, settings.project, where="pytest.mark.tape")
+    try:
+        settings = _settings(request.config)
+        mode, rules = _marker_settings(request.node, settings.project)
+    except LockstepError as e:
+        problem = str(e)
+    else:
+        problem = ""
+    if problem:  # failed outside the except block, so pytest shows no chained traceback
+        pytest.fail(problem, pytrace=False)
     fixture_tape = FixtureTape(
         node_id=request.node.nodeid,
         path=tape_path(settings.folder, request.node.nodeid),
@@ -295,7 +385,17 @@ def tape(request: pytest.FixtureRequest) -> Iterator[FixtureTape]:
         stem_length=settings.project.config.lockstep.stem_length,
     )
     yield fixture_tape
-    fixture_tape.finish(call_failed=request.node.stash.get(_CALL_FAILED, False))
+    problem = ""
+    try:
+        fixture_tape.finish(call_failed=request.node.stash.get(_CALL_FAILED, False))
+    except TapeMismatch as e:
+        problem = str(e)
+    if problem:
+        pytest.fail(problem, pytrace=False)
+    if fixture_tape.accepted is not None:
+        request.node.user_properties.append(
+            (_ACCEPTED, _signals(fixture_tape, fixture_tape.accepted))
+        )
 
 
 __all__ = ["FixtureTape", "TapeMismatch", "tape", "tape_path"]

@@ -154,6 +154,7 @@ class Tape:
 
     def spy(self, name: str, fn: F) -> F:
         """Wrap ``fn`` so each call is recorded under ``name``; the wrapper behaves like ``fn``."""
+        __tracebackhide__ = True
         _check_name(name, "spy")
         if not callable(fn):
             raise UsageError(
@@ -169,6 +170,7 @@ class Tape:
         start with ``_`` and classes (exception types, nested classes) pass through
         unrecorded, so ``except rates.RateError`` still works on the proxy.
         """
+        __tracebackhide__ = True
         label = name if name is not None else _default_watch_name(obj)
         _check_name(label, "watch")
         if obj is None:
@@ -182,6 +184,7 @@ class Tape:
         The events are named ``name``, by default the last two parts of the
         target (``"billing.rates.rate"`` → ``rates.rate``).
         """
+        __tracebackhide__ = True
         owner, attr, default_name = _resolve_patch_target(target)
         original = getattr(owner, attr)
         label = name if name is not None else default_name
@@ -204,27 +207,30 @@ class Tape:
         call = self._call
 
         def spied(*args: Any, **kwargs: Any) -> Any:
-            return call(name, fn, args, kwargs)
+            try:
+                return call(name, fn, args, kwargs)
+            except CanonError:
+                __tracebackhide__ = True  # pytest: show the caller's line, not ours
+                raise
 
         with contextlib.suppress(AttributeError, TypeError):
             functools.update_wrapper(spied, fn)
         return cast(F, spied)
 
     def freeze(self, value: Any, where: str = "value") -> Any:
-        """Freeze ``value`` as the tape freezes arguments: canonical form, then the rules."""
-        return self._freeze(value, where)
+        """Freeze ``value`` as the tape freezes arguments: canonical form, then the rules.
 
-    def freeze_exception(self, exc: BaseException) -> FrozenException:
-        """Freeze an exception as the tape freezes a collaborator's: type + normalized stem."""
-        return self._freeze_exception(exc)
-
-    def _freeze(self, value: Any, where: str) -> Any:
+        A value that cannot be frozen is remembered as the tape's :attr:`failure`
+        and raised from here, so a test's traceback ends at the spied call, not
+        inside the codec.
+        """
         try:
             frozen = encode(value, path=where)
         except CanonError as e:
+            __tracebackhide__ = True
             if self.failure is None:
                 self.failure = e
-            raise
+            raise e.with_traceback(None) from None
         if self._rules is not None:
             return _normalize(frozen, self._rules)
         return frozen
@@ -240,7 +246,8 @@ class Tape:
                     break
             else:
                 return list(args)
-        return cast(list[Any], self._freeze(list(args), f"{name} args"))
+        __tracebackhide__ = True
+        return cast(list[Any], self.freeze(list(args), f"{name} args"))
 
     def _freeze_kwargs(self, name: str, kwargs: dict[str, Any]) -> dict[str, Any]:
         if self._rules is None:
@@ -249,7 +256,8 @@ class Tape:
                     break
             else:
                 return dict(kwargs)
-        return cast(dict[str, Any], self._freeze(kwargs, f"{name} kwargs"))
+        __tracebackhide__ = True
+        return cast(dict[str, Any], self.freeze(kwargs, f"{name} kwargs"))
 
     def _freeze_result(self, name: str, value: Any) -> Any:
         if self._rules is None and (type(value) in _PLAIN or _plain(value)):
@@ -258,13 +266,18 @@ class Tape:
             # A generator is not data, and consuming it would change the target's
             # timing; that the call returned something lazy *is* the behaviour.
             return {LAZY_TAG: type(value).__qualname__}
-        return self._freeze(value, f"{name} result")
+        __tracebackhide__ = True
+        return self.freeze(value, f"{name} result")
 
     def _call(
         self, name: str, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> Any:
-        frozen_args = self._freeze_args(name, args)
-        frozen_kwargs = self._freeze_kwargs(name, kwargs) if kwargs else {}
+        try:
+            frozen_args = self._freeze_args(name, args)
+            frozen_kwargs = self._freeze_kwargs(name, kwargs) if kwargs else {}
+        except CanonError:
+            __tracebackhide__ = True
+            raise
         seq = next(self._seq)
         stack = self._open.names
         within = stack[-1] if stack else ""
@@ -277,7 +290,7 @@ class Tape:
                 collaborator=name,
                 args=frozen_args,
                 kwargs=frozen_kwargs,
-                raised=self._freeze_exception(exc),
+                raised=self.freeze_exception(exc),
                 within=within,
             )
             self._done.append((seq, failed))
@@ -293,7 +306,8 @@ class Tape:
         self._done.append((seq, event))
         return result
 
-    def _freeze_exception(self, exc: BaseException) -> FrozenException:
+    def freeze_exception(self, exc: BaseException) -> FrozenException:
+        """Freeze an exception as the tape freezes a collaborator's: type + normalized stem."""
         frozen = freeze_exception(exc, stem_length=self._stem_length)
         if self._rules is None:
             return frozen
@@ -344,6 +358,7 @@ class _Watched:
 
 
 def _check_name(name: object, what: str) -> None:
+    __tracebackhide__ = True
     if not isinstance(name, str) or not name.strip():
         raise UsageError(
             f"tape.{what}: the collaborator name must be a non-empty string, got {name!r}"
@@ -359,6 +374,7 @@ def _default_watch_name(obj: Any) -> str:
 
 def _resolve_patch_target(target: str) -> tuple[Any, str, str]:
     """``pkg.mod.attr`` (or ``pkg.mod:attr``) → (owner, attribute name, default event name)."""
+    __tracebackhide__ = True
     dotted = target.replace(":", ".")
     parts = dotted.split(".")
     if len(parts) < 2 or not all(parts):

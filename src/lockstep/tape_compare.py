@@ -22,10 +22,13 @@ import binascii
 import difflib
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Final
 
 import msgspec
 
+from lockstep.canon import FrozenException
+from lockstep.rules import RuleRecord
 from lockstep.tape import CompareMode, Event
 
 MAX_LINES: Final = 40
@@ -128,12 +131,17 @@ def render_call(event: Event) -> str:
     return f"{event.collaborator}({', '.join(parts)})"
 
 
+def render_result(returned: Any, raised: FrozenException | None) -> str:
+    """``-> 1.1`` or ``raised KeyError: 'XXX'``: a call's outcome, or a driver's output."""
+    if raised is not None:
+        stem = f": {raised.exc_stem}" if raised.exc_stem else ""
+        return f"raised {raised.exc_type}{stem}"
+    return f"-> {render_value(returned)}"
+
+
 def render_outcome(event: Event) -> str:
     """``-> 1.1`` or ``raised KeyError: 'XXX'``."""
-    if event.raised is not None:
-        stem = f": {event.raised.exc_stem}" if event.raised.exc_stem else ""
-        return f"raised {event.raised.exc_type}{stem}"
-    return f"-> {render_value(event.returned)}"
+    return render_result(event.returned, event.raised)
 
 
 def render_event(event: Event) -> str:
@@ -188,6 +196,42 @@ def compare(
     if len(lines) > MAX_LINES:
         lines = [*lines[:MAX_LINES], f"… and {len(lines) - MAX_LINES} more differences"]
     return lines
+
+
+@dataclass(frozen=True)
+class SettingChange:
+    """A change in *how* a tape is compared (its ``mode`` or its ``rules``), not in the calls."""
+
+    aspect: str
+    recorded: str
+    asked: str
+    line: str
+    """The sentence a reviewer reads."""
+
+
+def setting_changes(
+    recorded_mode: CompareMode,
+    recorded_rules: Sequence[RuleRecord],
+    mode: CompareMode,
+    rules: Sequence[RuleRecord],
+    *,
+    asked_by: str,
+) -> list[SettingChange]:
+    """The mode and rules a tape was recorded with, against what ``asked_by`` asks for now.
+
+    Every place that checks a tape (replay, accept, the pytest fixture) says it
+    the same way, so a reviewer reads one phrasing.
+    """
+    changes: list[SettingChange] = []
+    if recorded_mode != mode:
+        line = f"the tape was recorded in {recorded_mode} mode, {asked_by} asks for {mode}"
+        changes.append(SettingChange("mode", recorded_mode, mode, line))
+    if list(recorded_rules) != list(rules):
+        was = "[" + ", ".join(r.name for r in recorded_rules) + "]"
+        now = "[" + ", ".join(r.name for r in rules) + "]"
+        line = f"the tape was recorded with rules {was}, {asked_by} names {now}"
+        changes.append(SettingChange("rules", was, now, line))
+    return changes
 
 
 def _pair(number: int, want: Event, got: Event) -> str:

@@ -17,17 +17,25 @@ written: :func:`plan_accept` runs and compares, :func:`apply_accept` writes.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import inspect
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Any
 
 import msgspec
 
 from lockstep.canon import canonical_json
 from lockstep.config import OracleSpec, Project, TapeSpec
 from lockstep.diff import unified
-from lockstep.errors import CanonError, DataError, LockstepError, TargetError, UsageError
+from lockstep.errors import (
+    CanonError,
+    ConfigError,
+    DataError,
+    LockstepError,
+    TargetError,
+    UsageError,
+)
 from lockstep.model import (
     Drift,
     OracleStatus,
@@ -40,20 +48,18 @@ from lockstep.model import (
 from lockstep.rules import RuleRecord, RuleSet, resolve_rules, rules_from_records
 from lockstep.store import display_path
 from lockstep.tape import CompareMode, Event, Tape
-from lockstep.tape_compare import compare, render_tape, render_value
+from lockstep.tape_compare import compare, render_result, render_tape, setting_changes
 from lockstep.tape_file import (
     SUFFIX,
     VERSION,
     Acceptance,
     Output,
     TapeDocument,
+    check_why,
     read_document,
     write_document,
 )
 from lockstep.targets import resolve_callable, root_on_path
-
-MAX_WHY: Final = 240
-"""Characters allowed in ``--why``: one sentence, not an essay."""
 
 
 @dataclass(frozen=True)
@@ -85,15 +91,35 @@ def config_rules(project: Project, spec: TapeSpec) -> RuleSet:
     return resolve_rules(spec.rules, project, where=_where(project, spec))
 
 
+def _check_driver(driver: Callable[..., Any], spec: TapeSpec, where: str) -> None:
+    """A driver must take the tape as its one argument.
+
+    Otherwise calling it raises a ``TypeError`` that would be frozen as the
+    target's behaviour; it is a configuration mistake, said before anything runs.
+    """
+    try:
+        signature = inspect.signature(driver)
+    except (TypeError, ValueError):
+        return  # a builtin or C callable: nothing to check
+    try:
+        signature.bind(object())
+    except TypeError:
+        raise ConfigError(
+            f"{where}: {spec.driver} must take the tape as its one argument, "
+            f"e.g. def drive(tape): (it is {spec.driver.rpartition(':')[2]}{signature})"
+        ) from None
+
+
 def run_driver(project: Project, spec: TapeSpec, rules: RuleSet) -> TapeRun:
     """Call the driver with a fresh tape; a driver that raises is frozen as raising.
 
     Errors of lockstep itself (an argument that cannot be frozen, a driver that
-    does not import) are raised, never frozen: they are not the target's behaviour.
+    does not import or does not take the tape) are raised, never frozen: they are
+    not the target's behaviour.
     """
-    driver = resolve_callable(
-        spec.driver, project.root, where=f"{project.config_name}: {_where(project, spec)}.driver"
-    )
+    where = f"{project.config_name}: {_where(project, spec)}.driver"
+    driver = resolve_callable(spec.driver, project.root, where=where)
+    _check_driver(driver, spec, where)
     tape = Tape(rules=rules, stem_length=project.config.lockstep.stem_length)
     with root_on_path(project.root):
         try:
@@ -113,10 +139,7 @@ def run_driver(project: Project, spec: TapeSpec, rules: RuleSet) -> TapeRun:
 
 def render_output(output: Output) -> str:
     """``-> 1234.5`` or ``raised ValueError: bad rate``."""
-    if output.raised is not None:
-        stem = f": {output.raised.exc_stem}" if output.raised.exc_stem else ""
-        return f"raised {output.raised.exc_type}{stem}"
-    return f"-> {render_value(output.returned)}"
+    return render_result(output.returned, output.raised)
 
 
 def _same_output(a: Output, b: Output) -> bool:
@@ -127,29 +150,15 @@ def compare_run(
     doc: TapeDocument, run: TapeRun, mode: CompareMode, rules: list[RuleRecord]
 ) -> list[Drift]:
     """Every aspect in which a run differs from a recorded tape."""
-    drifts: list[Drift] = []
-    if doc.mode != mode:
-        drifts.append(
-            Drift(
-                "mode",
-                doc.mode,
-                mode,
-                f"the tape was recorded in {doc.mode} mode, the config now says {mode}; "
-                "re-record it (lockstep record NAME --force) to change how it is compared",
-            )
+    drifts = [
+        Drift(
+            change.aspect,
+            change.recorded,
+            change.asked,
+            f"{change.line}; re-record it (lockstep record {doc.name} --force) to adopt it",
         )
-    recorded_rules = doc.rules
-    if recorded_rules != rules:
-        names = ", ".join(r.name for r in recorded_rules) or "none"
-        drifts.append(
-            Drift(
-                "rules",
-                names,
-                "changed",
-                f"the tape was recorded with rules [{names}] and the config names others; "
-                "re-record it to adopt them",
-            )
-        )
+        for change in setting_changes(doc.mode, doc.rules, mode, rules, asked_by="the config")
+    ]
     lines = compare(doc.events, run.events, doc.mode)
     if lines:
         listing = unified(
@@ -309,18 +318,6 @@ class AcceptPlan:
         return bool(self.changes) or not self.outputs_identical
 
 
-def check_why(why: str) -> str:
-    """``--why`` must be one sentence on one line: it is what review will show."""
-    text = why.strip()
-    if not text:
-        raise UsageError("--why: say in one sentence what changed in the calls and why")
-    if "\n" in text or "\r" in text:
-        raise UsageError("--why: keep it to one sentence on one line")
-    if len(text) > MAX_WHY:
-        raise UsageError(f"--why: keep it to one sentence (at most {MAX_WHY} characters)")
-    return text
-
-
 def check_test(project: Project, test: Path) -> str:
     """The intentional test must exist inside the project; returns its root-relative path."""
     path = test if test.is_absolute() else Path.cwd() / test
@@ -349,11 +346,10 @@ def plan_accept(project: Project, spec: OracleSpec, *, why: str, test: Path) -> 
     old = _read(project, tape_spec)
     rules = config_rules(project, tape_spec)
     run = run_driver(project, tape_spec, rules)
-    changes = compare(old.events, run.events, tape_spec.mode)
-    if old.mode != tape_spec.mode:
-        changes.insert(0, f"mode {old.mode} -> {tape_spec.mode}")
-    if old.rules != rules.records():
-        changes.insert(0, "rules changed to [" + ", ".join(rules.names) + "]")
+    settings = setting_changes(
+        old.mode, old.rules, tape_spec.mode, rules.records(), asked_by="the config"
+    )
+    changes = [c.line for c in settings] + compare(old.events, run.events, tape_spec.mode)
     identical = _same_output(old.output, run.output)
     entry = Acceptance(
         why=reason, test=test_rel, outputs_identical=identical, changes=list(changes)
