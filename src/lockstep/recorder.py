@@ -33,6 +33,7 @@ import atexit
 import contextlib
 import functools
 import inspect
+import marshal
 import sys
 import threading
 import warnings
@@ -68,8 +69,39 @@ _IMMUTABLE: Final = frozenset(
     {int, str, float, bool, type(None), bytes, Decimal, complex, range, type(Ellipsis)}
 )
 
+_MEMO_LEAVES: Final = frozenset({int, str, bytes, bool, float, type(None)})
+"""Exact types whose ``marshal`` bytes tell every value apart that canon tells apart.
+
+``marshal`` keeps ``1``, ``1.0`` and ``True`` apart, and ``-0.0`` from ``0.0``, unlike
+``==``; but it writes every buffer (bytearray, memoryview, a bytes subclass) as bytes,
+so inputs holding anything but these exact types and tuples of them are never memoized.
+"""
+
+MEMO_LIMIT: Final = 100_000
+"""Most inputs a recorder remembers by their ``marshal`` bytes (past it, calls just freeze)."""
+
+_SELF_FROZEN: Final = frozenset({str, int, bool, type(None)})
+"""Types whose frozen form is the value itself."""
+
 _encode = canon.encode
 _canonical = canon.canonical_json
+_marshal = marshal.dumps
+
+
+def _memoizable(values: Iterable[Any]) -> bool:
+    """True when every value is of a :data:`_MEMO_LEAVES` type or a tuple of such (immutable too)."""
+    leaves = _MEMO_LEAVES
+    for v in values:
+        t = type(v)
+        if t in leaves:
+            continue
+        if t is not tuple:
+            return False
+        for w in v:  # one level inline: a call per nested tuple shows at a microsecond a call
+            t = type(w)
+            if t not in leaves and (t is not tuple or not _memoizable(w)):
+                return False
+    return True
 
 
 def _immutable(value: Any) -> bool:
@@ -117,7 +149,7 @@ class RecordingPart(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_
     """Errors inside the recorder itself (the calls proceeded; only their rows are missing)."""
 
 
-@dataclass
+@dataclass(slots=True)
 class _Seen:
     args: JSON
     kwargs: JSON
@@ -132,9 +164,9 @@ class _Seen:
 
 
 class _Pending:
-    """What :meth:`TargetRecorder.before` learned, carried across the call."""
+    """What :meth:`TargetRecorder.before` learned about a new input, carried across the call."""
 
-    __slots__ = ("args", "call_index", "enc_args", "enc_kwargs", "kwargs", "mutable")
+    __slots__ = ("args", "call_index", "enc_args", "enc_kwargs", "kwargs", "memo_key", "mutable")
 
     def __init__(
         self,
@@ -144,6 +176,7 @@ class _Pending:
         enc_args: JSON,
         enc_kwargs: JSON,
         mutable: bool,
+        memo_key: bytes | None,
     ) -> None:
         self.call_index = call_index
         self.args = args
@@ -151,6 +184,7 @@ class _Pending:
         self.enc_args = enc_args
         self.enc_kwargs = enc_kwargs
         self.mutable = mutable
+        self.memo_key = memo_key
 
 
 class TargetRecorder:
@@ -165,16 +199,32 @@ class TargetRecorder:
         self.calls = 0
         self.active = True
         self._seen: dict[bytes, _Seen] = {}
+        self._memo: dict[bytes, _Seen] = {}
+        """Rows by the ``marshal`` bytes of an immutable input already seen: repeated calls
+        (the usual case: most calls repeat an input) skip freezing their arguments."""
         self._unfreezable: Counter[str] = Counter()
         self._faults: Counter[str] = Counter()
         self._lock = threading.Lock()
 
     # -- around one call ------------------------------------------------------------
 
-    def before(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> _Pending | None:
-        """Freeze the input before the call (the callee may mutate it)."""
+    def before(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> _Pending | _Seen | None:
+        """Freeze the input before the call (the callee may mutate it).
+
+        An input made only of exact scalars and tuples that this recorder has seen
+        already is found by its ``marshal`` bytes: its row comes back and nothing is frozen.
+        """
         self.calls += 1
         index = self.calls
+        memo_key: bytes | None = None
+        try:
+            if _memoizable(args) and (not kwargs or _memoizable(kwargs.values())):
+                memo_key = _marshal((args, kwargs), 2)
+                seen = self._memo.get(memo_key)
+                if seen is not None:
+                    return seen
+        except RecursionError:
+            memo_key = None
         try:
             enc_args = _encode(list(args), path="args")
             enc_kwargs = _encode(kwargs, path="kwargs")
@@ -194,12 +244,22 @@ class TargetRecorder:
                 if type(v) not in _IMMUTABLE and not _immutable(v):
                     mutable = True
                     break
-        return _Pending(index, args, kwargs, enc_args, enc_kwargs, mutable)
+        return _Pending(index, args, kwargs, enc_args, enc_kwargs, mutable, memo_key)
 
-    def returned(self, pending: _Pending | None, result: Any) -> None:
+    def returned(self, pending: _Pending | _Seen | None, result: Any) -> None:
         """Note a normal return."""
         if pending is None:
             return
+        if type(pending) is _Seen:
+            t = type(result)
+            if (
+                t in _SELF_FROZEN
+                and pending.ok
+                and type(pending.result) is t
+                and pending.result == result
+                and pending.mutated is None
+            ):
+                return  # the recorded outcome again: same bytes, nothing to note
         try:
             enc = _encode(result, path="result")
         except CanonError as e:
@@ -210,7 +270,7 @@ class TargetRecorder:
             return
         self._note(pending, True, enc, "", "")
 
-    def raised(self, pending: _Pending | None, exc: BaseException) -> None:
+    def raised(self, pending: _Pending | _Seen | None, exc: BaseException) -> None:
         """Note an exception (the wrapper re-raises it)."""
         if pending is None:
             return
@@ -242,8 +302,12 @@ class TargetRecorder:
         return out or None
 
     def _note(
-        self, pending: _Pending, ok: bool, result: JSON, exc_type: str, exc_stem: str
+        self, pending: _Pending | _Seen, ok: bool, result: JSON, exc_type: str, exc_stem: str
     ) -> None:
+        if type(pending) is _Seen:
+            self._note_again(pending, ok, result, exc_type, exc_stem)
+            return
+        assert isinstance(pending, _Pending)
         try:
             mutated = self._mutations(pending) if pending.mutable else None
             key = input_key(pending.enc_args, pending.enc_kwargs)
@@ -270,6 +334,22 @@ class TargetRecorder:
                 )
             elif seen.outcome != outcome and outcome not in seen.other_outcomes:
                 seen.other_outcomes.append(outcome)
+            if pending.memo_key is not None and len(self._memo) < MEMO_LIMIT:
+                self._memo[pending.memo_key] = self._seen[key]
+
+    def _note_again(
+        self, seen: _Seen, ok: bool, result: JSON, exc_type: str, exc_stem: str
+    ) -> None:
+        """A memoized (immutable, so never mutated) input: compare its outcome with the row's."""
+        try:
+            outcome = _canonical([ok, result, exc_type, exc_stem, None])
+        except Exception as e:
+            self._faults[f"freezing the outcome: {type(e).__name__}: {e}"] += 1
+            return
+        if seen.outcome != outcome:
+            with self._lock:
+                if outcome not in seen.other_outcomes:
+                    seen.other_outcomes.append(outcome)
 
     # -- the result -------------------------------------------------------------------
 
@@ -471,6 +551,16 @@ def _wrap_function(func: Callable[..., Any], rec: TargetRecorder, *, skip_first:
         except Exception as exc:
             raised(pending, exc)
             raise
+        # returned()'s first test, inlined: a repeated input giving its recorded scalar back.
+        if (
+            type(pending) is _Seen
+            and type(result) in _SELF_FROZEN
+            and pending.ok
+            and type(pending.result) is type(result)
+            and pending.result == result
+            and pending.mutated is None
+        ):
+            return result
         returned(pending, result)
         return result
 
