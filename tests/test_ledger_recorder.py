@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
+import sys
 import traceback
 from decimal import Decimal
 from pathlib import Path
@@ -197,3 +199,22 @@ def test_reader_refuses_malformed_lines_with_file_and_line(tmp_path: Path, line:
         assert ":2: " in str(e)
     except LockstepError as e:  # pragma: no cover - any other user error is also a bug here
         pytest.fail(f"unexpected {type(e).__name__}: {e}")
+
+
+def test_rows_are_written_when_the_process_exits(tmp_path: Path) -> None:
+    """No explicit flush: a script that only decorates and calls leaves its ledger behind."""
+    script = tmp_path / "script.py"
+    script.write_text(
+        "from lockstep import record_io\n"
+        "@record_io(ledger='out.ledger.jsonl')\n"
+        "def double(x):\n"
+        "    return x * 2\n"
+        "double(1); double(2); double(1)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, check=False
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    rows = rows_of(tmp_path / "out.ledger.jsonl")
+    assert sorted((row.args, row.result) for row in rows) == [([1], 2), ([2], 4)]

@@ -746,6 +746,9 @@ def record_io(
     """
     if fn is None:
         return functools.partial(record_io, ledger=ledger, stem_length=stem_length)
+    # Import the writer now: at exit, after threading has shut down, importing it fails
+    # (concurrent.futures registers an exit hook on import) and the rows would be lost.
+    import lockstep.oracles.ledger  # noqa: F401
     inner = fn.__func__ if isinstance(fn, (staticmethod, classmethod)) else fn
     target = f"{inner.__module__}:{inner.__qualname__}"
     rec = TargetRecorder(target, stem_length=stem_length)
