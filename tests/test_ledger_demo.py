@@ -17,6 +17,7 @@ def test_ledger_chapter_plays_out(tmp_path: Path) -> None:
     assert [e.exit_code for e in runs] == [0, 0, 1, 0]
     assert not any(e.unexpected for e in events)
     red = runs[2].output
-    assert "parse_amount(b'9.99', strict=True)" in red
-    assert "expected returned (Decimal('9.99'), 'USD')" in red
-    assert "got returned [Decimal('9.99'), 'USD']" in red
+    assert "parse_amount('20', False, 'USD')" in red
+    assert "expected returned (Decimal('20.00'), 'USD')" in red
+    assert "got returned [Decimal('20.00'), 'USD']" in red
+    assert "19 more failing cases of parse_amount not shown" in red
