@@ -445,11 +445,18 @@ class _Replayer:
         return self.tolerance > 0 and _close(expected, actual, self.tolerance)
 
     def run(self, lineno: int, row: LedgerRow) -> Outcome:
-        try:
-            args = _decode(row.args, path="args")
-            kwargs = _decode(row.kwargs, path="kwargs") if row.kwargs else {}
-        except CanonError as e:
-            raise DataError(f"{self.shown}:{lineno}: row {row.id}: {e}") from None
+        args: list[Any] = row.args
+        kwargs: dict[str, Any] = row.kwargs
+        # Scalars thaw to themselves: such rows (the usual kind) need no decoding at all.
+        scalar = _SELF_FROZEN.issuperset(map(type, args)) and (
+            not kwargs or _SELF_FROZEN.issuperset(map(type, kwargs.values()))
+        )
+        if not scalar:
+            try:
+                args = _decode(args, path="args")
+                kwargs = _decode(kwargs, path="kwargs") if kwargs else {}
+            except CanonError as e:
+                raise DataError(f"{self.shown}:{lineno}: row {row.id}: {e}") from None
         ok = True
         result: Any = None
         exc: BaseException | None = None
@@ -465,14 +472,13 @@ class _Replayer:
         # form is itself, of exactly the recorded type (so ``==`` cannot confuse 1, 1.0 and
         # True), and arguments that cannot have changed in place.
         if (
-            ok
+            scalar
+            and ok
             and row.ok
             and type(result) is type(expected)
             and type(result) in _SELF_FROZEN
             and result == expected
             and not row.mutated
-            and _SELF_FROZEN.issuperset(map(type, row.args))
-            and (not kwargs or _SELF_FROZEN.issuperset(map(type, row.kwargs.values())))
         ):
             return Outcome(self.oracle, row.id, Status.PASS)
         return self._compare(row, args, kwargs, ok, result, exc)
