@@ -9,6 +9,7 @@ rules, 1 when any gives several, 2 for usage errors.
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import click
@@ -18,7 +19,7 @@ from lockstep.cli.app import EXIT_FAIL, EXIT_OK, console, default_jobs, main, pr
 from lockstep.config import PinsSpec, Project, find_config
 from lockstep.errors import UsageError
 from lockstep.oracles.pin_cases import read_cases
-from lockstep.oracles.pins import rule_counts_text
+from lockstep.oracles.pins import case_target, rule_counts_text
 from lockstep.probe import ProbeReport, ProbeTarget, Variant, probe_many
 from lockstep.process import ENV_BASE, build_env
 from lockstep.rules import BUILTIN_NAMES, RuleSet, builtin_rule, resolve_rules
@@ -130,24 +131,6 @@ def suggestion_text(verified: Verified, existing: list[str]) -> Text:
     return text
 
 
-def _pins_targets(project: Project, spec: PinsSpec) -> list[ProbeTarget]:
-    cases = read_cases(project, spec)
-    targets = []
-    for case in cases:
-        folder = project.root / case.cwd_rel
-        targets.append(
-            ProbeTarget(
-                label=f"{spec.name}::{case.id}",
-                argv=(*spec.command, *case.argv),
-                env=build_env(case.env),
-                cwd=folder.resolve(),
-                stdin=case.stdin.encode("utf-8"),
-                timeout=spec.timeout,
-            )
-        )
-    return targets
-
-
 @main.command()
 @click.argument("command", nargs=-1, required=True, metavar="NAME | -- CMD...")
 @click.option("--runs", "-n", type=click.IntRange(min=1), default=10, show_default=True)
@@ -212,11 +195,14 @@ def probe(
             raise UsageError("--env applies to a command; a pins oracle's cases set their env")
         assert project is not None
         rules = _rules(names or list(spec.rules), project)
-        targets = _pins_targets(project, spec)
-        if timeout is not None:
-            targets = [
-                ProbeTarget(t.label, t.argv, t.env, t.cwd, t.stdin, timeout) for t in targets
-            ]
+        targets = [
+            replace(
+                case_target(project, spec, case),
+                label=f"{spec.name}::{case.id}",
+                timeout=spec.timeout if timeout is None else timeout,
+            )
+            for case in read_cases(project, spec)
+        ]
         if not targets:
             raise UsageError(f"{spec.name}: the cases file has no [[case]]")
     else:

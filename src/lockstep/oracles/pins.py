@@ -79,7 +79,11 @@ MIN_RUNS: Final = 2
 
 
 class NondeterministicCase(Rejected):
-    """Recording refused: a case's normalized output varies from run to run."""
+    """Recording refused: a case's normalized output varies from run to run (a finding, exit 1)."""
+
+
+class CaseTimedOut(TargetError):
+    """Recording refused: a case did not finish within the timeout (bad input, exit 2)."""
 
 
 # ---------------------------------------------------------------- file format
@@ -286,48 +290,59 @@ def _summary(data: bytes) -> str:
 # ---------------------------------------------------------------- record
 
 
-def _target(
-    project: Project, spec: PinsSpec, case: PinCase, header: Header, shown: str
+def case_target(
+    project: Project,
+    spec: PinsSpec,
+    case: PinCase,
+    *,
+    env_base: Mapping[str, str] = ENV_BASE,
+    env_inherit: Iterable[str] = ENV_INHERIT,
 ) -> ProbeTarget:
-    env = build_env(case.env, base=header.env_base, inherit=header.env_inherit)
+    """How one case runs (labelled by its id): what record probes and ``lockstep probe NAME`` runs."""
+    shown = display_path(cases_path(project, spec), project.root)
     return ProbeTarget(
         label=case.id,
         argv=(*spec.command, *case.argv),
-        env=env,
+        env=build_env(case.env, base=env_base, inherit=tuple(env_inherit)),
         cwd=_cwd(project, case.cwd_rel, where=f"{shown}: case {case.id!r}"),
         stdin=case.stdin.encode("utf-8"),
         timeout=spec.timeout,
     )
 
 
-def _refusal(spec: PinsSpec, bad: list[ProbeReport], runs: int) -> str:
-    first = bad[0]
-    case = first.target.label
-    if first.timed_out:
-        partial = first.raw[0].example
-        tail = partial.stdout[-80:].decode("utf-8", "backslashreplace").strip()
-        message = (
-            f"pins {spec.name!r}: case {case!r} did not finish within {spec.timeout:g} s and was "
-            f"killed (output so far: {tail!r}); raise 'timeout' or fix the case"
-        )
-    else:
-        diffs = first.differences()
-        shown = "; ".join(
-            f"{d.stream} differs ({d.left!r} vs {d.right!r})"
-            if d.stream == "exit_code"
-            else f"{d.stream} line {d.line}: {d.left!r} vs {d.right!r}"
-            for d in diffs[:2]
-        )
-        rules = ", ".join(first.rules) or "none"
-        message = (
-            f"pins {spec.name!r}: case {case!r} is not deterministic: {len(first.normalized)} "
-            f"different outputs in {runs} runs after rules [{rules}]: {shown}; name the volatile "
-            f"field with a rule ('lockstep probe {spec.name} --suggest')"
-        )
-    if len(bad) > 1:
-        others = ", ".join(r.target.label for r in bad[1:4])
-        message += f" (also: {others}{', …' if len(bad) > 4 else ''})"
-    return message + "; nothing was written"
+def _also(bad: list[ProbeReport]) -> str:
+    if len(bad) < 2:
+        return ""
+    others = ", ".join(r.target.label for r in bad[1:4])
+    return f" (also: {others}{', …' if len(bad) > 4 else ''})"
+
+
+def _timed_out(spec: PinsSpec, hung: list[ProbeReport]) -> CaseTimedOut:
+    first = hung[0]
+    partial = next((v.example for v in first.raw if v.example.timed_out), first.raw[0].example)
+    tail = partial.stdout[-80:].decode("utf-8", "backslashreplace").strip()
+    return CaseTimedOut(
+        f"pins {spec.name!r}: case {first.target.label!r} did not finish within "
+        f"{spec.timeout:g} s and was killed (output so far: {tail!r}); raise 'timeout' or fix "
+        f"the case{_also(hung)}; nothing was written"
+    )
+
+
+def _varies(spec: PinsSpec, varying: list[ProbeReport], runs: int) -> NondeterministicCase:
+    first = varying[0]
+    shown = "; ".join(
+        f"{d.stream} differs ({d.left!r} vs {d.right!r})"
+        if d.stream == "exit_code"
+        else f"{d.stream} line {d.line}: {d.left!r} vs {d.right!r}"
+        for d in first.differences()[:2]
+    )
+    rules = ", ".join(first.rules) or "none"
+    return NondeterministicCase(
+        f"pins {spec.name!r}: case {first.target.label!r} is not deterministic: "
+        f"{len(first.normalized)} different outputs in {runs} runs after rules [{rules}]: "
+        f"{shown}; name the volatile field with a rule ('lockstep probe {spec.name} --suggest')"
+        f"{_also(varying)}; nothing was written"
+    )
 
 
 def _pin(case: PinCase, target: ProbeTarget, result: RunResult) -> Pin:
@@ -448,11 +463,17 @@ def record(project: Project, spec: OracleSpec, mode: RecordMode) -> RecordReport
 
     runs = max(MIN_RUNS, pins_spec.runs)
     jobs = _jobs()
-    targets = [_target(project, pins_spec, c, header, shown_path) for c in wanted]
+    targets = [
+        case_target(project, pins_spec, c, env_base=header.env_base, env_inherit=header.env_inherit)
+        for c in wanted
+    ]
     reports = probe_many(targets, runs=runs, jobs=jobs, rules=rules)
-    bad = [r for r in reports if not r.deterministic or r.timed_out]
-    if bad:
-        raise NondeterministicCase(_refusal(pins_spec, bad, runs))
+    hung = [r for r in reports if r.timed_out]
+    if hung:
+        raise _timed_out(pins_spec, hung)
+    varying = [r for r in reports if not r.deterministic]
+    if varying:
+        raise _varies(pins_spec, varying, runs)
 
     fresh = {
         c.id: _pin(c, t, normalize(r.raw[0].example, rules.fresh()))
@@ -488,7 +509,8 @@ def record(project: Project, spec: OracleSpec, mode: RecordMode) -> RecordReport
             report.trimmed = sorted(set(old_by_id) - set(fresh))
     if rules.rules:
         report.notes.append(
-            f"{rule_counts_text(total, rules.names)} (over {runs} runs of {len(wanted)} cases)"
+            f"{rule_counts_text(total, rules.names)} (over {runs} runs of "
+            f"{len(wanted)} case{'' if len(wanted) == 1 else 's'})"
         )
     return report
 
