@@ -76,7 +76,7 @@ def test_suggest_proposes_verified_rules_that_make_the_probe_green(tmp_path: Pat
     green = run_cli("probe", "flaky", "--runs", "4", cwd=tmp_path)
     assert green.code == 0, green.output
     assert "flaky::only — 4 runs" in green.stdout
-    assert "after rules [uuid, iso-timestamp, run, pid]: 1 signature" in green.stdout
+    assert "after rules [uuid, iso-timestamp, pid, run]: 1 signature" in green.stdout
     assert run_cli("record", "flaky", cwd=tmp_path).code == 0
     assert run_cli("replay", "flaky", cwd=tmp_path).code == 0
 

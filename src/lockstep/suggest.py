@@ -24,7 +24,7 @@ import difflib
 import json
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final
 
 from lockstep.probe import ProbeReport, ProbeTarget, probe_many
@@ -86,6 +86,7 @@ class _Kind:
 
 _PID: Final = r"\b(pid[=: #]*)[0-9]+"
 _DURATION: Final = r"\b[0-9]+(?:\.[0-9]+)?\s?(?:ns|us|µs|ms|s|sec|secs|seconds|min|minutes)\b"
+_CLOCK: Final = r"\b[0-9]{1,2}:[0-9]{2}:[0-9]{2}(?:[.,][0-9]{1,9})?\b"
 _PORT: Final = (
     r"((?:localhost|[0-9]{1,3}(?:\.[0-9]{1,3}){3}|\[[0-9a-fA-F:]*\]):|\bport[ =:]+)[0-9]{2,5}\b"
 )
@@ -104,6 +105,11 @@ _KINDS: Final[tuple[_Kind, ...]] = (
         "port",
         re.compile(_PORT, re.IGNORECASE),
         Suggestion("port", False, _PORT, r"\g<1><PORT>", ignore_case=True, kind="port"),
+    ),
+    _Kind(
+        "clock-time",
+        re.compile(_CLOCK),
+        Suggestion("clock-time", False, _CLOCK, "<TIME>", kind="clock time"),
     ),
     _Kind(
         "duration",
@@ -163,6 +169,10 @@ def _char_class(values: Sequence[str]) -> str:
         cls = "[0-9A-F]"
     elif re.fullmatch(r"[0-9a-fA-F]+", joined):
         cls = "[0-9a-fA-F]"
+    elif re.fullmatch(r"[0-9a-z]+", joined):
+        cls = "[0-9a-z]"
+    elif re.fullmatch(r"[0-9A-Z]+", joined):
+        cls = "[0-9A-Z]"
     else:
         cls = "[A-Za-z0-9]"
     lengths = {len(v) for v in values}
@@ -172,7 +182,16 @@ def _char_class(values: Sequence[str]) -> str:
     return f"{cls}+"
 
 
-def _generic(a: str, b: str, span: tuple[int, int, int, int]) -> Suggestion | None:
+@dataclass(frozen=True)
+class _Anchored:
+    """A differing value right after a literal anchor word (``run-``, ``batch ``)."""
+
+    prefix: str
+    word: str
+    values: tuple[str, str]
+
+
+def _anchored(a: str, b: str, span: tuple[int, int, int, int]) -> _Anchored | None:
     i1, i2, j1, j2 = span
     a1, a2 = _token(a, i1, i2)
     b1, b2 = _token(b, j1, j2)
@@ -182,14 +201,18 @@ def _generic(a: str, b: str, span: tuple[int, int, int, int]) -> Suggestion | No
     anchor = _ANCHOR.search(a[:a1])
     if anchor is None or not b[:b1].endswith(anchor.group(0)):
         return None
-    prefix = anchor.group(0)
     word = anchor.group(1).lower().replace("_", "-")
-    pattern = _literal(prefix) + _char_class([value_a, value_b])
-    replace = prefix.replace("\\", "\\\\") + f"<{word.upper()}>"
-    return Suggestion(word, False, pattern, replace, kind="value", example=value_a)
+    return _Anchored(anchor.group(0), word, (value_a, value_b))
 
 
-def _suggest_pair(a: str, b: str) -> Iterator[Suggestion]:
+def _generic(prefix: str, word: str, values: Sequence[str]) -> Suggestion:
+    """The narrowest regex after ``prefix`` that covers every variant's value."""
+    pattern = _literal(prefix) + _char_class(values)
+    replacement = prefix.replace("\\", "\\\\") + f"<{word.upper()}>"
+    return Suggestion(word, False, pattern, replacement, kind="value", example=values[0])
+
+
+def _suggest_pair(a: str, b: str) -> Iterator[Suggestion | _Anchored]:
     for line_a, line_b in _changed_line_pairs(a, b):
         for span in _spans(line_a, line_b):
             i1, i2, j1, j2 = span
@@ -198,18 +221,12 @@ def _suggest_pair(a: str, b: str) -> Iterator[Suggestion]:
                     kind.pattern, line_b, j1, j2
                 )
                 if found:
-                    yield _with_example(kind.suggestion, found)
+                    yield replace(kind.suggestion, example=found)
                     break
             else:
-                generic = _generic(line_a, line_b, span)
-                if generic is not None:
-                    yield generic
-
-
-def _with_example(s: Suggestion, example: str) -> Suggestion:
-    return Suggestion(
-        s.name, s.builtin, s.pattern, s.replace, s.ignore_case, s.kind, example=example
-    )
+                anchored = _anchored(line_a, line_b, span)
+                if anchored is not None:
+                    yield anchored
 
 
 def _text(data: bytes) -> str | None:
@@ -220,31 +237,44 @@ def _text(data: bytes) -> str | None:
 
 
 def suggest(variants: Sequence[RunResult], *, taken: Sequence[str] = ()) -> list[Suggestion]:
-    """Rules that would make ``variants`` agree: built-ins first, then user rules as found."""
-    found: dict[tuple[str, str], Suggestion] = {}
-    names = set(taken)
+    """Rules that would make ``variants`` agree: built-ins first, then user rules as found.
+
+    A value after the same anchor gets *one* regex covering what every variant
+    printed there, not one per pair of variants.
+    """
     if len(variants) < 2:
         return []
+    kinds: dict[str, Suggestion] = {}
+    anchored: dict[str, tuple[str, list[str]]] = {}
     base = variants[0]
     for other in variants[1:]:
         for stream in ("stdout", "stderr"):
             a, b = _text(getattr(base, stream)), _text(getattr(other, stream))
             if a is None or b is None or a == b:
                 continue
-            for s in _suggest_pair(a, b):
-                key = (s.name, s.pattern)
-                if key in found or (s.builtin and s.name in names):
-                    continue
-                name = s.name
-                n = 2
-                while not s.builtin and name in names:
-                    name = f"{s.name}-{n}"
-                    n += 1
-                names.add(name)
-                found[key] = Suggestion(
-                    name, s.builtin, s.pattern, s.replace, s.ignore_case, s.kind, s.example
-                )
-    return sorted(found.values(), key=lambda s: not s.builtin)
+            for found in _suggest_pair(a, b):
+                if isinstance(found, _Anchored):
+                    _word, values = anchored.setdefault(found.prefix, (found.word, []))
+                    values.extend(v for v in found.values if v not in values)
+                else:
+                    kinds.setdefault(found.name, found)
+    proposed = [
+        *kinds.values(),
+        *(_generic(prefix, word, values) for prefix, (word, values) in anchored.items()),
+    ]
+    names = set(taken)
+    chosen: list[Suggestion] = []
+    for s in sorted(proposed, key=lambda s: not s.builtin):
+        if s.name in names:
+            if s.builtin:
+                continue
+            n = 2
+            while f"{s.name}-{n}" in names:
+                n += 1
+            s = replace(s, name=f"{s.name}-{n}")
+        names.add(s.name)
+        chosen.append(s)
+    return chosen
 
 
 @dataclass(frozen=True)
@@ -305,4 +335,8 @@ def suggest_and_verify(
         current = probe_many(targets, runs=runs, jobs=jobs, rules=extended)
         if all(r.deterministic for r in current):
             break
+    # A suggestion that never fired in the re-probe changed nothing: leaving it out keeps the
+    # set minimal and the verification true.
+    fired = {name for r in current for name, count in r.fired.items() if count}
+    chosen = [s for s in chosen if s.name in fired]
     return Verified(tuple(chosen), tuple(current), rounds)
