@@ -121,18 +121,13 @@ def test_record_then_replay_is_green_and_the_file_is_closed_and_reviewable(
     assert two["env"] == {"CURRENCY": "EUR"}
     assert two["stdout"] == "run <UUID> at <TS>\nalice: 300 EUR\nbob: 400 EUR\n"
     assert two["stderr"] == "2 rows exported\n"
+    # Env discovery: the program reads TAX_RATE, which env_keys does not declare.
+    assert "reads TAX_RATE but env_keys does not declare it" in rec.stdout
+    assert "CURRENCY but" not in rec.stdout
 
     rep = run_cli("replay", "export", "--jobs", "2", cwd=root)
     assert rep.code == 0, rep.output
     assert "2 passed" in rep.stdout
-
-
-def test_env_discovery_reports_keys_read_but_not_declared(tmp_path: Path) -> None:
-    root = make_project(tmp_path)
-    rec = run_cli("record", "export", cwd=root)
-    assert rec.code == 0, rec.output
-    assert "reads TAX_RATE but env_keys does not declare it" in rec.stdout
-    assert "CURRENCY but" not in rec.stdout
 
 
 def test_nothing_leaks_in_from_the_users_shell_and_stdin_is_never_inherited(
@@ -229,39 +224,42 @@ def test_record_modes_create_new_only_force_trim(recorded: Path) -> None:
     assert [p["id"] for p in pins_lines(root)[1:]] == ["empty", "two-rows"]
 
 
-def test_binary_output_is_kept_losslessly_in_the_tagged_form(tmp_path: Path) -> None:
-    program = """
-    import sys
+BIG_AND_BINARY = """
+import os, sys
+if os.environ["SHAPE"] == "binary":
     sys.stdout.buffer.write(bytes(range(256)) * 4)
-    """
-    root = make_project(tmp_path, program=program, cases='[[case]]\nid = "bin"\n')
+else:
+    line = "x" * 99 + "\\n"
+    for i in range(60_000):
+        sys.stdout.write(f"{i:08d} {line}")
+"""
+
+
+def test_binary_and_many_megabytes_of_output_record_and_replay(tmp_path: Path) -> None:
+    cases = (
+        '[[case]]\nid = "bin"\nenv = { SHAPE = "binary" }\n\n'
+        '[[case]]\nid = "big"\nenv = { SHAPE = "big" }\n'
+    )
+    root = make_project(tmp_path, program=BIG_AND_BINARY, cases=cases)
+    config = root / "lockstep.toml"
+    config.write_text(config.read_text().replace('env_keys = ["CURRENCY"]', 'env_keys = ["SHAPE"]'))
     assert run_cli("record", "export", cwd=root).code == 0
-    _, pin = pins_lines(root)
-    assert isinstance(pin["stdout"], dict)
-    assert base64.b64decode(pin["stdout"]["$bytes"]) == bytes(range(256)) * 4
+    _, big, binary = pins_lines(root)
+    assert isinstance(big["stdout"], str) and len(big["stdout"]) > 6_000_000
+    assert isinstance(binary["stdout"], dict)  # the tagged form, lossless
+    assert base64.b64decode(binary["stdout"]["$bytes"]) == bytes(range(256)) * 4
     assert run_cli("replay", "export", cwd=root).code == 0
 
     (root / "export.py").write_text(
-        "import sys\nsys.stdout.buffer.write(bytes(range(255)) + b'X' + bytes(range(256)) * 3)\n",
+        BIG_AND_BINARY.replace(
+            "bytes(range(256)) * 4", "bytes(range(255)) + b'X' + bytes(range(256)) * 3"
+        ),
         encoding="utf-8",
     )
     rep = run_cli("replay", "export", cwd=root)
     assert rep.code == 1
     assert "binary output differs at byte 255" in rep.stdout
-
-
-def test_many_megabytes_of_output_record_and_replay(tmp_path: Path) -> None:
-    program = """
-    import sys
-    line = "x" * 99 + "\\n"
-    for i in range(60_000):
-        sys.stdout.write(f"{i:08d} {line}")
-    """
-    root = make_project(tmp_path, program=program, cases='[[case]]\nid = "big"\n')
-    assert run_cli("record", "export", cwd=root).code == 0
-    _, pin = pins_lines(root)
-    assert isinstance(pin["stdout"], str) and len(pin["stdout"]) > 6_000_000
-    assert run_cli("replay", "export", cwd=root).code == 0
+    assert "export::big" not in rep.stdout
 
 
 def _alive(pid: int) -> bool:
@@ -455,10 +453,11 @@ def test_new_and_vanished_cases_are_reported(recorded: Path) -> None:
     assert "NEW export::fresh" in result.stdout
 
 
-def test_each_pin_is_a_pytest_item(recorded: Path) -> None:
+def test_each_pin_is_a_pytest_item_under_xdist(recorded: Path) -> None:
     root = recorded
-    result = run_pytest("--lockstep", "-v", cwd=root)
+    result = run_pytest("--lockstep", "-n", "2", "-v", cwd=root)
     assert result.code == 0, result.output
     assert "2 passed" in result.stdout
+    assert "[gw" in result.stdout  # really ran on xdist workers
     assert "export.pins.jsonl::empty" in result.stdout
     assert "export.pins.jsonl::two-rows" in result.stdout
