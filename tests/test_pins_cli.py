@@ -426,6 +426,14 @@ def test_a_corrupt_pins_line_is_file_line_and_exit_2(
     assert snapshot_tree(root) == before
 
 
+def test_a_pinned_cwd_rel_escaping_the_root_is_refused_at_replay(recorded: Path) -> None:
+    path = recorded / "lockstep" / "export.pins.jsonl"
+    path.write_text(path.read_text().replace('"cwd_rel":"."', '"cwd_rel":"../.."', 1))
+    result = run_cli("replay", "export", cwd=recorded)
+    assert result.code == 2, result.output
+    assert "cwd_rel: '../..' escapes the project root" in one_line_error(result.stderr)
+
+
 def test_a_missing_header_is_named(recorded: Path) -> None:
     root = recorded
     path = root / "lockstep" / "export.pins.jsonl"

@@ -62,6 +62,15 @@ def cases_path(project: Project, spec: PinsSpec) -> Path:
     return project.resolve(spec.cases, key=f"pins {spec.name!r}.cases")
 
 
+def resolve_cwd(project: Project, cwd_rel: str, *, where: str) -> Path:
+    """The working folder ``cwd_rel`` names; one outside the project root is a data error."""
+    root = project.root.resolve()
+    folder = (root / cwd_rel).resolve()
+    if folder != root and root not in folder.parents:
+        raise DataError(f"{where}: {cwd_rel!r} escapes the project root")
+    return folder
+
+
 def read_cases(project: Project, spec: PinsSpec) -> list[PinCase]:
     """Read and validate the cases file of ``spec``; every problem names the file and the key."""
     path = cases_path(project, spec)
@@ -87,7 +96,6 @@ def check_cases(cases: Sequence[PinCase], *, project: Project, spec: PinsSpec, s
     """Ids unique and well-formed, folders inside the root, env keys declared."""
     first: dict[str, int] = {}
     declared = set(spec.env_keys)
-    root = project.root.resolve()
     for i, case in enumerate(cases):
         if not NAME_PATTERN.match(case.id):
             raise DataError(
@@ -100,11 +108,7 @@ def check_cases(cases: Sequence[PinCase], *, project: Project, spec: PinsSpec, s
                 f"(first used by case[{first[case.id]}])"
             )
         first[case.id] = i
-        folder = (root / case.cwd_rel).resolve()
-        if folder != root and root not in folder.parents:
-            raise DataError(
-                f"{shown}: case[{i}].cwd_rel: {case.cwd_rel!r} escapes the project root"
-            )
+        resolve_cwd(project, case.cwd_rel, where=f"{shown}: case[{i}].cwd_rel")
         if declared:
             for key in case.env:
                 if key not in declared:

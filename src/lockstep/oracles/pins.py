@@ -65,7 +65,7 @@ from lockstep.model import (
     ReplayOptions,
     Status,
 )
-from lockstep.oracles.pin_cases import PinCase, cases_path, read_cases
+from lockstep.oracles.pin_cases import PinCase, cases_path, read_cases, resolve_cwd
 from lockstep.probe import ProbeReport, ProbeTarget, normalize, probe_many, run_parallel
 from lockstep.process import ENV_BASE, ENV_INHERIT, RunResult, build_env, is_python, run
 from lockstep.rules import RuleRecord, RuleSet, resolve_rules, rules_from_records
@@ -261,14 +261,6 @@ def _check_spec(project: Project, spec: PinsSpec) -> None:
         raise UsageError(f"{where}.timeout: must be more than 0 seconds")
 
 
-def _cwd(project: Project, cwd_rel: str, *, where: str) -> Path:
-    root = project.root.resolve()
-    folder = (root / cwd_rel).resolve()
-    if folder != root and root not in folder.parents:
-        raise DataError(f"{where}: cwd_rel {cwd_rel!r} escapes the project root")
-    return folder
-
-
 def _jobs() -> int:
     return max(1, os.cpu_count() or 1)
 
@@ -304,7 +296,7 @@ def case_target(
         label=case.id,
         argv=(*spec.command, *case.argv),
         env=build_env(case.env, base=env_base, inherit=tuple(env_inherit)),
-        cwd=_cwd(project, case.cwd_rel, where=f"{shown}: case {case.id!r}"),
+        cwd=resolve_cwd(project, case.cwd_rel, where=f"{shown}: case {case.id!r}: cwd_rel"),
         stdin=case.stdin.encode("utf-8"),
         timeout=spec.timeout,
     )
@@ -568,7 +560,7 @@ def _compare(spec_name: str, pin: Pin, result: RunResult, rules: RuleSet) -> Out
 
 def _run_pin(project: Project, spec: PinsSpec, pins_file: PinsFile, pin: Pin) -> _Ran:
     header = pins_file.header
-    cwd = _cwd(project, pin.cwd_rel, where=f"{pins_file.shown}: pin {pin.id!r}")
+    cwd = resolve_cwd(project, pin.cwd_rel, where=f"{pins_file.shown}: pin {pin.id!r}: cwd_rel")
     env = build_env(pin.env, base=header.env_base, inherit=header.env_inherit)
     try:
         result = run(pin.argv, env=env, stdin=from_stream(pin.stdin), cwd=cwd, timeout=spec.timeout)
