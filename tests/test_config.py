@@ -67,6 +67,10 @@ def test_pyproject_tool_table(tmp_path: Path) -> None:
         (CORPUS + CORPUS, "corpus[1].name: oracle name 'rows' is already used by corpus[0]"),
         ("[lockstep\n", "lockstep.toml: not valid TOML"),
         (
+            '[[pins]]\nname = "p"\ncommand = ["x"]\ncases = "c.toml"\nruns = 1\n',
+            "pins[0].runs: must be at least 2",
+        ),
+        (
             '[[corpus]]\nname = "a b"\nfixtures = "f"\nrender = "h:r"\n',
             "is not a valid oracle name",
         ),

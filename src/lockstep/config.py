@@ -286,6 +286,14 @@ def _check_consistency(config: Config, source: str) -> None:
             re.compile(rule.pattern)
         except re.error as e:
             raise ConfigError(f"{source}: rule[{i}].pattern: does not compile: {e}") from None
+    for i, pins in enumerate(config.pins):
+        if pins.runs < 2:
+            raise ConfigError(
+                f"{source}: pins[{i}].runs: must be at least 2: record always checks that a "
+                "case repeats itself before freezing it"
+            )
+        if pins.timeout <= 0:
+            raise ConfigError(f"{source}: pins[{i}].timeout: must be more than 0 seconds")
     if config.lockstep.stem_length < 1:
         raise ConfigError(f"{source}: lockstep.stem_length: must be at least 1")
 
