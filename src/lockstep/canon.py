@@ -362,6 +362,26 @@ def encode(value: Any, *, loose: bool = False, path: str = "value") -> JSON:
         raise CanonError("value is nested too deeply or contains a reference cycle", path) from None
 
 
+_PLAIN_SCALARS: Final = frozenset({str, int, bool, type(None)})
+
+
+def encode_call(
+    args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[list[JSON], dict[str, JSON]]:
+    """Freeze a call's arguments: ``encode(list(args), path="args")`` and
+    ``encode(kwargs, path="kwargs")`` in one step, without copying ``args`` (a recorder
+    does this on every call with a new input)."""
+    fast = _FAST_STRICT
+    plain = _PLAIN_SCALARS
+    try:
+        enc_args = [x if type(x) in plain else fast(x) for x in args]
+        enc_kwargs = fast(kwargs) if kwargs else {}
+    except (_Unfreezable, RecursionError):
+        enc_args = encode(list(args), path="args")  # type: ignore[assignment]
+        enc_kwargs = encode(kwargs, path="kwargs")
+    return enc_args, enc_kwargs  # type: ignore[return-value]
+
+
 def canonical_json(obj: JSON) -> bytes:
     """Canonical bytes of an already-encoded value: sorted keys, no spaces, UTF-8 unescaped."""
     return _encoder.encode(obj)

@@ -84,6 +84,7 @@ _SELF_FROZEN: Final = frozenset({str, int, bool, type(None)})
 """Types whose frozen form is the value itself."""
 
 _encode = canon.encode
+_encode_call = canon.encode_call
 _canonical = canon.canonical_json
 _marshal = marshal.dumps
 
@@ -226,8 +227,7 @@ class TargetRecorder:
         except RecursionError:
             memo_key = None
         try:
-            enc_args = _encode(list(args), path="args")
-            enc_kwargs = _encode(kwargs, path="kwargs")
+            enc_args, enc_kwargs = _encode_call(args, kwargs)
         except CanonError as e:
             self._unfreezable[str(e)] += 1
             return None
@@ -235,11 +235,11 @@ class TargetRecorder:
             self._faults[f"freezing the arguments: {type(e).__name__}: {e}"] += 1
             return None
         mutable = False
-        for a in args:
+        for a in () if memo_key is not None else args:  # memoizable means immutable
             if type(a) not in _IMMUTABLE and not _immutable(a):
                 mutable = True
                 break
-        if not mutable:
+        if not mutable and memo_key is None:
             for v in kwargs.values():
                 if type(v) not in _IMMUTABLE and not _immutable(v):
                     mutable = True
