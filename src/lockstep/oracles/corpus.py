@@ -40,6 +40,7 @@ from lockstep.model import (
     ReplayOptions,
     Status,
 )
+from lockstep.oracles.modes import ModeWords, check_record_mode
 from lockstep.rules import RuleRecord, RuleSet, resolve_rules, rules_from_records
 from lockstep.store import (
     BlobBatch,
@@ -53,6 +54,9 @@ from lockstep.store import (
 from lockstep.targets import resolve_callable
 
 LOCK_VERSION: Final = 1
+_MODE_WORDS: Final = ModeWords(
+    new_only="add new fixtures", force="re-record all", trim="drop vanished fixtures"
+)
 _CHUNK: Final = 256
 
 
@@ -267,18 +271,8 @@ def record(project: Project, spec: OracleSpec, mode: RecordMode) -> RecordReport
     corpus = _spec(spec)
     path = oracle_path(project, corpus)
     report = RecordReport(corpus.name, path, mode)
-    exists = path.exists()
+    exists = check_record_mode(path, project.root, corpus.name, mode, _MODE_WORDS)
     old = read_lock(path) if exists else None
-    if mode is RecordMode.CREATE and exists:
-        raise UsageError(
-            f"{display_path(path, project.root)} already exists; say what you want: "
-            "--new-only (add new fixtures), --force (re-record all) or --trim (drop vanished)"
-        )
-    if mode is not RecordMode.CREATE and old is None:
-        raise UsageError(
-            f"{display_path(path, project.root)} does not exist yet; run 'lockstep record "
-            f"{corpus.name}' without a mode first"
-        )
     where = _where(project, corpus)
     found = fixtures(project, corpus)
     blobs = _blobs(project)

@@ -65,6 +65,7 @@ from lockstep.model import (
     ReplayOptions,
     Status,
 )
+from lockstep.oracles.modes import ModeWords, check_record_mode
 from lockstep.oracles.pin_cases import PinCase, cases_path, read_cases, resolve_cwd
 from lockstep.probe import ProbeReport, ProbeTarget, normalize, probe_many, run_parallel
 from lockstep.process import ENV_BASE, ENV_INHERIT, RunResult, build_env, is_python, run
@@ -76,6 +77,9 @@ VERSION: Final = 1
 PARALLEL_BY_DEFAULT: Final = True
 """Replay runs one case per core unless told otherwise: each case is its own process."""
 MIN_RUNS: Final = 2
+_MODE_WORDS: Final = ModeWords(
+    new_only="add new cases", force="re-record all", trim="drop vanished cases"
+)
 
 
 class NondeterministicCase(Rejected):
@@ -399,19 +403,8 @@ def record(project: Project, spec: OracleSpec, mode: RecordMode) -> RecordReport
     pins_spec = _spec(spec)
     _check_spec(project, pins_spec)
     path = oracle_path(project, pins_spec)
-    shown_path = display_path(path, project.root)
     report = RecordReport(pins_spec.name, path, mode)
-    exists = path.exists()
-    if mode is RecordMode.CREATE and exists:
-        raise UsageError(
-            f"{shown_path} already exists; say what you want: --new-only (add new cases), "
-            "--force (re-record all) or --trim (drop vanished cases)"
-        )
-    if mode is not RecordMode.CREATE and not exists:
-        raise UsageError(
-            f"{shown_path} does not exist yet; run 'lockstep record {pins_spec.name}' "
-            "without a mode first"
-        )
+    exists = check_record_mode(path, project.root, pins_spec.name, mode, _MODE_WORDS)
     old = open_pins(path, project.root) if exists else None
     old_ids = {p.id for p in old.pins()} if old is not None else set()
     cases = sorted(read_cases(project, pins_spec), key=lambda c: c.id)
