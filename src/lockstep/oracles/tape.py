@@ -21,7 +21,7 @@ import inspect
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import msgspec
 
@@ -45,6 +45,7 @@ from lockstep.model import (
     ReplayOptions,
     Status,
 )
+from lockstep.oracles.modes import ModeWords, check_record_mode
 from lockstep.rules import RuleRecord, RuleSet, resolve_rules, rules_from_records
 from lockstep.store import display_path
 from lockstep.tape import CompareMode, Event, Tape
@@ -79,6 +80,11 @@ def _spec(spec: OracleSpec) -> TapeSpec:
 def _where(project: Project, spec: TapeSpec) -> str:
     index = next((i for i, s in enumerate(project.config.tape) if s.name == spec.name), 0)
     return f"tape[{index}]"
+
+
+_MODE_WORDS: Final = ModeWords(
+    new_only="keep the tape: it has one case", force="re-record it", trim="nothing to drop"
+)
 
 
 def oracle_path(project: Project, spec: OracleSpec, /) -> Path:
@@ -192,17 +198,10 @@ def record(project: Project, spec: OracleSpec, mode: RecordMode, /) -> RecordRep
     """Run the driver and freeze its tape; never overwrites unless asked (``--force``)."""
     tape_spec = _spec(spec)
     path = oracle_path(project, tape_spec)
-    shown = display_path(path, project.root)
     report = RecordReport(tape_spec.name, path, mode)
-    exists = path.exists()
-    if mode is RecordMode.CREATE and exists:
-        raise UsageError(
-            f"{shown} already exists; use --new-only to keep it, --force to re-record it, "
-            "or --trim to drop vanished cases"
-        )
-    if mode is RecordMode.TRIM or (mode is RecordMode.NEW_ONLY and exists):
-        if exists:
-            report.unchanged.append(tape_spec.name)
+    exists = check_record_mode(path, project.root, tape_spec.name, mode, _MODE_WORDS)
+    if mode is RecordMode.TRIM or mode is RecordMode.NEW_ONLY:
+        report.unchanged.append(tape_spec.name)
         if mode is RecordMode.TRIM:
             report.notes.append("a tape has one case (its driver); there is nothing to trim")
         return report
