@@ -80,6 +80,10 @@ so inputs holding anything but these exact types and tuples of them are never me
 MEMO_LIMIT: Final = 100_000
 """Most inputs a recorder remembers by their ``marshal`` bytes (past it, calls just freeze)."""
 
+MEMO_KEY_MAX: Final = 1024
+"""Longest ``marshal`` key kept: a big input's row already holds it once; freezing it again
+costs little next to its size, and remembering it twice would double the recorder's memory."""
+
 _SELF_FROZEN: Final = frozenset({str, int, bool, type(None)})
 """Types whose frozen form is the value itself."""
 
@@ -334,8 +338,13 @@ class TargetRecorder:
                 )
             elif seen.outcome != outcome and outcome not in seen.other_outcomes:
                 seen.other_outcomes.append(outcome)
-            if pending.memo_key is not None and len(self._memo) < MEMO_LIMIT:
-                self._memo[pending.memo_key] = self._seen[key]
+            memo_key = pending.memo_key
+            if (
+                memo_key is not None
+                and len(memo_key) <= MEMO_KEY_MAX
+                and len(self._memo) < MEMO_LIMIT
+            ):
+                self._memo[memo_key] = self._seen[key]
 
     def _note_again(
         self, seen: _Seen, ok: bool, result: JSON, exc_type: str, exc_stem: str
