@@ -12,6 +12,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -218,3 +219,38 @@ def test_rows_are_written_when_the_process_exits(tmp_path: Path) -> None:
     assert "Traceback" not in proc.stderr
     rows = rows_of(tmp_path / "out.ledger.jsonl")
     assert sorted((row.args, row.result) for row in rows) == [([1], 2), ([2], 4)]
+
+
+# Values that == (or marshal) cannot tell apart but canon does: the memo of repeated inputs
+# must never hand one of them the row of another.
+LOOKALIKES = [1, True, 1.0, 0, False, 0.0, -0.0, b"a", bytearray(b"a"), memoryview(b"a"), "a", None]
+LOOKALIKE_CALLS: list[tuple[tuple[Any, ...], dict[str, Any]]] = [
+    call
+    for x in LOOKALIKES
+    for call in (((x,), {}), (((x,),), {}), ((1, (x, b"")), {}), ((), {"x": x}), ((), {"x": (x,)}))
+]
+
+
+@settings(max_examples=150, deadline=None)
+@given(calls=st.lists(st.sampled_from(LOOKALIKE_CALLS), min_size=2, max_size=12))
+def test_repeated_inputs_record_exactly_what_fresh_inputs_do(
+    calls: list[tuple[tuple[Any, ...], dict[str, Any]]],
+) -> None:
+    from lockstep import recorder
+
+    def parts(memo_limit: int) -> bytes:
+        def typed(*a: Any, **k: Any) -> str:
+            return repr((a, sorted(k.items())))
+
+        original = recorder.MEMO_LIMIT
+        recorder.MEMO_LIMIT = memo_limit  # type: ignore[misc]
+        try:
+            rec = recorder.TargetRecorder("m:typed")
+            wrapped = recorder._wrap_function(typed, rec, skip_first=False)
+            for args, kwargs in calls * 3:
+                wrapped(*args, **kwargs)
+        finally:
+            recorder.MEMO_LIMIT = original  # type: ignore[misc]
+        return canon.canonical_json(msgspec.to_builtins(rec.part()))
+
+    assert parts(recorder.MEMO_LIMIT) == parts(0)

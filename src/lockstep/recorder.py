@@ -391,9 +391,7 @@ def _row(fn: str, rid: str, seen: _Seen) -> LedgerRow:
     args = seen.args
     kwargs = seen.kwargs
     assert isinstance(args, list) and isinstance(kwargs, dict)
-    mutated: dict[str, JSON] | msgspec.UnsetType = (
-        seen.mutated if seen.mutated else msgspec.UNSET
-    )
+    mutated: dict[str, JSON] | msgspec.UnsetType = seen.mutated if seen.mutated else msgspec.UNSET
     if seen.ok:
         return LedgerRow(
             id=rid, fn=fn, args=args, kwargs=kwargs, ok=True, result=seen.result, mutated=mutated
@@ -758,6 +756,7 @@ def record_io(
     # Import the writer now: at exit, after threading has shut down, importing it fails
     # (concurrent.futures registers an exit hook on import) and the rows would be lost.
     import lockstep.oracles.ledger  # noqa: F401
+
     inner = fn.__func__ if isinstance(fn, (staticmethod, classmethod)) else fn
     target = f"{inner.__module__}:{inner.__qualname__}"
     rec = TargetRecorder(target, stem_length=stem_length)
