@@ -388,9 +388,10 @@ def goal_lines(by: dict[str, Run], small: Memory, large: Memory) -> list[str]:
 
     speedup = syrupy.cpu / replay.cpu
     return [
-        f"- `lockstep replay --jobs 1` is {speedup:.1f}x faster than syrupy's verify run in CPU "
-        f"time ({syrupy.seconds / replay.seconds:.1f}x in wall time; `--jobs 2`: "
-        f"{syrupy.seconds / replay2.seconds:.1f}x in wall time). Goal >= 10x: {mark(speedup >= 10)}",
+        f"- `lockstep replay --jobs 1` is {speedup:.2f}x faster than syrupy's verify run in CPU "
+        f"time ({syrupy.seconds / replay.seconds:.2f}x in wall time; `--jobs 2`: "
+        f"{syrupy.seconds / replay2.seconds:.2f}x in wall time). Goal >= 10x: "
+        f"{mark(speedup >= 10)}",
         f"- `pytest --lockstep` takes {plugin.cpu / syrupy.cpu:.2f}x syrupy's verify CPU time "
         f"({plugin.seconds / syrupy.seconds:.2f}x wall). Goal <= 1x: "
         f"{mark(plugin.cpu <= syrupy.cpu)}",
