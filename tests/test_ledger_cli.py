@@ -288,9 +288,17 @@ def test_jobs_and_shards_cover_every_row_once(recorded: Path, tmp_path: Path) ->
 
 def test_record_modes(recorded: Path, tmp_path: Path) -> None:
     root = copy_of(recorded, tmp_path)
+    (root / "lockstep/ratio.ledger.jsonl").unlink()
     before = snapshot_tree(root)
     line = one_line_error(run_cli("record", "parse_amount", cwd=root))
-    assert "already exists" in line and "--new-only" in line and "--force" in line
+    assert line == (
+        f"lockstep: error: {LEDGER} already exists; say what you want: "
+        "--new-only (add rows for new inputs), --force (re-record every row) "
+        "or --trim (drop rows no call made)"
+    )
+    assert snapshot_tree(root) == before
+    line = one_line_error(run_cli("record", "ratio", "--new-only", cwd=root))
+    assert "ratio.ledger.jsonl does not exist yet; run 'lockstep record ratio' without" in line
     assert snapshot_tree(root) == before
 
     assert run_cli("record", "parse_amount", "--new-only", cwd=root).code == 0
@@ -422,6 +430,14 @@ def test_driver_that_raises(tmp_path: Path) -> None:
         (
             '{"id":"x","fn":"shop.pricing:parse_amount","args":[],"kwargs":{},"ok":false,"result":1}',
             "a row with ok=false needs `exc_type` and `exc_stem`",
+        ),
+        (  # a corrupt recorded result is bad data, never shown as a drift
+            '{"id":"x","fn":"shop.pricing:parse_amount","args":["1"],"kwargs":{},"ok":true,"result":{"$wat":1}}',
+            "row x: result: unknown tag '$wat'",
+        ),
+        (
+            '{"id":"x","fn":"shop.pricing:ratio","args":[],"kwargs":{},"ok":true,"result":1}',
+            "row x is for 'shop.pricing:ratio', but the header names 'shop.pricing:parse_amount'",
         ),
     ],
 )

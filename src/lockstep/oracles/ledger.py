@@ -67,6 +67,7 @@ from lockstep.model import (
     ReplayOptions,
     Status,
 )
+from lockstep.oracles.modes import ModeWords, check_record_mode
 from lockstep.recorder import Installation, Recording, merge_parts, outcome_of
 from lockstep.store import AtomicLines, display_path, iter_lines, lock_for
 from lockstep.targets import resolve_callable, root_on_path
@@ -125,20 +126,24 @@ def iter_rows(path: Path, header: LedgerHeader) -> Iterator[tuple[int, LedgerRow
     shown = display_path(path)
     lines = iter_lines(path)
     next(lines, None)
-    decode = ROW_DECODER.decode
-    fn = header.fn
     for lineno, line in lines:
-        try:
-            row = decode(line)
-        except msgspec.ValidationError as e:
-            raise DataError(f"{shown}:{lineno}: {_describe(e)}") from None
-        except msgspec.DecodeError as e:
-            raise DataError(f"{shown}:{lineno}: not valid JSON ({e})") from None
-        if row.fn != fn:
-            raise DataError(
-                f"{shown}:{lineno}: row {row.id} is for {row.fn!r}, but the header names {fn!r}"
-            )
-        yield lineno, row
+        yield lineno, parse_row(line, lineno, shown, header.fn)
+
+
+def parse_row(line: bytes, lineno: int, shown: str, fn: str) -> LedgerRow:
+    """One row line, or ``FILE:LINE: reason`` (bad JSON, a field missing or unknown, a row
+    for another function).  Every reader of rows -- listing, replay, worker -- uses this."""
+    try:
+        row = ROW_DECODER.decode(line)
+    except msgspec.ValidationError as e:
+        raise DataError(f"{shown}:{lineno}: {_describe(e)}") from None
+    except msgspec.DecodeError as e:
+        raise DataError(f"{shown}:{lineno}: not valid JSON ({e})") from None
+    if row.fn != fn:
+        raise DataError(
+            f"{shown}:{lineno}: row {row.id} is for {row.fn!r}, but the header names {fn!r}"
+        )
+    return row
 
 
 def _check_header_target(path: Path, header: LedgerHeader, spec: LedgerSpec) -> None:
@@ -209,17 +214,22 @@ def record(project: Project, spec: OracleSpec, mode: RecordMode) -> RecordReport
     return write_recording(project, spec, mode, recording, wrapped.signature)
 
 
+_MODE_WORDS: Final = ModeWords(
+    new_only="add rows for new inputs",
+    force="re-record every row",
+    trim="drop rows no call made",
+)
+
+
 def check_mode(project: Project, spec: LedgerSpec, mode: RecordMode) -> None:
-    """Refuse early (before running anything) a mode that cannot apply to the file on disk."""
+    """Refuse early (before running anything) a mode that cannot apply to the file on disk.
+
+    The shared record-mode precondition, plus the ledger's own: a mode that keeps
+    rows needs the file to be a ledger of this very target.
+    """
     path = oracle_path(project, spec)
-    if mode is RecordMode.CREATE and path.exists():
-        raise UsageError(
-            f"{display_path(path, project.root)} already exists; use --new-only to add new "
-            "inputs, --force to re-record every row, or --trim to drop rows no call made"
-        )
-    if mode is not RecordMode.CREATE and path.exists():
-        header = read_header(path)
-        _check_header_target(path, header, spec)
+    if check_record_mode(path, project.root, spec.name, mode, _MODE_WORDS):
+        _check_header_target(path, read_header(path), spec)
 
 
 def _driver_failure(driver: str, exc: BaseException, root: Path) -> TargetError:
@@ -481,10 +491,21 @@ class _Replayer:
             and not row.mutated
         ):
             return Outcome(self.oracle, row.id, Status.PASS)
-        return self._compare(row, args, kwargs, ok, result, exc)
+        return self._compare(lineno, row, args, kwargs, ok, result, exc)
+
+    def _check_recorded(self, lineno: int, row: LedgerRow) -> None:
+        """A recorded value that does not thaw is a corrupt line, never a drift to show."""
+        try:
+            if row.ok and not isinstance(row.result, msgspec.UnsetType):
+                _decode(row.result, path="result")
+            if isinstance(row.mutated, dict):
+                _decode(row.mutated, path="mutated")
+        except CanonError as e:
+            raise DataError(f"{self.shown}:{lineno}: row {row.id}: {e}") from None
 
     def _compare(
         self,
+        lineno: int,
         row: LedgerRow,
         args: list[Any],
         kwargs: dict[str, Any],
@@ -536,6 +557,7 @@ class _Replayer:
             drifts.append(mutation)
         if not drifts:
             return Outcome(self.oracle, row.id, Status.PASS)
+        self._check_recorded(lineno, row)
         return Outcome(
             self.oracle,
             row.id,
@@ -627,7 +649,6 @@ def replay(project: Project, spec: OracleSpec, options: ReplayOptions) -> Iterat
     selects = None if options.only is None and options.shard is None else options.selects
     # iter_rows inlined: at 100,000 rows a second, each generator layer per row shows.
     run = replayer.run
-    decode = ROW_DECODER.decode
     fn = header.fn
     shown = display_path(path)
     try:
@@ -640,17 +661,7 @@ def replay(project: Project, spec: OracleSpec, options: ReplayOptions) -> Iterat
                 line = raw.rstrip(b"\r\n")
                 if not line.strip():
                     continue
-                try:
-                    row = decode(line)
-                except msgspec.ValidationError as e:
-                    raise DataError(f"{shown}:{lineno}: {_describe(e)}") from None
-                except msgspec.DecodeError as e:
-                    raise DataError(f"{shown}:{lineno}: not valid JSON ({e})") from None
-                if row.fn != fn:
-                    raise DataError(
-                        f"{shown}:{lineno}: row {row.id} is for {row.fn!r}, "
-                        f"but the header names {fn!r}"
-                    )
+                row = parse_row(line, lineno, shown, fn)
                 if selects is None or selects(row.id):
                     yield run(lineno, row)
     finally:
@@ -704,18 +715,9 @@ def _replay_batch(lines: list[tuple[int, bytes]]) -> list[Outcome]:
     options: ReplayOptions = _WORKER["options"]
     shown: str = _WORKER["shown"]
     out: list[Outcome] = []
+    fn: str = _WORKER["fn"]
     for lineno, line in lines:
-        try:
-            row = ROW_DECODER.decode(line)
-        except msgspec.ValidationError as e:
-            raise DataError(f"{shown}:{lineno}: {_describe(e)}") from None
-        except msgspec.DecodeError as e:
-            raise DataError(f"{shown}:{lineno}: not valid JSON ({e})") from None
-        if row.fn != _WORKER["fn"]:
-            raise DataError(
-                f"{shown}:{lineno}: row {row.id} is for {row.fn!r}, "
-                f"but the header names {_WORKER['fn']!r}"
-            )
+        row = parse_row(line, lineno, shown, fn)
         if options.selects(row.id):
             out.append(replayer.run(lineno, row))
     return out
