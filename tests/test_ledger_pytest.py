@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import run_pytest, snapshot_tree, write_files
+from helpers import Result, run_pytest, snapshot_tree, write_files
 
 PRICING = """
 from decimal import Decimal
@@ -153,6 +153,13 @@ def make_project(root: Path) -> Path:
     return root
 
 
+def pytest_in(root: Path, *args: str, xdist: bool = False) -> Result:
+    """A real pytest run in the example project with only lockstep's plugin (and xdist) loaded:
+    entry-point autoloading of every installed plugin costs seconds per run and proves nothing."""
+    plugins = ["-p", "lockstep.pytest_plugin", *(["-p", "xdist.plugin"] if xdist else [])]
+    return run_pytest(*plugins, *args, cwd=root, env={"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})
+
+
 def record_args(*extra: str) -> list[str]:
     return [*(f"--lockstep-record={name}" for name in ALL), *extra]
 
@@ -165,7 +172,7 @@ def ledger_rows(root: Path, name: str) -> list[dict[str, object]]:
 @pytest.fixture(scope="module")
 def plain(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = make_project(tmp_path_factory.mktemp("plain"))
-    result = run_pytest("-q", "-p", "no:xdist", *record_args(), cwd=root)
+    result = pytest_in(root, "-q", *record_args())
     assert result.code == 0, result.output
     assert "lockstep ledger recording" in result.stdout
     return root
@@ -207,7 +214,7 @@ def test_methods_staticmethods_classmethods_and_async(plain: Path) -> None:
 
 def test_xdist_workers_write_the_same_ledger(plain: Path, tmp_path: Path) -> None:
     root = make_project(tmp_path)
-    result = run_pytest("-q", "-n", "2", *record_args(), cwd=root)
+    result = pytest_in(root, "-q", "-n", "2", *record_args(), xdist=True)
     assert result.code == 0, result.output
     for name in ALL:
         path = f"lockstep/{name}.ledger.jsonl"
@@ -221,7 +228,7 @@ def test_every_row_is_a_pytest_item_and_a_rewrite_goes_red(plain: Path, tmp_path
     for rel, data in snapshot_tree(plain).items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_bytes(data)
-    green = run_pytest("-q", "--lockstep", "-p", "no:xdist", "lockstep", cwd=root)
+    green = pytest_in(root, "-q", "--lockstep", "lockstep")
     assert green.code == 0, green.output
     assert "19 passed" in green.stdout
 
@@ -233,7 +240,7 @@ def test_every_row_is_a_pytest_item_and_a_rewrite_goes_red(plain: Path, tmp_path
             )
         },
     )
-    red = run_pytest("-q", "--lockstep", "-p", "no:xdist", "lockstep/amount.ledger.jsonl", cwd=root)
+    red = pytest_in(root, "-q", "--lockstep", "lockstep/amount.ledger.jsonl")
     assert red.code == 1, red.output
     assert "11 failed, 3 passed" in red.stdout
     assert "parse_amount('7.5')" in red.stdout
@@ -246,25 +253,32 @@ def test_plain_record_refuses_an_existing_ledger(plain: Path, tmp_path: Path) ->
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_bytes(data)
     before = snapshot_tree(tmp_path)
-    result = run_pytest("-q", "-p", "no:xdist", "--lockstep-record=amount", cwd=tmp_path)
+    result = pytest_in(tmp_path, "-q", "--lockstep-record=amount")
     assert result.code == 4, result.output
-    assert "lockstep/amount.ledger.jsonl already exists; use --new-only" in result.stderr
-    assert snapshot_tree(tmp_path) == before
-    again = run_pytest(
-        "-q",
-        "-p",
-        "no:xdist",
-        "--lockstep-record=amount",
-        "--lockstep-record-mode=new-only",
-        cwd=tmp_path,
+    assert (
+        "lockstep/amount.ledger.jsonl already exists; say what you want: --new-only"
+        in result.stderr
     )
+    assert snapshot_tree(tmp_path) == before
+    again = pytest_in(tmp_path, "-q", "--lockstep-record=amount", "--lockstep-record-mode=new-only")
     assert again.code == 0, again.output
     assert snapshot_tree(tmp_path) == before
 
 
 def test_unknown_record_target_is_a_usage_error(tmp_path: Path) -> None:
     root = make_project(tmp_path)
-    result = run_pytest("-q", "-p", "no:xdist", "--lockstep-record=shop.pricing:nope", cwd=root)
+    result = pytest_in(root, "-q", "--lockstep-record=shop.pricing:nope")
     assert result.code == 4
     assert "--lockstep-record=shop.pricing:nope: no [[ledger]] in lockstep.toml" in result.stderr
+    assert not (root / "lockstep").exists()
+
+
+def test_a_mode_over_a_missing_ledger_is_a_usage_error(tmp_path: Path) -> None:
+    root = make_project(tmp_path)
+    result = pytest_in(root, "-q", "--lockstep-record=amount", "--lockstep-record-mode=trim")
+    assert result.code == 4, result.output
+    assert (
+        "lockstep: lockstep/amount.ledger.jsonl does not exist yet; "
+        "run 'lockstep record amount' without a mode first"
+    ) in result.stderr
     assert not (root / "lockstep").exists()
