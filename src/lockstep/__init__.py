@@ -3,14 +3,22 @@
 The public API is deliberately small.  Everything else lives in modules whose
 names say what they do (``canon``, ``store``, ``config``, ``oracles``, ``gates``)
 and may change between releases.
+
+``record_io`` and ``Tape`` are imported on first use, so that ``lockstep replay``
+(which imports this package on every start) does not pay for the recorder and
+the tape machinery it does not need.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from lockstep.canon import decode, dumps, encode, register_encoder
 from lockstep.errors import LockstepError
-from lockstep.recorder import record_io
-from lockstep.tape import Tape
+
+if TYPE_CHECKING:
+    from lockstep.recorder import record_io
+    from lockstep.tape import Tape
 
 __all__ = [
     "LockstepError",
@@ -24,3 +32,16 @@ __all__ = [
 ]
 
 __version__ = "0.1.0"
+
+_LAZY = {"record_io": "lockstep.recorder", "Tape": "lockstep.tape"}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'lockstep' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
