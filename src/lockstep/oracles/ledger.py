@@ -650,7 +650,7 @@ def replay(project: Project, spec: OracleSpec, options: ReplayOptions) -> Iterat
     # iter_rows inlined: at 100,000 rows a second, each generator layer per row shows.
     run = replayer.run
     fn = header.fn
-    shown = display_path(path)
+    shown = replayer.shown
     try:
         with root_on_path(project.root), _open_ledger(path) as fh:
             lines = enumerate(fh, start=1)
@@ -698,27 +698,33 @@ def case_runner(project: Project, spec: OracleSpec) -> Callable[[str], Outcome]:
 
 # --------------------------------------------------------------------------- parallel replay
 
-_WORKER: dict[str, Any] = {}
+
+@dataclass(frozen=True)
+class _WorkerState:
+    """What each replay worker process keeps between batches (set by its initializer)."""
+
+    replayer: _Replayer
+    options: ReplayOptions
+    fn: str
+
+
+_WORKER: list[_WorkerState] = []
+"""This worker process's state: empty in the parent, one item in a worker."""
 
 
 def _init_worker(project: Project, spec: LedgerSpec, options: ReplayOptions) -> None:
     path, header, target = _prepare(project, spec)
     sys.path.insert(0, str(project.root))
-    _WORKER["replayer"] = _replayer(project, spec, path, header, target)
-    _WORKER["options"] = options
-    _WORKER["fn"] = header.fn
-    _WORKER["shown"] = display_path(path, project.root)
+    _WORKER.append(_WorkerState(_replayer(project, spec, path, header, target), options, header.fn))
 
 
 def _replay_batch(lines: list[tuple[int, bytes]]) -> list[Outcome]:
-    replayer: _Replayer = _WORKER["replayer"]
-    options: ReplayOptions = _WORKER["options"]
-    shown: str = _WORKER["shown"]
+    state = _WORKER[-1]
+    replayer, selects, fn = state.replayer, state.options.selects, state.fn
     out: list[Outcome] = []
-    fn: str = _WORKER["fn"]
     for lineno, line in lines:
-        row = parse_row(line, lineno, shown, fn)
-        if options.selects(row.id):
+        row = parse_row(line, lineno, replayer.shown, fn)
+        if selects(row.id):
             out.append(replayer.run(lineno, row))
     return out
 
