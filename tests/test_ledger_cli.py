@@ -257,8 +257,10 @@ def test_changed_signature_is_refused_naming_the_parameters(recorded: Path, tmp_
         },
     )
     before = snapshot_tree(root)
-    line = one_line_error(run_cli("replay", "parse_amount", cwd=root))
-    assert line.startswith(f"lockstep: error: {LEDGER}:1: recorded against")
+    result = run_cli("replay", "parse_amount", cwd=root)
+    assert result.code == 1, result.output  # a finding about the rewrite, not bad input
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith(f"lockstep: refused: {LEDGER}:1: recorded against")
     assert "'strict' changed from positional-or-keyword to keyword-only" in line
     assert "'currency' was added" in line
     assert snapshot_tree(root) == before

@@ -43,7 +43,14 @@ import msgspec
 from lockstep import canon, diff
 from lockstep.canon import JSON
 from lockstep.config import LedgerSpec, OracleSpec, Project
-from lockstep.errors import CanonError, DataError, LockstepError, TargetError, UsageError
+from lockstep.errors import (
+    CanonError,
+    DataError,
+    LockstepError,
+    Rejected,
+    TargetError,
+    UsageError,
+)
 from lockstep.ledger_format import (
     ENCODER,
     FORMAT_VERSION,
@@ -76,8 +83,11 @@ BATCH: Final = 2000
 """Rows per work unit when replaying with several processes."""
 
 
-class SignatureChanged(LockstepError):
-    """The target's signature is not the one the ledger was recorded against."""
+class SignatureChanged(Rejected):
+    """The target's signature is not the one the ledger was recorded against.
+
+    A finding about the rewrite (exit 1), not bad input: the body rewrite changed
+    more than the body, so the recorded rows cannot vouch for it."""
 
 
 # --------------------------------------------------------------------------- paths and keys
