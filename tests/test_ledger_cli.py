@@ -351,9 +351,10 @@ def test_nondeterministic_input_is_refused_by_name(tmp_path: Path) -> None:
         },
     )
     result = run_cli("record", "counter", cwd=root)
-    assert result.code == 0, result.output
+    assert result.code == 1, result.output  # the rest is written; the refusal is a finding
     assert "refused counter('a')" in result.stdout
     assert "returned 1 | returned 2" in result.stdout
+    assert "1 input(s) refused" in result.stdout
     assert [r["args"] for r in rows(root / "lockstep/counter.ledger.jsonl")] == [["b"]]
 
 

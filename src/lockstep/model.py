@@ -87,6 +87,9 @@ class RecordReport:
     """Ids whose frozen value changed under ``--force``."""
     unchanged: list[str] = field(default_factory=list)
     trimmed: list[str] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)
+    """Inputs not frozen because their behaviour varied between runs: a finding, so the
+    command exits 1 even though the rest of the oracle was written."""
     notes: list[str] = field(default_factory=list)
     """Free-form lines for the user (saturation, refused inputs, discovered env keys)."""
 

@@ -67,9 +67,17 @@ def record(ctx: click.Context, names: tuple[str, ...], mode: RecordMode | None) 
     project = project_from(ctx)
     chosen = RecordMode(mode) if mode else RecordMode.CREATE
     out = console()
+    refused = 0
     for spec in _select(project, names):
         report = kind_of(spec).record(project, spec, chosen)
         out.print(record_text(report, project.root), end="")
+        refused += len(report.refused)
+    if refused:
+        out.print(
+            f"{refused} input(s) refused: their behaviour varies between calls, so they are "
+            "not frozen; make them deterministic (or name the volatile part with a rule)"
+        )
+        sys.exit(EXIT_FAIL)
 
 
 DEFAULT_SHOWN = 10

@@ -325,6 +325,7 @@ def write_recording(
     check_mode(project, spec, mode)
     report = RecordReport(spec.name, path, mode)
     report.notes.extend(recording.notes())
+    report.refused = [f"{r.call} [{r.id}]" for r in recording.refused]
     _write(path, recording, signature, project.config.lockstep.stem_length, mode, report)
     return report
 

@@ -78,6 +78,7 @@ def record_text(report: RecordReport, root: Path | None = None) -> Text:
         ("added", report.added),
         ("replaced", report.replaced),
         ("trimmed", report.trimmed),
+        ("refused (behaviour varies, not frozen)", report.refused),
     ]
     for label, ids in rows:
         if ids:
