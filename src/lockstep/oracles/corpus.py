@@ -41,6 +41,7 @@ from lockstep.model import (
     Status,
 )
 from lockstep.oracles.modes import ModeWords, check_record_mode
+from lockstep.oracles.status import file_status
 from lockstep.rules import RuleRecord, RuleSet, resolve_rules, rules_from_records
 from lockstep.store import (
     BlobBatch,
@@ -508,16 +509,15 @@ def case_ids(project: Project, spec: OracleSpec) -> Iterator[str]:
 
 
 def status(project: Project, spec: OracleSpec) -> OracleStatus:
+    """Present, readable, how many fixtures, and whether their documents are all kept."""
     corpus = _spec(spec)
     path = oracle_path(project, corpus)
-    if not path.exists():
-        return OracleStatus(corpus.name, "corpus", path, False, False, 0, "not recorded yet")
-    try:
+
+    def read() -> tuple[int, str]:
         lock = read_lock(path)
-    except DataError as e:
-        return OracleStatus(corpus.name, "corpus", path, True, False, 0, str(e))
-    missing_blobs = sum(1 for e in lock.entries if not _blobs(project).has(e.sha256))
-    message = (
-        f"{missing_blobs} blobs missing (diffs will show hashes only)" if missing_blobs else ""
-    )
-    return OracleStatus(corpus.name, "corpus", path, True, True, len(lock.entries), message)
+        blobs = _blobs(project)
+        missing = sum(1 for e in lock.entries if not blobs.has(e.sha256))
+        remark = f"{missing} blobs missing (diffs will show hashes only)" if missing else ""
+        return len(lock.entries), remark
+
+    return file_status(corpus, path, read)

@@ -75,6 +75,7 @@ from lockstep.model import (
     Status,
 )
 from lockstep.oracles.modes import ModeWords, check_record_mode
+from lockstep.oracles.status import file_status
 from lockstep.recorder import Installation, Recording, merge_parts, outcome_of
 from lockstep.store import AtomicLines, display_path, iter_lines, lock_for
 from lockstep.targets import resolve_callable, root_on_path
@@ -188,15 +189,9 @@ def case_ids(project: Project, spec: OracleSpec) -> Iterator[str]:
 
 def status(project: Project, spec: OracleSpec) -> OracleStatus:
     """Present, readable, and how many rows."""
-    spec = _ledger_spec(spec)
-    path = oracle_path(project, spec)
-    if not path.exists():
-        return OracleStatus(spec.name, "ledger", path, False, False, 0, "not recorded yet")
-    try:
-        count = sum(1 for _ in case_ids(project, spec))
-    except LockstepError as e:
-        return OracleStatus(spec.name, "ledger", path, True, False, 0, str(e))
-    return OracleStatus(spec.name, "ledger", path, True, True, count)
+    ledger = _ledger_spec(spec)
+    path = oracle_path(project, ledger)
+    return file_status(ledger, path, lambda: (sum(1 for _ in case_ids(project, ledger)), ""))
 
 
 # --------------------------------------------------------------------------- recording

@@ -67,6 +67,7 @@ from lockstep.model import (
 )
 from lockstep.oracles.modes import ModeWords, check_record_mode
 from lockstep.oracles.pin_cases import PinCase, cases_path, read_cases, resolve_cwd
+from lockstep.oracles.status import file_status
 from lockstep.probe import ProbeReport, ProbeTarget, normalize, probe_many, run_parallel
 from lockstep.process import ENV_BASE, ENV_INHERIT, RunResult, build_env, is_python, run
 from lockstep.rules import RuleRecord, RuleSet, resolve_rules, rules_from_records
@@ -651,21 +652,20 @@ def case_ids(project: Project, spec: OracleSpec) -> Iterator[str]:
 
 
 def status(project: Project, spec: OracleSpec) -> OracleStatus:
+    """Present, readable, how many pins, and whether the config's rules still match the file's."""
     pins_spec = _spec(spec)
     path = oracle_path(project, pins_spec)
-    if not path.exists():
-        return OracleStatus(pins_spec.name, "pins", path, False, False, 0, "not recorded")
-    try:
+
+    def read() -> tuple[int, str]:
         pins_file = open_pins(path, project.root)
         count = sum(1 for _ in pins_file.pins())
-    except DataError as e:
-        return OracleStatus(pins_spec.name, "pins", path, True, False, 0, str(e))
-    recorded = [r.name for r in pins_file.header.rules]
-    message = ""
-    if recorded != list(pins_spec.rules):
-        message = (
+        recorded = [r.name for r in pins_file.header.rules]
+        if recorded == list(pins_spec.rules):
+            return count, ""
+        return count, (
             f"recorded with rules [{', '.join(recorded)}], "
             f"configured [{', '.join(pins_spec.rules)}]; "
             "'lockstep record --force' applies the configured ones"
         )
-    return OracleStatus(pins_spec.name, "pins", path, True, True, count, message)
+
+    return file_status(pins_spec, path, read)

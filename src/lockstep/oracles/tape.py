@@ -46,6 +46,7 @@ from lockstep.model import (
     Status,
 )
 from lockstep.oracles.modes import ModeWords, check_record_mode
+from lockstep.oracles.status import file_status
 from lockstep.rules import RuleRecord, RuleSet, resolve_rules, rules_from_records
 from lockstep.store import display_path
 from lockstep.tape import CompareMode, Event, Tape
@@ -271,25 +272,16 @@ def case_ids(project: Project, spec: OracleSpec, /) -> Iterator[str]:
 
 
 def status(project: Project, spec: OracleSpec, /) -> OracleStatus:
-    """Present, readable, one case; the message counts the calls."""
+    """Present, readable, one case; the remark counts the calls."""
     tape_spec = _spec(spec)
     path = oracle_path(project, tape_spec)
-    if not path.exists():
-        return OracleStatus(tape_spec.name, "tape", path, False, False, 0, "not recorded")
-    try:
+
+    def read() -> tuple[int, str]:
         doc = _read(project, tape_spec)
-    except DataError as e:
-        return OracleStatus(tape_spec.name, "tape", path, True, False, 0, str(e))
-    accepted = f", {len(doc.history)} accepted change(s)" if doc.history else ""
-    return OracleStatus(
-        tape_spec.name,
-        "tape",
-        path,
-        True,
-        True,
-        1,
-        f"{len(doc.events)} calls, {doc.mode} mode{accepted}",
-    )
+        accepted = f", {len(doc.history)} accepted change(s)" if doc.history else ""
+        return 1, f"{len(doc.events)} calls, {doc.mode} mode{accepted}"
+
+    return file_status(tape_spec, path, read)
 
 
 # --------------------------------------------------------------------------- accept
