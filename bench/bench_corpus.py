@@ -38,8 +38,9 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
+from results_file import RESULTS, write_section
+
 HERE = Path(__file__).resolve().parent
-RESULTS = HERE / "RESULTS.md"
 SEED = 20240611
 MEMORY_SMALL = 1_000
 
@@ -113,7 +114,7 @@ pythonpath = .
 addopts = -p no:cacheprovider
 """
 
-PEER_HEADER = '''\
+PEER_HEADER = """\
 from pathlib import Path
 
 import pytest
@@ -124,30 +125,76 @@ FIXTURES = sorted((Path(__file__).resolve().parent.parent / "fixtures").glob("*.
 
 
 @pytest.mark.parametrize("path", FIXTURES, ids=[p.stem for p in FIXTURES])
-'''
+"""
 
-SYRUPY_TEST = PEER_HEADER + '''\
+SYRUPY_TEST = (
+    PEER_HEADER
+    + """\
 def test_render(path, snapshot):
     assert render(path) == snapshot
-'''
+"""
+)
 
-REGRESSIONS_TEST = PEER_HEADER + '''\
+REGRESSIONS_TEST = (
+    PEER_HEADER
+    + """\
 def test_render(path, data_regression):
     data_regression.check(render(path))
-'''
+"""
+)
 
 WORDS = [
-    "bolt", "nut", "washer", "bracket", "hinge", "spring", "gasket", "valve", "pipe",
-    "elbow", "flange", "coupling", "sealant", "tape", "cable", "clamp", "fuse", "relay",
-    "switch", "socket", "plug", "lamp", "filter", "belt", "pulley",
+    "bolt",
+    "nut",
+    "washer",
+    "bracket",
+    "hinge",
+    "spring",
+    "gasket",
+    "valve",
+    "pipe",
+    "elbow",
+    "flange",
+    "coupling",
+    "sealant",
+    "tape",
+    "cable",
+    "clamp",
+    "fuse",
+    "relay",
+    "switch",
+    "socket",
+    "plug",
+    "lamp",
+    "filter",
+    "belt",
+    "pulley",
 ]
 NAMES = [
-    "ada", "grace", "alan", "edsger", "barbara", "donald", "ken", "dennis", "margaret",
-    "john", "frances", "linus",
+    "ada",
+    "grace",
+    "alan",
+    "edsger",
+    "barbara",
+    "donald",
+    "ken",
+    "dennis",
+    "margaret",
+    "john",
+    "frances",
+    "linus",
 ]
 SURNAMES = [
-    "lovelace", "hopper", "turing", "dijkstra", "liskov", "knuth", "thompson", "ritchie",
-    "hamilton", "backus",
+    "lovelace",
+    "hopper",
+    "turing",
+    "dijkstra",
+    "liskov",
+    "knuth",
+    "thompson",
+    "ritchie",
+    "hamilton",
+    "backus",
 ]
 
 
@@ -449,37 +496,6 @@ def load_average() -> str:
     return f"{one:.1f} (1 min) / {five:.1f} (5 min)"
 
 
-RESULTS_HEADER = """\
-# Benchmark results
-
-The latest figures of each benchmark in this folder, written by the scripts
-themselves (see README.md for how to run them).  Every section names the machine
-and the versions it was measured with; figures from different machines are not
-comparable.
-
-"""
-
-
-def write_results(section: str) -> None:
-    """Replace the "## Corpus" section of RESULTS.md (or add it); other sections stay as they are."""
-    text = RESULTS.read_text(encoding="utf-8") if RESULTS.exists() else RESULTS_HEADER
-    lines = text.splitlines(keepends=True)
-    start = next((i for i, line in enumerate(lines) if line.rstrip() == "## Corpus"), None)
-    if start is None:
-        if not text.endswith("\n\n"):
-            text = text.rstrip("\n") + "\n\n"
-        new = text + section
-    else:
-        end = next(
-            (i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines)
-        )
-        tail = "".join(lines[end:])
-        new = "".join(lines[:start]) + section + ("\n" + tail if tail else "")
-    tmp = RESULTS.with_name(f".{RESULTS.name}.tmp")
-    tmp.write_text(new, encoding="utf-8")
-    os.replace(tmp, RESULTS)
-
-
 # --------------------------------------------------------------------------- main
 
 
@@ -513,11 +529,19 @@ def main() -> None:
     ]
     if not args.skip_peers:
         steps += [
-            ("syrupy_create", "syrupy create (--snapshot-update)",
-             [*PYTEST, "peer_syrupy", "--snapshot-update"], False),
+            (
+                "syrupy_create",
+                "syrupy create (--snapshot-update)",
+                [*PYTEST, "peer_syrupy", "--snapshot-update"],
+                False,
+            ),
             ("syrupy_verify", "syrupy verify", [*PYTEST, "peer_syrupy"], True),
-            ("regr_create", "pytest-regressions create (--regen-all)",
-             [*PYTEST, "peer_regressions", "--regen-all"], False),
+            (
+                "regr_create",
+                "pytest-regressions create (--regen-all)",
+                [*PYTEST, "peer_regressions", "--regen-all"],
+                False,
+            ),
             ("regr_verify", "pytest-regressions verify", [*PYTEST, "peer_regressions"], True),
         ]
     load_before = load_average()
@@ -525,8 +549,10 @@ def main() -> None:
     for key, label, argv, repeated in steps:
         print(f"  {label} ...", end=" ", flush=True)
         log = logs / f"{key}.log"
-        result = best(argv, root, log, label, args.repeat) if repeated else checked(
-            argv, root, log, label
+        result = (
+            best(argv, root, log, label, args.repeat)
+            if repeated
+            else checked(argv, root, log, label)
         )
         print(f"{result.seconds:.2f} s wall, {result.cpu:.2f} s CPU", flush=True)
         by[key] = result
@@ -564,7 +590,8 @@ def main() -> None:
         print()
         print("\n".join(goals))
         if args.write_results:
-            write_results(
+            write_section(
+                "## Corpus",
                 render_section(
                     args.cases,
                     fixture_bytes,
@@ -574,7 +601,7 @@ def main() -> None:
                     goals,
                     args.repeat,
                     load,
-                )
+                ),
             )
             print(f"\nwrote the Corpus section of {RESULTS}")
     elif args.write_results:

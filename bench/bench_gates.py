@@ -36,7 +36,9 @@ def main() -> None:
         (pkg / "__init__.py").write_text("")
         (pkg / "core.py").write_text("def f(a, b=1):\n    return a + b\n")
         for i in range(n):
-            (pkg / f"m{i}.py").write_text(f"from app.core import f\n\ndef g{i}(x):\n    return f(x)\n")
+            (pkg / f"m{i}.py").write_text(
+                f"from app.core import f\n\ndef g{i}(x):\n    return f(x)\n"
+            )
         git(root, "init", "-q", "-b", "main")
         git(root, "-c", "user.email=b@x", "-c", "user.name=b", "add", "-A")
         git(root, "-c", "user.email=b@x", "-c", "user.name=b", "commit", "-q", "-m", "init")
@@ -51,7 +53,9 @@ def main() -> None:
         print(f"git diff --stat                    {time.perf_counter() - t:8.3f} s")
         t = time.perf_counter()
         report = check_budget(project, repo, change)
-        print(f"budget ({n + 2} modules, grimp)      {time.perf_counter() - t:8.3f} s  {report.summary()}")
+        print(
+            f"budget ({n + 2} modules, grimp)      {time.perf_counter() - t:8.3f} s  {report.summary()}"
+        )
         t = time.perf_counter()
         facts = code_changes(project, repo, change)
         print(

@@ -39,8 +39,9 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
+from results_file import RESULTS, write_section
+
 HERE = Path(__file__).resolve().parent
-RESULTS = HERE / "RESULTS.md"
 PY = sys.executable
 LOCKSTEP = [PY, "-m", "lockstep"]
 BIN = Path(PY).parent
@@ -239,37 +240,6 @@ def table(rows: list[Timed], base: float, base_label: str) -> list[str]:
     return out
 
 
-RESULTS_HEADER = """\
-# Benchmark results
-
-The latest figures of each benchmark in this folder, written by the scripts
-themselves (see README.md for how to run them).  Every section names the machine
-and the versions it was measured with; figures from different machines are not
-comparable.
-
-"""
-
-
-def write_results(section: str) -> None:
-    """Replace the "## Pins" section of RESULTS.md (or add it); other sections stay as they are."""
-    text = RESULTS.read_text(encoding="utf-8") if RESULTS.exists() else RESULTS_HEADER
-    lines = text.splitlines(keepends=True)
-    start = next((i for i, line in enumerate(lines) if line.rstrip() == "## Pins"), None)
-    if start is None:
-        if not text.endswith("\n\n"):
-            text = text.rstrip("\n") + "\n\n"
-        new = text + section
-    else:
-        end = next(
-            (i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines)
-        )
-        tail = "".join(lines[end:])
-        new = "".join(lines[:start]) + section + ("\n" + tail if tail else "")
-    tmp = RESULTS.with_name(f".{RESULTS.name}.tmp")
-    tmp.write_text(new, encoding="utf-8")
-    os.replace(tmp, RESULTS)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--cases", type=int, default=200)
@@ -412,7 +382,7 @@ def main() -> None:
                 "",
             ]
         )
-        write_results(section)
+        write_section("## Pins", section)
         print(f"\nwrote the Pins section of {RESULTS}")
 
 

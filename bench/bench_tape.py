@@ -32,23 +32,14 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
+from results_file import write_section
+
 from lockstep import Tape
 from lockstep.tape_compare import compare
 from lockstep.tape_file import VERSION, Output, TapeDocument, write_document
 
 HERE = Path(__file__).resolve().parent
-RESULTS = HERE / "RESULTS.md"
 SECTION = "## Tape"
-
-RESULTS_HEADER = """\
-# Benchmark results
-
-The latest figures of each benchmark in this folder, written by the scripts
-themselves (see README.md for how to run them).  Every section names the machine
-and the versions it was measured with; figures from different machines are not
-comparable.
-
-"""
 
 
 class Rates:
@@ -168,26 +159,6 @@ def run(n: int, repeat: int) -> str:
     return "\n".join(out) + "\n"
 
 
-def write_results(section: str) -> None:
-    """Replace the "## Tape" section of RESULTS.md (or add it); other sections stay as they are."""
-    text = RESULTS.read_text(encoding="utf-8") if RESULTS.exists() else RESULTS_HEADER
-    lines = text.splitlines(keepends=True)
-    start = next((i for i, line in enumerate(lines) if line.rstrip() == SECTION), None)
-    if start is None:
-        if not text.endswith("\n\n"):
-            text = text.rstrip("\n") + "\n\n"
-        new = text + section
-    else:
-        end = next(
-            (i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines)
-        )
-        tail = "".join(lines[end:])
-        new = "".join(lines[:start]) + section + ("\n" + tail if tail else "")
-    tmp = RESULTS.with_name(f".{RESULTS.name}.tmp")
-    tmp.write_text(new, encoding="utf-8")
-    os.replace(tmp, RESULTS)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n", 1)[0])
     parser.add_argument(
@@ -199,7 +170,7 @@ def main() -> None:
     section = run(args.calls, args.repeat)
     sys.stdout.write(section)
     if args.write_results:
-        write_results(section)
+        write_section(SECTION, section)
 
 
 if __name__ == "__main__":
