@@ -77,3 +77,11 @@ def test_file_that_does_not_parse_is_reported_not_crashed_on(git_repo: GitRepo) 
     assert "shop/helper.py:1: does not parse at" in evidence
     assert row(rows, "no new reads")[0] == "fail"
     assert "cannot build the import graph" in row(rows, "within budget")[1]
+
+
+def test_review_of_an_empty_range_is_refused_not_passed(git_repo: GitRepo) -> None:
+    git_repo.commit("start", {"lockstep.toml": "", "app.py": "def f():\n    return 1\n"})
+    result = run_cli("review", "HEAD..HEAD", cwd=git_repo.root)
+    assert result.code == 2
+    assert "holds no commits" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1

@@ -135,6 +135,11 @@ def review(
     assert isinstance(change.head, str)
     head = change.head
     commits = git.commits(change.base, head)
+    if not commits:
+        raise UsageError(
+            f"review {change.label}: the range holds no commits, so there is no change to judge; "
+            "name a range whose HEAD is ahead of its BASE (e.g. main..HEAD)"
+        )
     rows: list[Row] = []
 
     with project_at(project, git, head) as at_head:
