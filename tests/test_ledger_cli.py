@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -467,3 +469,34 @@ def test_ledger_recorded_for_another_function(recorded: Path, tmp_path: Path) ->
         "but ledger 'parse_amount' targets 'shop.pricing:parse_amount'"
     )
     assert snapshot_tree(root) == before
+
+
+def test_record_io_in_a_script_run_directly_replays_against_its_module(tmp_path: Path) -> None:
+    root = tmp_path / "proj"
+    write_files(
+        root,
+        {
+            "lockstep.toml": '[[ledger]]\nname = "price"\ntarget = "shop.job:price"\n',
+            "shop/__init__.py": "",
+            "shop/job.py": """
+            from lockstep import record_io
+
+            @record_io
+            def price(qty, unit=2):
+                return (qty * unit, "EUR") if qty else None
+
+            if __name__ == "__main__":
+                for q in (0, 1, 3, 1):
+                    price(q)
+            """,
+        },
+    )
+    proc = subprocess.run(
+        [sys.executable, "shop/job.py"], cwd=root, capture_output=True, text=True, check=False
+    )
+    assert proc.returncode == 0, proc.stderr
+    first = (root / "lockstep/price.ledger.jsonl").read_text().splitlines()[0]
+    assert '"fn":"shop.job:price"' in first
+    result = run_cli("replay", "price", cwd=root)
+    assert result.code == 0, result.output
+    assert "3 cases: 3 passed" in result.stdout

@@ -734,6 +734,33 @@ def flush(state: _DecoratorState) -> list[str]:
         return notes
 
 
+def _importable_module(module: str) -> str:
+    """The name a ``[[ledger]]`` target would use for ``module``.
+
+    A function in a script run as ``python pkg/job.py`` or ``python -m pkg.job`` lives in
+    ``__main__``; its ledger is named after the module it is imported as (``pkg.job``),
+    so replay, which imports the target, accepts it.
+    """
+    if module != "__main__":
+        return module
+    main = sys.modules.get("__main__")
+    spec = getattr(main, "__spec__", None)
+    if spec is not None and spec.name and spec.name != "__main__":
+        return str(spec.name).removesuffix(".__main__")
+    file = getattr(main, "__file__", None)
+    if not file:
+        return module
+    path = Path(file).resolve()
+    try:
+        rel = path.relative_to(Path.cwd().resolve())
+    except ValueError:
+        return path.stem
+    parts = [*rel.parent.parts, rel.stem]
+    if parts and parts[0] == "src":
+        parts = parts[1:]
+    return ".".join(parts)
+
+
 def record_io(
     fn: Any = None,
     *,
@@ -758,7 +785,7 @@ def record_io(
     import lockstep.oracles.ledger  # noqa: F401
 
     inner = fn.__func__ if isinstance(fn, (staticmethod, classmethod)) else fn
-    target = f"{inner.__module__}:{inner.__qualname__}"
+    target = f"{_importable_module(inner.__module__)}:{inner.__qualname__}"
     rec = TargetRecorder(target, stem_length=stem_length)
     replacement, signature = _wrap_member(fn, rec, where=target)
     default = Path("lockstep") / f"{inner.__qualname__}.ledger.jsonl"
