@@ -316,7 +316,7 @@ LOCK_SIZE_PROBE = """\
 import sys, tracemalloc
 from pathlib import Path
 from lockstep.config import load_project
-from lockstep.oracles import corpus
+from lockstep.oracles.corpus import kind as corpus
 project = load_project(Path.cwd())
 spec = project.oracle("rows")
 path = corpus.oracle_path(project, spec)

@@ -24,9 +24,15 @@ import orjson
 
 from lockstep import record_io
 from lockstep.config import load_project
-from lockstep.ledger_format import ENCODER, FORMAT_VERSION, LedgerHeader, LedgerRow, signature_of
 from lockstep.model import ReplayOptions
-from lockstep.oracles import ledger
+from lockstep.oracles.ledger import kind as ledger
+from lockstep.oracles.ledger.format import (
+    ENCODER,
+    FORMAT_VERSION,
+    LedgerHeader,
+    LedgerRow,
+    signature_of,
+)
 
 CALLS = 20_000
 ROUNDS = 15
@@ -194,7 +200,7 @@ import resource, sys
 from pathlib import Path
 from lockstep.config import load_project
 from lockstep.model import ReplayOptions
-from lockstep.oracles import ledger
+from lockstep.oracles.ledger import kind as ledger
 project = load_project(Path(sys.argv[1]))
 spec = project.oracle("add")
 n = 0

@@ -35,8 +35,8 @@ from unittest import mock
 from results_file import write_section
 
 from lockstep import Tape
-from lockstep.tape_compare import compare
-from lockstep.tape_file import VERSION, Output, TapeDocument, write_document
+from lockstep.oracles.tape.compare import compare
+from lockstep.oracles.tape.document import VERSION, Output, TapeDocument, write_document
 
 HERE = Path(__file__).resolve().parent
 SECTION = "## Tape"

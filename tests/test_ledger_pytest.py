@@ -156,7 +156,7 @@ def make_project(root: Path) -> Path:
 def pytest_in(root: Path, *args: str, xdist: bool = False) -> Result:
     """A real pytest run in the example project with only lockstep's plugin (and xdist) loaded:
     entry-point autoloading of every installed plugin costs seconds per run and proves nothing."""
-    plugins = ["-p", "lockstep.pytest_plugin", *(["-p", "xdist.plugin"] if xdist else [])]
+    plugins = ["-p", "lockstep.pytest.plugin", *(["-p", "xdist.plugin"] if xdist else [])]
     return run_pytest(*plugins, *args, cwd=root, env={"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})
 
 

@@ -19,9 +19,9 @@ from hypothesis import strategies as st
 
 from lockstep import canon, record_io
 from lockstep.errors import DataError, LockstepError
-from lockstep.ledger_format import LedgerRow
-from lockstep.oracles.ledger import iter_rows, read_header
-from lockstep.recorder import LedgerRecordWarning
+from lockstep.oracles.ledger.format import LedgerRow
+from lockstep.oracles.ledger.kind import iter_rows, read_header
+from lockstep.oracles.ledger.recorder import LedgerRecordWarning
 
 SHARED = ["a", "shared", "list"]
 
@@ -236,7 +236,7 @@ LOOKALIKE_CALLS: list[tuple[tuple[Any, ...], dict[str, Any]]] = [
 def test_repeated_inputs_record_exactly_what_fresh_inputs_do(
     calls: list[tuple[tuple[Any, ...], dict[str, Any]]],
 ) -> None:
-    from lockstep import recorder
+    from lockstep.oracles.ledger import recorder
 
     def parts(memo_limit: int) -> bytes:
         def typed(*a: Any, **k: Any) -> str:

@@ -13,9 +13,9 @@ from typing import Any
 
 from lockstep import canon
 from lockstep.config import load_project
-from lockstep.ledger_format import ENCODER, FORMAT_VERSION, LedgerHeader, LedgerRow, Param
 from lockstep.model import ReplayOptions, Status
-from lockstep.oracles import ledger
+from lockstep.oracles.ledger import kind as ledger
+from lockstep.oracles.ledger.format import ENCODER, FORMAT_VERSION, LedgerHeader, LedgerRow, Param
 
 LOOKALIKES: list[Any] = [1, True, 1.0, 0, False, 0.0, -0.0, "1", None, (1,), [1], b"1"]
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
+from lockstep.probe.suggest import suggest
 from lockstep.process import RunResult
-from lockstep.suggest import suggest
 
 
 def runs(*stdouts: str) -> list[RunResult]:

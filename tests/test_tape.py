@@ -20,10 +20,16 @@ from hypothesis import strategies as st
 from helpers import write_files
 from lockstep import Tape
 from lockstep.errors import CanonError, DataError, UsageError
+from lockstep.oracles.tape.compare import compare, render_event, render_tape
+from lockstep.oracles.tape.document import (
+    VERSION,
+    Output,
+    TapeDocument,
+    read_document,
+    write_document,
+)
+from lockstep.oracles.tape.recorder import Event
 from lockstep.rules import RuleSet, builtin_rule
-from lockstep.tape import Event
-from lockstep.tape_compare import compare, render_event, render_tape
-from lockstep.tape_file import VERSION, Output, TapeDocument, read_document, write_document
 
 
 class Rates:

@@ -71,7 +71,7 @@ def pytest_in(root: Path, *args: str, env: dict[str, str] | None = None) -> Resu
     return run_pytest(
         "-q",
         "-p",
-        "lockstep.pytest_plugin",
+        "lockstep.pytest.plugin",
         *args,
         cwd=root,
         env={"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", **(env or {})},

@@ -17,8 +17,8 @@ from lockstep.canon import decode, dumps, encode, register_encoder
 from lockstep.errors import LockstepError
 
 if TYPE_CHECKING:
-    from lockstep.recorder import record_io
-    from lockstep.tape import Tape
+    from lockstep.oracles.ledger.recorder import record_io
+    from lockstep.oracles.tape.recorder import Tape
 
 __all__ = [
     "LockstepError",
@@ -33,7 +33,7 @@ __all__ = [
 
 __version__ = "0.1.0"
 
-_LAZY = {"record_io": "lockstep.recorder", "Tape": "lockstep.tape"}
+_LAZY = {"record_io": "lockstep.oracles.ledger.recorder", "Tape": "lockstep.oracles.tape.recorder"}
 
 
 def __getattr__(name: str) -> Any:

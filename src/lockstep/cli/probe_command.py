@@ -18,12 +18,12 @@ from rich.text import Text
 from lockstep.cli.app import EXIT_FAIL, EXIT_OK, console, default_jobs, main, project_from
 from lockstep.config import PinsSpec, Project, find_config
 from lockstep.errors import UsageError
-from lockstep.oracles.pin_cases import read_cases
-from lockstep.oracles.pins import case_target, rule_counts_text
-from lockstep.probe import ProbeReport, ProbeTarget, Variant, probe_many
+from lockstep.oracles.pins.cases import read_cases
+from lockstep.oracles.pins.kind import case_target, rule_counts_text
+from lockstep.probe.runs import ProbeReport, ProbeTarget, Variant, probe_many
+from lockstep.probe.suggest import Verified, suggest_and_verify
 from lockstep.process import ENV_BASE, build_env
 from lockstep.rules import BUILTIN_NAMES, RuleSet, builtin_rule, resolve_rules
-from lockstep.suggest import Verified, suggest_and_verify
 
 SHOWN_VARIANTS = 5
 

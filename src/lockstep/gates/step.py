@@ -70,8 +70,8 @@ def probe_pins(project: Project, runs: int) -> ProbeSummary:
     if not specs:
         return ProbeSummary((), "no pins oracle configured: probe skipped, replay only")
     try:
-        from lockstep.oracles import pins
-        from lockstep.probe import ProbeTarget, probe_many
+        from lockstep.oracles.pins import kind as pins
+        from lockstep.probe.runs import ProbeTarget, probe_many
         from lockstep.process import build_env
     except ImportError:
         return ProbeSummary((), "the probe is not available in this lockstep: replay only")

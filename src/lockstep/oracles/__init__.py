@@ -93,5 +93,5 @@ def default_jobs(spec: OracleSpec, configured: int) -> int:
 
 def kind_of(spec: OracleSpec) -> OracleKind:
     """The module implementing ``spec``'s kind."""
-    module = importlib.import_module(f"lockstep.oracles.{spec.kind}")
+    module = importlib.import_module(f"lockstep.oracles.{spec.kind}.kind")
     return cast(OracleKind, module)

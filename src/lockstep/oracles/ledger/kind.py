@@ -2,9 +2,9 @@
 
 ``record`` wraps the ``[[ledger]]`` target in-process, runs the configured
 ``driver`` (a script path or ``pkg.mod:func``) and writes the distinct calls it
-saw (:mod:`lockstep.recorder`); ``pytest --lockstep-record`` feeds the same
-writer from a test run (:mod:`lockstep.pytest_ledger`).  ``replay`` streams the
-file (:mod:`lockstep.ledger_format`), thaws each row's arguments, calls the
+saw (:mod:`lockstep.oracles.ledger.recorder`); ``pytest --lockstep-record`` feeds the same
+writer from a test run (:mod:`lockstep.pytest.ledger_recording`).  ``replay`` streams the
+file (:mod:`lockstep.oracles.ledger.format`), thaws each row's arguments, calls the
 current target and compares canonical outcomes:
 
 * the return value *and its type* (a list where a tuple was is drift), or the
@@ -51,7 +51,16 @@ from lockstep.errors import (
     TargetError,
     UsageError,
 )
-from lockstep.ledger_format import (
+from lockstep.model import (
+    Drift,
+    OracleStatus,
+    Outcome,
+    RecordMode,
+    RecordReport,
+    ReplayOptions,
+    Status,
+)
+from lockstep.oracles.ledger.format import (
     ENCODER,
     FORMAT_VERSION,
     HEADER_DECODER,
@@ -65,18 +74,9 @@ from lockstep.ledger_format import (
     signature_changes,
     signature_of,
 )
-from lockstep.model import (
-    Drift,
-    OracleStatus,
-    Outcome,
-    RecordMode,
-    RecordReport,
-    ReplayOptions,
-    Status,
-)
+from lockstep.oracles.ledger.recorder import Installation, Recording, merge_parts, outcome_of
 from lockstep.oracles.modes import ModeWords, check_record_mode
 from lockstep.oracles.status import file_status
-from lockstep.recorder import Installation, Recording, merge_parts, outcome_of
 from lockstep.store import AtomicLines, display_path, iter_lines, lock_for
 from lockstep.targets import resolve_callable, root_on_path
 

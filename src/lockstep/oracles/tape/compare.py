@@ -28,8 +28,8 @@ from typing import Any, Final
 import msgspec
 
 from lockstep.canon import FrozenException
+from lockstep.oracles.tape.recorder import CompareMode, Event
 from lockstep.rules import RuleRecord
-from lockstep.tape import CompareMode, Event
 
 MAX_LINES: Final = 40
 """Drift lines shown before the rest is summarized as "… and N more"."""

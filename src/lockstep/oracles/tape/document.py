@@ -22,9 +22,9 @@ import msgspec
 
 from lockstep.canon import FrozenException
 from lockstep.errors import DataError, UsageError
+from lockstep.oracles.tape.recorder import CompareMode, Event
 from lockstep.rules import RuleRecord
 from lockstep.store import atomic_write, display_path, pretty_json, read_json
-from lockstep.tape import CompareMode, Event
 
 VERSION: Final = 1
 SUFFIX: Final = ".tape.json"

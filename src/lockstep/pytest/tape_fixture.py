@@ -20,7 +20,7 @@ golden file, a bad marker) fails the test with that one message, never with a
 traceback through lockstep's own frames; tapes accepted with a ``why`` are
 listed with the reviewer's three signals at the end of the run.
 
-:mod:`lockstep.pytest_plugin` calls :func:`addoption` and :func:`configure`;
+:mod:`lockstep.pytest.plugin` calls :func:`addoption` and :func:`configure`;
 ``configure`` registers this module as a plugin for the fixture and its
 report hook, so the tape machinery stays in one place.
 """
@@ -40,11 +40,8 @@ import pytest
 
 from lockstep.config import Config, Project, find_config, load_project
 from lockstep.errors import LockstepError, UsageError
-from lockstep.rules import BUILTIN_NAMES, RuleSet, resolve_rules
-from lockstep.store import display_path
-from lockstep.tape import COMPARE_MODES, CompareMode, Event, Tape
-from lockstep.tape_compare import compare, render_tape, setting_changes
-from lockstep.tape_file import (
+from lockstep.oracles.tape.compare import compare, render_tape, setting_changes
+from lockstep.oracles.tape.document import (
     SUFFIX,
     VERSION,
     Acceptance,
@@ -54,6 +51,9 @@ from lockstep.tape_file import (
     read_document,
     write_document,
 )
+from lockstep.oracles.tape.recorder import COMPARE_MODES, CompareMode, Event, Tape
+from lockstep.rules import BUILTIN_NAMES, RuleSet, resolve_rules
+from lockstep.store import display_path
 
 RECORD_FLAG: Final = "--lockstep-record-tapes"
 WHY_FLAG: Final = "--lockstep-why"

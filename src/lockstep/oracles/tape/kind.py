@@ -47,11 +47,8 @@ from lockstep.model import (
 )
 from lockstep.oracles.modes import ModeWords, check_record_mode
 from lockstep.oracles.status import file_status
-from lockstep.rules import RuleRecord, RuleSet, resolve_rules, rules_from_records
-from lockstep.store import display_path
-from lockstep.tape import CompareMode, Event, Tape
-from lockstep.tape_compare import compare, render_result, render_tape, setting_changes
-from lockstep.tape_file import (
+from lockstep.oracles.tape.compare import compare, render_result, render_tape, setting_changes
+from lockstep.oracles.tape.document import (
     SUFFIX,
     VERSION,
     Acceptance,
@@ -61,6 +58,9 @@ from lockstep.tape_file import (
     read_document,
     write_document,
 )
+from lockstep.oracles.tape.recorder import CompareMode, Event, Tape
+from lockstep.rules import RuleRecord, RuleSet, resolve_rules, rules_from_records
+from lockstep.store import display_path
 from lockstep.targets import resolve_callable, root_on_path
 
 

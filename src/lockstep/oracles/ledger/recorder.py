@@ -2,7 +2,7 @@
 
 The messiest functions keep their contract in what callers actually pass and
 get back.  This module wraps a target so that every call is frozen to a
-canonical row (:mod:`lockstep.ledger_format`), while the caller sees exactly
+canonical row (:mod:`lockstep.oracles.ledger.format`), while the caller sees exactly
 what it would have seen unwrapped: the same returned object, the same
 exception re-raised with its traceback.  Recording is best effort *around* the
 call, never *instead of* it: anything that goes wrong while freezing is
@@ -49,7 +49,7 @@ import msgspec
 from lockstep import canon
 from lockstep.canon import JSON
 from lockstep.errors import CanonError, TargetError
-from lockstep.ledger_format import (
+from lockstep.oracles.ledger.format import (
     LedgerRow,
     Param,
     call_text,
@@ -712,7 +712,7 @@ def _flush_all() -> None:
 
 def flush(state: _DecoratorState) -> list[str]:
     """Merge what ``state`` recorded so far into its ledger file; returns the report lines."""
-    from lockstep.oracles.ledger import merge_into_file  # the oracle owns the file format
+    from lockstep.oracles.ledger.kind import merge_into_file  # the oracle owns the file format
 
     with _FLUSH_LOCK:
         part = state.recorder.part()
@@ -782,7 +782,7 @@ def record_io(
         return functools.partial(record_io, ledger=ledger, stem_length=stem_length)
     # Import the writer now: at exit, after threading has shut down, importing it fails
     # (concurrent.futures registers an exit hook on import) and the rows would be lost.
-    import lockstep.oracles.ledger  # noqa: F401
+    import lockstep.oracles.ledger.kind  # noqa: F401
 
     inner = fn.__func__ if isinstance(fn, (staticmethod, classmethod)) else fn
     target = f"{_importable_module(inner.__module__)}:{inner.__qualname__}"

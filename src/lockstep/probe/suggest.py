@@ -27,7 +27,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Final
 
-from lockstep.probe import ProbeReport, ProbeTarget, probe_many
+from lockstep.probe.runs import ProbeReport, ProbeTarget, probe_many
 from lockstep.process import RunResult
 from lockstep.rules import BUILTIN_PATTERNS, RuleRecord, RuleSet, builtin_rule, rules_from_records
 

@@ -16,11 +16,12 @@ from typing import Any
 
 import pytest
 
-from lockstep import pytest_ledger, pytest_tape
 from lockstep.config import OracleSpec, Project, load_project
 from lockstep.errors import LockstepError
 from lockstep.model import Outcome
 from lockstep.oracles import CaseRunner, case_runner, kind_of
+from lockstep.pytest import ledger_recording as pytest_ledger
+from lockstep.pytest import tape_fixture as pytest_tape
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

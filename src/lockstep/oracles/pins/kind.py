@@ -2,7 +2,7 @@
 
 A billing export script's contract is its process boundary.  A ``[[pins]]``
 oracle names the program (``command``), a cases file (see
-:mod:`lockstep.oracles.pin_cases`), the environment keys that matter, rules and
+:mod:`lockstep.oracles.pins.cases`), the environment keys that matter, rules and
 a timeout; ``record`` freezes each case's run, ``replay`` re-runs every pin and
 compares strictly.
 
@@ -34,7 +34,7 @@ Line 1 is a header; every further line is one pin, sorted by id::
 Record probes first: each case runs ``runs`` times (at least 2) and a case
 whose normalized signature varies is refused, naming the case and the first
 difference, and nothing is written.  For Python programs, record also runs
-each case once under :mod:`lockstep.envspy` and notes environment keys the
+each case once under :mod:`lockstep.probe.envspy` and notes environment keys the
 program read but ``env_keys`` does not declare.
 """
 
@@ -54,7 +54,6 @@ import msgspec
 
 from lockstep.config import OracleSpec, PinsSpec, Project
 from lockstep.diff import document_diff
-from lockstep.envspy import discover
 from lockstep.errors import DataError, Rejected, TargetError, UsageError
 from lockstep.model import (
     Drift,
@@ -66,9 +65,10 @@ from lockstep.model import (
     Status,
 )
 from lockstep.oracles.modes import ModeWords, check_record_mode
-from lockstep.oracles.pin_cases import PinCase, cases_path, read_cases, resolve_cwd
+from lockstep.oracles.pins.cases import PinCase, cases_path, read_cases, resolve_cwd
 from lockstep.oracles.status import file_status
-from lockstep.probe import ProbeReport, ProbeTarget, normalize, probe_many, run_parallel
+from lockstep.probe.envspy import discover
+from lockstep.probe.runs import ProbeReport, ProbeTarget, normalize, probe_many, run_parallel
 from lockstep.process import ENV_BASE, ENV_INHERIT, RunResult, build_env, is_python, run
 from lockstep.rules import RuleRecord, RuleSet, resolve_rules, rules_from_records
 from lockstep.store import AtomicLines, display_path, iter_lines, sha256_hex

@@ -33,7 +33,7 @@ from lockstep.model import RecordMode, RecordReport
 from lockstep.store import JsonlAppender, iter_jsonl, lock_for
 
 if TYPE_CHECKING:  # the recording machinery is imported only when a run asks for it
-    from lockstep.recorder import Installation, Wrapped
+    from lockstep.oracles.ledger.recorder import Installation, Wrapped
 
 RUN_KEY: Final = "lockstep_record_run"
 """The ``workerinput`` key carrying the controller's run id to xdist workers."""
@@ -79,7 +79,7 @@ class LedgerRecording:
     errors: list[str] = field(default_factory=list)
 
     def install(self) -> None:
-        from lockstep.oracles import ledger as ledger_oracle
+        from lockstep.oracles.ledger import kind as ledger_oracle
 
         stem = self.project.config.lockstep.stem_length
         try:
@@ -111,8 +111,8 @@ class LedgerRecording:
                 self._write(target)
 
     def _write(self, target: _Target) -> None:
-        from lockstep.oracles import ledger as ledger_oracle
-        from lockstep.recorder import RecordingPart, merge_parts
+        from lockstep.oracles.ledger import kind as ledger_oracle
+        from lockstep.oracles.ledger.recorder import RecordingPart, merge_parts
 
         assert target.wrapped is not None
         try:
@@ -168,8 +168,8 @@ def configure(config: pytest.Config) -> None:
     wanted: list[str] = config.getoption("--lockstep-record", default=[]) or []
     if not wanted:
         return
-    from lockstep.oracles import ledger as ledger_oracle
-    from lockstep.recorder import Installation
+    from lockstep.oracles.ledger import kind as ledger_oracle
+    from lockstep.oracles.ledger.recorder import Installation
 
     project = _project(config)
     mode = RecordMode(config.getoption("--lockstep-record-mode"))

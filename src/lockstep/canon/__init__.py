@@ -1,0 +1,52 @@
+"""The canonical value codec: Python values ⇄ tagged JSON that no two different values share.
+
+:mod:`lockstep.canon.codec` encodes and decodes; :mod:`lockstep.canon.text` renders a
+frozen value (and a frozen call) as Python-like text for reports.  This package
+re-exports the codec, the one vocabulary every oracle kind freezes values with.
+"""
+
+from __future__ import annotations
+
+from lockstep.canon.codec import (
+    DEFAULT_STEM,
+    JSON,
+    KNOWN_TAGS,
+    Extension,
+    FrozenException,
+    canonical_json,
+    decode,
+    dumps,
+    encode,
+    encode_call,
+    equal,
+    exception_type_name,
+    freeze_exception,
+    loads,
+    loads_json,
+    message_stem,
+    qualified_name,
+    register_encoder,
+    unregister_encoder,
+)
+
+__all__ = [
+    "DEFAULT_STEM",
+    "JSON",
+    "KNOWN_TAGS",
+    "Extension",
+    "FrozenException",
+    "canonical_json",
+    "decode",
+    "dumps",
+    "encode",
+    "encode_call",
+    "equal",
+    "exception_type_name",
+    "freeze_exception",
+    "loads",
+    "loads_json",
+    "message_stem",
+    "qualified_name",
+    "register_encoder",
+    "unregister_encoder",
+]

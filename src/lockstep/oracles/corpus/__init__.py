@@ -1,0 +1,1 @@
+"""The corpus oracle: fixture files → render callable → canonical bytes → sha256 lock."""

@@ -1,0 +1,1 @@
+"""The ledger oracle: a function's real calls (arguments → result or exception), frozen."""

@@ -1,0 +1,1 @@
+"""The pins oracle: whole process runs — argv, env, stdin → exit code, stdout, stderr."""

@@ -1,0 +1,1 @@
+"""The tape oracle: the calls a target makes to its collaborators, in order."""
