@@ -10,13 +10,14 @@ as editing its lock.  *Production*: the ``[gates] production`` globs minus
 
 from __future__ import annotations
 
-import re
 import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import PurePosixPath
 from typing import Any, Final
+
+from wcmatch import glob
 
 from lockstep.config import CorpusSpec, GatesSpec, PinsSpec, Project
 from lockstep.gates.git import Git, Head
@@ -26,35 +27,28 @@ BLOB: Final = "blob"
 """The reason of a path in the oracle folder's content-addressed blob store."""
 
 
-@cache
-def glob_regex(pattern: str) -> re.Pattern[str]:
-    """A path glob as a regex: ``*`` and ``?`` stay inside one folder, ``**/`` spans folders.
+_GLOB_FLAGS: Final = glob.GLOBSTAR | glob.DOTGLOB | glob.FORCEUNIX | glob.CASE
+"""``**`` spans folders; ``*`` also matches dot files; ``/`` separates and case counts on every OS."""
 
-    ``**/*.py`` matches ``a.py`` as well as ``a/b/c.py`` (zero or more folders).
-    """
-    out: list[str] = []
-    i = 0
-    while i < len(pattern):
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif pattern[i] == "*":
-            out.append("[^/]*")
-            i += 1
-        elif pattern[i] == "?":
-            out.append("[^/]")
-            i += 1
-        else:
-            out.append(re.escape(pattern[i]))
-            i += 1
-    return re.compile("".join(out) + r"\Z")
+
+@cache
+def _matcher(patterns: tuple[str, ...]) -> glob.WcMatcher[str]:
+    return glob.compile(patterns, flags=_GLOB_FLAGS)
 
 
 def matches(path: str, patterns: Iterable[str]) -> bool:
-    return any(glob_regex(p).match(path) for p in patterns)
+    """Whether a project-relative POSIX path matches any of the globs.
+
+    Globs are anchored at the project root: ``test_*.py`` matches only at the
+    root, ``**/test_*.py`` at any depth including the root; ``*`` and ``?``
+    stay inside one folder, ``**/`` spans zero or more folders and ``tests/**``
+    everything under ``tests``.  These are wcmatch's ``globmatch`` semantics
+    with ``GLOBSTAR``: a maintained matcher instead of a hand-written
+    glob-to-regex translation.  gitignore-style matchers (pathspec) were not
+    chosen because a pattern without a slash matches there at any depth,
+    which would turn ``test_*.py`` into ``**/test_*.py``.
+    """
+    return _matcher(tuple(patterns)).match(path)
 
 
 def is_production_path(gates: GatesSpec, rel: str) -> bool:
