@@ -198,6 +198,20 @@ class Project:
         yield from self.config.pins
         yield from self.config.tape
 
+    def key(self, spec: OracleSpec, field: str = "") -> str:
+        """Where ``spec`` (or one of its fields) sits in the configuration: ``corpus[0].render``.
+
+        Every message about a configured value names this key, so the user can find it.
+        """
+        tables: list[OracleSpec] = list(getattr(self.config, spec.kind))
+        index = next((i for i, s in enumerate(tables) if s.name == spec.name), 0)
+        key = f"{spec.kind}[{index}]"
+        return f"{key}.{field}" if field else key
+
+    def where(self, spec: OracleSpec, field: str = "") -> str:
+        """:meth:`key` with the config file in front: ``lockstep.toml: corpus[0].render``."""
+        return f"{self.config_name}: {self.key(spec, field)}"
+
     def oracle(self, name: str) -> OracleSpec:
         """The oracle called ``name``; a usage error lists the names that exist."""
         for spec in self.oracles():

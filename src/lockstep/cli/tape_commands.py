@@ -15,7 +15,7 @@ from pathlib import Path
 import click
 
 from lockstep.cli.app import EXIT_FAIL, EXIT_OK, console, main, project_from
-from lockstep.oracles.tape.kind import AcceptPlan, apply_accept, plan_accept
+from lockstep.oracles.tape.accept import AcceptPlan, apply_accept, plan_accept
 from lockstep.store import display_path
 
 

@@ -19,8 +19,9 @@ from typing import Any, Final
 
 from wcmatch import glob
 
-from lockstep.config import CorpusSpec, GatesSpec, PinsSpec, Project
+from lockstep.config import GatesSpec, Project
 from lockstep.gates.git import Git, Head
+from lockstep.oracles import kind_of
 
 _ORACLE_TABLES: Final = ("corpus", "ledger", "pins", "tape", "rule")
 BLOB: Final = "blob"
@@ -57,14 +58,12 @@ def is_production_path(gates: GatesSpec, rel: str) -> bool:
 
 
 def oracle_inputs(project: Project) -> tuple[tuple[str, str], ...]:
-    """The fixture and cases globs the oracles name, each with why it is the oracle's."""
-    named: list[tuple[str, str]] = []
-    for spec in project.oracles():
-        if isinstance(spec, CorpusSpec):
-            named.append((spec.fixtures, f"fixtures of corpus {spec.name!r}"))
-        elif isinstance(spec, PinsSpec):
-            named.append((spec.cases, f"cases of pins {spec.name!r}"))
-    return tuple(named)
+    """The input files the oracles name (fixtures, cases), each with why it is the oracle's."""
+    return tuple(
+        (named.pattern, named.reason)
+        for spec in project.oracles()
+        for named in kind_of(spec).inputs(project, spec)
+    )
 
 
 @dataclass(frozen=True)

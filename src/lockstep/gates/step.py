@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from lockstep.config import PinsSpec, Project
+from lockstep.config import Project
 from lockstep.errors import GitError, LockstepError
 from lockstep.gates.budget import BudgetReport, check_budget
 from lockstep.gates.git import Git
@@ -61,40 +61,34 @@ class StepResult:
 
 
 def probe_pins(project: Project, runs: int) -> ProbeSummary:
-    """Run every pinned case ``runs`` times; a case with more than one output is flaky.
+    """Run every recorded whole-process case ``runs`` times; one with several outputs is flaky.
 
-    Only the pins oracle has whole-process cases to probe; without a pins
-    oracle the step is replay-only, and says so.
+    Only kinds whose cases are processes (pins) can be probed; without one the
+    step is replay-only, and says so.
     """
-    specs = [s for s in project.oracles() if isinstance(s, PinsSpec)]
-    if not specs:
-        return ProbeSummary((), "no pins oracle configured: probe skipped, replay only")
-    try:
-        from lockstep.oracles.pins import kind as pins
-        from lockstep.probe.runs import ProbeTarget, probe_many
-        from lockstep.process import build_env
-    except ImportError:
-        return ProbeSummary((), "the probe is not available in this lockstep: replay only")
+    from lockstep.oracles import NotProbed, kind_of
+    from lockstep.probe.runs import probe_many
+    from lockstep.rules import resolve_rules
+
     lines: list[ProbeLine] = []
-    for spec in specs:
-        path = pins.oracle_path(project, spec)
-        if not path.exists():
+    probed = False
+    for spec in project.oracles():
+        kind = kind_of(spec)
+        try:
+            targets = kind.probe_targets(project, spec)
+        except NotProbed:
+            continue
+        probed = True
+        if not kind.oracle_path(project, spec).exists():
             continue  # replay reports the unrecorded oracle
-        pins_file = pins.open_pins(path, project.root, name=spec.name)
-        header = pins_file.header
-        targets = [
-            ProbeTarget(
-                label=pin.id,
-                argv=tuple(pin.argv),
-                env=build_env(pin.env, base=header.env_base, inherit=header.env_inherit),
-                cwd=project.root / pin.cwd_rel,
-                stdin=pins.from_stream(pin.stdin),
-                timeout=spec.timeout,
-            )
-            for pin in pins_file.pins()
+        rules = resolve_rules(spec.rules, project, where=project.key(spec))
+        reports = probe_many(targets, runs=runs, rules=rules)
+        lines += [
+            ProbeLine(spec.name, r.target.label.partition("::")[2], len(r.normalized))
+            for r in reports
         ]
-        reports = probe_many(targets, runs=runs, rules=pins_file.rules())
-        lines += [ProbeLine(spec.name, r.target.label, len(r.normalized)) for r in reports]
+    if not probed:
+        return ProbeSummary((), "no pins oracle configured: probe skipped, replay only")
     return ProbeSummary(tuple(lines), f"{len(lines)} pinned case(s) probed, {runs} runs each")
 
 

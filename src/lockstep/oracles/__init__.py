@@ -1,9 +1,16 @@
-"""The oracle kinds: corpus, ledger, pins, tape.
+"""The oracle kinds and the one protocol they all implement in full.
 
-Each kind is one module exposing the same functions (the :class:`OracleKind`
-protocol) over the shared :mod:`lockstep.model` types, so the command line,
-the pytest plugin and the reporters treat every kind alike.  Modules are
-imported lazily: replaying a corpus never imports the pins machinery.
+A kind (corpus, ledger, pins, tape) is a package under ``oracles/`` whose
+``kind`` module exposes ``KIND``, an object with every member of
+:class:`OracleKind`.  The command line, the pytest plugin, the gates and the
+reporters go through this protocol only: nothing outside a kind's package knows
+its file format, its suffix or how its cases run, and nothing switches on
+kinds.  Kinds are imported lazily: replaying a corpus never imports the pins
+machinery.
+
+What every kind shares lives beside this module: :mod:`.lifecycle` (the record
+modes and the one merge of old and new cases), :mod:`.status` (one line of
+``lockstep status``).
 """
 
 from __future__ import annotations
@@ -11,25 +18,70 @@ from __future__ import annotations
 import importlib
 import os
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, cast
+from typing import TYPE_CHECKING, Final, Protocol, cast
 
 from lockstep.config import OracleSpec, Project
+from lockstep.errors import UsageError
 from lockstep.model import (
     OracleStatus,
     Outcome,
     RecordMode,
     RecordReport,
     ReplayOptions,
-    Status,
 )
+
+if TYPE_CHECKING:
+    from lockstep.probe.runs import ProbeTarget
+
+CaseRunner = Callable[[str], Outcome]
+"""Replays one case by id; prepared once so that running N cases one at a time stays O(N)."""
+
+
+@dataclass(frozen=True)
+class OracleInput:
+    """A file or glob, named by the configuration, that an oracle's cases come from.
+
+    Changing one re-records the oracle as surely as editing its file, so the
+    guard and the review count it on the oracle's side.
+    """
+
+    pattern: str
+    """Relative to the project root (a glob for corpus fixtures, a path for pins cases)."""
+    reason: str
+    """Why it is the oracle's: ``fixtures of corpus 'transform'``."""
 
 
 class OracleKind(Protocol):
-    """What every oracle module provides."""
+    """What every oracle kind provides; every member is required."""
+
+    @property
+    def name(self) -> str:
+        """The kind's name, as in ``[[corpus]]``."""
+        ...
+
+    @property
+    def suffix(self) -> str:
+        """The oracle file's suffix (``.lock.json``): ``<dir>/<oracle name><suffix>``."""
+        ...
+
+    @property
+    def parallel_by_default(self) -> bool:
+        """Whether replay uses one worker per core unless told otherwise.
+
+        True for kinds whose cases are processes anyway (a waiting child costs
+        nothing); False for in-process kinds, where a pool's start-up outweighs
+        small replays.
+        """
+        ...
 
     def oracle_path(self, project: Project, spec: OracleSpec, /) -> Path:
         """The committed file that holds this oracle."""
+        ...
+
+    def inputs(self, project: Project, spec: OracleSpec, /) -> tuple[OracleInput, ...]:
+        """The configured files the cases come from (fixtures, cases file); may be empty."""
         ...
 
     def record(self, project: Project, spec: OracleSpec, mode: RecordMode, /) -> RecordReport:
@@ -46,52 +98,66 @@ class OracleKind(Protocol):
         """The recorded case ids, streaming (pytest collects one item per id)."""
         ...
 
+    def case_runner(self, project: Project, spec: OracleSpec, /) -> CaseRunner:
+        """Load the oracle and import its target once; then replay one case per call."""
+        ...
+
     def status(self, project: Project, spec: OracleSpec, /) -> OracleStatus:
         """Whether the oracle file is present and readable, and how many cases it holds."""
         ...
 
+    def probe_targets(self, project: Project, spec: OracleSpec, /) -> tuple[ProbeTarget, ...]:
+        """How each configured case runs as a whole process, for ``lockstep probe NAME``.
 
-CaseRunner = Callable[[str], Outcome]
-"""Replays one case by id; prepared once so that running N cases one at a time stays O(N)."""
+        Raises :class:`NotProbed` for a kind whose cases do not run as processes.
+        """
+        ...
+
+
+class NotProbed(UsageError):
+    """``lockstep probe NAME`` asked of an oracle whose cases are not whole processes."""
+
+
+KINDS: Final = ("corpus", "ledger", "pins", "tape")
+"""The registry: each name is a package ``lockstep.oracles.<name>`` with a ``kind.KIND``."""
+
+
+def kind_named(name: str) -> OracleKind:
+    """The kind called ``name`` (imported on first use)."""
+    if name not in KINDS:
+        raise KeyError(name)
+    module = importlib.import_module(f"lockstep.oracles.{name}.kind")
+    return cast(OracleKind, module.KIND)
+
+
+def kind_of(spec: OracleSpec) -> OracleKind:
+    """The kind implementing ``spec``."""
+    return kind_named(spec.kind)
+
+
+def all_kinds() -> tuple[OracleKind, ...]:
+    """Every registered kind (imports them all: for the few callers that need every suffix)."""
+    return tuple(kind_named(name) for name in KINDS)
+
+
+def not_probed(spec: OracleSpec) -> NotProbed:
+    """The refusal of a kind whose cases are not whole processes."""
+    return NotProbed(f"{spec.name} is a {spec.kind} oracle; probe runs pins oracles or a command")
 
 
 def case_runner(project: Project, spec: OracleSpec) -> CaseRunner:
-    """A prepared single-case replayer (the pytest plugin runs one item at a time).
-
-    An oracle module may define ``case_runner(project, spec)`` to load its file and
-    import its target once; otherwise each call replays with ``only={case_id}``.
-    """
-    kind = kind_of(spec)
-    prepared = getattr(kind, "case_runner", None)
-    if prepared is not None:
-        return cast(CaseRunner, prepared(project, spec))
-
-    def run(case_id: str) -> Outcome:
-        options = ReplayOptions(only=frozenset({case_id}))
-        for outcome in kind.replay(project, spec, options):
-            if outcome.case_id == case_id:
-                return outcome
-        return Outcome(spec.name, case_id, Status.MISSING, note="no such case in the oracle")
-
-    return run
+    """A prepared single-case replayer (the pytest plugin runs one item at a time)."""
+    return kind_of(spec).case_runner(project, spec)
 
 
 def default_jobs(spec: OracleSpec, configured: int) -> int:
     """Workers for a replay that did not say ``--jobs``.
 
-    ``configured`` (``[lockstep] jobs``) wins when above 0.  Otherwise each kind
-    chooses: kinds whose cases run as separate processes anyway (pins) use one
-    worker per core, since a waiting child costs nothing; in-process kinds use
-    one, because a process pool's start-up outweighs small replays.
+    ``configured`` (``[lockstep] jobs``) wins when above 0; otherwise the kind
+    chooses (:attr:`OracleKind.parallel_by_default`).
     """
     if configured > 0:
         return configured
-    if getattr(kind_of(spec), "PARALLEL_BY_DEFAULT", False):
+    if kind_of(spec).parallel_by_default:
         return max(1, os.cpu_count() or 1)
     return 1
-
-
-def kind_of(spec: OracleSpec) -> OracleKind:
-    """The module implementing ``spec``'s kind."""
-    module = importlib.import_module(f"lockstep.oracles.{spec.kind}.kind")
-    return cast(OracleKind, module)

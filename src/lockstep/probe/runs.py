@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import difflib
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
+from lockstep.parallel import run_parallel
 from lockstep.process import RunResult, run
 from lockstep.rules import RuleSet
 from lockstep.store import sha256_hex
@@ -174,31 +174,6 @@ class _Tally:
     def variants(self) -> tuple[Variant, ...]:
         ordered = sorted(self.counts, key=lambda s: (-self.counts[s], self.first_seen[s]))
         return tuple(Variant(s, self.counts[s], self.examples[s]) for s in ordered)
-
-
-def run_parallel(tasks: Iterable[Callable[[], T]], *, jobs: int) -> Iterator[T]:
-    """Run ``tasks`` on up to ``jobs`` threads, yielding results in task order.
-
-    Threads suffice: each task spends its time waiting on a child process.  At
-    most ``2 * jobs`` results are held at once, so memory stays flat however
-    many tasks there are.
-    """
-    if jobs <= 1:
-        for task in tasks:
-            yield task()
-        return
-    window: list[Future[T]] = []
-    with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="lockstep-run") as pool:
-        try:
-            for task in tasks:
-                window.append(pool.submit(task))
-                if len(window) >= 2 * jobs:
-                    yield window.pop(0).result()
-            while window:
-                yield window.pop(0).result()
-        finally:
-            for pending in window:
-                pending.cancel()
 
 
 def probe(

@@ -27,9 +27,10 @@ from typing import TYPE_CHECKING, Any, Final
 import msgspec
 import pytest
 
-from lockstep.config import LedgerSpec, Project, load_project
+from lockstep.config import LedgerSpec, Project
 from lockstep.errors import LockstepError
 from lockstep.model import RecordMode, RecordReport
+from lockstep.pytest.project import project_for
 from lockstep.store import JsonlAppender, iter_jsonl, lock_for
 
 if TYPE_CHECKING:  # the recording machinery is imported only when a run asks for it
@@ -79,15 +80,13 @@ class LedgerRecording:
     errors: list[str] = field(default_factory=list)
 
     def install(self) -> None:
-        from lockstep.oracles.ledger import kind as ledger_oracle
-
         stem = self.project.config.lockstep.stem_length
         try:
             for target in self.targets:
                 target.wrapped = self.installation.wrap(
                     target.spec.target,
                     self.project.root,
-                    where=ledger_oracle.config_key(self.project, target.spec, "target"),
+                    where=self.project.where(target.spec, "target"),
                     stem_length=stem,
                 )
         except LockstepError as e:
@@ -142,16 +141,6 @@ class LedgerRecording:
             terminalreporter.write_line(f"lockstep: error: {error}", red=True)
 
 
-def _project(config: pytest.Config) -> Project:
-    explicit = config.getoption("--lockstep-config", default=None)
-    try:
-        if explicit:
-            return load_project(config_path=Path(explicit))
-        return load_project(Path(str(config.rootpath)))
-    except LockstepError as e:
-        raise pytest.UsageError(f"lockstep: {e}") from None
-
-
 def _spec_for(project: Project, wanted: str) -> LedgerSpec:
     for spec in project.config.ledger:
         if wanted in (spec.name, spec.target):
@@ -171,7 +160,7 @@ def configure(config: pytest.Config) -> None:
     from lockstep.oracles.ledger import kind as ledger_oracle
     from lockstep.oracles.ledger.recorder import Installation
 
-    project = _project(config)
+    project = project_for(config)
     mode = RecordMode(config.getoption("--lockstep-record-mode"))
     workerinput: dict[str, Any] | None = getattr(config, "workerinput", None)
     controller = workerinput is None

@@ -1,4 +1,4 @@
-"""The pytest plugin (entry point ``lockstep``): adapts pytest to the oracle API, holds no logic.
+"""The pytest plugin (entry point ``lockstep``): hooks and options only, no oracle logic.
 
 * ``pytest --lockstep`` (or ``lockstep = true`` under ``[tool.pytest.ini_options]``... see
   README) collects every recorded case of every configured oracle as a test item
@@ -10,18 +10,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from lockstep.config import OracleSpec, Project, load_project
-from lockstep.errors import LockstepError
-from lockstep.model import Outcome
-from lockstep.oracles import CaseRunner, case_runner, kind_of
+from lockstep.config import OracleSpec, Project
+from lockstep.oracles import all_kinds, kind_of
 from lockstep.pytest import ledger_recording as pytest_ledger
 from lockstep.pytest import tape_fixture as pytest_tape
+from lockstep.pytest.items import OracleFile
+from lockstep.pytest.project import add_config_option, project_for
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -32,12 +30,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=False,
         help="Collect every recorded lockstep case as a test item.",
     )
-    group.addoption(
-        "--lockstep-config",
-        default=None,
-        metavar="PATH",
-        help="lockstep config file (default: found from the rootdir upwards).",
-    )
+    add_config_option(group)
     parser.addini(
         "lockstep", "Collect lockstep cases as test items (true/false).", type="bool", default=False
     )
@@ -55,82 +48,7 @@ def _enabled(config: pytest.Config) -> bool:
     return bool(config.getoption("--lockstep") or config.getini("lockstep"))
 
 
-class LockstepDrift(Exception):
-    """Raised by an item whose case drifted; carries the outcome for the report."""
-
-    def __init__(self, outcome: Outcome) -> None:
-        super().__init__(outcome.case_id)
-        self.outcome = outcome
-
-
-class OracleFile(pytest.File):
-    """One oracle file; its children are the recorded cases."""
-
-    project: Project
-    spec: OracleSpec
-
-    def collect(self) -> Iterator[pytest.Item]:
-        try:
-            ids = list(kind_of(self.spec).case_ids(self.project, self.spec))
-        except LockstepError as e:
-            raise self.CollectError(str(e)) from None
-        for case_id in ids:
-            yield OracleItem.from_parent(self, name=case_id)
-
-
-class OracleItem(pytest.Item):
-    """One recorded case: replays it and fails with the same text the CLI prints."""
-
-    parent: OracleFile
-
-    def runtest(self) -> None:
-        runner = _runner(self)
-        outcome = runner(self.name)
-        if not outcome.ok:
-            raise LockstepDrift(outcome)
-
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
-        if isinstance(excinfo.value, LockstepDrift):
-            from lockstep.report.terminal import outcome_text
-
-            return outcome_text(excinfo.value.outcome).plain
-        if isinstance(excinfo.value, LockstepError):
-            return f"lockstep: {excinfo.value}"
-        return str(super().repr_failure(excinfo))
-
-    def reportinfo(self) -> tuple[Path, int | None, str]:
-        return self.path, None, f"{self.parent.spec.kind} {self.parent.spec.name}::{self.name}"
-
-
-_RUNNERS = pytest.StashKey[dict[str, CaseRunner]]()
-
-
-def _runner(item: OracleItem) -> CaseRunner:
-    """The prepared runner for the item's oracle, built once per session (per xdist worker)."""
-    runners = item.session.stash.setdefault(_RUNNERS, {})
-    spec = item.parent.spec
-    if spec.name not in runners:
-        runners[spec.name] = case_runner(item.parent.project, spec)
-    return runners[spec.name]
-
-
-_PROJECT = pytest.StashKey[Project]()
 _COLLECTED = pytest.StashKey[set[Path]]()
-
-
-def _project(config: pytest.Config) -> Project:
-    """The lockstep project, loaded once per pytest run; config errors stop the run."""
-    if _PROJECT not in config.stash:
-        explicit = config.getoption("--lockstep-config")
-        try:
-            if explicit:
-                project = load_project(config_path=Path(explicit))
-            else:
-                project = load_project(Path(str(config.rootpath)))
-        except LockstepError as e:
-            raise pytest.UsageError(f"lockstep: {e}") from None
-        config.stash[_PROJECT] = project
-    return config.stash[_PROJECT]
 
 
 def _oracle_file(parent: pytest.Collector, project: Project, spec: OracleSpec, path: Path) -> OracleFile:
@@ -145,9 +63,9 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> OracleFile
     """``pytest lockstep/transform.lock.json::basic.json`` collects (and selects) oracle cases."""
     if not _enabled(parent.config):
         return None
-    if not file_path.name.endswith((".lock.json", ".ledger.jsonl", ".pins.jsonl", ".tape.json")):
+    if not file_path.name.endswith(tuple(kind.suffix for kind in all_kinds())):
         return None
-    project = _project(parent.config)
+    project = project_for(parent.config)
     for spec in project.oracles():
         path = kind_of(spec).oracle_path(project, spec)
         if path.resolve() == file_path.resolve():
@@ -175,7 +93,7 @@ def pytest_collection_modifyitems(
     is usually outside ``testpaths``), before -k/-m deselection sees the list."""
     if not _enabled(config):
         return
-    project = _project(config)
+    project = project_for(config)
     collected = config.stash.get(_COLLECTED, set())
     for spec in project.oracles():
         path = kind_of(spec).oracle_path(project, spec)

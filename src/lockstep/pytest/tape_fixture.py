@@ -38,20 +38,22 @@ from typing import Final
 
 import pytest
 
-from lockstep.config import Config, Project, find_config, load_project
+from lockstep.config import Project
 from lockstep.errors import LockstepError, UsageError
-from lockstep.oracles.tape.compare import compare, render_tape, setting_changes
+from lockstep.oracles.tape.compare import render_tape
 from lockstep.oracles.tape.document import (
     SUFFIX,
-    VERSION,
     Acceptance,
     Output,
     TapeDocument,
+    change_lines,
     check_why,
     read_document,
+    successor,
     write_document,
 )
 from lockstep.oracles.tape.recorder import COMPARE_MODES, CompareMode, Event, Tape
+from lockstep.pytest.project import load
 from lockstep.rules import BUILTIN_NAMES, RuleSet, resolve_rules
 from lockstep.store import display_path
 
@@ -159,10 +161,9 @@ class FixtureTape(Tape):
                 f"commit with: pytest {RECORD_FLAG} {shlex.quote(self.node_id)}"
             )
         doc = read_document(self.path, owner=self.node_id, owner_kind="test")
-        settings = setting_changes(
-            doc.mode, doc.rules, self.mode, self.rules.records(), asked_by="this test"
+        lines = change_lines(
+            doc, self.mode, self.rules.records(), events, asked_by="this test", compare_mode=doc.mode
         )
-        lines = [c.line for c in settings] + compare(doc.events, events, doc.mode)
         if lines:
             raise TapeMismatch(self._explain(lines, doc, events))
 
@@ -194,14 +195,10 @@ class FixtureTape(Tape):
         if self.path.exists():
             old = read_document(self.path, owner=self.node_id, owner_kind="test")
         records = self.rules.records()
-        history = list(old.history) if old is not None else []
         if old is not None:
             if old.mode == self.mode and old.rules == records and old.events == events:
                 return
-            settings = setting_changes(
-                old.mode, old.rules, self.mode, records, asked_by="this test"
-            )
-            changes = [c.line for c in settings] + compare(old.events, events, self.mode)
+            changes = change_lines(old, self.mode, records, events, asked_by="this test")
             if not self._why:
                 raise TapeMismatch(
                     f"the tape of this test changed ({self.shown_path}):\n"
@@ -215,15 +212,14 @@ class FixtureTape(Tape):
             self.accepted = Acceptance(
                 why=self._why, test=test_file, outputs_identical=True, changes=changes
             )
-            history.append(self.accepted)
-        doc = TapeDocument(
-            version=VERSION,
+        doc = successor(
+            old,
             name=self.node_id,
             mode=self.mode,
             rules=records,
             events=events,
             output=Output(),
-            history=history,
+            accepted=self.accepted,
         )
         write_document(self.path, doc)
 
@@ -263,12 +259,7 @@ def _settings(config: pytest.Config) -> _Settings:
     cached = config.stash.get(_SETTINGS, None)
     if cached is not None:
         return cached
-    root = Path(config.rootpath)
-    found = find_config(root)
-    if found is not None:
-        project = load_project(config_path=found)
-    else:
-        project = Project(root=root, config_path=root / "lockstep.toml", config=Config())
+    project = load(config, required=False)
     why = config.getoption("lockstep_why")
     settings = _Settings(
         project,

@@ -49,6 +49,7 @@ import msgspec
 from lockstep import canon
 from lockstep.canon import JSON
 from lockstep.errors import CanonError, TargetError
+from lockstep.oracles.ledger.file import merge_into_file, outcome_of
 from lockstep.oracles.ledger.format import (
     LedgerRow,
     Param,
@@ -459,20 +460,6 @@ class Recording:
         return lines
 
 
-def outcome_of(row: LedgerRow) -> bytes:
-    """The same bytes :meth:`TargetRecorder._note` computes for a call with this outcome."""
-    unset = msgspec.UNSET
-    return canon.canonical_json(
-        [
-            row.ok,
-            None if row.result is unset else row.result,
-            "" if row.exc_type is unset else row.exc_type,
-            "" if row.exc_stem is unset else row.exc_stem,
-            None if row.mutated is unset else row.mutated,
-        ]
-    )
-
-
 def merge_parts(fn: str, parts: Iterable[RecordingPart]) -> Recording:
     """Combine parts from several processes.
 
@@ -712,8 +699,6 @@ def _flush_all() -> None:
 
 def flush(state: _DecoratorState) -> list[str]:
     """Merge what ``state`` recorded so far into its ledger file; returns the report lines."""
-    from lockstep.oracles.ledger.kind import merge_into_file  # the oracle owns the file format
-
     with _FLUSH_LOCK:
         part = state.recorder.part()
         if part.calls == state.flushed_calls:
@@ -722,8 +707,13 @@ def flush(state: _DecoratorState) -> list[str]:
         recording = merge_parts(part.fn, [part])
         try:
             notes = merge_into_file(
-                state.ledger, recording, state.signature, state.recorder.stem_length
+                state.ledger,
+                recording.fn,
+                recording.rows,
+                state.signature,
+                state.recorder.stem_length,
             )
+            notes = [*recording.notes(), *notes]
         except Exception as e:
             warnings.warn(
                 f"lockstep: could not write {state.ledger}: {e}", LedgerRecordWarning, stacklevel=2
@@ -780,10 +770,6 @@ def record_io(
     """
     if fn is None:
         return functools.partial(record_io, ledger=ledger, stem_length=stem_length)
-    # Import the writer now: at exit, after threading has shut down, importing it fails
-    # (concurrent.futures registers an exit hook on import) and the rows would be lost.
-    import lockstep.oracles.ledger.kind  # noqa: F401
-
     inner = fn.__func__ if isinstance(fn, (staticmethod, classmethod)) else fn
     target = f"{_importable_module(inner.__module__)}:{inner.__qualname__}"
     rec = TargetRecorder(target, stem_length=stem_length)

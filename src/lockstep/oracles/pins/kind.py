@@ -4,32 +4,7 @@ A billing export script's contract is its process boundary.  A ``[[pins]]``
 oracle names the program (``command``), a cases file (see
 :mod:`lockstep.oracles.pins.cases`), the environment keys that matter, rules and
 a timeout; ``record`` freezes each case's run, ``replay`` re-runs every pin and
-compares strictly.
-
-File format: ``<dir>/<name>.pins.jsonl``
-----------------------------------------
-Line 1 is a header; every further line is one pin, sorted by id::
-
-    {"env_base": {"LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "PYTHONHASHSEED": "0", "TZ": "UTC"},
-     "env_inherit": ["PATH"], "format": "lockstep-pins",
-     "rules": [{"builtin": true, "name": "uuid", "pattern": "...", "replace": "<UUID>", ...}],
-     "version": 1}
-    {"argv": ["python", "export.py", "--empty"], "cwd_rel": ".", "env": {"CURRENCY": "EUR"},
-     "exit_code": 0, "id": "empty", "stderr": "", "stdin": "", "stdout": "id,total\\n"}
-
-* The header records the *environment base* (fixed keys, and the keys whose
-  value is inherited, only ``PATH``) and the *rules*, each in full, so a replay
-  runs in exactly the environment and normalizes with exactly the rules the
-  freeze used, and a change of either is a visible line in review.
-* A pin has exactly the fields ``id, argv, env, stdin, exit_code, stdout,
-  stderr, cwd_rel``; a missing or unknown field is an error naming ``FILE:LINE``.
-  ``argv`` is the whole command as run (the oracle's ``command`` then the
-  case's arguments); ``env`` holds only the case's keys (the base is in the
-  header).
-* ``stdout`` and ``stderr`` are stored *after* the rules.  Text that is valid
-  UTF-8 is a JSON string; anything else is kept losslessly as the tagged form
-  ``{"$bytes": "<base64>"}`` (the same tag the canonical codec uses for bytes).
-  ``stdin`` uses the same form.
+compares strictly.  The file format is :mod:`lockstep.oracles.pins.format`.
 
 Record probes first: each case runs ``runs`` times (at least 2) and a case
 whose normalized signature varies is refused, naming the case and the first
@@ -40,21 +15,16 @@ program read but ``env_keys`` does not declare.
 
 from __future__ import annotations
 
-import base64
-import binascii
-import heapq
 import os
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Final, Literal
-
-import msgspec
+from typing import Final
 
 from lockstep.config import OracleSpec, PinsSpec, Project
 from lockstep.diff import document_diff
-from lockstep.errors import DataError, Rejected, TargetError, UsageError
+from lockstep.errors import Rejected, TargetError, UsageError
 from lockstep.model import (
     Drift,
     OracleStatus,
@@ -64,19 +34,36 @@ from lockstep.model import (
     ReplayOptions,
     Status,
 )
-from lockstep.oracles.modes import ModeWords, check_record_mode
+from lockstep.oracles import CaseRunner, OracleInput
+from lockstep.oracles.lifecycle import (
+    ModeWords,
+    check_contract,
+    check_record_mode,
+    merge,
+    wanted,
+)
 from lockstep.oracles.pins.cases import PinCase, cases_path, read_cases, resolve_cwd
+from lockstep.oracles.pins.format import (
+    FORMAT,
+    VERSION,
+    Header,
+    Pin,
+    PinsFile,
+    TaggedBytes,
+    encode,
+    from_stream,
+    open_pins,
+    to_stream,
+)
 from lockstep.oracles.status import file_status
+from lockstep.parallel import run_parallel
 from lockstep.probe.envspy import discover
-from lockstep.probe.runs import ProbeReport, ProbeTarget, normalize, probe_many, run_parallel
+from lockstep.probe.runs import ProbeReport, ProbeTarget, normalize, probe_many
 from lockstep.process import ENV_BASE, ENV_INHERIT, RunResult, build_env, is_python, run
-from lockstep.rules import RuleRecord, RuleSet, resolve_rules, rules_from_records
-from lockstep.store import AtomicLines, display_path, iter_lines, sha256_hex
+from lockstep.rules import RuleSet, resolve_rules
+from lockstep.store import AtomicLines, display_path, sha256_hex
 
-FORMAT: Final = "lockstep-pins"
-VERSION: Final = 1
-PARALLEL_BY_DEFAULT: Final = True
-"""Replay runs one case per core unless told otherwise: each case is its own process."""
+SUFFIX: Final = ".pins.jsonl"
 MIN_RUNS: Final = 2
 _MODE_WORDS: Final = ModeWords(
     new_only="add new cases", force="re-record all", trim="drop vanished cases"
@@ -91,160 +78,11 @@ class CaseTimedOut(TargetError):
     """Recording refused: a case did not finish within the timeout (bad input, exit 2)."""
 
 
-# ---------------------------------------------------------------- file format
-
-
-class TaggedBytes(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """Bytes that are not UTF-8 text, as ``{"$bytes": "<base64>"}``."""
-
-    data: str = msgspec.field(name="$bytes")
-
-
-Stream = str | TaggedBytes
-
-
-def to_stream(data: bytes) -> Stream:
-    """Text stays readable text; anything else is tagged, losslessly."""
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        return TaggedBytes(base64.b64encode(data).decode("ascii"))
-
-
-def from_stream(value: Stream) -> bytes:
-    if isinstance(value, TaggedBytes):
-        return base64.b64decode(value.data, validate=True)
-    return value.encode("utf-8")
-
-
-class Header(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
-    """Line 1 of a pins file: the environment base and the rules of the freeze."""
-
-    format: Literal["lockstep-pins"]
-    version: int
-    env_base: dict[str, str]
-    env_inherit: list[str]
-    rules: list[RuleRecord]
-
-
-class Pin(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
-    """One frozen run; exactly the documented fields."""
-
-    id: str
-    argv: list[str]
-    env: dict[str, str]
-    stdin: Stream
-    exit_code: int
-    stdout: Stream
-    stderr: Stream
-    cwd_rel: str
-
-
-_encoder = msgspec.json.Encoder(order="sorted")
-_header_decoder = msgspec.json.Decoder(Header)
-_pin_decoder = msgspec.json.Decoder(Pin)
-
-
-def _reason(err: msgspec.MsgspecError) -> str:
-    text = str(err)
-    if isinstance(err, msgspec.ValidationError):
-        return text.replace("Object contains unknown field", "unknown field").replace(
-            "Object missing required field", "missing field"
-        )
-    return f"not valid JSON ({text})"
-
-
-@dataclass(frozen=True)
-class PinsFile:
-    """A validated header and the path its pins stream from."""
-
-    path: Path
-    header: Header
-    shown: str
-
-    def rules(self) -> RuleSet:
-        return rules_from_records(self.header.rules, where=f"{self.shown}:1")
-
-    def offsets(self) -> dict[str, tuple[int, int]]:
-        """Each pin's ``(line number, byte offset)``, after validating the whole file once."""
-        found: dict[str, tuple[int, int]] = {}
-        with self.path.open("rb") as fh:
-            offset = 0
-            for lineno, raw in enumerate(fh, start=1):
-                line = raw.strip()
-                if lineno > 1 and line:
-                    pin_id = self._decode(lineno, line).id
-                    if pin_id in found:
-                        raise DataError(f"{self.shown}:{lineno}: duplicate pin id {pin_id!r}")
-                    found[pin_id] = (lineno, offset)
-                offset += len(raw)
-        return found
-
-    def pin_at(self, lineno: int, offset: int) -> Pin:
-        with self.path.open("rb") as fh:
-            fh.seek(offset)
-            return self._decode(lineno, fh.readline().strip())
-
-    def _decode(self, lineno: int, line: bytes) -> Pin:
-        try:
-            pin = _pin_decoder.decode(line)
-        except msgspec.MsgspecError as e:
-            raise DataError(f"{self.shown}:{lineno}: {_reason(e)}") from None
-        for name in ("stdin", "stdout", "stderr"):
-            value = getattr(pin, name)
-            if isinstance(value, TaggedBytes):
-                try:
-                    base64.b64decode(value.data, validate=True)
-                except (binascii.Error, ValueError):
-                    raise DataError(
-                        f"{self.shown}:{lineno}: {name}: $bytes is not valid base64"
-                    ) from None
-        return pin
-
-    def pins(self) -> Iterator[Pin]:
-        """Stream the pins (line 2 on), validating each; memory stays flat."""
-        seen: set[str] = set()
-        for lineno, line in iter_lines(self.path):
-            if lineno == 1:
-                continue
-            pin = self._decode(lineno, line)
-            if pin.id in seen:
-                raise DataError(f"{self.shown}:{lineno}: duplicate pin id {pin.id!r}")
-            seen.add(pin.id)
-            yield pin
-
-
-def open_pins(path: Path, root: Path | None = None, *, name: str = "") -> PinsFile:
-    """Read and check the header of a pins file (the pins themselves stream later)."""
-    shown = display_path(path, root)
-    if name and not path.exists():
-        raise UsageError(f"{shown}: not recorded yet; run 'lockstep record {name}' first")
-    for lineno, line in iter_lines(path):
-        try:
-            header = _header_decoder.decode(line)
-        except msgspec.MsgspecError as e:
-            raise DataError(
-                f"{shown}:{lineno}: not a pins header ({_reason(e)}); the first line of a "
-                f"pins file must be its header"
-            ) from None
-        if header.version != VERSION:
-            raise DataError(
-                f"{shown}:{lineno}: pins file version {header.version} is not supported "
-                f"(this lockstep reads version {VERSION})"
-            )
-        return PinsFile(path, header, shown)
-    raise DataError(f"{shown}: empty pins file (no header line)")
-
-
-def _encode(obj: Header | Pin) -> bytes:
-    return _encoder.encode(obj)
-
-
 # ---------------------------------------------------------------- helpers
 
 
 def oracle_path(project: Project, spec: OracleSpec) -> Path:
-    return project.oracle_dir / f"{spec.name}.pins.jsonl"
+    return project.oracle_dir / f"{spec.name}{SUFFIX}"
 
 
 def _spec(spec: OracleSpec) -> PinsSpec:
@@ -253,13 +91,8 @@ def _spec(spec: OracleSpec) -> PinsSpec:
     return spec
 
 
-def _where(project: Project, spec: PinsSpec) -> str:
-    index = next(i for i, s in enumerate(project.config.pins) if s.name == spec.name)
-    return f"pins[{index}]"
-
-
 def _check_spec(project: Project, spec: PinsSpec) -> None:
-    where = f"{project.config_name}: {_where(project, spec)}"
+    where = project.where(spec)
     if not spec.command:
         raise UsageError(f"{where}.command: give the program to run (an argv prefix)")
     if spec.timeout <= 0:
@@ -407,98 +240,70 @@ def record(project: Project, spec: OracleSpec, mode: RecordMode) -> RecordReport
     report = RecordReport(pins_spec.name, path, mode)
     exists = check_record_mode(path, project.root, pins_spec.name, mode, _MODE_WORDS)
     old = open_pins(path, project.root) if exists else None
-    old_ids = {p.id for p in old.pins()} if old is not None else set()
-    cases = sorted(read_cases(project, pins_spec), key=lambda c: c.id)
-    case_ids = {c.id for c in cases}
+    cases = {c.id: c for c in sorted(read_cases(project, pins_spec), key=lambda c: c.id)}
+    rules = resolve_rules(pins_spec.rules, project, where=project.key(pins_spec))
+    header = Header(
+        format=FORMAT,
+        version=VERSION,
+        env_base=dict(ENV_BASE),
+        env_inherit=list(ENV_INHERIT),
+        rules=rules.records(),
+    )
+    if old is not None:
+        check_contract(pins_spec.name, mode, old.header, header, what="rules or environment base")
+    old_lines = {pin.id: encode(pin) for pin in old.pins()} if old is not None else {}
+    todo = [cases[case_id] for case_id in wanted(mode, cases, old_lines)]
+    fresh = {
+        case_id: encode(pin)
+        for case_id, pin in _freeze(project, pins_spec, todo, header, rules, report).items()
+    }
+    lines = merge(report, old_lines, fresh, cases, same=lambda a, b: a == b)
+    if old is None or old.header != header or report.added or report.replaced or report.trimmed:
+        with AtomicLines(path) as out:
+            out.write(encode(header))
+            for line in lines.values():
+                out.write(line)
+    return report
 
-    if mode is RecordMode.TRIM:
-        assert old is not None
-        report.trimmed = sorted(old_ids - case_ids)
-        report.unchanged = sorted(old_ids & case_ids)
-        if report.trimmed:
-            with AtomicLines(path) as out:
-                out.write(_encode(old.header))
-                for pin in old.pins():
-                    if pin.id in case_ids:
-                        out.write(_encode(pin))
-        return report
 
-    if mode is RecordMode.NEW_ONLY:
-        assert old is not None
-        header = old.header
-        rules = old.rules()
-        wanted = [c for c in cases if c.id not in old_ids]
-        configured = [r.name for r in header.rules]
-        if configured != list(pins_spec.rules):
-            report.notes.append(
-                "new cases use the rules recorded in the file "
-                f"({', '.join(configured) or 'none'}), "
-                "not the configured ones; re-record with --force to change rules"
-            )
-    else:
-        where = f"{_where(project, pins_spec)}"
-        rules = resolve_rules(pins_spec.rules, project, where=where)
-        header = Header(
-            format=FORMAT,
-            version=VERSION,
-            env_base=dict(ENV_BASE),
-            env_inherit=list(ENV_INHERIT),
-            rules=rules.records(),
-        )
-        wanted = cases
-
-    runs = max(MIN_RUNS, pins_spec.runs)
+def _freeze(
+    project: Project,
+    spec: PinsSpec,
+    cases: list[PinCase],
+    header: Header,
+    rules: RuleSet,
+    report: RecordReport,
+) -> dict[str, Pin]:
+    """Probe ``cases`` (``runs`` times each) and freeze each as a pin; refuse hung or varying."""
+    if not cases:
+        return {}
+    runs = max(MIN_RUNS, spec.runs)
     jobs = _jobs()
     targets = [
-        case_target(project, pins_spec, c, env_base=header.env_base, env_inherit=header.env_inherit)
-        for c in wanted
+        case_target(project, spec, c, env_base=header.env_base, env_inherit=header.env_inherit)
+        for c in cases
     ]
     reports = probe_many(targets, runs=runs, jobs=jobs, rules=rules)
     hung = [r for r in reports if r.timed_out]
     if hung:
-        raise _timed_out(pins_spec, hung)
+        raise _timed_out(spec, hung)
     varying = [r for r in reports if not r.deterministic]
     if varying:
-        raise _varies(pins_spec, varying, runs)
-
+        raise _varies(spec, varying, runs)
     fresh = {
         c.id: _pin(c, t, normalize(r.raw[0].example, rules.fresh()))
-        for c, t, r in zip(wanted, targets, reports, strict=True)
+        for c, t, r in zip(cases, targets, reports, strict=True)
     }
     total: Counter[str] = Counter()
     for r in reports:
         total.update(r.fired)
-    report.notes.extend(_discover_notes(pins_spec, targets, jobs))
-
-    old_pins: Iterable[Pin] = old.pins() if old is not None else ()
-    old_by_id: dict[str, bytes] = {}
-    with AtomicLines(path) as out:
-        out.write(_encode(header))
-        if mode is RecordMode.NEW_ONLY:
-            merged = heapq.merge(old_pins, fresh.values(), key=lambda p: p.id)
-            for pin in merged:
-                out.write(_encode(pin))
-            report.added = sorted(fresh)
-            report.unchanged = sorted(old_ids)
-        else:
-            for pin in old_pins:
-                old_by_id[pin.id] = _encode(pin)
-            for case_id, pin in fresh.items():
-                line = _encode(pin)
-                out.write(line)
-                if case_id not in old_by_id:
-                    report.added.append(case_id)
-                elif old_by_id[case_id] != line:
-                    report.replaced.append(case_id)
-                else:
-                    report.unchanged.append(case_id)
-            report.trimmed = sorted(set(old_by_id) - set(fresh))
+    report.notes.extend(_discover_notes(spec, targets, jobs))
     if rules.rules:
         report.notes.append(
             f"{rule_counts_text(total, rules.names)} (over {runs} runs of "
-            f"{len(wanted)} case{'' if len(wanted) == 1 else 's'})"
+            f"{len(cases)} case{'' if len(cases) == 1 else 's'})"
         )
-    return report
+    return fresh
 
 
 # ---------------------------------------------------------------- replay
@@ -617,7 +422,7 @@ def replay(project: Project, spec: OracleSpec, options: ReplayOptions) -> Iterat
             )
 
 
-def case_runner(project: Project, spec: OracleSpec) -> Callable[[str], Outcome]:
+def case_runner(project: Project, spec: OracleSpec) -> CaseRunner:
     """Replay one pin by id (a pytest item): the file is indexed once, each pin read on demand.
 
     The index holds byte offsets, not pins, so memory stays flat however large
@@ -669,3 +474,43 @@ def status(project: Project, spec: OracleSpec) -> OracleStatus:
         )
 
     return file_status(pins_spec, path, read)
+
+
+def probe_targets(project: Project, spec: OracleSpec) -> tuple[ProbeTarget, ...]:
+    """Every configured case as ``lockstep probe NAME`` runs it, labelled ``NAME::id``."""
+    pins_spec = _spec(spec)
+    _check_spec(project, pins_spec)
+    targets = tuple(
+        replace(case_target(project, pins_spec, case), label=f"{pins_spec.name}::{case.id}")
+        for case in read_cases(project, pins_spec)
+    )
+    if not targets:
+        raise UsageError(f"{pins_spec.name}: the cases file has no [[case]]")
+    return targets
+
+
+def inputs(project: Project, spec: OracleSpec) -> tuple[OracleInput, ...]:
+    """The cases file: changing a case re-records the pins."""
+    pins_spec = _spec(spec)
+    return (OracleInput(pins_spec.cases, f"cases of pins {pins_spec.name!r}"),)
+
+
+class PinsKind:
+    """The pins kind, as the :class:`~lockstep.oracles.OracleKind` protocol sees it."""
+
+    name: Final = "pins"
+    suffix: Final = SUFFIX
+    parallel_by_default: Final = True
+    """Replay runs one case per core unless told otherwise: each case is its own process."""
+
+    oracle_path = staticmethod(oracle_path)
+    inputs = staticmethod(inputs)
+    record = staticmethod(record)
+    replay = staticmethod(replay)
+    case_ids = staticmethod(case_ids)
+    case_runner = staticmethod(case_runner)
+    status = staticmethod(status)
+    probe_targets = staticmethod(probe_targets)
+
+
+KIND: Final = PinsKind()

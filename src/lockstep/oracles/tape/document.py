@@ -22,6 +22,7 @@ import msgspec
 
 from lockstep.canon import FrozenException
 from lockstep.errors import DataError, UsageError
+from lockstep.oracles.tape.compare import compare, setting_changes
 from lockstep.oracles.tape.recorder import CompareMode, Event
 from lockstep.rules import RuleRecord
 from lockstep.store import atomic_write, display_path, pretty_json, read_json
@@ -99,6 +100,49 @@ def read_document(path: Path, *, owner: str, owner_kind: str) -> TapeDocument:
             "re-record it or restore the right file"
         )
     return doc
+
+
+def change_lines(
+    old: TapeDocument,
+    mode: CompareMode,
+    rules: list[RuleRecord],
+    events: list[Event],
+    *,
+    asked_by: str,
+    compare_mode: CompareMode | None = None,
+) -> list[str]:
+    """What differs between a recorded tape and a run: its settings, then its calls.
+
+    Calls are compared under ``compare_mode`` (default: the ``mode`` asked for now).
+    """
+    settings = setting_changes(old.mode, old.rules, mode, rules, asked_by=asked_by)
+    calls = compare(old.events, events, compare_mode or mode)
+    return [c.line for c in settings] + calls
+
+
+def successor(
+    old: TapeDocument | None,
+    *,
+    name: str,
+    mode: CompareMode,
+    rules: list[RuleRecord],
+    events: list[Event],
+    output: Output,
+    accepted: Acceptance | None = None,
+) -> TapeDocument:
+    """The document that replaces ``old``: the run now, ``old``'s history, plus ``accepted``."""
+    history = list(old.history) if old is not None else []
+    if accepted is not None:
+        history.append(accepted)
+    return TapeDocument(
+        version=VERSION,
+        name=name,
+        mode=mode,
+        rules=rules,
+        events=events,
+        output=output,
+        history=history,
+    )
 
 
 def write_document(path: Path, doc: TapeDocument) -> None:

@@ -10,9 +10,9 @@ Cases: a tape oracle has exactly one case, whose id is the oracle's name.
 A driver is one scenario; several scenarios are several ``[[tape]]`` tables,
 which keeps each file small and each drift message about one story.
 
-Accepting a drift on purpose (``lockstep accept``) is split in two so the
-command layer can show the reviewer's three signals *before* anything is
-written: :func:`plan_accept` runs and compares, :func:`apply_accept` writes.
+Accepting a drift on purpose (``lockstep accept``) is :mod:`.accept`; the
+file format is :mod:`.document`, the spies :mod:`.recorder`, and the
+comparison of two tapes :mod:`.compare`.
 """
 
 from __future__ import annotations
@@ -45,20 +45,20 @@ from lockstep.model import (
     ReplayOptions,
     Status,
 )
-from lockstep.oracles.modes import ModeWords, check_record_mode
+from lockstep.oracles import CaseRunner, OracleInput, not_probed
+from lockstep.oracles.lifecycle import ModeWords, check_contract, check_record_mode, merge, wanted
 from lockstep.oracles.status import file_status
 from lockstep.oracles.tape.compare import compare, render_result, render_tape, setting_changes
 from lockstep.oracles.tape.document import (
     SUFFIX,
-    VERSION,
-    Acceptance,
     Output,
     TapeDocument,
-    check_why,
     read_document,
+    successor,
     write_document,
 )
 from lockstep.oracles.tape.recorder import CompareMode, Event, Tape
+from lockstep.probe.runs import ProbeTarget
 from lockstep.rules import RuleRecord, RuleSet, resolve_rules, rules_from_records
 from lockstep.store import display_path
 from lockstep.targets import resolve_callable, root_on_path
@@ -72,15 +72,11 @@ class TapeRun:
     output: Output
 
 
-def _spec(spec: OracleSpec) -> TapeSpec:
+def tape_spec(spec: OracleSpec) -> TapeSpec:
+    """``spec`` as a tape oracle (anything else is a usage error)."""
     if not isinstance(spec, TapeSpec):
         raise UsageError(f"oracle {spec.name!r} is a {spec.kind} oracle, not a tape")
     return spec
-
-
-def _where(project: Project, spec: TapeSpec) -> str:
-    index = next((i for i, s in enumerate(project.config.tape) if s.name == spec.name), 0)
-    return f"tape[{index}]"
 
 
 _MODE_WORDS: Final = ModeWords(
@@ -95,7 +91,7 @@ def oracle_path(project: Project, spec: OracleSpec, /) -> Path:
 
 def config_rules(project: Project, spec: TapeSpec) -> RuleSet:
     """The rules the config names for this oracle (used when recording)."""
-    return resolve_rules(spec.rules, project, where=_where(project, spec))
+    return resolve_rules(spec.rules, project, where=project.key(spec))
 
 
 def _check_driver(driver: Callable[..., Any], spec: TapeSpec, where: str) -> None:
@@ -124,7 +120,7 @@ def run_driver(project: Project, spec: TapeSpec, rules: RuleSet) -> TapeRun:
     does not import or does not take the tape) are raised, never frozen: they are
     not the target's behaviour.
     """
-    where = f"{project.config_name}: {_where(project, spec)}.driver"
+    where = project.where(spec, "driver")
     driver = resolve_callable(spec.driver, project.root, where=where)
     _check_driver(driver, spec, where)
     tape = Tape(rules=rules, stem_length=project.config.lockstep.stem_length)
@@ -149,7 +145,7 @@ def render_output(output: Output) -> str:
     return render_result(output.returned, output.raised)
 
 
-def _same_output(a: Output, b: Output) -> bool:
+def same_output(a: Output, b: Output) -> bool:
     return canonical_json(msgspec.to_builtins(a)) == canonical_json(msgspec.to_builtins(b))
 
 
@@ -182,13 +178,14 @@ def compare_run(
                 "\n".join(lines) + "\n" + listing,
             )
         )
-    if not _same_output(doc.output, run.output):
+    if not same_output(doc.output, run.output):
         expected, actual = render_output(doc.output), render_output(run.output)
         drifts.append(Drift("output", expected, actual, f"output {actual}, expected {expected}"))
     return drifts
 
 
-def _read(project: Project, spec: TapeSpec) -> TapeDocument:
+def read_tape(project: Project, spec: TapeSpec) -> TapeDocument:
+    """The recorded tape of ``spec``, checked to be this oracle's."""
     return read_document(oracle_path(project, spec), owner=spec.name, owner_kind="oracle")
 
 
@@ -197,40 +194,51 @@ def _read(project: Project, spec: TapeSpec) -> TapeDocument:
 
 def record(project: Project, spec: OracleSpec, mode: RecordMode, /) -> RecordReport:
     """Run the driver and freeze its tape; never overwrites unless asked (``--force``)."""
-    tape_spec = _spec(spec)
-    path = oracle_path(project, tape_spec)
-    report = RecordReport(tape_spec.name, path, mode)
-    exists = check_record_mode(path, project.root, tape_spec.name, mode, _MODE_WORDS)
-    if mode is RecordMode.TRIM or mode is RecordMode.NEW_ONLY:
-        report.unchanged.append(tape_spec.name)
-        if mode is RecordMode.TRIM:
-            report.notes.append("a tape has one case (its driver); there is nothing to trim")
-        return report
+    tspec = tape_spec(spec)
+    path = oracle_path(project, tspec)
+    report = RecordReport(tspec.name, path, mode)
+    exists = check_record_mode(path, project.root, tspec.name, mode, _MODE_WORDS)
     old: TapeDocument | None = None
     if exists:
         try:
-            old = _read(project, tape_spec)
+            old = read_tape(project, tspec)
         except DataError as e:
+            if mode is not RecordMode.FORCE:
+                raise
             report.notes.append(f"replaced an unreadable file ({e})")
-    rules = config_rules(project, tape_spec)
-    run = run_driver(project, tape_spec, rules)
-    doc = TapeDocument(
-        version=VERSION,
-        name=tape_spec.name,
-        mode=tape_spec.mode,
-        rules=rules.records(),
-        events=run.events,
-        output=run.output,
-        history=list(old.history) if old is not None else [],
-    )
-    if old is not None and old == doc:
-        report.unchanged.append(tape_spec.name)
+    rules = config_rules(project, tspec)
+    if old is not None:
+        check_contract(
+            tspec.name,
+            mode,
+            (old.mode, old.rules),
+            (tspec.mode, rules.records()),
+            what="compare mode or rules",
+        )
+    recorded = {tspec.name: old} if old is not None else {}
+    fresh: dict[str, TapeDocument] = {}
+    if wanted(mode, [tspec.name], recorded):
+        run = run_driver(project, tspec, rules)
+        fresh[tspec.name] = successor(
+            old,
+            name=tspec.name,
+            mode=tspec.mode,
+            rules=rules.records(),
+            events=run.events,
+            output=run.output,
+        )
+    if mode is RecordMode.TRIM:
+        report.notes.append("a tape has one case (its driver); there is nothing to trim")
+    merge(report, recorded, fresh, [tspec.name], same=lambda a, b: a == b)
+    if exists and old is None:  # an unreadable file is replaced, not added
+        report.replaced, report.added = report.added, []
+    doc = fresh.get(tspec.name)
+    if doc is None or doc == old:
         return report
     write_document(path, doc)
-    (report.replaced if exists else report.added).append(tape_spec.name)
     report.notes.append(
-        f"{tape_spec.name}: {len(run.events)} calls recorded ({tape_spec.mode} mode), "
-        f"output {render_output(run.output)}"
+        f"{tspec.name}: {len(doc.events)} calls recorded ({tspec.mode} mode), "
+        f"output {render_output(doc.output)}"
     )
     for name, count in sorted(rules.fired.items()):
         report.notes.append(f"rule {name} replaced {count} value(s)")
@@ -239,30 +247,30 @@ def record(project: Project, spec: OracleSpec, mode: RecordMode, /) -> RecordRep
 
 def replay(project: Project, spec: OracleSpec, options: ReplayOptions, /) -> Iterator[Outcome]:
     """Run the driver again and compare its tape with the recorded one."""
-    tape_spec = _spec(spec)
-    if not options.selects(tape_spec.name):
+    tspec = tape_spec(spec)
+    if not options.selects(tspec.name):
         return
-    path = oracle_path(project, tape_spec)
+    path = oracle_path(project, tspec)
     if not path.exists():
         yield Outcome(
-            tape_spec.name,
-            tape_spec.name,
+            tspec.name,
+            tspec.name,
             Status.ERROR,
             note=f"{display_path(path, project.root)}: not recorded yet; "
-            f"run `lockstep record {tape_spec.name}` on the trusted commit",
+            f"run `lockstep record {tspec.name}` on the trusted commit",
         )
         return
-    doc = _read(project, tape_spec)
+    doc = read_tape(project, tspec)
     rules = rules_from_records(doc.rules, where=display_path(path, project.root))
     try:
-        run = run_driver(project, tape_spec, rules)
-        wanted_rules = config_rules(project, tape_spec).records()
+        run = run_driver(project, tspec, rules)
+        wanted_rules = config_rules(project, tspec).records()
     except (TargetError, CanonError) as e:
-        yield Outcome(tape_spec.name, tape_spec.name, Status.ERROR, note=str(e))
+        yield Outcome(tspec.name, tspec.name, Status.ERROR, note=str(e))
         return
-    drifts = compare_run(doc, run, tape_spec.mode, wanted_rules)
+    drifts = compare_run(doc, run, tspec.mode, wanted_rules)
     status = Status.DRIFT if drifts else Status.PASS
-    yield Outcome(tape_spec.name, tape_spec.name, status, tuple(drifts))
+    yield Outcome(tspec.name, tspec.name, status, tuple(drifts))
 
 
 def case_ids(project: Project, spec: OracleSpec, /) -> Iterator[str]:
@@ -273,107 +281,54 @@ def case_ids(project: Project, spec: OracleSpec, /) -> Iterator[str]:
 
 def status(project: Project, spec: OracleSpec, /) -> OracleStatus:
     """Present, readable, one case; the remark counts the calls."""
-    tape_spec = _spec(spec)
-    path = oracle_path(project, tape_spec)
+    tspec = tape_spec(spec)
+    path = oracle_path(project, tspec)
 
     def read() -> tuple[int, str]:
-        doc = _read(project, tape_spec)
+        doc = read_tape(project, tspec)
         accepted = f", {len(doc.history)} accepted change(s)" if doc.history else ""
         return 1, f"{len(doc.events)} calls, {doc.mode} mode{accepted}"
 
-    return file_status(tape_spec, path, read)
+    return file_status(tspec, path, read)
 
 
-# --------------------------------------------------------------------------- accept
+def case_runner(project: Project, spec: OracleSpec, /) -> CaseRunner:
+    """Replay the tape's one case by id (a pytest item)."""
+    tspec = tape_spec(spec)
+
+    def run(case_id: str) -> Outcome:
+        for outcome in replay(project, tspec, ReplayOptions(only=frozenset({case_id}))):
+            return outcome
+        return Outcome(tspec.name, case_id, Status.MISSING, note="no such case in the tape")
+
+    return run
 
 
-@dataclass(frozen=True)
-class AcceptPlan:
-    """What ``lockstep accept`` would write, and the three signals a reviewer needs first."""
-
-    oracle: str
-    path: Path
-    outputs_identical: bool
-    expected_output: str
-    actual_output: str
-    why: str
-    test: str
-    """The new intentional test, relative to the project root."""
-    changes: tuple[str, ...]
-    """The drift lines being accepted (empty: the tape already matches)."""
-    document: TapeDocument
-
-    @property
-    def needed(self) -> bool:
-        """Whether there is anything to accept (or to refuse): changed calls or output."""
-        return bool(self.changes) or not self.outputs_identical
+def inputs(project: Project, spec: OracleSpec) -> tuple[OracleInput, ...]:
+    """A tape's input is its driver, which is code: no configured input file."""
+    return ()
 
 
-def check_test(project: Project, test: Path) -> str:
-    """The intentional test must exist inside the project; returns its root-relative path."""
-    path = test if test.is_absolute() else Path.cwd() / test
-    if not path.is_file():
-        raise UsageError(
-            f"--test: {test} does not exist; write the test that pins the new behaviour first"
-        )
-    root = project.root.resolve()
-    resolved = path.resolve()
-    if root not in resolved.parents:
-        raise UsageError(f"--test: {test} is outside the project root {root}")
-    return resolved.relative_to(root).as_posix()
+def probe_targets(project: Project, spec: OracleSpec) -> tuple[ProbeTarget, ...]:
+    """A tape's driver runs in this process: there is no whole-process case to probe."""
+    raise not_probed(spec)
 
 
-def plan_accept(project: Project, spec: OracleSpec, *, why: str, test: Path) -> AcceptPlan:
-    """Re-run the driver with the current config and describe what accepting would change."""
-    tape_spec = _spec(spec)
-    reason = check_why(why)
-    test_rel = check_test(project, test)
-    path = oracle_path(project, tape_spec)
-    if not path.exists():
-        raise UsageError(
-            f"{display_path(path, project.root)}: no tape to accept a change into; "
-            f"run `lockstep record {tape_spec.name}` first"
-        )
-    old = _read(project, tape_spec)
-    rules = config_rules(project, tape_spec)
-    run = run_driver(project, tape_spec, rules)
-    settings = setting_changes(
-        old.mode, old.rules, tape_spec.mode, rules.records(), asked_by="the config"
-    )
-    changes = [c.line for c in settings] + compare(old.events, run.events, tape_spec.mode)
-    identical = _same_output(old.output, run.output)
-    entry = Acceptance(
-        why=reason, test=test_rel, outputs_identical=identical, changes=list(changes)
-    )
-    document = TapeDocument(
-        version=VERSION,
-        name=tape_spec.name,
-        mode=tape_spec.mode,
-        rules=rules.records(),
-        events=run.events,
-        output=run.output,
-        history=[*old.history, entry],
-    )
-    return AcceptPlan(
-        oracle=tape_spec.name,
-        path=path,
-        outputs_identical=identical,
-        expected_output=render_output(old.output),
-        actual_output=render_output(run.output),
-        why=reason,
-        test=test_rel,
-        changes=tuple(changes),
-        document=document,
-    )
+class TapeKind:
+    """The tape kind, as the :class:`~lockstep.oracles.OracleKind` protocol sees it."""
+
+    name: Final = "tape"
+    suffix: Final = SUFFIX
+    parallel_by_default: Final = False
+
+    oracle_path = staticmethod(oracle_path)
+    inputs = staticmethod(inputs)
+    record = staticmethod(record)
+    replay = staticmethod(replay)
+    case_ids = staticmethod(case_ids)
+    case_runner = staticmethod(case_runner)
+    status = staticmethod(status)
+    probe_targets = staticmethod(probe_targets)
 
 
-def apply_accept(plan: AcceptPlan) -> None:
-    """Write the accepted tape (with its history entry); refuses a plan whose output changed."""
-    if not plan.outputs_identical:
-        raise UsageError(
-            f"{plan.oracle}: the output changed; a tape change is accepted only "
-            "when outputs are identical"
-        )
-    if not plan.needed:
-        return
-    write_document(plan.path, plan.document)
+KIND: Final = TapeKind()

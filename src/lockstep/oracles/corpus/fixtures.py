@@ -1,0 +1,73 @@
+"""Which fixture files a corpus renders, and their ids.
+
+Case ids are fixture paths relative to the folder part of the glob, so
+``fixtures/transform/*.json`` gives ids like ``basic.json``.
+"""
+
+from __future__ import annotations
+
+import glob as globlib
+import os
+import stat
+from pathlib import Path
+
+from lockstep.config import CorpusSpec, Project
+from lockstep.errors import ConfigError
+
+
+def _glob_base(pattern: str) -> str:
+    """The folder part of a glob before its first wildcard."""
+    parts = Path(pattern).parts
+    fixed: list[str] = []
+    for part in parts[:-1]:
+        if globlib.has_magic(part):
+            break
+        fixed.append(part)
+    return str(Path(*fixed)) if fixed else "."
+
+
+def fixtures(project: Project, spec: CorpusSpec) -> dict[str, Path]:
+    """Fixture id → path, for every file the glob matches; config errors name the key.
+
+    Each match costs one ``lstat``: a regular file resolves to its folder's
+    resolved path (looked up once per folder) plus its name, and only a symlink
+    pays a full ``realpath``.  Resolving every match outright cost more than
+    rendering a ten-thousand-fixture corpus.
+    """
+    where = project.where(spec)
+    base_rel = _glob_base(spec.fixtures)
+    base = project.resolve(base_rel, key=project.key(spec, "fixtures"))
+    if not base.is_dir():
+        raise ConfigError(f"{where}.fixtures: folder {base_rel!r} does not exist")
+    root = os.path.realpath(project.root)
+    inside = root if root.endswith(os.sep) else root + os.sep
+    base_dir = project.root / base_rel
+    prefix = str(base_dir) + os.sep
+    real_folders: dict[str, str] = {}
+    found: dict[str, Path] = {}
+    for match in globlib.iglob(str(project.root / spec.fixtures), recursive=True):
+        try:
+            mode = os.lstat(match).st_mode
+        except OSError:
+            continue
+        if stat.S_ISREG(mode):
+            folder, name = os.path.split(match)
+            real_folder = real_folders.get(folder)
+            if real_folder is None:
+                real_folder = real_folders[folder] = os.path.realpath(folder)
+            resolved = os.path.join(real_folder, name)
+        elif stat.S_ISLNK(mode) and os.path.isfile(match):
+            resolved = os.path.realpath(match)
+        else:
+            continue
+        if not resolved.startswith(inside):
+            raise ConfigError(f"{where}.fixtures: {match!r} escapes the project root")
+        path = Path(match)
+        shown = str(path)
+        if shown.startswith(prefix):
+            found[shown[len(prefix) :].replace(os.sep, "/")] = path
+        else:
+            found[path.relative_to(base_dir).as_posix()] = path
+    if not found:
+        raise ConfigError(f"{where}.fixtures: {spec.fixtures!r} matches no files")
+    return dict(sorted(found.items()))

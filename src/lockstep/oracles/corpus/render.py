@@ -1,0 +1,92 @@
+"""Calling the user's render function and turning what it returns into normalized bytes.
+
+A render that raises is behaviour like any other: the exception is frozen as
+its type and message stem (and replayed as such), and one failing fixture never
+stops the others.  A render that returns a value the codec cannot freeze is a
+usage error (exit 2), because no honest oracle can be written for it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from lockstep import canon
+from lockstep.config import CorpusSpec, Project
+from lockstep.errors import CanonError, UsageError
+from lockstep.rules import RuleRecord, RuleSet, rules_from_records
+from lockstep.targets import resolve_callable
+
+
+class Rendered(msgspec.Struct, frozen=True):
+    """The normalized bytes one fixture rendered to (or the exception it raised)."""
+
+    data: bytes
+    raised: canon.FrozenException | None = None
+    fired: tuple[tuple[str, int], ...] = ()
+    """Spans each rule replaced while normalizing this output."""
+
+
+def _to_bytes(value: Any, *, loose: bool, fixture_id: str) -> bytes:
+    if isinstance(value, bytes | bytearray):
+        return bytes(value)
+    if isinstance(value, str):
+        return value.encode("utf-8")
+    try:
+        return canon.dumps(value, loose=loose, path=f"render({fixture_id!r})")
+    except CanonError as e:
+        raise UsageError(f"render returned a value that cannot be frozen: {e}") from None
+
+
+class Renderer:
+    """Calls the user's render function and turns what it returns into normalized bytes."""
+
+    def __init__(
+        self, func: Callable[[Path], Any], *, loose: bool, rules: RuleSet, stem_length: int
+    ) -> None:
+        self.func = func
+        self.loose = loose
+        self.rules = rules
+        self.stem_length = stem_length
+
+    def __call__(self, fixture_id: str, path: Path) -> Rendered:
+        try:
+            value = self.func(path)
+        except Exception as exc:
+            frozen = canon.freeze_exception(exc, stem_length=self.stem_length)
+            text = f"raised {frozen.exc_type}: {frozen.exc_stem}\n"
+            return Rendered(text.encode("utf-8"), frozen)
+        data = _to_bytes(value, loose=self.loose, fixture_id=fixture_id)
+        if not self.rules.rules:
+            return Rendered(data)
+        local = self.rules.fresh()
+        return Rendered(local.apply_bytes(data), fired=local.counts())
+
+
+def renderer_for(project: Project, spec: CorpusSpec, rules: RuleSet, loose: bool) -> Renderer:
+    """The configured render callable, imported once, behind a :class:`Renderer`."""
+    func = resolve_callable(spec.render, project.root, where=project.where(spec, "render"))
+    return Renderer(func, loose=loose, rules=rules, stem_length=project.config.lockstep.stem_length)
+
+
+# Worker-side state for parallel replay: the renderer is built once per process.
+_worker_renderer: Renderer | None = None
+
+
+def worker_init(
+    root: str, render: str, loose: bool, rules: list[RuleRecord], stem_length: int
+) -> None:
+    """Build this worker process's renderer once (parallel replay)."""
+    global _worker_renderer
+    func = resolve_callable(render, Path(root), where="render")
+    rule_set = rules_from_records(rules, where="lock")
+    _worker_renderer = Renderer(func, loose=loose, rules=rule_set, stem_length=stem_length)
+
+
+def worker_render(batch: list[tuple[str, str]]) -> list[tuple[str, Rendered]]:
+    """Render one batch of ``(fixture id, path)`` in a worker process."""
+    assert _worker_renderer is not None
+    return [(fid, _worker_renderer(fid, Path(p))) for fid, p in batch]

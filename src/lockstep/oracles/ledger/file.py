@@ -1,0 +1,213 @@
+"""The ledger file: ``<dir>/<name>.ledger.jsonl``, read streaming and written whole.
+
+Line 1 is the header (the target, its frozen signature, the stem length);
+every further line is one distinct call, sorted by id (see
+:mod:`lockstep.oracles.ledger.format`).  Every reader of rows — listing,
+replay, worker processes — goes through :func:`parse_row`, so a bad line is
+reported the same way everywhere: ``FILE:LINE: reason``.  Writing goes through
+the shared record-mode merge (:mod:`lockstep.oracles.lifecycle`), whether rows
+come from ``lockstep record``, ``pytest --lockstep-record`` or ``@record_io``
+at exit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import BinaryIO
+
+import msgspec
+
+from lockstep import canon
+from lockstep.config import LedgerSpec
+from lockstep.errors import DataError, Rejected
+from lockstep.model import RecordMode, RecordReport
+from lockstep.oracles.ledger.format import (
+    ENCODER,
+    FORMAT_VERSION,
+    HEADER_DECODER,
+    ROW_DECODER,
+    LedgerHeader,
+    LedgerRow,
+    Param,
+    call_text,
+    describe_signature,
+    outcome_text,
+    signature_changes,
+)
+from lockstep.oracles.lifecycle import check_contract, merge
+from lockstep.store import AtomicLines, display_path, iter_lines, lock_for
+
+
+class SignatureChanged(Rejected):
+    """The target's signature is not the one the ledger was recorded against.
+
+    A finding about the rewrite (exit 1), not bad input: the body rewrite changed
+    more than the body, so the recorded rows cannot vouch for it."""
+
+
+def read_header(path: Path) -> LedgerHeader:
+    """Line 1 of a ledger; a missing, empty or malformed header names ``FILE:1``."""
+    shown = display_path(path)
+    for lineno, line in iter_lines(path):
+        try:
+            return HEADER_DECODER.decode(line)
+        except msgspec.ValidationError as e:
+            raise DataError(f"{shown}:{lineno}: not a ledger header: {_describe(e)}") from None
+        except msgspec.DecodeError as e:
+            raise DataError(f"{shown}:{lineno}: not valid JSON ({e})") from None
+    raise DataError(f"{shown}: empty file; expected a ledger header on line 1")
+
+
+def _describe(err: Exception) -> str:
+    text = str(err)
+    return text.replace("Object contains", "has").replace("Object missing", "misses")
+
+
+def iter_rows(path: Path, header: LedgerHeader) -> Iterator[tuple[int, LedgerRow]]:
+    """Stream the rows after the header; a bad line raises ``FILE:LINE: reason``."""
+    shown = display_path(path)
+    lines = iter_lines(path)
+    next(lines, None)
+    for lineno, line in lines:
+        yield lineno, parse_row(line, lineno, shown, header.fn)
+
+
+def parse_row(line: bytes, lineno: int, shown: str, fn: str) -> LedgerRow:
+    """One row line, or ``FILE:LINE: reason`` (bad JSON, a field missing or unknown, a row
+    for another function).  Every reader of rows -- listing, replay, worker -- uses this."""
+    try:
+        row = ROW_DECODER.decode(line)
+    except msgspec.ValidationError as e:
+        raise DataError(f"{shown}:{lineno}: {_describe(e)}") from None
+    except msgspec.DecodeError as e:
+        raise DataError(f"{shown}:{lineno}: not valid JSON ({e})") from None
+    if row.fn != fn:
+        raise DataError(
+            f"{shown}:{lineno}: row {row.id} is for {row.fn!r}, but the header names {fn!r}"
+        )
+    return row
+
+
+def check_header_target(path: Path, header: LedgerHeader, spec: LedgerSpec) -> None:
+    """A ledger file must belong to the configured target."""
+    if header.fn != spec.target:
+        raise DataError(
+            f"{display_path(path)}:1: ledger was recorded for {header.fn!r}, "
+            f"but ledger {spec.name!r} targets {spec.target!r}"
+        )
+
+
+def check_signature(path: Path, header: LedgerHeader, current: list[Param]) -> None:
+    """Rows recorded against another signature prove nothing about this one."""
+    changes = signature_changes(header.signature, current)
+    if changes:
+        raise SignatureChanged(
+            f"{display_path(path)}:1: recorded against {header.fn}"
+            f"{describe_signature(header.signature)}, the target is now "
+            f"{describe_signature(current)}: {'; '.join(changes)} "
+            "(a body rewrite keeps the signature; "
+            "re-record with --force if this change is intended)"
+        )
+
+
+def open_ledger(path: Path) -> BinaryIO:
+    """Open a ledger for streaming, with the same one-line errors as :func:`iter_lines`."""
+    try:
+        return path.open("rb")
+    except FileNotFoundError:
+        raise DataError(f"{display_path(path)}: file not found") from None
+    except OSError as e:
+        raise DataError(f"{display_path(path)}: cannot read: {e.strerror}") from None
+
+
+def outcome_of(row: LedgerRow) -> bytes:
+    """A row's outcome as canonical bytes: two rows with equal bytes behaved alike.
+
+    The recorder computes the same bytes for a call it sees, so an input whose
+    outcome varies between calls is found by comparing these.
+    """
+    unset = msgspec.UNSET
+    return canon.canonical_json(
+        [
+            row.ok,
+            None if row.result is unset else row.result,
+            "" if row.exc_type is unset else row.exc_type,
+            "" if row.exc_stem is unset else row.exc_stem,
+            None if row.mutated is unset else row.mutated,
+        ]
+    )
+
+
+def _kept_note(rid: str, _old: LedgerRow, row: LedgerRow) -> str:
+    return (
+        f"row {rid} {call_text(row.fn, row.args, row.kwargs)} now "
+        f"{outcome_text(row.ok, row.result, row.exc_type, row.exc_stem, row.mutated)}; "
+        "kept the recorded outcome (re-record with --force to replace it)"
+    )
+
+
+def write_ledger(
+    path: Path,
+    report: RecordReport,
+    fn: str,
+    rows: Mapping[str, LedgerRow],
+    signature: list[Param],
+    stem_length: int,
+) -> None:
+    """Merge the rows recorded now into ``path`` in ``report.mode`` and write it whole.
+
+    Every mode but ``--force`` keeps the file's header, and so needs the target's
+    signature to be the recorded one; ``--new-only`` also needs the same stem
+    length (one contract per file).
+    """
+    header = LedgerHeader(
+        lockstep_ledger=FORMAT_VERSION, fn=fn, signature=signature, stem_length=stem_length
+    )
+    existing: dict[str, LedgerRow] = {}
+    if report.mode is not RecordMode.CREATE and path.exists():
+        recorded = read_header(path)
+        if report.mode is not RecordMode.FORCE:
+            check_signature(path, recorded, signature)
+            check_contract(
+                report.oracle,
+                report.mode,
+                recorded.stem_length,
+                stem_length,
+                what="stem length",
+            )
+            header = recorded
+        existing = {row.id: row for _, row in iter_rows(path, recorded)}
+    merged = merge(
+        report,
+        existing,
+        rows,
+        rows.keys(),
+        same=lambda a, b: outcome_of(a) == outcome_of(b),
+        kept=_kept_note,
+    )
+    with AtomicLines(path) as out:
+        out.write(ENCODER.encode(header))
+        for row in merged.values():
+            out.write(ENCODER.encode(row))
+
+
+def merge_into_file(
+    path: Path,
+    fn: str,
+    rows: Mapping[str, LedgerRow],
+    signature: list[Param],
+    stem_length: int,
+) -> list[str]:
+    """Add new rows to ``path`` (creating it), under its lock: what ``@record_io`` does at exit."""
+    with lock_for(path):
+        mode = RecordMode.NEW_ONLY if path.exists() else RecordMode.CREATE
+        if path.exists():
+            header = read_header(path)
+            if header.fn != fn:
+                raise DataError(
+                    f"{display_path(path)}:1: ledger was recorded for {header.fn!r}, not {fn!r}"
+                )
+        report = RecordReport(path.name, path, mode)
+        write_ledger(path, report, fn, rows, signature, stem_length)
+    return report.notes

@@ -1,0 +1,276 @@
+"""Replaying ledger rows: thaw the arguments, call the current target, compare canonically.
+
+* the return value *and its type* (a list where a tuple was is drift), or the
+  exception's qualified type and message stem;
+* every argument the call mutated, frozen after the call.
+
+Comparison is exact.  Two opt-ins per ``[[ledger]]`` relax it, each documented
+where a reviewer reads the config: ``float_tolerance = 1e-9`` accepts floats
+(anywhere inside the result or a mutated argument) that differ by at most that
+absolute amount -- types must still match -- and ``loose = true`` treats tuples
+and lists as the same sequence.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Final
+
+import msgspec
+
+from lockstep import canon, diff
+from lockstep.canon import JSON
+from lockstep.errors import CanonError, DataError
+from lockstep.model import Drift, Outcome, ReplayOptions, Status
+from lockstep.oracles.ledger.file import parse_row
+from lockstep.oracles.ledger.format import LedgerRow, call_text, outcome_text
+
+
+def _close(expected: Any, actual: Any, tol: float) -> bool:
+    """Structural equality of two frozen values with an absolute tolerance on floats."""
+    if type(expected) is not type(actual):
+        return False
+    if type(expected) is float:
+        return bool(abs(expected - actual) <= tol)
+    if type(expected) is list:
+        return len(expected) == len(actual) and all(
+            _close(e, a, tol) for e, a in zip(expected, actual, strict=True)
+        )
+    if type(expected) is dict:
+        return expected.keys() == actual.keys() and all(
+            _close(expected[k], actual[k], tol) for k in expected
+        )
+    return bool(expected == actual)
+
+
+_SELF_FROZEN: Final = frozenset({str, int, bool, type(None)})
+"""Types whose frozen form is the value itself and which cannot change in place.
+
+A thawed value of one of these is the very object the ledger holds, so freezing it
+again gives the recorded bytes: replay compares such values without freezing them.
+(Not float: ``-0.0 == 0.0``, and a non-finite float freezes to a tag.)
+"""
+
+_decode = canon.decode
+
+
+def _expected_text(row: LedgerRow) -> str:
+    return outcome_text(row.ok, row.result, row.exc_type, row.exc_stem)
+
+
+@dataclass(slots=True)
+class Replayer:
+    """Calls the current target for each row and compares the canonical outcome."""
+
+    oracle: str
+    shown: str
+    target: Callable[..., Any]
+    loose: bool
+    tolerance: float
+    stem_length: int
+    loop: asyncio.AbstractEventLoop | None = None
+
+    def same(self, expected: JSON, actual: JSON) -> bool:
+        if canon.canonical_json(expected) == canon.canonical_json(actual):
+            return True
+        if self.loose:
+            try:
+                expected = canon.encode(canon.decode(expected), loose=True)
+                actual = canon.encode(canon.decode(actual), loose=True)
+            except CanonError:
+                return False
+            if canon.canonical_json(expected) == canon.canonical_json(actual):
+                return True
+        return self.tolerance > 0 and _close(expected, actual, self.tolerance)
+
+    def run(self, lineno: int, row: LedgerRow) -> Outcome:
+        args: list[Any] = row.args
+        kwargs: dict[str, Any] = row.kwargs
+        # Scalars thaw to themselves: such rows (the usual kind) need no decoding at all.
+        scalar = _SELF_FROZEN.issuperset(map(type, args)) and (
+            not kwargs or _SELF_FROZEN.issuperset(map(type, kwargs.values()))
+        )
+        if not scalar:
+            try:
+                args = _decode(args, path="args")
+                kwargs = _decode(kwargs, path="kwargs") if kwargs else {}
+            except CanonError as e:
+                raise DataError(f"{self.shown}:{lineno}: row {row.id}: {e}") from None
+        ok = True
+        result: Any = None
+        exc: BaseException | None = None
+        try:
+            result = self.target(*args, **kwargs)
+            if self.loop is not None and inspect.isawaitable(result):
+                result = self.loop.run_until_complete(result)
+        except Exception as e:
+            ok = False
+            exc = e
+        expected: Any = row.result
+        # The common case, decided without freezing anything: a scalar result whose frozen
+        # form is itself, of exactly the recorded type (so ``==`` cannot confuse 1, 1.0 and
+        # True), and arguments that cannot have changed in place.
+        if (
+            scalar
+            and ok
+            and row.ok
+            and type(result) is type(expected)
+            and type(result) in _SELF_FROZEN
+            and result == expected
+            and not row.mutated
+        ):
+            return Outcome(self.oracle, row.id, Status.PASS)
+        return self._compare(lineno, row, args, kwargs, ok, result, exc)
+
+    def _check_recorded(self, lineno: int, row: LedgerRow) -> None:
+        """A recorded value that does not thaw is a corrupt line, never a drift to show."""
+        try:
+            if row.ok and not isinstance(row.result, msgspec.UnsetType):
+                _decode(row.result, path="result")
+            if isinstance(row.mutated, dict):
+                _decode(row.mutated, path="mutated")
+        except CanonError as e:
+            raise DataError(f"{self.shown}:{lineno}: row {row.id}: {e}") from None
+
+    def _compare(
+        self,
+        lineno: int,
+        row: LedgerRow,
+        args: list[Any],
+        kwargs: dict[str, Any],
+        ok: bool,
+        result: Any,
+        exc: BaseException | None,
+    ) -> Outcome:
+        drifts: list[Drift] = []
+        if ok and row.ok:
+            try:
+                actual = canon.encode(result, path="result")
+            except CanonError as e:
+                drifts.append(Drift("result", _expected_text(row), f"returned a value that {e}"))
+            else:
+                expected: JSON = row.result  # type: ignore[assignment]
+                if not self.same(expected, actual):
+                    actual_text = outcome_text(True, actual, None, None)
+                    drifts.append(
+                        Drift(
+                            "result",
+                            _expected_text(row),
+                            actual_text,
+                            _value_diff(expected, actual),
+                        )
+                    )
+        elif not ok and not row.ok:
+            assert exc is not None
+            frozen = canon.freeze_exception(exc, stem_length=self.stem_length)
+            if (frozen.exc_type, frozen.exc_stem) != (row.exc_type, row.exc_stem):
+                drifts.append(
+                    Drift(
+                        "exception",
+                        _expected_text(row),
+                        outcome_text(False, None, frozen.exc_type, frozen.exc_stem),
+                    )
+                )
+        else:
+            if exc is not None:
+                frozen = canon.freeze_exception(exc, stem_length=self.stem_length)
+                actual_text = outcome_text(False, None, frozen.exc_type, frozen.exc_stem)
+            else:
+                try:
+                    actual_text = outcome_text(True, canon.encode(result), None, None)
+                except CanonError as e:
+                    actual_text = f"returned a value that {e}"
+            drifts.append(Drift("outcome", _expected_text(row), actual_text))
+        mutation = self._mutation_drift(row, args, kwargs)
+        if mutation is not None:
+            drifts.append(mutation)
+        if not drifts:
+            return Outcome(self.oracle, row.id, Status.PASS)
+        self._check_recorded(lineno, row)
+        return Outcome(
+            self.oracle,
+            row.id,
+            Status.DRIFT,
+            tuple(drifts),
+            note=call_text(row.fn, row.args, row.kwargs),
+        )
+
+    def _mutation_drift(
+        self, row: LedgerRow, args: list[Any], kwargs: dict[str, Any]
+    ) -> Drift | None:
+        actual: dict[str, JSON] = {}
+        try:
+            for i, value in enumerate(args):
+                if value is row.args[i] and type(value) in _SELF_FROZEN:
+                    continue  # thawed to the recorded object itself, and it cannot change
+                after = canon.encode(value)
+                if canon.canonical_json(after) != canon.canonical_json(row.args[i]):
+                    actual[str(i)] = after
+            for name, value in kwargs.items():
+                if value is row.kwargs[name] and type(value) in _SELF_FROZEN:
+                    continue
+                after = canon.encode(value)
+                if canon.canonical_json(after) != canon.canonical_json(row.kwargs[name]):
+                    actual[name] = after
+        except CanonError as e:
+            return Drift("mutation", "arguments frozen after the call", f"an argument {e}")
+        expected = row.mutated if isinstance(row.mutated, dict) else {}
+        if actual.keys() == expected.keys() and all(
+            self.same(expected[k], actual[k]) for k in expected
+        ):
+            return None
+        return Drift("mutation", _mutation_text(expected), _mutation_text(actual))
+
+
+def _mutation_text(mutated: dict[str, JSON]) -> str:
+    if not mutated:
+        return "no argument mutated"
+    return outcome_text(True, None, None, None, mutated).split("; ", 1)[1]
+
+
+def _value_diff(expected: JSON, actual: JSON) -> str:
+    """A unified diff of two values pretty-printed, when they are big enough to need one."""
+    import pprint
+
+    try:
+        left = pprint.pformat(canon.decode(expected), width=80)
+        right = pprint.pformat(canon.decode(actual), width=80)
+    except CanonError:
+        return ""
+    if "\n" not in left and "\n" not in right:
+        return ""
+    return diff.unified(
+        left + "\n", right + "\n", label_expected="recorded", label_actual="replayed"
+    )
+
+
+@dataclass(frozen=True)
+class _WorkerState:
+    """What each replay worker process keeps between batches (set by its initializer)."""
+
+    replayer: Replayer
+    options: ReplayOptions
+    fn: str
+
+
+_WORKER: list[_WorkerState] = []
+"""This worker process's state: empty in the parent, one item in a worker."""
+
+
+def install_worker(replayer: Replayer, options: ReplayOptions, fn: str) -> None:
+    """Keep this worker process's replayer for the batches it will receive."""
+    _WORKER.append(_WorkerState(replayer, options, fn))
+
+
+def replay_batch(lines: list[tuple[int, bytes]]) -> list[Outcome]:
+    state = _WORKER[-1]
+    replayer, selects, fn = state.replayer, state.options.selects, state.fn
+    out: list[Outcome] = []
+    for lineno, line in lines:
+        row = parse_row(line, lineno, replayer.shown, fn)
+        if selects(row.id):
+            out.append(replayer.run(lineno, row))
+    return out

@@ -1,0 +1,130 @@
+"""The record-mode lifecycle every oracle kind goes through, written once.
+
+Updating an oracle is never implicit.  ``record`` with no mode only creates;
+``--new-only`` adds cases the oracle does not know, ``--force`` re-records
+every case, ``--trim`` drops cases whose input is gone.  Each kind says what
+its cases are and how one is frozen; this module decides, the same way for
+every kind:
+
+* whether a mode can apply to the file on disk (:func:`check_record_mode`);
+* whether ``--new-only`` may add cases at all: only under the very contract
+  (rules, loose mode, stem length, compare mode...) the file was recorded
+  with, since one file must not hold cases judged by two contracts
+  (:func:`check_contract`);
+* which cases to freeze (:func:`wanted`), and how old and fresh cases merge,
+  category by category into the :class:`~lockstep.model.RecordReport`
+  (:func:`merge`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
+
+from lockstep.errors import UsageError
+from lockstep.model import RecordMode, RecordReport
+from lockstep.store import display_path
+
+E = TypeVar("E")
+
+
+@dataclass(frozen=True)
+class ModeWords:
+    """What ``--new-only``, ``--force`` and ``--trim`` do for one oracle kind."""
+
+    new_only: str
+    force: str
+    trim: str
+
+
+def check_record_mode(
+    path: Path, root: Path, name: str, mode: RecordMode, words: ModeWords
+) -> bool:
+    """Refuse a mode that cannot apply to the file on disk; return whether the file exists."""
+    exists = path.exists()
+    shown = display_path(path, root)
+    if mode is RecordMode.CREATE and exists:
+        raise UsageError(
+            f"{shown} already exists; say what you want: --new-only ({words.new_only}), "
+            f"--force ({words.force}) or --trim ({words.trim})"
+        )
+    if mode is not RecordMode.CREATE and not exists:
+        raise UsageError(
+            f"{shown} does not exist yet; run 'lockstep record {name}' without a mode first"
+        )
+    return exists
+
+
+def check_contract(
+    name: str, mode: RecordMode, recorded: object, configured: object, *, what: str
+) -> None:
+    """``--new-only`` under another contract than the file's is refused (use ``--force``).
+
+    ``recorded`` and ``configured`` are whatever decides how this kind's cases
+    are compared (compared with ``==``); ``what`` names it for the user.
+    """
+    if mode is RecordMode.NEW_ONLY and recorded != configured:
+        raise UsageError(
+            f"{name}: the configured {what} differ from the recorded ones; adding cases "
+            "under other settings would mix two contracts in one file: use --force"
+        )
+
+
+def wanted(mode: RecordMode, present: Iterable[str], old: Collection[str]) -> list[str]:
+    """The cases to freeze now: all present ones, only new ones (``--new-only``), none (trim)."""
+    if mode is RecordMode.TRIM:
+        return []
+    if mode is RecordMode.NEW_ONLY:
+        return [case_id for case_id in present if case_id not in old]
+    return list(present)
+
+
+def merge(
+    report: RecordReport,
+    old: Mapping[str, E],
+    fresh: Mapping[str, E],
+    present: Collection[str],
+    *,
+    same: Callable[[E, E], bool],
+    kept: Callable[[str, E, E], str] | None = None,
+) -> dict[str, E]:
+    """The cases the oracle holds after ``report.mode``, each sorted into the report.
+
+    ``old``: the cases on disk; ``fresh``: the cases frozen now; ``present``: the
+    ids whose input exists now.  ``--new-only`` keeps every old case (also those
+    whose input vanished: only ``--trim`` drops them) and, when a fresh case
+    differs from the one kept, says so through ``kept``.  ``--force`` replaces
+    everything with what was frozen now.  ``--trim`` keeps the old cases whose
+    input is present.  The result is sorted by id.
+    """
+    mode = report.mode
+    result: dict[str, E]
+    if mode is RecordMode.TRIM:
+        result = {cid: entry for cid, entry in old.items() if cid in present}
+        report.unchanged.extend(sorted(result))
+        report.trimmed.extend(sorted(cid for cid in old if cid not in present))
+    elif mode is RecordMode.NEW_ONLY:
+        result = dict(old)
+        report.unchanged.extend(sorted(old))
+        for cid in sorted(fresh):
+            entry = fresh[cid]
+            previous = old.get(cid)
+            if previous is None:
+                result[cid] = entry
+                report.added.append(cid)
+            elif kept is not None and not same(previous, entry):
+                report.notes.append(kept(cid, previous, entry))
+    else:
+        result = dict(fresh)
+        for cid in sorted(fresh):
+            previous = old.get(cid)
+            if previous is None:
+                report.added.append(cid)
+            elif same(previous, fresh[cid]):
+                report.unchanged.append(cid)
+            else:
+                report.replaced.append(cid)
+        report.trimmed.extend(sorted(cid for cid in old if cid not in fresh))
+    return dict(sorted(result.items()))

@@ -1,0 +1,73 @@
+"""The collected oracle cases: one pytest item per recorded case of an oracle file."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lockstep.config import OracleSpec, Project
+from lockstep.errors import LockstepError
+from lockstep.model import Outcome
+from lockstep.oracles import CaseRunner, kind_of
+
+
+class LockstepDrift(Exception):
+    """Raised by an item whose case drifted; carries the outcome for the report."""
+
+    def __init__(self, outcome: Outcome) -> None:
+        super().__init__(outcome.case_id)
+        self.outcome = outcome
+
+
+class OracleFile(pytest.File):
+    """One oracle file; its children are the recorded cases."""
+
+    project: Project
+    spec: OracleSpec
+
+    def collect(self) -> Iterator[pytest.Item]:
+        try:
+            ids = list(kind_of(self.spec).case_ids(self.project, self.spec))
+        except LockstepError as e:
+            raise self.CollectError(str(e)) from None
+        for case_id in ids:
+            yield OracleItem.from_parent(self, name=case_id)
+
+
+class OracleItem(pytest.Item):
+    """One recorded case: replays it and fails with the same text the CLI prints."""
+
+    parent: OracleFile
+
+    def runtest(self) -> None:
+        runner = _runner(self)
+        outcome = runner(self.name)
+        if not outcome.ok:
+            raise LockstepDrift(outcome)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        if isinstance(excinfo.value, LockstepDrift):
+            from lockstep.report.terminal import outcome_text
+
+            return outcome_text(excinfo.value.outcome).plain
+        if isinstance(excinfo.value, LockstepError):
+            return f"lockstep: {excinfo.value}"
+        return str(super().repr_failure(excinfo))
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, None, f"{self.parent.spec.kind} {self.parent.spec.name}::{self.name}"
+
+
+_RUNNERS = pytest.StashKey[dict[str, CaseRunner]]()
+
+
+def _runner(item: OracleItem) -> CaseRunner:
+    """The prepared runner for the item's oracle, built once per session (per xdist worker)."""
+    runners = item.session.stash.setdefault(_RUNNERS, {})
+    spec = item.parent.spec
+    if spec.name not in runners:
+        runners[spec.name] = kind_of(spec).case_runner(item.parent.project, spec)
+    return runners[spec.name]

@@ -1,0 +1,61 @@
+"""The one place the pytest plugin finds the lockstep project.
+
+``--lockstep-config PATH`` names the file; otherwise it is found from pytest's
+rootdir upwards (``lockstep.toml``, or ``[tool.lockstep]`` in
+``pyproject.toml``).  The project is loaded once per pytest run and shared by
+the collected oracle cases, ``--lockstep-record`` and the ``tape`` fixture, so
+all three always agree on which configuration they use.  A configuration error
+stops the run as a usage error, with lockstep's one-line message.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from lockstep.config import CONFIG_FILE, Config, Project, find_config, load_project
+from lockstep.errors import LockstepError
+
+CONFIG_OPTION = "--lockstep-config"
+
+_PROJECT = pytest.StashKey[Project]()
+
+
+def add_config_option(group: pytest.OptionGroup) -> None:
+    group.addoption(
+        CONFIG_OPTION,
+        default=None,
+        metavar="PATH",
+        help="lockstep config file (default: found from the rootdir upwards).",
+    )
+
+
+def load(config: pytest.Config, *, required: bool = True) -> Project:
+    """The run's lockstep project, loaded on first use; raises :class:`LockstepError`.
+
+    With ``required=False`` (the ``tape`` fixture, which works without any
+    configuration) a project with no config file is the defaults rooted at
+    pytest's rootdir.
+    """
+    cached = config.stash.get(_PROJECT, None)
+    if cached is not None and (not required or cached.config_path.is_file()):
+        return cached
+    explicit = config.getoption(CONFIG_OPTION, default=None)
+    root = Path(str(config.rootpath))
+    if explicit:
+        project = load_project(config_path=Path(explicit))
+    elif required or find_config(root) is not None:
+        project = load_project(root)
+    else:
+        project = Project(root=root, config_path=root / CONFIG_FILE, config=Config())
+    config.stash[_PROJECT] = project
+    return project
+
+
+def project_for(config: pytest.Config) -> Project:
+    """:func:`load` for hooks: a configuration error stops the run as a usage error."""
+    try:
+        return load(config)
+    except LockstepError as e:
+        raise pytest.UsageError(f"lockstep: {e}") from None
