@@ -469,3 +469,34 @@ def test_each_pin_is_a_pytest_item_under_xdist(recorded: Path) -> None:
     assert "[gw" in result.stdout  # really ran on xdist workers
     assert "export.pins.jsonl::empty" in result.stdout
     assert "export.pins.jsonl::two-rows" in result.stdout
+
+
+def test_new_only_under_other_rules_is_refused_and_force_adopts_them(recorded: Path) -> None:
+    """One policy for every kind: --new-only never mixes two rule sets in one file."""
+    root = recorded
+    config = root / "lockstep.toml"
+    config.write_text(
+        config.read_text().replace(
+            'rules = ["uuid", "iso-timestamp"]', 'rules = ["uuid", "iso-timestamp", "hex-address"]'
+        )
+    )
+    (root / "cases/export.toml").write_text(
+        textwrap.dedent(CASES) + '\n[[case]]\nid = "one-row"\nstdin = "carol,1\\n"\n',
+        encoding="utf-8",
+    )
+    before = snapshot_tree(root)
+    new = run_cli("record", "export", "--new-only", cwd=root)
+    assert new.code == 2, new.output
+    line = one_line_error(new.stderr)
+    assert "export: the configured rules or environment base differ" in line
+    assert "--force" in line
+    assert snapshot_tree(root) == before
+
+    force = run_cli("record", "export", "--force", cwd=root)
+    assert force.code == 0, force.output
+    header = pins_lines(root)[0]
+    assert [r["name"] for r in header["rules"]] == [  # type: ignore[index]
+        "uuid",
+        "iso-timestamp",
+        "hex-address",
+    ]

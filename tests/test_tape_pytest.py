@@ -105,7 +105,7 @@ def test_a_missing_golden_fails_with_the_command_that_records_it(tmp_path: Path)
         in result.stdout
     )
     assert "pytest --lockstep-record-tapes tests/test_shop.py::test_total" in result.stdout
-    assert "lockstep/pytest_tape.py" not in result.stdout  # a message, not a traceback
+    assert "lockstep/pytest/tape_fixture.py" not in result.stdout  # a message, not a traceback
     assert not (root / "frozen").exists()
 
 
@@ -275,3 +275,21 @@ def test_under_xdist_each_worker_records_and_checks_its_own_tapes(tmp_path: Path
     checked = pytest_in(root, "-p", "xdist", "-n", "2")
     assert checked.code == 0, checked.output
     assert "5 passed" in checked.stdout
+
+
+def test_the_tape_fixture_uses_the_config_named_by_lockstep_config(tmp_path: Path) -> None:
+    """``--lockstep-config`` is the one configuration of the run, for the tape fixture too."""
+    root = make_project(tmp_path / "proj")
+    (root / "lockstep.toml").unlink()
+    write_files(root, {"ci/lockstep.toml": '[lockstep]\ndir = "golden"\n'})
+    args = ("--lockstep-config", "ci/lockstep.toml", "tests/test_shop.py::test_total")
+    recorded = pytest_in(root, "--lockstep-record-tapes", *args)
+    assert recorded.code == 0, recorded.output
+    written = sorted(p.relative_to(root).as_posix() for p in root.rglob("*.tape.json"))
+    assert written == ["ci/golden/tapes/tests/test_shop.py/test_total.tape.json"]
+    checked = pytest_in(root, *args)
+    assert checked.code == 0, checked.output
+
+    broken = pytest_in(root, "--lockstep-config", "ci/missing.toml", "tests/test_shop.py")
+    assert broken.code != 0
+    assert "ci/missing.toml" in broken.output
