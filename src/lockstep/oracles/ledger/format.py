@@ -51,6 +51,9 @@ import msgspec
 
 from lockstep import canon
 from lockstep.canon import JSON
+from lockstep.canon.text import call_text as _call_text
+from lockstep.canon.text import outcome_text as outcome_text  # a row's outcome reads as canon's
+from lockstep.canon.text import short_name, value_text
 from lockstep.errors import CanonError
 
 FORMAT_VERSION: Final = 1
@@ -82,10 +85,7 @@ class Param(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=Tru
         prefix = {"var_positional": "*", "var_keyword": "**"}.get(self.kind, "")
         text = prefix + self.name
         if self.default is not msgspec.UNSET:
-            try:
-                text += "=" + repr(canon.decode(self.default))
-            except CanonError:
-                text += "=<default>"
+            text += "=" + value_text(self.default)
         elif self.default_unfrozen is True:
             text += "=<default>"
         return text
@@ -223,41 +223,11 @@ def signature_changes(recorded: list[Param], current: list[Param]) -> list[str]:
     return changes
 
 
-def short_name(fn: str) -> str:
-    """``parse_amount`` for ``refs.messy:parse_amount`` (``Cart.total`` for a method)."""
-    qualname = fn.rpartition(":")[2] or fn
-    return qualname.rpartition("<locals>.")[2]
-
-
-def _safe_repr(value: JSON) -> str:
-    try:
-        return repr(canon.decode(value))
-    except CanonError:
-        return canon.canonical_json(value).decode("utf-8", "replace")
-
-
 def call_text(fn: str, args: list[JSON], kwargs: dict[str, JSON]) -> str:
-    """The call written as Python: ``parse_amount(b'9.99', strict=True)``.
+    """A row's call written as Python: ``parse_amount(b'9.99', strict=True)``.
 
-    Values are thawed and shown with ``repr`` -- for display only; what is
-    compared is always the canonical form.
+    The target is named by its short name; the values are rendered from their
+    frozen form by :mod:`lockstep.canon.text` (display only: what is compared is
+    always the canonical form).
     """
-    parts = [_safe_repr(a) for a in args]
-    parts.extend(f"{k}={_safe_repr(v)}" for k, v in kwargs.items())
-    return f"{short_name(fn)}({', '.join(parts)})"
-
-
-def outcome_text(
-    ok: bool, result: Any, exc_type: Any, exc_stem: Any, mutated: Any = msgspec.UNSET
-) -> str:
-    """``returned ('9.99', 'USD')`` or ``raised ValueError: bad amount``, plus mutations."""
-    text = (
-        f"returned {_safe_repr(result)}" if ok else f"raised {exc_type}: {exc_stem}".rstrip(": ")
-    )
-    if isinstance(mutated, dict) and mutated:
-        changed = ", ".join(
-            f"{'args[' + k + ']' if k.isdigit() else k} -> {_safe_repr(v)}"
-            for k, v in sorted(mutated.items())
-        )
-        text += f"; mutated {changed}"
-    return text
+    return _call_text(short_name(fn), args, kwargs)

@@ -11,14 +11,13 @@ Three modes, because not all work is ordered:
   pool, a set iteration: work that is unordered by design);
 * ``counts``: only how many times each collaborator was called.
 
-Values are rendered from their canonical form back to Python-like text
-(``'EUR'``, ``Decimal('1.10')``, ``(1, 2)``), so the message reads like code.
+Values are rendered from their canonical form back to Python-like text by
+:mod:`lockstep.canon.text` (``'EUR'``, ``Decimal('1.10')``, ``(1, 2)``), so the
+message reads like code; the tape's own sentence is ``call -> value``.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 import difflib
 from collections import Counter
 from collections.abc import Sequence
@@ -28,7 +27,8 @@ from typing import Any, Final
 import msgspec
 
 from lockstep.canon import FrozenException
-from lockstep.oracles.tape.recorder import CompareMode, Event
+from lockstep.canon.text import call_text, raised_text, value_text
+from lockstep.oracles.tape.recorder import LAZY_TAG, CompareMode, Event
 from lockstep.rules import RuleRecord
 
 MAX_LINES: Final = 40
@@ -42,101 +42,25 @@ _key_encoder = msgspec.json.Encoder(order="sorted")
 # --------------------------------------------------------------------------- rendering
 
 
-def render_value(value: Any) -> str:
-    """Python-like text for a canonical (tagged) value, cut to :data:`MAX_VALUE` characters."""
-    text = _render(value)
-    return text if len(text) <= MAX_VALUE else text[: MAX_VALUE - 1] + "…"
-
-
-def _render_seq(items: Any, open_: str, close: str, *, tuple_: bool = False) -> str:
-    if not isinstance(items, list):
-        return _render(items)
-    inner = ", ".join(_render(v) for v in items)
-    if tuple_ and len(items) == 1:
-        inner += ","
-    return f"{open_}{inner}{close}"
-
-
-def _render_bytes(payload: Any, prefix: str = "") -> str:
-    try:
-        return prefix + repr(base64.b64decode(str(payload), validate=True))
-    except (binascii.Error, ValueError):
-        return f"{prefix}<bytes {payload!r}>"
-
-
-def _render_tag(tag: str, payload: Any) -> str:
-    if tag == "$lazy":
-        return f"<{payload}>"
-    if tag == "$tuple":
-        return _render_seq(payload, "(", ")", tuple_=True)
-    if tag == "$set":
-        return _render_seq(payload, "{", "}") if payload else "set()"
-    if tag == "$frozenset":
-        return "frozenset(" + (_render_seq(payload, "{", "}") if payload else "") + ")"
-    if tag == "$decimal":
-        return f"Decimal({payload!r})"
-    if tag == "$float":
-        return f"float({payload!r})"
-    if tag == "$bytes":
-        return _render_bytes(payload)
-    if tag == "$bytearray":
-        return f"bytearray({_render_bytes(payload)})"
-    if tag == "$dict" and isinstance(payload, list):
-        pairs = ", ".join(
-            f"{_render(p[0])}: {_render(p[1])}"
-            for p in payload
-            if isinstance(p, list) and len(p) == 2
-        )
-        return "{" + pairs + "}"
-    if tag in ("$date", "$uuid"):
-        return f"{tag[1:]}({payload!r})"
-    if tag in ("$datetime", "$time") and isinstance(payload, list) and payload:
-        zone = f", {payload[1]!r}" if len(payload) > 1 and payload[1] else ""
-        return f"{tag[1:]}({payload[0]!r}{zone})"
-    if tag in ("$enum", "$path") and isinstance(payload, list) and len(payload) == 2:
-        return (
-            f"{str(payload[0]).rpartition(':')[2]}.{payload[1]}"
-            if tag == "$enum"
-            else (f"{payload[0]}({payload[1]!r})")
-        )
-    if tag == "$dataclass" and isinstance(payload, list) and len(payload) == 2:
-        fields = payload[1] if isinstance(payload[1], dict) else {}
-        inner = ", ".join(f"{k}={_render(v)}" for k, v in fields.items())
-        return f"{str(payload[0]).rpartition(':')[2]}({inner})"
-    if tag == "$namedtuple" and isinstance(payload, list) and len(payload) == 2:
-        return str(payload[0]).rpartition(":")[2] + _render_seq(payload[1], "(", ")")
-    if tag == "$ext" and isinstance(payload, list) and len(payload) == 2:
-        return f"{str(payload[0]).rpartition(':')[2]}({_render(payload[1])})"
-    return f"{tag[1:]}({_render(payload)})"
-
-
-def _render(value: Any) -> str:
-    if isinstance(value, dict):
-        if len(value) == 1:
-            ((key, payload),) = value.items()
-            if key.startswith("$"):
-                return _render_tag(key, payload)
-        return "{" + ", ".join(f"{k!r}: {_render(v)}" for k, v in value.items()) + "}"
-    if isinstance(value, list):
-        return _render_seq(value, "[", "]")
-    return repr(value)
+def _returned_text(value: Any) -> str:
+    """A returned value; a returned generator, recorded by its type name only, as ``<generator>``."""
+    if isinstance(value, dict) and len(value) == 1 and isinstance(value.get(LAZY_TAG), str):
+        return f"<{value[LAZY_TAG]}>"
+    return value_text(value, limit=MAX_VALUE)
 
 
 def render_call(event: Event) -> str:
     """``rates.rate('EUR', when=date('2024-01-31'))``, or ``rates.base`` for an attribute read."""
     if event.read:
         return event.collaborator
-    parts = [render_value(a) for a in event.args]
-    parts += [f"{k}={render_value(v)}" for k, v in sorted(event.kwargs.items())]
-    return f"{event.collaborator}({', '.join(parts)})"
+    return call_text(event.collaborator, event.args, event.kwargs, limit=MAX_VALUE)
 
 
 def render_result(returned: Any, raised: FrozenException | None) -> str:
     """``-> 1.1`` or ``raised KeyError: 'XXX'``: a call's outcome, or a driver's output."""
     if raised is not None:
-        stem = f": {raised.exc_stem}" if raised.exc_stem else ""
-        return f"raised {raised.exc_type}{stem}"
-    return f"-> {render_value(returned)}"
+        return raised_text(raised.exc_type, raised.exc_stem)
+    return f"-> {_returned_text(returned)}"
 
 
 def render_outcome(event: Event) -> str:

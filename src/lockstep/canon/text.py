@@ -1,0 +1,303 @@
+"""Frozen values as Python-like text: how every report writes a recorded value or call.
+
+A drift message should read like code (``parse_amount('9.99', strict=True)
+returned (Decimal('9.99'), 'USD')``), so the tagged form is written back as the
+Python it stands for: tuples in parentheses, bytes as ``b'...'``, ``Decimal('1.10')``,
+``float('nan')``, ``datetime('2024-01-31T12:00:00', 'Europe/Paris')``, a dataclass
+as ``Point(x=1, y=2)``.
+
+The text is made by walking the tags, never by thawing the value:
+
+* oracle files are data, never instructions, so rendering imports no module
+  and calls no constructor named in a file (thawing an enum or a dataclass
+  would import its module);
+* a report is where a corrupt value shows up, so rendering never raises: a tag
+  it cannot read is shown as ``<unreadable {...}>`` with the stored JSON;
+* the text depends only on the canonical form (plain dicts are written with
+  sorted keys, as they are stored), and two frozen values that differ give
+  different text, a tuple never reading as a list, ``1`` never as ``1.0`` or
+  ``True``.
+
+Each oracle kind keeps its own sentence around the value (the ledger writes
+``returned X``, the tape ``-> X``); the value text comes from here.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import math
+from collections.abc import Callable, Mapping, Sequence
+from typing import Final
+
+import msgspec
+
+_json: Final = msgspec.json.Encoder(order="sorted")
+
+
+class _Unreadable(Exception):
+    """A tag whose payload is not what the codec writes: shown as stored, not guessed at."""
+
+
+def value_text(value: object, *, limit: int | None = None) -> str:
+    """Python-like text for a frozen (tagged JSON) value, cut to ``limit`` characters with "…"."""
+    try:
+        text = _render(value)
+    except RecursionError:
+        text = "<a value nested too deeply to show>"
+    if limit is not None and len(text) > limit:
+        return text[: max(limit - 1, 0)] + "…"
+    return text
+
+
+def call_text(
+    name: str,
+    args: Sequence[object],
+    kwargs: Mapping[str, object],
+    *,
+    limit: int | None = None,
+) -> str:
+    """``name(arg, key=value)``, keywords sorted as they are stored; ``limit`` cuts each value."""
+    parts = [value_text(a, limit=limit) for a in args]
+    parts += [f"{k}={value_text(kwargs[k], limit=limit)}" for k in sorted(kwargs)]
+    return f"{name}({', '.join(parts)})"
+
+
+def raised_text(exc_type: object, exc_stem: object) -> str:
+    """``raised ValueError: bad amount``, or ``raised KeyError`` when the message is empty."""
+    return f"raised {exc_type}: {exc_stem}" if exc_stem else f"raised {exc_type}"
+
+
+def mutated_text(mutated: Mapping[str, object]) -> str:
+    """``args[0] -> [1, 2], key -> 3``: arguments changed in place (``"0"`` is the first positional)."""
+    return ", ".join(
+        f"{'args[' + k + ']' if k.isdigit() else k} -> {value_text(v)}"
+        for k, v in sorted(mutated.items())
+    )
+
+
+def outcome_text(
+    ok: bool,
+    result: object,
+    exc_type: object,
+    exc_stem: object,
+    mutated: object = None,
+    *,
+    returned: str = "returned",
+    limit: int | None = None,
+) -> str:
+    """``returned ('9.99', 'USD')`` or ``raised ValueError: bad amount``, plus ``; mutated ...``.
+
+    ``returned`` is the word before a value (the tape writes ``->``); ``mutated``
+    is counted only when it is a non-empty mapping (an absent field may be any
+    sentinel).
+    """
+    text = (
+        f"{returned} {value_text(result, limit=limit)}" if ok else raised_text(exc_type, exc_stem)
+    )
+    if isinstance(mutated, Mapping) and mutated:
+        text += f"; mutated {mutated_text(mutated)}"
+    return text
+
+
+def short_name(target: str) -> str:
+    """``parse_amount`` for ``refs.messy:parse_amount``; ``Cart.total`` for a method."""
+    qualname = target.rpartition(":")[2] or target
+    return qualname.rpartition("<locals>.")[2]
+
+
+# --------------------------------------------------------------------------- walking
+
+
+def _render(value: object) -> str:
+    if value is None or type(value) in (str, bool):
+        return repr(value)
+    if type(value) is int:
+        return _int(value)
+    if type(value) is float:
+        return _float(value)
+    if type(value) is list:
+        return "[" + _items(value) + "]"
+    if type(value) is dict:
+        return _dict(value)
+    return f"<not a frozen value: {type(value).__name__}>"
+
+
+def _int(value: int) -> str:
+    try:
+        return repr(value)
+    except ValueError:  # more digits than Python converts to text
+        return f"<int of {value.bit_length()} bits>"
+
+
+def _float(value: float) -> str:
+    if math.isfinite(value):
+        return repr(value)
+    return f"float({repr(value)!r})"
+
+
+def _items(items: list[object]) -> str:
+    return ", ".join(_render(v) for v in items)
+
+
+def _dict(value: dict[object, object]) -> str:
+    if len(value) == 1:
+        ((key, payload),) = value.items()
+        if isinstance(key, str) and key.startswith("$"):
+            try:
+                return _tag(key, payload)
+            except _Unreadable:
+                return f"<unreadable {_stored(value)}>"
+    pairs = sorted(value.items(), key=lambda kv: str(kv[0]))
+    return "{" + ", ".join(f"{_render(k)}: {_render(v)}" for k, v in pairs) + "}"
+
+
+def _stored(value: object) -> str:
+    try:
+        return _json.encode(value).decode("utf-8", "replace")
+    except (TypeError, ValueError, OverflowError, RecursionError, msgspec.EncodeError):
+        return "…"
+
+
+def _tag(tag: str, payload: object) -> str:
+    render = _TAGS.get(tag)
+    if render is None:
+        raise _Unreadable(tag)
+    return render(payload)
+
+
+def _str(payload: object) -> str:
+    if not isinstance(payload, str):
+        raise _Unreadable(payload)
+    return payload
+
+
+def _list(payload: object, length: int | None = None) -> list[object]:
+    if not isinstance(payload, list) or (length is not None and len(payload) != length):
+        raise _Unreadable(payload)
+    return payload
+
+
+def _class_name(name: object) -> str:
+    """``Point`` for ``geo.shapes:Point``: the qualified name a reader knows the type by."""
+    return _str(name).rpartition(":")[2]
+
+
+def _tuple(payload: object) -> str:
+    items = _list(payload)
+    return "(" + _items(items) + ("," if len(items) == 1 else "") + ")"
+
+
+def _set(payload: object) -> str:
+    items = _list(payload)
+    return "{" + _items(items) + "}" if items else "set()"
+
+
+def _frozenset(payload: object) -> str:
+    items = _list(payload)
+    return "frozenset({" + _items(items) + "})" if items else "frozenset()"
+
+
+def _bytes(payload: object) -> str:
+    try:
+        return repr(base64.b64decode(_str(payload), validate=True))
+    except (binascii.Error, ValueError):
+        raise _Unreadable(payload) from None
+
+
+def _special_float(payload: object) -> str:
+    if payload not in ("nan", "inf", "-inf"):
+        raise _Unreadable(payload)
+    return f"float({payload!r})"
+
+
+def _complex_part(part: object) -> str:
+    if type(part) in (int, float):
+        return _render(part)
+    if isinstance(part, dict) and list(part) == ["$float"]:
+        return _special_float(part["$float"])
+    raise _Unreadable(part)
+
+
+def _complex(payload: object) -> str:
+    real, imag = _list(payload, 2)
+    return f"complex({_complex_part(real)}, {_complex_part(imag)})"
+
+
+def _dict_pairs(payload: object) -> str:
+    pairs = [_list(pair, 2) for pair in _list(payload)]
+    return "{" + ", ".join(f"{_render(k)}: {_render(v)}" for k, v in pairs) + "}"
+
+
+def _moment(kind: str) -> Callable[[object], str]:
+    """``datetime('2024-01-31T12:00:00', 'Europe/Paris')``; ``fold=1`` when it is set."""
+
+    def render(payload: object) -> str:
+        iso, zone, fold = _list(payload, 3)
+        if not (zone is None or isinstance(zone, str)) or type(fold) is not int:
+            raise _Unreadable(payload)
+        parts = [repr(_str(iso))] + ([repr(zone)] if zone else []) + (["fold=1"] if fold else [])
+        return f"{kind}({', '.join(parts)})"
+
+    return render
+
+
+def _timedelta(payload: object) -> str:
+    days, seconds, micro = _list(payload, 3)
+    for part in (days, seconds, micro):
+        if type(part) is not int:
+            raise _Unreadable(part)
+    named = zip(("days", "seconds", "microseconds"), (days, seconds, micro), strict=True)
+    parts = [f"{unit}={n}" for unit, n in named if n]
+    return f"timedelta({', '.join(parts) or '0'})"
+
+
+def _enum(payload: object) -> str:
+    cls, member = _list(payload, 2)
+    return f"{_class_name(cls)}.{_str(member)}"
+
+
+def _path(payload: object) -> str:
+    cls, text = _list(payload, 2)
+    return f"{_str(cls)}({_str(text)!r})"
+
+
+def _dataclass(payload: object) -> str:
+    cls, fields = _list(payload, 2)
+    if not isinstance(fields, dict):
+        raise _Unreadable(fields)
+    inner = ", ".join(f"{k}={_render(v)}" for k, v in fields.items())
+    return f"{_class_name(cls)}({inner})"
+
+
+def _namedtuple(payload: object) -> str:
+    cls, items = _list(payload, 2)
+    return f"{_class_name(cls)}({_items(_list(items))})"
+
+
+def _ext(payload: object) -> str:
+    name, inner = _list(payload, 2)
+    return f"{_class_name(name)}({_render(inner)})"
+
+
+_TAGS: Final[dict[str, Callable[[object], str]]] = {
+    "$tuple": _tuple,
+    "$set": _set,
+    "$frozenset": _frozenset,
+    "$bytes": _bytes,
+    "$bytearray": lambda p: f"bytearray({_bytes(p)})",
+    "$decimal": lambda p: f"Decimal({_str(p)!r})",
+    "$float": _special_float,
+    "$complex": _complex,
+    "$dict": _dict_pairs,
+    "$datetime": _moment("datetime"),
+    "$date": lambda p: f"date({_str(p)!r})",
+    "$time": _moment("time"),
+    "$timedelta": _timedelta,
+    "$uuid": lambda p: f"UUID({_str(p)!r})",
+    "$path": _path,
+    "$enum": _enum,
+    "$dataclass": _dataclass,
+    "$namedtuple": _namedtuple,
+    "$ext": _ext,
+}
