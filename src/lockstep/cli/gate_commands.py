@@ -8,11 +8,10 @@ repository, unknown or missing BASE, a detached HEAD without a range).
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterable
 
 import click
 from rich.console import Console
-from rich.table import Table
-from rich.text import Text
 
 from lockstep.cli.app import (
     EXIT_FAIL,
@@ -25,39 +24,13 @@ from lockstep.cli.app import (
 )
 from lockstep.errors import UsageError
 from lockstep.gates.brief import make_brief
-from lockstep.gates.budget import BudgetReport, check_budget
+from lockstep.gates.budget import check_budget
 from lockstep.gates.git import Change, Git
-from lockstep.gates.guard import GuardReport, guard_change, guard_commits, local_change
-from lockstep.gates.review import Review, parse_range, review, to_markdown
+from lockstep.gates.guard import guard_change, guard_commits, local_change
+from lockstep.gates.review import parse_range, review
 from lockstep.gates.step import save_and_restore, step
-
-
-def _print_guard(report: GuardReport) -> None:
-    out = _plain()
-    if not report.findings:
-        out.print(f"guard: ok — {report.label}: no commits to check")
-        return
-    for finding in report.violations:
-        sides = finding.sides
-        out.print(f"guard: {finding.where}: oracle files and production code change together")
-        out.print("  oracle side:")
-        for shown in sides.oracle_shown():
-            out.print(f"    {shown}")
-        out.print("  production side:")
-        for path in sides.production:
-            out.print(f"    {path}")
-    if report.violations:
-        out.print(
-            "Re-recording an oracle is a change of expected behaviour: commit it on its own, "
-            "before or after the refactor, never in the same change."
-        )
-        return
-    oracle = sum(len(f.sides.oracle) for f in report.findings)
-    production = sum(len(f.sides.production) for f in report.findings)
-    out.print(
-        f"guard: ok — {report.label}: {production} production file(s), "
-        f"{oracle} oracle file(s), never in the same change"
-    )
+from lockstep.report.gates import budget_lines, guard_lines, revert_lines, review_lines, step_lines
+from lockstep.report.markdown import review_markdown
 
 
 class _PlainConsole:
@@ -68,6 +41,10 @@ class _PlainConsole:
 
     def print(self, obj: object = "") -> None:
         self.console.print(obj, markup=False, highlight=False)
+
+    def print_all(self, items: Iterable[object]) -> None:
+        for item in items:
+            self.print(item)
 
 
 def _plain() -> _PlainConsole:
@@ -102,25 +79,8 @@ def guard(ctx: click.Context, staged: bool, base: str | None) -> None:
         )
     else:
         report = guard_change(project, git, local_change(git, staged=staged))
-    _print_guard(report)
+    _plain().print_all(guard_lines(report))
     sys.exit(EXIT_OK if report.ok else EXIT_FAIL)
-
-
-def _print_budget(report: BudgetReport) -> None:
-    out = _plain()
-    table = Table(title=f"change budget — {report.change}", title_justify="left")
-    table.add_column("module under change")
-    table.add_column("fan-in", justify="right")
-    table.add_column("lines allowed", justify="right")
-    table.add_column("imported by")
-    for m in report.modules:
-        shown = ", ".join(m.importers[:6]) + (" …" if len(m.importers) > 6 else "")
-        table.add_row(Text(m.module), str(m.fan_in), str(m.allowed), Text(shown or "-"))
-    if report.modules:
-        out.print(table)
-    for path, n in sorted(report.lines.items()):
-        out.print(f"  {path}: {n} changed line(s)")
-    out.print(("budget: ok — " if report.ok else "budget: exceeded — ") + report.summary())
 
 
 @main.command()
@@ -144,30 +104,8 @@ def budget(ctx: click.Context, target: str | None, base: str | None, staged: boo
     if base is not None:
         change = Change(git.resolve(base), change.head, f"{base}..{change.label}")
     report = check_budget(project, git, change, target)
-    _print_budget(report)
+    _plain().print_all(budget_lines(report))
     sys.exit(EXIT_OK if report.ok else EXIT_FAIL)
-
-
-def _print_review(result: Review) -> None:
-    out = _plain()
-    table = Table(
-        title=f"lockstep review {result.range_label} ({result.commits} commit(s))",
-        title_justify="left",
-        show_lines=True,
-    )
-    table.add_column("check", overflow="fold", max_width=36)
-    table.add_column("verdict")
-    table.add_column("evidence", overflow="fold")
-    for row in result.rows:
-        verdict = Text("pass", style="green") if row.ok else Text("FAIL", style="bold red")
-        table.add_row(Text(row.check), verdict, Text("\n".join(row.evidence)))
-    out.print(table)
-    failed = [r.check for r in result.rows if not r.ok]
-    out.print(
-        "review: ok — every row passes"
-        if not failed
-        else f"review: rejected — {len(failed)} row(s) failed: " + "; ".join(failed)
-    )
 
 
 @main.command("review")
@@ -198,9 +136,9 @@ def review_command(
     change = parse_range(git, revision_range)
     result = review(project, git, change, replay_options(jobs, None))
     if fmt == "md":
-        click.echo(to_markdown(result), nl=False)
+        click.echo(review_markdown(result), nl=False)
     else:
-        _print_review(result)
+        _plain().print_all(review_lines(result))
     sys.exit(EXIT_OK if result.ok else EXIT_FAIL)
 
 
@@ -223,25 +161,11 @@ def step_command(ctx: click.Context, revert: bool, runs: int, jobs: int | None) 
     git = Git(project.root)
     result = step(project, git, runs=runs, options=replay_options(jobs, None))
     out = _plain()
-    probe_bad = [line for line in result.probe.lines if not line.ok]
-    out.print(f"probe:  {'ok' if result.probe.ok else 'NONDETERMINISTIC'} — {result.probe.note}")
-    for line in probe_bad:
-        out.print(f"  {line.oracle}/{line.case_id}: {line.variants} distinct outputs")
-    out.print(f"replay: {'ok' if result.replay.ok else 'RED'}")
-    for text in result.replay.evidence():
-        out.print(f"  {text}")
-    out.print(f"budget: {'ok' if result.budget.ok else 'EXCEEDED'} — {result.budget.summary()}")
+    out.print_all(step_lines(result))
     if result.ok:
-        out.print("verdict: green — commit this step")
         sys.exit(EXIT_OK)
-    out.print("verdict: red")
     if revert:
-        saved = save_and_restore(git)
-        if saved is None:
-            out.print("nothing to revert: the working tree equals HEAD")
-        else:
-            out.print(f"reverted the working tree to HEAD; the change is saved in {saved}")
-            out.print(f"bring it back with: git apply {saved}")
+        out.print_all(revert_lines(save_and_restore(git)))
     sys.exit(EXIT_FAIL)
 
 

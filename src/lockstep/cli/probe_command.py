@@ -13,19 +13,17 @@ from dataclasses import replace
 from pathlib import Path
 
 import click
-from rich.text import Text
 
 from lockstep.cli.app import EXIT_FAIL, EXIT_OK, console, default_jobs, main, project_from
 from lockstep.config import PinsSpec, Project, find_config
 from lockstep.errors import UsageError
 from lockstep.oracles.pins.cases import read_cases
-from lockstep.oracles.pins.kind import case_target, rule_counts_text
-from lockstep.probe.runs import ProbeReport, ProbeTarget, Variant, probe_many
-from lockstep.probe.suggest import Verified, suggest_and_verify
-from lockstep.process import ENV_BASE, build_env
+from lockstep.oracles.pins.kind import case_target
+from lockstep.probe.runs import ProbeTarget, probe_many
+from lockstep.probe.suggest import suggest_and_verify
+from lockstep.process import build_env
+from lockstep.report.probe import report_text, suggestion_text, summary_text
 from lockstep.rules import BUILTIN_NAMES, RuleSet, builtin_rule, resolve_rules
-
-SHOWN_VARIANTS = 5
 
 
 def _rule_names(values: tuple[str, ...]) -> list[str]:
@@ -55,80 +53,6 @@ def _rules(names: list[str], project: Project | None) -> RuleSet:
             )
         rules.append(rule)
     return RuleSet(tuple(rules))
-
-
-def _variant_rows(variants: tuple[Variant, ...], text: Text) -> None:
-    text.append("      count  exit  stdout        stderr\n")
-    for v in variants[:SHOWN_VARIANTS]:
-        s = v.signature
-        text.append(
-            f"    {v.count:7d}  {s.exit_code:4d}  {s.stdout_sha[:12]}  {s.stderr_sha[:12]}\n"
-        )
-    if len(variants) > SHOWN_VARIANTS:
-        text.append(f"    … {_plural(len(variants) - SHOWN_VARIANTS, 'more signature')}\n")
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
-
-
-def report_text(report: ProbeReport, jobs: int) -> Text:
-    """One probed case as the user reads it."""
-    text = Text()
-    verdict_style = "green" if report.deterministic else "bold red"
-    text.append(f"{report.target.label}", style="bold")
-    text.append(f" — {report.runs} runs, {_plural(jobs, 'job')}\n")
-    text.append(f"  raw: {_plural(len(report.raw), 'signature')}\n")
-    _variant_rows(report.raw, text)
-    rules = ", ".join(report.rules) or "none"
-    text.append(f"  after rules [{rules}]: ")
-    text.append(f"{_plural(len(report.normalized), 'signature')}\n", style=verdict_style)
-    if report.rules:
-        _variant_rows(report.normalized, text)
-    if report.rules:
-        text.append(f"  {rule_counts_text(report.fired, report.rules)}\n")
-    if report.timed_out:
-        text.append(
-            f"  {report.timed_out} of {report.runs} runs hit the timeout "
-            f"({report.target.timeout:g} s) and were killed\n",
-            style="bold red",
-        )
-    differences = report.differences() if not (report.deterministic and report.rules) else ()
-    if differences:
-        stage = "after the rules" if not report.deterministic else "raw"
-        text.append(f"  where the two most common variants differ ({stage}):\n")
-        for d in differences:
-            if d.stream == "exit_code":
-                text.append(f"    exit code: {d.left} vs {d.right}\n")
-            else:
-                text.append(f"    {d.stream} line {d.line}:\n")
-                text.append(f"      - {d.left}\n", style="red")
-                text.append(f"      + {d.right}\n", style="green")
-    return text
-
-
-def suggestion_text(verified: Verified, existing: list[str]) -> Text:
-    text = Text()
-    if not verified.suggestions:
-        text.append(
-            "no rule suggested: the variants differ in a way no rule can name "
-            "(exit code, binary output or a different number of lines)\n",
-            style="bold red",
-        )
-        return text
-    if verified.working:
-        text.append("suggested rules — verified: ", style="bold green")
-        text.append("re-probing with them gives one signature\n")
-    else:
-        left = max(len(r.normalized) for r in verified.reports)
-        text.append("suggested rules — NOT enough: ", style="bold red")
-        text.append(f"re-probing with them still gives {left} signatures\n")
-    for s in verified.suggestions:
-        what = "built-in" if s.builtin else f"recognised {s.kind}" if s.kind != "value" else "regex"
-        text.append(f"  {s.name} ({what}), e.g. {s.example!r}\n")
-    text.append("\n# paste into the [[pins]] table and lockstep.toml (or pass to --rules):\n")
-    text.append(verified.toml(existing))
-    return text
 
 
 @main.command()
@@ -225,10 +149,5 @@ def probe(
         verified = suggest_and_verify(flaky, rules=rules, runs=runs, jobs=jobs)
         out.print()
         out.print(suggestion_text(verified, rules.names), end="")
-    base = ", ".join(f"{k}={v}" for k, v in ENV_BASE.items())
-    summary = (
-        f"{len(reports) - len(flaky)} of {_plural(len(reports), 'case')} deterministic "
-        f"after the rules (env base: PATH inherited, {base})"
-    )
-    out.print(Text(summary, style="bold green" if not flaky else "bold red"))
+    out.print(summary_text(reports))
     sys.exit(EXIT_FAIL if flaky else EXIT_OK)

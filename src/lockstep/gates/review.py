@@ -190,25 +190,3 @@ def review(
             )
         )
     return Review(change.label, change.base, head, len(commits), tuple(rows))
-
-
-def _md_cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
-def to_markdown(result: Review) -> str:
-    """The table as GitHub-flavoured Markdown, to paste into a pull request."""
-    verdict = "passes" if result.ok else "FAILS"
-    lines = [
-        f"### lockstep review `{result.range_label}`: {verdict}",
-        "",
-        f"{result.commits} commit(s), `{result.base[:10]}..{result.head[:10]}`",
-        "",
-        "| check | verdict | evidence |",
-        "|---|---|---|",
-    ]
-    for row in result.rows:
-        mark = "✅ pass" if row.ok else "❌ **fail**"
-        evidence = "<br>".join(_md_cell(e) for e in row.evidence)
-        lines.append(f"| {_md_cell(row.check)} | {mark} | {evidence} |")
-    return "\n".join(lines) + "\n"
