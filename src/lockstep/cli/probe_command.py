@@ -15,10 +15,9 @@ from pathlib import Path
 import click
 
 from lockstep.cli.app import EXIT_FAIL, EXIT_OK, console, default_jobs, main, project_from
-from lockstep.config import PinsSpec, Project, find_config
+from lockstep.config import Project, find_config
 from lockstep.errors import UsageError
-from lockstep.oracles.pins.cases import read_cases
-from lockstep.oracles.pins.kind import case_target
+from lockstep.oracles import kind_of
 from lockstep.probe.runs import ProbeTarget, probe_many
 from lockstep.probe.suggest import suggest_and_verify
 from lockstep.process import build_env
@@ -111,24 +110,14 @@ def probe(
     if project is not None and len(command) == 1:
         spec = next((s for s in project.oracles() if s.name == command[0]), None)
     if spec is not None:
-        if not isinstance(spec, PinsSpec):
-            raise UsageError(
-                f"{spec.name} is a {spec.kind} oracle; probe runs pins oracles or a command"
-            )
+        assert project is not None
+        # The kind says how its cases run as processes; a kind whose cases do not is refused.
+        targets = list(kind_of(spec).probe_targets(project, spec))
         if env_opt:
             raise UsageError("--env applies to a command; a pins oracle's cases set their env")
-        assert project is not None
+        if timeout is not None:
+            targets = [replace(t, timeout=timeout) for t in targets]
         rules = _rules(names or list(spec.rules), project)
-        targets = [
-            replace(
-                case_target(project, spec, case),
-                label=f"{spec.name}::{case.id}",
-                timeout=spec.timeout if timeout is None else timeout,
-            )
-            for case in read_cases(project, spec)
-        ]
-        if not targets:
-            raise UsageError(f"{spec.name}: the cases file has no [[case]]")
     else:
         rules = _rules(names, project)
         targets = [
