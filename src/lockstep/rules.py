@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -216,3 +216,13 @@ def resolve_rules(names: Sequence[str], project: Project, *, where: str) -> Rule
 def rules_from_records(records: Iterable[RuleRecord], *, where: str) -> RuleSet:
     """The rule set an oracle file recorded."""
     return RuleSet(tuple(rule_from_record(r, where=where) for r in records))
+
+
+def rule_counts_text(fired: Mapping[str, int], names: Iterable[str]) -> str:
+    """``rules fired: uuid×2, iso-timestamp×0`` -- every rule listed, zero counts too.
+
+    A rule that replaced nothing is shown as such, so a reviewer sees both a rule
+    that hides real output and one that no longer matches anything.
+    """
+    parts = [f"{name}×{fired.get(name, 0)}" for name in names]
+    return "rules fired: " + ", ".join(parts) if parts else ""

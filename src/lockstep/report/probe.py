@@ -6,12 +6,13 @@ the command prints them and chooses the exit code.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from rich.text import Text
 
 from lockstep.process import ENV_BASE
+from lockstep.rules import rule_counts_text
 
 if TYPE_CHECKING:  # the results' types only: showing them runs no probe
     from lockstep.probe.runs import ProbeReport, Variant
@@ -23,11 +24,6 @@ SHOWN_VARIANTS = 5
 
 def plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
-
-
-def _rule_counts(fired: Mapping[str, int], names: Sequence[str]) -> str:
-    """``rules fired: uuid×2, iso-timestamp×0``: every rule listed, zero counts too."""
-    return "rules fired: " + ", ".join(f"{name}×{fired.get(name, 0)}" for name in names)
 
 
 def _variant_rows(variants: tuple[Variant, ...], text: Text) -> None:
@@ -70,7 +66,7 @@ def report_text(report: ProbeReport, jobs: int) -> Text:
     text.append(f"{plural(len(report.normalized), 'signature')}\n", style=verdict_style)
     if report.rules:
         _variant_rows(report.normalized, text)
-        text.append(f"  {_rule_counts(report.fired, report.rules)}\n")
+        text.append(f"  {rule_counts_text(report.fired, report.rules)}\n")
     if report.timed_out:
         text.append(
             f"  {report.timed_out} of {report.runs} runs hit the timeout "

@@ -60,7 +60,7 @@ from lockstep.parallel import run_parallel
 from lockstep.probe.envspy import discover
 from lockstep.probe.runs import ProbeReport, ProbeTarget, normalize, probe_many
 from lockstep.process import ENV_BASE, ENV_INHERIT, RunResult, build_env, is_python, run
-from lockstep.rules import RuleSet, resolve_rules
+from lockstep.rules import RuleSet, resolve_rules, rule_counts_text
 from lockstep.store import AtomicLines, display_path, sha256_hex
 
 SUFFIX: Final = ".pins.jsonl"
@@ -101,12 +101,6 @@ def _check_spec(project: Project, spec: PinsSpec) -> None:
 
 def _jobs() -> int:
     return max(1, os.cpu_count() or 1)
-
-
-def rule_counts_text(fired: Mapping[str, int], names: Iterable[str]) -> str:
-    """``rules fired: uuid×2, iso-timestamp×0`` — every rule listed, zero counts too."""
-    parts = [f"{name}×{fired.get(name, 0)}" for name in names]
-    return "rules fired: " + ", ".join(parts) if parts else ""
 
 
 def _summary(data: bytes) -> str:
