@@ -157,7 +157,7 @@ class _Encoder:
     def __init__(self, loose: bool) -> None:
         self.loose = loose
 
-    def enc(self, v: Any) -> JSON:
+    def enc(self, v: Any) -> JSON:  # noqa: C901 -- one flat type dispatch; a call per branch costs
         t = type(v)
         if t is str or v is None or t is bool:
             return v  # type: ignore[no-any-return]
@@ -188,6 +188,7 @@ class _Encoder:
         return self._rare(v, t)
 
     def _rare(self, v: Any, t: type[Any]) -> JSON:
+        """Types outside the hot path: user classes, the standard library, builtin subclasses."""
         if isinstance(v, enum.Enum):
             return {"$enum": [qualified_name(t), v.name]}
         if dataclasses.is_dataclass(v) and not isinstance(v, type):
@@ -197,6 +198,16 @@ class _Encoder:
             return {"$dataclass": [qualified_name(t), fields]}
         if isinstance(v, tuple) and hasattr(t, "_fields"):
             return {"$namedtuple": [qualified_name(t), self._seq(v)]}
+        stdlib = self._stdlib(v, t)
+        if stdlib is not None:
+            return stdlib
+        for ext in _EXT_BY_TYPE.values():
+            if isinstance(v, ext.cls):
+                return {"$ext": [ext.name, self._child(ext.to_json(v), "")]}
+        return self._builtin_subclass(v, t)
+
+    def _stdlib(self, v: Any, t: type[Any]) -> JSON | None:
+        """Dates, times, UUIDs, complex numbers and paths; None for anything else."""
         if t is dt.datetime:
             return {"$datetime": [v.isoformat(), _zone_key(v.tzinfo), v.fold]}
         if t is dt.date:
@@ -211,11 +222,11 @@ class _Encoder:
             return {"$complex": [self.enc(v.real), self.enc(v.imag)]}
         if t.__name__ in _PATH_CLASSES and _PATH_CLASSES[t.__name__] is t:
             return {"$path": [t.__name__, str(v)]}
-        for ext in _EXT_BY_TYPE.values():
-            if isinstance(v, ext.cls):
-                return {"$ext": [ext.name, self._child(ext.to_json(v), "")]}
-        # Builtin subclasses (OrderedDict, defaultdict, str/int subclasses) freeze as
-        # their base type: they compare equal to it, so the contract is the same.
+        return None
+
+    def _builtin_subclass(self, v: Any, t: type[Any]) -> JSON:
+        """Builtin subclasses (OrderedDict, defaultdict, str/int subclasses) freeze as their
+        base type: they compare equal to it, so the contract is the same."""
         if isinstance(v, dict):
             return self._dict(v)
         if isinstance(v, list):
@@ -288,7 +299,7 @@ def _zone_key(tz: dt.tzinfo | None) -> str | None:
     return None
 
 
-def _fast_encoder(slow: _Encoder) -> Callable[[Any], JSON]:
+def _fast_encoder(slow: _Encoder) -> Callable[[Any], JSON]:  # noqa: C901 -- see enc below
     """The hot path: the same encoding as ``slow`` without tracking where it is in the value.
 
     Recording wraps every call of a target, so freezing small arguments must cost
@@ -304,7 +315,9 @@ def _fast_encoder(slow: _Encoder) -> Callable[[Any], JSON]:
     sort_key = _encoder.encode
     rare = slow._rare
 
-    def enc(v: Any) -> JSON:
+    # One flat type dispatch, kept inline on purpose: this runs once per recorded argument,
+    # and splitting it into helpers adds a call per value on the hot path.
+    def enc(v: Any) -> JSON:  # noqa: C901
         t = type(v)
         if t in plain:
             return v  # type: ignore[no-any-return]

@@ -252,9 +252,15 @@ class Git:
                 plus = 1 if m.group(2) is None else int(m.group(2))
         flush()
         if head is Side.WORKTREE:
-            for path in set(self.untracked()) & set(paths):
-                data = self.read(path, Side.WORKTREE) or b""
-                counts[path] = sum(1 for ln in data.splitlines() if ln.strip())
+            counts.update(self._untracked_lines(paths))
+        return counts
+
+    def _untracked_lines(self, paths: Sequence[str]) -> dict[str, int]:
+        """Non-blank lines of each untracked file among ``paths`` (git has no diff for them)."""
+        counts: dict[str, int] = {}
+        for path in set(self.untracked()) & set(paths):
+            data = self.read(path, Side.WORKTREE) or b""
+            counts[path] = sum(1 for ln in data.splitlines() if ln.strip())
         return counts
 
     def read(self, path: str, at: Head) -> bytes | None:
