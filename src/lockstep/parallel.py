@@ -60,9 +60,7 @@ def map_processes(
 
     ``work``, ``initializer`` and their arguments must be picklable (module-level).
     """
-    with ProcessPoolExecutor(
-        max_workers=jobs, initializer=initializer, initargs=initargs
-    ) as pool:
+    with ProcessPoolExecutor(max_workers=jobs, initializer=initializer, initargs=initargs) as pool:
 
         def submit(batch: B) -> Future[T]:
             return pool.submit(work, batch)

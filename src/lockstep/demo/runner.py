@@ -103,7 +103,9 @@ def run_story(dest: Path, story: list[Chapter]) -> Iterator[Event]:
     git = have_git()
     for chapter in story:
         if chapter.needs_git and not git:
-            yield Event(chapter.title, Say("(skipped: this chapter needs git, which is not installed)"))
+            yield Event(
+                chapter.title, Say("(skipped: this chapter needs git, which is not installed)")
+            )
             continue
         for step in chapter.steps:
             if isinstance(step, Say):

@@ -51,7 +51,9 @@ def _enabled(config: pytest.Config) -> bool:
 _COLLECTED = pytest.StashKey[set[Path]]()
 
 
-def _oracle_file(parent: pytest.Collector, project: Project, spec: OracleSpec, path: Path) -> OracleFile:
+def _oracle_file(
+    parent: pytest.Collector, project: Project, spec: OracleSpec, path: Path
+) -> OracleFile:
     node = OracleFile.from_parent(parent, path=path)
     node.project = project
     node.spec = spec
@@ -105,5 +107,3 @@ def pytest_collection_modifyitems(
                 f"run 'lockstep record {spec.name}' and commit the file"
             )
         items.extend(session.genitems(_oracle_file(session, project, spec, path)))
-
-

@@ -162,7 +162,12 @@ class FixtureTape(Tape):
             )
         doc = read_document(self.path, owner=self.node_id, owner_kind="test")
         lines = change_lines(
-            doc, self.mode, self.rules.records(), events, asked_by="this test", compare_mode=doc.mode
+            doc,
+            self.mode,
+            self.rules.records(),
+            events,
+            asked_by="this test",
+            compare_mode=doc.mode,
         )
         if lines:
             raise TapeMismatch(self._explain(lines, doc, events))

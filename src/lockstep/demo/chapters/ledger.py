@@ -6,12 +6,12 @@ from lockstep.demo.steps import Chapter, Commit, CopyIn, Run, Say
 
 CHAPTER = Chapter(
     title="ledger: a function with mixed returns",
-    config='''
+    config="""
 [[ledger]]
 name = "parse_amount"
 target = "refs.messy:parse_amount"
 driver = "refs/exercise.py"
-''',
+""",
     steps=(
         Say(
             "refs/messy.py's parse_amount returns None, '', a string, a (Decimal, currency) tuple "

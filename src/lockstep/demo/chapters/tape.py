@@ -8,11 +8,11 @@ WHY = "Look each currency's rate up once per summary instead of once per line."
 
 CHAPTER = Chapter(
     title="tape: an invoice summary and its collaborators",
-    config='''
+    config="""
 [[tape]]
 name = "invoice_summary"
 driver = "invoicing.tape_driver:drive"
-''',
+""",
     steps=(
         Say(
             "invoicing/summary.py converts each invoice line to EUR with rates.rate() -- a metered "
