@@ -1,13 +1,22 @@
-"""Shared helpers for tests: run the real CLI, lay out projects, drive real git repositories."""
+"""Shared helpers for tests: run the CLI (as a process or in this one), lay out projects,
+drive real git repositories."""
 
 from __future__ import annotations
 
+import contextlib
+import importlib
+import linecache
 import os
 import subprocess
 import sys
+import sysconfig
 import textwrap
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
+
+import lockstep
 
 
 @dataclass(frozen=True)
@@ -49,6 +58,124 @@ def run_cli(
         proc.stdout.decode("utf-8", "replace"),
         proc.stderr.decode("utf-8", "replace"),
     )
+
+
+_IN_PROCESS_ENV: dict[str, str | None] = {
+    "LOCKSTEP_CONFIG": None,
+    "COLUMNS": "200",
+    "NO_COLOR": "1",
+    "PYTHONDONTWRITEBYTECODE": "1",
+}
+"""What :func:`run_cli` sets in the child's environment, set here for the call's duration."""
+
+
+def invoke_cli(
+    *args: str,
+    cwd: Path,
+    env: dict[str, str] | None = None,
+    input: bytes | None = None,
+) -> Result:
+    """Run ``lockstep ARGS`` in ``cwd`` inside this process (click's CliRunner).
+
+    The same :class:`Result` as :func:`run_cli` (exit code, stdout and stderr kept
+    apart) without starting an interpreter, for a command whose outcome does not
+    depend on being a process of its own: usage, configuration and corrupt-file
+    errors, and the quick record / replay / status / gate runs. Keep :func:`run_cli`
+    for what *is* about the process: programs that pins and the probe run, worker
+    pools (``--jobs``), ``PYTHONHASHSEED``, timeouts and killed process groups,
+    recording at interpreter exit, the end-to-end demo.
+
+    The project's modules the command imports are forgotten afterwards (and no
+    bytecode is written), so a later call sees edited files as a new process would.
+    An exception the CLI does not turn into an exit code propagates: the test errors
+    with its traceback rather than seeing "exit 1".
+    """
+    from click.testing import CliRunner
+
+    from lockstep.cli import main
+
+    runner = CliRunner(env={**_IN_PROCESS_ENV, **(env or {})}, catch_exceptions=False)
+    with _isolated_process_state(cwd), contextlib.chdir(cwd):
+        result = runner.invoke(
+            main,
+            list(args),
+            input=input if input is not None else b"",
+            prog_name="python -m lockstep",  # what run_cli's usage lines say
+        )
+    return Result(result.exit_code, result.stdout, result.stderr)
+
+
+_SHARED_CODE = tuple(
+    os.path.realpath(p)
+    for p in {
+        *(sysconfig.get_paths()[key] for key in ("stdlib", "platstdlib", "purelib", "platlib")),
+        os.path.dirname(lockstep.__file__),
+    }
+)
+"""Modules loaded from here (the standard library, installed packages, lockstep itself)
+stay imported between calls of :func:`invoke_cli`; any other module is the project's."""
+
+
+def _locations(module: ModuleType) -> list[str]:
+    file = getattr(module, "__file__", None)
+    return [file] if file else [str(p) for p in getattr(module, "__path__", [])]
+
+
+def _is_shared(module: ModuleType) -> bool:
+    return all(os.path.realpath(p).startswith(_SHARED_CODE) for p in _locations(module))
+
+
+def _shadowed_names(cwd: Path) -> list[str]:
+    """Top-level modules of the project in ``cwd`` that this process already imported
+    from elsewhere (a test helper of the same name, say): the CLI would get those."""
+    found = []
+    for base in (cwd, cwd / "src"):
+        if not base.is_dir():
+            continue
+        for entry in base.iterdir():
+            if entry.suffix == ".py" and entry.is_file():
+                name = entry.stem
+            elif (entry / "__init__.py").is_file():
+                name = entry.name
+            else:
+                continue
+            module = sys.modules.get(name)
+            if module is not None and not all(
+                Path(p).resolve().is_relative_to(base.resolve()) for p in _locations(module)
+            ):
+                found.append(f"{name} ({', '.join(_locations(module)) or 'built in'})")
+    return found
+
+
+@contextlib.contextmanager
+def _isolated_process_state(cwd: Path) -> Iterator[None]:
+    shadowed = _shadowed_names(cwd)
+    assert not shadowed, (
+        f"the project's {', '.join(shadowed)} is already imported from elsewhere: "
+        "in this process the command would use that one; rename it or use run_cli"
+    )
+    modules = set(sys.modules)
+    path = list(sys.path)
+    environ = dict(os.environ)
+    dont_write_bytecode = sys.dont_write_bytecode
+    sys.dont_write_bytecode = True
+    importlib.invalidate_caches()
+    try:
+        yield
+    finally:
+        for name in set(sys.modules) - modules:
+            module = sys.modules.get(name)
+            if module is not None and not _is_shared(module):
+                del sys.modules[name]
+        sys.path[:] = path
+        for key in set(os.environ) - set(environ):
+            del os.environ[key]
+        for key, value in environ.items():
+            if os.environ.get(key) != value:
+                os.environ[key] = value
+        sys.dont_write_bytecode = dont_write_bytecode
+        importlib.invalidate_caches()
+        linecache.clearcache()
 
 
 def run_pytest(
