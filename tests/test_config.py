@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import run_cli, write_files
+from helpers import invoke_cli, write_files
 from lockstep.config import load_project
 from lockstep.errors import ConfigError
 
@@ -91,7 +91,7 @@ def test_pyproject_errors_name_the_tool_table(tmp_path: Path) -> None:
 
 
 def test_no_config_anywhere_is_a_clear_usage_error(tmp_path: Path) -> None:
-    result = run_cli("status", cwd=tmp_path)
+    result = invoke_cli("status", cwd=tmp_path)
     assert result.code == 2
     assert "no lockstep.toml" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
@@ -99,6 +99,6 @@ def test_no_config_anywhere_is_a_clear_usage_error(tmp_path: Path) -> None:
 
 def test_an_unknown_key_through_the_cli_is_exit_2_with_one_line(tmp_path: Path) -> None:
     write_files(tmp_path, {"lockstep.toml": CORPUS + "colour = 1\n"})
-    result = run_cli("replay", cwd=tmp_path)
+    result = invoke_cli("replay", cwd=tmp_path)
     assert result.code == 2
     assert result.stderr.strip() == "lockstep: error: lockstep.toml: corpus[0].colour: unknown key"

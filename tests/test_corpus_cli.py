@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import Result, run_cli, run_pytest, snapshot_tree, write_files
+from helpers import Result, invoke_cli, run_cli, run_pytest, snapshot_tree, write_files
 
 CONFIG = """
 [[corpus]]
@@ -72,7 +72,7 @@ def edit(root: Path, rel: str, old: str, new: str) -> None:
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     root = make_project(tmp_path / "proj")
-    result = run_cli("record", "rows", cwd=root)
+    result = invoke_cli("record", "rows", cwd=root)
     assert result.code == 0, result.output
     return root
 
@@ -101,14 +101,14 @@ def test_record_writes_a_sorted_versioned_lock_and_blobs(project: Path) -> None:
 
 
 def test_replay_is_green_when_nothing_moved(project: Path) -> None:
-    result = run_cli("replay", cwd=project)
+    result = invoke_cli("replay", cwd=project)
     assert result.code == 0, result.output
     assert "green: 4 cases: 4 passed" in result.stdout
 
 
 def test_a_changed_byte_is_drift_with_a_readable_json_diff(project: Path) -> None:
     edit(project, "legacy/transform.py", "rounding=ROUND_HALF_UP", "")
-    result = run_cli("replay", "rows", cwd=project)
+    result = invoke_cli("replay", "rows", cwd=project)
     assert result.code == 1
     assert "DRIFT rows::b_unicode.json" in result.stdout
     assert '-  "total": "0.13"' in result.stdout
@@ -119,24 +119,24 @@ def test_a_changed_byte_is_drift_with_a_readable_json_diff(project: Path) -> Non
 
 def test_a_tuple_becoming_a_list_is_drift(project: Path) -> None:
     edit(project, "legacy/transform.py", 'tuple(row.get("tags", []))', 'list(row.get("tags", []))')
-    result = run_cli("replay", cwd=project)
+    result = invoke_cli("replay", cwd=project)
     assert result.code == 1
     assert '"$tuple"' in result.stdout
 
 
 def test_diff_prints_one_fixture(project: Path) -> None:
     edit(project, "legacy/transform.py", ".title()", ".upper()")
-    result = run_cli("diff", "rows", "b_unicode.json", cwd=project)
+    result = invoke_cli("diff", "rows", "b_unicode.json", cwd=project)
     assert result.code == 1
     assert '+  "name": "ZOË"' in result.stdout
     assert "a_basic" not in result.stdout
-    assert run_cli("diff", "rows", "nope.json", cwd=project).code == 2
+    assert invoke_cli("diff", "rows", "nope.json", cwd=project).code == 2
 
 
 def test_a_render_that_raises_is_an_outcome_and_never_stops_the_others(project: Path) -> None:
     edit(project, "legacy/transform.py", "raise ValueError", "raise KeyError")
     edit(project, "legacy/transform.py", ".title()", ".lower()")
-    result = run_cli("replay", cwd=project)
+    result = invoke_cli("replay", cwd=project)
     assert result.code == 1
     assert "DRIFT rows::d_raises.json" in result.stdout
     assert "exception: expected raised ValueError: cannot price row row 4" in result.stdout
@@ -147,7 +147,7 @@ def test_a_render_that_raises_is_an_outcome_and_never_stops_the_others(project: 
 def test_new_and_vanished_fixtures_are_their_own_kinds_of_drift(project: Path) -> None:
     (project / "fixtures/rows/a_basic.json").unlink()
     write_files(project, {"fixtures/rows/e_new.json": '{"price": "2"}'})
-    result = run_cli("replay", cwd=project)
+    result = invoke_cli("replay", cwd=project)
     assert result.code == 1
     assert "MISSING rows::a_basic.json" in result.stdout
     assert "NEW rows::e_new.json" in result.stdout
@@ -156,7 +156,7 @@ def test_new_and_vanished_fixtures_are_their_own_kinds_of_drift(project: Path) -
 
 def test_plain_record_over_an_oracle_refuses_and_names_the_modes(project: Path) -> None:
     before = snapshot_tree(project)
-    result = run_cli("record", "rows", cwd=project)
+    result = invoke_cli("record", "rows", cwd=project)
     assert result.code == 2
     assert (
         "--new-only" in result.stderr and "--force" in result.stderr and "--trim" in result.stderr
@@ -168,7 +168,7 @@ def test_new_only_adds_new_fixtures_and_keeps_existing_entries(project: Path) ->
     old = lock(project)
     edit(project, "legacy/transform.py", ".title()", ".upper()")  # would change existing entries
     write_files(project, {"fixtures/rows/e_new.json": '{"price": "2"}'})
-    result = run_cli("record", "rows", "--new-only", cwd=project)
+    result = invoke_cli("record", "rows", "--new-only", cwd=project)
     assert result.code == 0, result.output
     assert "added 1: e_new.json" in result.stdout
     assert "unchanged 4" in result.stdout
@@ -178,15 +178,15 @@ def test_new_only_adds_new_fixtures_and_keeps_existing_entries(project: Path) ->
 
 def test_force_rerecords_and_says_what_it_replaced(project: Path) -> None:
     edit(project, "legacy/transform.py", ".title()", ".upper()")
-    result = run_cli("record", "rows", "--force", cwd=project)
+    result = invoke_cli("record", "rows", "--force", cwd=project)
     assert result.code == 0
     assert "replaced 3: a_basic.json, b_unicode.json, c_missing_name.json" in result.stdout
-    assert run_cli("replay", cwd=project).code == 0
+    assert invoke_cli("replay", cwd=project).code == 0
 
 
 def test_trim_drops_only_vanished_entries(project: Path) -> None:
     (project / "fixtures/rows/c_missing_name.json").unlink()
-    result = run_cli("record", "rows", "--trim", cwd=project)
+    result = invoke_cli("record", "rows", "--trim", cwd=project)
     assert result.code == 0
     assert "trimmed 1: c_missing_name.json" in result.stdout
     assert [e["id"] for e in lock(project)["entries"]] == [  # type: ignore[union-attr]
@@ -197,11 +197,11 @@ def test_trim_drops_only_vanished_entries(project: Path) -> None:
 
 
 def test_status_lists_oracles_and_their_state(project: Path) -> None:
-    result = run_cli("status", cwd=project)
+    result = invoke_cli("status", cwd=project)
     assert result.code == 0
     assert "rows" in result.stdout and "corpus" in result.stdout and " 4 " in result.stdout
     (project / "lockstep/rows.lock.json").write_text("{not json")
-    result = run_cli("status", cwd=project)
+    result = invoke_cli("status", cwd=project)
     assert result.code == 1
     assert "unreadable" in result.stdout
 
@@ -209,29 +209,29 @@ def test_status_lists_oracles_and_their_state(project: Path) -> None:
 def test_shards_partition_the_cases(project: Path) -> None:
     counts = []
     for k in (1, 2, 3):
-        result = run_cli("replay", "--shard", f"{k}/3", cwd=project)
+        result = invoke_cli("replay", "--shard", f"{k}/3", cwd=project)
         assert result.code == 0
         counts.append(int(result.stdout.split("green: ")[1].split(" case")[0]))
     assert sum(counts) == 4
-    assert run_cli("replay", "--shard", "4/3", cwd=project).code == 2
+    assert invoke_cli("replay", "--shard", "4/3", cwd=project).code == 2
 
 
 def test_parallel_replay_matches_serial(tmp_path: Path) -> None:
     root = make_project(tmp_path / "many")
     for i in range(600):
         write_files(root, {f"fixtures/rows/n{i:04}.json": json.dumps({"price": str(i), "qty": 3})})
-    assert run_cli("record", "rows", cwd=root).code == 0
+    assert invoke_cli("record", "rows", cwd=root).code == 0
     edit(
         root, "legacy/transform.py", '* row.get("qty", 1)', '* row.get("qty", 1) + (total_bug := 0)'
     )
-    assert run_cli("replay", "--jobs", "2", cwd=root).code == 0
+    assert run_cli("replay", "--jobs", "2", cwd=root).code == 0  # real worker processes
     edit(
         root,
         "legacy/transform.py",
         "+ (total_bug := 0)",
         "+ (1 if row.get('price') == '599' else 0)",
     )
-    serial = run_cli("replay", "--jobs", "1", cwd=root)
+    serial = invoke_cli("replay", "--jobs", "1", cwd=root)
     parallel = run_cli("replay", "--jobs", "2", cwd=root)
     assert serial.code == parallel.code == 1
     assert "DRIFT rows::n0599.json" in parallel.stdout
@@ -263,10 +263,10 @@ def test_rules_normalize_before_hashing_and_are_recorded(tmp_path: Path) -> None
             "f/one.txt": "",
         },
     )
-    assert run_cli("record", cwd=root).code == 0
+    assert invoke_cli("record", cwd=root).code == 0
     data = json.loads((root / "lockstep/ids.lock.json").read_text())
     assert [r["name"] for r in data["rules"]] == ["uuid", "run-id"]
-    result = run_cli("replay", cwd=root)
+    result = invoke_cli("replay", cwd=root)
     assert result.code == 0
     assert "rules fired in ids: uuid×1, run-id×1" in result.stdout
 
@@ -288,9 +288,9 @@ def test_text_and_binary_outputs_diff_readably(tmp_path: Path) -> None:
             "f/b.bin": "",
         },
     )
-    assert run_cli("record", cwd=root).code == 0
+    assert invoke_cli("record", cwd=root).code == 0
     edit(root, "r.py", 'MODE = "v1"', 'MODE = "v2"')
-    result = run_cli("replay", cwd=root)
+    result = invoke_cli("replay", cwd=root)
     assert result.code == 1
     assert "-line two v1" in result.stdout and "+line two v2" in result.stdout
     assert "binary output differs at byte 5" in result.stdout
@@ -341,7 +341,7 @@ def test_bad_configuration_is_refused_and_nothing_is_written(
     write_files(tmp_path, {"outside/x.json": "{}"})
     edit(root, "lockstep.toml", *config_edit)
     before = snapshot_tree(root)
-    assert_refused(run_cli("record", "rows", cwd=root), *fragments)
+    assert_refused(invoke_cli("record", "rows", cwd=root), *fragments)
     assert snapshot_tree(root) == before
 
 
@@ -350,7 +350,9 @@ def test_a_render_returning_an_unfreezable_value_is_refused(tmp_path: Path) -> N
     edit(root, "legacy/transform.py", '"tags": tuple(', '"conn": open(__file__), "tags": tuple(')
     before = snapshot_tree(root)
     assert_refused(
-        run_cli("record", "rows", cwd=root), "cannot be frozen", "render('a_basic.json')[\"conn\"]"
+        invoke_cli("record", "rows", cwd=root),
+        "cannot be frozen",
+        "render('a_basic.json')[\"conn\"]",
     )
     assert snapshot_tree(root) == before
 
@@ -364,7 +366,7 @@ def test_a_refusal_on_a_later_fixture_leaves_no_blob_or_folder_behind(tmp_path: 
         '"conn": open(__file__) if row.get("name") == "zoë" else 1, "tags": tuple(',
     )
     before = snapshot_tree(root)
-    assert_refused(run_cli("record", "rows", cwd=root), "render('b_unicode.json')[\"conn\"]")
+    assert_refused(invoke_cli("record", "rows", cwd=root), "render('b_unicode.json')[\"conn\"]")
     assert snapshot_tree(root) == before
     assert not (root / "lockstep").exists()
 
@@ -379,7 +381,7 @@ def test_a_refused_force_keeps_the_old_lock_and_blobs(project: Path) -> None:
         '"conn": open(__file__) if row.get("price") == "9" else 1, "tags": tuple(',
     )
     before = snapshot_tree(project)
-    assert_refused(run_cli("record", "rows", "--force", cwd=project), "render('e_new.json')")
+    assert_refused(invoke_cli("record", "rows", "--force", cwd=project), "render('e_new.json')")
     assert snapshot_tree(project) == before
 
 
@@ -395,7 +397,7 @@ def test_a_corrupt_lock_is_refused(project: Path, content: str, fragments: tuple
     (project / "lockstep/rows.lock.json").write_text(content)
     before = snapshot_tree(project)
     for command in (("replay",), ("record", "rows", "--new-only")):
-        assert_refused(run_cli(*command, cwd=project), *fragments)
+        assert_refused(invoke_cli(*command, cwd=project), *fragments)
     assert snapshot_tree(project) == before
 
 
@@ -405,23 +407,23 @@ def test_a_lock_with_duplicate_ids_is_refused(project: Path) -> None:
     assert isinstance(entries, list)
     data["entries"] = [*entries, entries[0]]
     (project / "lockstep/rows.lock.json").write_text(json.dumps(data))
-    assert_refused(run_cli("replay", cwd=project), "duplicate fixture id 'a_basic.json'")
+    assert_refused(invoke_cli("replay", cwd=project), "duplicate fixture id 'a_basic.json'")
 
 
 def test_a_lock_with_an_unknown_field_is_refused(project: Path) -> None:
     data = lock(project)
     data["colour"] = "red"
     (project / "lockstep/rows.lock.json").write_text(json.dumps(data))
-    assert_refused(run_cli("replay", cwd=project), "unknown field `colour`")
+    assert_refused(invoke_cli("replay", cwd=project), "unknown field `colour`")
 
 
 def test_replay_before_record_says_what_to_do(tmp_path: Path) -> None:
     root = make_project(tmp_path / "proj")
-    assert_refused(run_cli("replay", cwd=root), "does not exist", "lockstep record rows")
+    assert_refused(invoke_cli("replay", cwd=root), "does not exist", "lockstep record rows")
 
 
 def test_unknown_oracle_name(project: Path) -> None:
-    assert_refused(run_cli("replay", "nope", cwd=project), "no oracle named 'nope'", "rows")
+    assert_refused(invoke_cli("replay", "nope", cwd=project), "no oracle named 'nope'", "rows")
 
 
 # ------------------------------------------------------------------ pytest

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import run_cli, write_files
+from helpers import invoke_cli, run_cli, write_files
 
 
 def test_the_demo_tells_its_whole_story_and_leaves_a_working_project(tmp_path: Path) -> None:
@@ -39,7 +39,7 @@ def test_the_demo_tells_its_whole_story_and_leaves_a_working_project(tmp_path: P
 
 def test_the_demo_refuses_a_folder_that_is_not_empty(tmp_path: Path) -> None:
     write_files(tmp_path, {"busy/keep.txt": "mine"})
-    result = run_cli("demo", "--dir", str(tmp_path / "busy"), cwd=tmp_path)
+    result = invoke_cli("demo", "--dir", str(tmp_path / "busy"), cwd=tmp_path)
     assert result.code == 2
     assert "not empty" in result.stderr
     assert (tmp_path / "busy" / "keep.txt").read_text() == "mine"

@@ -9,7 +9,7 @@ import time
 import tomllib
 from pathlib import Path
 
-from helpers import run_cli, write_files
+from helpers import invoke_cli, run_cli, write_files
 
 STEADY = 'import sys\nprint("total 42")\nprint("warn", file=sys.stderr)\n'
 
@@ -153,7 +153,7 @@ def test_probe_usage_errors_are_one_line_and_exit_2(tmp_path: Path) -> None:
         (("probe", "--env", "NOEQUALS", "--", sys.executable, "steady.py"), "KEY=VALUE"),
     ]
     for args, expected in cases:
-        result = run_cli(*args, cwd=tmp_path)
+        result = invoke_cli(*args, cwd=tmp_path)
         assert result.code == 2, result.output
         lines = [line for line in result.stderr.splitlines() if line.strip()]
         assert expected in result.stderr, result.stderr
