@@ -8,7 +8,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from helpers import GitRepo, run_cli
+from helpers import GitRepo, invoke_cli
 
 CONFIG = """
 [[corpus]]
@@ -70,7 +70,7 @@ def _template() -> Path:
         atexit.register(shutil.rmtree, folder, ignore_errors=True)
         repo = GitRepo(folder / "repo")
         repo.commit("legacy shop", FILES)
-        result = run_cli("record", "prices", cwd=repo.root)
+        result = invoke_cli("record", "prices", cwd=repo.root)
         assert result.code == 0, result.output
         repo.commit("freeze prices")
         _TEMPLATE.append(repo.root)

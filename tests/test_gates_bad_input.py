@@ -5,13 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from gates_project import FILES, frozen_shop, md_rows, row
-from helpers import GitRepo, run_cli, write_files
+from helpers import GitRepo, invoke_cli, write_files
 
 
 def test_not_a_git_repository(tmp_path: Path) -> None:
     write_files(tmp_path, FILES)
     for args in (("guard",), ("budget",), ("review", "HEAD~1..HEAD"), ("step",)):
-        result = run_cli(*args, cwd=tmp_path)
+        result = invoke_cli(*args, cwd=tmp_path)
         assert result.code == 2, (args, result.output)
         assert "not a git repository" in result.stderr
         assert "Traceback" not in result.stderr
@@ -19,10 +19,10 @@ def test_not_a_git_repository(tmp_path: Path) -> None:
 
 def test_base_that_does_not_exist(git_repo: GitRepo) -> None:
     repo = frozen_shop(git_repo)
-    review = run_cli("review", "no-such-branch..HEAD", cwd=repo.root)
+    review = invoke_cli("review", "no-such-branch..HEAD", cwd=repo.root)
     assert review.code == 2
     assert "unknown revision 'no-such-branch'" in review.stderr
-    guard = run_cli("guard", "--base", "v9.9", cwd=repo.root)
+    guard = invoke_cli("guard", "--base", "v9.9", cwd=repo.root)
     assert guard.code == 2
     assert "unknown revision 'v9.9'" in guard.stderr
 
@@ -34,7 +34,7 @@ def test_shallow_clone_without_base(git_repo: GitRepo, tmp_path: Path) -> None:
     clone = tmp_path / "shallow"
     repo.git("clone", "-q", "--depth", "1", f"file://{repo.root}", str(clone))
     for args in (("review", f"{first}..HEAD"), ("guard", "--base", "HEAD~1")):
-        result = run_cli(*args, cwd=clone)
+        result = invoke_cli(*args, cwd=clone)
         assert result.code == 2, (args, result.output)
         assert "not in this shallow clone" in result.stderr
         assert "git fetch --unshallow" in result.stderr
@@ -43,24 +43,24 @@ def test_shallow_clone_without_base(git_repo: GitRepo, tmp_path: Path) -> None:
 def test_detached_head_needs_an_explicit_range(git_repo: GitRepo) -> None:
     repo = frozen_shop(git_repo)
     repo.git("checkout", "-q", "--detach", "HEAD")
-    implicit = run_cli("review", cwd=repo.root)
+    implicit = invoke_cli("review", cwd=repo.root)
     assert implicit.code == 2
     assert "HEAD is detached" in implicit.stderr
     assert "lockstep review BASE..HEAD" in implicit.stderr
-    explicit = run_cli("review", "HEAD~1..HEAD", "--format", "md", cwd=repo.root)
+    explicit = invoke_cli("review", "HEAD~1..HEAD", "--format", "md", cwd=repo.root)
     assert explicit.code == 0, explicit.output
 
 
 def test_branch_without_upstream_needs_an_explicit_range(git_repo: GitRepo) -> None:
     repo = frozen_shop(git_repo)
-    result = run_cli("review", cwd=repo.root)
+    result = invoke_cli("review", cwd=repo.root)
     assert result.code == 2
     assert "branch 'main' has no upstream" in result.stderr
 
 
 def test_no_commits_yet(git_repo: GitRepo) -> None:
     write_files(git_repo.root, FILES)
-    result = run_cli("guard", cwd=git_repo.root)
+    result = invoke_cli("guard", cwd=git_repo.root)
     assert result.code == 2
     assert "no commits yet" in result.stderr
 
@@ -68,7 +68,7 @@ def test_no_commits_yet(git_repo: GitRepo) -> None:
 def test_file_that_does_not_parse_is_reported_not_crashed_on(git_repo: GitRepo) -> None:
     repo = frozen_shop(git_repo)
     repo.commit("half-written helper", {"shop/helper.py": "def helper(:\n    return 1\n"})
-    result = run_cli("review", "HEAD~1..HEAD", "--format", "md", cwd=repo.root)
+    result = invoke_cli("review", "HEAD~1..HEAD", "--format", "md", cwd=repo.root)
     assert result.code == 1, result.output
     assert "Traceback" not in result.stderr
     rows = md_rows(result.stdout)
@@ -81,7 +81,7 @@ def test_file_that_does_not_parse_is_reported_not_crashed_on(git_repo: GitRepo) 
 
 def test_review_of_an_empty_range_is_refused_not_passed(git_repo: GitRepo) -> None:
     git_repo.commit("start", {"lockstep.toml": "", "app.py": "def f():\n    return 1\n"})
-    result = run_cli("review", "HEAD..HEAD", cwd=git_repo.root)
+    result = invoke_cli("review", "HEAD..HEAD", cwd=git_repo.root)
     assert result.code == 2
     assert "holds no commits" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1

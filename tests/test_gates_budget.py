@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from helpers import GitRepo, run_cli
+from helpers import GitRepo, invoke_cli
 
 MONEY = """
 def cents(amount):
@@ -52,7 +52,7 @@ def change_lines(repo: GitRepo, n: int) -> None:
 def test_fan_in_counts_real_importers_only(git_repo: GitRepo) -> None:
     repo = shop_with_fan_in(git_repo, 12)
     change_lines(repo, 2)  # def line + 2 body lines = 3 changed lines
-    result = run_cli("budget", cwd=repo.root)
+    result = invoke_cli("budget", cwd=repo.root)
     assert result.code == 0, result.output
     assert "3 changed lines, 5 allowed: within budget (fan-in of core.money is 12)" in (
         result.stdout
@@ -64,7 +64,7 @@ def test_fan_in_counts_real_importers_only(git_repo: GitRepo) -> None:
 def test_over_budget_for_its_fan_in_fails_with_both_numbers(git_repo: GitRepo) -> None:
     repo = shop_with_fan_in(git_repo, 12)
     change_lines(repo, 7)
-    result = run_cli("budget", cwd=repo.root)
+    result = invoke_cli("budget", cwd=repo.root)
     assert result.code == 1, result.output
     assert "budget: exceeded — 8 changed lines, 5 allowed: over budget" in result.stdout
     assert "fan-in of core.money is 12" in result.stdout
@@ -73,7 +73,7 @@ def test_over_budget_for_its_fan_in_fails_with_both_numbers(git_repo: GitRepo) -
 def test_low_fan_in_allows_more(git_repo: GitRepo) -> None:
     repo = shop_with_fan_in(git_repo, 2)
     change_lines(repo, 7)
-    result = run_cli("budget", "core/money.py", cwd=repo.root)
+    result = invoke_cli("budget", "core/money.py", cwd=repo.root)
     assert result.code == 0, result.output
     assert "8 changed lines, 20 allowed" in result.stdout
 
@@ -81,7 +81,7 @@ def test_low_fan_in_allows_more(git_repo: GitRepo) -> None:
 def test_beyond_the_last_row_asks_for_an_adapter_seam(git_repo: GitRepo) -> None:
     repo = shop_with_fan_in(git_repo, 26)
     change_lines(repo, 1)
-    result = run_cli("budget", "core.money", cwd=repo.root)
+    result = invoke_cli("budget", "core.money", cwd=repo.root)
     assert result.code == 1, result.output
     assert "0 allowed" in result.stdout
     assert "add an adapter seam first" in result.stdout
@@ -93,9 +93,9 @@ def test_rows_are_configurable_and_base_spans_commits(git_repo: GitRepo) -> None
     change_lines(repo, 1)
     repo.commit("first half")
     change_lines(repo, 1)
-    since_head = run_cli("budget", cwd=repo.root)
+    since_head = invoke_cli("budget", cwd=repo.root)
     assert since_head.code == 0, since_head.output
-    since_base = run_cli("budget", "--base", base, cwd=repo.root)
+    since_base = invoke_cli("budget", "--base", base, cwd=repo.root)
     assert since_base.code == 1, since_base.output
     assert "4 changed lines, 2 allowed" in since_base.stdout
 
@@ -104,7 +104,7 @@ def test_top_level_script_importers_count(git_repo: GitRepo) -> None:
     repo = shop_with_fan_in(git_repo, 3)
     repo.commit("script", {"export.py": "import core.money\n", "report.py": "import export\n"})
     change_lines(repo, 1)
-    result = run_cli("budget", cwd=repo.root)
+    result = invoke_cli("budget", cwd=repo.root)
     assert "fan-in of core.money is 4" in result.stdout, result.output
     assert "core.user0, core.user1, core.user2, export" in result.stdout
 
@@ -112,7 +112,7 @@ def test_top_level_script_importers_count(git_repo: GitRepo) -> None:
 def test_bad_budget_table_is_a_config_error(git_repo: GitRepo) -> None:
     repo = shop_with_fan_in(git_repo, 1, config="[gates]\nbudget = [[10, 5], [3, 20]]\n")
     change_lines(repo, 1)
-    result = run_cli("budget", cwd=repo.root)
+    result = invoke_cli("budget", cwd=repo.root)
     assert result.code == 2
     assert "gates.budget[1]: fan-in limits must ascend" in result.stderr
 
@@ -120,7 +120,7 @@ def test_bad_budget_table_is_a_config_error(git_repo: GitRepo) -> None:
 def test_module_that_does_not_parse_is_reported(git_repo: GitRepo) -> None:
     repo = shop_with_fan_in(git_repo, 1)
     (repo.root / "core/money.py").write_text("def broken(:\n", encoding="utf-8")
-    result = run_cli("budget", cwd=repo.root)
+    result = invoke_cli("budget", cwd=repo.root)
     assert result.code == 2
     assert "cannot build the import graph" in result.stderr
     assert "money.py, line 1" in result.stderr
@@ -129,7 +129,7 @@ def test_module_that_does_not_parse_is_reported(git_repo: GitRepo) -> None:
 
 def test_unknown_target_is_a_usage_error(git_repo: GitRepo) -> None:
     repo = shop_with_fan_in(git_repo, 1)
-    result = run_cli("budget", "core.nothing", cwd=repo.root)
+    result = invoke_cli("budget", "core.nothing", cwd=repo.root)
     assert result.code == 2
     assert "no module 'core.nothing' in the project" in result.stderr
 
@@ -137,6 +137,6 @@ def test_unknown_target_is_a_usage_error(git_repo: GitRepo) -> None:
 def test_naming_a_little_used_target_does_not_lift_the_budget(git_repo: GitRepo) -> None:
     repo = shop_with_fan_in(git_repo, 12)
     change_lines(repo, 7)
-    result = run_cli("budget", "core/user0.py", cwd=repo.root)
+    result = invoke_cli("budget", "core/user0.py", cwd=repo.root)
     assert result.code == 1, result.output
     assert "8 changed lines, 5 allowed: over budget (fan-in of core.money is 12)" in (result.stdout)

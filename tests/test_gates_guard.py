@@ -5,20 +5,20 @@ from __future__ import annotations
 from pathlib import Path
 
 from gates_project import edit, frozen_shop
-from helpers import GitRepo, run_cli
+from helpers import GitRepo, invoke_cli
 
 
 def rerecord(repo: GitRepo) -> None:
     """Change behaviour and re-record the oracle to fit (the cheat the guard exists for)."""
     edit(repo, "shop/prices.py", "(1 + rate), 2)", "(1 + rate) + 1, 2)")
-    result = run_cli("record", "prices", "--force", cwd=repo.root)
+    result = invoke_cli("record", "prices", "--force", cwd=repo.root)
     assert result.code == 0, result.output
 
 
 def test_code_only_change_passes(git_repo: GitRepo) -> None:
     repo = frozen_shop(git_repo)
     edit(repo, "shop/prices.py", "subtotal = subtotal + ", "subtotal += ")
-    result = run_cli("guard", cwd=repo.root)
+    result = invoke_cli("guard", cwd=repo.root)
     assert result.code == 0, result.output
     assert "guard: ok" in result.stdout
     assert "1 production file(s), 0 oracle file(s)" in result.stdout
@@ -27,7 +27,7 @@ def test_code_only_change_passes(git_repo: GitRepo) -> None:
 def test_oracle_rerecorded_with_code_fails_naming_both_sides(git_repo: GitRepo) -> None:
     repo = frozen_shop(git_repo)
     rerecord(repo)
-    result = run_cli("guard", cwd=repo.root)
+    result = invoke_cli("guard", cwd=repo.root)
     assert result.code == 1, result.output
     assert "working tree: oracle files and production code change together" in result.stdout
     assert "    lockstep/prices.lock.json (oracle file)\n" in result.stdout
@@ -40,10 +40,10 @@ def test_staged_checks_only_the_index(git_repo: GitRepo) -> None:
     repo = frozen_shop(git_repo)
     rerecord(repo)
     repo.git("add", "shop/prices.py")
-    only_code = run_cli("guard", "--staged", cwd=repo.root)
+    only_code = invoke_cli("guard", "--staged", cwd=repo.root)
     assert only_code.code == 0, only_code.output
     repo.git("add", "lockstep")
-    both = run_cli("guard", "--staged", cwd=repo.root)
+    both = invoke_cli("guard", "--staged", cwd=repo.root)
     assert both.code == 1, both.output
     assert "guard: staged changes: oracle files and production code change together" in (
         both.stdout
@@ -55,15 +55,15 @@ def test_base_checks_each_commit(git_repo: GitRepo) -> None:
     base = repo.git("rev-parse", "HEAD")
     edit(repo, "shop/prices.py", "(1 + rate), 2)", "(1 + rate) + 1, 2)")
     repo.commit("change the total")
-    run_cli("record", "prices", "--force", cwd=repo.root)
+    invoke_cli("record", "prices", "--force", cwd=repo.root)
     repo.commit("re-record prices on its own")
-    separate = run_cli("guard", "--base", base, cwd=repo.root)
+    separate = invoke_cli("guard", "--base", base, cwd=repo.root)
     assert separate.code == 0, separate.output
 
     edit(repo, "shop/prices.py", "(1 + rate) + 1, 2)", "(1 + rate) + 2, 2)")
-    run_cli("record", "prices", "--force", cwd=repo.root)
+    invoke_cli("record", "prices", "--force", cwd=repo.root)
     bad = repo.commit("tweak the total and refresh the oracle")
-    together = run_cli("guard", "--base", base, cwd=repo.root)
+    together = invoke_cli("guard", "--base", base, cwd=repo.root)
     assert together.code == 1, together.output
     assert f"commit {bad[:10]}: oracle files and production code change together" in (
         together.stdout
@@ -75,13 +75,13 @@ def test_rules_and_fixtures_are_oracle_side(git_repo: GitRepo) -> None:
     edit(repo, "shop/prices.py", "subtotal = subtotal + ", "subtotal += ")
     with (repo.root / "lockstep.toml").open("a", encoding="utf-8") as fh:
         fh.write('\n[[rule]]\nname = "cents"\npattern = "[0-9]+"\nreplace = "N"\n')
-    rule = run_cli("guard", cwd=repo.root)
+    rule = invoke_cli("guard", cwd=repo.root)
     assert rule.code == 1, rule.output
     assert "lockstep.toml (config tables [[rule]])" in rule.stdout
 
     repo.git("checkout", "--", "lockstep.toml")
     (repo.root / "fixtures/two.json").write_text('[{"price": 6}]\n', encoding="utf-8")
-    fixture = run_cli("guard", cwd=repo.root)
+    fixture = invoke_cli("guard", cwd=repo.root)
     assert fixture.code == 1, fixture.output
     assert "fixtures/two.json (fixtures of corpus 'prices')" in fixture.stdout
 
@@ -92,13 +92,13 @@ def test_gates_settings_and_tests_are_not_oracle_side(git_repo: GitRepo) -> None
     with (repo.root / "lockstep.toml").open("a", encoding="utf-8") as fh:
         fh.write("\n[gates]\nseam_limit = 2\n")
     (repo.root / "tests/test_prices.py").write_text("import shop.prices\n", encoding="utf-8")
-    result = run_cli("guard", cwd=repo.root)
+    result = invoke_cli("guard", cwd=repo.root)
     assert result.code == 0, result.output
 
 
 def test_staged_and_base_are_exclusive(git_repo: GitRepo) -> None:
     repo = frozen_shop(git_repo)
-    result = run_cli("guard", "--staged", "--base", "HEAD", cwd=repo.root)
+    result = invoke_cli("guard", "--staged", "--base", "HEAD", cwd=repo.root)
     assert result.code == 2
     assert "exclusive" in result.stderr
 
@@ -111,14 +111,14 @@ def test_merge_commit_of_a_clean_branch_passes(git_repo: GitRepo) -> None:
     repo.git("checkout", "-q", "-b", "feature")
     edit(repo, "shop/prices.py", "(1 + rate), 2)", "(1 + rate) + 1, 2)")
     repo.commit("change the total")
-    assert run_cli("record", "prices", "--force", cwd=repo.root).code == 0
+    assert invoke_cli("record", "prices", "--force", cwd=repo.root).code == 0
     repo.commit("re-record prices on its own")
     repo.git("checkout", "-q", "main")
     repo.commit("unrelated work on main", {"README.txt": "shop\n"})
     repo.git("merge", "-q", "--no-ff", "-m", "merge feature", "feature")
-    result = run_cli("guard", "--base", base, cwd=repo.root)
+    result = invoke_cli("guard", "--base", base, cwd=repo.root)
     assert result.code == 0, result.output
-    review = run_cli("review", f"{base}..HEAD", "--format", "md", cwd=repo.root)
+    review = invoke_cli("review", f"{base}..HEAD", "--format", "md", cwd=repo.root)
     assert "oracle files changed alone in commit" in review.stdout, review.output
 
 
@@ -143,6 +143,6 @@ def test_pre_commit_hook_definition(git_repo: GitRepo) -> None:
     repo = frozen_shop(git_repo)
     rerecord(repo)
     repo.git("add", "-A")
-    result = run_cli(*args, cwd=repo.root)
+    result = invoke_cli(*args, cwd=repo.root)
     assert result.code == 1, result.output
     assert "staged changes: oracle files and production code change together" in result.stdout

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from gates_project import edit, frozen_shop, md_rows, row
-from helpers import GitRepo, Result, run_cli, snapshot_tree
+from helpers import GitRepo, Result, invoke_cli, snapshot_tree
 
 SAFE_EXTRACT = """
 def total(rows, rate=0.2):
@@ -31,7 +31,7 @@ def total(rows, rate=0.2):
 def review_md(
     repo: GitRepo, rng: str = "HEAD~1..HEAD"
 ) -> tuple[Result, dict[str, tuple[str, str]]]:
-    result = run_cli("review", rng, "--format", "md", cwd=repo.root)
+    result = invoke_cli("review", rng, "--format", "md", cwd=repo.root)
     assert result.code in (0, 1), result.output
     return result, md_rows(result.stdout)
 
@@ -144,7 +144,7 @@ def test_added_print_fails_and_a_renamed_variable_does_not(git_repo: GitRepo) ->
 def test_oracle_rerecorded_with_the_code_fails(git_repo: GitRepo) -> None:
     repo = frozen_shop(git_repo)
     edit(repo, "shop/prices.py", "(1 + rate), 2)", "(1 + rate) + 1, 2)")
-    assert run_cli("record", "prices", "--force", cwd=repo.root).code == 0
+    assert invoke_cli("record", "prices", "--force", cwd=repo.root).code == 0
     sha = repo.commit("new totals, oracle refreshed")
     result, rows = review_md(repo)
     assert result.code == 1
@@ -225,7 +225,7 @@ def test_terminal_table_names_every_row(git_repo: GitRepo) -> None:
     repo = frozen_shop(git_repo)
     edit(repo, "shop/prices.py", "        return row\n", "        print(row)\n        return row\n")
     repo.commit("print")
-    result = run_cli("review", "HEAD~1", cwd=repo.root)
+    result = invoke_cli("review", "HEAD~1", cwd=repo.root)
     assert result.code == 1
     assert "lockstep review HEAD~1..HEAD (1 commit(s))" in result.stdout
     assert "review: rejected — 1 row(s) failed: logging and printing unchanged" in result.stdout
@@ -243,7 +243,7 @@ def test_default_range_is_the_branch_against_its_upstream(
     work.git("config", "user.name", "Dev")
     edit(work, "shop/prices.py", OLD_TOTAL, SAFE_EXTRACT)
     work.commit("extract _subtotal")
-    result = run_cli("review", "--format", "md", cwd=clone)
+    result = invoke_cli("review", "--format", "md", cwd=clone)
     assert result.code == 0, result.output
     assert "1 commit(s)" in result.stdout
 

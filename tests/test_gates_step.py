@@ -6,13 +6,13 @@ import re
 import subprocess
 
 from gates_project import PRICES, edit, frozen_shop
-from helpers import GitRepo, run_cli, snapshot_tree
+from helpers import GitRepo, invoke_cli, run_cli, snapshot_tree
 
 
 def test_green_step(git_repo: GitRepo) -> None:
     repo = frozen_shop(git_repo)
     edit(repo, "shop/prices.py", "subtotal = subtotal + ", "subtotal += ")
-    result = run_cli("step", cwd=repo.root)
+    result = invoke_cli("step", cwd=repo.root)
     assert result.code == 0, result.output
     assert "probe:  ok — no pins oracle configured: probe skipped, replay only" in result.stdout
     assert "prices (corpus): 2/2 cases replay green" in result.stdout
@@ -23,7 +23,7 @@ def test_red_step_without_revert_touches_nothing(git_repo: GitRepo) -> None:
     repo = frozen_shop(git_repo)
     edit(repo, "shop/prices.py", "(1 + rate), 2)", "(1 + rate) + 1, 2)")
     before = snapshot_tree(repo.root)
-    result = run_cli("step", cwd=repo.root)
+    result = invoke_cli("step", cwd=repo.root)
     assert result.code == 1
     assert "replay: RED" in result.stdout
     assert "verdict: red" in result.stdout
@@ -37,7 +37,7 @@ def test_red_step_with_revert_saves_the_patch_then_restores_head(git_repo: GitRe
     (repo.root / "shop/newpkg").mkdir()
     (repo.root / "shop/newpkg/__init__.py").write_text("X = 1\n")
     changed = snapshot_tree(repo.root)
-    result = run_cli("step", "--revert", cwd=repo.root)
+    result = invoke_cli("step", "--revert", cwd=repo.root)
     assert result.code == 1, result.output
     match = re.search(r"the change is saved in (\S+\.patch)", result.stdout)
     assert match, result.stdout
@@ -57,7 +57,7 @@ def test_over_budget_step_is_red(git_repo: GitRepo) -> None:
         fh.write("\n[gates]\nbudget = [[5, 1]]\n")
     repo.commit("tight budget")
     edit(repo, "shop/prices.py", "    subtotal = 0\n", "    subtotal = 0\n    a = 1\n    b = 2\n")
-    result = run_cli("step", cwd=repo.root)
+    result = invoke_cli("step", cwd=repo.root)
     assert result.code == 1
     assert "budget: EXCEEDED — 2 changed lines, 1 allowed" in result.stdout
 
@@ -65,7 +65,7 @@ def test_over_budget_step_is_red(git_repo: GitRepo) -> None:
 def test_brief_states_the_constraints(git_repo: GitRepo) -> None:
     repo = frozen_shop(git_repo)
     head = repo.git("rev-parse", "HEAD")
-    result = run_cli(
+    result = invoke_cli(
         "brief", "extract the subtotal loop of shop.prices into a helper", cwd=repo.root
     )
     assert result.code == 0, result.output
@@ -89,7 +89,7 @@ def test_brief_states_the_constraints(git_repo: GitRepo) -> None:
 
 def test_brief_refuses_two_changes_in_one_sentence(git_repo: GitRepo) -> None:
     repo = frozen_shop(git_repo)
-    result = run_cli(
+    result = invoke_cli(
         "brief",
         "extract the subtotal loop and rename total",
         "--target",
@@ -102,7 +102,7 @@ def test_brief_refuses_two_changes_in_one_sentence(git_repo: GitRepo) -> None:
 
 def test_brief_needs_a_target_it_can_find(git_repo: GitRepo) -> None:
     repo = frozen_shop(git_repo)
-    result = run_cli("brief", "make it nicer", cwd=repo.root)
+    result = invoke_cli("brief", "make it nicer", cwd=repo.root)
     assert result.code == 2
     assert "--target" in result.stderr
 
@@ -137,6 +137,6 @@ def test_brief_follows_the_configured_seam_limit(git_repo: GitRepo) -> None:
     repo = frozen_shop(git_repo)
     with (repo.root / "lockstep.toml").open("a", encoding="utf-8") as fh:
         fh.write("\n[gates]\nseam_limit = 3\n")
-    result = run_cli("brief", "split the totals", "--target", "shop/prices.py", cwd=repo.root)
+    result = invoke_cli("brief", "split the totals", "--target", "shop/prices.py", cwd=repo.root)
     assert result.code == 0, result.output
     assert "Add at most 3 new functions, classes or modules." in result.stdout
