@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import Result, run_cli, snapshot_tree, write_files
+from helpers import Result, invoke_cli, run_cli, snapshot_tree, write_files
 
 PRICING = '''
 from decimal import Decimal, InvalidOperation
@@ -101,7 +101,7 @@ def make_project(root: Path, **overrides: str) -> Path:
 def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A project with all three ledgers recorded (shared read-only by the tests below)."""
     root = make_project(tmp_path_factory.mktemp("recorded"))
-    result = run_cli("record", cwd=root)
+    result = invoke_cli("record", cwd=root)
     assert result.code == 0, result.output
     return root
 
@@ -147,20 +147,20 @@ def test_record_from_driver_writes_distinct_sorted_rows(recorded: Path) -> None:
 
 def test_record_reports_saturation(tmp_path: Path) -> None:
     root = make_project(tmp_path)
-    result = run_cli("record", "parse_amount", cwd=root)
+    result = invoke_cli("record", "parse_amount", cwd=root)
     assert result.code == 0, result.output
     assert "saw 19 call(s), kept 16 distinct row(s); the last 20% of calls added" in result.stdout
 
 
 def test_replay_green_then_a_faithful_rewrite_stays_green(recorded: Path, tmp_path: Path) -> None:
     root = copy_of(recorded, tmp_path)
-    assert run_cli("replay", cwd=root).code == 0
+    assert invoke_cli("replay", cwd=root).code == 0
     rewrite = PRICING.replace(
         '        return (Decimal(raw), "USD")',
         '        value = Decimal(raw)\n        return value, "USD"',
     )
     write_files(root, {"shop/pricing.py": rewrite})
-    result = run_cli("replay", "parse_amount", cwd=root)
+    result = invoke_cli("replay", "parse_amount", cwd=root)
     assert result.code == 0, result.output
 
 
@@ -176,7 +176,7 @@ def test_list_for_tuple_is_drift_with_the_call_written_as_python(
             )
         },
     )
-    result = run_cli("replay", "parse_amount", cwd=root)
+    result = invoke_cli("replay", "parse_amount", cwd=root)
     assert result.code == 1, result.output
     assert "parse_amount(b'9.99', strict=True)" in result.stdout
     assert "expected returned (Decimal('9.99'), 'USD')" in result.stdout
@@ -189,7 +189,7 @@ def test_exception_stem_and_outcome_drift(recorded: Path, tmp_path: Path) -> Non
         root,
         {"shop/pricing.py": PRICING.replace('raise ValueError("empty amount")', "return None")},
     )
-    result = run_cli("replay", "parse_amount", cwd=root)
+    result = invoke_cli("replay", "parse_amount", cwd=root)
     assert result.code == 1
     assert "parse_amount('', strict=True)" in result.stdout
     assert "expected raised ValueError: empty amount" in result.stdout
@@ -208,7 +208,7 @@ def test_argument_mutation_is_behaviour(recorded: Path, tmp_path: Path) -> None:
             )
         },
     )
-    result = run_cli("replay", "tag_all", cwd=root)
+    result = invoke_cli("replay", "tag_all", cwd=root)
     assert result.code == 1, result.output
     assert "mutation: expected mutated args[0] -> ['a', 'b']" in result.stdout
     assert "got no argument mutated" in result.stdout
@@ -218,11 +218,11 @@ def test_float_tolerance_is_opt_in(recorded: Path, tmp_path: Path) -> None:
     root = copy_of(recorded, tmp_path)
     write_files(root, {"shop/pricing.py": PRICING.replace("return a / b", "return a * (1 / b)")})
     # 1.0 * (1/3.0) differs from 1.0/3.0 in the last bit or not at all; both are within 1e-9.
-    assert run_cli("replay", "ratio", cwd=root).code == 0
+    assert invoke_cli("replay", "ratio", cwd=root).code == 0
     config = (root / "lockstep.toml").read_text().replace("float_tolerance = 1e-9\n", "")
     write_files(root, {"lockstep.toml": config})
     write_files(root, {"shop/pricing.py": PRICING.replace("return a / b", "return a / b + 1e-12")})
-    result = run_cli("replay", "ratio", cwd=root)
+    result = invoke_cli("replay", "ratio", cwd=root)
     assert result.code == 1, result.output
     assert "ratio(1.0, 3.0)" in result.stdout
 
@@ -243,7 +243,7 @@ def test_loose_mode_accepts_a_list_for_a_tuple(recorded: Path, tmp_path: Path) -
             ),
         },
     )
-    result = run_cli("replay", "parse_amount", cwd=root)
+    result = invoke_cli("replay", "parse_amount", cwd=root)
     assert result.code == 0, result.output
 
 
@@ -259,7 +259,7 @@ def test_changed_signature_is_refused_naming_the_parameters(recorded: Path, tmp_
         },
     )
     before = snapshot_tree(root)
-    result = run_cli("replay", "parse_amount", cwd=root)
+    result = invoke_cli("replay", "parse_amount", cwd=root)
     assert result.code == 1, result.output  # a finding about the rewrite, not bad input
     (line,) = result.stderr.strip().splitlines()
     assert line.startswith(f"lockstep: refused: {LEDGER}:1: recorded against")
@@ -278,13 +278,13 @@ def test_jobs_and_shards_cover_every_row_once(recorded: Path, tmp_path: Path) ->
             )
         },
     )
-    serial = run_cli("replay", "parse_amount", cwd=root)
-    parallel = run_cli("replay", "parse_amount", "--jobs", "2", cwd=root)
+    serial = invoke_cli("replay", "parse_amount", cwd=root)
+    parallel = run_cli("replay", "parse_amount", "--jobs", "2", cwd=root)  # real worker processes
     assert serial.code == parallel.code == 1
     assert serial.stdout == parallel.stdout
     drifted: list[str] = []
     for k in (1, 2, 3):
-        shard = run_cli("replay", "parse_amount", "--shard", f"{k}/3", cwd=root)
+        shard = invoke_cli("replay", "parse_amount", "--shard", f"{k}/3", cwd=root)
         drifted += [ln for ln in shard.stdout.splitlines() if ln.startswith("DRIFT parse_amount::")]
     expected = [ln for ln in serial.stdout.splitlines() if ln.startswith("DRIFT parse_amount::")]
     assert sorted(drifted) == sorted(expected) and len(expected) == 10
@@ -294,25 +294,25 @@ def test_record_modes(recorded: Path, tmp_path: Path) -> None:
     root = copy_of(recorded, tmp_path)
     (root / "lockstep/ratio.ledger.jsonl").unlink()
     before = snapshot_tree(root)
-    line = one_line_error(run_cli("record", "parse_amount", cwd=root))
+    line = one_line_error(invoke_cli("record", "parse_amount", cwd=root))
     assert line == (
         f"lockstep: error: {LEDGER} already exists; say what you want: "
         "--new-only (add rows for new inputs), --force (re-record every row) "
         "or --trim (drop rows no call made)"
     )
     assert snapshot_tree(root) == before
-    line = one_line_error(run_cli("record", "ratio", "--new-only", cwd=root))
+    line = one_line_error(invoke_cli("record", "ratio", "--new-only", cwd=root))
     assert "ratio.ledger.jsonl does not exist yet; run 'lockstep record ratio' without" in line
     assert snapshot_tree(root) == before
 
-    assert run_cli("record", "parse_amount", "--new-only", cwd=root).code == 0
+    assert invoke_cli("record", "parse_amount", "--new-only", cwd=root).code == 0
     assert snapshot_tree(root) == before  # nothing new: not a byte changed
 
     drive = (
         "from shop.pricing import parse_amount as p\np('9.99', strict=True)\np('', strict=False)\n"
     )
     write_files(root, {"shop/drive.py": drive})
-    result = run_cli("record", "parse_amount", "--trim", cwd=root)
+    result = invoke_cli("record", "parse_amount", "--trim", cwd=root)
     assert result.code == 0, result.output
     assert "trimmed 14" in result.stdout
     assert len(rows(root / LEDGER)) == 2
@@ -324,7 +324,7 @@ def test_record_modes(recorded: Path, tmp_path: Path) -> None:
             "shop/drive.py": drive + "p('8')\n",
         },
     )
-    result = run_cli("record", "parse_amount", "--force", cwd=root)
+    result = invoke_cli("record", "parse_amount", "--force", cwd=root)
     assert result.code == 0, result.output
     assert "added 1" in result.stdout and "replaced 1" in result.stdout
     assert "unchanged 1" in result.stdout
@@ -332,7 +332,7 @@ def test_record_modes(recorded: Path, tmp_path: Path) -> None:
 
 
 def test_status_counts_rows(recorded: Path) -> None:
-    result = run_cli("status", cwd=recorded)
+    result = invoke_cli("status", cwd=recorded)
     assert result.code == 0, result.output
     assert "parse_amount" in result.stdout and "16" in result.stdout
 
@@ -352,7 +352,7 @@ def test_nondeterministic_input_is_refused_by_name(tmp_path: Path) -> None:
             ),
         },
     )
-    result = run_cli("record", "counter", cwd=root)
+    result = invoke_cli("record", "counter", cwd=root)
     assert result.code == 1, result.output  # the rest is written; the refusal is a finding
     assert "refused counter('a')" in result.stdout
     assert "returned 1 | returned 2" in result.stdout
@@ -370,7 +370,7 @@ def test_unfreezable_argument_is_reported_with_its_path_and_skipped(tmp_path: Pa
             ),
         },
     )
-    result = run_cli("record", "tag_all", cwd=root)
+    result = invoke_cli("record", "tag_all", cwd=root)
     assert result.code == 0, result.output
     assert "skipped 1 call(s): args[0][0]: cannot freeze a _io.StringIO" in result.stdout
     assert "StringIO object at" not in (root / "lockstep/tag_all.ledger.jsonl").read_text()
@@ -385,7 +385,7 @@ def test_target_that_does_not_import(tmp_path: Path) -> None:
         **{"lockstep.toml": CONFIG.replace("shop.pricing:parse_amount", "shop.nope:parse_amount")},
     )
     before = snapshot_tree(root)
-    line = one_line_error(run_cli("record", "parse_amount", cwd=root))
+    line = one_line_error(invoke_cli("record", "parse_amount", cwd=root))
     assert "lockstep.toml: ledger[0].target: cannot import module 'shop.nope'" in line
     assert snapshot_tree(root) == before
 
@@ -396,7 +396,7 @@ def test_qualname_that_is_not_callable(tmp_path: Path) -> None:
         **{"lockstep.toml": CONFIG.replace("shop.pricing:parse_amount", "shop.pricing:RATE")},
     )
     before = snapshot_tree(root)
-    line = one_line_error(run_cli("record", "parse_amount", cwd=root))
+    line = one_line_error(invoke_cli("record", "parse_amount", cwd=root))
     assert "lockstep.toml: ledger[0].target" in line and "is a int, not a callable" in line
     assert snapshot_tree(root) == before
 
@@ -406,7 +406,7 @@ def test_driver_that_raises(tmp_path: Path) -> None:
         tmp_path, **{"shop/drive.py": DRIVER + "\nraise RuntimeError('driver broke')\n"}
     )
     before = snapshot_tree(root)
-    line = one_line_error(run_cli("record", "parse_amount", cwd=root))
+    line = one_line_error(invoke_cli("record", "parse_amount", cwd=root))
     lineno = (root / "shop/drive.py").read_text().splitlines().index(
         "raise RuntimeError('driver broke')"
     ) + 1
@@ -453,7 +453,7 @@ def test_bad_ledger_line(recorded: Path, tmp_path: Path, line: str, message: str
     lines.insert(2, line)
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     before = snapshot_tree(root)
-    error = one_line_error(run_cli("replay", "parse_amount", cwd=root))
+    error = one_line_error(invoke_cli("replay", "parse_amount", cwd=root))
     assert error.startswith(f"lockstep: error: {LEDGER}:3: "), error
     assert message in error
     assert snapshot_tree(root) == before
@@ -463,7 +463,7 @@ def test_ledger_recorded_for_another_function(recorded: Path, tmp_path: Path) ->
     root = copy_of(recorded, tmp_path)
     (root / LEDGER).write_bytes((root / "lockstep/ratio.ledger.jsonl").read_bytes())
     before = snapshot_tree(root)
-    error = one_line_error(run_cli("replay", "parse_amount", cwd=root))
+    error = one_line_error(invoke_cli("replay", "parse_amount", cwd=root))
     assert error == (
         f"lockstep: error: {LEDGER}:1: ledger was recorded for 'shop.pricing:ratio', "
         "but ledger 'parse_amount' targets 'shop.pricing:parse_amount'"

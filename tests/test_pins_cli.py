@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import run_cli, run_pytest, snapshot_tree, write_files
+from helpers import invoke_cli, run_cli, run_pytest, snapshot_tree, write_files
 
 EXPORT = """
 import os, sys, uuid, datetime
@@ -199,7 +199,7 @@ def test_record_refuses_a_nondeterministic_case_and_writes_nothing(tmp_path: Pat
 
 def test_record_modes_create_new_only_force_trim(recorded: Path) -> None:
     root = recorded
-    again = run_cli("record", "export", cwd=root)
+    again = invoke_cli("record", "export", cwd=root)
     assert again.code == 2
     line = one_line_error(again.stderr)
     assert "--new-only" in line and "--force" in line and "--trim" in line
@@ -359,7 +359,7 @@ def test_a_bad_cases_file_is_one_line_and_exit_2(tmp_path: Path, problem: str) -
     cases, expected = BAD_CASES[problem]
     root = make_project(tmp_path, cases=cases)
     before = snapshot_tree(root)
-    result = run_cli("record", "export", cwd=root)
+    result = invoke_cli("record", "export", cwd=root)
     assert result.code == 2, result.output
     assert expected in one_line_error(result.stderr)
     assert snapshot_tree(root) == before
@@ -371,7 +371,7 @@ def test_a_program_that_does_not_exist_is_one_line_and_exit_2(tmp_path: Path) ->
         (root / "lockstep.toml").read_text().replace('["python", "export.py"]', '["no-such-tool"]')
     )
     before = snapshot_tree(root)
-    result = run_cli("record", "export", cwd=root)
+    result = invoke_cli("record", "export", cwd=root)
     assert result.code == 2
     assert "program 'no-such-tool' not found" in one_line_error(result.stderr)
     assert snapshot_tree(root) == before
@@ -381,7 +381,7 @@ def test_a_rule_that_does_not_compile_is_one_line_and_exit_2(tmp_path: Path) -> 
     extra = '\n[[rule]]\nname = "run"\npattern = "run-(["\nreplace = "<RUN>"\n'
     root = make_project(tmp_path, extra_config=extra)
     before = snapshot_tree(root)
-    result = run_cli("record", "export", cwd=root)
+    result = invoke_cli("record", "export", cwd=root)
     assert result.code == 2
     assert "rule[0].pattern: does not compile" in one_line_error(result.stderr)
     assert snapshot_tree(root) == before
@@ -394,7 +394,7 @@ def test_a_rule_replacement_naming_a_missing_group_is_one_line_and_exit_2(tmp_pa
         (root / "lockstep.toml").read_text().replace('"iso-timestamp"]', '"iso-timestamp", "run"]')
     )
     (root / "lockstep.toml").write_text(text)
-    result = run_cli("record", "export", cwd=root)
+    result = invoke_cli("record", "export", cwd=root)
     assert result.code == 2
     assert "rule[0] ('run')" in one_line_error(result.stderr)
 
@@ -420,7 +420,7 @@ def test_a_corrupt_pins_line_is_file_line_and_exit_2(
     path.write_text("\n".join(lines) + "\n")
     before = snapshot_tree(root)
     for args in (("replay", "export"), ("record", "export", "--force")):
-        result = run_cli(*args, cwd=root)
+        result = invoke_cli(*args, cwd=root)
         assert result.code == 2, result.output
         assert f"lockstep/export.pins.jsonl{expected}" in one_line_error(result.stderr)
     assert snapshot_tree(root) == before
@@ -429,7 +429,7 @@ def test_a_corrupt_pins_line_is_file_line_and_exit_2(
 def test_a_pinned_cwd_rel_escaping_the_root_is_refused_at_replay(recorded: Path) -> None:
     path = recorded / "lockstep" / "export.pins.jsonl"
     path.write_text(path.read_text().replace('"cwd_rel":"."', '"cwd_rel":"../.."', 1))
-    result = run_cli("replay", "export", cwd=recorded)
+    result = invoke_cli("replay", "export", cwd=recorded)
     assert result.code == 2, result.output
     assert "cwd_rel: '../..' escapes the project root" in one_line_error(result.stderr)
 
@@ -438,14 +438,14 @@ def test_a_missing_header_is_named(recorded: Path) -> None:
     root = recorded
     path = root / "lockstep" / "export.pins.jsonl"
     path.write_text("\n".join(path.read_text().splitlines()[1:]) + "\n")
-    result = run_cli("replay", "export", cwd=root)
+    result = invoke_cli("replay", "export", cwd=root)
     assert result.code == 2
     assert "export.pins.jsonl:1: not a pins header" in one_line_error(result.stderr)
 
 
 def test_replay_before_record_says_what_to_do(tmp_path: Path) -> None:
     root = make_project(tmp_path)
-    result = run_cli("replay", "export", cwd=root)
+    result = invoke_cli("replay", "export", cwd=root)
     assert result.code == 2
     assert "run 'lockstep record export' first" in one_line_error(result.stderr)
 
@@ -485,7 +485,7 @@ def test_new_only_under_other_rules_is_refused_and_force_adopts_them(recorded: P
         encoding="utf-8",
     )
     before = snapshot_tree(root)
-    new = run_cli("record", "export", "--new-only", cwd=root)
+    new = invoke_cli("record", "export", "--new-only", cwd=root)
     assert new.code == 2, new.output
     line = one_line_error(new.stderr)
     assert "export: the configured rules or environment base differ" in line

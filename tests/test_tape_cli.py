@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import run_cli, snapshot_tree, write_files
+from helpers import invoke_cli, run_cli, snapshot_tree, write_files
 
 CONFIG = """
 [[tape]]
@@ -153,7 +153,7 @@ def tape_doc(root: Path, name: str = "summary") -> dict[str, object]:
 @pytest.fixture
 def recorded(tmp_path: Path) -> Path:
     root = make_project(tmp_path / "proj")
-    result = run_cli("record", "summary", cwd=root)
+    result = invoke_cli("record", "summary", cwd=root)
     assert result.code == 0, result.output
     return root
 
@@ -189,16 +189,16 @@ def test_record_freezes_calls_in_order_with_outcomes_and_output(recorded: Path) 
         "exc_stem": "no rate for XXX",
     }
     assert doc["output"] == {"returned": ["258.7100", "0"]}
-    assert run_cli("replay", "summary", cwd=recorded).code == 0
+    assert invoke_cli("replay", "summary", cwd=recorded).code == 0
 
 
 def test_a_plain_record_refuses_to_overwrite_and_names_the_modes(recorded: Path) -> None:
     before = snapshot_tree(recorded)
-    result = run_cli("record", "summary", cwd=recorded)
+    result = invoke_cli("record", "summary", cwd=recorded)
     assert result.code == 2
     assert "--new-only" in result.stderr and "--force" in result.stderr
     assert snapshot_tree(recorded) == before
-    assert run_cli("record", "summary", "--new-only", cwd=recorded).code == 0
+    assert invoke_cli("record", "summary", "--new-only", cwd=recorded).code == 0
     assert snapshot_tree(recorded) == before
 
 
@@ -206,7 +206,7 @@ def _replay_after(root: Path, summary: str, drive: str | None = None) -> str:
     write_files(root, {"billing/summary.py": summary})
     if drive is not None:
         write_files(root, {"billing/drive.py": drive})
-    result = run_cli("replay", "summary", cwd=root)
+    result = invoke_cli("replay", "summary", cwd=root)
     assert result.code == 1, result.output
     assert "output" not in [line.strip().split(":")[0] for line in result.stdout.splitlines()]
     return result.stdout
@@ -230,9 +230,9 @@ def test_missing_call_drift_a_dropped_audit_note_is_caught(recorded: Path) -> No
 def test_eager_to_lazy_timing_drift_the_exception_escapes_its_boundary(tmp_path: Path) -> None:
     root = make_project(tmp_path / "proj")
     write_files(root, {"billing/drive.py": LAZY_DRIVE})
-    assert run_cli("record", "summary", cwd=root).code == 0
+    assert invoke_cli("record", "summary", cwd=root).code == 0
     write_files(root, {"billing/summary.py": LAZY})
-    result = run_cli("replay", "summary", cwd=root)
+    result = invoke_cli("replay", "summary", cwd=root)
     assert result.code == 1, result.output
     out = result.stdout
     # convert now hands back a generator instead of the converted amounts ...
@@ -283,7 +283,7 @@ def test_accept_prints_the_three_signals_and_records_why(recorded: Path) -> None
         {"billing/summary.py": MEMOIZED, "tests/test_rates_once.py": "def test_x():\n    pass\n"},
     )
     why = "Rates are looked up once per currency instead of once per line."
-    result = run_cli(
+    result = invoke_cli(
         "accept", "summary", "--why", why, "--test", "tests/test_rates_once.py", cwd=recorded
     )
     assert result.code == 0, result.output
@@ -301,10 +301,10 @@ def test_accept_prints_the_three_signals_and_records_why(recorded: Path) -> None
             "changes": history[0]["changes"],  # type: ignore[index]
         }
     ]
-    assert run_cli("replay", "summary", cwd=recorded).code == 0
+    assert invoke_cli("replay", "summary", cwd=recorded).code == 0
     assert (
         "the tape already matches"
-        in run_cli(
+        in invoke_cli(
             "accept", "summary", "--why", why, "--test", "tests/test_rates_once.py", cwd=recorded
         ).stdout
     )
@@ -316,7 +316,7 @@ def test_accept_refuses_when_the_output_changed(recorded: Path) -> None:
         recorded, {"billing/summary.py": changed, "tests/test_new.py": "def test_x():\n    pass\n"}
     )
     before = snapshot_tree(recorded)
-    result = run_cli(
+    result = invoke_cli(
         "accept", "summary", "--why", "Memoize.", "--test", "tests/test_new.py", cwd=recorded
     )
     assert result.code == 1
@@ -337,7 +337,7 @@ def test_accept_needs_a_why_and_an_existing_test(
 ) -> None:
     write_files(recorded, {"billing/summary.py": MEMOIZED})
     before = snapshot_tree(recorded)
-    result = run_cli("accept", "summary", *args, cwd=recorded)
+    result = invoke_cli("accept", "summary", *args, cwd=recorded)
     assert result.code == 2 and message in result.stderr
     assert snapshot_tree(recorded) == before
 
@@ -363,7 +363,7 @@ def test_replay_of_a_bad_tape_file_is_exit_2_and_changes_nothing(recorded: Path)
             ("replay", "summary"),
             ("accept", "summary", "--why", "x.", "--test", "billing/audit.py"),
         ):
-            result = run_cli(*args, cwd=recorded)
+            result = invoke_cli(*args, cwd=recorded)
             assert result.code == 2, result.output
             assert message in result.stderr
             assert len(result.stderr.strip().splitlines()) == 1
@@ -396,7 +396,7 @@ def drive_socket(tape):
         root, {"lockstep.toml": CONFIG.replace("billing.drive:drive", "billing.drive:drive_socket")}
     )
     before = snapshot_tree(root)
-    result = run_cli("record", "summary", cwd=root)
+    result = invoke_cli("record", "summary", cwd=root)
     assert result.code == 2
     assert 'audit.note kwargs["extra"]["conn"]: cannot freeze a socket.socket' in result.stderr
     assert snapshot_tree(root) == before
@@ -414,7 +414,7 @@ def test_a_driver_that_does_not_take_the_tape_is_a_config_error_not_frozen_behav
         },
     )
     before = snapshot_tree(root)
-    result = run_cli("record", "summary", cwd=root)
+    result = invoke_cli("record", "summary", cwd=root)
     assert result.code == 2, result.output
     assert result.stderr.strip() == (
         "lockstep: error: lockstep.toml: tape[0].driver: billing.drive:drive_alone must take "
@@ -424,6 +424,6 @@ def test_a_driver_that_does_not_take_the_tape_is_a_config_error_not_frozen_behav
 
 
 def test_status_counts_the_calls(recorded: Path) -> None:
-    result = run_cli("status", cwd=recorded)
+    result = invoke_cli("status", cwd=recorded)
     assert result.code == 0, result.output
     assert "12 calls, ordered mode" in result.stdout
