@@ -4,6 +4,7 @@ rows round-trip, and the reader refuses every malformed line with FILE:LINE."""
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import subprocess
 import sys
@@ -175,7 +176,12 @@ def test_rows_round_trip(tmp_path: Path, args: list[Any], kwargs: dict[str, Any]
     assert canon.dumps(canon.decode(row.result)) == canon.dumps((tuple(args), kwargs))
 
 
-HEADER = json.dumps({"fn": "m:f", "lockstep_ledger": 1, "signature": []})
+def header_for(*rows: str) -> str:
+    """A version-2 header whose count and digest match ``rows`` (so only the rows are judged)."""
+    digest = hashlib.sha256("".join(r + "\n" for r in rows).encode("utf-8")).hexdigest()
+    return json.dumps(
+        {"digest": digest, "fn": "m:f", "lockstep_ledger": 2, "rows": len(rows), "signature": []}
+    )
 
 
 @settings(
@@ -193,7 +199,7 @@ def test_reader_refuses_malformed_lines_with_file_and_line(tmp_path: Path, line:
     if not line.strip():
         return
     path = tmp_path / "bad.ledger.jsonl"
-    path.write_text(HEADER + "\n" + line + "\n", encoding="utf-8")
+    path.write_text(header_for(line) + "\n" + line + "\n", encoding="utf-8")
     try:
         list(iter_rows(path, read_header(path)))
     except DataError as e:

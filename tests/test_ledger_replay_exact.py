@@ -15,7 +15,8 @@ from lockstep import canon
 from lockstep.config import load_project
 from lockstep.model import ReplayOptions, Status
 from lockstep.oracles.ledger import kind as ledger
-from lockstep.oracles.ledger.format import ENCODER, FORMAT_VERSION, LedgerHeader, LedgerRow, Param
+from lockstep.oracles.ledger.file import write_rows
+from lockstep.oracles.ledger.format import LedgerRow, Param, input_key, row_id
 
 LOOKALIKES: list[Any] = [1, True, 1.0, 0, False, 0.0, -0.0, "1", None, (1,), [1], b"1"]
 
@@ -37,30 +38,25 @@ def test_scalar_rows_pass_exactly_when_canonical_bytes_match(tmp_path: Path) -> 
         Param(name="j", kind="positional_or_keyword"),
         Param(name="k", kind="positional_or_keyword", default=None),
     ]
-    header = LedgerHeader(
-        lockstep_ledger=FORMAT_VERSION, fn="lookalike_mod:pick", signature=signature
-    )
     pairs = list(itertools.product(range(len(LOOKALIKES)), repeat=2))
-    lines = [ENCODER.encode(header)]
+    rows: list[LedgerRow] = []
     expected: dict[str, bool] = {}
     for n, (recorded, returned) in enumerate(pairs):
-        rid = f"{n:016x}"
         kwargs = {"k": "x"} if n % 2 else {}
-        lines.append(
-            ENCODER.encode(
-                LedgerRow(
-                    id=rid,
-                    fn="lookalike_mod:pick",
-                    args=[recorded, returned],
-                    kwargs=kwargs,
-                    ok=True,
-                    result=canon.encode(LOOKALIKES[recorded]),
-                )
+        rid = row_id(input_key([recorded, returned], kwargs))
+        rows.append(
+            LedgerRow(
+                id=rid,
+                fn="lookalike_mod:pick",
+                args=[recorded, returned],
+                kwargs=kwargs,
+                ok=True,
+                result=canon.encode(LOOKALIKES[recorded]),
             )
         )
         expected[rid] = canon.dumps(LOOKALIKES[recorded]) == canon.dumps(LOOKALIKES[returned])
     (tmp_path / "lockstep").mkdir()
-    (tmp_path / "lockstep/pick.ledger.jsonl").write_bytes(b"\n".join(lines) + b"\n")
+    write_rows(tmp_path / "lockstep/pick.ledger.jsonl", "lookalike_mod:pick", signature, 48, rows)
     project = load_project(tmp_path)
     try:
         outcomes = list(ledger.replay(project, project.oracle("pick"), ReplayOptions()))

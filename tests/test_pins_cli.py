@@ -419,19 +419,26 @@ def test_a_corrupt_pins_line_is_file_line_and_exit_2(
     lines[2] = json.dumps(pin)
     path.write_text("\n".join(lines) + "\n")
     before = snapshot_tree(root)
-    for args in (("replay", "export"), ("record", "export", "--force")):
+    for args in (("replay", "export"), ("record", "export", "--new-only")):
         result = invoke_cli(*args, cwd=root)
         assert result.code == 2, result.output
         assert f"lockstep/export.pins.jsonl{expected}" in one_line_error(result.stderr)
     assert snapshot_tree(root) == before
+    # --force re-records everything: an unreadable file is replaced, and the report says so.
+    forced = invoke_cli("record", "export", "--force", cwd=root)
+    assert forced.code == 0, forced.output
+    assert f"replaced an unreadable file (lockstep/export.pins.jsonl{expected}" in forced.stdout
 
 
-def test_a_pinned_cwd_rel_escaping_the_root_is_refused_at_replay(recorded: Path) -> None:
+def test_a_pinned_cwd_rel_escaping_the_root_is_stale_and_never_used(recorded: Path) -> None:
+    """The folder a case runs in comes from the cases file; the pin's copy is only compared."""
     path = recorded / "lockstep" / "export.pins.jsonl"
     path.write_text(path.read_text().replace('"cwd_rel":"."', '"cwd_rel":"../.."', 1))
     result = invoke_cli("replay", "export", cwd=recorded)
-    assert result.code == 2, result.output
-    assert "cwd_rel: '../..' escapes the project root" in one_line_error(result.stderr)
+    assert result.code == 1, result.output
+    assert "STALE" in result.stdout
+    assert "cwd_rel changed since record" in result.stdout
+    assert "re-record with 'lockstep record export --force'" in result.stdout
 
 
 def test_a_missing_header_is_named(recorded: Path) -> None:

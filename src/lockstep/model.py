@@ -30,6 +30,9 @@ class Status(StrEnum):
     """The oracle knows a case whose input has disappeared."""
     ERROR = "error"
     """The case could not be run at all (for example its target no longer imports)."""
+    STALE = "stale"
+    """The oracle's record of how the case was made (argv, env, rules, render...) no longer
+    matches the configuration: the case was not run, and only a re-record can vouch for it."""
 
 
 @dataclass(frozen=True)

@@ -40,6 +40,35 @@ class Tally:
             status is Status.PASS for c in self.counts.values() for status, n in c.items() if n
         )
 
+    @property
+    def only_new(self) -> bool:
+        """Nothing drifted; some cases are new (not frozen yet): not green, but not a drift."""
+        total = self.total
+        return bool(total[Status.NEW]) and all(
+            status in (Status.PASS, Status.NEW) for status, n in total.items() if n
+        )
+
+    def next_steps(self) -> list[str]:
+        """How to freeze what is new and drop what is gone, per oracle that has any.
+
+        A new case is behaviour nobody has frozen yet, so the run is not green
+        until it is recorded (or its input removed); recording it is a reviewed
+        act of its own, never implicit.
+        """
+        lines: list[str] = []
+        for oracle, counts in self.counts.items():
+            if counts[Status.NEW]:
+                lines.append(
+                    f"{counts[Status.NEW]} new case(s) of {oracle} not frozen yet: add them with "
+                    f"'lockstep record {oracle} --new-only' (and commit the oracle on its own)"
+                )
+            if counts[Status.MISSING]:
+                lines.append(
+                    f"{counts[Status.MISSING]} case(s) of {oracle} whose input is gone: restore "
+                    f"the input, or drop them with 'lockstep record {oracle} --trim'"
+                )
+        return lines
+
     def rules_lines(self) -> list[str]:
         """``rules fired in export: iso-timestamp×5, run×5`` for each oracle that has rules."""
         return [
@@ -57,6 +86,7 @@ class Tally:
             Status.NEW: "new",
             Status.MISSING: "missing",
             Status.ERROR: "errors",
+            Status.STALE: "stale",
         }
         parts += [f"{total[s]} {label}" for s, label in labels.items() if total[s]]
         noun = "case" if n == 1 else "cases"

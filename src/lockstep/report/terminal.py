@@ -21,6 +21,7 @@ _LABEL = {
     Status.NEW: "NEW",
     Status.MISSING: "MISSING",
     Status.ERROR: "ERROR",
+    Status.STALE: "STALE",
 }
 _STYLE = {
     Status.PASS: "green",
@@ -28,6 +29,7 @@ _STYLE = {
     Status.NEW: "yellow",
     Status.MISSING: "yellow",
     Status.ERROR: "bold red",
+    Status.STALE: "bold red",
 }
 
 
@@ -52,19 +54,41 @@ def outcome_text(outcome: Outcome) -> Text:
     return text
 
 
+def outcome_line(outcome: Outcome) -> Text:
+    """A failing outcome on one line, without its diff: ``DRIFT transform::basic.json``."""
+    text = Text()
+    text.append(_LABEL[outcome.status], style=_STYLE[outcome.status])
+    text.append(f" {outcome.oracle}::{outcome.case_id}")
+    return text
+
+
 def summary_text(tally: Tally) -> Text:
-    style = "bold green" if tally.green else "bold red"
-    verdict = "green" if tally.green else "DRIFT"
-    return Text(f"{verdict}: {tally.line()}", style=style)
+    """The verdict line, then what to run for new or vanished cases.
+
+    A run whose only failures are new cases is not green (nothing froze their
+    behaviour) but is not a drift either: it says ``NOT GREEN`` and how to add them.
+    """
+    if tally.green:
+        verdict = "green"
+    elif tally.only_new:
+        verdict = "NOT GREEN"
+    else:
+        verdict = "DRIFT"
+    text = Text(f"{verdict}: {tally.line()}", style="bold green" if tally.green else "bold red")
+    for line in tally.next_steps():
+        text.append(f"\n{line}")
+    return text
 
 
 def summary_table(tally: Tally) -> Table:
     table = Table(show_edge=False, box=None, pad_edge=False)
     table.add_column("oracle")
-    for status in Status:
+    # A stale case is rare (a re-record fixes it): its column shows only when there is one.
+    shown = [s for s in Status if s is not Status.STALE or tally.total[s]]
+    for status in shown:
         table.add_column(status.value, justify="right")
     for oracle, counts in tally.counts.items():
-        table.add_row(oracle, *(str(counts[s]) if counts[s] else "·" for s in Status))
+        table.add_row(oracle, *(str(counts[s]) if counts[s] else "·" for s in shown))
     return table
 
 

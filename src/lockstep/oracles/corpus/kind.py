@@ -14,7 +14,7 @@ from typing import Final
 from lockstep import canon
 from lockstep.config import CorpusSpec, OracleSpec, Project
 from lockstep.diff import document_diff
-from lockstep.errors import ConfigError, UsageError
+from lockstep.errors import ConfigError, DataError, UsageError
 from lockstep.model import (
     Drift,
     OracleStatus,
@@ -41,10 +41,11 @@ from lockstep.oracles.lifecycle import (
     merge,
     wanted,
 )
+from lockstep.oracles.stale import Mismatch, mismatches, rules_mismatch, stale_outcome
 from lockstep.oracles.status import file_status
 from lockstep.parallel import batched, map_processes
 from lockstep.probe.runs import ProbeTarget
-from lockstep.rules import resolve_rules, rules_from_records
+from lockstep.rules import RuleRecord, resolve_rules
 from lockstep.store import BlobBatch, BlobStore, display_path, sha256_hex
 
 SUFFIX: Final = ".lock.json"
@@ -78,7 +79,14 @@ def record(project: Project, spec: OracleSpec, mode: RecordMode) -> RecordReport
     path = oracle_path(project, corpus)
     report = RecordReport(corpus.name, path, mode)
     exists = check_record_mode(path, project.root, corpus.name, mode, _MODE_WORDS)
-    old = read_lock(path) if exists else None
+    old: Lock | None = None
+    if exists:
+        try:
+            old = read_lock(path)
+        except DataError as e:
+            if mode is not RecordMode.FORCE:
+                raise
+            report.notes.append(f"replaced an unreadable file ({e})")
     found = fixtures(project, corpus)
     rules = resolve_rules(corpus.rules, project, where=project.key(corpus))
     if old is not None:
@@ -130,7 +138,11 @@ def _freeze(
 
 def _compare(oracle: str, entry: Entry, rendered: Rendered, blobs: BlobStore) -> Outcome:
     actual_sha = sha256_hex(rendered.data)
-    if actual_sha == entry.sha256:
+    if (
+        actual_sha == entry.sha256
+        and len(rendered.data) == entry.nbytes
+        and rendered.raised == entry.raised
+    ):
         return Outcome(oracle, entry.id, Status.PASS, rules_fired=rendered.fired)
     expected = blobs.get(entry.sha256)
     summary_exp = _summary(entry.raised, entry.nbytes, entry.sha256)
@@ -201,23 +213,40 @@ def replay(project: Project, spec: OracleSpec, options: ReplayOptions) -> Iterat
             yield _new_fixture(corpus.name, fixture_id)
     if not todo:
         return
-    if options.jobs > 1 and len(todo) >= 2 * _CHUNK:
-        yield from _replay_parallel(project, corpus, lock, todo, blobs, options.jobs)
+    rules = resolve_rules(corpus.rules, project, where=project.key(corpus))
+    stale = _stale(corpus, lock, rules.records())
+    if stale:
+        for entry, _ in todo:
+            yield stale_outcome(corpus.name, entry.id, stale, config_name=project.config_name)
         return
-    renderer = _lock_renderer(project, corpus, lock, path)
+    if options.jobs > 1 and len(todo) >= 2 * _CHUNK:
+        yield from _replay_parallel(project, corpus, todo, blobs, options.jobs)
+        return
+    renderer = renderer_for(project, corpus, rules, corpus.loose)
     for entry, fixture_path in todo:
         yield _compare(corpus.name, entry, renderer(entry.id, fixture_path), blobs)
 
 
-def _lock_renderer(project: Project, corpus: CorpusSpec, lock: Lock, path: Path) -> Renderer:
-    rules = rules_from_records(lock.rules, where=display_path(path, project.root))
-    return renderer_for(project, corpus, rules, lock.loose)
+def _stale(corpus: CorpusSpec, lock: Lock, rules: list[RuleRecord]) -> list[Mismatch]:
+    """How the lock was made against how the configuration renders now.
+
+    The lock's copy of the render callable, loose mode and rules is a record,
+    never obeyed: replay renders with the configuration's, and a difference
+    makes every case stale rather than loosening the comparison.
+    """
+    found = mismatches(
+        [
+            ("render", lock.render, corpus.render),
+            ("loose", lock.loose, corpus.loose),
+            ("oracle", lock.oracle, corpus.name),
+        ]
+    )
+    return found + rules_mismatch(lock.rules, rules)
 
 
 def _replay_parallel(
     project: Project,
     corpus: CorpusSpec,
-    lock: Lock,
     todo: list[tuple[Entry, Path]],
     blobs: BlobStore,
     jobs: int,
@@ -227,8 +256,8 @@ def _replay_parallel(
     init_args = (
         str(project.root),
         corpus.render,
-        lock.loose,
-        list(lock.rules),
+        corpus.loose,
+        resolve_rules(corpus.rules, project, where=project.key(corpus)).records(),
         project.config.lockstep.stem_length,
     )
     batches = batched(((entry.id, str(p)) for entry, p in todo), _CHUNK)
@@ -247,7 +276,9 @@ def case_runner(project: Project, spec: OracleSpec) -> CaseRunner:
     found = fixtures(project, corpus)
     by_id = {e.id: e for e in lock.entries}
     blobs = _blobs(project)
-    renderer = _lock_renderer(project, corpus, lock, path)
+    rules = resolve_rules(corpus.rules, project, where=project.key(corpus))
+    stale = _stale(corpus, lock, rules.records())
+    renderer = renderer_for(project, corpus, rules, corpus.loose)
 
     def run(case_id: str) -> Outcome:
         entry = by_id.get(case_id)
@@ -256,6 +287,8 @@ def case_runner(project: Project, spec: OracleSpec) -> CaseRunner:
             return _new_fixture(corpus.name, case_id)
         if fixture_path is None:
             return _vanished_fixture(corpus.name, case_id)
+        if stale:
+            return stale_outcome(corpus.name, case_id, stale, config_name=project.config_name)
         return _compare(corpus.name, entry, renderer(case_id, fixture_path), blobs)
 
     return run

@@ -8,6 +8,7 @@ blob store (``<dir>/blobs/``) so that a drift can print both documents.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, Final
 
@@ -19,6 +20,9 @@ from lockstep.rules import RuleRecord
 from lockstep.store import atomic_write, display_path, pretty_json, read_json
 
 LOCK_VERSION: Final = 1
+MAX_NBYTES: Final = 2**48
+"""The largest rendered document a lock can name (256 TiB): anything above is a corrupt lock."""
+_SHA256: Final = re.compile(r"[0-9a-f]{64}")
 
 
 class Entry(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_defaults=True):
@@ -57,11 +61,23 @@ def read_lock(path: Path) -> Lock:
             f"{shown}: unknown lock version {header.version!r} (this lockstep reads {LOCK_VERSION})"
         )
     lock = read_json(path, Lock)
+    previous: str | None = None
     seen: set[str] = set()
-    for entry in lock.entries:
+    for i, entry in enumerate(lock.entries):
+        where = f"{shown}: entries[{i}]"
         if entry.id in seen:
-            raise DataError(f"{shown}: duplicate fixture id {entry.id!r}")
+            raise DataError(f"{where}: duplicate fixture id {entry.id!r}")
         seen.add(entry.id)
+        if previous is not None and entry.id < previous:
+            raise DataError(
+                f"{where}: fixture id {entry.id!r} is out of order (entries are written sorted "
+                "by id; the file was edited by hand or merged badly): re-record it"
+            )
+        if not _SHA256.fullmatch(entry.sha256):
+            raise DataError(f"{where}.sha256: not a sha256 hex digest: {entry.sha256[:80]!r}")
+        if not 0 <= entry.nbytes <= MAX_NBYTES:
+            raise DataError(f"{where}.nbytes: {entry.nbytes} is not a size lockstep wrote")
+        previous = entry.id
     return lock
 
 

@@ -12,7 +12,8 @@ at exit.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+import hashlib
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import BinaryIO
 
@@ -32,7 +33,9 @@ from lockstep.oracles.ledger.format import (
     Param,
     call_text,
     describe_signature,
+    input_key,
     outcome_text,
+    row_id,
     signature_changes,
 )
 from lockstep.oracles.lifecycle import check_contract, merge
@@ -47,16 +50,59 @@ class SignatureChanged(Rejected):
 
 
 def read_header(path: Path) -> LedgerHeader:
-    """Line 1 of a ledger; a missing, empty or malformed header names ``FILE:1``."""
+    """Line 1 of a ledger, checked against the body it states (row count and digest).
+
+    A missing, empty or malformed header names ``FILE:1``; a body that does not
+    match its header (truncated, reordered, duplicated, edited) is corrupt.
+    """
     shown = display_path(path)
     for lineno, line in iter_lines(path):
         try:
-            return HEADER_DECODER.decode(line)
+            header = HEADER_DECODER.decode(line)
         except msgspec.ValidationError as e:
             raise DataError(f"{shown}:{lineno}: not a ledger header: {_describe(e)}") from None
         except msgspec.DecodeError as e:
             raise DataError(f"{shown}:{lineno}: not valid JSON ({e})") from None
+        _check_body(path, shown, lineno, header)
+        return header
     raise DataError(f"{shown}: empty file; expected a ledger header on line 1")
+
+
+def _check_body(path: Path, shown: str, header_line: int, header: LedgerHeader) -> None:
+    digest = hashlib.sha256()
+    rows = 0
+    for lineno, line in iter_lines(path):
+        if lineno <= header_line:
+            continue
+        digest.update(line)
+        digest.update(b"\n")
+        rows += 1
+    if rows != header.rows or digest.hexdigest() != header.digest:
+        _first_bad_row(path, shown, header_line, header)  # a precise FILE:LINE when there is one
+        raise DataError(
+            f"{shown}:{header_line}: the rows do not match the header ({header.rows} rows "
+            f"stated, {rows} found; digest {'matches' if digest.hexdigest() == header.digest else 'differs'}): "
+            "the file was truncated, reordered or edited by hand; restore it or re-record with --force"
+        )
+
+
+def _first_bad_row(path: Path, shown: str, header_line: int, header: LedgerHeader) -> None:
+    """Raise the error of the first malformed, foreign or misplaced row, if any."""
+    order = RowOrder(shown)
+    for lineno, line in iter_lines(path):
+        if lineno > header_line:
+            order.check(lineno, parse_row(line, lineno, shown, header.fn))
+
+
+def body_digest(lines: Iterable[bytes]) -> tuple[int, str]:
+    """``(rows, digest)`` of row lines as the header states them."""
+    digest = hashlib.sha256()
+    rows = 0
+    for line in lines:
+        digest.update(line)
+        digest.update(b"\n")
+        rows += 1
+    return rows, digest.hexdigest()
 
 
 def _describe(err: Exception) -> str:
@@ -69,8 +115,29 @@ def iter_rows(path: Path, header: LedgerHeader) -> Iterator[tuple[int, LedgerRow
     shown = display_path(path)
     lines = iter_lines(path)
     next(lines, None)
+    order = RowOrder(shown)
     for lineno, line in lines:
-        yield lineno, parse_row(line, lineno, shown, header.fn)
+        row = parse_row(line, lineno, shown, header.fn)
+        order.check(lineno, row)
+        yield lineno, row
+
+
+class RowOrder:
+    """Row ids strictly increase through a file (sorted, no duplicates)."""
+
+    __slots__ = ("last", "shown")
+
+    def __init__(self, shown: str) -> None:
+        self.shown = shown
+        self.last = ""
+
+    def check(self, lineno: int, row: LedgerRow) -> None:
+        if row.id <= self.last:
+            what = "duplicate" if row.id == self.last else "out of order"
+            raise DataError(
+                f"{self.shown}:{lineno}: row {row.id} is {what} (rows are written sorted by id)"
+            )
+        self.last = row.id
 
 
 def parse_row(line: bytes, lineno: int, shown: str, fn: str) -> LedgerRow:
@@ -85,6 +152,12 @@ def parse_row(line: bytes, lineno: int, shown: str, fn: str) -> LedgerRow:
     if row.fn != fn:
         raise DataError(
             f"{shown}:{lineno}: row {row.id} is for {row.fn!r}, but the header names {fn!r}"
+        )
+    expected = row_id(input_key(row.args, row.kwargs))
+    if row.id != expected:
+        raise DataError(
+            f"{shown}:{lineno}: row id {row.id} does not match its input (its input's id is "
+            f"{expected}): the row was edited by hand"
         )
     return row
 
@@ -161,23 +234,26 @@ def write_ledger(
     signature to be the recorded one; ``--new-only`` also needs the same stem
     length (one contract per file).
     """
-    header = LedgerHeader(
-        lockstep_ledger=FORMAT_VERSION, fn=fn, signature=signature, stem_length=stem_length
-    )
     existing: dict[str, LedgerRow] = {}
     if report.mode is not RecordMode.CREATE and path.exists():
-        recorded = read_header(path)
-        if report.mode is not RecordMode.FORCE:
-            check_signature(path, recorded, signature)
-            check_contract(
-                report.oracle,
-                report.mode,
-                recorded.stem_length,
-                stem_length,
-                what="stem length",
-            )
-            header = recorded
-        existing = {row.id: row for _, row in iter_rows(path, recorded)}
+        try:
+            recorded = read_header(path)
+            existing = {row.id: row for _, row in iter_rows(path, recorded)}
+        except DataError as e:
+            if report.mode is not RecordMode.FORCE:
+                raise
+            report.notes.append(f"replaced an unreadable file ({e})")
+        else:
+            if report.mode is not RecordMode.FORCE:
+                check_signature(path, recorded, signature)
+                check_contract(
+                    report.oracle,
+                    report.mode,
+                    recorded.stem_length,
+                    stem_length,
+                    what="stem length",
+                )
+                fn, signature, stem_length = recorded.fn, recorded.signature, recorded.stem_length
     merged = merge(
         report,
         existing,
@@ -186,10 +262,27 @@ def write_ledger(
         same=lambda a, b: outcome_of(a) == outcome_of(b),
         kept=_kept_note,
     )
+    write_rows(path, fn, signature, stem_length, merged.values())
+
+
+def write_rows(
+    path: Path, fn: str, signature: list[Param], stem_length: int, rows: Iterable[LedgerRow]
+) -> None:
+    """Write a whole ledger (header stating its body, then ``rows`` sorted by id), atomically."""
+    lines = [ENCODER.encode(row) for row in sorted(rows, key=lambda r: r.id)]
+    count, digest = body_digest(lines)
+    header = LedgerHeader(
+        lockstep_ledger=FORMAT_VERSION,
+        fn=fn,
+        signature=signature,
+        stem_length=stem_length,
+        rows=count,
+        digest=digest,
+    )
     with AtomicLines(path) as out:
         out.write(ENCODER.encode(header))
-        for row in merged.values():
-            out.write(ENCODER.encode(row))
+        for line in lines:
+            out.write(line)
 
 
 def merge_into_file(

@@ -7,10 +7,15 @@ by id, so a re-record that changes nothing changes no byte.
 
 Line 1, the header (a closed :class:`LedgerHeader`)::
 
-    {"fn":"refs.messy:parse_amount","lockstep_ledger":1,
+    {"digest":"9c1e…","fn":"refs.messy:parse_amount","lockstep_ledger":2,"rows":2,
      "signature":[{"kind":"positional_or_keyword","name":"raw"},
                   {"default":false,"kind":"keyword_only","name":"strict"}],
      "stem_length":48}
+
+``rows`` and ``digest`` (sha256 of the row lines, each ending in a newline)
+state what the body holds, so a truncated, reordered, duplicated or
+hand-edited file is reported as corrupt, never replayed green; each row's
+``id`` is checked against its input, and ids must be strictly increasing.
 
 ``signature`` is the target's parameter list when it was recorded: names,
 kinds and frozen defaults (``"default"`` is absent for a parameter without
@@ -56,7 +61,8 @@ from lockstep.canon.text import outcome_text as outcome_text  # a row's outcome 
 from lockstep.canon.text import short_name, value_text
 from lockstep.errors import CanonError
 
-FORMAT_VERSION: Final = 1
+FORMAT_VERSION: Final = 2
+"""Version 2 added ``rows`` and ``digest`` to the header (integrity of the body)."""
 
 ParamKind = Literal[
     "positional_only", "positional_or_keyword", "var_positional", "keyword_only", "var_keyword"
@@ -98,12 +104,17 @@ class LedgerHeader(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_o
     fn: str
     signature: list[Param]
     stem_length: int = canon.DEFAULT_STEM
+    rows: int
+    """How many row lines follow."""
+    digest: str
+    """sha256 (hex) of the row lines as written, each ending in a newline: a truncated,
+    reordered, duplicated or hand-edited body no longer matches its header."""
 
     def __post_init__(self) -> None:
         if self.lockstep_ledger != FORMAT_VERSION:
             raise ValueError(
                 f"ledger format version {self.lockstep_ledger} is not supported "
-                f"(this lockstep reads version {FORMAT_VERSION})"
+                f"(this lockstep reads version {FORMAT_VERSION}; re-record it with --force)"
             )
 
 

@@ -35,6 +35,7 @@ from lockstep.model import (
 from lockstep.oracles import CaseRunner, OracleInput, not_probed
 from lockstep.oracles.ledger.driver import run_driver
 from lockstep.oracles.ledger.file import (
+    RowOrder,
     check_header_target,
     check_signature,
     iter_rows,
@@ -47,6 +48,7 @@ from lockstep.oracles.ledger.format import LedgerHeader, LedgerRow, Param, signa
 from lockstep.oracles.ledger.recorder import Installation, Recording, merge_parts
 from lockstep.oracles.ledger.replay import Replayer, install_worker, replay_batch
 from lockstep.oracles.lifecycle import ModeWords, check_record_mode
+from lockstep.oracles.stale import Mismatch, mismatches, stale_outcome
 from lockstep.oracles.status import file_status
 from lockstep.parallel import batched, map_processes
 from lockstep.probe.runs import ProbeTarget
@@ -123,7 +125,8 @@ def check_mode(project: Project, spec: LedgerSpec, mode: RecordMode) -> None:
     rows needs the file to be a ledger of this very target.
     """
     path = oracle_path(project, spec)
-    if check_record_mode(path, project.root, spec.name, mode, _MODE_WORDS):
+    exists = check_record_mode(path, project.root, spec.name, mode, _MODE_WORDS)
+    if exists and mode is not RecordMode.FORCE:  # --force replaces whatever is there
         check_header_target(path, read_header(path), spec)
 
 
@@ -172,7 +175,7 @@ def _replayer(
         target=target,
         loose=spec.loose,
         tolerance=spec.float_tolerance,
-        stem_length=header.stem_length,
+        stem_length=project.config.lockstep.stem_length,
         loop=asyncio.new_event_loop() if inspect.iscoroutinefunction(target) else None,
     )
 
@@ -181,15 +184,23 @@ def replay(project: Project, spec: OracleSpec, options: ReplayOptions) -> Iterat
     """Replay every selected row against the current target, streaming, in file order."""
     spec = _ledger_spec(spec)
     path, header, target = _prepare(project, spec)
+    selects = None if options.only is None and options.shard is None else options.selects
+    stale = _stale(project, header)
+    if stale:
+        for _, row in iter_rows(path, header):
+            if selects is None or selects(row.id):
+                yield stale_outcome(spec.name, row.id, stale, config_name=project.config_name)
+        return
     if options.jobs > 1:
         yield from _replay_parallel(project, spec, options)
         return
     replayer = _replayer(project, spec, path, header, target)
-    selects = None if options.only is None and options.shard is None else options.selects
     # iter_rows inlined: at 100,000 rows a second, each generator layer per row shows.
     run = replayer.run
     fn = header.fn
     shown = replayer.shown
+    order = RowOrder(shown)
+    check_order = order.check
     try:
         with root_on_path(project.root), open_ledger(path) as fh:
             lines = enumerate(fh, start=1)
@@ -201,11 +212,17 @@ def replay(project: Project, spec: OracleSpec, options: ReplayOptions) -> Iterat
                 if not line.strip():
                     continue
                 row = parse_row(line, lineno, shown, fn)
+                check_order(lineno, row)
                 if selects is None or selects(row.id):
                     yield run(lineno, row)
     finally:
         if replayer.loop is not None:
             replayer.loop.close()
+
+
+def _stale(project: Project, header: LedgerHeader) -> list[Mismatch]:
+    """The stem length the rows were frozen with against the configured one."""
+    return mismatches([("stem_length", header.stem_length, project.config.lockstep.stem_length)])
 
 
 def case_runner(project: Project, spec: OracleSpec) -> CaseRunner:
@@ -216,11 +233,14 @@ def case_runner(project: Project, spec: OracleSpec) -> CaseRunner:
         row.id: (lineno, row) for lineno, row in iter_rows(path, header)
     }
     replayer = _replayer(project, spec, path, header, target)
+    stale = _stale(project, header)
 
     def run(case_id: str) -> Outcome:
         found = rows.get(case_id)
         if found is None:
             return Outcome(spec.name, case_id, Status.MISSING, note="no such row in the ledger")
+        if stale:
+            return stale_outcome(spec.name, case_id, stale, config_name=project.config_name)
         with root_on_path(project.root):
             return replayer.run(*found)
 

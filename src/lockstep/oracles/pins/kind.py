@@ -24,7 +24,7 @@ from typing import Final
 
 from lockstep.config import OracleSpec, PinsSpec, Project
 from lockstep.diff import document_diff
-from lockstep.errors import Rejected, TargetError, UsageError
+from lockstep.errors import DataError, Rejected, TargetError, UsageError
 from lockstep.model import (
     Drift,
     OracleStatus,
@@ -55,6 +55,7 @@ from lockstep.oracles.pins.format import (
     open_pins,
     to_stream,
 )
+from lockstep.oracles.stale import Mismatch, mismatches, rules_mismatch, stale_outcome
 from lockstep.oracles.status import file_status
 from lockstep.parallel import run_parallel
 from lockstep.probe.envspy import discover
@@ -233,7 +234,17 @@ def record(project: Project, spec: OracleSpec, mode: RecordMode) -> RecordReport
     path = oracle_path(project, pins_spec)
     report = RecordReport(pins_spec.name, path, mode)
     exists = check_record_mode(path, project.root, pins_spec.name, mode, _MODE_WORDS)
-    old = open_pins(path, project.root) if exists else None
+    old: PinsFile | None = None
+    old_lines: dict[str, bytes] = {}
+    if exists:
+        try:
+            old = open_pins(path, project.root)
+            old_lines = {pin.id: encode(pin) for pin in old.pins()}
+        except DataError as e:
+            if mode is not RecordMode.FORCE:
+                raise
+            old = None
+            report.notes.append(f"replaced an unreadable file ({e})")
     cases = {c.id: c for c in sorted(read_cases(project, pins_spec), key=lambda c: c.id)}
     rules = resolve_rules(pins_spec.rules, project, where=project.key(pins_spec))
     header = Header(
@@ -245,7 +256,6 @@ def record(project: Project, spec: OracleSpec, mode: RecordMode) -> RecordReport
     )
     if old is not None:
         check_contract(pins_spec.name, mode, old.header, header, what="rules or environment base")
-    old_lines = {pin.id: encode(pin) for pin in old.pins()} if old is not None else {}
     todo = [cases[case_id] for case_id in wanted(mode, cases, old_lines)]
     fresh = {
         case_id: encode(pin)
@@ -351,12 +361,12 @@ def _compare(spec_name: str, pin: Pin, result: RunResult, rules: RuleSet) -> Out
     )
 
 
-def _run_pin(project: Project, spec: PinsSpec, pins_file: PinsFile, pin: Pin) -> _Ran:
-    header = pins_file.header
-    cwd = resolve_cwd(project, pin.cwd_rel, where=f"{pins_file.shown}: pin {pin.id!r}: cwd_rel")
-    env = build_env(pin.env, base=header.env_base, inherit=header.env_inherit)
+def _run_case(spec: PinsSpec, pin: Pin, target: ProbeTarget) -> _Ran:
+    """Run the case as the configuration and the cases file say (never as the pin says)."""
     try:
-        result = run(pin.argv, env=env, stdin=from_stream(pin.stdin), cwd=cwd, timeout=spec.timeout)
+        result = run(
+            target.argv, env=target.env, stdin=target.stdin, cwd=target.cwd, timeout=spec.timeout
+        )
     except TargetError as e:
         return _Ran(pin, None, str(e))
     return _Ran(pin, result)
@@ -377,40 +387,94 @@ def _missing(oracle: str, case_id: str, cases_shown: str) -> Outcome:
     )
 
 
+@dataclass(frozen=True)
+class _Plan:
+    """What replay runs, built from the configuration and the cases file only."""
+
+    spec: PinsSpec
+    rules: RuleSet
+    cases: dict[str, PinCase]
+    cases_shown: str
+    header_stale: list[Mismatch]
+    """How the file's header (rules, environment base) differs from the configuration."""
+
+    def target(self, project: Project, case: PinCase) -> ProbeTarget:
+        return case_target(project, self.spec, case)
+
+
+def _plan(project: Project, pins_spec: PinsSpec, pins_file: PinsFile) -> _Plan:
+    rules = resolve_rules(pins_spec.rules, project, where=project.key(pins_spec))
+    header = pins_file.header
+    header_stale = rules_mismatch(header.rules, rules.records()) + mismatches(
+        [
+            ("env_base", header.env_base, dict(ENV_BASE)),
+            ("env_inherit", header.env_inherit, list(ENV_INHERIT)),
+        ]
+    )
+    return _Plan(
+        spec=pins_spec,
+        rules=rules,
+        cases={c.id: c for c in read_cases(project, pins_spec)},
+        cases_shown=display_path(cases_path(project, pins_spec), project.root),
+        header_stale=header_stale,
+    )
+
+
+def _pin_stale(pin: Pin, case: PinCase, target: ProbeTarget) -> list[Mismatch]:
+    """How a pin's record of its run differs from the case as configured now."""
+    return mismatches(
+        [
+            ("argv", pin.argv, list(target.argv)),
+            ("env", pin.env, dict(case.env)),
+            ("stdin", from_stream(pin.stdin), target.stdin),
+            ("cwd_rel", pin.cwd_rel, case.cwd_rel),
+        ]
+    )
+
+
+def _judge(project: Project, plan: _Plan, pin: Pin) -> Outcome | Callable[[], Outcome]:
+    """A verdict without running (missing or stale), or the run to make for one."""
+    case = plan.cases.get(pin.id)
+    if case is None:
+        return _missing(plan.spec.name, pin.id, plan.cases_shown)
+    target = plan.target(project, case)
+    stale = plan.header_stale + _pin_stale(pin, case, target)
+    if stale:
+        return stale_outcome(plan.spec.name, pin.id, stale, config_name=project.config_name)
+    return lambda: _outcome(plan.spec.name, _run_case(plan.spec, pin, target), plan.rules)
+
+
+def _given(outcome: Outcome) -> Callable[[], Outcome]:
+    return lambda: outcome
+
+
 def replay(project: Project, spec: OracleSpec, options: ReplayOptions) -> Iterator[Outcome]:
-    """Re-run every selected pin (``options.jobs`` at a time) and compare strictly."""
+    """Re-run every selected case (``options.jobs`` at a time) and compare strictly.
+
+    Each case runs exactly as ``command`` and the cases file say now; a pin whose
+    recorded argv, env, stdin or folder differs from that, or a file recorded
+    under other rules or another environment base, is stale: reported, not run.
+    """
     pins_spec = _spec(spec)
     _check_spec(project, pins_spec)
     pins_file = open_pins(oracle_path(project, pins_spec), project.root, name=pins_spec.name)
-    rules = pins_file.rules()
-    cases = read_cases(project, pins_spec)
-    known = {c.id for c in cases}
-    cases_shown = display_path(cases_path(project, pins_spec), project.root)
+    plan = _plan(project, pins_spec, pins_file)
     pinned: set[str] = set()
-    missing: list[Pin] = []
 
-    def selected() -> Iterator[Pin]:
+    def tasks() -> Iterator[Callable[[], Outcome]]:
         for pin in pins_file.pins():
             pinned.add(pin.id)
             if not options.selects(pin.id):
                 continue
-            if pin.id not in known:
-                missing.append(pin)
-                continue
-            yield pin
+            verdict = _judge(project, plan, pin)
+            yield verdict if callable(verdict) else _given(verdict)
 
-    def task(pin: Pin) -> Callable[[], _Ran]:
-        return lambda: _run_pin(project, pins_spec, pins_file, pin)
-
-    for ran in run_parallel((task(p) for p in selected()), jobs=max(1, options.jobs)):
-        yield _outcome(pins_spec.name, ran, rules)
-    for pin in missing:
-        yield _missing(pins_spec.name, pin.id, cases_shown)
-    for case in cases:
-        if case.id not in pinned and options.selects(case.id):
+    yield from run_parallel(tasks(), jobs=max(1, options.jobs))
+    for case_id in plan.cases:
+        if case_id not in pinned and options.selects(case_id):
             yield Outcome(
                 pins_spec.name,
-                case.id,
+                case_id,
                 Status.NEW,
                 note=f"not pinned; 'lockstep record {pins_spec.name} --new-only' adds it",
             )
@@ -425,20 +489,16 @@ def case_runner(project: Project, spec: OracleSpec) -> CaseRunner:
     pins_spec = _spec(spec)
     _check_spec(project, pins_spec)
     pins_file = open_pins(oracle_path(project, pins_spec), project.root, name=pins_spec.name)
-    rules = pins_file.rules()
-    known = {c.id for c in read_cases(project, pins_spec)}
-    cases_shown = display_path(cases_path(project, pins_spec), project.root)
+    plan = _plan(project, pins_spec, pins_file)
     offsets = pins_file.offsets()
 
     def replay_one(case_id: str) -> Outcome:
         if case_id not in offsets:
-            if case_id in known:
+            if case_id in plan.cases:
                 return Outcome(pins_spec.name, case_id, Status.NEW, note="not pinned")
             return Outcome(pins_spec.name, case_id, Status.MISSING, note="no such pin")
-        if case_id not in known:
-            return _missing(pins_spec.name, case_id, cases_shown)
-        pin = pins_file.pin_at(*offsets[case_id])
-        return _outcome(pins_spec.name, _run_pin(project, pins_spec, pins_file, pin), rules)
+        verdict = _judge(project, plan, pins_file.pin_at(*offsets[case_id]))
+        return verdict() if callable(verdict) else verdict
 
     return replay_one
 
@@ -457,14 +517,21 @@ def status(project: Project, spec: OracleSpec) -> OracleStatus:
 
     def read() -> tuple[int, str]:
         pins_file = open_pins(path, project.root)
-        count = sum(1 for _ in pins_file.pins())
-        recorded = [r.name for r in pins_file.header.rules]
-        if recorded == list(pins_spec.rules):
+        plan = _plan(project, pins_spec, pins_file)
+        count = 0
+        stale: list[str] = []
+        for pin in pins_file.pins():
+            count += 1
+            verdict = _judge(project, plan, pin)
+            if not callable(verdict) and verdict.status is Status.STALE:
+                stale.append(pin.id)
+        if not stale:
             return count, ""
+        fields = ", ".join(sorted({m.field for m in plan.header_stale})) or "cases"
         return count, (
-            f"recorded with rules [{', '.join(recorded)}], "
-            f"configured [{', '.join(pins_spec.rules)}]; "
-            "'lockstep record --force' applies the configured ones"
+            f"{len(stale)} stale (recorded {fields} differ from the configuration and cases "
+            f"now: {', '.join(stale[:3])}{', …' if len(stale) > 3 else ''}); "
+            "'lockstep record --force' re-records them"
         )
 
     return file_status(pins_spec, path, read)

@@ -47,6 +47,7 @@ from lockstep.model import (
 )
 from lockstep.oracles import CaseRunner, OracleInput, not_probed
 from lockstep.oracles.lifecycle import ModeWords, check_contract, check_record_mode, merge, wanted
+from lockstep.oracles.stale import mismatches, rules_mismatch, stale_outcome
 from lockstep.oracles.status import file_status
 from lockstep.oracles.tape.compare import compare, render_result, render_tape, setting_changes
 from lockstep.oracles.tape.document import (
@@ -59,7 +60,7 @@ from lockstep.oracles.tape.document import (
 )
 from lockstep.oracles.tape.recorder import CompareMode, Event, Tape
 from lockstep.probe.runs import ProbeTarget
-from lockstep.rules import RuleRecord, RuleSet, resolve_rules, rules_from_records
+from lockstep.rules import RuleRecord, RuleSet, resolve_rules
 from lockstep.store import display_path
 from lockstep.targets import resolve_callable, root_on_path
 
@@ -261,14 +262,19 @@ def replay(project: Project, spec: OracleSpec, options: ReplayOptions, /) -> Ite
         )
         return
     doc = read_tape(project, tspec)
-    rules = rules_from_records(doc.rules, where=display_path(path, project.root))
+    rules = config_rules(project, tspec)
+    stale = mismatches([("mode", doc.mode, tspec.mode)]) + rules_mismatch(
+        doc.rules, rules.records()
+    )
+    if stale:
+        yield stale_outcome(tspec.name, tspec.name, stale, config_name=project.config_name)
+        return
     try:
         run = run_driver(project, tspec, rules)
-        wanted_rules = config_rules(project, tspec).records()
     except (TargetError, CanonError) as e:
         yield Outcome(tspec.name, tspec.name, Status.ERROR, note=str(e))
         return
-    drifts = compare_run(doc, run, tspec.mode, wanted_rules)
+    drifts = compare_run(doc, run, tspec.mode, rules.records())
     status = Status.DRIFT if drifts else Status.PASS
     yield Outcome(tspec.name, tspec.name, status, tuple(drifts))
 
