@@ -23,14 +23,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final, Protocol, cast
 
 from lockstep.config import OracleSpec, Project
-from lockstep.errors import UsageError
+from lockstep.errors import TargetError, UsageError
 from lockstep.model import (
     OracleStatus,
     Outcome,
     RecordMode,
     RecordReport,
     ReplayOptions,
+    Status,
 )
+from lockstep.store import display_path
 
 if TYPE_CHECKING:
     from lockstep.probe.runs import ProbeTarget
@@ -138,6 +140,45 @@ def kind_of(spec: OracleSpec) -> OracleKind:
 def all_kinds() -> tuple[OracleKind, ...]:
     """Every registered kind (imports them all: for the few callers that need every suffix)."""
     return tuple(kind_named(name) for name in KINDS)
+
+
+NOT_RECORDED: Final = "(not recorded)"
+"""The case id of the one outcome an oracle that was never recorded replays as."""
+
+
+def replay(project: Project, spec: OracleSpec, options: ReplayOptions) -> Iterator[Outcome]:
+    """Replay one oracle of any kind, with the two verdicts that are the same for every kind.
+
+    * An oracle that was never recorded replays as one ERROR outcome that names the
+      command recording it: the other oracles still replay, and the run is not green.
+    * A target, render or driver that no longer imports (the change broke module-level
+      code, or moved the function) is the change's failure, not bad configuration: the
+      oracle's remaining cases are ERROR outcomes carrying the reason.
+    """
+    kind = kind_of(spec)
+    path = kind.oracle_path(project, spec)
+    if not path.exists():
+        yield Outcome(
+            spec.name,
+            NOT_RECORDED,
+            Status.ERROR,
+            note=f"{display_path(path, project.root)} is not recorded yet: run "
+            f"'lockstep record {spec.name}' on the trusted commit and commit the file",
+        )
+        return
+    seen: set[str] = set()
+    try:
+        for outcome in kind.replay(project, spec, options):
+            seen.add(outcome.case_id)
+            yield outcome
+    except TargetError as e:
+        failed = [
+            case_id
+            for case_id in kind.case_ids(project, spec)
+            if case_id not in seen and options.selects(case_id)
+        ]
+        for case_id in failed or [spec.name]:
+            yield Outcome(spec.name, case_id, Status.ERROR, note=f"cannot run: {e}")
 
 
 def not_probed(spec: OracleSpec) -> NotProbed:
