@@ -4,7 +4,17 @@ Fan-in is read from the real import graph (grimp for packages; the syntax tree
 of top-level single-file modules, which grimp does not scan), never from text
 search, so ``from pkg import core`` and ``import pkg.core as c`` both count
 and a comment mentioning ``core`` does not.  Only production modules count as
-importers: a test importing the module is not a caller in production.
+importers: a test importing the module is not a caller in production, and
+neither is the harness the configuration names to exercise a target (a
+corpus's ``render``, a ledger's or a tape's ``driver``).
+
+The graph is built from the tree of the revision under judgement — a
+commit's files or the index as git holds them, the working tree as it is on
+disk — never from whatever happens to be checked out, so one review range
+gives one verdict from any checkout.  The configuration (``[gates]`` rows and
+globs, the named harness) is read from that tree too, as it would be with
+that revision checked out.  How changed lines are counted, moved blocks once,
+is :mod:`lockstep.gates.line_count`'s.
 
 The ``[gates] budget`` rows ``[max fan-in, max changed lines]`` map fan-in to
 the lines a change may touch; beyond the last row the budget is 0: a module
@@ -14,15 +24,20 @@ that many others import should get an adapter seam before it is edited.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
-from dataclasses import dataclass
+import contextlib
+import importlib
+import importlib.util
+import sys
+import tempfile
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from lockstep.config import Project
+from lockstep.config import Project, load_project
 from lockstep.errors import ConfigError, TargetError
-from lockstep.gates.git import Change, Git
-from lockstep.gates.scope import Scope, is_production_path
-from lockstep.targets import root_on_path
+from lockstep.gates.git import Change, Git, Head, Side
+from lockstep.gates.line_count import count_lines
+from lockstep.gates.scope import Scope, harness_files, is_production_path
 
 
 @dataclass(frozen=True)
@@ -40,11 +55,24 @@ class BudgetReport:
     change: str
     modules: tuple[ModuleBudget, ...]
     lines: dict[str, int]
-    """Changed lines per production file."""
+    """Changed lines per production file (moved and edited)."""
+    moved: dict[str, int] = field(default_factory=dict)
+    """Of those, lines of blocks moved within the change, per file they moved to."""
 
     @property
     def changed(self) -> int:
         return sum(self.lines.values())
+
+    @property
+    def moved_lines(self) -> int:
+        return sum(self.moved.values())
+
+    def counted(self) -> str:
+        """``17 changed lines (14 lines moved, 3 edited)``; the split only when a block moved."""
+        text = f"{self.changed} changed lines"
+        if self.moved_lines:
+            text += f" ({self.moved_lines} lines moved, {self.changed - self.moved_lines} edited)"
+        return text
 
     @property
     def limiting(self) -> ModuleBudget | None:
@@ -66,7 +94,7 @@ class BudgetReport:
             return f"{self.changed} changed production lines; no production module under change"
         verdict = "within" if self.ok else "over"
         text = (
-            f"{self.changed} changed lines, {limiting.allowed} allowed: {verdict} budget "
+            f"{self.counted()}, {limiting.allowed} allowed: {verdict} budget "
             f"(fan-in of {limiting.module} is {limiting.fan_in})"
         )
         if limiting.allowed == 0:
@@ -121,12 +149,13 @@ def module_file(project: Project, module: str) -> str | None:
 
 
 class ImportGraph:
-    """Who imports whom among the project's modules, on disk."""
+    """Who imports whom among the project's modules, in the tree at ``project.root``."""
 
     def __init__(self, project: Project) -> None:
         self.project = project
+        self.harness = harness_files(project)
         self.edges: dict[str, set[str]] = {}
-        packages: list[str] = []
+        packages: dict[str, Path] = {}
         singles: list[Path] = []
         for base in import_roots(project.root):
             for entry in sorted(base.iterdir()):
@@ -135,13 +164,13 @@ class ImportGraph:
                     and (entry / "__init__.py").is_file()
                     and entry.name.isidentifier()
                 ):
-                    packages.append(entry.name)
+                    packages.setdefault(entry.name, entry)
                 elif entry.suffix == ".py" and entry.stem.isidentifier():
                     singles.append(entry)
         if packages:
             import grimp  # heavy; only the budget needs it
 
-            with root_on_path(project.root):
+            with _packages_found_in(packages):
                 try:
                     graph = grimp.build_graph(
                         *packages, include_external_packages=True, cache_dir=None
@@ -160,13 +189,57 @@ class ImportGraph:
                 self.edges.setdefault(imported, set()).add(importer)
 
     def importers(self, module: str) -> tuple[str, ...]:
-        """Production modules that import ``module`` directly."""
+        """Production modules that import ``module`` directly.
+
+        Not counted: modules outside the ``[gates]`` production globs (tests),
+        and the harness the configuration names (drivers, corpus renderers):
+        they exercise the module, they are not its callers in production.
+        """
         scope_ok: list[str] = []
         for importer in sorted(self.edges.get(module, set()) - {module}):
             rel = module_file(self.project, importer)
-            if rel is not None and is_production_path(self.project.config.gates, rel):
+            if (
+                rel is not None
+                and rel not in self.harness
+                and is_production_path(self.project.config.gates, rel)
+            ):
                 scope_ok.append(importer)
         return tuple(scope_ok)
+
+
+@contextlib.contextmanager
+def _packages_found_in(packages: dict[str, Path]) -> Iterator[None]:
+    """Make each package name resolve to its folder in the tree, for grimp, during a block.
+
+    grimp locates a package with ``importlib.util.find_spec``, which answers from
+    ``sys.modules`` for a name imported before: after a replay has imported the
+    project from another checkout (the review's temporary worktree, since
+    removed), grimp would scan that folder instead of this tree.  So those
+    entries are set aside, the tree's import roots go first on ``sys.path``, and
+    each package is checked to resolve where it should before grimp is asked.
+    """
+    saved = {name: sys.modules.pop(name) for name in packages if name in sys.modules}
+    old_path = list(sys.path)
+    roots = list(dict.fromkeys(str(folder.parent) for folder in packages.values()))
+    sys.path[:0] = roots
+    importlib.invalidate_caches()
+    try:
+        for name, folder in packages.items():
+            spec = importlib.util.find_spec(name)
+            found = list(spec.submodule_search_locations or []) if spec else []
+            if not any(Path(p).resolve() == folder.resolve() for p in found):
+                where = ", ".join(found) or "nowhere"
+                raise TargetError(
+                    f"cannot build the import graph: package {name!r} resolves to {where}, "
+                    f"not to {folder}"
+                )
+        yield
+    finally:
+        sys.path[:] = old_path
+        for name in packages:
+            sys.modules.pop(name, None)
+        sys.modules.update(saved)
+        importlib.invalidate_caches()
 
 
 def _imports_of(path: Path, known: set[str]) -> Iterable[str]:
@@ -205,6 +278,31 @@ def resolve_target(project: Project, target: str) -> str:
     return text
 
 
+@contextlib.contextmanager
+def tree_at(project: Project, git: Git, at: Head, prefix: str) -> Iterator[Project]:
+    """The project as it is at ``at``: its Python files and configuration, nothing else.
+
+    The working tree is the project on disk.  A commit or the index is
+    exported from git's objects into a temporary folder (``prefix`` is where
+    the project sits in the repository), whatever is checked out, and its
+    configuration is read from there; a revision that predates the
+    configuration file is judged with today's.
+    """
+    if at is Side.WORKTREE:
+        yield project
+        return
+    config_rel = project.config_path.resolve().relative_to(project.root.resolve()).as_posix()
+    with tempfile.TemporaryDirectory(prefix="lockstep-tree-") as tmp:
+        root = Path(tmp) / "tree"
+        root.mkdir()
+        git.export(at, root, prefix, lambda rel: rel.endswith(".py") or rel == config_rel)
+        config_path = root / config_rel
+        if config_path.is_file():
+            yield load_project(config_path=config_path)
+        else:
+            yield Project(root=root, config_path=config_path, config=project.config)
+
+
 def check_budget(
     project: Project, git: Git, change: Change, target: str | None = None
 ) -> BudgetReport:
@@ -213,21 +311,29 @@ def check_budget(
     Every changed production module counts and the smallest allowance wins;
     a ``target`` is weighed as well, never instead: naming a little-used
     module must not lift the budget of a much-imported one the change edits.
+    Everything is judged in the tree of ``change.head`` (:func:`tree_at`).
     """
-    scope = Scope(project, git)
-    files = [p for p in git.changed_files(change.base, change.head) if scope.is_production(p)]
-    lines = git.changed_lines(change.base, change.head, files)
-    lines = {p: n for p, n in lines.items() if n}
-    modules: list[str] = [] if target is None else [resolve_target(project, target)]
-    for path in files:
-        rel = scope.in_project(path)
-        name = module_name(project, rel) if rel is not None else None
-        if name is not None and name not in modules and git.read(path, change.head) is not None:
-            modules.append(name)
-    graph = ImportGraph(project) if modules else None
-    budgets: list[ModuleBudget] = []
-    for module in modules:
-        importers = graph.importers(module) if graph else ()
-        allowed = allowance(project.config.gates.budget, len(importers), project.config_name)
-        budgets.append(ModuleBudget(module, len(importers), importers, allowed))
-    return BudgetReport(change.label, tuple(budgets), lines)
+    named = None if target is None else resolve_target(project, target)
+    prefix = Scope(project, git).prefix
+    with tree_at(project, git, change.head, prefix) as tree:
+        scope = Scope(tree, git, prefix=prefix)
+        files = [p for p in git.changed_files(change.base, change.head) if scope.is_production(p)]
+        count = count_lines(git.hunks(change.base, change.head, files))
+        modules: list[str] = []
+        if named is not None:
+            if module_file(tree, named) is None:
+                raise TargetError(f"{target}: no module {named!r} in the project at {change.label}")
+            modules.append(named)
+        for path in files:
+            rel = scope.in_project(path)
+            name = module_name(tree, rel) if rel is not None else None
+            if name is not None and name not in modules and module_file(tree, name) == rel:
+                modules.append(name)
+        graph = ImportGraph(tree) if modules else None
+        budgets: list[ModuleBudget] = []
+        for module in modules:
+            importers = graph.importers(module) if graph else ()
+            allowed = allowance(tree.config.gates.budget, len(importers), tree.config_name)
+            budgets.append(ModuleBudget(module, len(importers), importers, allowed))
+    moved = {p: n for p, n in count.moved.items() if n}
+    return BudgetReport(change.label, tuple(budgets), count.per_file(), moved)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -37,6 +37,14 @@ class Side(StrEnum):
 
 Head = str | Side
 """A commit sha, or one of the :class:`Side` values."""
+
+
+@dataclass(frozen=True)
+class Hunk:
+    """One hunk of a diff: the lines it removes and the lines it adds (without ``-``/``+``)."""
+
+    removed: tuple[str, ...]
+    added: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -64,7 +72,9 @@ class Git:
 
     # -- plumbing -----------------------------------------------------------------------------
 
-    def _raw(self, *args: str, binary: bool = False) -> subprocess.CompletedProcess[Any]:
+    def _raw(
+        self, *args: str, binary: bool = False, stdin: bytes | None = None
+    ) -> subprocess.CompletedProcess[Any]:
         """Run ``git ARGS`` (in the repository root once found); never raises on exit status.
 
         Every git call of the gates goes through here, so all of them see the
@@ -76,6 +86,7 @@ class Git:
             cwd=self.root,
             env={**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"},
             capture_output=True,
+            input=stdin,
             text=not binary,
             errors=None if binary else "surrogateescape",
         )
@@ -200,17 +211,17 @@ class Git:
             out = self.run("diff", "--name-only", "--no-renames", "-z", parent, sha)
         return sorted({p for p in out.split("\0") if p})
 
-    def changed_lines(self, base: str, head: Head, paths: Sequence[str]) -> dict[str, int]:
-        """Lines each change touches, per path.
+    def hunks(self, base: str, head: Head, paths: Sequence[str]) -> dict[str, list[Hunk]]:
+        """The hunks of each path's change: the lines each one removes and adds, in order.
 
-        A hunk that replaces ``r`` lines by ``a`` lines touches ``max(r, a)``:
-        an edited line counts once, a pure addition or deletion counts each
-        line.  Blank lines do not count (spacing carries no behaviour).  An
-        untracked file counts all its non-blank lines.
+        Hunks come from ``git diff -U0`` (no context lines, renames as a
+        deletion and an addition).  An untracked file is one hunk adding all
+        its lines.  How many lines that makes is :mod:`lockstep.gates.line_count`'s
+        business: it needs the text, to tell a moved block from an edit.
         """
         if not paths:
             return {}
-        counts: dict[str, int] = dict.fromkeys(paths, 0)
+        found: dict[str, list[Hunk]] = {p: [] for p in paths}
         out = self.run(
             "diff",
             "-U0",
@@ -221,47 +232,64 @@ class Git:
             "--",
             *paths,
         )
-        old_name: str | None = None
-        current: str | None = None
-        minus = plus = 0  # content lines still expected in the current hunk
-        removed = added = 0  # non-blank lines seen in the current hunk
-
-        def flush() -> None:
-            nonlocal removed, added
-            if current is not None:
-                counts[current] = counts.get(current, 0) + max(removed, added)
-            removed = added = 0
-
-        for line in out.splitlines():
-            if minus and line.startswith("-"):
-                minus -= 1
-                removed += bool(line[1:].strip())
-            elif plus and line.startswith("+"):
-                plus -= 1
-                added += bool(line[1:].strip())
-            elif line.startswith("diff --git"):
-                flush()
-                old_name = current = None
-            elif line.startswith("--- "):
-                old_name = line[6:] if line.startswith("--- a/") else None
-            elif line.startswith("+++ "):
-                current = line[6:] if line.startswith("+++ b/") else old_name
-            elif m := _HUNK.match(line):
-                flush()
-                minus = 1 if m.group(1) is None else int(m.group(1))
-                plus = 1 if m.group(2) is None else int(m.group(2))
-        flush()
+        for path, file_hunks in _parse_hunks(out).items():
+            found.setdefault(path, []).extend(file_hunks)
         if head is Side.WORKTREE:
-            counts.update(self._untracked_lines(paths))
-        return counts
+            for path in sorted(set(self.untracked()) & set(paths)):
+                data = self.read(path, Side.WORKTREE) or b""
+                text = data.decode("utf-8", "surrogateescape")
+                found[path] = [Hunk((), tuple(text.splitlines()))]
+        return found
 
-    def _untracked_lines(self, paths: Sequence[str]) -> dict[str, int]:
-        """Non-blank lines of each untracked file among ``paths`` (git has no diff for them)."""
-        counts: dict[str, int] = {}
-        for path in set(self.untracked()) & set(paths):
-            data = self.read(path, Side.WORKTREE) or b""
-            counts[path] = sum(1 for ln in data.splitlines() if ln.strip())
-        return counts
+    def export(self, at: Head, dest: Path, prefix: str, wanted: Callable[[str], bool]) -> None:
+        """Write the files under ``prefix`` that ``wanted`` accepts, as they are at commit
+        ``at`` (or in the index), into ``dest``, with ``prefix`` taken off their paths.
+
+        What is checked out plays no part: the files come from git's objects
+        (one ``ls-tree`` or ``ls-files``, one ``cat-file --batch``), so two
+        checkouts of one repository export the same tree.  Symbolic links and
+        submodules are left out; they hold no Python source.
+        """
+        assert at is not Side.WORKTREE, "the working tree is on disk already"
+        spec = [prefix] if prefix else []
+        if at is Side.INDEX:
+            listing = self.run_bytes("ls-files", "--stage", "-z", "--", *spec)
+        else:
+            listing = self.run_bytes("ls-tree", "-r", "-z", "--full-tree", at, "--", *spec)
+        objects: list[tuple[str, str]] = []
+        for entry in listing.split(b"\0"):
+            if not entry:
+                continue
+            meta, _, raw_path = entry.partition(b"\t")
+            fields = meta.split()
+            # ls-files: mode object stage; ls-tree: mode type object
+            mode, obj = fields[0], fields[1] if at is Side.INDEX else fields[2]
+            if at is Side.INDEX and fields[2] != b"0":
+                continue  # an unmerged path: no one version to judge
+            path = raw_path.decode("utf-8", "surrogateescape")
+            if mode in (b"100644", b"100755") and path.startswith(prefix):
+                rel = path[len(prefix) :]
+                if wanted(rel):
+                    objects.append((obj.decode("ascii"), rel))
+        if not objects:
+            return
+        batch = self._raw(
+            "cat-file",
+            "--batch",
+            binary=True,
+            stdin=b"".join(obj.encode("ascii") + b"\n" for obj, _ in objects),
+        )
+        self._check(("cat-file",), batch)
+        data: bytes = batch.stdout
+        at_byte = 0
+        for _, rel in objects:
+            header_end = data.index(b"\n", at_byte)
+            size = int(data[at_byte:header_end].split()[2])
+            body = data[header_end + 1 : header_end + 1 + size]
+            at_byte = header_end + 1 + size + 1
+            target = dest / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(body)
 
     def read(self, path: str, at: Head) -> bytes | None:
         """A file's bytes at a commit, in the index or on disk; None where it does not exist."""
@@ -315,3 +343,40 @@ class Git:
 
     def git_dir(self) -> Path:
         return Path(self.run("rev-parse", "--absolute-git-dir").strip())
+
+
+def _parse_hunks(out: str) -> dict[str, list[Hunk]]:
+    """The hunks of ``git diff -U0`` output, per new path (old path for a deletion)."""
+    found: dict[str, list[Hunk]] = {}
+    old_name: str | None = None
+    current: str | None = None
+    minus = plus = 0  # content lines still expected in the current hunk
+    removed: list[str] = []
+    added: list[str] = []
+
+    def flush() -> None:
+        if current is not None and (removed or added):
+            found.setdefault(current, []).append(Hunk(tuple(removed), tuple(added)))
+        removed.clear()
+        added.clear()
+
+    for line in out.split("\n"):  # not splitlines(): a form feed in the code is not a line end
+        if minus and line.startswith("-"):
+            minus -= 1
+            removed.append(line[1:])
+        elif plus and line.startswith("+"):
+            plus -= 1
+            added.append(line[1:])
+        elif line.startswith("diff --git"):
+            flush()
+            old_name = current = None
+        elif line.startswith("--- "):
+            old_name = line[6:] if line.startswith("--- a/") else None
+        elif line.startswith("+++ "):
+            current = line[6:] if line.startswith("+++ b/") else old_name
+        elif m := _HUNK.match(line):
+            flush()
+            minus = 1 if m.group(1) is None else int(m.group(1))
+            plus = 1 if m.group(2) is None else int(m.group(2))
+    flush()
+    return found

@@ -57,6 +57,43 @@ def is_production_path(gates: GatesSpec, rel: str) -> bool:
     return matches(rel, gates.production) and not matches(rel, gates.exclude)
 
 
+_HARNESS_FIELDS: Final = ("render", "driver")
+"""The oracle fields that name code written to exercise a target: a corpus's ``render``, a
+ledger's or a tape's ``driver``.  Read off the configuration's tables, whatever their kind."""
+
+
+def harness_files(project: Project) -> dict[str, str]:
+    """The project-relative files of the harness the oracles name, each with why.
+
+    ``pkg.mod:func`` names the module's file (in the project, ``src/`` layouts
+    included); a ``.py`` path names itself.  A harness imports the code under
+    freeze to exercise it, so it is not one of its callers in production.
+    """
+    found: dict[str, str] = {}
+    for spec in project.oracles():
+        for name in _HARNESS_FIELDS:
+            ref = getattr(spec, name, None)
+            if not isinstance(ref, str) or not ref:
+                continue
+            reason = f"{name} of {spec.kind} {spec.name!r}"
+            module, colon, _ = ref.partition(":")
+            if colon and "/" not in module and not module.endswith(".py"):
+                candidates = _module_files(module)
+            else:
+                candidates = (PurePosixPath(ref).as_posix().removeprefix("./"),)
+            for rel in candidates:
+                found.setdefault(rel, reason)
+    return found
+
+
+def _module_files(module: str) -> tuple[str, ...]:
+    """Where ``pkg.mod`` may live, project-relative: at the root or under ``src/``."""
+    stem = module.replace(".", "/")
+    return tuple(
+        f"{base}{stem}{suffix}" for base in ("", "src/") for suffix in (".py", "/__init__.py")
+    )
+
+
 def oracle_inputs(project: Project) -> tuple[tuple[str, str], ...]:
     """The input files the oracles name (fixtures, cases), each with why it is the oracle's."""
     return tuple(
@@ -104,18 +141,25 @@ class Sides:
 
 
 class Scope:
-    """Classifies repository paths for one project inside one git repository."""
+    """Classifies repository paths for one project inside one git repository.
 
-    def __init__(self, project: Project, git: Git) -> None:
+    ``prefix`` is where the project sits in the repository (``""`` at its
+    root, ``"svc/"`` in a subfolder); it is worked out from the project's root
+    unless given, as it must be for a project exported out of the repository
+    (:func:`lockstep.gates.budget.tree_at`).
+    """
+
+    def __init__(self, project: Project, git: Git, *, prefix: str | None = None) -> None:
         self.project = project
         self.git = git
         root = project.root.resolve()
-        repo = git.root.resolve()
-        try:
-            rel = root.relative_to(repo).as_posix()
-        except ValueError:
-            rel = ""
-        self.prefix = "" if rel in ("", ".") else rel + "/"
+        if prefix is None:
+            try:
+                rel = root.relative_to(git.root.resolve()).as_posix()
+            except ValueError:
+                rel = ""
+            prefix = "" if rel in ("", ".") else rel + "/"
+        self.prefix = prefix
         self.oracle_dir = self._project_rel(project.oracle_dir) + "/"
         self.config_path = self.prefix + project.config_path.resolve().relative_to(root).as_posix()
         self.named_inputs = oracle_inputs(project)
