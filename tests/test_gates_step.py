@@ -97,7 +97,7 @@ def test_brief_refuses_two_changes_in_one_sentence(git_repo: GitRepo) -> None:
         cwd=repo.root,
     )
     assert result.code == 2
-    assert "joins two changes with 'and'" in result.stderr
+    assert "asks for two changes: 'extract the subtotal loop' and 'rename total'" in result.stderr
 
 
 def test_brief_needs_a_target_it_can_find(git_repo: GitRepo) -> None:

@@ -176,8 +176,10 @@ def step_command(ctx: click.Context, revert: bool, runs: int, jobs: int | None) 
 def brief_command(ctx: click.Context, sentence: str, target: str | None) -> None:
     """Print the constraints to hand a coding assistant for ONE seam.
 
-    A sentence joining two changes with "and" is refused: two changes need
-    two freezes.
+    A sentence asking for two changes ("extract the loop and rename the
+    class") is refused, naming both: two changes need two freezes. What counts
+    is the actions (clauses opening with a refactoring verb), not the word
+    "and": "extract the search-and-replace loop" is one change.
     """
     project = project_from(ctx)
     git = Git(project.root)
