@@ -156,7 +156,10 @@ def review_command(
 @jobs_option
 @click.pass_context
 def step_command(ctx: click.Context, revert: bool, runs: int, jobs: int | None) -> None:
-    """One transformation, judged: probe pinned cases, replay every oracle, check the budget."""
+    """One transformation, judged: probe pinned cases, replay every oracle, check the budget.
+
+    A red replay shows the first failing cases of each oracle with their diffs.
+    """
     project = project_from(ctx)
     git = Git(project.root)
     result = step(project, git, runs=runs, options=replay_options(jobs, None))

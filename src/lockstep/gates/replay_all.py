@@ -14,12 +14,18 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Final
 
 from lockstep.config import Project, load_project
 from lockstep.errors import LockstepError
 from lockstep.gates.git import Git
-from lockstep.model import ReplayOptions
+from lockstep.model import Outcome, ReplayOptions
 from lockstep.oracles import kind_of
+from lockstep.oracles import replay as replay_oracle
+
+KEPT_OUTCOMES: Final = 3
+"""Failing outcomes kept in full per oracle (with their diffs), for ``step`` to show; the
+rest are kept as ids only, so memory stays flat however many cases drift."""
 
 
 @dataclass(frozen=True)
@@ -32,6 +38,8 @@ class OracleReplay:
     failed: tuple[str, ...]
     """``case-id (status)`` of every case that did not pass."""
     error: str = ""
+    first: tuple[Outcome, ...] = ()
+    """The first :data:`KEPT_OUTCOMES` failing outcomes, drifts and diffs included."""
 
     @property
     def ok(self) -> bool:
@@ -79,18 +87,23 @@ def replay_all(project: Project, options: ReplayOptions | None = None) -> Replay
             continue
         passed = 0
         failed: list[str] = []
+        first: list[Outcome] = []
         # a target that prints must not garble a report written to stdout (--format md)
         try:
             with contextlib.redirect_stdout(sys.stderr):
-                for outcome in kind.replay(project, spec, options):
+                for outcome in replay_oracle(project, spec, options):
                     if outcome.ok:
                         passed += 1
-                    else:
-                        failed.append(f"{outcome.case_id} ({outcome.status.value})")
+                        continue
+                    failed.append(f"{outcome.case_id} ({outcome.status.value})")
+                    if len(first) < KEPT_OUTCOMES:
+                        first.append(outcome)
         except LockstepError as e:
-            results.append(OracleReplay(spec.name, spec.kind, passed, tuple(failed), str(e)))
+            results.append(
+                OracleReplay(spec.name, spec.kind, passed, tuple(failed), str(e), tuple(first))
+            )
             continue
-        results.append(OracleReplay(spec.name, spec.kind, passed, tuple(failed)))
+        results.append(OracleReplay(spec.name, spec.kind, passed, tuple(failed), "", tuple(first)))
     return ReplaySummary(tuple(results))
 
 

@@ -15,6 +15,8 @@ from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from lockstep.report.terminal import outcome_text
+
 if TYPE_CHECKING:  # the results' types only: showing them runs no gate
     from lockstep.gates.budget import BudgetReport
     from lockstep.gates.guard import GuardReport
@@ -70,7 +72,10 @@ def budget_table(report: BudgetReport) -> Table:
 def budget_lines(report: BudgetReport) -> list[RenderableType]:
     """The table (when a module is under change), changed lines per file, and the verdict."""
     out: list[RenderableType] = [budget_table(report)] if report.modules else []
-    out += [f"  {path}: {n} changed line(s)" for path, n in sorted(report.lines.items())]
+    for path, n in sorted(report.lines.items()):
+        moved = report.moved.get(path, 0)
+        split = f" ({moved} moved here, {n - moved} edited)" if moved else ""
+        out.append(f"  {path}: {n} changed line(s){split}")
     out.append(("budget: ok — " if report.ok else "budget: exceeded — ") + report.summary())
     return out
 
@@ -103,10 +108,16 @@ def review_lines(result: Review) -> list[RenderableType]:
     return [review_table(result), review_verdict(result)]
 
 
-def step_lines(result: StepResult) -> list[str]:
-    """Probe, replay and budget, each with its evidence, then the verdict."""
+def step_lines(result: StepResult) -> list[RenderableType]:
+    """Probe, replay and budget, each with its evidence, then the verdict.
+
+    A red replay shows the first failing cases of each oracle with their diffs,
+    as ``lockstep replay`` prints them, and how to see the rest.
+    """
     probe, replay, budget = result.probe, result.replay, result.budget
-    lines = [f"probe:  {'ok' if probe.ok else 'NONDETERMINISTIC'} — {probe.note}"]
+    lines: list[RenderableType] = [
+        f"probe:  {'ok' if probe.ok else 'NONDETERMINISTIC'} — {probe.note}"
+    ]
     lines += [
         f"  {line.oracle}/{line.case_id}: {line.variants} distinct outputs"
         for line in probe.lines
@@ -114,6 +125,17 @@ def step_lines(result: StepResult) -> list[str]:
     ]
     lines.append(f"replay: {'ok' if replay.ok else 'RED'}")
     lines += [f"  {text}" for text in replay.evidence()]
+    for oracle in replay.oracles:
+        for outcome in oracle.first:
+            shown = outcome_text(outcome)
+            shown.rstrip()
+            lines.append(shown)
+        hidden = len(oracle.failed) - len(oracle.first)
+        if hidden > 0:
+            lines.append(
+                f"… {hidden} more failing case(s) of {oracle.oracle}: "
+                f"'lockstep replay {oracle.oracle}' shows them"
+            )
     lines.append(f"budget: {'ok' if budget.ok else 'EXCEEDED'} — {budget.summary()}")
     lines.append("verdict: green — commit this step" if result.ok else "verdict: red")
     return lines
