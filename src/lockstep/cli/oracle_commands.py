@@ -23,6 +23,7 @@ from lockstep.model import RecordMode, ReplayOptions, Status
 from lockstep.oracles import default_jobs, kind_of
 from lockstep.report.summary import Tally
 from lockstep.report.terminal import (
+    outcome_line,
     outcome_text,
     record_text,
     status_table,
@@ -89,14 +90,21 @@ drifted the same way says so in ten rows as well as in ten thousand)."""
 @click.argument("names", nargs=-1)
 @jobs_option
 @shard_option
-@click.option("--quiet", "-q", is_flag=True, help="Print only the summary.")
+@click.option(
+    "--quiet",
+    "-q",
+    is_flag=True,
+    help="Print each failing case on one line (its id, no diff), then the summary.",
+)
 @click.option(
     "--show",
     "show",
     type=click.IntRange(min=0),
     default=DEFAULT_SHOWN,
     show_default=True,
-    help="Failing cases to print in full per oracle (0 = all).",
+    metavar="N",
+    help="Failing cases printed in full, with their diffs, per oracle; the rest are counted "
+    "(0 = all).",
 )
 @click.pass_context
 def replay(
@@ -107,7 +115,12 @@ def replay(
     quiet: bool,
     show: int,
 ) -> None:
-    """Re-run every recorded case and compare: the gate (exit 1 on any drift)."""
+    """Re-run every recorded case and compare: the gate (exit 1 unless all pass).
+
+    Exit 1 on any drift, error or missing case, and on new cases too (inputs
+    the oracle does not know yet): nothing froze their behaviour, so the run is
+    not green until 'lockstep record NAME --new-only' adds them.
+    """
     project = project_from(ctx)
     specs = _select(project, names)
     options = replay_options(jobs, shard)
@@ -122,7 +135,10 @@ def replay(
             spec_options = dataclasses.replace(options, jobs=workers)
         for outcome in kind_of(spec).replay(project, spec, spec_options):
             tally.add(outcome)
-            if outcome.status is Status.PASS or quiet:
+            if outcome.status is Status.PASS:
+                continue
+            if quiet:
+                out.print(outcome_line(outcome))
                 continue
             if show and shown >= show:
                 hidden += 1
