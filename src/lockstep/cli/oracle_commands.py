@@ -21,6 +21,7 @@ from lockstep.config import OracleSpec, Project
 from lockstep.errors import UsageError
 from lockstep.model import RecordMode, ReplayOptions, Status
 from lockstep.oracles import default_jobs, kind_of
+from lockstep.oracles import replay as replay_oracle
 from lockstep.report.summary import Tally
 from lockstep.report.terminal import (
     outcome_line,
@@ -133,7 +134,7 @@ def replay(
         if jobs is None:
             workers = default_jobs(spec, project.config.lockstep.jobs)
             spec_options = dataclasses.replace(options, jobs=workers)
-        for outcome in kind_of(spec).replay(project, spec, spec_options):
+        for outcome in replay_oracle(project, spec, spec_options):
             tally.add(outcome)
             if outcome.status is Status.PASS:
                 continue
@@ -167,7 +168,7 @@ def diff(ctx: click.Context, name: str, case_id: str) -> None:
     project = project_from(ctx)
     spec = project.oracle(name)
     options = ReplayOptions(only=frozenset({case_id}))
-    outcomes = list(kind_of(spec).replay(project, spec, options))
+    outcomes = list(replay_oracle(project, spec, options))
     if not outcomes:
         raise UsageError(f"{name}: no case with id {case_id!r}")
     out = console()
