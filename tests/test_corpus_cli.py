@@ -428,6 +428,11 @@ def test_unknown_oracle_name(project: Path) -> None:
 
 # ------------------------------------------------------------------ pytest
 
+# The first and the last test below load every installed plugin (lockstep's by its entry
+# point); the one between loads only the plugins it uses.
+PLUGIN_ONLY = ("lockstep.pytest.plugin",)
+PLUGIN_AND_XDIST = ("lockstep.pytest.plugin", "xdist.plugin")
+
 
 def test_pytest_collects_each_locked_fixture_and_fails_with_the_same_diff(project: Path) -> None:
     result = run_pytest("--lockstep", "-v", cwd=project)
@@ -443,10 +448,16 @@ def test_pytest_collects_each_locked_fixture_and_fails_with_the_same_diff(projec
 
 
 def test_pytest_selects_one_case_by_node_id_and_runs_under_xdist(project: Path) -> None:
-    result = run_pytest("--lockstep", "lockstep/rows.lock.json::b_unicode.json", "-q", cwd=project)
+    result = run_pytest(
+        "--lockstep",
+        "lockstep/rows.lock.json::b_unicode.json",
+        "-q",
+        cwd=project,
+        plugins=PLUGIN_ONLY,
+    )
     assert result.code == 0, result.output
     assert "1 passed" in result.stdout
-    result = run_pytest("--lockstep", "-n", "2", "-q", cwd=project)
+    result = run_pytest("--lockstep", "-n", "2", "-q", cwd=project, plugins=PLUGIN_AND_XDIST)
     assert result.code == 0, result.output
     assert "4 passed" in result.stdout
 

@@ -470,7 +470,9 @@ def test_new_and_vanished_cases_are_reported(recorded: Path) -> None:
 
 def test_each_pin_is_a_pytest_item_under_xdist(recorded: Path) -> None:
     root = recorded
-    result = run_pytest("--lockstep", "-n", "2", "-v", cwd=root)
+    result = run_pytest(
+        "--lockstep", "-n", "2", "-v", cwd=root, plugins=("lockstep.pytest.plugin", "xdist.plugin")
+    )
     assert result.code == 0, result.output
     assert "2 passed" in result.stdout
     assert "[gw" in result.stdout  # really ran on xdist workers
