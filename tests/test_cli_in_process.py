@@ -23,7 +23,7 @@ def steps(root: Path, run: object) -> list[tuple[int, str, str]]:
     """The same session of commands, each result as (code, stdout, stderr)."""
     out = []
     for args, edit in [
-        (("replay",), None),  # before record: exit 2, one line
+        (("replay",), None),  # before record: exit 1, the oracle named as not recorded
         (("record", "docs"), None),
         (("record", "docs"), None),  # refuses to overwrite: exit 2
         (("replay", "--shard", "4/3"), None),  # click usage error
@@ -44,7 +44,7 @@ def test_in_process_and_subprocess_agree_byte_for_byte(tmp_path: Path) -> None:
     write_files(tmp_path / "inp", FILES)
     by_process = steps(tmp_path / "sub", run_cli)
     in_process = steps(tmp_path / "inp", invoke_cli)
-    assert [code for code, _, _ in in_process] == [2, 0, 2, 2, 0, 1, 1]
+    assert [code for code, _, _ in in_process] == [1, 0, 2, 2, 0, 1, 1]
     assert in_process == by_process
     assert "+b v2" in in_process[5][1]
 

@@ -419,7 +419,10 @@ def test_a_lock_with_an_unknown_field_is_refused(project: Path) -> None:
 
 def test_replay_before_record_says_what_to_do(tmp_path: Path) -> None:
     root = make_project(tmp_path / "proj")
-    assert_refused(invoke_cli("replay", cwd=root), "does not exist", "lockstep record rows")
+    result = invoke_cli("replay", cwd=root)
+    assert result.code == 1, result.output  # not green, and the same for every kind
+    assert "ERROR rows::(not recorded)" in result.stdout
+    assert "run 'lockstep record rows' on the trusted commit" in result.stdout
 
 
 def test_unknown_oracle_name(project: Path) -> None:

@@ -453,8 +453,9 @@ def test_a_missing_header_is_named(recorded: Path) -> None:
 def test_replay_before_record_says_what_to_do(tmp_path: Path) -> None:
     root = make_project(tmp_path)
     result = invoke_cli("replay", "export", cwd=root)
-    assert result.code == 2
-    assert "run 'lockstep record export' first" in one_line_error(result.stderr)
+    assert result.code == 1, result.output  # not green, and the same for every kind
+    assert "ERROR export::(not recorded)" in result.stdout
+    assert "run 'lockstep record export' on the trusted commit" in result.stdout
 
 
 def test_new_and_vanished_cases_are_reported(recorded: Path) -> None:

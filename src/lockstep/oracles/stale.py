@@ -37,7 +37,9 @@ def mismatches(pairs: Iterable[tuple[str, object, object]]) -> list[Mismatch]:
     ]
 
 
-def rules_mismatch(recorded: Sequence[RuleRecord], configured: Sequence[RuleRecord]) -> list[Mismatch]:
+def rules_mismatch(
+    recorded: Sequence[RuleRecord], configured: Sequence[RuleRecord]
+) -> list[Mismatch]:
     """The rules of a file against the configured ones: names, and edits under the same name."""
     if list(recorded) == list(configured):
         return []

@@ -184,18 +184,30 @@ def probe(
 
 
 def probe_many(
-    targets: Sequence[ProbeTarget], *, runs: int, jobs: int = 1, rules: RuleSet | None = None
+    targets: Sequence[ProbeTarget],
+    *,
+    runs: int,
+    jobs: int = 1,
+    rules: RuleSet | None = None,
+    vary_hash_seed: Sequence[bool] = (),
 ) -> list[ProbeReport]:
-    """Probe several targets, spreading all their runs over ``jobs`` workers."""
+    """Probe several targets, spreading all their runs over ``jobs`` workers.
+
+    ``vary_hash_seed[i]`` true gives run ``n`` of target ``i`` ``PYTHONHASHSEED=n``
+    (run 0 keeps the target's own): output that depends on set or dict-of-str order
+    then varies here rather than on some later replay.
+    """
     rules = rules or RuleSet()
     tallies = [(_Tally(), _Tally(), Counter[str]()) for _ in targets]
     timeouts = [0] * len(targets)
 
-    def task(t: ProbeTarget) -> Callable[[], RunResult]:
-        return lambda: run(t.argv, env=t.env, stdin=t.stdin, cwd=t.cwd, timeout=t.timeout)
+    def task(t: ProbeTarget, n: int, vary: bool) -> Callable[[], RunResult]:
+        env = {**t.env, "PYTHONHASHSEED": str(n)} if vary and n else t.env
+        return lambda: run(t.argv, env=env, stdin=t.stdin, cwd=t.cwd, timeout=t.timeout)
 
     order = [(i, n) for i in range(len(targets)) for n in range(runs)]
-    results = run_parallel((task(targets[i]) for i, _ in order), jobs=jobs)
+    varies = [i < len(vary_hash_seed) and vary_hash_seed[i] for i in range(len(targets))]
+    results = run_parallel((task(targets[i], n, varies[i]) for i, n in order), jobs=jobs)
     for (i, n), result in zip(order, results, strict=True):
         raw, norm, fired = tallies[i]
         local = rules.fresh()

@@ -43,6 +43,7 @@ from lockstep.oracles.lifecycle import (
 )
 from lockstep.oracles.stale import Mismatch, mismatches, rules_mismatch, stale_outcome
 from lockstep.oracles.status import file_status
+from lockstep.oracles.verify import verify
 from lockstep.parallel import batched, map_processes
 from lockstep.probe.runs import ProbeTarget
 from lockstep.rules import RuleRecord, resolve_rules
@@ -105,6 +106,7 @@ def record(project: Project, spec: OracleSpec, mode: RecordMode) -> RecordReport
         if todo:
             renderer = renderer_for(project, corpus, rules, corpus.loose)
             fresh = {fid: _freeze(fid, found[fid], renderer, batch, report) for fid in todo}
+            fresh = _reproducible(project, corpus, rules.records(), fresh, report)
         entries = merge(report, old_by_id, fresh, found, same=lambda a, b: a == b)
         lock = Lock(
             version=LOCK_VERSION,
@@ -117,6 +119,38 @@ def record(project: Project, spec: OracleSpec, mode: RecordMode) -> RecordReport
         if old is None or lock != old:
             write_lock(path, lock)
     return report
+
+
+def _reproducible(
+    project: Project,
+    corpus: CorpusSpec,
+    rules: list[RuleRecord],
+    fresh: dict[str, Entry],
+    report: RecordReport,
+) -> dict[str, Entry]:
+    """The fixtures whose rendering reproduces in a fresh interpreter with another hash seed.
+
+    A render that iterates a set of strings, reads a clock or depends on state the
+    recording process built would drift on the next replay: it is refused now instead.
+    """
+
+    def candidate(folder: Path) -> list[str]:
+        lock = Lock(
+            version=LOCK_VERSION,
+            oracle=corpus.name,
+            render=corpus.render,
+            loose=corpus.loose,
+            rules=rules,
+            entries=list(fresh.values()),
+        )
+        write_lock(folder / f"{corpus.name}{SUFFIX}", lock)
+        return list(fresh)
+
+    checked = verify(project, corpus, candidate)
+    report.notes.append(checked.note(len(fresh)))
+    failed = {v.case_id: v.reason for v in checked.failed()}
+    report.refused.extend(f"{fid}: does not reproduce ({why})" for fid, why in failed.items())
+    return {fid: entry for fid, entry in fresh.items() if fid not in failed}
 
 
 def _freeze(
@@ -168,7 +202,10 @@ def _compare(oracle: str, entry: Entry, rendered: Rendered, blobs: BlobStore) ->
 
 def _new_fixture(oracle: str, fixture_id: str) -> Outcome:
     return Outcome(
-        oracle, fixture_id, Status.NEW, note="not in the lock; 'lockstep record --new-only' adds it"
+        oracle,
+        fixture_id,
+        Status.NEW,
+        note=f"not in the lock; 'lockstep record {oracle} --new-only' adds it",
     )
 
 

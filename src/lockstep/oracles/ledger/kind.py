@@ -43,13 +43,21 @@ from lockstep.oracles.ledger.file import (
     parse_row,
     read_header,
     write_ledger,
+    write_rows,
 )
-from lockstep.oracles.ledger.format import LedgerHeader, LedgerRow, Param, signature_of
+from lockstep.oracles.ledger.format import (
+    LedgerHeader,
+    LedgerRow,
+    Param,
+    call_text,
+    signature_of,
+)
 from lockstep.oracles.ledger.recorder import Installation, Recording, merge_parts
 from lockstep.oracles.ledger.replay import Replayer, install_worker, replay_batch
 from lockstep.oracles.lifecycle import ModeWords, check_record_mode
 from lockstep.oracles.stale import Mismatch, mismatches, stale_outcome
 from lockstep.oracles.status import file_status
+from lockstep.oracles.verify import verify
 from lockstep.parallel import batched, map_processes
 from lockstep.probe.runs import ProbeTarget
 from lockstep.store import display_path, iter_lines
@@ -143,15 +151,48 @@ def write_recording(
     report = RecordReport(spec.name, path, mode)
     report.notes.extend(recording.notes())
     report.refused = [f"{r.call} [{r.id}]" for r in recording.refused]
-    write_ledger(
-        path,
-        report,
-        recording.fn,
-        recording.rows,
-        signature,
-        project.config.lockstep.stem_length,
-    )
+    rows = _reproducible(project, spec, recording, signature, report)
+    write_ledger(path, report, recording.fn, rows, signature, project.config.lockstep.stem_length)
     return report
+
+
+def _reproducible(
+    project: Project,
+    spec: LedgerSpec,
+    recording: Recording,
+    signature: list[Param],
+    report: RecordReport,
+) -> dict[str, LedgerRow]:
+    """The recorded rows that replay green in a fresh interpreter with another hash seed.
+
+    Rows that owe their outcome to the recording's context (a patched collaborator, a
+    registry a test filled, a frozen clock, set order under one hash seed) are refused
+    here, with what differed, instead of making the next replay red.
+    """
+    rows = recording.rows
+
+    def candidate(folder: Path) -> list[str]:
+        write_rows(
+            folder / f"{spec.name}{SUFFIX}",
+            recording.fn,
+            signature,
+            project.config.lockstep.stem_length,
+            rows.values(),
+        )
+        return list(rows)
+
+    checked = verify(project, spec, candidate)
+    failed = checked.failed()
+    if rows:
+        report.notes.append(checked.note(len(rows)))
+    for verdict in failed:
+        row = rows[verdict.case_id]
+        report.refused.append(
+            f"{call_text(row.fn, row.args, row.kwargs)} [{row.id}]: does not reproduce "
+            f"outside the recording ({verdict.reason})"
+        )
+    dropped = {v.case_id for v in failed}
+    return {rid: row for rid, row in rows.items() if rid not in dropped}
 
 
 # --------------------------------------------------------------------------- replay

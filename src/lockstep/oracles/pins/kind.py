@@ -165,7 +165,9 @@ def _varies(spec: PinsSpec, varying: list[ProbeReport], runs: int) -> Nondetermi
     return NondeterministicCase(
         f"pins {spec.name!r}: case {first.target.label!r} is not deterministic: "
         f"{len(first.normalized)} different outputs in {runs} runs after rules [{rules}]: "
-        f"{shown}; name the volatile field with a rule ('lockstep probe {spec.name} --suggest')"
+        f"{shown}; name the volatile field with a rule ('lockstep probe {spec.name} --suggest'), "
+        "or, if it is set or dict order under another PYTHONHASHSEED (the runs after the first "
+        "use one), fix the order or pin PYTHONHASHSEED in the case's env"
         f"{_also(varying)}; nothing was written"
     )
 
@@ -287,7 +289,9 @@ def _freeze(
         case_target(project, spec, c, env_base=header.env_base, env_inherit=header.env_inherit)
         for c in cases
     ]
-    reports = probe_many(targets, runs=runs, jobs=jobs, rules=rules)
+    # Runs after the first use another hash seed unless the case pins one itself.
+    vary = [("PYTHONHASHSEED" not in c.env) for c in cases]
+    reports = probe_many(targets, runs=runs, jobs=jobs, rules=rules, vary_hash_seed=vary)
     hung = [r for r in reports if r.timed_out]
     if hung:
         raise _timed_out(spec, hung)

@@ -59,6 +59,7 @@ from lockstep.oracles.tape.document import (
     write_document,
 )
 from lockstep.oracles.tape.recorder import CompareMode, Event, Tape
+from lockstep.oracles.verify import verify
 from lockstep.probe.runs import ProbeTarget
 from lockstep.rules import RuleRecord, RuleSet, resolve_rules
 from lockstep.store import display_path
@@ -236,6 +237,10 @@ def record(project: Project, spec: OracleSpec, mode: RecordMode, /) -> RecordRep
     doc = fresh.get(tspec.name)
     if doc is None or doc == old:
         return report
+    if not _reproduces(project, tspec, doc, report):
+        report.added.clear()
+        report.replaced.clear()
+        return report
     write_document(path, doc)
     report.notes.append(
         f"{tspec.name}: {len(doc.events)} calls recorded ({tspec.mode} mode), "
@@ -244,6 +249,22 @@ def record(project: Project, spec: OracleSpec, mode: RecordMode, /) -> RecordRep
     for name, count in sorted(rules.fired.items()):
         report.notes.append(f"rule {name} replaced {count} value(s)")
     return report
+
+
+def _reproduces(
+    project: Project, tspec: TapeSpec, doc: TapeDocument, report: RecordReport
+) -> bool:
+    """Whether the driver's tape replays green in a fresh interpreter with another hash seed."""
+
+    def candidate(folder: Path) -> list[str]:
+        write_document(folder / f"{tspec.name}{SUFFIX}", doc)
+        return [tspec.name]
+
+    checked = verify(project, tspec, candidate)
+    report.notes.append(checked.note(1))
+    for verdict in checked.failed():
+        report.refused.append(f"{tspec.name}: does not reproduce ({verdict.reason})")
+    return not checked.failed()
 
 
 def replay(project: Project, spec: OracleSpec, options: ReplayOptions, /) -> Iterator[Outcome]:

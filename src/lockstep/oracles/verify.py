@@ -1,0 +1,218 @@
+"""Every frozen case is proven to reproduce before it is written.
+
+A case recorded inside a test suite, a driver or a long-lived process can owe
+its outcome to that context: a registry a test filled and emptied again, a
+patched collaborator, a frozen clock, a switched locale, the iteration order of
+a set under one hash seed.  Written as is, such a case makes the very next
+``lockstep replay`` red with no code changed, and a user who sees that stops
+trusting the gate.
+
+So record writes the cases it froze now into a candidate oracle in a private
+folder, replays that candidate once in a **fresh interpreter with another hash
+seed** -- exactly what ``lockstep replay`` will do later -- and keeps only the
+cases that reproduce.  The others are refused (not written) with what differed.
+
+The child is ``python -m lockstep.oracles.verify``; it loads the same
+configuration with the oracle folder pointed at the candidate, replays it
+through :func:`lockstep.oracles.replay`, and prints one JSON line per case.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+import msgspec
+
+from lockstep.config import OracleSpec, Project, load_project
+from lockstep.errors import LockstepError
+from lockstep.model import Outcome, ReplayOptions, Status
+
+CHILD_TIMEOUT: Final = 600.0
+"""Seconds the verifying interpreter may take before record gives up on it (exit 2)."""
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """How one freshly frozen case replayed in the fresh interpreter."""
+
+    case_id: str
+    reproduced: bool
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class Verification:
+    """The verdicts of one verification run and the hash seed it used."""
+
+    seed: int
+    verdicts: dict[str, Verdict]
+
+    def failed(self) -> list[Verdict]:
+        return [v for v in self.verdicts.values() if not v.reproduced]
+
+    def note(self, total: int) -> str:
+        failed = len(self.failed())
+        return (
+            f"verified {total - failed} of {total} new case(s) in a fresh interpreter "
+            f"(PYTHONHASHSEED={self.seed}); {failed} did not reproduce and were not written"
+            if failed
+            else f"verified {total} new case(s) in a fresh interpreter "
+            f"(PYTHONHASHSEED={self.seed}): all reproduce"
+        )
+
+
+def _other_seed() -> int:
+    """A fixed hash seed other than this process's, so set and dict-of-str order can differ.
+
+    Fixed rather than random so that record's report is the same on every run; this
+    process's seed is random unless ``PYTHONHASHSEED`` pins it, and then it is avoided.
+    """
+    current = os.environ.get("PYTHONHASHSEED", "")
+    return 2 if current == "1" else 1
+
+
+@contextmanager
+def candidate_folder(project: Project) -> Iterator[Path]:
+    """A private folder inside the oracle folder for a candidate oracle; always removed."""
+    project.oracle_dir.mkdir(parents=True, exist_ok=True)
+    folder = Path(tempfile.mkdtemp(prefix=".verify-", dir=project.oracle_dir))
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def verify(
+    project: Project,
+    spec: OracleSpec,
+    write_candidate: Callable[[Path], list[str]],
+) -> Verification:
+    """Replay a candidate oracle of ``spec`` in a fresh interpreter with another hash seed.
+
+    ``write_candidate(folder)`` writes the oracle file (as its kind names it) into
+    ``folder`` and returns the ids of the cases it holds.  Every id gets a verdict; an
+    id the child never reported counts as not reproduced.
+    """
+    seed = _other_seed()
+    with candidate_folder(project) as folder:
+        ids = write_candidate(folder)
+        if not ids:
+            return Verification(seed, {})
+        rel = folder.relative_to(project.root.resolve()).as_posix()
+        env = {**os.environ, "PYTHONHASHSEED": str(seed), "PYTHONDONTWRITEBYTECODE": "1"}
+        argv = [
+            sys.executable,
+            "-m",
+            "lockstep.oracles.verify",
+            "--config",
+            str(project.config_path),
+            "--dir",
+            rel,
+            spec.name,
+        ]
+        try:
+            proc = subprocess.run(
+                argv,
+                cwd=project.root,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                timeout=CHILD_TIMEOUT,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            raise LockstepError(
+                f"{spec.name}: verifying the new cases in a fresh interpreter took more than "
+                f"{CHILD_TIMEOUT:g} s; nothing was written"
+            ) from None
+    verdicts = {k: v for k, v in _parse(proc.stdout).items() if k in ids}
+    if proc.returncode != 0 and not verdicts:
+        tail = proc.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or ["no output"]
+        raise LockstepError(
+            f"{spec.name}: the fresh interpreter could not replay the new cases "
+            f"({tail[0]}); nothing was written"
+        )
+    for case_id in ids:
+        verdicts.setdefault(
+            case_id, Verdict(case_id, False, "the fresh interpreter did not replay it")
+        )
+    return Verification(seed, verdicts)
+
+
+class _Line(msgspec.Struct, frozen=True):
+    id: str
+    ok: bool
+    reason: str = ""
+
+
+def _parse(stdout: bytes) -> dict[str, Verdict]:
+    verdicts: dict[str, Verdict] = {}
+    for raw in stdout.splitlines():
+        try:
+            line = msgspec.json.decode(raw, type=_Line)
+        except msgspec.MsgspecError:
+            continue  # a target printing to stdout is not a verdict
+        verdicts[line.id] = Verdict(line.id, line.ok, line.reason)
+    return verdicts
+
+
+def reason_of(outcome: Outcome) -> str:
+    """One line on why a case did not reproduce: the first differing aspect."""
+    if outcome.drifts:
+        first = outcome.drifts[0]
+        return f"{first.aspect}: recorded {first.expected}, fresh interpreter {first.actual}"
+    return outcome.note or outcome.status.value
+
+
+# --------------------------------------------------------------------------- the child
+
+
+def _child(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m lockstep.oracles.verify")
+    parser.add_argument("--config", required=True)
+    parser.add_argument("--dir", required=True)
+    parser.add_argument("name")
+    args = parser.parse_args(argv)
+    from lockstep.oracles import replay
+
+    project = load_project(config_path=Path(args.config))
+    settings = msgspec.structs.replace(project.config.lockstep, dir=args.dir)
+    config = msgspec.structs.replace(project.config, lockstep=settings)
+    project = Project(root=project.root, config_path=project.config_path, config=config)
+    spec = project.oracle(args.name)
+    out = sys.stdout
+    # What the target prints must not be taken for a verdict: it goes to stderr.
+    sys.stdout = sys.stderr
+    try:
+        for outcome in replay(project, spec, ReplayOptions()):
+            ok = outcome.status is Status.PASS
+            line = {"id": outcome.case_id, "ok": ok, "reason": "" if ok else reason_of(outcome)}
+            out.write(json.dumps(line) + "\n")
+    finally:
+        sys.stdout = out
+    out.flush()
+    return 0
+
+
+def main() -> None:
+    try:
+        code = _child(sys.argv[1:])
+    except LockstepError as e:
+        sys.stderr.write(f"lockstep: error: {e}\n")
+        code = 2
+    raise SystemExit(code)
+
+
+if __name__ == "__main__":
+    main()

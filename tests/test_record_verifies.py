@@ -1,0 +1,190 @@
+"""Record proves each new case reproduces before writing it: the next replay is green.
+
+Example projects whose recording context differs from a clean replay: a test that
+patches a collaborator, a registry a test fills and empties, a render and a driver
+that iterate a set of strings (order depends on the hash seed), a pins program
+printing set order.  Record refuses exactly those cases, names them with what
+differed, writes the rest, and the replay right after is green.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from helpers import invoke_cli, run_cli, run_pytest, write_files
+
+SHOP = {
+    "shop/__init__.py": "",
+    "shop/rates.py": "def rate(cur):\n    return {'EUR': 1.0, 'USD': 0.5}[cur]\n",
+    "shop/words.py": "EXTRA = set()\n",
+    "shop/total.py": (
+        "from shop import rates, words\n\n"
+        "TAGS = {'alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta', 'eta', 'theta'}\n\n\n"
+        "def total(lines):\n    return round(sum(a * rates.rate(c) for a, c in lines), 2)\n\n\n"
+        "def label(prefix):\n    return prefix + ':' + ','.join(TAGS)\n\n\n"
+        "def known(word):\n    return word in words.EXTRA or word == 'base'\n"
+    ),
+}
+
+TESTS = """
+from unittest import mock
+
+from shop import total, words
+
+
+def test_total():
+    assert total.total([(10, "EUR"), (4, "USD")]) == 12.0
+
+
+def test_total_with_a_patched_rate():
+    with mock.patch("shop.rates.rate", return_value=2.0):
+        assert total.total([(1, "EUR")]) == 2.0
+
+
+def test_label():
+    assert total.label("x").startswith("x:")
+
+
+def test_registry():
+    words.EXTRA.add("temp")
+    try:
+        assert total.known("temp")
+    finally:
+        words.EXTRA.discard("temp")
+    assert total.known("base")
+"""
+
+CONFIG = """
+[[ledger]]
+name = "total"
+target = "shop.total:total"
+
+[[ledger]]
+name = "label"
+target = "shop.total:label"
+
+[[ledger]]
+name = "known"
+target = "shop.total:known"
+"""
+
+
+def test_rows_from_a_test_suite_that_do_not_reproduce_are_refused(tmp_path: Path) -> None:
+    root = tmp_path / "proj"
+    write_files(root, {**SHOP, "tests/test_shop.py": TESTS, "lockstep.toml": CONFIG})
+    args = ["--lockstep-record=total", "--lockstep-record=label", "--lockstep-record=known"]
+    result = run_pytest("-q", *args, "tests", cwd=root, plugins=("lockstep.pytest.plugin",))
+    assert result.code == 0, result.output
+    out = result.stdout
+    assert "total([(1, 'EUR')])" in out and "recorded returned 2.0" in out
+    assert "label('x')" in out and "does not reproduce outside the recording" in out
+    assert "known('temp')" in out and "recorded returned True" in out
+    assert "verified 1 of 2 new case(s) in a fresh interpreter" in out
+    replay = run_cli("replay", cwd=root)
+    assert replay.code == 0, replay.output
+    assert "green: 2 cases: 2 passed" in replay.stdout  # total([(10..)]) and known('base')
+
+
+def test_a_driver_recording_refuses_set_order_and_writes_the_rest(tmp_path: Path) -> None:
+    root = tmp_path / "proj"
+    driver = (
+        "from shop import total\n\n\ndef main():\n"
+        "    total.label('x')\n    total.total([(2, 'EUR')])\n"
+    )
+    config = CONFIG.replace(
+        'target = "shop.total:label"\n', 'target = "shop.total:label"\ndriver = "drive:main"\n'
+    ).replace(
+        'target = "shop.total:total"\n', 'target = "shop.total:total"\ndriver = "drive:main"\n'
+    )
+    write_files(root, {**SHOP, "drive.py": driver, "lockstep.toml": config})
+    label = invoke_cli("record", "label", cwd=root)
+    assert label.code == 1, label.output  # a refusal is a finding
+    assert "label('x')" in label.stdout and "does not reproduce" in label.stdout
+    total = invoke_cli("record", "total", cwd=root)
+    assert total.code == 0, total.output
+    assert "verified 1 new case(s) in a fresh interpreter" in total.stdout
+    assert run_cli("replay", "total", "label", cwd=root).code == 0
+
+
+def test_a_corpus_render_that_iterates_a_set_is_refused(tmp_path: Path) -> None:
+    root = tmp_path / "proj"
+    render = (
+        "import json\n\n\ndef render(path):\n    data = json.loads(path.read_text())\n"
+        "    if data.get('tags'):\n        return ' '.join(set(data['tags']))\n"
+        "    return data\n"
+    )
+    tags = ", ".join(f'"t{i}"' for i in range(12))
+    write_files(
+        root,
+        {
+            "lockstep.toml": (
+                '[[corpus]]\nname = "docs"\nfixtures = "fixtures/*.json"\nrender = "harness:render"\n'
+            ),
+            "harness.py": render,
+            "fixtures/plain.json": '{"a": 1}',
+            "fixtures/tagged.json": f'{{"tags": [{tags}]}}',
+        },
+    )
+    result = invoke_cli("record", "docs", cwd=root)
+    assert result.code == 1, result.output
+    assert "tagged.json: does not reproduce" in result.stdout
+    assert "verified 1 of 2 new case(s)" in result.stdout
+    assert run_cli("replay", "docs", cwd=root).code == 1  # tagged.json is new: not green
+    lock = (root / "lockstep/docs.lock.json").read_text()
+    assert "plain.json" in lock and "tagged.json" not in lock
+
+
+def test_a_tape_whose_calls_follow_set_order_is_not_written(tmp_path: Path) -> None:
+    root = tmp_path / "proj"
+    driver = (
+        "from shop import rates\n\n\ndef drive(tape):\n"
+        "    rate = tape.spy('rate', rates.rate)\n"
+        "    return sum(rate(c) for c in {'EUR', 'USD', 'EUR '.strip()} | {'USD'})\n"
+    )
+    spread = (
+        "from shop import total\n\n\ndef drive(tape):\n"
+        "    emit = tape.spy('emit', lambda word: word)\n"
+        "    for tag in total.TAGS:\n        emit(tag)\n    return len(total.TAGS)\n"
+    )
+    write_files(
+        root,
+        {
+            **SHOP,
+            "drive.py": driver,
+            "spread.py": spread,
+            "lockstep.toml": (
+                '[[tape]]\nname = "rates"\ndriver = "drive:drive"\nmode = "multiset"\n\n'
+                '[[tape]]\nname = "tags"\ndriver = "spread:drive"\n'
+            ),
+        },
+    )
+    ok = invoke_cli("record", "rates", cwd=root)
+    assert ok.code == 0, ok.output
+    assert "verified 1 new case(s) in a fresh interpreter" in ok.stdout
+    refused = invoke_cli("record", "tags", cwd=root)
+    assert refused.code == 1, refused.output
+    assert "tags: does not reproduce" in refused.stdout
+    assert not (root / "lockstep/tags.tape.json").exists()
+
+
+def test_pins_runs_after_the_first_use_another_hash_seed(tmp_path: Path) -> None:
+    root = tmp_path / "proj"
+    program = "print(' '.join({'a%d' % i for i in range(12)}))\n"
+    write_files(
+        root,
+        {
+            "lockstep.toml": (
+                '[[pins]]\nname = "tags"\ncommand = ["python", "tags.py"]\ncases = "cases.toml"\n'
+            ),
+            "tags.py": program,
+            "cases.toml": '[[case]]\nid = "free"\n\n[[case]]\nid = "pinned"\nenv = { PYTHONHASHSEED = "7" }\n',
+        },
+    )
+    result = run_cli("record", "tags", cwd=root)
+    assert result.code == 1, result.output
+    assert "case 'free' is not deterministic" in result.stderr
+    assert "PYTHONHASHSEED" in result.stderr
+    cases = root / "cases.toml"
+    cases.write_text('[[case]]\nid = "pinned"\nenv = { PYTHONHASHSEED = "7" }\n')
+    assert run_cli("record", "tags", cwd=root).code == 0
+    assert run_cli("replay", "tags", cwd=root).code == 0
