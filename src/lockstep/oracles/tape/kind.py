@@ -251,9 +251,7 @@ def record(project: Project, spec: OracleSpec, mode: RecordMode, /) -> RecordRep
     return report
 
 
-def _reproduces(
-    project: Project, tspec: TapeSpec, doc: TapeDocument, report: RecordReport
-) -> bool:
+def _reproduces(project: Project, tspec: TapeSpec, doc: TapeDocument, report: RecordReport) -> bool:
     """Whether the driver's tape replays green in a fresh interpreter with another hash seed."""
 
     def candidate(folder: Path) -> list[str]:
