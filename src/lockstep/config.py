@@ -32,7 +32,7 @@ import tomllib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Annotated, Any, Final, Literal
 
 import msgspec
 
@@ -57,6 +57,9 @@ class Settings(_Table, frozen=True):
     jobs: int = 0
     """Default replay workers when ``--jobs`` is not given; 0 lets each oracle kind choose
     (one per core for pins, whose cases are processes anyway; one for in-process kinds)."""
+    record_exclude: list[Annotated[str, msgspec.Meta(min_length=1)]] = []
+    """Tests kept out of ``pytest --lockstep-record``: node ids, files or folders, or
+    ``fnmatch`` patterns of node ids (as the ``lockstep_skip`` marker does for one test)."""
 
 
 class CorpusSpec(_Table, frozen=True):

@@ -15,33 +15,74 @@ like one that differed within a worker), writes the ledger atomically in the
 chosen ``--lockstep-record-mode`` and removes the spool.  The run id that
 names the spool travels to workers in ``workerinput``, so a stale spool from an
 interrupted run is never merged into a new one.
+
+What the user controls, test by test:
+
+* A test marked ``@pytest.mark.lockstep_skip``, or whose node id the
+  ``record_exclude`` setting names, is *kept out*: while it runs (setup, call
+  and teardown) the targets' recorders are paused, so its calls pass through
+  unrecorded; the summary says how many calls each such test made.
+* Each recording remembers which test first produced each row (from the
+  recorder's call counter at every test's start and each row's first call), so
+  a refused row names its test.
+* A run in which any test failed or errored writes nothing unless
+  ``--lockstep-record-allow-failures`` is given: rows from a broken run are
+  suspect.  The controller sees every report, the workers' too.
+* ``--lockstep-record-mode=force`` re-records the rows the run saw and keeps the
+  ledger's other rows: a run of a subset (``-k``, one file) must not drop the
+  rows of the tests it did not run.  ``trim`` is the way to drop them.
 """
 
 from __future__ import annotations
 
+import bisect
+import dataclasses
+import fnmatch
+import re
 import uuid
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, cast
 
 import msgspec
 import pytest
 
 from lockstep.config import LedgerSpec, Project
-from lockstep.errors import LockstepError
+from lockstep.errors import DataError, LockstepError
 from lockstep.model import RecordMode, RecordReport
 from lockstep.pytest.project import project_for
 from lockstep.store import JsonlAppender, iter_jsonl, lock_for
 
 if TYPE_CHECKING:  # the recording machinery is imported only when a run asks for it
-    from lockstep.oracles.ledger.recorder import Installation, Wrapped
+    from lockstep.oracles.ledger.format import LedgerRow, Param
+    from lockstep.oracles.ledger.recorder import (
+        Installation,
+        Recording,
+        RecordingPart,
+        TargetRecorder,
+        Wrapped,
+    )
 
 RUN_KEY: Final = "lockstep_record_run"
 """The ``workerinput`` key carrying the controller's run id to xdist workers."""
 
+SKIP_MARKER: Final = "lockstep_skip"
+"""``@pytest.mark.lockstep_skip``: keep this test's calls out of ``--lockstep-record``."""
+
+ALLOW_FAILURES: Final = "--lockstep-record-allow-failures"
+
+SHOWN: Final = 8
+"""Node ids or row ids listed in one summary line before ``… (+N)``."""
+
+FAILED_SHOWN: Final = 3
+"""Failed tests named in the one-line refusal of a failing run."""
+
+_ROW_ID: Final = re.compile(r"\[([0-9a-f]{16})\]")
+
 
 def addoption(parser: pytest.Parser) -> None:
-    """Register ``--lockstep-record`` and ``--lockstep-record-mode``."""
+    """Register ``--lockstep-record``, ``--lockstep-record-mode`` and the failures switch."""
     group = parser.getgroup("lockstep")
     group.addoption(
         "--lockstep-record",
@@ -55,8 +96,70 @@ def addoption(parser: pytest.Parser) -> None:
         "--lockstep-record-mode",
         choices=[m.value for m in RecordMode],
         default=RecordMode.CREATE.value,
-        help="create (default: refuse over an existing ledger), new-only, force or trim.",
+        help="create (default: refuse over an existing ledger), new-only, force (re-record the "
+        "rows this run saw, keep the others) or trim (drop the rows this run did not see).",
     )
+    group.addoption(
+        ALLOW_FAILURES,
+        action="store_true",
+        default=False,
+        help="Write the recording even though tests failed (by default a failing run writes "
+        "nothing: its rows are suspect).",
+    )
+
+
+def _shown(items: Sequence[str], limit: int = SHOWN) -> str:
+    listed = ", ".join(items[:limit])
+    return listed + (f", … (+{len(items) - limit})" if len(items) > limit else "")
+
+
+def excluded_by(nodeid: str, patterns: Iterable[str]) -> str | None:
+    """The ``record_exclude`` entry naming ``nodeid``, if any.
+
+    An entry names a test by its node id, a file, class or folder containing it
+    (``tests/test_i18n.py``, ``tests/i18n``), or an ``fnmatch`` pattern of node ids
+    (``tests/test_i18n.py::*``, ``*freeze*``).
+    """
+    for pattern in patterns:
+        parent = pattern.rstrip("/")
+        if (
+            nodeid == pattern
+            or nodeid.startswith((f"{parent}::", f"{parent}/"))
+            or fnmatch.fnmatchcase(nodeid, pattern)
+        ):
+            return pattern
+    return None
+
+
+class _Paused:
+    """What a recorder's ``active`` flag holds while a kept-out test runs.
+
+    The recording wrapper asks ``if not recorder.active`` once per call and then
+    calls the target unrecorded; this answers "not active" and counts the asks,
+    which is the number of calls the test made.
+    """
+
+    __slots__ = ("calls",)
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def __bool__(self) -> bool:
+        self.calls += 1
+        return False
+
+
+class _SpoolLine(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """One process's recording of one target, as appended to the spool."""
+
+    part: msgspec.Raw
+    """The :class:`~lockstep.oracles.ledger.recorder.RecordingPart` (decoded by the controller)."""
+    first_test: dict[str, str] = {}
+    """Row id -> node id of the test during which this process first produced it."""
+    skipped: dict[str, int] = {}
+    """Node id of each kept-out test -> calls of the target it made (unrecorded)."""
+    matched: list[str] = []
+    """``record_exclude`` entries that named at least one test of this process."""
 
 
 @dataclass
@@ -64,6 +167,37 @@ class _Target:
     spec: LedgerSpec
     spool: Path
     wrapped: Wrapped | None = None
+    starts: list[int] = field(default_factory=list)
+    """The recorder's call count when each recorded test started (ascending)."""
+    tests: list[str] = field(default_factory=list)
+    """The node id of each recorded test, parallel to :attr:`starts`."""
+    skipped: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def recorder(self) -> TargetRecorder:
+        assert self.wrapped is not None
+        return self.wrapped.recorder
+
+    def first_tests(self, part: RecordingPart) -> dict[str, str]:
+        """Row id -> the test during which the row's first call was made."""
+        out: dict[str, str] = {}
+        starts, tests = self.starts, self.tests
+        for entry in part.entries:
+            # the call numbered c was made by the last test that started with fewer calls
+            i = bisect.bisect_left(starts, entry.first_call) - 1
+            if i >= 0:
+                out[entry.row.id] = tests[i]
+        return out
+
+
+@dataclass
+class _Outcome:
+    """What the controller wrote for one target, with what the summary adds to the report."""
+
+    report: RecordReport
+    unseen_kept: int = 0
+    skipped: dict[str, int] = field(default_factory=dict)
+    refused_by_test: dict[str, list[str]] = field(default_factory=dict)
 
 
 @dataclass
@@ -76,8 +210,19 @@ class LedgerRecording:
     controller: bool
     targets: list[_Target]
     installation: Installation
-    reports: list[RecordReport] = field(default_factory=list)
+    allow_failures: bool = False
+    outcomes: list[_Outcome] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+    """Node ids of the tests (or collectors) that failed or errored, in report order."""
+    refusal: str = ""
+    matched: set[str] = field(default_factory=set)
+    first_tests: dict[str, dict[str, str]] = field(default_factory=dict)
+    """Ledger name -> row id -> node id of a test that first produced the row."""
+
+    @property
+    def reports(self) -> list[RecordReport]:
+        return [o.report for o in self.outcomes]
 
     def install(self) -> None:
         stem = self.project.config.lockstep.stem_length
@@ -98,16 +243,75 @@ class LedgerRecording:
         """xdist controller: tell each worker which spool this run appends to."""
         node.workerinput[RUN_KEY] = self.run_id
 
+    # -- test by test ---------------------------------------------------------------
+
+    def _kept_out(self, item: pytest.Item) -> bool:
+        if item.get_closest_marker(SKIP_MARKER) is not None:
+            return True
+        pattern = excluded_by(item.nodeid, self.project.config.lockstep.record_exclude)
+        if pattern is None:
+            return False
+        self.matched.add(pattern)
+        return True
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> Any:
+        """Note where each test's calls start; pause the recorders around a kept-out test."""
+        if not self._kept_out(item):
+            for target in self.targets:
+                target.starts.append(target.recorder.calls)
+                target.tests.append(item.nodeid)
+            return (yield)
+        paused = [(target, _Paused()) for target in self.targets]
+        for target, window in paused:
+            # the wrapper only tests the flag's truth: _Paused is false and counts the calls
+            target.recorder.active = cast(bool, window)
+        try:
+            return (yield)
+        finally:
+            for target, window in paused:
+                target.recorder.active = True
+                target.skipped[item.nodeid] = target.skipped.get(item.nodeid, 0) + window.calls
+
+    def _note_failure(self, nodeid: str) -> None:
+        if self.controller and nodeid not in self.failed:
+            self.failed.append(nodeid)
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.failed:  # under xdist the controller gets every worker's reports
+            self._note_failure(report.nodeid)
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:
+            self._note_failure(report.nodeid or "collection")
+
+    # -- the end ----------------------------------------------------------------------
+
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         self.installation.undo()
         for target in self.targets:
-            assert target.wrapped is not None
-            part = target.wrapped.recorder.part()
-            JsonlAppender(target.spool).append(msgspec.json.encode(part))
-        if self.controller:
+            part = target.recorder.part()
+            line = _SpoolLine(
+                part=msgspec.Raw(msgspec.json.encode(part)),
+                first_test=target.first_tests(part),
+                skipped=target.skipped,
+                matched=sorted(self.matched),
+            )
+            JsonlAppender(target.spool).append(msgspec.json.encode(line))
+        if not self.controller:
+            return
+        if self.failed and not self.allow_failures:
+            self.refusal = (
+                f"lockstep: nothing recorded: {len(self.failed)} test(s) failed or errored "
+                f"({_shown(self.failed, FAILED_SHOWN)}); rows from a failing run are suspect: "
+                f"fix or deselect them, or pass {ALLOW_FAILURES}"
+            )
             for target in self.targets:
-                self._write(target)
+                _remove_spool(target.spool)
+            return
+        for target in self.targets:
+            self._write(target)
 
     def _write(self, target: _Target) -> None:
         from lockstep.oracles.ledger import kind as ledger_oracle
@@ -115,18 +319,96 @@ class LedgerRecording:
 
         assert target.wrapped is not None
         try:
-            parts = [part for _, part in iter_jsonl(target.spool, RecordingPart)]
+            lines = [line for _, line in iter_jsonl(target.spool, _SpoolLine)]
+            parts = [msgspec.json.decode(line.part, type=RecordingPart) for line in lines]
             recording = merge_parts(target.spec.target, parts)
-            self.reports.append(
-                ledger_oracle.write_recording(
+            tests_of = _tests_of(lines)
+            self.first_tests[target.spec.name] = {rid: nodes[0] for rid, nodes in tests_of.items()}
+            skipped: dict[str, int] = {}
+            for line in lines:
+                self.matched.update(line.matched)
+                for nodeid, calls in line.skipped.items():
+                    skipped[nodeid] = skipped.get(nodeid, 0) + calls
+            if self.mode is RecordMode.FORCE:
+                report, unseen = self._force(target, recording, target.wrapped.signature)
+            else:
+                report = ledger_oracle.write_recording(
                     self.project, target.spec, self.mode, recording, target.wrapped.signature
                 )
-            )
+                unseen = sum(1 for rid in report.unchanged if rid not in recording.rows)
+            self.outcomes.append(_Outcome(report, unseen, skipped, _name_refused(report, tests_of)))
         except LockstepError as e:
             self.errors.append(str(e))
+        except msgspec.DecodeError as e:  # a part this version of lockstep did not write
+            self.errors.append(f"{target.spool.name}: {e}")
         finally:
-            target.spool.unlink(missing_ok=True)
-            Path(lock_for(target.spool).lock_file).unlink(missing_ok=True)
+            _remove_spool(target.spool)
+
+    def _force(
+        self, target: _Target, recording: Recording, signature: list[Param]
+    ) -> tuple[RecordReport, int]:
+        """Re-record the rows this run saw; keep the ledger's other rows as they are.
+
+        The kept rows go through the same writer (and its checks) as the fresh ones.
+        They can only be kept under the contract they were recorded with: when the
+        ledger names another function, signature or stem length, or cannot be read,
+        ``force`` replaces it whole and says why its other rows are gone.
+        """
+        from lockstep.oracles.ledger import kind as ledger_oracle
+
+        old, why_not = self._keepable(target.spec, recording.fn, signature)
+        refused = {r.id for r in recording.refused}
+        unseen = {
+            rid: row for rid, row in old.items() if rid not in recording.rows and rid not in refused
+        }
+        merged = dataclasses.replace(
+            recording, rows=dict(sorted({**unseen, **recording.rows}.items()))
+        )
+        report = ledger_oracle.write_recording(
+            self.project, target.spec, RecordMode.FORCE, merged, signature
+        )
+        # the recorder's own line counts the rows this run produced, not the ones kept
+        if unseen and report.notes and report.notes[0] == merged.notes()[0]:
+            report.notes[0] = recording.notes()[0]
+        if why_not:
+            if report.trimmed:
+                report.notes.append(
+                    f"force replaced the whole ledger ({why_not}): the rows this run did not "
+                    "see could not be kept and are listed as trimmed"
+                )
+            return report, 0
+        if report.trimmed:  # every unseen row was passed on: what is gone was refused
+            report.notes.append(
+                f"dropped the recorded row of {len(report.trimmed)} input(s) refused now: "
+                f"{_shown(report.trimmed)}"
+            )
+            report.trimmed = []
+        kept = sum(1 for rid in report.unchanged if rid in unseen)
+        if kept:
+            report.notes.append(
+                f"kept {kept} row(s) this run did not see; --lockstep-record-mode=trim drops them"
+            )
+        return report, kept
+
+    def _keepable(
+        self, spec: LedgerSpec, fn: str, signature: list[Param]
+    ) -> tuple[dict[str, LedgerRow], str]:
+        """The ledger's rows, or why they cannot be kept under this recording's contract."""
+        from lockstep.oracles.ledger import kind as ledger_oracle
+        from lockstep.oracles.ledger.file import iter_rows, read_header
+
+        path = ledger_oracle.oracle_path(self.project, spec)
+        try:
+            header = read_header(path)
+            if header.fn != fn:
+                return {}, f"it was recorded for {header.fn!r}"
+            if header.signature != signature:
+                return {}, "it was recorded against another signature"
+            if header.stem_length != self.project.config.lockstep.stem_length:
+                return {}, f"it was recorded with stem_length {header.stem_length}"
+            return {row.id: row for _, row in iter_rows(path, header)}, ""
+        except DataError as e:
+            return {}, f"it could not be read: {e}"
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if not self.controller:
@@ -134,11 +416,80 @@ class LedgerRecording:
         from lockstep.report.terminal import record_text
 
         terminalreporter.section("lockstep ledger recording")
-        for report in self.reports:
-            for line in record_text(report, self.project.root).plain.splitlines():
+        if self.refusal:
+            terminalreporter.write_line(self.refusal, red=True)
+            return
+        if self.failed:
+            terminalreporter.write_line(
+                f"lockstep: written although {len(self.failed)} test(s) failed or errored "
+                f"({_shown(self.failed, FAILED_SHOWN)}; {ALLOW_FAILURES})",
+                yellow=True,
+            )
+        for outcome in self.outcomes:
+            for line in record_text(outcome.report, self.project.root).plain.splitlines():
                 terminalreporter.write_line(line)
+            for line in _summary_lines(outcome):
+                terminalreporter.write_line(line)
+        unmatched = [
+            p for p in self.project.config.lockstep.record_exclude if p not in self.matched
+        ]
+        if unmatched and self.outcomes:
+            terminalreporter.write_line(
+                f"  note: record_exclude entries that named no test of this run: {_shown(unmatched)}"
+            )
         for error in self.errors:
             terminalreporter.write_line(f"lockstep: error: {error}", red=True)
+
+
+def _remove_spool(spool: Path) -> None:
+    spool.unlink(missing_ok=True)
+    Path(lock_for(spool).lock_file).unlink(missing_ok=True)
+
+
+def _tests_of(lines: Iterable[_SpoolLine]) -> dict[str, list[str]]:
+    """Row id -> the tests that first produced it, one per process, in spool order."""
+    out: dict[str, list[str]] = {}
+    for line in lines:
+        for rid, nodeid in line.first_test.items():
+            nodes = out.setdefault(rid, [])
+            if nodeid not in nodes:
+                nodes.append(nodeid)
+    return out
+
+
+def _name_refused(report: RecordReport, tests_of: dict[str, list[str]]) -> dict[str, list[str]]:
+    """Add its test(s) to each refused row of ``report``; return the row ids by test."""
+    by_test: dict[str, list[str]] = {}
+    for i, line in enumerate(report.refused):
+        for rid in _ROW_ID.findall(line):
+            nodes = tests_of.get(rid)
+            if nodes:
+                report.refused[i] = f"{line} (test: {', '.join(nodes)})"
+                for nodeid in nodes:
+                    by_test.setdefault(nodeid, []).append(rid)
+                break
+    return by_test
+
+
+def _summary_lines(outcome: _Outcome) -> list[str]:
+    report = outcome.report
+    skipped_calls = sum(outcome.skipped.values())
+    kept = f"kept {len(report.unchanged)}"
+    if outcome.unseen_kept:
+        kept += f" ({outcome.unseen_kept} not seen by this run)"
+    lines = [
+        f"  counts: added {len(report.added)}, replaced {len(report.replaced)}, {kept}, "
+        f"trimmed {len(report.trimmed)}, refused {len(report.refused)}, "
+        f"skipped {skipped_calls} call(s) in {len(outcome.skipped)} test(s)"
+    ]
+    for nodeid, rids in outcome.refused_by_test.items():
+        lines.append(f"  refused row(s) from {nodeid}: {_shown(rids)}")
+    if outcome.skipped:
+        per_test = [f"{nodeid} ({calls})" for nodeid, calls in outcome.skipped.items()]
+        lines.append(
+            f"  skipped calls ({SKIP_MARKER} or record_exclude), by test: {_shown(per_test)}"
+        )
+    return lines
 
 
 def _spec_for(project: Project, wanted: str) -> LedgerSpec:
@@ -154,6 +505,11 @@ def _spec_for(project: Project, wanted: str) -> LedgerSpec:
 
 def configure(config: pytest.Config) -> None:
     """Wrap the requested targets for this run (controller, plain run or xdist worker)."""
+    config.addinivalue_line(
+        "markers",
+        f"{SKIP_MARKER}: keep this test's calls out of pytest --lockstep-record (its setup, call "
+        "and teardown run unrecorded; the summary counts them)",
+    )
     wanted: list[str] = config.getoption("--lockstep-record", default=[]) or []
     if not wanted:
         return
@@ -185,9 +541,17 @@ def configure(config: pytest.Config) -> None:
         )
         for spec in specs
     ]
-    plugin = LedgerRecording(project, mode, run_id, controller, targets, Installation())
+    plugin = LedgerRecording(
+        project,
+        mode,
+        run_id,
+        controller,
+        targets,
+        Installation(),
+        allow_failures=bool(config.getoption(ALLOW_FAILURES, default=False)),
+    )
     plugin.install()
     config.pluginmanager.register(plugin, "lockstep-ledger-recording")
 
 
-__all__ = ["LedgerRecording", "addoption", "configure"]
+__all__ = ["SKIP_MARKER", "LedgerRecording", "addoption", "configure", "excluded_by"]
