@@ -43,6 +43,37 @@ PYPROJECT: Final = "pyproject.toml"
 NAME_PATTERN: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
+DEFAULT_MAX_OUTPUT: Final = 32 * 1024 * 1024
+MAX_OUTPUT_LIMIT: Final = 4 * 1024**3
+_SIZE: Final = re.compile(r"^\s*([0-9]{1,13})\s*(B|KiB|MiB|GiB)?\s*$")
+_UNITS: Final[dict[str | None, int]] = {
+    None: 1,
+    "B": 1,
+    "KiB": 1024,
+    "MiB": 1024**2,
+    "GiB": 1024**3,
+}
+
+
+def parse_size(value: int | str) -> int:
+    """A byte count from an int or a string such as ``"64MiB"`` (units B, KiB, MiB, GiB).
+
+    Raises :class:`ValueError` saying what is accepted: 1 byte up to 4 GiB.
+    """
+    if isinstance(value, int) and not isinstance(value, bool):
+        size = value
+    elif isinstance(value, str) and (match := _SIZE.match(value)):
+        size = int(match[1]) * _UNITS[match[2]]
+    else:
+        raise ValueError(
+            f"{value!r} is not a size: give bytes as an integer or a string such as '64MiB' "
+            "(units B, KiB, MiB, GiB)"
+        )
+    if not 1 <= size <= MAX_OUTPUT_LIMIT:
+        raise ValueError(f"{value!r} is out of range: from 1 byte to 4 GiB")
+    return size
+
+
 class _Table(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=True):
     """Base of every config table: closed, immutable."""
 
@@ -107,8 +138,16 @@ class PinsSpec(_Table, frozen=True):
     timeout: float = 30.0
     runs: int = 2
     """Runs per case at record time; a case whose normalized output varies is refused."""
+    max_output: int | str = DEFAULT_MAX_OUTPUT
+    """Cap on each of stdout and stderr: bytes, or a size such as ``"64MiB"``; a case that
+    writes more is killed there and is an error (see :func:`parse_size`)."""
 
     kind: Literal["pins"] = "pins"
+
+    @property
+    def max_output_bytes(self) -> int:
+        """:attr:`max_output` in bytes (validated when the config is read)."""
+        return parse_size(self.max_output)
 
 
 class TapeSpec(_Table, frozen=True):
@@ -279,6 +318,20 @@ def parse_config(raw: dict[str, Any], source: str) -> Config:
     return config
 
 
+def _check_pins(pins: PinsSpec, where: str) -> None:
+    if pins.runs < 2:
+        raise ConfigError(
+            f"{where}.runs: must be at least 2: record always checks that a "
+            "case repeats itself before freezing it"
+        )
+    if pins.timeout <= 0:
+        raise ConfigError(f"{where}.timeout: must be more than 0 seconds")
+    try:
+        parse_size(pins.max_output)
+    except ValueError as e:
+        raise ConfigError(f"{where}.max_output: {e}") from None
+
+
 def _check_consistency(config: Config, source: str) -> None:
     seen: dict[str, str] = {}
     for kind in ("corpus", "ledger", "pins", "tape"):
@@ -304,13 +357,7 @@ def _check_consistency(config: Config, source: str) -> None:
         except re.error as e:
             raise ConfigError(f"{source}: rule[{i}].pattern: does not compile: {e}") from None
     for i, pins in enumerate(config.pins):
-        if pins.runs < 2:
-            raise ConfigError(
-                f"{source}: pins[{i}].runs: must be at least 2: record always checks that a "
-                "case repeats itself before freezing it"
-            )
-        if pins.timeout <= 0:
-            raise ConfigError(f"{source}: pins[{i}].timeout: must be more than 0 seconds")
+        _check_pins(pins, f"{source}: pins[{i}]")
     if config.lockstep.stem_length < 1:
         raise ConfigError(f"{source}: lockstep.stem_length: must be at least 1")
 
