@@ -510,3 +510,34 @@ def test_new_only_under_other_rules_is_refused_and_force_adopts_them(recorded: P
         "iso-timestamp",
         "hex-address",
     ]
+
+
+def test_a_case_past_the_output_cap_is_refused_at_record_and_an_error_at_replay(
+    tmp_path: Path,
+) -> None:
+    program = "import os, sys\nsys.stdout.write('x' * int(os.environ['SIZE']))\n"
+    root = make_project(
+        tmp_path, program=program, cases='[[case]]\nid = "loud"\nenv = { SIZE = "100" }\n'
+    )
+    config = root / "lockstep.toml"
+    text = config.read_text().replace('env_keys = ["CURRENCY"]', 'env_keys = ["SIZE"]')
+    config.write_text(text + 'max_output = "1KiB"\n')
+    assert run_cli("record", "export", cwd=root).code == 0
+
+    (root / "cases/export.toml").write_text('[[case]]\nid = "loud"\nenv = { SIZE = "5000" }\n')
+    replay = run_cli("replay", "export", cwd=root)
+    assert replay.code == 1, replay.output
+    assert "STALE" in replay.stdout  # the case changed since record: not run
+    (root / "export.py").write_text(program.replace("int(os.environ['SIZE'])", "5000"))
+    (root / "cases/export.toml").write_text('[[case]]\nid = "loud"\nenv = { SIZE = "100" }\n')
+    replay = run_cli("replay", "export", cwd=root)
+    assert replay.code == 1, replay.output
+    assert "ERROR export::loud" in replay.stdout
+    assert "stdout exceeded the 1 KiB cap" in replay.stdout
+
+    before = snapshot_tree(root)
+    rec = run_cli("record", "export", "--force", cwd=root)
+    assert rec.code == 2, rec.output
+    assert "case 'loud': stdout exceeded the 1 KiB cap" in rec.stderr
+    assert "lockstep.toml: pins[0].max_output" in rec.stderr
+    assert snapshot_tree(root) == before

@@ -22,10 +22,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -37,6 +35,7 @@ import msgspec
 from lockstep.config import OracleSpec, Project, load_project
 from lockstep.errors import LockstepError
 from lockstep.model import Outcome, ReplayOptions, Status
+from lockstep.store import temp_folder
 
 CHILD_TIMEOUT: Final = 600.0
 """Seconds the verifying interpreter may take before record gives up on it (exit 2)."""
@@ -84,13 +83,13 @@ def _other_seed() -> int:
 
 @contextmanager
 def candidate_folder(project: Project) -> Iterator[Path]:
-    """A private folder inside the oracle folder for a candidate oracle; always removed."""
-    project.oracle_dir.mkdir(parents=True, exist_ok=True)
-    folder = Path(tempfile.mkdtemp(prefix=".verify-", dir=project.oracle_dir))
-    try:
+    """A private folder inside the oracle folder for a candidate oracle; always removed.
+
+    Named like a temp file of the store, so a record killed while verifying leaves
+    nothing that the next write in the oracle folder does not sweep away.
+    """
+    with temp_folder(project.oracle_dir, "verify") as folder:
         yield folder
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 def verify(

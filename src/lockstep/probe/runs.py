@@ -14,6 +14,7 @@ case that the probe calls flaky is refused at record time too.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -22,7 +23,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from lockstep.parallel import run_parallel
-from lockstep.process import RunResult, run
+from lockstep.process import DEFAULT_OUTPUT_CAP, RunResult, run
 from lockstep.rules import RuleSet
 from lockstep.store import sha256_hex
 
@@ -57,6 +58,8 @@ class ProbeTarget:
     cwd: Path
     stdin: bytes = b""
     timeout: float = 30.0
+    max_output: int = DEFAULT_OUTPUT_CAP
+    """Bytes each of stdout and stderr may hold before the run is killed."""
 
 
 @dataclass(frozen=True)
@@ -82,12 +85,10 @@ def normalize(result: RunResult, rules: RuleSet) -> RunResult:
     """The run as the oracle sees it: stdout and stderr passed through the rules."""
     if not rules.rules:
         return result
-    return RunResult(
-        exit_code=result.exit_code,
+    return dataclasses.replace(
+        result,
         stdout=rules.apply_bytes(result.stdout),
         stderr=rules.apply_bytes(result.stderr),
-        timed_out=result.timed_out,
-        seconds=result.seconds,
     )
 
 
@@ -141,6 +142,8 @@ class ProbeReport:
     normalized: tuple[Variant, ...]
     fired: Mapping[str, int]
     timed_out: int = 0
+    truncated: int = 0
+    """Runs killed because stdout or stderr passed the output cap."""
 
     @property
     def deterministic(self) -> bool:
@@ -200,10 +203,13 @@ def probe_many(
     rules = rules or RuleSet()
     tallies = [(_Tally(), _Tally(), Counter[str]()) for _ in targets]
     timeouts = [0] * len(targets)
+    truncations = [0] * len(targets)
 
     def task(t: ProbeTarget, n: int, vary: bool) -> Callable[[], RunResult]:
         env = {**t.env, "PYTHONHASHSEED": str(n)} if vary and n else t.env
-        return lambda: run(t.argv, env=env, stdin=t.stdin, cwd=t.cwd, timeout=t.timeout)
+        return lambda: run(
+            t.argv, env=env, stdin=t.stdin, cwd=t.cwd, timeout=t.timeout, max_output=t.max_output
+        )
 
     order = [(i, n) for i in range(len(targets)) for n in range(runs)]
     varies = [i < len(vary_hash_seed) and vary_hash_seed[i] for i in range(len(targets))]
@@ -215,6 +221,7 @@ def probe_many(
         norm.add(normalize(result, local), n)
         fired.update(local.fired)
         timeouts[i] += result.timed_out
+        truncations[i] += result.truncated_stream is not None
     return [
         ProbeReport(
             target=t,
@@ -224,6 +231,7 @@ def probe_many(
             normalized=tallies[i][1].variants(),
             fired=dict(tallies[i][2]),
             timed_out=timeouts[i],
+            truncated=truncations[i],
         )
         for i, t in enumerate(targets)
     ]

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 
-from lockstep.process import ENV_BASE
+from lockstep.process import ENV_BASE, format_size
 from lockstep.rules import rule_counts_text
 
 if TYPE_CHECKING:  # the results' types only: showing them runs no probe
@@ -71,6 +71,12 @@ def report_text(report: ProbeReport, jobs: int) -> Text:
         text.append(
             f"  {report.timed_out} of {report.runs} runs hit the timeout "
             f"({report.target.timeout:g} s) and were killed\n",
+            style="bold red",
+        )
+    if report.truncated:
+        text.append(
+            f"  {report.truncated} of {report.runs} runs printed more than the output cap "
+            f"({format_size(report.target.max_output)} per stream) and were killed\n",
             style="bold red",
         )
     _differences(report, text)

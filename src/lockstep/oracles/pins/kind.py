@@ -79,6 +79,10 @@ class CaseTimedOut(TargetError):
     """Recording refused: a case did not finish within the timeout (bad input, exit 2)."""
 
 
+class CaseTooLoud(TargetError):
+    """Recording refused: a case printed more than the output cap (bad input, exit 2)."""
+
+
 # ---------------------------------------------------------------- helpers
 
 
@@ -132,6 +136,7 @@ def case_target(
         cwd=resolve_cwd(project, case.cwd_rel, where=f"{shown}: case {case.id!r}: cwd_rel"),
         stdin=case.stdin.encode("utf-8"),
         timeout=spec.timeout,
+        max_output=spec.max_output_bytes,
     )
 
 
@@ -150,6 +155,16 @@ def _timed_out(spec: PinsSpec, hung: list[ProbeReport]) -> CaseTimedOut:
         f"pins {spec.name!r}: case {first.target.label!r} did not finish within "
         f"{spec.timeout:g} s and was killed (output so far: {tail!r}); raise 'timeout' or fix "
         f"the case{_also(hung)}; nothing was written"
+    )
+
+
+def _too_loud(project: Project, spec: PinsSpec, loud: list[ProbeReport]) -> CaseTooLoud:
+    first = loud[0]
+    example = next(v.example for v in first.raw if v.example.truncated_stream)
+    return CaseTooLoud(
+        f"pins {spec.name!r}: case {first.target.label!r}: {example.killed_note}; raise "
+        f"'max_output' ({project.where(spec, 'max_output')}) or make the case print less"
+        f"{_also(loud)}; nothing was written"
     )
 
 
@@ -295,6 +310,9 @@ def _freeze(
     hung = [r for r in reports if r.timed_out]
     if hung:
         raise _timed_out(spec, hung)
+    loud = [r for r in reports if r.truncated]
+    if loud:
+        raise _too_loud(project, spec, loud)
     varying = [r for r in reports if not r.deterministic]
     if varying:
         raise _varies(spec, varying, runs)
@@ -350,7 +368,8 @@ def _compare(spec_name: str, pin: Pin, result: RunResult, rules: RuleSet) -> Out
     notes = [
         n
         for n in (
-            result.killed_note and f"{result.killed_note} ({result.seconds:.0f} s)",
+            result.timed_out and f"{result.killed_note} ({result.seconds:.0f} s)",
+            result.leftover_note,
             rule_counts_text(local.fired, rules.names),
         )
         if n
@@ -369,7 +388,12 @@ def _run_case(spec: PinsSpec, pin: Pin, target: ProbeTarget) -> _Ran:
     """Run the case as the configuration and the cases file say (never as the pin says)."""
     try:
         result = run(
-            target.argv, env=target.env, stdin=target.stdin, cwd=target.cwd, timeout=spec.timeout
+            target.argv,
+            env=target.env,
+            stdin=target.stdin,
+            cwd=target.cwd,
+            timeout=spec.timeout,
+            max_output=target.max_output,
         )
     except TargetError as e:
         return _Ran(pin, None, str(e))
@@ -379,6 +403,13 @@ def _run_case(spec: PinsSpec, pin: Pin, target: ProbeTarget) -> _Ran:
 def _outcome(oracle: str, ran: _Ran, rules: RuleSet) -> Outcome:
     if ran.result is None:
         return Outcome(oracle, ran.pin.id, Status.ERROR, note=ran.error)
+    if ran.result.truncated_stream:
+        return Outcome(
+            oracle,
+            ran.pin.id,
+            Status.ERROR,
+            note=f"{ran.result.killed_note}; raise 'max_output' or make the case print less",
+        )
     return _compare(oracle, ran.pin, ran.result, rules)
 
 
