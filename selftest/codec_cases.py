@@ -147,6 +147,13 @@ def _open_file() -> Any:
         return [1, {"conn": fh}]
 
 
+def _nested(depth: int) -> Any:
+    value: Any = 0
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
 def _cycle() -> Any:
     items: list[Any] = []
     items.append(items)
@@ -168,6 +175,9 @@ SPECIALS: dict[str, Callable[[], Any]] = {
     "reference-cycle": _cycle,
     "lone-surrogate": lambda: "\udcff",
     "surrogate-pair-escape": lambda: "\ud83d\ude00",
+    "object-as-dict-key": lambda: {object(): 1},
+    "int-past-the-limit": lambda: [1, 10**5000],
+    "nested-201-deep": lambda: _nested(201),
 }
 """Values a ledger row cannot carry as an argument, built inside the target by name."""
 

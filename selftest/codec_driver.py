@@ -94,6 +94,14 @@ TEXTS: list[str] = [
     '{"$datetime":["2024-01-01T00:00:00","Not/AZone",0]}', '{"$date":"not-a-date"}',
     '{"$ext":["nope",1]}', '{"$uuid":"zz"}', '{"$timedelta":[1]}', '{"$complex":[1]}',
     '[1,{"a":{"$set":3}}]', '{"k":[0,{"$tuple":{"x":1}}]}',
+    # oracle files are data: names of callables and unimported modules are refused, never used
+    '{"$namedtuple":["os:system",["echo pwned"]]}', '{"$enum":["this:s","x"]}',
+    '{"$dataclass":["builtins:eval",{}]}', '{"$enum":["codec_cases:Point","x"]}',
+    '{"$namedtuple":["codec_cases:Pair",[1,2]]}', '{"$dataclass":["codec_cases:Point",{"x":1}]}',
+    # limits and strict payloads
+    '{"$timedelta":[999999999999,0,0]}', '{"$decimal":"1e99999999999999999999"}',
+    '{"$decimal":"1e3"}', '{"$set":"ab"}', '{"$set":[1,1]}', '{"$bytes":"AB=="}',
+    "[" * 201 + "]" * 201, "-" + "9" * 4300,
     # not JSON at all
     '{"a":', "", "nan", "[1,]",
 ]

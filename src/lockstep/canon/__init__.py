@@ -3,6 +3,8 @@
 :mod:`lockstep.canon.codec` encodes and decodes; :mod:`lockstep.canon.text` renders a
 frozen value (and a frozen call) as Python-like text for reports.  This package
 re-exports the codec, the one vocabulary every oracle kind freezes values with.
+Decoding imports no module and calls nothing named in the data; the limits on
+nesting and number sizes are in :mod:`lockstep.canon.codec`'s docstring.
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ from lockstep.canon.codec import (
     DEFAULT_STEM,
     JSON,
     KNOWN_TAGS,
+    MAX_DEPTH,
+    MAX_INT_DIGITS,
     Extension,
     FrozenException,
     canonical_json,
@@ -26,13 +30,17 @@ from lockstep.canon.codec import (
     message_stem,
     qualified_name,
     register_encoder,
+    register_type,
     unregister_encoder,
+    unregister_type,
 )
 
 __all__ = [
     "DEFAULT_STEM",
     "JSON",
     "KNOWN_TAGS",
+    "MAX_DEPTH",
+    "MAX_INT_DIGITS",
     "Extension",
     "FrozenException",
     "canonical_json",
@@ -48,5 +56,7 @@ __all__ = [
     "message_stem",
     "qualified_name",
     "register_encoder",
+    "register_type",
     "unregister_encoder",
+    "unregister_type",
 ]

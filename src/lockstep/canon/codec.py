@@ -34,7 +34,65 @@ per oracle because it gives up injectivity.
 
 Values that cannot be frozen (open files, sockets, generators, locks, objects
 with no registered encoder) raise :class:`~lockstep.errors.CanonError` naming
-the path inside the value, e.g. ``args[1]["conn"]``.
+the path inside the value, e.g. ``args[1]["conn"]``.  Where a non-string dict
+key is part of that path it is written with ``repr`` only for types whose
+``repr`` is the same in every process (numbers, bytes, tuples of them, ...);
+any other key is written as its type, ``value[<pkg.Key>]``, never with a memory
+address.
+
+Decoding is inert
+-----------------
+Oracle files arrive in pull requests, so :func:`decode` treats them as data and
+never as instructions: it imports no module and calls nothing named in the data.
+
+* ``$enum``, ``$dataclass`` and ``$namedtuple`` name a class as ``module:QualName``.
+  The name resolves only to a class *of the tagged kind* (an :class:`enum.Enum`
+  subclass; a dataclass; a tuple subclass with ``_fields``) that is either
+  registered with :func:`register_type` or **already imported**: its module is
+  in ``sys.modules`` and the name is found in the module's and classes'
+  ``__dict__`` (no ``getattr``, so no module ``__getattr__`` runs).  Replay
+  imports the configured target first, so the target's own types, and the types
+  of the modules it imports, resolve.  Anything else -- a module not imported,
+  ``os:system``, a class of another kind -- is a one-line :class:`CanonError`
+  naming the path and the name, and nothing is imported or called.
+* Building a value of such a class runs none of its code: an enum member is
+  looked up in ``__members__``; a dataclass instance is made with
+  ``object.__new__`` and its fields set with ``object.__setattr__`` (no
+  ``__init__``, no ``__post_init__``); a named tuple with ``tuple.__new__``.  The
+  only code of a decoded class that may run is its own ``__hash__``/``__eq__``,
+  when an instance is a set member or a dict key.
+* ``$ext`` resolves only to an encoder registered with :func:`register_encoder`
+  in this process; its ``from_json`` is the user's own code.  ``$path`` names one
+  of the six :mod:`pathlib` classes, nothing else.  A ``$datetime``/``$time``
+  zone must be a key of :func:`zoneinfo.available_timezones`.
+
+Limits
+------
+Both directions enforce the same limits, so whatever :func:`encode` accepts
+:func:`decode` gives back, and neither lets anything but :class:`CanonError`
+escape for bad input (no ``RecursionError``, ``OverflowError``,
+``decimal.InvalidOperation`` or ``ValueError``):
+
+* **nesting**: at most :data:`MAX_DEPTH` (200) levels of JSON arrays and objects
+  in the frozen form.  A list of lists may nest 200 deep; a tuple of tuples 100
+  (each tuple is a tag object around an array); a reference cycle is refused
+  the same way.
+* **integers**: at most :data:`MAX_INT_DIGITS` (4300) characters of decimal text,
+  sign included (a negative int: 4299 digits) -- the most the JSON parser under
+  :func:`loads` and every oracle reader reads, and Python's default
+  ``int_max_str_digits``.
+* **strings** must be valid Unicode text: a lone surrogate (``"\\udcff"``, what
+  ``os.fsdecode`` makes of undecodable bytes) cannot be written as UTF-8, so
+  :func:`encode` refuses it with the path; encode such text to bytes first.
+* **enums** freeze by member name, so a :class:`enum.Flag` combination (no member
+  of that name) is refused when it is frozen rather than failing at replay.
+* **every tag checks its payload's shape** and accepts only the canonical form
+  the encoder writes: ``{"$set": "ab"}``, ``{"$tuple": {"x": 1}}``, base64 with
+  stray padding bits, ``{"$decimal": "1e3"}`` (the encoder writes ``"1E+3"``), a
+  member given twice in a set, are all refused.  ``$decimal`` accepts what
+  :class:`decimal.Decimal` accepts (exponents within ±999999999999999999);
+  ``$timedelta`` parts must be in :class:`datetime.timedelta`'s normalized ranges.
+* :func:`loads` of text that is not JSON is a :class:`CanonError`.
 """
 
 from __future__ import annotations
@@ -44,15 +102,18 @@ import binascii
 import dataclasses
 import datetime as dt
 import enum
-import importlib
+import functools
 import json
 import math
 import pathlib
+import re
+import sys
+import types
 import uuid
 import zoneinfo
 from collections.abc import Callable, Iterable
 from decimal import Decimal
-from typing import Any, Final, NamedTuple, TypeAlias
+from typing import Any, Final, NamedTuple, TypeAlias, TypeVar
 
 import msgspec
 
@@ -63,6 +124,21 @@ JSON: TypeAlias = bool | int | float | str | list["JSON"] | dict[str, "JSON"] | 
 
 DEFAULT_STEM: Final = 48
 """Default length of a frozen exception's message stem."""
+
+MAX_DEPTH: Final = 200
+"""Most levels of JSON arrays and objects a frozen value may nest (encode and decode)."""
+
+MAX_INT_DIGITS: Final = 4300
+"""Most characters of a frozen integer's decimal text, sign included: what the JSON parser
+reads (and Python's default ``int_max_str_digits``), so a negative int has one digit less."""
+
+_INT_HIGH: Final = 10**MAX_INT_DIGITS
+_INT_LOW: Final = -(10 ** (MAX_INT_DIGITS - 1))
+_LONG_DIGITS: Final = re.compile(b"(?<![0-9])[0-9]{%d}" % (MAX_INT_DIGITS - 1))
+"""A run of digits that may be an int past the limit: the fast path then checks slowly.
+(The lookbehind starts a match only where a run starts, so the search stays linear.)"""
+
+_TOO_DEEP: Final = f"nested more than {MAX_DEPTH} levels deep, or holds a reference cycle"
 
 _PATH_CLASSES: Final = {
     cls.__name__: cls
@@ -77,7 +153,10 @@ _PATH_CLASSES: Final = {
 }
 
 _encoder = msgspec.json.Encoder(order="sorted")
+_checker = msgspec.json.Encoder()  # writes nothing kept: only proves a value can be written
 _decoder = msgspec.json.Decoder()
+
+_SURROGATE: Final = re.compile("[\ud800-\udfff]")
 
 
 class _Unfreezable(Exception):
@@ -89,6 +168,13 @@ class _Unfreezable(Exception):
         self.segments: list[str] = []
 
 
+class _TooDeep(_Unfreezable):
+    """More than :data:`MAX_DEPTH` levels: reported at the value's root, not 200 segments down."""
+
+    def __init__(self) -> None:
+        super().__init__(_TOO_DEEP)
+
+
 class Extension(NamedTuple):
     """A user-registered encoder for one type."""
 
@@ -98,8 +184,11 @@ class Extension(NamedTuple):
     from_json: Callable[[Any], Any]
 
 
+_T = TypeVar("_T", bound=type[Any])
+
 _EXT_BY_TYPE: dict[type[Any], Extension] = {}
 _EXT_BY_NAME: dict[str, Extension] = {}
+_TYPES_BY_NAME: dict[str, type[Any]] = {}
 
 
 def register_encoder(
@@ -130,6 +219,26 @@ def unregister_encoder(cls: type[Any]) -> None:
         _EXT_BY_NAME.pop(ext.name, None)
 
 
+def register_type(cls: _T) -> _T:
+    """Let :func:`decode` thaw ``cls`` (an Enum, a dataclass or a NamedTuple) by its name.
+
+    Needed only for a class that decoding cannot find already imported by
+    ``module:QualName``: one defined inside a function, or in a module that is
+    not imported when values are thawed.  Usable as a class decorator.
+    """
+    if not any(check(cls) for check, _ in _KINDS.values()):
+        raise TypeError(f"{cls!r} is not an Enum, a dataclass or a NamedTuple class")
+    _TYPES_BY_NAME[qualified_name(cls)] = cls
+    return cls
+
+
+def unregister_type(cls: type[Any]) -> None:
+    """Forget a class registered with :func:`register_type` (mostly for tests)."""
+    name = qualified_name(cls)
+    if _TYPES_BY_NAME.get(name) is cls:
+        del _TYPES_BY_NAME[name]
+
+
 def qualified_name(cls: type[Any]) -> str:
     """``module:QualName`` for a class: importable, unlike ``repr``."""
     return f"{cls.__module__}:{cls.__qualname__}"
@@ -139,131 +248,256 @@ def _b64(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
 
 
+_STABLE_REPR: Final = frozenset(
+    {
+        int,
+        float,
+        bool,
+        type(None),
+        bytes,
+        Decimal,
+        complex,
+        uuid.UUID,
+        dt.date,
+        dt.datetime,
+        dt.time,
+        dt.timedelta,
+        *_PATH_CLASSES.values(),
+    }
+)
+
+
+def _key_text(key: Any) -> str:
+    """A dict key as a path segment shows it: the same text in every process."""
+    t = type(key)
+    if t is str:
+        text = json.dumps(key, ensure_ascii=False)
+        return json.dumps(key) if _SURROGATE.search(text) else text  # a message must be UTF-8
+    if t is int:
+        try:
+            return repr(key)
+        except ValueError:  # more digits than this process turns into text
+            return f"<int of {key.bit_length()} bits>"
+    if t in _STABLE_REPR:
+        return repr(key)
+    if t is tuple:
+        inner = ", ".join(_key_text(k) for k in key)
+        return f"({inner}{',' if len(key) == 1 else ''})"
+    if t is frozenset:
+        return "frozenset({" + ", ".join(sorted(_key_text(k) for k in key)) + "})"
+    if isinstance(key, enum.Enum):
+        return f"{t.__qualname__}.{key.name}"
+    return f"<{t.__module__}.{t.__qualname__}>"
+
+
 def _key_segment(key: Any) -> str:
-    if isinstance(key, str):
-        return f"[{json.dumps(key, ensure_ascii=False)}]"
-    return f"[{key!r}]"
+    return f"[{_key_text(key)}]"
 
 
 def _sorted_by_bytes(items: Iterable[JSON]) -> list[JSON]:
     return sorted(items, key=_encoder.encode)
 
 
+def _check_text(s: str) -> str:
+    if not s.isascii():
+        bad = _SURROGATE.search(s)
+        if bad is not None:
+            raise _Unfreezable(
+                f"a string with a lone surrogate (U+{ord(bad.group()):04X} at index "
+                f"{bad.start()}) cannot be written as UTF-8; encode such text to bytes first"
+            )
+    return s
+
+
+def _check_int(v: int) -> int:
+    if _INT_LOW < v < _INT_HIGH:
+        return v
+    raise _Unfreezable(
+        f"an int of more than {MAX_INT_DIGITS} characters (sign included) cannot be frozen"
+    )
+
+
+def _level(level: int) -> None:
+    if level > MAX_DEPTH:
+        raise _TooDeep
+
+
+def _is_enum_class(cls: Any) -> bool:
+    return isinstance(cls, type) and issubclass(cls, enum.Enum)
+
+
+def _is_dataclass_class(cls: Any) -> bool:
+    return isinstance(cls, type) and dataclasses.is_dataclass(cls)
+
+
+def _is_namedtuple_class(cls: Any) -> bool:
+    if not (isinstance(cls, type) and issubclass(cls, tuple)):
+        return False
+    fields = getattr(cls, "_fields", None)
+    return type(fields) is tuple and all(type(f) is str for f in fields)
+
+
+def _enum_name(v: enum.Enum) -> str | None:
+    """The member name an enum value freezes under; None for a Flag combination (no member)."""
+    name = v.name
+    if type(name) is str and type(v).__members__.get(name) is v:
+        return name
+    return None
+
+
 class _Encoder:
-    """One encoding pass; ``loose`` is fixed for the pass."""
+    """One encoding pass that tracks where it is; ``loose`` is fixed for the pass.
+
+    ``depth`` is the level (1 = outermost) at which a container made for the value
+    being encoded would sit; every container made is checked against :data:`MAX_DEPTH`.
+    """
 
     __slots__ = ("loose",)
 
     def __init__(self, loose: bool) -> None:
         self.loose = loose
 
-    def enc(self, v: Any) -> JSON:  # noqa: C901 -- one flat type dispatch; a call per branch costs
+    def enc(self, v: Any, depth: int) -> JSON:  # noqa: C901 -- one flat type dispatch
         t = type(v)
-        if t is str or v is None or t is bool:
+        if v is None or t is bool:
             return v  # type: ignore[no-any-return]
+        if t is str:
+            return _check_text(v)
         if t is int:
-            return v  # type: ignore[no-any-return]
+            return _check_int(v)
         if t is float:
             if math.isfinite(v):
                 return v  # type: ignore[no-any-return]
+            _level(depth)
             return {"$float": "nan" if v != v else ("inf" if v > 0 else "-inf")}
-        if t is list:
-            return self._seq(v)
+        if t is list or (t is tuple and self.loose):
+            _level(depth)
+            return self._seq(v, depth + 1)
         if t is tuple:
-            return self._seq(v) if self.loose else {"$tuple": self._seq(v)}
+            _level(depth + 1)
+            return {"$tuple": self._seq(v, depth + 2)}
         if t is dict:
-            return self._dict(v)
+            return self._dict(v, depth)
         ext = _EXT_BY_TYPE.get(t)
         if ext is not None:
-            return {"$ext": [ext.name, self._child(ext.to_json(v), "")]}
-        if t is bytes:
-            return {"$bytes": _b64(v)}
-        if t is bytearray:
-            return {"$bytearray": _b64(bytes(v))}
+            return self._ext(ext, v, depth)
+        if t is bytes or t is bytearray:
+            _level(depth)
+            return {"$bytes" if t is bytes else "$bytearray": _b64(bytes(v))}
         if t is Decimal:
+            _level(depth)
             return {"$decimal": str(v)}
         if t is set or t is frozenset:
-            members = [self._child(m, "[<member>]") for m in v]
+            _level(depth + 1)
+            members = [self._child(m, "[<member>]", depth + 2) for m in v]
             return {"$set" if t is set else "$frozenset": _sorted_by_bytes(members)}
-        return self._rare(v, t)
+        return self._rare(v, t, depth)
 
-    def _rare(self, v: Any, t: type[Any]) -> JSON:
+    def _ext(self, ext: Extension, v: Any, depth: int) -> JSON:
+        _level(depth + 1)
+        try:
+            inner = ext.to_json(v)
+        except Exception as e:
+            raise _Unfreezable(
+                f"the encoder registered as {ext.name!r} raised {type(e).__name__}: {e}"
+            ) from None
+        return {"$ext": [ext.name, self._child(inner, "", depth + 2)]}
+
+    def _rare(self, v: Any, t: type[Any], depth: int) -> JSON:
         """Types outside the hot path: user classes, the standard library, builtin subclasses."""
         if isinstance(v, enum.Enum):
-            return {"$enum": [qualified_name(t), v.name]}
+            name = _enum_name(v)
+            if name is None:
+                raise _Unfreezable(
+                    f"{v!r} is not a member of {t.__module__}.{t.__qualname__} (a Flag "
+                    "combination?); register an encoder with lockstep.register_encoder()"
+                )
+            _level(depth + 1)
+            return {"$enum": [qualified_name(t), name]}
         if dataclasses.is_dataclass(v) and not isinstance(v, type):
+            _level(depth + 2)
             fields = {
-                f.name: self._child(getattr(v, f.name), f".{f.name}") for f in dataclasses.fields(v)
+                f.name: self._child(getattr(v, f.name), f".{f.name}", depth + 3)
+                for f in dataclasses.fields(v)
             }
             return {"$dataclass": [qualified_name(t), fields]}
-        if isinstance(v, tuple) and hasattr(t, "_fields"):
-            return {"$namedtuple": [qualified_name(t), self._seq(v)]}
-        stdlib = self._stdlib(v, t)
+        if isinstance(v, tuple) and _is_namedtuple_class(t) and len(v) == len(t._fields):
+            _level(depth + 2)
+            return {"$namedtuple": [qualified_name(t), self._seq(v, depth + 3)]}
+        stdlib = self._stdlib(v, t, depth)
         if stdlib is not None:
             return stdlib
         for ext in _EXT_BY_TYPE.values():
             if isinstance(v, ext.cls):
-                return {"$ext": [ext.name, self._child(ext.to_json(v), "")]}
-        return self._builtin_subclass(v, t)
+                return self._ext(ext, v, depth)
+        return self._builtin_subclass(v, t, depth)
 
-    def _stdlib(self, v: Any, t: type[Any]) -> JSON | None:
+    def _stdlib(self, v: Any, t: type[Any], depth: int) -> JSON | None:
         """Dates, times, UUIDs, complex numbers and paths; None for anything else."""
         if t is dt.datetime:
+            _level(depth + 1)
             return {"$datetime": [v.isoformat(), _zone_key(v.tzinfo), v.fold]}
         if t is dt.date:
+            _level(depth)
             return {"$date": v.isoformat()}
         if t is dt.time:
+            _level(depth + 1)
             return {"$time": [v.isoformat(), _zone_key(v.tzinfo), v.fold]}
         if t is dt.timedelta:
+            _level(depth + 1)
             return {"$timedelta": [v.days, v.seconds, v.microseconds]}
         if t is uuid.UUID:
+            _level(depth)
             return {"$uuid": str(v)}
         if t is complex:
-            return {"$complex": [self.enc(v.real), self.enc(v.imag)]}
+            _level(depth + 1)
+            return {"$complex": [self.enc(v.real, depth + 2), self.enc(v.imag, depth + 2)]}
         if t.__name__ in _PATH_CLASSES and _PATH_CLASSES[t.__name__] is t:
-            return {"$path": [t.__name__, str(v)]}
+            _level(depth + 1)
+            return {"$path": [t.__name__, _check_text(str(v))]}
         return None
 
-    def _builtin_subclass(self, v: Any, t: type[Any]) -> JSON:
+    def _builtin_subclass(self, v: Any, t: type[Any], depth: int) -> JSON:
         """Builtin subclasses (OrderedDict, defaultdict, str/int subclasses) freeze as their
         base type: they compare equal to it, so the contract is the same."""
         if isinstance(v, dict):
-            return self._dict(v)
+            return self._dict(v, depth)
         if isinstance(v, list):
-            return self._seq(v)
+            _level(depth)
+            return self._seq(v, depth + 1)
         if isinstance(v, bool):
             return bool(v)
         if isinstance(v, str):
-            return str(v)
+            return _check_text(str(v))
         if isinstance(v, int):
-            return int(v)
+            return _check_int(int(v))
         if isinstance(v, float):
-            return self.enc(float(v))
+            return self.enc(float(v), depth)
         raise _Unfreezable(
             f"cannot freeze a {t.__module__}.{t.__qualname__}; "
             "register an encoder with lockstep.register_encoder()"
         )
 
-    def _child(self, v: Any, segment: str) -> JSON:
+    def _child(self, v: Any, segment: str, depth: int) -> JSON:
         try:
-            return self.enc(v)
+            return self.enc(v, depth)
         except _Unfreezable as e:
             e.segments.append(segment)
             raise
 
-    def _seq(self, v: Iterable[Any]) -> list[JSON]:
+    def _seq(self, v: Iterable[Any], depth: int) -> list[JSON]:
         out: list[JSON] = []
         append = out.append
         enc = self.enc
         for i, item in enumerate(v):
             try:
-                append(enc(item))
+                append(enc(item, depth))
             except _Unfreezable as e:
                 e.segments.append(f"[{i}]")
                 raise
         return out
 
-    def _dict(self, v: dict[Any, Any]) -> JSON:
+    def _dict(self, v: dict[Any, Any], depth: int) -> JSON:
         enc = self.enc
         plain = True
         for k in v:
@@ -271,18 +505,20 @@ class _Encoder:
                 plain = False
                 break
         if plain:
+            _level(depth)
             out: dict[str, JSON] = {}
             for k, item in v.items():
                 try:
-                    out[k] = enc(item)
+                    out[_check_text(k)] = enc(item, depth + 1)
                 except _Unfreezable as e:
                     e.segments.append(_key_segment(k))
                     raise
             return out
+        _level(depth + 2)
         pairs: list[JSON] = []
         for k, item in v.items():
             try:
-                pairs.append([enc(k), enc(item)])
+                pairs.append([enc(k, depth + 3), enc(item, depth + 3)])
             except _Unfreezable as e:
                 e.segments.append(_key_segment(k))
                 raise
@@ -299,13 +535,15 @@ def _zone_key(tz: dt.tzinfo | None) -> str | None:
     return None
 
 
-def _fast_encoder(slow: _Encoder) -> Callable[[Any], JSON]:  # noqa: C901 -- see enc below
+def _fast_encoder(slow: _Encoder) -> Callable[[Any, int], JSON]:  # noqa: C901 -- see enc below
     """The hot path: the same encoding as ``slow`` without tracking where it is in the value.
 
     Recording wraps every call of a target, so freezing small arguments must cost
     about a microsecond.  This encoder inlines the common types and leaves path
-    bookkeeping out; when it meets something it cannot freeze, :func:`encode`
-    runs the slow, path-tracking encoder again to name the place in the message.
+    bookkeeping out; it checks nesting depth as it goes, and leaves strings and
+    ints to one pass of the JSON writer over the result (:func:`_proven`).
+    When anything fails, :func:`encode` runs the slow, path-tracking encoder
+    again to name the place in the message.
     """
     loose = slow.loose
     plain = frozenset({str, int, bool, type(None)})
@@ -314,31 +552,56 @@ def _fast_encoder(slow: _Encoder) -> Callable[[Any], JSON]:  # noqa: C901 -- see
     ext_by_type = _EXT_BY_TYPE
     sort_key = _encoder.encode
     rare = slow._rare
+    limit = MAX_DEPTH
 
     # One flat type dispatch, kept inline on purpose: this runs once per recorded argument,
     # and splitting it into helpers adds a call per value on the hot path.
-    def enc(v: Any) -> JSON:  # noqa: C901
+    def enc(v: Any, d: int) -> JSON:  # noqa: C901
         t = type(v)
         if t in plain:
             return v  # type: ignore[no-any-return]
         if t is list:
-            return [x if type(x) in plain else enc(x) for x in v]
+            if d > limit:
+                raise _TooDeep
+            d += 1
+            return [x if type(x) in plain else enc(x, d) for x in v]
         if t is tuple:
-            items = [x if type(x) in plain else enc(x) for x in v]
-            return items if loose else {"$tuple": items}
+            if loose:
+                if d > limit:
+                    raise _TooDeep
+                d += 1
+                return [x if type(x) in plain else enc(x, d) for x in v]
+            if d >= limit:
+                raise _TooDeep
+            d += 2
+            return {"$tuple": [x if type(x) in plain else enc(x, d) for x in v]}
         if t is dict:
             for k in v:
                 if type(k) is not str or k[:1] == "$":
-                    return {"$dict": sorted(([enc(k), enc(x)] for k, x in v.items()), key=sort_key)}
-            return {k: (x if type(x) in plain else enc(x)) for k, x in v.items()}
+                    if d + 2 > limit:
+                        raise _TooDeep
+                    d += 3
+                    return {
+                        "$dict": sorted(
+                            ([enc(k, d), enc(x, d)] for k, x in v.items()), key=sort_key
+                        )
+                    }
+            if d > limit:
+                raise _TooDeep
+            d += 1
+            return {k: (x if type(x) in plain else enc(x, d)) for k, x in v.items()}
+        if t is float and isfinite(v):
+            return v  # type: ignore[no-any-return]
+        if d > limit:  # every branch below makes a tag object at level d
+            raise _TooDeep
         if t is float:
-            if isfinite(v):
-                return v  # type: ignore[no-any-return]
             return {"$float": "nan" if v != v else ("inf" if v > 0 else "-inf")}
         if ext_by_type:
             ext = ext_by_type.get(t)
             if ext is not None:
-                return {"$ext": [ext.name, enc(ext.to_json(v))]}
+                if d >= limit:
+                    raise _TooDeep
+                return {"$ext": [ext.name, enc(ext.to_json(v), d + 2)]}
         if t is bytes:
             return {"$bytes": b64(v, newline=False).decode("ascii")}
         if t is Decimal:
@@ -346,9 +609,12 @@ def _fast_encoder(slow: _Encoder) -> Callable[[Any], JSON]:  # noqa: C901 -- see
         if t is bytearray:
             return {"$bytearray": b64(v, newline=False).decode("ascii")}
         if t is set or t is frozenset:
-            members = sorted((enc(m) for m in v), key=sort_key)
+            if d >= limit:
+                raise _TooDeep
+            d += 2
+            members = sorted((enc(m, d) for m in v), key=sort_key)
             return {"$set" if t is set else "$frozenset": members}
-        return rare(v, t)
+        return rare(v, t, d)
 
     return enc
 
@@ -357,22 +623,42 @@ _FAST_STRICT = _fast_encoder(_STRICT)
 _FAST_LOOSE = _fast_encoder(_LOOSE)
 
 
+def _proven(out: JSON) -> bool:
+    """Whether the fast encoder's result is frozen right, by one pass of the JSON writer:
+    it refuses lone surrogates and ints past this process's ``int_max_str_digits``; a run of
+    digits long enough to be an int past :data:`MAX_INT_DIGITS` sends it to the slow path."""
+    text = _checker.encode(out)
+    return len(text) < MAX_INT_DIGITS - 1 or _LONG_DIGITS.search(text) is None
+
+
 def encode(value: Any, *, loose: bool = False, path: str = "value") -> JSON:
     """Freeze ``value`` to its tagged JSON-compatible form.
 
     ``path`` names the value in error messages (``args``, ``kwargs``, ``result``).
     """
     try:
-        return (_FAST_LOOSE if loose else _FAST_STRICT)(value)
-    except (_Unfreezable, RecursionError):
+        out = (_FAST_LOOSE if loose else _FAST_STRICT)(value, 1)
+        if _proven(out):
+            return out
+    except Exception:  # the slow path below raises the right, path-naming error
         pass
-    # Something could not be frozen: encode again, slowly, to say where.
+    return _slow_encode(value, loose, path)
+
+
+def _slow_encode(value: Any, loose: bool, path: str) -> JSON:
+    """Encode again, tracking the path, to say where a value cannot be frozen."""
     try:
-        return (_LOOSE if loose else _STRICT).enc(value)
+        out = (_LOOSE if loose else _STRICT).enc(value, 1)
+        _checker.encode(out)
+    except _TooDeep:
+        raise CanonError(_TOO_DEEP, path) from None
     except _Unfreezable as e:
         raise CanonError(e.reason, path + "".join(reversed(e.segments))) from None
     except RecursionError:
-        raise CanonError("value is nested too deeply or contains a reference cycle", path) from None
+        raise CanonError(_TOO_DEEP, path) from None
+    except ValueError as e:  # a limit of this process (int_max_str_digits) below the codec's
+        raise CanonError(f"cannot be written as JSON: {e}", path) from None
+    return out
 
 
 _PLAIN_SCALARS: Final = frozenset({str, int, bool, type(None)})
@@ -387,27 +673,49 @@ def encode_call(
     fast = _FAST_STRICT
     plain = _PLAIN_SCALARS
     try:
-        enc_args = [x if type(x) in plain else fast(x) for x in args]
-        enc_kwargs = fast(kwargs) if kwargs else {}
-    except (_Unfreezable, RecursionError):
-        enc_args = encode(list(args), path="args")  # type: ignore[assignment]
-        enc_kwargs = encode(kwargs, path="kwargs")
+        enc_args = [x if type(x) in plain else fast(x, 2) for x in args]
+        enc_kwargs = fast(kwargs, 1) if kwargs else {}
+        if _proven((enc_args, enc_kwargs)):  # type: ignore[arg-type]
+            return enc_args, enc_kwargs  # type: ignore[return-value]
+    except Exception:  # encode() below raises the right, path-naming error
+        pass
+    enc_args = encode(list(args), path="args")  # type: ignore[assignment]
+    enc_kwargs = encode(kwargs, path="kwargs")
     return enc_args, enc_kwargs  # type: ignore[return-value]
 
 
 def canonical_json(obj: JSON) -> bytes:
-    """Canonical bytes of an already-encoded value: sorted keys, no spaces, UTF-8 unescaped."""
-    return _encoder.encode(obj)
+    """Canonical bytes of an already-encoded value: sorted keys, no spaces, UTF-8 unescaped.
+
+    A value :func:`encode` made is always writable; anything else that is not
+    (a lone surrogate, a huge int, not JSON at all) is a :class:`CanonError`.
+    """
+    try:
+        return _encoder.encode(obj)
+    except (TypeError, ValueError, OverflowError, RecursionError, msgspec.EncodeError) as e:
+        raise CanonError(f"cannot be written as JSON: {type(e).__name__}: {e}") from None
 
 
 def dumps(value: Any, *, loose: bool = False, path: str = "value") -> bytes:
     """Canonical JSON bytes of a Python value (``encode`` then ``canonical_json``)."""
-    return _encoder.encode(encode(value, loose=loose, path=path))
+    try:  # encode's fast path, its one writer pass being the canonical bytes themselves
+        text = _encoder.encode((_FAST_LOOSE if loose else _FAST_STRICT)(value, 1))
+        if len(text) < MAX_INT_DIGITS - 1 or _LONG_DIGITS.search(text) is None:
+            return text
+    except Exception:  # the slow path below raises the right, path-naming error
+        pass
+    return _encoder.encode(_slow_encode(value, loose, path))
 
 
-def loads_json(data: bytes | str) -> JSON:
-    """Parse JSON text to plain JSON values (no thawing)."""
-    return _decoder.decode(data)  # type: ignore[no-any-return]
+def loads_json(data: bytes | str, *, path: str = "value") -> JSON:
+    """Parse JSON text to plain JSON values (no thawing); text that is not JSON, or nests
+    deeper than the parser goes, is a :class:`CanonError`."""
+    try:
+        return _decoder.decode(data)  # type: ignore[no-any-return]
+    except msgspec.DecodeError as e:
+        raise CanonError(f"not valid JSON: {e}", path) from None
+    except RecursionError:
+        raise CanonError(_TOO_DEEP, path) from None
 
 
 def equal(a: Any, b: Any, *, loose: bool = False) -> bool:
@@ -418,182 +726,425 @@ def equal(a: Any, b: Any, *, loose: bool = False) -> bool:
 # --------------------------------------------------------------------------- decoding
 
 
-def _import_qualified(name: str, path: str) -> Any:
-    module_name, _, qualname = name.partition(":")
-    if not module_name or not qualname:
-        raise CanonError(f"malformed type name {name!r}", path)
+class _Kind(NamedTuple):
+    """What a class-naming tag may resolve to."""
+
+    check: Callable[[Any], bool]
+    noun: str
+
+
+_KINDS: Final = {
+    "$enum": _Kind(_is_enum_class, "an Enum class"),
+    "$dataclass": _Kind(_is_dataclass_class, "a dataclass"),
+    "$namedtuple": _Kind(_is_namedtuple_class, "a NamedTuple class"),
+}
+
+
+def _already_imported(name: str) -> Any:
+    """The class ``module:Qual.Name`` if its module is in ``sys.modules``, else None.
+
+    Looks in ``__dict__`` only: no import, no ``getattr`` (a module's ``__getattr__``
+    or a lazy module would run code), and the class found must carry that very name.
+    """
+    module_name, sep, qualname = name.partition(":")
+    module = sys.modules.get(module_name) if sep else None
+    if not isinstance(module, types.ModuleType):
+        return None
+    namespace: Any = object.__getattribute__(module, "__dict__")
+    found: Any = None
+    for part in qualname.split("."):
+        if not isinstance(namespace, dict | types.MappingProxyType):
+            return None
+        found = namespace.get(part)
+        namespace = found.__dict__ if isinstance(found, type) else None
+    if isinstance(found, type) and qualified_name(found) == name:
+        return found
+    return None
+
+
+def _resolve(tag: str, name: str, path: str) -> Any:
+    """The class a tag names: registered or already imported, and of the tagged kind."""
+    kind = _KINDS[tag]
+    cls = _TYPES_BY_NAME.get(name)
+    if cls is None:
+        cls = _already_imported(name)
+    if cls is None or not kind.check(cls):
+        raise CanonError(
+            f"{tag} names {_short(name)}, which is not {kind.noun} already imported or registered",
+            path,
+        )
+    return cls
+
+
+def _short(text: str, limit: int = 80) -> str:
+    """``repr`` of a string from a file, cut: an error message stays one readable line."""
+    return repr(text if len(text) <= limit else text[:limit] + "…")
+
+
+def _json_kind(value: Any) -> str:
+    t = type(value)
+    if value is None:
+        return "null"
+    if t is list:
+        return f"an array of {len(value)}"
+    names = {list: "an array", dict: "an object", str: "a string", bool: "a bool", int: "an int"}
+    return names.get(t, "a float" if t is float else f"a {t.__name__}")
+
+
+def _malformed(tag: str, want: str, payload: Any, path: str) -> CanonError:
+    return CanonError(f"malformed {tag} value: expected {want}, got {_json_kind(payload)}", path)
+
+
+def _str_payload(tag: str, payload: Any, path: str) -> str:
+    if type(payload) is not str:
+        raise _malformed(tag, "a string", payload, path)
+    return payload
+
+
+def _list_payload(tag: str, payload: Any, path: str, depth: int, want: str = "") -> list[Any]:
+    """The payload array of a tag object at ``depth``, of the length ``want`` shows if given."""
+    if type(payload) is not list or (want and len(payload) != want.count(",") + 1):
+        raise _malformed(tag, want or "an array", payload, path)
+    if depth + 1 > MAX_DEPTH:
+        raise _TooDeep
+    return payload
+
+
+def _not_canonical(tag: str, payload: str, path: str) -> CanonError:
+    return CanonError(
+        f"malformed {tag} value: {_short(payload)} is not the form lockstep writes", path
+    )
+
+
+def _dec_tuple(payload: Any, path: str, depth: int) -> tuple[Any, ...]:
+    return tuple(_dec_list(_list_payload("$tuple", payload, path, depth), path, depth + 2))
+
+
+def _dec_bytes(payload: Any, path: str, depth: int, tag: str = "$bytes") -> bytes:
+    text = _str_payload(tag, payload, path)
+    data = base64.b64decode(text, validate=True)
+    if _b64(data) != text:
+        raise _not_canonical(tag, text, path)
+    return data
+
+
+def _dec_bytearray(payload: Any, path: str, depth: int) -> bytearray:
+    return bytearray(_dec_bytes(payload, path, depth, "$bytearray"))
+
+
+def _dec_decimal(payload: Any, path: str, depth: int) -> Decimal:
+    text = _str_payload("$decimal", payload, path)
     try:
-        obj: Any = importlib.import_module(module_name)
-        for part in qualname.split("."):
-            obj = getattr(obj, part)
-    except (ImportError, AttributeError) as e:
-        raise CanonError(f"cannot import type {name!r}: {e}", path) from None
-    return obj
+        value = Decimal(text)
+    except ArithmeticError:  # decimal.InvalidOperation: not a number, or an exponent too large
+        raise CanonError(
+            f"malformed $decimal value: {_short(text)} is not a decimal number lockstep can read",
+            path,
+        ) from None
+    if str(value) != text:
+        raise _not_canonical("$decimal", text, path)
+    return value
+
+
+def _dec_float(payload: Any, path: str, depth: int) -> float:
+    if type(payload) is not str or payload not in ("nan", "inf", "-inf"):
+        raise CanonError(f"bad $float payload {payload!r}", path)
+    return float(payload)
+
+
+def _dec_complex(payload: Any, path: str, depth: int) -> complex:
+    want = "[real, imag] floats"
+    parts = _list_payload("$complex", payload, path, depth, want)
+    real, imag = (_dec(p, path, depth + 2) for p in parts)
+    if type(real) is not float or type(imag) is not float:
+        raise CanonError(f"malformed $complex value: expected {want}", path)
+    return complex(real, imag)
+
+
+def _dec_members(tag: str, payload: Any, path: str, depth: int) -> list[Any]:
+    items = _list_payload(tag, payload, path, depth)
+    return [_dec(m, f"{path}[<member>]", depth + 2) for m in items]
+
+
+def _dec_set(payload: Any, path: str, depth: int) -> set[Any]:
+    members = _dec_members("$set", payload, path, depth)
+    out = set(members)
+    if len(out) != len(members):
+        raise CanonError("malformed $set value: a member appears twice", path)
+    return out
+
+
+def _dec_frozenset(payload: Any, path: str, depth: int) -> frozenset[Any]:
+    members = _dec_members("$frozenset", payload, path, depth)
+    out = frozenset(members)
+    if len(out) != len(members):
+        raise CanonError("malformed $frozenset value: a member appears twice", path)
+    return out
+
+
+def _dec_dict(payload: Any, path: str, depth: int) -> dict[Any, Any]:
+    out: dict[Any, Any] = {}
+    for pair in _list_payload("$dict", payload, path, depth):
+        k, v = _list_payload("$dict", pair, path, depth + 1, "[key, value] pairs")
+        key = _dec(k, path, depth + 3)
+        if key in out:
+            raise CanonError(f"malformed $dict value: key {_key_text(key)} appears twice", path)
+        out[key] = _dec(v, f"{path}{_key_segment(key)}", depth + 3)
+    return out
+
+
+@functools.cache
+def _zone_keys() -> frozenset[str]:
+    return frozenset(zoneinfo.available_timezones())
 
 
 def _dec_tz(key: Any, path: str) -> dt.tzinfo | None:
     if key is None:
         return None
-    try:
-        return zoneinfo.ZoneInfo(str(key))
-    except (zoneinfo.ZoneInfoNotFoundError, ValueError) as e:
-        raise CanonError(f"unknown time zone {key!r}: {e}", path) from None
+    if type(key) is not str or key not in _zone_keys():
+        raise CanonError(f"unknown time zone {key!r}", path)
+    return zoneinfo.ZoneInfo(key)
 
 
-def _dec_dataclass(payload: Any, path: str) -> Any:
-    name, fields = payload
-    cls = _import_qualified(name, path)
-    if not (isinstance(cls, type) and dataclasses.is_dataclass(cls)):
-        raise CanonError(f"{name} is not a dataclass", path)
+def _dec_clock(tag: str, payload: Any, path: str, depth: int) -> Any:
+    """``$datetime`` and ``$time``: ``[iso, zone key or null, fold]``, checked to be canonical."""
+    iso, zone, fold = _list_payload(tag, payload, path, depth, "[iso text, zone, fold]")
+    text = _str_payload(tag, iso, path)
+    if type(fold) is not int or fold not in (0, 1):
+        raise CanonError(f"malformed {tag} value: fold must be 0 or 1, got {fold!r}", path)
+    value = (dt.datetime if tag == "$datetime" else dt.time).fromisoformat(text)
+    tz = _dec_tz(zone, path)
+    if tz is not None:
+        value = value.replace(tzinfo=tz)
+    if fold:
+        value = value.replace(fold=fold)
+    if value.isoformat() != text:
+        raise _not_canonical(tag, text, path)
+    return value
+
+
+def _dec_datetime(payload: Any, path: str, depth: int) -> dt.datetime:
+    return _dec_clock("$datetime", payload, path, depth)  # type: ignore[no-any-return]
+
+
+def _dec_time(payload: Any, path: str, depth: int) -> dt.time:
+    return _dec_clock("$time", payload, path, depth)  # type: ignore[no-any-return]
+
+
+def _dec_date(payload: Any, path: str, depth: int) -> dt.date:
+    text = _str_payload("$date", payload, path)
+    value = dt.date.fromisoformat(text)
+    if value.isoformat() != text:
+        raise _not_canonical("$date", text, path)
+    return value
+
+
+_TIMEDELTA_PARTS: Final = (
+    ("days", -999_999_999, 999_999_999),
+    ("seconds", 0, 86_399),
+    ("microseconds", 0, 999_999),
+)
+
+
+def _dec_timedelta(payload: Any, path: str, depth: int) -> dt.timedelta:
+    parts = _list_payload("$timedelta", payload, path, depth, "[days, seconds, microseconds]")
+    for value, (name, low, high) in zip(parts, _TIMEDELTA_PARTS, strict=True):
+        if type(value) is not int or not low <= value <= high:
+            raise CanonError(
+                f"malformed $timedelta value: {name} must be an int in {low}..{high}", path
+            )
+    days, seconds, microseconds = parts
+    return dt.timedelta(days=days, seconds=seconds, microseconds=microseconds)
+
+
+def _dec_uuid(payload: Any, path: str, depth: int) -> uuid.UUID:
+    text = _str_payload("$uuid", payload, path)
+    value = uuid.UUID(text)
+    if str(value) != text:
+        raise _not_canonical("$uuid", text, path)
+    return value
+
+
+def _dec_path(payload: Any, path: str, depth: int) -> pathlib.PurePath:
+    name, text = _list_payload("$path", payload, path, depth, "[class name, path]")
+    cls = _PATH_CLASSES.get(name) if type(name) is str else None
+    if cls is None:
+        raise CanonError(f"malformed $path value: {name!r} is not a pathlib class", path)
+    value = cls(_str_payload("$path", text, path))
+    if str(value) != text:
+        raise _not_canonical("$path", text, path)
+    return value
+
+
+def _dec_enum(payload: Any, path: str, depth: int) -> Any:
+    name, member = _list_payload("$enum", payload, path, depth, "[type name, member]")
+    cls = _resolve("$enum", _str_payload("$enum", name, path), path)
+    found = cls.__members__.get(member) if type(member) is str else None
+    if found is None:
+        raise CanonError(f"{name} has no member {member!r}", path)
+    return found
+
+
+def _dec_dataclass(payload: Any, path: str, depth: int) -> Any:
+    name, fields = _list_payload("$dataclass", payload, path, depth, "[type name, fields]")
+    cls = _resolve("$dataclass", _str_payload("$dataclass", name, path), path)
+    if type(fields) is not dict:
+        raise _malformed("$dataclass", "an object of fields", fields, path)
+    if depth + 2 > MAX_DEPTH:
+        raise _TooDeep
+    expected = [f.name for f in dataclasses.fields(cls)]
+    if sorted(fields) != sorted(expected):
+        raise CanonError(
+            f"malformed $dataclass value: {name} has the fields ({', '.join(expected)}), "
+            f"not ({', '.join(_short(k, 40)[1:-1] for k in fields)})",
+            path,
+        )
     obj = object.__new__(cls)
     for field_name, item in fields.items():
-        object.__setattr__(obj, field_name, _dec(item, f"{path}.{field_name}"))
+        object.__setattr__(obj, field_name, _dec(item, f"{path}.{field_name}", depth + 3))
     return obj
 
 
-def _dec_datetime(payload: Any, path: str) -> dt.datetime:
-    iso, zone, fold = payload
-    value = dt.datetime.fromisoformat(iso)
-    tz = _dec_tz(zone, path)
-    if tz is not None:
-        value = value.replace(tzinfo=tz)
-    return value.replace(fold=fold) if fold else value
+def _dec_namedtuple(payload: Any, path: str, depth: int) -> Any:
+    name, items = _list_payload("$namedtuple", payload, path, depth, "[type name, items]")
+    cls = _resolve("$namedtuple", _str_payload("$namedtuple", name, path), path)
+    items = _list_payload("$namedtuple", items, path, depth + 1)
+    if len(items) != len(cls._fields):
+        raise CanonError(
+            f"malformed $namedtuple value: {name} has {len(cls._fields)} fields "
+            f"({', '.join(cls._fields)}), not {len(items)}",
+            path,
+        )
+    return tuple.__new__(cls, _dec_list(items, path, depth + 3))
 
 
-def _dec_time(payload: Any, path: str) -> dt.time:
-    iso, zone, fold = payload
-    value = dt.time.fromisoformat(iso)
-    tz = _dec_tz(zone, path)
-    if tz is not None:
-        value = value.replace(tzinfo=tz)
-    return value.replace(fold=fold) if fold else value
-
-
-def _dec_float(payload: Any, path: str) -> float:
-    if payload not in ("nan", "inf", "-inf"):
-        raise CanonError(f"bad $float payload {payload!r}", path)
-    return float(payload)
-
-
-def _dec_enum(payload: Any, path: str) -> Any:
-    name, member = payload
-    cls = _import_qualified(name, path)
-    try:
-        return cls[member]
-    except (KeyError, TypeError):
-        raise CanonError(f"{name} has no member {member!r}", path) from None
-
-
-def _dec_ext(payload: Any, path: str) -> Any:
-    name, inner = payload
-    ext = _EXT_BY_NAME.get(name)
+def _dec_ext(payload: Any, path: str, depth: int) -> Any:
+    name, inner = _list_payload("$ext", payload, path, depth, "[encoder name, value]")
+    ext = _EXT_BY_NAME.get(name) if type(name) is str else None
     if ext is None:
         raise CanonError(f"no encoder is registered under the name {name!r}", path)
-    return ext.from_json(_dec(inner, path))
+    value = _dec(inner, path, depth + 2)
+    try:
+        return ext.from_json(value)
+    except Exception as e:
+        raise CanonError(
+            f"the encoder registered as {name!r} could not rebuild the value: "
+            f"{type(e).__name__}: {e}",
+            path,
+        ) from None
 
 
-def _dec_set(payload: list[Any], path: str) -> set[Any]:
-    return {_dec(m, path) for m in payload}
-
-
-def _dec_dict(payload: list[Any], path: str) -> dict[Any, Any]:
-    out: dict[Any, Any] = {}
-    for pair in payload:
-        k, v = pair
-        key = _dec(k, path)
-        out[key] = _dec(v, f"{path}{_key_segment(key)}")
-    return out
-
-
-_TAGS: Final[dict[str, Callable[[Any, str], Any]]] = {
-    "$tuple": lambda p, path: tuple(_dec_list(p, path)),
-    "$bytes": lambda p, path: base64.b64decode(p, validate=True),
-    "$bytearray": lambda p, path: bytearray(base64.b64decode(p, validate=True)),
-    "$decimal": lambda p, path: Decimal(p),
+_TAGS: Final[dict[str, Callable[[Any, str, int], Any]]] = {
+    "$tuple": _dec_tuple,
+    "$bytes": _dec_bytes,
+    "$bytearray": _dec_bytearray,
+    "$decimal": _dec_decimal,
     "$float": _dec_float,
-    "$complex": lambda p, path: complex(_dec(p[0], path), _dec(p[1], path)),
+    "$complex": _dec_complex,
     "$set": _dec_set,
-    "$frozenset": lambda p, path: frozenset(_dec_set(p, path)),
+    "$frozenset": _dec_frozenset,
     "$dict": _dec_dict,
     "$datetime": _dec_datetime,
-    "$date": lambda p, path: dt.date.fromisoformat(p),
+    "$date": _dec_date,
     "$time": _dec_time,
-    "$timedelta": lambda p, path: dt.timedelta(days=p[0], seconds=p[1], microseconds=p[2]),
-    "$uuid": lambda p, path: uuid.UUID(p),
-    "$path": lambda p, path: _PATH_CLASSES[p[0]](p[1]),
+    "$timedelta": _dec_timedelta,
+    "$uuid": _dec_uuid,
+    "$path": _dec_path,
     "$enum": _dec_enum,
     "$dataclass": _dec_dataclass,
-    "$namedtuple": lambda p, path: _import_qualified(p[0], path)(*_dec_list(p[1], path)),
+    "$namedtuple": _dec_namedtuple,
     "$ext": _dec_ext,
 }
 
 KNOWN_TAGS: Final = frozenset(_TAGS)
 
 
-def _dec_list(items: list[Any], path: str) -> list[Any]:
-    return [_dec(item, f"{path}[{i}]") for i, item in enumerate(items)]
+def _dec_list(items: list[Any], path: str, depth: int) -> list[Any]:
+    return [_dec(item, f"{path}[{i}]", depth) for i, item in enumerate(items)]
 
 
-def _dec(obj: Any, path: str) -> Any:
+def _dec_tag(key: str, payload: Any, path: str, depth: int) -> Any:
+    handler = _TAGS.get(key)
+    if handler is None:
+        raise CanonError(f"unknown tag {_short(key, 40)}", path)
+    try:
+        return handler(payload, path, depth)
+    except (CanonError, _TooDeep, RecursionError):
+        raise
+    except Exception as e:  # what the standard library says of a bad payload, as one line
+        raise CanonError(f"malformed {key} value: {e}", path) from None
+
+
+def _dec(obj: Any, path: str, depth: int) -> Any:
+    """The path-tracking decoder; ``depth`` is the level ``obj`` sits at (1 = outermost)."""
     t = type(obj)
-    if t is dict:
-        if len(obj) == 1:
-            (key,) = obj
-            if key.startswith("$"):
-                handler = _TAGS.get(key)
-                if handler is None:
-                    raise CanonError(f"unknown tag {key!r}", path)
-                try:
-                    return handler(obj[key], path)
-                except CanonError:
-                    raise
-                except (TypeError, ValueError, KeyError, IndexError, AttributeError) as e:
-                    raise CanonError(f"malformed {key} value: {e}", path) from None
-        for key in obj:
-            if key.startswith("$"):
-                raise CanonError(f"tag {key!r} must be the only key of its object", path)
-        return {k: _dec(v, f"{path}{_key_segment(k)}") for k, v in obj.items()}
-    if t is list:
-        return _dec_list(obj, path)
     if t in (str, int, float, bool) or obj is None:
         return obj
-    raise CanonError(f"not a JSON value: {t.__name__}", path)
+    if t is list:
+        if depth > MAX_DEPTH:
+            raise _TooDeep
+        return _dec_list(obj, path, depth + 1)
+    if t is not dict:
+        raise CanonError(f"not a JSON value: {t.__name__}", path)
+    if depth > MAX_DEPTH:
+        raise _TooDeep
+    for key in obj:
+        if type(key) is not str:
+            raise CanonError(f"not a JSON object key: {type(key).__name__}", path)
+    if len(obj) == 1:
+        ((key, payload),) = obj.items()
+        if key.startswith("$"):
+            return _dec_tag(key, payload, path, depth)
+    for key in obj:
+        if key.startswith("$"):
+            raise CanonError(f"tag {_short(key, 40)} must be the only key of its object", path)
+    return {k: _dec(v, f"{path}{_key_segment(k)}", depth + 1) for k, v in obj.items()}
 
 
-def _fast_decoder() -> Callable[[Any], Any]:
+def _fast_decoder() -> Callable[[Any, int], Any]:  # noqa: C901 -- one flat dispatch, as in the encoder
     """The hot path of :func:`decode`: plain JSON, tuples and bytes without path bookkeeping.
 
     Replay thaws every row's arguments, so this mirrors :func:`_fast_encoder`:
     it handles the common shapes inline and hands every other tag to the same
     handlers as the slow path.  Anything unusual (an unknown or misplaced tag, a
-    malformed payload) raises, and :func:`decode` runs the slow decoder again to
-    name the place in the message; so both paths always agree on the result.
+    malformed payload, too deep) raises, and :func:`decode` runs the slow decoder
+    again to name the place in the message; so both paths always agree on the result.
     """
     plain = frozenset({str, int, float, bool, type(None)})
     tags = _TAGS
     b64decode = base64.b64decode
+    b64encode = binascii.b2a_base64
+    limit = MAX_DEPTH
 
-    def dec(obj: Any) -> Any:
+    def dec(obj: Any, d: int) -> Any:
         t = type(obj)
         if t in plain:
             return obj
+        if d > limit:
+            raise _TooDeep
         if t is list:
-            return [x if type(x) in plain else dec(x) for x in obj]
+            d += 1
+            return [x if type(x) in plain else dec(x, d) for x in obj]
         if t is not dict:
-            raise _Unfreezable("not a JSON value")
+            raise _TooDeep  # not JSON: the slow path says so
         if len(obj) == 1:
             (key,) = obj
-            if key[:1] == "$":
+            if type(key) is str and key[:1] == "$":
                 payload = obj[key]
-                if key == "$tuple" and type(payload) is list:
-                    return tuple([x if type(x) in plain else dec(x) for x in payload])
-                if key == "$bytes":
-                    return b64decode(payload, validate=True)
-                return tags[key](payload, "value")
+                if key == "$tuple" and type(payload) is list and d < limit:
+                    d += 2
+                    return tuple([x if type(x) in plain else dec(x, d) for x in payload])
+                if key == "$bytes" and type(payload) is str:
+                    data = b64decode(payload, validate=True)
+                    if b64encode(data, newline=False) != payload.encode("ascii"):
+                        raise _TooDeep  # not canonical: the slow path says so
+                    return data
+                return tags[key](payload, "value", d)
         for key in obj:
-            if key[:1] == "$":
-                raise _Unfreezable("misplaced tag")
-        return {k: (x if type(x) in plain else dec(x)) for k, x in obj.items()}
+            if type(key) is not str or key[:1] == "$":
+                raise _TooDeep  # a misplaced tag: the slow path says so
+        d += 1
+        return {k: (x if type(x) in plain else dec(x, d)) for k, x in obj.items()}
 
     return dec
 
@@ -602,17 +1153,24 @@ _FAST_DEC: Final = _fast_decoder()
 
 
 def decode(obj: JSON, *, path: str = "value") -> Any:
-    """Thaw a tagged value back to the Python value it was frozen from."""
+    """Thaw a tagged value back to the Python value it was frozen from.
+
+    Imports nothing and calls nothing named in ``obj`` (see "Decoding is inert"
+    above); a value that is not what :func:`encode` writes is a :class:`CanonError`.
+    """
     try:
-        return _FAST_DEC(obj)
+        return _FAST_DEC(obj, 1)
     except Exception:  # the slow path below raises the right, path-naming error
         pass
-    return _dec(obj, path)
+    try:
+        return _dec(obj, path, 1)
+    except (_TooDeep, RecursionError):
+        raise CanonError(_TOO_DEEP, path) from None
 
 
 def loads(data: bytes | str, *, path: str = "value") -> Any:
     """Parse canonical JSON bytes and thaw them (inverse of :func:`dumps`)."""
-    return decode(loads_json(data), path=path)
+    return decode(loads_json(data, path=path), path=path)
 
 
 # --------------------------------------------------------------------------- exceptions
