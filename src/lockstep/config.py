@@ -36,11 +36,13 @@ from typing import Annotated, Any, Final, Literal
 
 import msgspec
 
-from lockstep.errors import ConfigError
+from lockstep.errors import ConfigError, LockstepError
 
 CONFIG_FILE: Final = "lockstep.toml"
 PYPROJECT: Final = "pyproject.toml"
 NAME_PATTERN: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+MAX_TIMEOUT: Final = 7 * 24 * 3600.0
+"""The longest ``timeout`` of a pinned run (a week): more is a typo, and overflows ``select``."""
 
 
 DEFAULT_MAX_OUTPUT: Final = 32 * 1024 * 1024
@@ -282,12 +284,27 @@ def _format_validation(err: msgspec.ValidationError) -> str:
 
 def _load_toml(path: Path) -> dict[str, Any]:
     try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
-    except tomllib.TOMLDecodeError as e:
-        raise ConfigError(f"{path.name}: not valid TOML: {e}") from None
+        data = path.read_bytes()
     except OSError as e:
         raise ConfigError(f"{path}: cannot read: {e.strerror}") from None
+    return parse_toml(data, path.name, ConfigError)
+
+
+def parse_toml(data: bytes, shown: str, error: type[LockstepError]) -> dict[str, Any]:
+    """TOML bytes as a mapping; anything that is not UTF-8 TOML is ``error`` naming ``shown``
+    and the line (also for what ``tomllib`` does not report itself: an int of more than 4300
+    digits, arrays nested past the recursion limit)."""
+    try:
+        return tomllib.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        raise error(f"{shown}:{line}: not UTF-8 text (byte {data[e.start]:#04x})") from None
+    except tomllib.TOMLDecodeError as e:
+        raise error(f"{shown}: not valid TOML: {e}") from None
+    except ValueError as e:  # tomllib's int(): more digits than Python converts
+        raise error(f"{shown}: not valid TOML: {e}") from None
+    except RecursionError:
+        raise error(f"{shown}: not valid TOML: arrays or tables nested too deeply") from None
 
 
 def _from_pyproject(data: dict[str, Any]) -> dict[str, Any] | None:
@@ -324,8 +341,10 @@ def _check_pins(pins: PinsSpec, where: str) -> None:
             f"{where}.runs: must be at least 2: record always checks that a "
             "case repeats itself before freezing it"
         )
-    if pins.timeout <= 0:
-        raise ConfigError(f"{where}.timeout: must be more than 0 seconds")
+    if not 0 < pins.timeout <= MAX_TIMEOUT:  # also refuses nan
+        raise ConfigError(
+            f"{where}.timeout: must be more than 0 and at most {MAX_TIMEOUT:.0f} seconds"
+        )
     try:
         parse_size(pins.max_output)
     except ValueError as e:
@@ -354,7 +373,7 @@ def _check_consistency(config: Config, source: str) -> None:
         rule_names.add(rule.name)
         try:
             re.compile(rule.pattern)
-        except re.error as e:
+        except (re.error, RecursionError, OverflowError) as e:
             raise ConfigError(f"{source}: rule[{i}].pattern: does not compile: {e}") from None
     for i, pins in enumerate(config.pins):
         _check_pins(pins, f"{source}: pins[{i}]")
@@ -373,8 +392,8 @@ def find_config(start: Path | None = None) -> Path | None:
         if pyproject.is_file():
             try:
                 data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
-            except (tomllib.TOMLDecodeError, OSError, UnicodeDecodeError):
-                continue
+            except (tomllib.TOMLDecodeError, OSError, ValueError, RecursionError):
+                continue  # (UnicodeDecodeError is a ValueError)
             if isinstance(data.get("tool"), dict) and "lockstep" in data["tool"]:
                 return pyproject
     return None

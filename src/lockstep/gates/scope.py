@@ -223,7 +223,7 @@ def _oracle_tables(data: bytes | None, name: str) -> dict[str, Any]:
         return {}
     try:
         parsed = tomllib.loads(data.decode("utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError):
+    except (tomllib.TOMLDecodeError, ValueError, RecursionError):  # ValueError: bad UTF-8, huge int
         return {"<unparsable>": data}
     if name.endswith("pyproject.toml"):
         tool = parsed.get("tool", {})

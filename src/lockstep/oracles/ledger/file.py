@@ -21,7 +21,7 @@ import msgspec
 
 from lockstep import canon
 from lockstep.config import LedgerSpec
-from lockstep.errors import DataError, Rejected
+from lockstep.errors import CanonError, DataError, Rejected
 from lockstep.model import RecordMode, RecordReport
 from lockstep.oracles.ledger.format import (
     ENCODER,
@@ -40,6 +40,8 @@ from lockstep.oracles.ledger.format import (
 )
 from lockstep.oracles.lifecycle import check_contract, merge
 from lockstep.store import AtomicLines, display_path, iter_lines, lock_for
+
+_TOO_DEEP = "arrays and objects nested too deeply to read (not a line lockstep wrote)"
 
 
 class SignatureChanged(Rejected):
@@ -63,6 +65,8 @@ def read_header(path: Path) -> LedgerHeader:
             raise DataError(f"{shown}:{lineno}: not a ledger header: {_describe(e)}") from None
         except msgspec.DecodeError as e:
             raise DataError(f"{shown}:{lineno}: not valid JSON ({e})") from None
+        except RecursionError:
+            raise DataError(f"{shown}:{lineno}: {_TOO_DEEP}") from None
         _check_body(path, shown, lineno, header)
         return header
     raise DataError(f"{shown}: empty file; expected a ledger header on line 1")
@@ -149,11 +153,16 @@ def parse_row(line: bytes, lineno: int, shown: str, fn: str) -> LedgerRow:
         raise DataError(f"{shown}:{lineno}: {_describe(e)}") from None
     except msgspec.DecodeError as e:
         raise DataError(f"{shown}:{lineno}: not valid JSON ({e})") from None
+    except RecursionError:
+        raise DataError(f"{shown}:{lineno}: {_TOO_DEEP}") from None
     if row.fn != fn:
         raise DataError(
             f"{shown}:{lineno}: row {row.id} is for {row.fn!r}, but the header names {fn!r}"
         )
-    expected = row_id(input_key(row.args, row.kwargs))
+    try:
+        expected = row_id(input_key(row.args, row.kwargs))
+    except CanonError as e:
+        raise DataError(f"{shown}:{lineno}: row {row.id}: {e}") from None
     if row.id != expected:
         raise DataError(
             f"{shown}:{lineno}: row id {row.id} does not match its input (its input's id is "

@@ -17,14 +17,13 @@ declared list stays the truth about what the program depends on.
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
-from lockstep.config import NAME_PATTERN, PinsSpec, Project
+from lockstep.config import NAME_PATTERN, PinsSpec, Project, parse_toml
 from lockstep.errors import DataError
 from lockstep.store import display_path
 
@@ -76,14 +75,12 @@ def read_cases(project: Project, spec: PinsSpec) -> list[PinCase]:
     path = cases_path(project, spec)
     shown = display_path(path, project.root)
     try:
-        with path.open("rb") as fh:
-            raw: dict[str, Any] = tomllib.load(fh)
+        data = path.read_bytes()
     except FileNotFoundError:
         raise DataError(f"{shown}: cases file not found (pins {spec.name!r}.cases)") from None
-    except tomllib.TOMLDecodeError as e:
-        raise DataError(f"{shown}: not valid TOML: {e}") from None
     except OSError as e:
         raise DataError(f"{shown}: cannot read: {e.strerror}") from None
+    raw: dict[str, Any] = parse_toml(data, shown, DataError)
     try:
         parsed = msgspec.convert(raw, _CasesFile)
     except msgspec.ValidationError as e:
