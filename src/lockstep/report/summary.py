@@ -41,12 +41,14 @@ class Tally:
         )
 
     @property
-    def only_new(self) -> bool:
-        """Nothing drifted; some cases are new (not frozen yet): not green, but not a drift."""
+    def drifted(self) -> bool:
+        """Some case behaved differently from its oracle (a drift or a stale record).
+
+        Not green for other reasons -- new cases nobody froze yet, an unrecorded oracle,
+        a case that could not run -- is red too, but it is not called a drift.
+        """
         total = self.total
-        return bool(total[Status.NEW]) and all(
-            status in (Status.PASS, Status.NEW) for status, n in total.items() if n
-        )
+        return bool(total[Status.DRIFT] or total[Status.STALE])
 
     def next_steps(self) -> list[str]:
         """How to freeze what is new and drop what is gone, per oracle that has any.

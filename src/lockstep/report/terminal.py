@@ -65,12 +65,14 @@ def outcome_line(outcome: Outcome) -> Text:
 def summary_text(tally: Tally) -> Text:
     """The verdict line, then what to run for new or vanished cases.
 
-    A run whose only failures are new cases is not green (nothing froze their
-    behaviour) but is not a drift either: it says ``NOT GREEN`` and how to add them.
+    ``DRIFT`` when some case behaved differently from its oracle (or its record is
+    stale); ``NOT GREEN`` when nothing drifted but the run still proves less than it
+    should (new cases nobody froze, an unrecorded oracle, a case that could not run),
+    with what to run for new or vanished cases.
     """
     if tally.green:
         verdict = "green"
-    elif tally.only_new:
+    elif not tally.drifted:
         verdict = "NOT GREEN"
     else:
         verdict = "DRIFT"
