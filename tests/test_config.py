@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -102,3 +103,27 @@ def test_an_unknown_key_through_the_cli_is_exit_2_with_one_line(tmp_path: Path) 
     result = invoke_cli("replay", cwd=tmp_path)
     assert result.code == 2
     assert result.stderr.strip() == "lockstep: error: lockstep.toml: corpus[0].colour: unknown key"
+
+
+@pytest.mark.parametrize(
+    ("toml", "key"),
+    [
+        ("[lockstep]\nstem_length = 100001\n", "lockstep.stem_length"),
+        ("[lockstep]\njobs = -1\n", "lockstep.jobs"),
+        (
+            '[[ledger]]\nname = "a"\ntarget = "m:f"\nfloat_tolerance = nan\n',
+            "ledger[0].float_tolerance",
+        ),
+        (
+            '[[ledger]]\nname = "a"\ntarget = "m:f"\nfloat_tolerance = -1.0\n',
+            "ledger[0].float_tolerance",
+        ),
+        ("[gates]\nbudget = [[3, -1]]\n", "gates.budget[0]"),
+        ("[gates]\nbudget = [[3]]\n", "gates.budget[0]"),
+        ("[gates]\nseam_limit = -2\n", "gates.seam_limit"),
+    ],
+)
+def test_numbers_out_of_range_name_their_key(tmp_path: Path, toml: str, key: str) -> None:
+    (tmp_path / "lockstep.toml").write_text(toml)
+    with pytest.raises(ConfigError, match=re.escape(f"lockstep.toml: {key}: ")):
+        load_project(tmp_path)

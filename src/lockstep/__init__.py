@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from lockstep.canon import decode, dumps, encode, register_encoder
+from lockstep.canon import decode, dumps, encode, register_encoder, register_type
 from lockstep.errors import LockstepError
 
 if TYPE_CHECKING:
@@ -29,6 +29,7 @@ __all__ = [
     "encode",
     "record_io",
     "register_encoder",
+    "register_type",
 ]
 
 __version__ = "0.1.0"

@@ -26,6 +26,7 @@ settings directly in that table, the arrays as ``[[tool.lockstep.corpus]]``.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import tomllib
@@ -377,8 +378,33 @@ def _check_consistency(config: Config, source: str) -> None:
             raise ConfigError(f"{source}: rule[{i}].pattern: does not compile: {e}") from None
     for i, pins in enumerate(config.pins):
         _check_pins(pins, f"{source}: pins[{i}]")
-    if config.lockstep.stem_length < 1:
-        raise ConfigError(f"{source}: lockstep.stem_length: must be at least 1")
+    _check_numbers(config, source)
+
+
+MAX_STEM: Final = 100_000
+"""The longest exception message stem lockstep freezes (characters)."""
+
+
+def _check_numbers(config: Config, source: str) -> None:
+    """Numbers a reader could be handed from a hostile or mistyped file: each in its range."""
+    if not 1 <= config.lockstep.stem_length <= MAX_STEM:
+        raise ConfigError(f"{source}: lockstep.stem_length: must be between 1 and {MAX_STEM}")
+    if not 0 <= config.lockstep.jobs <= 1024:
+        raise ConfigError(f"{source}: lockstep.jobs: must be between 0 (one per core) and 1024")
+    for i, ledger in enumerate(config.ledger):
+        tol = ledger.float_tolerance
+        if not (math.isfinite(tol) and tol >= 0):
+            raise ConfigError(
+                f"{source}: ledger[{i}].float_tolerance: must be a finite number, 0 or more"
+            )
+    for i, row in enumerate(config.gates.budget):
+        if len(row) != 2 or any(n < 0 for n in row):
+            raise ConfigError(
+                f"{source}: gates.budget[{i}]: must be [max fan-in, max changed lines], "
+                "both 0 or more"
+            )
+    if config.gates.seam_limit < 0:
+        raise ConfigError(f"{source}: gates.seam_limit: must be 0 or more")
 
 
 def find_config(start: Path | None = None) -> Path | None:

@@ -142,7 +142,7 @@ def rule_from_record(record: RuleRecord, *, where: str) -> Rule:
         return Rule(record.name, _json_sort_keys, record)
     try:
         return _regex_rule(record)
-    except re.error as e:
+    except (re.error, RecursionError, OverflowError) as e:
         raise ConfigError(f"{where}: rule {record.name!r} does not compile: {e}") from None
 
 
