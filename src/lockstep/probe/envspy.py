@@ -44,12 +44,41 @@ if _saved is None:
 else:
     os.environ["PYTHONPATH"] = _saved
 _read = set()
+import sysconfig as _sysconfig
+
+# Reads made by the interpreter's own library (tempfile asking for TMPDIR, site for
+# PYTHONUSERBASE, zoneinfo for PYTHONTZPATH...) are not the program's dependencies.
+_stdlib = tuple(
+    os.path.join(os.path.realpath(p), "")
+    for p in {_sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib")}
+)
+_own_file = os.path.realpath(__file__)
+# Frames of the mapping machinery a read passes through on its way here (os.getenv,
+# Mapping.get): the caller that counts is the first frame outside them.
+_plumbing = {
+    _own_file,
+    os.path.realpath(os.__file__),
+    os.path.realpath(sys.modules["_collections_abc"].__file__),
+}
+
+
+def _from_program():
+    frame = sys._getframe(2)
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if name.startswith("<frozen "):  # the interpreter's own frozen modules (os, ...)
+            if name[8:-1] not in ("os", "_collections_abc"):
+                return False
+        elif os.path.realpath(name) not in _plumbing:
+            return not os.path.realpath(name).startswith(_stdlib)
+        frame = frame.f_back
+    return True
 
 
 def _note(key):
     if isinstance(key, bytes):
         key = key.decode("utf-8", "surrogateescape")
-    if isinstance(key, str):
+    if isinstance(key, str) and key not in _read and _from_program():
         _read.add(key)
 
 
