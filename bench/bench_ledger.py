@@ -8,9 +8,11 @@ Prints figures; asserts nothing (the goals are in the issue, the figures go in R
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -31,6 +33,8 @@ from lockstep.oracles.ledger.format import (
     FORMAT_VERSION,
     LedgerHeader,
     LedgerRow,
+    input_key,
+    row_id,
     signature_of,
 )
 
@@ -124,18 +128,31 @@ def make_project(root: Path, rows: int) -> Path:
     sys.path.insert(0, str(root))
     from calc.ops import add  # type: ignore[import-not-found]
 
+    # Rows sorted by id, each id the hash of its input, and a header stating the body
+    # (format 2): built streaming, so a million rows cost the bench little memory.
+    ids = sorted((row_id(input_key([i, 2], {})), i) for i in range(rows))
+    body = root / "lockstep/add.ledger.body"
+    body.parent.mkdir(parents=True, exist_ok=True)
+    digest = hashlib.sha256()
+    with body.open("wb") as fh:
+        for rid, i in ids:
+            line = ENCODER.encode(
+                LedgerRow(id=rid, fn="calc.ops:add", args=[i, 2], kwargs={}, ok=True, result=i + 2)
+            )
+            digest.update(line + b"\n")
+            fh.write(line + b"\n")
     header = LedgerHeader(
-        lockstep_ledger=FORMAT_VERSION, fn="calc.ops:add", signature=signature_of(add)
+        lockstep_ledger=FORMAT_VERSION,
+        fn="calc.ops:add",
+        signature=signature_of(add),
+        rows=rows,
+        digest=digest.hexdigest(),
     )
     out = root / "lockstep/add.ledger.jsonl"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with out.open("wb") as fh:
+    with out.open("wb") as fh, body.open("rb") as src:
         fh.write(ENCODER.encode(header) + b"\n")
-        for i in range(rows):
-            row = LedgerRow(
-                id=f"{i:016x}", fn="calc.ops:add", args=[i, 2], kwargs={}, ok=True, result=i + 2
-            )
-            fh.write(ENCODER.encode(row) + b"\n")
+        shutil.copyfileobj(src, fh)
+    body.unlink()
     return root
 
 
@@ -231,14 +248,65 @@ def bench_memory(sizes: tuple[int, ...] = (10_000, 1_000_000)) -> dict[int, floa
     return figures
 
 
+def bench_verify(calls: int = 10_000) -> dict[str, float]:
+    """``lockstep record`` of a 10,000-row ledger: the whole record, and the share of it
+    spent proving each new row reproduces in a fresh interpreter (issue goal: <= 1.5x)."""
+    from lockstep.model import RecordMode
+    from lockstep.oracles import verify as verify_module
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        (root / "calc").mkdir()
+        (root / "calc/__init__.py").write_text("")
+        (root / "calc/ops.py").write_text(TARGET_MODULE)
+        (root / "drive.py").write_text(
+            f"from calc.ops import add\n\n\ndef main():\n    for i in range({calls}):\n"
+            "        add(i, 2)\n"
+        )
+        (root / "lockstep.toml").write_text(
+            '[[ledger]]\nname = "add"\ntarget = "calc.ops:add"\ndriver = "drive:main"\n'
+        )
+        project = load_project(root)
+        spent: list[float] = []
+        real_verify = ledger.verify
+
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            start = time.perf_counter()
+            try:
+                return real_verify(*args, **kwargs)
+            finally:
+                spent.append(time.perf_counter() - start)
+
+        ledger.verify = timed  # type: ignore[assignment]
+        try:
+            start = time.perf_counter()
+            report = ledger.record(project, project.oracle("add"), RecordMode.CREATE)
+            total = time.perf_counter() - start
+        finally:
+            ledger.verify = real_verify  # type: ignore[assignment]
+            sys.modules.pop("calc.ops", None)
+            sys.modules.pop("calc", None)
+        assert len(report.added) == calls, report
+    verified = sum(spent)
+    unverified = total - verified
+    print(f"Record with verification, {calls:,} new rows of add(a, b) from a driver")
+    print(f"  record without the verification step   {unverified:8.2f} s")
+    print(f"  verification (fresh interpreter)       {verified:8.2f} s")
+    print(f"  record as shipped                       {total:8.2f} s = {total / unverified:4.2f}x")
+    del verify_module
+    return {"unverified": unverified, "verified": verified, "total": total}
+
+
 def main() -> None:
-    parts = sys.argv[1:] or ["overhead", "replay", "memory"]
+    parts = sys.argv[1:] or ["overhead", "replay", "memory", "verify"]
     if "overhead" in parts:
         bench_overhead()
     if "replay" in parts:
         bench_replay()
     if "memory" in parts:
         bench_memory()
+    if "verify" in parts:
+        bench_verify()
     print(
         f"(this process's peak RSS: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB)"
     )

@@ -14,7 +14,8 @@ cases that reproduce.  The others are refused (not written) with what differed.
 
 The child is ``python -m lockstep.oracles.verify``; it loads the same
 configuration with the oracle folder pointed at the candidate, replays it
-through :func:`lockstep.oracles.replay`, and prints one JSON line per case.
+through :func:`lockstep.oracles.replay`, and prints one JSON line per case that
+did not reproduce, then a last line saying it finished.
 """
 
 from __future__ import annotations
@@ -135,17 +136,18 @@ def verify(
                 f"{spec.name}: verifying the new cases in a fresh interpreter took more than "
                 f"{CHILD_TIMEOUT:g} s; nothing was written"
             ) from None
-    verdicts = {k: v for k, v in _parse(proc.stdout).items() if k in ids}
-    if proc.returncode != 0 and not verdicts:
+    reported = _parse(proc.stdout)
+    finished = "" in reported  # the child's last line: every case replayed
+    if proc.returncode != 0 or not finished:
         tail = proc.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or ["no output"]
         raise LockstepError(
             f"{spec.name}: the fresh interpreter could not replay the new cases "
             f"({tail[0]}); nothing was written"
         )
-    for case_id in ids:
-        verdicts.setdefault(
-            case_id, Verdict(case_id, False, "the fresh interpreter did not replay it")
-        )
+    # The child reports only the cases that did not reproduce; the others did.
+    verdicts = {
+        case_id: reported.get(case_id, Verdict(case_id, True)) for case_id in dict.fromkeys(ids)
+    }
     return Verification(seed, verdicts)
 
 
@@ -153,6 +155,7 @@ class _Line(msgspec.Struct, frozen=True):
     id: str
     ok: bool
     reason: str = ""
+    replayed: int = 0
 
 
 def _parse(stdout: bytes) -> dict[str, Verdict]:
@@ -193,13 +196,16 @@ def _child(argv: list[str]) -> int:
     out = sys.stdout
     # What the target prints must not be taken for a verdict: it goes to stderr.
     sys.stdout = sys.stderr
+    replayed = 0
     try:
         for outcome in replay(project, spec, ReplayOptions()):
-            ok = outcome.status is Status.PASS
-            line = {"id": outcome.case_id, "ok": ok, "reason": "" if ok else reason_of(outcome)}
-            out.write(json.dumps(line) + "\n")
+            replayed += 1
+            if outcome.status is not Status.PASS:
+                line = {"id": outcome.case_id, "ok": False, "reason": reason_of(outcome)}
+                out.write(json.dumps(line) + "\n")
     finally:
         sys.stdout = out
+    out.write(json.dumps({"id": "", "ok": True, "replayed": replayed}) + "\n")
     out.flush()
     return 0
 
