@@ -14,7 +14,7 @@ def test_green_step(git_repo: GitRepo) -> None:
     edit(repo, "shop/prices.py", "subtotal = subtotal + ", "subtotal += ")
     result = invoke_cli("step", cwd=repo.root)
     assert result.code == 0, result.output
-    assert "probe:  ok — no pins oracle configured: probe skipped, replay only" in result.stdout
+    assert "probe:  ok — 1 case(s) probed, 2 runs each" in result.stdout  # the corpus, twice
     assert "prices (corpus): 2/2 cases replay green" in result.stdout
     assert "verdict: green" in result.stdout
 
@@ -123,7 +123,7 @@ def test_step_probes_pinned_cases(git_repo: GitRepo) -> None:
     repo.commit("freeze hello")
     green = run_cli("step", cwd=repo.root)
     assert green.code == 0, green.output
-    assert "probe:  ok — 1 pinned case(s) probed, 2 runs each" in green.stdout
+    assert "probe:  ok — 1 case(s) probed, 2 runs each" in green.stdout
     (repo.root / "hello.py").write_text(
         "import random, sys\nprint('hi', sys.argv[1:], random.random())\n"
     )

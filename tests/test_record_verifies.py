@@ -188,3 +188,36 @@ def test_pins_runs_after_the_first_use_another_hash_seed(tmp_path: Path) -> None
     cases.write_text('[[case]]\nid = "pinned"\nenv = { PYTHONHASHSEED = "7" }\n')
     assert run_cli("record", "tags", cwd=root).code == 0
     assert run_cli("replay", "tags", cwd=root).code == 0
+
+
+def test_probe_works_for_every_kind_and_names_a_flaky_case(tmp_path: Path) -> None:
+    """``lockstep probe NAME`` of an in-process oracle: fresh interpreters, other hash seeds."""
+    root = tmp_path / "proj"
+    write_files(
+        root,
+        {
+            **SHOP,
+            "drive.py": "from shop import total\n\n\ndef main():\n    total.total([(2, 'EUR')])\n",
+            "lockstep.toml": '[[ledger]]\nname = "total"\ntarget = "shop.total:total"\n'
+            'driver = "drive:main"\n',
+        },
+    )
+    assert invoke_cli("probe", "total", "--runs", "3", cwd=root).code == 2  # not recorded yet
+    assert invoke_cli("record", "total", cwd=root).code == 0
+    steady = run_cli("probe", "total", "--runs", "3", cwd=root)
+    assert steady.code == 0, steady.output
+    assert "1 signature" in steady.stdout
+    # Now the body depends on set order: the probe finds it before any replay does.
+    (root / "shop/total.py").write_text(
+        (root / "shop/total.py")
+        .read_text()
+        .replace(
+            "return round(sum(a * rates.rate(c) for a, c in lines), 2)",
+            "return round(sum(a * rates.rate(c) for a, c in lines), 2)"
+            " + sorted(TAGS).index(next(iter(TAGS)))",
+        )
+    )
+    flaky = run_cli("probe", "total", "--runs", "6", cwd=root)
+    assert flaky.code == 1, flaky.output
+    assert "after rules [none]:" in flaky.stdout
+    assert '"id": "' in flaky.stdout  # the differing line names the case that did not reproduce

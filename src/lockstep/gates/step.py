@@ -61,35 +61,30 @@ class StepResult:
 
 
 def probe_pins(project: Project, runs: int) -> ProbeSummary:
-    """Run every recorded whole-process case ``runs`` times; one with several outputs is flaky.
+    """Run every recorded oracle ``runs`` times; a case with more than one output is flaky.
 
-    Only kinds whose cases are processes (pins) can be probed; without one the
-    step is replay-only, and says so.
+    Pins run each case as a process; the in-process kinds replay the whole oracle in a
+    fresh interpreter per run, each with another hash seed (what record verifies too).
     """
-    from lockstep.oracles import NotProbed, kind_of
+    from lockstep.oracles import kind_of
     from lockstep.probe.runs import probe_many
     from lockstep.rules import resolve_rules
 
     lines: list[ProbeLine] = []
-    probed = False
     for spec in project.oracles():
         kind = kind_of(spec)
-        try:
-            targets = kind.probe_targets(project, spec)
-        except NotProbed:
-            continue
-        probed = True
         if not kind.oracle_path(project, spec).exists():
             continue  # replay reports the unrecorded oracle
+        targets = kind.probe_targets(project, spec)
         rules = resolve_rules(spec.rules, project, where=project.key(spec))
         reports = probe_many(targets, runs=runs, rules=rules)
         lines += [
-            ProbeLine(spec.name, r.target.label.partition("::")[2], len(r.normalized))
+            ProbeLine(spec.name, r.target.label.partition("::")[2] or "*", len(r.normalized))
             for r in reports
         ]
-    if not probed:
-        return ProbeSummary((), "no pins oracle configured: probe skipped, replay only")
-    return ProbeSummary(tuple(lines), f"{len(lines)} pinned case(s) probed, {runs} runs each")
+    if not lines:
+        return ProbeSummary((), "no recorded oracle: probe skipped, replay only")
+    return ProbeSummary(tuple(lines), f"{len(lines)} case(s) probed, {runs} runs each")
 
 
 def step(

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final, Protocol, cast
 
 from lockstep.config import OracleSpec, Project
-from lockstep.errors import TargetError, UsageError
+from lockstep.errors import TargetError
 from lockstep.model import (
     OracleStatus,
     Outcome,
@@ -111,13 +111,10 @@ class OracleKind(Protocol):
     def probe_targets(self, project: Project, spec: OracleSpec, /) -> tuple[ProbeTarget, ...]:
         """How each configured case runs as a whole process, for ``lockstep probe NAME``.
 
-        Raises :class:`NotProbed` for a kind whose cases do not run as processes.
+        Pins give one target per case; the in-process kinds one target that replays the
+        whole recorded oracle in a fresh interpreter (so every run may use another hash seed).
         """
         ...
-
-
-class NotProbed(UsageError):
-    """``lockstep probe NAME`` asked of an oracle whose cases are not whole processes."""
 
 
 KINDS: Final = ("corpus", "ledger", "pins", "tape")
@@ -179,11 +176,6 @@ def replay(project: Project, spec: OracleSpec, options: ReplayOptions) -> Iterat
         ]
         for case_id in failed or [spec.name]:
             yield Outcome(spec.name, case_id, Status.ERROR, note=f"cannot run: {e}")
-
-
-def not_probed(spec: OracleSpec) -> NotProbed:
-    """The refusal of a kind whose cases are not whole processes."""
-    return NotProbed(f"{spec.name} is a {spec.kind} oracle; probe runs pins oracles or a command")
 
 
 def case_runner(project: Project, spec: OracleSpec) -> CaseRunner:

@@ -34,8 +34,9 @@ from typing import Final
 import msgspec
 
 from lockstep.config import OracleSpec, Project, load_project
-from lockstep.errors import LockstepError
+from lockstep.errors import LockstepError, UsageError
 from lockstep.model import Outcome, ReplayOptions, Status
+from lockstep.probe.runs import ProbeTarget
 from lockstep.store import temp_folder
 
 CHILD_TIMEOUT: Final = 600.0
@@ -167,6 +168,32 @@ def _parse(stdout: bytes) -> dict[str, Verdict]:
             continue  # a target printing to stdout is not a verdict
         verdicts[line.id] = Verdict(line.id, line.ok, line.reason)
     return verdicts
+
+
+def probe_target(project: Project, spec: OracleSpec, oracle_file: Path) -> ProbeTarget:
+    """``lockstep probe NAME`` for a kind whose cases run in-process.
+
+    One run is one fresh interpreter replaying the whole recorded oracle and printing
+    the cases that did not reproduce; the probe runs it N times with a different hash
+    seed each time, so one signature means every case reproduces in every
+    interpreter, and the lines where two runs differ name the flaky cases.
+    """
+    if not oracle_file.exists():
+        raise UsageError(
+            f"{spec.name}: not recorded yet; record it first ('lockstep record {spec.name}' "
+            "verifies each case in a fresh interpreter), then probe it"
+        )
+    rel = project.oracle_dir.relative_to(project.root.resolve()).as_posix()
+    env = {**os.environ, "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1"}
+    argv = (sys.executable, "-m", "lockstep.oracles.verify", "--config", str(project.config_path))
+    return ProbeTarget(
+        label=f"{spec.name} (every case, in a fresh interpreter)",
+        argv=(*argv, "--dir", rel, spec.name),
+        env=env,
+        cwd=project.root,
+        timeout=CHILD_TIMEOUT,
+        vary_hash_seed=True,
+    )
 
 
 def reason_of(outcome: Outcome) -> str:

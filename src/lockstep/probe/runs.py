@@ -60,6 +60,9 @@ class ProbeTarget:
     timeout: float = 30.0
     max_output: int = DEFAULT_OUTPUT_CAP
     """Bytes each of stdout and stderr may hold before the run is killed."""
+    vary_hash_seed: bool = False
+    """Give run ``n`` (after the first) ``PYTHONHASHSEED=n``: output that depends on set or
+    dict-of-str order then varies here rather than on some later replay."""
 
 
 @dataclass(frozen=True)
@@ -187,18 +190,12 @@ def probe(
 
 
 def probe_many(
-    targets: Sequence[ProbeTarget],
-    *,
-    runs: int,
-    jobs: int = 1,
-    rules: RuleSet | None = None,
-    vary_hash_seed: Sequence[bool] = (),
+    targets: Sequence[ProbeTarget], *, runs: int, jobs: int = 1, rules: RuleSet | None = None
 ) -> list[ProbeReport]:
     """Probe several targets, spreading all their runs over ``jobs`` workers.
 
-    ``vary_hash_seed[i]`` true gives run ``n`` of target ``i`` ``PYTHONHASHSEED=n``
-    (run 0 keeps the target's own): output that depends on set or dict-of-str order
-    then varies here rather than on some later replay.
+    A target with :attr:`ProbeTarget.vary_hash_seed` gets ``PYTHONHASHSEED=n`` on run
+    ``n`` (run 0 keeps its own).
     """
     rules = rules or RuleSet()
     tallies = [(_Tally(), _Tally(), Counter[str]()) for _ in targets]
@@ -212,8 +209,9 @@ def probe_many(
         )
 
     order = [(i, n) for i in range(len(targets)) for n in range(runs)]
-    varies = [i < len(vary_hash_seed) and vary_hash_seed[i] for i in range(len(targets))]
-    results = run_parallel((task(targets[i], n, varies[i]) for i, n in order), jobs=jobs)
+    results = run_parallel(
+        (task(targets[i], n, targets[i].vary_hash_seed) for i, n in order), jobs=jobs
+    )
     for (i, n), result in zip(order, results, strict=True):
         raw, norm, fired = tallies[i]
         local = rules.fresh()

@@ -24,7 +24,7 @@ from lockstep.model import (
     ReplayOptions,
     Status,
 )
-from lockstep.oracles import CaseRunner, OracleInput, not_probed
+from lockstep.oracles import CaseRunner, OracleInput
 from lockstep.oracles.corpus.fixtures import fixtures
 from lockstep.oracles.corpus.lock import LOCK_VERSION, Entry, Lock, read_lock, write_lock
 from lockstep.oracles.corpus.render import (
@@ -43,7 +43,7 @@ from lockstep.oracles.lifecycle import (
 )
 from lockstep.oracles.stale import Mismatch, mismatches, rules_mismatch, stale_outcome
 from lockstep.oracles.status import file_status
-from lockstep.oracles.verify import verify
+from lockstep.oracles.verify import probe_target, verify
 from lockstep.parallel import batched, map_processes
 from lockstep.probe.runs import ProbeTarget
 from lockstep.rules import RuleRecord, resolve_rules
@@ -367,8 +367,8 @@ def inputs(project: Project, spec: OracleSpec) -> tuple[OracleInput, ...]:
 
 
 def probe_targets(project: Project, spec: OracleSpec) -> tuple[ProbeTarget, ...]:
-    """A corpus renders in this process: there is no whole-process case to probe."""
-    raise not_probed(spec)
+    """The recorded oracle replayed in fresh interpreters with other hash seeds."""
+    return (probe_target(project, spec, oracle_path(project, spec)),)
 
 
 class CorpusKind:

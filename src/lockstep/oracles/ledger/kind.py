@@ -32,7 +32,7 @@ from lockstep.model import (
     ReplayOptions,
     Status,
 )
-from lockstep.oracles import CaseRunner, OracleInput, not_probed
+from lockstep.oracles import CaseRunner, OracleInput
 from lockstep.oracles.ledger.driver import run_driver
 from lockstep.oracles.ledger.file import (
     RowOrder,
@@ -57,7 +57,7 @@ from lockstep.oracles.ledger.replay import Replayer, install_worker, replay_batc
 from lockstep.oracles.lifecycle import ModeWords, check_record_mode
 from lockstep.oracles.stale import Mismatch, mismatches, stale_outcome
 from lockstep.oracles.status import file_status
-from lockstep.oracles.verify import verify
+from lockstep.oracles.verify import probe_target, verify
 from lockstep.parallel import batched, map_processes
 from lockstep.probe.runs import ProbeTarget
 from lockstep.store import display_path, iter_lines
@@ -316,8 +316,8 @@ def inputs(project: Project, spec: OracleSpec) -> tuple[OracleInput, ...]:
 
 
 def probe_targets(project: Project, spec: OracleSpec) -> tuple[ProbeTarget, ...]:
-    """A ledger replays in this process: there is no whole-process case to probe."""
-    raise not_probed(spec)
+    """The recorded oracle replayed in fresh interpreters with other hash seeds."""
+    return (probe_target(project, spec, oracle_path(project, spec)),)
 
 
 class LedgerKind:

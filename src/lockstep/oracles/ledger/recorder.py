@@ -11,8 +11,9 @@ counted and reported, and the call proceeds untouched.
 Three ways in, one machinery:
 
 * :func:`record_io` -- a decorator (``@record_io`` or ``record_io(fn, ledger=...)``)
-  for a function, method, staticmethod, classmethod or async function; rows
-  are merged into the ledger file when the process exits.
+  for a function, method, staticmethod, classmethod or async function; each
+  process merges the rows of its own calls into the ledger file when it ends
+  (normal exit, a ``multiprocessing`` worker finishing, SIGTERM), see :func:`record_io`.
 * :class:`Installation` -- wraps ``pkg.mod:qualname`` targets in place for a
   while (a pytest run, a driver script), including references other modules
   took with ``from pkg.mod import func`` before the wrap, and undoes it.
@@ -34,8 +35,11 @@ import contextlib
 import functools
 import inspect
 import marshal
+import os
+import signal
 import sys
 import threading
+import time
 import warnings
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -87,6 +91,12 @@ costs little next to its size, and remembering it twice would double the recorde
 
 _SELF_FROZEN: Final = frozenset({str, int, bool, type(None)})
 """Types whose frozen form is the value itself."""
+
+SNAPSHOT_WAIT: Final = 1.0
+"""Seconds :meth:`TargetRecorder.part` waits for the table's lock before copying without it."""
+
+_INHERITED_TABLES: list[tuple[dict[bytes, Any], dict[bytes, Any]]] = []
+"""Tables a forked child inherited and set aside (see :meth:`TargetRecorder.start_afresh`)."""
 
 _encode = canon.encode
 _encode_call = canon.encode_call
@@ -361,13 +371,37 @@ class TargetRecorder:
                 if outcome not in seen.other_outcomes:
                     seen.other_outcomes.append(outcome)
 
+    def start_afresh(self) -> None:
+        """In a forked child: an empty table, so the child writes only the calls it makes.
+
+        The parent writes the calls it saw before the fork.  The inherited table is kept
+        alive, not freed: freeing it would touch (and so copy) every page it lives on.
+        """
+        _INHERITED_TABLES.append((self._seen, self._memo))
+        self._seen = {}
+        self._memo = {}
+        self._unfreezable = Counter()
+        self._faults = Counter()
+        self.calls = 0
+        self._lock = threading.Lock()  # another thread may have held it at the fork
+
     # -- the result -------------------------------------------------------------------
 
     def part(self) -> RecordingPart:
-        """This process's recording as plain data (rows sorted by id)."""
-        with self._lock:
+        """This process's recording as plain data (rows sorted by id).
+
+        Waits at most :data:`SNAPSHOT_WAIT` seconds for the table's lock: a SIGTERM handler
+        may be writing the rows while the thread it interrupted holds that lock, which it
+        would never release.  The copy is then taken without the lock; a dict copy is one
+        step under the GIL, so at worst it misses the row being added at that moment.
+        """
+        locked = self._lock.acquire(timeout=SNAPSHOT_WAIT)
+        try:
             items = list(self._seen.items())
             calls = self.calls
+        finally:
+            if locked:
+                self._lock.release()
         entries: list[PartEntry] = []
         refused: list[RefusedInput] = []
         for key, seen in items:
@@ -686,54 +720,468 @@ class _DecoratorState:
     ledger: Path
     signature: list[Param]
     flushed_calls: int = 0
+    """The recorder's call count at the last write that reached the file."""
+    reported_calls: int = 0
+    """The recorder's call count when its notes were last told to the user."""
+    kept_notes: list[str] = field(default_factory=list)
+    """Notes from writes not reported yet (the periodic ones are silent)."""
 
+
+FLUSH_EVERY_ENV: Final = "LOCKSTEP_FLUSH_EVERY"
+"""Environment variable: also write a decorated function's rows every N of its calls."""
+
+SIGTERM_WAIT: Final = 30.0
+"""Seconds the SIGTERM handler waits for another thread's write to finish before dying."""
+
+KICK_DELAY: Final = 0.05
+"""Seconds a child's kicker gives the SIGTERM handler to start before sending SIGTERM again."""
+
+_EXIT_PRIORITY: Final = 100
+"""``multiprocessing.util.Finalize`` priority: higher runs earlier, before queues close."""
 
 _PENDING_FLUSH: list[_DecoratorState] = []
-_FLUSH_LOCK = threading.Lock()
+_FLUSH_LOCK = threading.RLock()
+"""Serialises writes.  Reentrant so the SIGTERM handler, which runs in the main thread
+between two bytecodes, can take it even when it interrupted that thread inside :func:`flush`
+(it then sees :data:`_writing` and lets that write finish instead of starting another)."""
+_writing = False
+"""True while :func:`flush` works on the file (under :data:`_FLUSH_LOCK`)."""
+_term_pending = False
+"""SIGTERM arrived during a write of the main thread's: die once that write is done."""
+_hooks_pid = 0
+"""The process in which the exit hooks below were last installed."""
+_mp_finalizer: Any = None
+"""This process's ``multiprocessing.util.Finalize`` for :func:`_flush_all`, if armed."""
+_mp_after_fork_registered = False
+_is_child = False
+"""This process was forked or started by another that records (it gets the kicker)."""
+_sigterm_seen = False
+""":func:`_on_sigterm` has started."""
+_kicker: _Kicker | None = None
+
+
+def _stderr(line: str) -> None:
+    """Tell the user when no warning can reach them (the process is ending)."""
+    with contextlib.suppress(Exception):
+        sys.stderr.flush()
+    with contextlib.suppress(OSError):
+        os.write(2, f"{line}\n".encode(errors="replace"))
 
 
 def _flush_all() -> None:
+    """Write every decorated function's new rows: at exit, worker exit and SIGTERM."""
     for state in list(_PENDING_FLUSH):
-        flush(state)
+        try:
+            flush(state)
+        except Exception as e:  # a warning made an error (-W error), or a bug: nobody can catch it
+            _stderr(f"lockstep: {state.ledger}: {type(e).__name__}: {e}")
 
 
 def flush(state: _DecoratorState) -> list[str]:
-    """Merge what ``state`` recorded so far into its ledger file; returns the report lines."""
+    """Merge what ``state`` recorded so far into its ledger file; returns the report lines.
+
+    Rows are merged under the ledger's lock (:func:`merge_into_file`), so any number of
+    processes may flush into one ledger; a row already in the file is kept as it is.
+    """
+    return _flush(state, report=True)
+
+
+def _flush(state: _DecoratorState, *, report: bool) -> list[str]:
+    """Write the new rows; tell the notes only when ``report`` (else keep them for later)."""
+    global _writing
     with _FLUSH_LOCK:
-        part = state.recorder.part()
-        if part.calls == state.flushed_calls:
+        calls = state.recorder.calls
+        if calls == state.flushed_calls and (not report or calls == state.reported_calls):
             return []
-        state.flushed_calls = part.calls
-        recording = merge_parts(part.fn, [part])
+        _writing = True
         try:
-            notes = merge_into_file(
-                state.ledger,
-                recording.fn,
-                recording.rows,
-                state.signature,
-                state.recorder.stem_length,
-            )
-            notes = [*recording.notes(), *notes]
-        except Exception as e:
+            part = state.recorder.part()
+            recording = merge_parts(part.fn, [part])
+            error: Exception | None = None
+            if part.calls != state.flushed_calls:
+                try:
+                    kept = merge_into_file(
+                        state.ledger,
+                        recording.fn,
+                        recording.rows,
+                        state.signature,
+                        state.recorder.stem_length,
+                    )
+                except Exception as e:
+                    error = e
+                else:
+                    state.flushed_calls = part.calls
+                    state.kept_notes.extend(
+                        f"{line}; another process or an earlier run recorded it first"
+                        for line in kept
+                    )
+            kept_notes: list[str] = []
+            if report:
+                state.reported_calls = part.calls
+                kept_notes, state.kept_notes = state.kept_notes, []
+        finally:
+            _writing = False
+    try:
+        if error is not None:
             warnings.warn(
-                f"lockstep: could not write {state.ledger}: {e}", LedgerRecordWarning, stacklevel=2
+                f"lockstep: could not write {state.ledger}: {error}",
+                LedgerRecordWarning,
+                stacklevel=3,
             )
             return []
+        if not report:
+            return []
+        notes = [*recording.notes(), *kept_notes]
         for line in notes[1:]:
-            warnings.warn(f"lockstep: {line}", LedgerRecordWarning, stacklevel=2)
+            warnings.warn(f"lockstep: {line}", LedgerRecordWarning, stacklevel=3)
         return notes
+    finally:
+        if _term_pending and _in_main_thread():  # SIGTERM came during this write: end now
+            _finish_sigterm()
+
+
+# -- ends that skip atexit ---------------------------------------------------------------
+#
+# A process writes its rows at exit (atexit), as a multiprocessing worker when it finishes
+# (Finalize: workers leave by os._exit), and on SIGTERM (a handler, only over the default
+# action).  A Python-level handler runs only when the main thread next executes bytecode:
+# a SIGTERM that lands just before the main thread starts a blocking wait (a semaphore,
+# a pipe read) is noted by the C handler and then never acted on.  Pool.terminate() sends
+# its workers one SIGTERM, just as they start waiting on a lock it never releases, and
+# joins them: a few percent of pools would hang.  So in child processes a daemon thread,
+# the kicker, hears every caught signal through signal.set_wakeup_fd and, when a SIGTERM's
+# handler has not started within KICK_DELAY, sends SIGTERM again to the main thread alone,
+# which ends its wait with EINTR and runs the handler.  The process that started the
+# recording gets no thread: it is the one that forks pools, and forking a process with
+# threads is unsafe (and a DeprecationWarning from Python 3.12); a child pauses its kicker
+# around its own forks.  And a forked child forgets the signals its Python handlers noted
+# before it finished starting (CPython clears them after fork), so a SIGTERM sent to a
+# worker that just started would be lost: SIGTERM is blocked across the fork and unblocked
+# in the child once its kicker listens, so the kernel holds such a signal until then.
+
+
+def _die_by(signum: int) -> None:
+    """End as the default action of ``signum`` would, so the parent sees the same status."""
+    try:
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+    finally:
+        os._exit(128 + signum)  # only if the signal did not end the process
+
+
+def _finish_sigterm() -> None:
+    """SIGTERM came during a write: that write is done, write the rest and die."""
+    global _term_pending
+    _term_pending = False
+    _flush_all()
+    _die_by(signal.SIGTERM)
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    """Write the rows, then die by SIGTERM as if this handler had never been installed."""
+    global _term_pending, _sigterm_seen
+    _sigterm_seen = True  # the kicker stops here
+    if _FLUSH_LOCK.acquire(timeout=SIGTERM_WAIT):
+        try:
+            if _writing:  # this thread was stopped inside a write: let it end first
+                _term_pending = True
+                return
+            _flush_all()
+        except BaseException as e:
+            _stderr(f"lockstep: SIGTERM: rows not written: {type(e).__name__}: {e}")
+        finally:
+            _FLUSH_LOCK.release()
+    else:
+        _stderr(
+            f"lockstep: SIGTERM: another thread was still writing after {SIGTERM_WAIT:g}s; "
+            "rows recorded since the last write are lost"
+        )
+    _die_by(signum)
+
+
+def _in_main_thread() -> bool:
+    return threading.current_thread() is threading.main_thread()
+
+
+def _install_sigterm_handler() -> None:
+    """Only over the default action, only from the main thread (where Python allows it)."""
+    if not _in_main_thread():
+        return
+    with contextlib.suppress(ValueError, OSError, AttributeError):
+        if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+            signal.signal(signal.SIGTERM, _on_sigterm)
+
+
+@dataclass
+class _Kicker:
+    """The thread that makes a child's SIGTERM reach :func:`_on_sigterm` (see above)."""
+
+    read_fd: int
+    write_fd: int
+    """Our ``signal.set_wakeup_fd``: the C signal handler writes each signal's number."""
+    main: int
+    thread: threading.Thread | None = None
+
+
+def _kick_loop(kicker: _Kicker) -> None:
+    while True:
+        try:
+            data = os.read(kicker.read_fd, 512)
+        except OSError:
+            return
+        if signal.SIGTERM in data:
+            break
+        if not data or 0 in data:  # closed, or paused for a fork (no signal is numbered 0)
+            return
+    delay = KICK_DELAY
+    while True:
+        time.sleep(delay)
+        if _sigterm_seen:  # the handler runs: it writes the rows and ends the process
+            return
+        try:
+            signal.pthread_kill(kicker.main, signal.SIGTERM)
+        except (OSError, ValueError):
+            return
+        delay = min(delay * 2, 1.0)
+
+
+def _run_kicker(kicker: _Kicker) -> None:
+    kicker.thread = threading.Thread(
+        target=_kick_loop, args=(kicker,), name="lockstep-sigterm", daemon=True
+    )
+    kicker.thread.start()
+
+
+def _start_kicker() -> None:
+    """In a child whose SIGTERM handler is ours, from its main thread, if the wakeup fd is free."""
+    global _kicker
+    if _kicker is not None or not _in_main_thread() or not hasattr(signal, "pthread_kill"):
+        return
+    if signal.getsignal(signal.SIGTERM) is not _on_sigterm:
+        return
+    read_fd, write_fd = os.pipe()
+    try:
+        os.set_blocking(write_fd, False)
+        previous = signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
+        if previous != -1:  # someone else's (an event loop): leave it to them
+            signal.set_wakeup_fd(previous)
+            raise ValueError(previous)
+    except (OSError, ValueError):
+        os.close(read_fd)
+        os.close(write_fd)
+        return
+    _kicker = _Kicker(read_fd, write_fd, threading.main_thread().ident or 0)
+    _run_kicker(_kicker)
+
+
+_FORKING = threading.local()
+"""Per forking thread: whether :func:`_before_fork` blocked SIGTERM (and so must unblock it)."""
+
+
+def _before_fork() -> None:
+    """Before ``os.fork``: hold SIGTERM for the child (see above), and no kicker thread."""
+    with contextlib.suppress(Exception):
+        if signal.getsignal(signal.SIGTERM) is _on_sigterm:
+            held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+            _FORKING.blocked = signal.SIGTERM not in held
+    kicker = _kicker
+    if kicker is None or kicker.thread is None or not kicker.thread.is_alive():
+        return
+    with contextlib.suppress(OSError):
+        os.write(kicker.write_fd, b"\0")
+    kicker.thread.join(timeout=1.0)
+
+
+def _release_sigterm() -> None:
+    """After ``os.fork``, in either process: deliver a SIGTERM held across it."""
+    if getattr(_FORKING, "blocked", False):
+        _FORKING.blocked = False
+        with contextlib.suppress(Exception):
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
+
+
+def _after_fork_in_parent() -> None:
+    """After ``os.fork``, in the parent."""
+    try:
+        kicker = _kicker
+        if (
+            kicker is not None
+            and not _sigterm_seen
+            and not (kicker.thread and kicker.thread.is_alive())
+        ):
+            _run_kicker(kicker)
+    finally:
+        _release_sigterm()
+
+
+def _drop_inherited_kicker() -> None:
+    """After ``os.fork``, in the child: the pipe and the wakeup fd are the parent's."""
+    global _kicker
+    kicker = _kicker
+    if kicker is None:
+        return
+    _kicker = None
+    with contextlib.suppress(ValueError, OSError):
+        previous = signal.set_wakeup_fd(-1)
+        if previous not in (-1, kicker.write_fd):
+            signal.set_wakeup_fd(previous)
+    for fd in (kicker.read_fd, kicker.write_fd):
+        with contextlib.suppress(OSError):
+            os.close(fd)
+
+
+class _AfterForkHook:
+    """A weak-referenceable owner for ``multiprocessing.util.register_after_fork``."""
+
+
+_AFTER_FORK_HOOK: Final = _AfterForkHook()
+
+
+def _rearm() -> None:
+    """Run :func:`_flush_all` when this ``multiprocessing`` process ends.
+
+    A worker (a ``Pool``'s too) ends by ``os._exit`` after running the
+    ``multiprocessing.util.Finalize`` callbacks of its own process, so atexit never runs
+    there.  A child started by fork clears the callbacks it inherited, then runs the
+    after-fork ones: :func:`_in_multiprocessing_child` is one, so this survives the clear.
+    (Spawn and forkserver children clear nothing and run no after-fork callbacks.)
+    """
+    global _mp_finalizer, _mp_after_fork_registered
+    util = sys.modules.get("multiprocessing.util")
+    if util is None:  # not used by this process: atexit and SIGTERM cover it
+        return
+    finalizer = _mp_finalizer
+    if finalizer is None or finalizer._pid != os.getpid() or not finalizer.still_active():
+        _mp_finalizer = util.Finalize(None, _flush_all, exitpriority=_EXIT_PRIORITY)
+    if not _mp_after_fork_registered:  # the registry is inherited by forks, like this flag
+        util.register_after_fork(_AFTER_FORK_HOOK, _in_multiprocessing_child)
+        _mp_after_fork_registered = True
+
+
+def _in_multiprocessing_child(_hook: object = None) -> None:
+    """A ``multiprocessing`` child started by fork begins to run, in its main thread."""
+    global _is_child
+    _is_child = True
+    _rearm()
+    _start_kicker()
+
+
+def _after_fork_in_child() -> None:
+    """``os.fork`` (also ``multiprocessing``'s): a fresh table, fresh locks, exit hooks."""
+    global _FLUSH_LOCK, _writing, _term_pending, _sigterm_seen, _hooks_pid, _is_child
+    try:
+        _FLUSH_LOCK = threading.RLock()
+        _writing = False
+        _term_pending = False
+        _sigterm_seen = False
+        _hooks_pid = os.getpid()
+        _is_child = True
+        for state in _PENDING_FLUSH:
+            state.recorder.start_afresh()
+            state.flushed_calls = state.reported_calls = 0
+            state.kept_notes = []
+        _drop_inherited_kicker()
+        _rearm()
+        _start_kicker()
+    finally:
+        _release_sigterm()  # last: a SIGTERM held since the fork now reaches the kicker
+
+
+def _install_exit_hooks() -> None:
+    """Everything that makes rows outlive the process: once per process, on first use."""
+    global _hooks_pid, _is_child
+    if _hooks_pid == 0:  # first use in this interpreter (fork children inherit what follows)
+        atexit.register(_flush_all)
+        if hasattr(os, "register_at_fork"):
+            os.register_at_fork(
+                before=_before_fork,
+                after_in_parent=_after_fork_in_parent,
+                after_in_child=_after_fork_in_child,
+            )
+    _hooks_pid = os.getpid()
+    _rearm()
+    _install_sigterm_handler()
+    if _started_by_multiprocessing():
+        _is_child = True
+    if _is_child:
+        _start_kicker()
+
+
+def _started_by_multiprocessing() -> bool:
+    """A spawn child (its command line carries multiprocessing's marker, also while it
+    imports the main module, before it knows its parent) or any running child."""
+    if "--multiprocessing-fork" in getattr(sys, "orig_argv", ()):
+        return True
+    mp = sys.modules.get("multiprocessing")
+    return mp is not None and mp.parent_process() is not None
+
+
+def _flush_every() -> int:
+    """``LOCKSTEP_FLUSH_EVERY``: a positive number of calls, or 0 (only at the end)."""
+    raw = os.environ.get(FLUSH_EVERY_ENV, "").strip()
+    if not raw:
+        return 0
+    if raw.isdigit() and int(raw) > 0 and len(raw) < 10:
+        return int(raw)
+    warnings.warn(
+        f"lockstep: {FLUSH_EVERY_ENV}={raw!r} is not a whole number of calls from 1 to "
+        "999999999; rows are written when the process ends",
+        LedgerRecordWarning,
+        stacklevel=3,
+    )
+    return 0
+
+
+def _flushing_every(func: Callable[..., Any], state: _DecoratorState, every: int) -> Any:
+    """``func`` (a recording wrapper) that also writes the rows every ``every`` calls.
+
+    A separate layer, only when asked for, so the default call path stays as it is.
+    """
+    rec = state.recorder
+
+    if inspect.iscoroutinefunction(func):
+
+        @functools.wraps(func)
+        async def async_ticking(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return await func(*args, **kwargs)
+            finally:
+                if rec.calls - state.flushed_calls >= every:
+                    _flush_quietly(state)
+
+        return async_ticking
+
+    @functools.wraps(func)
+    def ticking(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        finally:
+            if rec.calls - state.flushed_calls >= every:
+                _flush_quietly(state)
+
+    return ticking
+
+
+def _flush_quietly(state: _DecoratorState) -> None:
+    """A periodic write: silent (its notes wait for the next full flush), and never lets a
+    problem reach the caller of the recorded function."""
+    try:
+        _flush(state, report=False)
+    except Exception as e:  # a warning made an error (-W error)
+        _stderr(f"lockstep: {state.ledger}: {type(e).__name__}: {e}")
 
 
 def _importable_module(module: str) -> str:
     """The name a ``[[ledger]]`` target would use for ``module``.
 
     A function in a script run as ``python pkg/job.py`` or ``python -m pkg.job`` lives in
-    ``__main__``; its ledger is named after the module it is imported as (``pkg.job``),
-    so replay, which imports the target, accepts it.
+    ``__main__`` (``__mp_main__`` in a ``multiprocessing`` spawn or forkserver worker);
+    its ledger is named after the module it is imported as (``pkg.job``), so replay,
+    which imports the target, accepts it, and every process names the same target.
     """
-    if module != "__main__":
+    if module not in ("__main__", "__mp_main__"):  # __mp_main__: a spawned worker's main
         return module
-    main = sys.modules.get("__main__")
+    main = sys.modules.get(module)
     spec = getattr(main, "__spec__", None)
     if spec is not None and spec.name and spec.name != "__main__":
         return str(spec.name).removesuffix(".__main__")
@@ -763,10 +1211,22 @@ def record_io(
     ``record_io(fn, ledger=...)``; works on functions, methods, staticmethods,
     classmethods (decorate above ``@staticmethod`` / ``@classmethod``) and async
     functions.  Distinct rows are merged into the ledger (default
-    ``lockstep/<qualname>.ledger.jsonl`` under the working directory) when the
-    process exits, or when ``wrapper.lockstep_flush()`` is called.  Inputs with
-    differing outcomes and values that cannot be frozen are reported as
-    :class:`LedgerRecordWarning`, never written.
+    ``lockstep/<qualname>.ledger.jsonl`` under the working directory), under its lock,
+    by each process for the calls it made itself:
+
+    * when it exits normally (atexit), or finishes as a ``multiprocessing`` worker or
+      ``Process`` (its ``multiprocessing.util.Finalize`` callbacks: workers skip atexit);
+    * on SIGTERM, when SIGTERM still had its default action as the decorator ran in the
+      main thread: the rows are written, then the process dies by SIGTERM as before;
+    * every ``LOCKSTEP_FLUSH_EVERY`` calls when that variable is set (silently: the notes
+      come with the final write), and whenever ``wrapper.lockstep_flush()`` is called.
+
+    A child made by ``os.fork`` starts with an empty table (its parent writes the calls
+    made before the fork).  SIGKILL, ``os._exit`` outside a ``multiprocessing`` worker
+    and a crash lose the rows since the last write.  Inputs with differing outcomes and
+    values that cannot be frozen are reported as :class:`LedgerRecordWarning`, never
+    written; an outcome differing from the row another process wrote first is reported
+    by the process that writes second, and the first row is kept.
     """
     if fn is None:
         return functools.partial(record_io, ledger=ledger, stem_length=stem_length)
@@ -777,15 +1237,15 @@ def record_io(
     default = Path("lockstep") / f"{inner.__qualname__}.ledger.jsonl"
     path = Path(ledger) if ledger is not None else default
     state = _DecoratorState(rec, path.absolute(), signature)
+    every = _flush_every()
     with _FLUSH_LOCK:
-        if not _PENDING_FLUSH:
-            atexit.register(_flush_all)
+        _install_exit_hooks()
         _PENDING_FLUSH.append(state)
-    wrapper: Any = (
-        replacement.__func__
-        if isinstance(replacement, (staticmethod, classmethod))
-        else replacement
-    )
+    kind = type(replacement) if isinstance(replacement, (staticmethod, classmethod)) else None
+    wrapper: Any = replacement.__func__ if kind is not None else replacement
+    if every:
+        wrapper = _flushing_every(wrapper, state, every)
+        replacement = kind(wrapper) if kind is not None else wrapper
     wrapper.lockstep_flush = functools.partial(flush, state)
     wrapper.lockstep_recorder = rec
     return replacement

@@ -137,6 +137,8 @@ def case_target(
         stdin=case.stdin.encode("utf-8"),
         timeout=spec.timeout,
         max_output=spec.max_output_bytes,
+        # Runs after the first use another hash seed unless the case pins one itself.
+        vary_hash_seed="PYTHONHASHSEED" not in case.env,
     )
 
 
@@ -304,9 +306,7 @@ def _freeze(
         case_target(project, spec, c, env_base=header.env_base, env_inherit=header.env_inherit)
         for c in cases
     ]
-    # Runs after the first use another hash seed unless the case pins one itself.
-    vary = [("PYTHONHASHSEED" not in c.env) for c in cases]
-    reports = probe_many(targets, runs=runs, jobs=jobs, rules=rules, vary_hash_seed=vary)
+    reports = probe_many(targets, runs=runs, jobs=jobs, rules=rules)
     hung = [r for r in reports if r.timed_out]
     if hung:
         raise _timed_out(spec, hung)

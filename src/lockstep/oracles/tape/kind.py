@@ -45,7 +45,7 @@ from lockstep.model import (
     ReplayOptions,
     Status,
 )
-from lockstep.oracles import CaseRunner, OracleInput, not_probed
+from lockstep.oracles import CaseRunner, OracleInput
 from lockstep.oracles.lifecycle import ModeWords, check_contract, check_record_mode, merge, wanted
 from lockstep.oracles.stale import mismatches, rules_mismatch, stale_outcome
 from lockstep.oracles.status import file_status
@@ -59,7 +59,7 @@ from lockstep.oracles.tape.document import (
     write_document,
 )
 from lockstep.oracles.tape.recorder import CompareMode, Event, Tape
-from lockstep.oracles.verify import verify
+from lockstep.oracles.verify import probe_target, verify
 from lockstep.probe.runs import ProbeTarget
 from lockstep.rules import RuleRecord, RuleSet, resolve_rules
 from lockstep.store import display_path
@@ -335,8 +335,8 @@ def inputs(project: Project, spec: OracleSpec) -> tuple[OracleInput, ...]:
 
 
 def probe_targets(project: Project, spec: OracleSpec) -> tuple[ProbeTarget, ...]:
-    """A tape's driver runs in this process: there is no whole-process case to probe."""
-    raise not_probed(spec)
+    """The recorded oracle replayed in fresh interpreters with other hash seeds."""
+    return (probe_target(project, spec, oracle_path(project, spec)),)
 
 
 class TapeKind:
