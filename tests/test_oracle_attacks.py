@@ -118,6 +118,9 @@ def test_an_edited_case_is_stale_not_ignored(pins_project: Path, key: str) -> No
     assert f"{key} changed since record" in result.stdout
     status = invoke_cli("status", cwd=pins_project)
     assert "1 stale" in status.stdout, status.output
+    new_only = run_cli("record", "export", "--new-only", cwd=pins_project)
+    assert new_only.code == 0, new_only.output
+    assert "1 kept case(s) changed in the cases file since they were recorded" in new_only.stdout
 
 
 # --------------------------------------------------------------------------- corpus

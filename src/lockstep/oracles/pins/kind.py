@@ -281,12 +281,32 @@ def record(project: Project, spec: OracleSpec, mode: RecordMode) -> RecordReport
         for case_id, pin in _freeze(project, pins_spec, todo, header, rules, report).items()
     }
     lines = merge(report, old_lines, fresh, cases, same=lambda a, b: a == b)
+    if mode is not RecordMode.FORCE and old is not None:
+        report.notes.extend(_stale_notes(project, pins_spec, old))
     if old is None or old.header != header or report.added or report.replaced or report.trimmed:
         with AtomicLines(path) as out:
             out.write(encode(header))
             for line in lines.values():
                 out.write(line)
     return report
+
+
+def _stale_notes(project: Project, spec: PinsSpec, old: PinsFile) -> list[str]:
+    """Kept pins whose case changed in the cases file since they were recorded."""
+    plan = _plan(project, spec, old)
+    stale = [
+        pin.id
+        for pin in old.pins()
+        if pin.id in plan.cases
+        and _pin_stale(pin, plan.cases[pin.id], plan.target(project, plan.cases[pin.id]))
+    ]
+    if not stale:
+        return []
+    shown = ", ".join(stale[:5]) + (", …" if len(stale) > 5 else "")
+    return [
+        f"{len(stale)} kept case(s) changed in the cases file since they were recorded "
+        f"(stale: {shown}); 'lockstep record {spec.name} --force' re-records them"
+    ]
 
 
 def _freeze(
