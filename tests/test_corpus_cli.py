@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -69,11 +70,20 @@ def edit(root: Path, rel: str, old: str, new: str) -> None:
     path.write_text(text.replace(old, new))
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = make_project(tmp_path / "proj")
+@pytest.fixture(scope="module")
+def recorded_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The project, recorded once per test process (record verifies in a fresh interpreter);
+    each test works on a copy of it."""
+    root = make_project(tmp_path_factory.mktemp("recorded") / "proj")
     result = invoke_cli("record", "rows", cwd=root)
     assert result.code == 0, result.output
+    return root
+
+
+@pytest.fixture
+def project(recorded_template: Path, tmp_path: Path) -> Path:
+    root = tmp_path / "proj"
+    shutil.copytree(recorded_template, root)
     return root
 
 

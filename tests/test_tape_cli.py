@@ -7,6 +7,7 @@ timing) is a cleanup that keeps the output and is caught by the tape alone.
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -150,11 +151,19 @@ def tape_doc(root: Path, name: str = "summary") -> dict[str, object]:
     return json.loads((root / "lockstep" / f"{name}.tape.json").read_text(encoding="utf-8"))  # type: ignore[no-any-return]
 
 
-@pytest.fixture
-def recorded(tmp_path: Path) -> Path:
-    root = make_project(tmp_path / "proj")
+@pytest.fixture(scope="module")
+def recorded_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The project, recorded once per test process; each test works on a copy of it."""
+    root = make_project(tmp_path_factory.mktemp("recorded") / "proj")
     result = invoke_cli("record", "summary", cwd=root)
     assert result.code == 0, result.output
+    return root
+
+
+@pytest.fixture
+def recorded(recorded_template: Path, tmp_path: Path) -> Path:
+    root = tmp_path / "proj"
+    shutil.copytree(recorded_template, root)
     return root
 
 
