@@ -404,3 +404,21 @@ def test_a_bad_flush_every_is_reported_and_ignored(tmp_path: Path) -> None:
     assert code == 0, err
     assert "LOCKSTEP_FLUSH_EVERY='often' is not a whole number of calls" in err
     assert squares_in(tmp_path / "out.ledger.jsonl") == {3: 9}
+
+
+def test_the_process_the_user_started_reports_at_exit(tmp_path: Path) -> None:
+    """``@record_io`` says what it wrote (calls seen, rows kept, saturation) on stderr at exit."""
+    script = tmp_path / "job.py"
+    script.write_text(
+        "from lockstep import record_io\n\n\n"
+        "@record_io(ledger='out.ledger.jsonl')\n"
+        "def square(x):\n    return x * x\n\n\n"
+        "for i in range(10):\n    square(i % 4)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "lockstep: out.ledger.jsonl: job:square: saw 10 call(s), kept 4 distinct row(s)" in (
+        proc.stderr
+    )

@@ -768,13 +768,31 @@ def _stderr(line: str) -> None:
         os.write(2, f"{line}\n".encode(errors="replace"))
 
 
+def _is_top_process() -> bool:
+    import multiprocessing
+
+    return multiprocessing.parent_process() is None
+
+
+def _shown(path: Path) -> str:
+    try:
+        return path.relative_to(Path.cwd()).as_posix()
+    except ValueError:
+        return str(path)
+
+
 def _flush_all() -> None:
     """Write every decorated function's new rows: at exit, worker exit and SIGTERM."""
     for state in list(_PENDING_FLUSH):
         try:
-            flush(state)
+            notes = flush(state)
         except Exception as e:  # a warning made an error (-W error), or a bug: nobody can catch it
             _stderr(f"lockstep: {state.ledger}: {type(e).__name__}: {e}")
+        else:
+            # The report the README promises (calls seen, rows kept, saturation), once, by
+            # the process the user started; its workers' rows are merged silently.
+            if notes and _is_top_process():
+                _stderr(f"lockstep: {_shown(state.ledger)}: {notes[0]}")
 
 
 def flush(state: _DecoratorState) -> list[str]:
