@@ -47,7 +47,11 @@ machine, boot and pid namespace of the writer.  So:
   terms as another file's temp file.
 
 Locks are ``flock`` on an empty sibling ``.<file>.lock`` (so lockstep needs a
-POSIX system, as its process control already does).  Lock files do not
+POSIX system, as its process control already does).  This is not the
+``filelock`` package: it deliberately never deletes a lock file (deleting one
+safely needs the holder to remove it while still holding it and every waiter
+to re-check the inode it locked), so a killed run's lock files would pile up in
+a committed folder.  Lock files do not
 accumulate: a holder removes its lock file
 before releasing it (a process waiting on the same file notices the removed
 inode and retries on a fresh one), and a lock file left by a holder that was
