@@ -7,11 +7,25 @@ exit code 2.  Anything else escaping is a bug in lockstep, not user input.
 
 from __future__ import annotations
 
+import re
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def one_line(text: str) -> str:
+    """``text`` with control characters (a newline or ``\\r`` from a hostile file) escaped."""
+    return _CONTROL.sub(lambda m: repr(m.group())[1:-1], text)
+
 
 class LockstepError(Exception):
-    """A user-facing error: one line that says what is wrong and where."""
+    """A user-facing error: one line that says what is wrong and where.
+
+    The message is kept to one line whatever it quotes: control characters that came
+    from the input (a field name, a path, a line of a file) are shown escaped.
+    """
 
     def __init__(self, message: str) -> None:
+        message = one_line(message)
         super().__init__(message)
         self.message = message
 
