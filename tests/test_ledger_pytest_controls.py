@@ -368,3 +368,27 @@ def test_force_replaces_a_ledger_of_another_signature_whole(
         "this run did not see could not be kept and are listed as trimmed"
     ) in text
     assert sorted(rows(root, "price")) == ["0", "1"]
+
+
+def test_an_input_refused_within_one_process_names_the_test_where_it_changed(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "proj"
+    write_files(
+        root,
+        {
+            "lockstep.toml": '[[ledger]]\nname = "bump"\ntarget = "tally:bump"\n',
+            "tally.py": "_seen = []\n\n\ndef bump(x):\n    _seen.append(x)\n    return len(_seen)\n",
+            "tests/test_tally.py": (
+                "from tally import bump\n\n\ndef test_first():\n    assert bump('a') == 1\n\n\n"
+                "def test_second():\n    assert bump('a') == 2\n"
+            ),
+        },
+    )
+    result = pytest_in(root, "-q", "--lockstep-record=bump")
+    assert result.code == 0, result.output
+    text = summary(result.stdout)
+    assert re.search(
+        r"bump\('a'\) \[[0-9a-f]{16}\] \(test: tests/test_tally.py::test_second\)", text
+    ), text
+    assert "refused row(s) from tests/test_tally.py::test_second" in text

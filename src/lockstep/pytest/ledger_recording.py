@@ -187,6 +187,13 @@ class _Target:
             i = bisect.bisect_left(starts, entry.first_call) - 1
             if i >= 0:
                 out[entry.row.id] = tests[i]
+        for refused in part.refused:
+            # the test to look at is the one in which the input first behaved differently
+            calls = refused.first_calls[1:] or refused.first_calls
+            if calls:
+                i = bisect.bisect_left(starts, calls[0]) - 1
+                if i >= 0:
+                    out[refused.id] = tests[i]
         return out
 
 

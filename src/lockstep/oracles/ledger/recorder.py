@@ -150,6 +150,9 @@ class RefusedInput(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_o
     id: str
     call: str
     outcomes: list[str]
+    first_calls: list[int] = []
+    """The call number that first produced each outcome (aligned with ``outcomes``), so a
+    test run can name the test in which the input behaved differently."""
 
 
 class RecordingPart(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
@@ -177,6 +180,8 @@ class _Seen:
     outcome: bytes
     first_call: int
     other_outcomes: list[bytes] = field(default_factory=list)
+    other_calls: list[int] = field(default_factory=list)
+    """The call number that first produced each of ``other_outcomes``."""
 
 
 class _Pending:
@@ -349,6 +354,7 @@ class TargetRecorder:
                 )
             elif seen.outcome != outcome and outcome not in seen.other_outcomes:
                 seen.other_outcomes.append(outcome)
+                seen.other_calls.append(pending.call_index)
             memo_key = pending.memo_key
             if (
                 memo_key is not None
@@ -370,6 +376,7 @@ class TargetRecorder:
             with self._lock:
                 if outcome not in seen.other_outcomes:
                     seen.other_outcomes.append(outcome)
+                    seen.other_calls.append(self.calls)
 
     def start_afresh(self) -> None:
         """In a forked child: an empty table, so the child writes only the calls it makes.
@@ -407,7 +414,9 @@ class TargetRecorder:
         for key, seen in items:
             row = _row(self.fn, row_id(key), seen)
             if seen.other_outcomes:
-                refused.append(_refusal(row, seen.other_outcomes))
+                refused.append(
+                    _refusal(row, seen.other_outcomes, [seen.first_call, *seen.other_calls])
+                )
                 continue
             entries.append(PartEntry(row=row, first_call=seen.first_call))
         entries.sort(key=lambda e: e.row.id)
@@ -449,12 +458,15 @@ def _describe_outcome_bytes(outcome: bytes) -> str:
     return outcome_text(bool(ok), result, exc_type, exc_stem, mutated or msgspec.UNSET)
 
 
-def _refusal(row: LedgerRow, others: Iterable[bytes]) -> RefusedInput:
+def _refusal(
+    row: LedgerRow, others: Iterable[bytes], first_calls: Iterable[int] = ()
+) -> RefusedInput:
     first = outcome_text(row.ok, row.result, row.exc_type, row.exc_stem, row.mutated)
     return RefusedInput(
         id=row.id,
         call=call_text(row.fn, row.args, row.kwargs),
         outcomes=[first, *(_describe_outcome_bytes(o) for o in others)],
+        first_calls=list(first_calls),
     )
 
 
