@@ -36,7 +36,6 @@ What the user controls, test by test:
 from __future__ import annotations
 
 import bisect
-import dataclasses
 import fnmatch
 import re
 import uuid
@@ -356,7 +355,8 @@ class LedgerRecording:
     ) -> tuple[RecordReport, int]:
         """Re-record the rows this run saw; keep the ledger's other rows as they are.
 
-        The kept rows go through the same writer (and its checks) as the fresh ones.
+        The kept rows go through the same writer as the fresh ones (verified when they
+        were recorded, they are not replayed again).
         They can only be kept under the contract they were recorded with: when the
         ledger names another function, signature or stem length, or cannot be read,
         ``force`` replaces it whole and says why its other rows are gone.
@@ -368,15 +368,9 @@ class LedgerRecording:
         unseen = {
             rid: row for rid, row in old.items() if rid not in recording.rows and rid not in refused
         }
-        merged = dataclasses.replace(
-            recording, rows=dict(sorted({**unseen, **recording.rows}.items()))
-        )
         report = ledger_oracle.write_recording(
-            self.project, target.spec, RecordMode.FORCE, merged, signature
+            self.project, target.spec, RecordMode.FORCE, recording, signature, keep=unseen
         )
-        # the recorder's own line counts the rows this run produced, not the ones kept
-        if unseen and report.notes and report.notes[0] == merged.notes()[0]:
-            report.notes[0] = recording.notes()[0]
         if why_not:
             if report.trimmed:
                 report.notes.append(

@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Final
 
@@ -144,14 +144,22 @@ def write_recording(
     mode: RecordMode,
     recording: Recording,
     signature: list[Param],
+    keep: Mapping[str, LedgerRow] | None = None,
 ) -> RecordReport:
-    """Write ``recording`` to the ledger according to ``mode``; every category is reported."""
+    """Write ``recording`` to the ledger according to ``mode``; every category is reported.
+
+    ``keep`` are rows already in the ledger to write again as they are (a pytest run
+    that saw only some tests keeps the others'): they were verified when recorded, so
+    only the rows of ``recording`` are verified now.
+    """
     path = oracle_path(project, spec)
     check_mode(project, spec, mode)
     report = RecordReport(spec.name, path, mode)
     report.notes.extend(recording.notes())
     report.refused = [f"{r.call} [{r.id}]" for r in recording.refused]
     rows = _reproducible(project, spec, recording, signature, report)
+    if keep:
+        rows = dict(sorted({**keep, **rows}.items()))
     write_ledger(path, report, recording.fn, rows, signature, project.config.lockstep.stem_length)
     return report
 
