@@ -480,3 +480,10 @@ def test_pytest_without_the_switch_collects_no_oracle_items(project: Path) -> No
     result = run_pytest("-q", cwd=project)
     assert result.code == 0
     assert "1 passed" in result.stdout
+
+
+def test_record_takes_one_mode(project: Path) -> None:
+    before = snapshot_tree(project)
+    result = invoke_cli("record", "rows", "--force", "--trim", cwd=project)
+    assert_refused(result, "record takes one mode, not --force and --trim")
+    assert snapshot_tree(project) == before

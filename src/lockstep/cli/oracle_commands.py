@@ -44,30 +44,32 @@ def _select(project: Project, names: tuple[str, ...]) -> list[OracleSpec]:
 
 @main.command()
 @click.argument("names", nargs=-1)
-@click.option(
-    "--new-only",
-    "mode",
-    flag_value=RecordMode.NEW_ONLY,
-    help="Add cases the oracle does not know; keep the rest.",
-)
-@click.option(
-    "--force",
-    "mode",
-    flag_value=RecordMode.FORCE,
-    help="Re-record every case, reporting what changed.",
-)
-@click.option(
-    "--trim", "mode", flag_value=RecordMode.TRIM, help="Drop entries whose input is gone."
-)
+@click.option("--new-only", is_flag=True, help="Add cases the oracle does not know; keep the rest.")
+@click.option("--force", is_flag=True, help="Re-record every case, reporting what changed.")
+@click.option("--trim", is_flag=True, help="Drop entries whose input is gone.")
 @click.pass_context
-def record(ctx: click.Context, names: tuple[str, ...], mode: RecordMode | None) -> None:
+def record(
+    ctx: click.Context, names: tuple[str, ...], new_only: bool, force: bool, trim: bool
+) -> None:
     """Freeze today's behaviour into oracle files (all oracles, or NAMES).
 
     A plain record only creates oracles that do not exist yet; over an existing
     one it refuses and asks for --new-only, --force or --trim.
     """
+    asked = [
+        mode
+        for mode, given in (
+            (RecordMode.NEW_ONLY, new_only),
+            (RecordMode.FORCE, force),
+            (RecordMode.TRIM, trim),
+        )
+        if given
+    ]
+    if len(asked) > 1:
+        flags = " and ".join(f"--{m.value}" for m in asked)
+        raise UsageError(f"record takes one mode, not {flags}: each is a different update")
+    chosen = asked[0] if asked else RecordMode.CREATE
     project = project_from(ctx)
-    chosen = RecordMode(mode) if mode else RecordMode.CREATE
     out = console()
     refused = 0
     for spec in _select(project, names):
@@ -76,8 +78,9 @@ def record(ctx: click.Context, names: tuple[str, ...], mode: RecordMode | None) 
         refused += len(report.refused)
     if refused:
         out.print(
-            f"{refused} input(s) refused: their behaviour varies between calls, so they are "
-            "not frozen; make them deterministic (or name the volatile part with a rule)"
+            f"{refused} input(s) refused: their behaviour varies between calls or does not "
+            "reproduce in a fresh interpreter, so they are not frozen (see above); make them "
+            "deterministic, name the volatile part with a rule, or record them in a clean state"
         )
         sys.exit(EXIT_FAIL)
 
