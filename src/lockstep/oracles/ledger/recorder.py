@@ -46,6 +46,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
+from types import FrameType
 from typing import Any, Final, TypeVar
 
 import msgspec
@@ -164,6 +165,8 @@ class RecordingPart(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_
     refused: list[RefusedInput] = []
     unfreezable: dict[str, int] = {}
     """``"args[1]: cannot freeze a socket.socket ..." -> calls`` skipped for that reason."""
+    skip_sites: dict[str, list[str]] = {}
+    """For each reason, the first few call sites (``file:line``) of calls skipped for it."""
     faults: dict[str, int] = {}
     """Errors inside the recorder itself (the calls proceeded; only their rows are missing)."""
 
@@ -224,6 +227,7 @@ class TargetRecorder:
         """Rows by the ``marshal`` bytes of an immutable input already seen: repeated calls
         (the usual case: most calls repeat an input) skip freezing their arguments."""
         self._unfreezable: Counter[str] = Counter()
+        self._skip_sites: dict[str, list[str]] = {}
         self._faults: Counter[str] = Counter()
         self._lock = threading.Lock()
 
@@ -249,7 +253,7 @@ class TargetRecorder:
         try:
             enc_args, enc_kwargs = _encode_call(args, kwargs)
         except CanonError as e:
-            self._unfreezable[str(e)] += 1
+            self._skip(str(e))
             return None
         except Exception as e:
             self._faults[f"freezing the arguments: {type(e).__name__}: {e}"] += 1
@@ -283,7 +287,7 @@ class TargetRecorder:
         try:
             enc = _encode(result, path="result")
         except CanonError as e:
-            self._unfreezable[str(e)] += 1
+            self._skip(str(e))
             return
         except Exception as e:
             self._faults[f"freezing the result: {type(e).__name__}: {e}"] += 1
@@ -333,7 +337,7 @@ class TargetRecorder:
             key = input_key(pending.enc_args, pending.enc_kwargs)
             outcome = _canonical([ok, result, exc_type, exc_stem, mutated])
         except CanonError as e:
-            self._unfreezable[str(e)] += 1
+            self._skip(str(e))
             return
         except Exception as e:
             self._faults[f"freezing the outcome: {type(e).__name__}: {e}"] += 1
@@ -388,9 +392,23 @@ class TargetRecorder:
         self._seen = {}
         self._memo = {}
         self._unfreezable = Counter()
+        self._skip_sites = {}
         self._faults = Counter()
         self.calls = 0
         self._lock = threading.Lock()  # another thread may have held it at the fork
+
+    def _skip(self, reason: str) -> None:
+        """Count a call skipped because a value cannot be frozen; keep its first call sites.
+
+        A skipped call is a hole in the oracle (a branch only such calls reach is not
+        guarded), so the report says where those calls come from.
+        """
+        self._unfreezable[reason] += 1
+        sites = self._skip_sites.setdefault(reason, [])
+        if len(sites) < SKIP_SITES:
+            site = _caller_site()
+            if site and site not in sites:
+                sites.append(site)
 
     # -- the result -------------------------------------------------------------------
 
@@ -427,6 +445,7 @@ class TargetRecorder:
             entries=entries,
             refused=refused,
             unfreezable=dict(self._unfreezable),
+            skip_sites={k: list(v) for k, v in self._skip_sites.items()},
             faults=dict(self._faults),
         )
 
@@ -458,6 +477,25 @@ def _describe_outcome_bytes(outcome: bytes) -> str:
     return outcome_text(bool(ok), result, exc_type, exc_stem, mutated or msgspec.UNSET)
 
 
+SKIP_SITES: Final = 3
+"""Call sites kept per reason a call was skipped."""
+_OWN_FILES: Final = frozenset({__file__.removesuffix("c")})
+
+
+def _caller_site() -> str:
+    """``file:line`` of the code that called the recorded function (outside this module)."""
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename in _OWN_FILES:
+        frame = frame.f_back
+    if frame is None:
+        return ""
+    try:
+        shown = Path(frame.f_code.co_filename).resolve().relative_to(Path.cwd().resolve())
+    except ValueError:
+        shown = Path(frame.f_code.co_filename)
+    return f"{shown.as_posix()}:{frame.f_lineno}"
+
+
 def _refusal(
     row: LedgerRow, others: Iterable[bytes], first_calls: Iterable[int] = ()
 ) -> RefusedInput:
@@ -485,6 +523,7 @@ class Recording:
     unfreezable: dict[str, int]
     faults: dict[str, int]
     late_rows: int
+    skip_sites: dict[str, list[str]] = field(default_factory=dict)
     """Rows first seen only in the last :data:`LATE_FRACTION` of some process's calls."""
 
     def notes(self) -> list[str]:
@@ -499,8 +538,17 @@ class Recording:
                 f"refused {refused.call} [{refused.id}]: nondeterministic or stateful, "
                 f"{len(refused.outcomes)} different outcomes ({' | '.join(refused.outcomes)})"
             )
+        skipped = sum(self.unfreezable.values())
+        if skipped:  # a hole in the oracle: said on the line everyone reads
+            share = 100 * skipped / max(1, self.calls)
+            lines[0] += (
+                f"; SKIPPED {skipped} of {self.calls} call(s) ({share:.0f}%) whose values "
+                "cannot be frozen: no row guards what they do (see below)"
+            )
         for reason, count in sorted(self.unfreezable.items()):
-            lines.append(f"skipped {count} call(s): {reason}")
+            sites = self.skip_sites.get(reason, [])
+            where = f" (called from {', '.join(sites)})" if sites else ""
+            lines.append(f"skipped {count} call(s): {reason}{where}")
         for reason, count in sorted(self.faults.items()):
             lines.append(f"recorder fault on {count} call(s) (the calls were unaffected): {reason}")
         return lines
@@ -518,12 +566,16 @@ def merge_parts(fn: str, parts: Iterable[RecordingPart]) -> Recording:
     late: set[str] = set()
     refused: dict[str, RefusedInput] = {}
     unfreezable: Counter[str] = Counter()
+    skip_sites: dict[str, list[str]] = {}
     faults: Counter[str] = Counter()
     calls = 0
     for part in parts:
         calls += part.calls
         threshold = part.calls * (1 - LATE_FRACTION)
         unfreezable.update(part.unfreezable)
+        for reason, sites in part.skip_sites.items():
+            kept = skip_sites.setdefault(reason, [])
+            kept.extend(site for site in sites if site not in kept and len(kept) < SKIP_SITES)
         faults.update(part.faults)
         for r in part.refused:
             refused.setdefault(r.id, r)
@@ -551,6 +603,7 @@ def merge_parts(fn: str, parts: Iterable[RecordingPart]) -> Recording:
         unfreezable=dict(unfreezable),
         faults=dict(faults),
         late_rows=late_rows,
+        skip_sites=skip_sites,
     )
 
 
