@@ -285,20 +285,35 @@ def test_a_record_killed_while_verifying_leaves_nothing_after_the_next_run(tmp_p
     assert invoke_cli("record", "rows", cwd=root).code == 0
     before = _lock(root)
     (root / "fixtures" / "rows" / "e_new.json").write_text('{"price": "2"}')
+    # The render stalls only in the verifying interpreter (record runs it with
+    # PYTHONHASHSEED=1 when its own seed is 0), so the kill always lands mid-verify.
+    harness = root / "legacy" / "harness.py"
+    plain = harness.read_text()
+    harness.write_text(
+        "import os as _os\nimport time as _time\n\n"
+        + harness.read_text()
+        + "\n\n_render = render\n\n\ndef render(path):\n"
+        "    if _os.environ.get('PYTHONHASHSEED') == '1':\n        _time.sleep(60)\n"
+        "    return _render(path)\n"
+    )
     proc = subprocess.Popen(
         [sys.executable, "-m", "lockstep", "record", "rows", "--new-only"],
         cwd=root,
-        env=_cli_env(),
+        env={**_cli_env(), "PYTHONHASHSEED": "0"},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
+        start_new_session=True,
     )
     folder = root / "lockstep"
-    while proc.poll() is None and not any(n.startswith(".verify") for n in os.listdir(folder)):
-        time.sleep(0.001)
-    if proc.poll() is not None:
-        pytest.skip("record finished before a verify step was seen")
-    proc.send_signal(signal.SIGKILL)
+    deadline = time.monotonic() + 60
+    while not any(n.startswith(".verify") for n in os.listdir(folder)):
+        assert proc.poll() is None, "record ended without verifying the new fixture"
+        assert time.monotonic() < deadline, "no verify folder within 60 s"
+        time.sleep(0.005)
+    time.sleep(0.2)  # the verifying child is running, the candidate written
+    os.killpg(proc.pid, signal.SIGKILL)  # record and its verifying child, as a kill -9 of a job
     proc.wait()
+    harness.write_text(plain)
     assert _lock(root) == before
     result = invoke_cli("record", "rows", "--new-only", cwd=root)
     assert result.code == 0, result.output
