@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import importlib
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Final, Protocol, cast
+from typing import TYPE_CHECKING, Any, Final, Protocol, cast
 
 from lockstep.config import OracleSpec, Project
 from lockstep.errors import TargetError
@@ -115,6 +115,54 @@ class OracleKind(Protocol):
         whole recorded oracle in a fresh interpreter (so every run may use another hash seed).
         """
         ...
+
+
+_MEMBERS: Final = (
+    "oracle_path",
+    "inputs",
+    "record",
+    "replay",
+    "case_ids",
+    "case_runner",
+    "status",
+    "probe_targets",
+)
+
+
+@dataclass(frozen=True)
+class ModuleKind:
+    """A kind made of its ``kind`` module's functions: the form every kind takes."""
+
+    name: str
+    suffix: str
+    parallel_by_default: bool
+    oracle_path: Callable[[Project, OracleSpec], Path]
+    inputs: Callable[[Project, OracleSpec], tuple[OracleInput, ...]]
+    record: Callable[[Project, OracleSpec, RecordMode], RecordReport]
+    replay: Callable[[Project, OracleSpec, ReplayOptions], Iterator[Outcome]]
+    case_ids: Callable[[Project, OracleSpec], Iterator[str]]
+    case_runner: Callable[[Project, OracleSpec], CaseRunner]
+    status: Callable[[Project, OracleSpec], OracleStatus]
+    probe_targets: Callable[[Project, OracleSpec], tuple[ProbeTarget, ...]]
+
+
+def kind_from(
+    namespace: Mapping[str, Any], *, name: str, suffix: str, parallel_by_default: bool
+) -> ModuleKind:
+    """The kind a ``kind`` module defines (``kind_from(globals(), ...)``): every member of
+    the protocol must be one of its functions, so a kind that misses one fails on import."""
+    missing = [member for member in _MEMBERS if not callable(namespace.get(member))]
+    if missing:
+        raise TypeError(f"oracle kind {name!r} does not define {', '.join(missing)}")
+    functions = {member: namespace[member] for member in _MEMBERS}
+    return ModuleKind(
+        name=name, suffix=suffix, parallel_by_default=parallel_by_default, **functions
+    )
+
+
+def no_inputs(project: Project, spec: OracleSpec) -> tuple[OracleInput, ...]:
+    """For a kind whose cases come from code or its own file, not from configured files."""
+    return ()
 
 
 KINDS: Final = ("corpus", "ledger", "pins", "tape")

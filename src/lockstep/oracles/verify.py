@@ -196,6 +196,18 @@ def probe_target(project: Project, spec: OracleSpec, oracle_file: Path) -> Probe
     )
 
 
+def in_process_probe(
+    oracle_path: Callable[[Project, OracleSpec], Path],
+) -> Callable[[Project, OracleSpec], tuple[ProbeTarget, ...]]:
+    """``probe_targets`` for a kind whose cases run in-process: the whole recorded oracle,
+    replayed in a fresh interpreter per probe run."""
+
+    def probe_targets(project: Project, spec: OracleSpec) -> tuple[ProbeTarget, ...]:
+        return (probe_target(project, spec, oracle_path(project, spec)),)
+
+    return probe_targets
+
+
 def reason_of(outcome: Outcome) -> str:
     """One line on why a case did not reproduce: the first differing aspect."""
     if outcome.drifts:

@@ -24,7 +24,7 @@ from lockstep.model import (
     ReplayOptions,
     Status,
 )
-from lockstep.oracles import CaseRunner, OracleInput
+from lockstep.oracles import CaseRunner, OracleInput, kind_from
 from lockstep.oracles.corpus.fixtures import fixtures
 from lockstep.oracles.corpus.lock import LOCK_VERSION, Entry, Lock, read_lock, write_lock
 from lockstep.oracles.corpus.render import (
@@ -43,9 +43,8 @@ from lockstep.oracles.lifecycle import (
 )
 from lockstep.oracles.stale import Mismatch, mismatches, rules_mismatch, stale_outcome
 from lockstep.oracles.status import file_status
-from lockstep.oracles.verify import probe_target, verify
+from lockstep.oracles.verify import in_process_probe, verify
 from lockstep.parallel import batched, map_processes
-from lockstep.probe.runs import ProbeTarget
 from lockstep.rules import RuleRecord, resolve_rules
 from lockstep.store import BlobBatch, BlobStore, display_path, sha256_hex
 
@@ -366,26 +365,7 @@ def inputs(project: Project, spec: OracleSpec) -> tuple[OracleInput, ...]:
     return (OracleInput(corpus.fixtures, f"fixtures of corpus {corpus.name!r}"),)
 
 
-def probe_targets(project: Project, spec: OracleSpec) -> tuple[ProbeTarget, ...]:
-    """The recorded oracle replayed in fresh interpreters with other hash seeds."""
-    return (probe_target(project, spec, oracle_path(project, spec)),)
+probe_targets = in_process_probe(oracle_path)
 
 
-class CorpusKind:
-    """The corpus kind, as the :class:`~lockstep.oracles.OracleKind` protocol sees it."""
-
-    name: Final = "corpus"
-    suffix: Final = SUFFIX
-    parallel_by_default: Final = False
-
-    oracle_path = staticmethod(oracle_path)
-    inputs = staticmethod(inputs)
-    record = staticmethod(record)
-    replay = staticmethod(replay)
-    case_ids = staticmethod(case_ids)
-    case_runner = staticmethod(case_runner)
-    status = staticmethod(status)
-    probe_targets = staticmethod(probe_targets)
-
-
-KIND: Final = CorpusKind()
+KIND: Final = kind_from(globals(), name="corpus", suffix=SUFFIX, parallel_by_default=False)

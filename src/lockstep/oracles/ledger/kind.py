@@ -32,7 +32,7 @@ from lockstep.model import (
     ReplayOptions,
     Status,
 )
-from lockstep.oracles import CaseRunner, OracleInput
+from lockstep.oracles import CaseRunner, kind_from, no_inputs
 from lockstep.oracles.ledger.driver import run_driver
 from lockstep.oracles.ledger.file import (
     RowOrder,
@@ -57,9 +57,8 @@ from lockstep.oracles.ledger.replay import Replayer, install_worker, replay_batc
 from lockstep.oracles.lifecycle import ModeWords, check_record_mode
 from lockstep.oracles.stale import Mismatch, mismatches, stale_outcome
 from lockstep.oracles.status import file_status
-from lockstep.oracles.verify import probe_target, verify
+from lockstep.oracles.verify import in_process_probe, verify
 from lockstep.parallel import batched, map_processes
-from lockstep.probe.runs import ProbeTarget
 from lockstep.store import display_path, iter_lines
 from lockstep.targets import resolve_callable, root_on_path
 
@@ -318,31 +317,11 @@ def _replay_parallel(
         yield from outcomes
 
 
-def inputs(project: Project, spec: OracleSpec) -> tuple[OracleInput, ...]:
-    """A ledger's inputs are the calls recorded in its own file: no configured input file."""
-    return ()
+inputs = no_inputs
+"""A ledger has no configured input file: its cases come from the calls in its own file."""
 
 
-def probe_targets(project: Project, spec: OracleSpec) -> tuple[ProbeTarget, ...]:
-    """The recorded oracle replayed in fresh interpreters with other hash seeds."""
-    return (probe_target(project, spec, oracle_path(project, spec)),)
+probe_targets = in_process_probe(oracle_path)
 
 
-class LedgerKind:
-    """The ledger kind, as the :class:`~lockstep.oracles.OracleKind` protocol sees it."""
-
-    name: Final = "ledger"
-    suffix: Final = SUFFIX
-    parallel_by_default: Final = False
-
-    oracle_path = staticmethod(oracle_path)
-    inputs = staticmethod(inputs)
-    record = staticmethod(record)
-    replay = staticmethod(replay)
-    case_ids = staticmethod(case_ids)
-    case_runner = staticmethod(case_runner)
-    status = staticmethod(status)
-    probe_targets = staticmethod(probe_targets)
-
-
-KIND: Final = LedgerKind()
+KIND: Final = kind_from(globals(), name="ledger", suffix=SUFFIX, parallel_by_default=False)

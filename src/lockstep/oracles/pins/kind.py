@@ -34,7 +34,7 @@ from lockstep.model import (
     ReplayOptions,
     Status,
 )
-from lockstep.oracles import CaseRunner, OracleInput
+from lockstep.oracles import CaseRunner, OracleInput, kind_from
 from lockstep.oracles.lifecycle import (
     ModeWords,
     check_contract,
@@ -611,22 +611,4 @@ def inputs(project: Project, spec: OracleSpec) -> tuple[OracleInput, ...]:
     return (OracleInput(pins_spec.cases, f"cases of pins {pins_spec.name!r}"),)
 
 
-class PinsKind:
-    """The pins kind, as the :class:`~lockstep.oracles.OracleKind` protocol sees it."""
-
-    name: Final = "pins"
-    suffix: Final = SUFFIX
-    parallel_by_default: Final = True
-    """Replay runs one case per core unless told otherwise: each case is its own process."""
-
-    oracle_path = staticmethod(oracle_path)
-    inputs = staticmethod(inputs)
-    record = staticmethod(record)
-    replay = staticmethod(replay)
-    case_ids = staticmethod(case_ids)
-    case_runner = staticmethod(case_runner)
-    status = staticmethod(status)
-    probe_targets = staticmethod(probe_targets)
-
-
-KIND: Final = PinsKind()
+KIND: Final = kind_from(globals(), name="pins", suffix=SUFFIX, parallel_by_default=True)

@@ -45,7 +45,7 @@ from lockstep.model import (
     ReplayOptions,
     Status,
 )
-from lockstep.oracles import CaseRunner, OracleInput
+from lockstep.oracles import CaseRunner, kind_from, no_inputs
 from lockstep.oracles.lifecycle import ModeWords, check_contract, check_record_mode, merge, wanted
 from lockstep.oracles.stale import mismatches, rules_mismatch, stale_outcome
 from lockstep.oracles.status import file_status
@@ -59,8 +59,7 @@ from lockstep.oracles.tape.document import (
     write_document,
 )
 from lockstep.oracles.tape.recorder import CompareMode, Event, Tape
-from lockstep.oracles.verify import probe_target, verify
-from lockstep.probe.runs import ProbeTarget
+from lockstep.oracles.verify import in_process_probe, verify
 from lockstep.rules import RuleRecord, RuleSet, resolve_rules
 from lockstep.store import display_path
 from lockstep.targets import resolve_callable, root_on_path
@@ -329,31 +328,11 @@ def case_runner(project: Project, spec: OracleSpec, /) -> CaseRunner:
     return run
 
 
-def inputs(project: Project, spec: OracleSpec) -> tuple[OracleInput, ...]:
-    """A tape's input is its driver, which is code: no configured input file."""
-    return ()
+inputs = no_inputs
+"""A tape has no configured input file: its cases come from its driver, which is code."""
 
 
-def probe_targets(project: Project, spec: OracleSpec) -> tuple[ProbeTarget, ...]:
-    """The recorded oracle replayed in fresh interpreters with other hash seeds."""
-    return (probe_target(project, spec, oracle_path(project, spec)),)
+probe_targets = in_process_probe(oracle_path)
 
 
-class TapeKind:
-    """The tape kind, as the :class:`~lockstep.oracles.OracleKind` protocol sees it."""
-
-    name: Final = "tape"
-    suffix: Final = SUFFIX
-    parallel_by_default: Final = False
-
-    oracle_path = staticmethod(oracle_path)
-    inputs = staticmethod(inputs)
-    record = staticmethod(record)
-    replay = staticmethod(replay)
-    case_ids = staticmethod(case_ids)
-    case_runner = staticmethod(case_runner)
-    status = staticmethod(status)
-    probe_targets = staticmethod(probe_targets)
-
-
-KIND: Final = TapeKind()
+KIND: Final = kind_from(globals(), name="tape", suffix=SUFFIX, parallel_by_default=False)
