@@ -653,14 +653,23 @@ def iter_jsonl(path: Path, type_: type[T]) -> Iterator[tuple[int, T]]:
     decoder: msgspec.json.Decoder[T] = msgspec.json.Decoder(type_)
     shown = display_path(path)
     for lineno, line in iter_lines(path):
-        try:
-            yield lineno, decoder.decode(line)
-        except msgspec.ValidationError as e:
-            raise DataError(f"{shown}:{lineno}: {_describe_decode_error(e)}") from None
-        except msgspec.DecodeError as e:
-            raise DataError(f"{shown}:{lineno}: not valid JSON ({e})") from None
-        except RecursionError:
-            raise DataError(f"{shown}:{lineno}: {_TOO_DEEP}") from None
+        yield lineno, decode_line(decoder, line, f"{shown}:{lineno}")
+
+
+def decode_line(decoder: msgspec.json.Decoder[T], line: bytes, where: str, what: str = "") -> T:
+    """One JSON line, or one ``DataError`` naming ``where`` (``FILE:LINE``) and the reason.
+
+    ``what`` names what the line should have been (``"not a ledger header: "``) when a
+    field is missing or unknown.
+    """
+    try:
+        return decoder.decode(line)
+    except msgspec.ValidationError as e:
+        raise DataError(f"{where}: {what}{_describe_decode_error(e)}") from None
+    except msgspec.DecodeError as e:
+        raise DataError(f"{where}: not valid JSON ({e})") from None
+    except RecursionError:
+        raise DataError(f"{where}: {_TOO_DEEP}") from None
 
 
 def read_json(path: Path, type_: type[T]) -> T:

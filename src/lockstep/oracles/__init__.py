@@ -20,10 +20,10 @@ import os
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, Protocol, cast
+from typing import TYPE_CHECKING, Any, Final, Protocol, TypeVar, cast
 
-from lockstep.config import OracleSpec, Project
-from lockstep.errors import TargetError
+from lockstep.config import CorpusSpec, LedgerSpec, OracleSpec, PinsSpec, Project, TapeSpec
+from lockstep.errors import TargetError, UsageError
 from lockstep.model import (
     OracleStatus,
     Outcome,
@@ -158,6 +158,16 @@ def kind_from(
     return ModuleKind(
         name=name, suffix=suffix, parallel_by_default=parallel_by_default, **functions
     )
+
+
+S = TypeVar("S", CorpusSpec, LedgerSpec, PinsSpec, TapeSpec)
+
+
+def spec_as(spec: OracleSpec, cls: type[S], kind: str) -> S:
+    """``spec`` as its kind's own table; another kind's oracle is a usage error."""
+    if not isinstance(spec, cls):
+        raise UsageError(f"oracle {spec.name!r} is a {spec.kind} oracle, not a {kind}")
+    return spec
 
 
 def no_inputs(project: Project, spec: OracleSpec) -> tuple[OracleInput, ...]:

@@ -24,7 +24,7 @@ from lockstep.model import (
     ReplayOptions,
     Status,
 )
-from lockstep.oracles import CaseRunner, OracleInput, kind_from
+from lockstep.oracles import CaseRunner, OracleInput, kind_from, spec_as
 from lockstep.oracles.corpus.fixtures import fixtures
 from lockstep.oracles.corpus.lock import LOCK_VERSION, Entry, Lock, read_lock, write_lock
 from lockstep.oracles.corpus.render import (
@@ -57,9 +57,7 @@ _CHUNK: Final = 256
 
 
 def _spec(spec: OracleSpec) -> CorpusSpec:
-    if not isinstance(spec, CorpusSpec):
-        raise UsageError(f"oracle {spec.name!r} is a {spec.kind} oracle, not a corpus")
-    return spec
+    return spec_as(spec, CorpusSpec, "corpus")
 
 
 def oracle_path(project: Project, spec: OracleSpec) -> Path:

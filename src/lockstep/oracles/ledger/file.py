@@ -39,9 +39,7 @@ from lockstep.oracles.ledger.format import (
     signature_changes,
 )
 from lockstep.oracles.lifecycle import check_contract, merge
-from lockstep.store import AtomicLines, display_path, iter_lines, lock_for
-
-_TOO_DEEP = "arrays and objects nested too deeply to read (not a line lockstep wrote)"
+from lockstep.store import AtomicLines, decode_line, display_path, iter_lines, lock_for
 
 
 class SignatureChanged(Rejected):
@@ -59,14 +57,7 @@ def read_header(path: Path) -> LedgerHeader:
     """
     shown = display_path(path)
     for lineno, line in iter_lines(path):
-        try:
-            header = HEADER_DECODER.decode(line)
-        except msgspec.ValidationError as e:
-            raise DataError(f"{shown}:{lineno}: not a ledger header: {_describe(e)}") from None
-        except msgspec.DecodeError as e:
-            raise DataError(f"{shown}:{lineno}: not valid JSON ({e})") from None
-        except RecursionError:
-            raise DataError(f"{shown}:{lineno}: {_TOO_DEEP}") from None
+        header = decode_line(HEADER_DECODER, line, f"{shown}:{lineno}", "not a ledger header: ")
         _check_body(path, shown, lineno, header)
         return header
     raise DataError(f"{shown}: empty file; expected a ledger header on line 1")
@@ -109,11 +100,6 @@ def body_digest(lines: Iterable[bytes]) -> tuple[int, str]:
     return rows, digest.hexdigest()
 
 
-def _describe(err: Exception) -> str:
-    text = str(err)
-    return text.replace("Object contains", "has").replace("Object missing", "misses")
-
-
 def iter_rows(path: Path, header: LedgerHeader) -> Iterator[tuple[int, LedgerRow]]:
     """Stream the rows after the header; a bad line raises ``FILE:LINE: reason``."""
     shown = display_path(path)
@@ -147,14 +133,7 @@ class RowOrder:
 def parse_row(line: bytes, lineno: int, shown: str, fn: str) -> LedgerRow:
     """One row line, or ``FILE:LINE: reason`` (bad JSON, a field missing or unknown, a row
     for another function).  Every reader of rows -- listing, replay, worker -- uses this."""
-    try:
-        row = ROW_DECODER.decode(line)
-    except msgspec.ValidationError as e:
-        raise DataError(f"{shown}:{lineno}: {_describe(e)}") from None
-    except msgspec.DecodeError as e:
-        raise DataError(f"{shown}:{lineno}: not valid JSON ({e})") from None
-    except RecursionError:
-        raise DataError(f"{shown}:{lineno}: {_TOO_DEEP}") from None
+    row = decode_line(ROW_DECODER, line, f"{shown}:{lineno}")
     if row.fn != fn:
         raise DataError(
             f"{shown}:{lineno}: row {row.id} is for {row.fn!r}, but the header names {fn!r}"

@@ -32,7 +32,7 @@ from lockstep.model import (
     ReplayOptions,
     Status,
 )
-from lockstep.oracles import CaseRunner, kind_from, no_inputs
+from lockstep.oracles import CaseRunner, kind_from, no_inputs, spec_as
 from lockstep.oracles.ledger.driver import run_driver
 from lockstep.oracles.ledger.file import (
     RowOrder,
@@ -73,9 +73,7 @@ _MODE_WORDS: Final = ModeWords(
 
 
 def _ledger_spec(spec: OracleSpec) -> LedgerSpec:
-    if not isinstance(spec, LedgerSpec):
-        raise UsageError(f"oracle {spec.name!r} is a {spec.kind}, not a ledger")
-    return spec
+    return spec_as(spec, LedgerSpec, "ledger")
 
 
 def oracle_path(project: Project, spec: OracleSpec) -> Path:

@@ -34,7 +34,7 @@ from lockstep.model import (
     ReplayOptions,
     Status,
 )
-from lockstep.oracles import CaseRunner, OracleInput, kind_from
+from lockstep.oracles import CaseRunner, OracleInput, kind_from, spec_as
 from lockstep.oracles.lifecycle import (
     ModeWords,
     check_contract,
@@ -91,9 +91,7 @@ def oracle_path(project: Project, spec: OracleSpec) -> Path:
 
 
 def _spec(spec: OracleSpec) -> PinsSpec:
-    if not isinstance(spec, PinsSpec):
-        raise TypeError(f"{spec.name} is a {spec.kind} oracle, not pins")
-    return spec
+    return spec_as(spec, PinsSpec, "pins")
 
 
 def _check_spec(project: Project, spec: PinsSpec) -> None:

@@ -34,7 +34,6 @@ from lockstep.errors import (
     DataError,
     LockstepError,
     TargetError,
-    UsageError,
 )
 from lockstep.model import (
     Drift,
@@ -45,7 +44,7 @@ from lockstep.model import (
     ReplayOptions,
     Status,
 )
-from lockstep.oracles import CaseRunner, kind_from, no_inputs
+from lockstep.oracles import CaseRunner, kind_from, no_inputs, spec_as
 from lockstep.oracles.lifecycle import ModeWords, check_contract, check_record_mode, merge, wanted
 from lockstep.oracles.stale import mismatches, rules_mismatch, stale_outcome
 from lockstep.oracles.status import file_status
@@ -75,9 +74,7 @@ class TapeRun:
 
 def tape_spec(spec: OracleSpec) -> TapeSpec:
     """``spec`` as a tape oracle (anything else is a usage error)."""
-    if not isinstance(spec, TapeSpec):
-        raise UsageError(f"oracle {spec.name!r} is a {spec.kind} oracle, not a tape")
-    return spec
+    return spec_as(spec, TapeSpec, "tape")
 
 
 _MODE_WORDS: Final = ModeWords(
