@@ -12,7 +12,7 @@ folder, replays that candidate once in a **fresh interpreter with another hash
 seed** -- exactly what ``lockstep replay`` will do later -- and keeps only the
 cases that reproduce.  The others are refused (not written) with what differed.
 
-The child is ``python -m lockstep.oracles.verify``; it loads the same
+The child is ``python -m lockstep.cli.verify_child``; it loads the same
 configuration with the oracle folder pointed at the candidate, replays it
 through :func:`lockstep.oracles.replay`, and prints one JSON line per case that
 did not reproduce, then a last line saying it finished.
@@ -20,7 +20,6 @@ did not reproduce, then a last line saying it finished.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import subprocess
@@ -115,7 +114,7 @@ def verify(
         argv = [
             sys.executable,
             "-m",
-            "lockstep.oracles.verify",
+            CHILD_MODULE,
             "--config",
             str(project.config_path),
             "--dir",
@@ -185,7 +184,7 @@ def probe_target(project: Project, spec: OracleSpec, oracle_file: Path) -> Probe
         )
     rel = project.oracle_dir.relative_to(project.root.resolve()).as_posix()
     env = {**os.environ, "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1"}
-    argv = (sys.executable, "-m", "lockstep.oracles.verify", "--config", str(project.config_path))
+    argv = (sys.executable, "-m", CHILD_MODULE, "--config", str(project.config_path))
     return ProbeTarget(
         label=f"{spec.name} (every case, in a fresh interpreter)",
         argv=(*argv, "--dir", rel, spec.name),
@@ -218,45 +217,27 @@ def reason_of(outcome: Outcome) -> str:
 
 # --------------------------------------------------------------------------- the child
 
+CHILD_MODULE: Final = "lockstep.cli.verify_child"
+"""What the fresh interpreter runs (``python -m``): a thin command around :func:`verdict_lines`."""
 
-def _child(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m lockstep.oracles.verify")
-    parser.add_argument("--config", required=True)
-    parser.add_argument("--dir", required=True)
-    parser.add_argument("name")
-    args = parser.parse_args(argv)
+
+def verdict_lines(config_path: Path, folder: str, name: str) -> Iterator[str]:
+    """Replay oracle ``name`` with the oracle folder at ``folder`` (relative to the root).
+
+    Yields one JSON line per case that did not reproduce, then one that says how many
+    cases were replayed: the fresh interpreter's whole report.
+    """
     from lockstep.oracles import replay
 
-    project = load_project(config_path=Path(args.config))
-    settings = msgspec.structs.replace(project.config.lockstep, dir=args.dir)
+    project = load_project(config_path=config_path)
+    settings = msgspec.structs.replace(project.config.lockstep, dir=folder)
     config = msgspec.structs.replace(project.config, lockstep=settings)
     project = Project(root=project.root, config_path=project.config_path, config=config)
-    spec = project.oracle(args.name)
-    out = sys.stdout
-    # What the target prints must not be taken for a verdict: it goes to stderr.
-    sys.stdout = sys.stderr
+    spec = project.oracle(name)
     replayed = 0
-    try:
-        for outcome in replay(project, spec, ReplayOptions()):
-            replayed += 1
-            if outcome.status is not Status.PASS:
-                line = {"id": outcome.case_id, "ok": False, "reason": reason_of(outcome)}
-                out.write(json.dumps(line) + "\n")
-    finally:
-        sys.stdout = out
-    out.write(json.dumps({"id": "", "ok": True, "replayed": replayed}) + "\n")
-    out.flush()
-    return 0
-
-
-def main() -> None:
-    try:
-        code = _child(sys.argv[1:])
-    except LockstepError as e:
-        sys.stderr.write(f"lockstep: error: {e}\n")
-        code = 2
-    raise SystemExit(code)
-
-
-if __name__ == "__main__":
-    main()
+    for outcome in replay(project, spec, ReplayOptions()):
+        replayed += 1
+        if outcome.status is not Status.PASS:
+            line = {"id": outcome.case_id, "ok": False, "reason": reason_of(outcome)}
+            yield json.dumps(line) + "\n"
+    yield json.dumps({"id": "", "ok": True, "replayed": replayed}) + "\n"

@@ -1,0 +1,40 @@
+"""``python -m lockstep.cli.verify_child``: the fresh interpreter record verifies new cases in.
+
+Not a user command: :mod:`lockstep.oracles.verify` starts it with another hash seed and
+reads its JSON lines (one per case that did not reproduce, then a last line).  What the
+replayed code prints goes to stderr, so it is never taken for a verdict.  Exit 0 when
+the replay ran, 2 with one line when it could not.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from lockstep.errors import LockstepError
+from lockstep.oracles.verify import verdict_lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m lockstep.cli.verify_child")
+    parser.add_argument("--config", required=True)
+    parser.add_argument("--dir", required=True)
+    parser.add_argument("name")
+    args = parser.parse_args(argv)
+    out = sys.stdout
+    sys.stdout = sys.stderr
+    try:
+        for line in verdict_lines(Path(args.config), args.dir, args.name):
+            out.write(line)
+    except LockstepError as e:
+        sys.stderr.write(f"lockstep: error: {e}\n")
+        return 2
+    finally:
+        sys.stdout = out
+    out.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
