@@ -206,7 +206,15 @@ class _Outcome:
     refused_by_test: dict[str, list[str]] = field(default_factory=dict)
 
 
-@dataclass
+_INCOMPLETE_RUN = {
+    int(pytest.ExitCode.INTERRUPTED): "interrupted",
+    int(pytest.ExitCode.INTERNAL_ERROR): "pytest internal error",
+    int(pytest.ExitCode.USAGE_ERROR): "usage error",
+    int(pytest.ExitCode.NO_TESTS_COLLECTED): "no tests collected",
+}
+
+
+@dataclass(eq=False)  # registered as a pytest plugin: must stay hashable
 class LedgerRecording:
     """The plugin object for one run: wraps at configure, writes at session end."""
 
@@ -294,7 +302,7 @@ class LedgerRecording:
     # -- the end ----------------------------------------------------------------------
 
     @pytest.hookimpl(trylast=True)
-    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         self.installation.undo()
         for target in self.targets:
             part = target.recorder.part()
@@ -306,6 +314,14 @@ class LedgerRecording:
             )
             JsonlAppender(target.spool).append(msgspec.json.encode(line))
         if not self.controller:
+            return
+        if exitstatus in _INCOMPLETE_RUN:
+            self.refusal = (
+                f"lockstep: nothing recorded: the run did not complete "
+                f"({_INCOMPLETE_RUN[exitstatus]}); rows from a partial run would trim or miss cases"
+            )
+            for target in self.targets:
+                _remove_spool(target.spool)
             return
         if self.failed and not self.allow_failures:
             self.refusal = (

@@ -1,0 +1,97 @@
+"""``pytest --lockstep-record`` in suites shaped like real projects': a ``conftest.py`` in the
+tests folder (pytest then asks every plugin object to be hashable), and runs that stop before
+the end (a collection error, an interrupt), which must leave no ledger behind."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from helpers import run_pytest, write_files
+
+CONFIG = """
+[lockstep]
+dir = "lockstep"
+
+[[ledger]]
+name = "grade"
+target = "school.marks:grade"
+"""
+
+MARKS = """
+def grade(score):
+    if score >= 90:
+        return "A"
+    if score >= 50:
+        return "pass"
+    return None
+"""
+
+CONFTEST = """
+import pytest
+
+
+@pytest.fixture
+def passing():
+    return 50
+"""
+
+TESTS = """
+from school.marks import grade
+
+
+def test_grades(passing):
+    assert grade(95) == "A"
+    assert grade(passing) == "pass"
+    assert grade(3) is None
+"""
+
+
+def _project(root: Path, **extra: str) -> Path:
+    write_files(
+        root,
+        {
+            "lockstep.toml": CONFIG,
+            "school/__init__.py": "",
+            "school/marks.py": MARKS,
+            "tests/__init__.py": "",
+            "tests/conftest.py": CONFTEST,
+            "tests/test_marks.py": TESTS,
+            **extra,
+        },
+    )
+    return root
+
+
+def test_a_conftest_in_the_tests_folder_records_and_replays(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    result = run_pytest("-p", "no:xdist", "--lockstep-record=grade", cwd=root)
+    assert result.code == 0, result.output
+    assert "INTERNALERROR" not in result.output
+    ledger = root / "lockstep" / "grade.ledger.jsonl"
+    assert len(ledger.read_text().splitlines()) == 4  # header + three rows
+    replay = run_pytest("-p", "no:xdist", "--lockstep", "lockstep", cwd=root)
+    assert replay.code == 0, replay.output
+    assert "3 passed" in replay.output
+
+
+def test_a_run_that_collects_nothing_writes_nothing(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    result = run_pytest("-p", "no:xdist", "--lockstep-record=grade", "-k", "no_such_test", cwd=root)
+    assert result.code == 5, result.output
+    assert not list(root.glob("lockstep/*"))
+
+
+def test_an_interrupted_run_writes_nothing(tmp_path: Path) -> None:
+    root = _project(
+        tmp_path,
+        **{
+            "tests/test_stop.py": (
+                "from school.marks import grade\n\n\n"
+                "def test_stop():\n    assert grade(70) == 'pass'\n    raise KeyboardInterrupt\n"
+            )
+        },
+    )
+    result = run_pytest("-p", "no:xdist", "--lockstep-record=grade", cwd=root)
+    assert result.code == 2, result.output
+    assert "nothing recorded: the run did not complete (interrupted)" in result.output
+    assert not (root / "lockstep" / "grade.ledger.jsonl").exists()
