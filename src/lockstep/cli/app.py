@@ -60,7 +60,7 @@ COMMAND_MODULES: dict[str, str] = {
     "diff": "lockstep.cli.oracle_commands",
     "status": "lockstep.cli.oracle_commands",
     "probe": "lockstep.cli.probe_command",
-    "accept": "lockstep.cli.tape_commands",
+    "accept": "lockstep.cli.accept_command",
     "guard": "lockstep.cli.gate_commands",
     "budget": "lockstep.cli.gate_commands",
     "review": "lockstep.cli.gate_commands",

@@ -72,13 +72,21 @@ def check_contract(
         )
 
 
-def wanted(mode: RecordMode, present: Iterable[str], old: Collection[str]) -> list[str]:
-    """The cases to freeze now: all present ones, only new ones (``--new-only``), none (trim)."""
+def wanted(
+    mode: RecordMode,
+    present: Iterable[str],
+    old: Collection[str],
+    only: Collection[str] | None = None,
+) -> list[str]:
+    """The cases to freeze now: all present ones, only new ones (``--new-only``), none (trim).
+
+    ``only`` (``lockstep accept``) narrows them to the cases being accepted.
+    """
     if mode is RecordMode.TRIM:
         return []
     if mode is RecordMode.NEW_ONLY:
         return [case_id for case_id in present if case_id not in old]
-    return list(present)
+    return [case_id for case_id in present if only is None or case_id in only]
 
 
 def merge(
@@ -89,6 +97,7 @@ def merge(
     *,
     same: Callable[[E, E], bool],
     kept: Callable[[str, E, E], str] | None = None,
+    only: Collection[str] | None = None,
 ) -> dict[str, E]:
     """The cases the oracle holds after ``report.mode``, each sorted into the report.
 
@@ -97,11 +106,15 @@ def merge(
     whose input vanished: only ``--trim`` drops them) and, when a fresh case
     differs from the one kept, says so through ``kept``.  ``--force`` replaces
     everything with what was frozen now.  ``--trim`` keeps the old cases whose
-    input is present.  The result is sorted by id.
+    input is present.  ``only`` (an accept: ``--force`` narrowed to some cases)
+    replaces just those and keeps every other old case as it is.  The result is
+    sorted by id.
     """
     mode = report.mode
     result: dict[str, E]
-    if mode is RecordMode.TRIM:
+    if only is not None:
+        result = _replace_some(report, old, fresh, same)
+    elif mode is RecordMode.TRIM:
         result = {cid: entry for cid, entry in old.items() if cid in present}
         report.unchanged.extend(sorted(result))
         report.trimmed.extend(sorted(cid for cid in old if cid not in present))
@@ -128,3 +141,21 @@ def merge(
                 report.replaced.append(cid)
         report.trimmed.extend(sorted(cid for cid in old if cid not in fresh))
     return dict(sorted(result.items()))
+
+
+def _replace_some(
+    report: RecordReport, old: Mapping[str, E], fresh: Mapping[str, E], same: Callable[[E, E], bool]
+) -> dict[str, E]:
+    """An accept: the cases frozen now replace theirs; every other old case is kept."""
+    result = dict(old)
+    report.unchanged.extend(sorted(cid for cid in old if cid not in fresh))
+    for cid in sorted(fresh):
+        previous = old.get(cid)
+        result[cid] = fresh[cid]
+        if previous is None:
+            report.added.append(cid)
+        elif same(previous, fresh[cid]):
+            report.unchanged.append(cid)
+        else:
+            report.replaced.append(cid)
+    return result

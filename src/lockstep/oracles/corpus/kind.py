@@ -73,6 +73,17 @@ def _blobs(project: Project) -> BlobStore:
 
 def record(project: Project, spec: OracleSpec, mode: RecordMode) -> RecordReport:
     """Render fixtures and write the lock, in the explicit ``mode`` asked for."""
+    return _record(project, spec, mode, None)
+
+
+def accept(project: Project, spec: OracleSpec, cases: frozenset[str]) -> RecordReport:
+    """Re-render and re-lock only the fixtures ``cases`` (``lockstep accept``)."""
+    return _record(project, spec, RecordMode.FORCE, cases)
+
+
+def _record(
+    project: Project, spec: OracleSpec, mode: RecordMode, only: frozenset[str] | None
+) -> RecordReport:
     corpus = _spec(spec)
     path = oracle_path(project, corpus)
     report = RecordReport(corpus.name, path, mode)
@@ -82,7 +93,7 @@ def record(project: Project, spec: OracleSpec, mode: RecordMode) -> RecordReport
         try:
             old = read_lock(path)
         except DataError as e:
-            if mode is not RecordMode.FORCE:
+            if mode is not RecordMode.FORCE or only is not None:
                 raise
             report.notes.append(f"replaced an unreadable file ({e})")
     found = fixtures(project, corpus)
@@ -96,7 +107,7 @@ def record(project: Project, spec: OracleSpec, mode: RecordMode) -> RecordReport
             what="rules or loose mode",
         )
     old_by_id = {e.id: e for e in old.entries} if old is not None else {}
-    todo = wanted(mode, found, old_by_id)
+    todo = wanted(mode, found, old_by_id, only)
     blobs = _blobs(project)
     with blobs.batch() as batch:
         fresh: dict[str, Entry] = {}
@@ -104,7 +115,7 @@ def record(project: Project, spec: OracleSpec, mode: RecordMode) -> RecordReport
             renderer = renderer_for(project, corpus, rules, corpus.loose)
             fresh = {fid: _freeze(fid, found[fid], renderer, batch, report) for fid in todo}
             fresh = _reproducible(project, corpus, rules.records(), fresh, report)
-        entries = merge(report, old_by_id, fresh, found, same=lambda a, b: a == b)
+        entries = merge(report, old_by_id, fresh, found, same=lambda a, b: a == b, only=only)
         lock = Lock(
             version=LOCK_VERSION,
             oracle=corpus.name,

@@ -16,6 +16,7 @@ another signature prove nothing.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import inspect
 import sys
 from collections.abc import Callable, Iterator, Mapping
@@ -105,6 +106,31 @@ def record(project: Project, spec: OracleSpec, mode: RecordMode) -> RecordReport
     """Run the driver with the target wrapped and write the distinct calls it made."""
     spec = _ledger_spec(spec)
     check_mode(project, spec, mode)
+    recording, signature = _drive(project, spec)
+    return write_recording(project, spec, mode, recording, signature)
+
+
+def accept(project: Project, spec: OracleSpec, cases: frozenset[str]) -> RecordReport:
+    """Run the driver again and re-record only the rows ``cases``; every other row is kept.
+
+    A row the driver no longer makes is dropped from the ledger (reported as trimmed).
+    """
+    ledger = _ledger_spec(spec)
+    check_mode(project, ledger, RecordMode.NEW_ONLY)  # it exists and is this target's ledger
+    path = oracle_path(project, ledger)
+    old = {row.id: row for _, row in iter_rows(path, read_header(path))}
+    recording, signature = _drive(project, ledger)
+    narrowed = dataclasses.replace(
+        recording,
+        rows={rid: row for rid, row in recording.rows.items() if rid in cases},
+        refused=[r for r in recording.refused if r.id in cases],
+    )
+    keep = {rid: row for rid, row in old.items() if rid not in cases}
+    return write_recording(project, ledger, RecordMode.FORCE, narrowed, signature, keep=keep)
+
+
+def _drive(project: Project, spec: LedgerSpec) -> tuple[Recording, list[Param]]:
+    """Run the driver with the target wrapped: the distinct calls it made, and the signature."""
     if spec.driver is None:
         raise UsageError(
             f"{project.where(spec, 'driver')}: ledger {spec.name!r} has no driver; set one, "
@@ -119,8 +145,7 @@ def record(project: Project, spec: OracleSpec, mode: RecordMode) -> RecordReport
         run_driver(project, spec)
     finally:
         installation.undo()
-    recording = merge_parts(spec.target, [wrapped.recorder.part()])
-    return write_recording(project, spec, mode, recording, wrapped.signature)
+    return merge_parts(spec.target, [wrapped.recorder.part()]), wrapped.signature
 
 
 def check_mode(project: Project, spec: LedgerSpec, mode: RecordMode) -> None:
