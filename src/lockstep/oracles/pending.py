@@ -23,7 +23,7 @@ working notes, never committed.  Every write goes through :mod:`lockstep.store`
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Final
 
@@ -32,7 +32,7 @@ import msgspec
 from lockstep import canon
 from lockstep.config import OracleSpec, Project
 from lockstep.model import Outcome, ReplayOptions, Status
-from lockstep.store import atomic_write, iter_jsonl, remove_file, sha256_hex
+from lockstep.store import atomic_write, iter_jsonl, lock_for, remove_file, sha256_hex
 
 PENDING_DIR: Final = ".pending"
 _IGNORE_ALL: Final = b"# pending drifts are reviewed with 'lockstep accept', never committed\n*\n"
@@ -117,6 +117,25 @@ def drop_pending(project: Project, spec: OracleSpec, cases: Iterable[str]) -> in
     return write_pending(project, spec, kept)
 
 
+def update_pending(
+    project: Project,
+    spec: OracleSpec,
+    covered: Callable[[str], bool],
+    drifted: Iterable[PendingCase],
+) -> int:
+    """After a replay that ran the cases ``covered`` selects: their entries become ``drifted``.
+
+    Entries of cases the replay did not run are kept.  Read, merged and written under
+    the file's lock, so pytest-xdist workers replaying parts of one oracle each add theirs.
+    """
+    fresh = {e.case: e for e in drifted}
+    with lock_for(pending_path(project, spec)):
+        kept = [
+            e for e in read_pending(project, spec) if not covered(e.case) and e.case not in fresh
+        ]
+        return write_pending(project, spec, [*kept, *fresh.values()])
+
+
 class PendingSink:
     """Collects one oracle's replay outcomes and writes its pending file at the end.
 
@@ -145,9 +164,4 @@ class PendingSink:
         """Write the pending file; returns how many cases of this oracle are now pending."""
         if not self.enabled:
             return 0
-        kept = [
-            e
-            for e in read_pending(self.project, self.spec)
-            if not self.options.selects(e.case) and e.case not in self.drifted
-        ]
-        return write_pending(self.project, self.spec, [*kept, *self.drifted.values()])
+        return update_pending(self.project, self.spec, self.options.selects, self.drifted.values())
