@@ -195,7 +195,11 @@ def test_a_pending_case_whose_code_changed_again_is_stale(demo: GitRepo) -> None
     # back to the trusted code: the case replays green, nothing to accept
     _refactor(demo, "rows_extract_helper.py", "transform/rows.py")
     result = invoke_cli("accept", "--all", "--why", WHY, cwd=root)
-    assert "it replays green now: nothing to accept" in result.stdout
+    assert result.code == 0
+    assert "transform::half_cent.json replays green now: nothing to accept, entry dropped" in (
+        result.stdout
+    )
+    assert _pending(root, "transform") == []
 
 
 def test_a_pending_case_whose_oracle_entry_was_rerecorded_is_stale(demo: GitRepo) -> None:

@@ -126,13 +126,20 @@ def _apply(
         landed += len(result.accepted)
         for case_id in result.accepted:
             out.print(f"accepted {name}::{case_id} (why kept in {history})")
+        for case_id in result.green:
+            out.print(f"{name}::{case_id} replays green now: nothing to accept, entry dropped")
         for case_id, reason in result.stale:
             out.print(f"STALE {name}::{case_id}: {reason}; not accepted")
             clean = False
         for line in result.refused:
             out.print(f"refused {name}: {line}")
             clean = False
-        missed = {i.entry.case for i in items} - set(result.accepted) - {c for c, _ in result.stale}
+        missed = (
+            {i.entry.case for i in items}
+            - set(result.accepted)
+            - set(result.green)
+            - {c for c, _ in result.stale}
+        )
         for case_id in sorted(missed):
             out.print(f"NOT ACCEPTED {name}::{case_id}: it does not replay green after recording")
             clean = False

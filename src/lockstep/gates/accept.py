@@ -77,6 +77,8 @@ class AcceptResult:
     accepted: list[str] = field(default_factory=list)
     stale: list[tuple[str, str]] = field(default_factory=list)
     """``(case id, why it is stale)``: not accepted; replay --keep-pending refreshes it."""
+    green: list[str] = field(default_factory=list)
+    """Cases that replay green now: nothing to accept, their pending entries are dropped."""
     refused: list[str] = field(default_factory=list)
     """Record's refusals (the case does not reproduce in a fresh interpreter)."""
     report: RecordReport | None = None
@@ -134,8 +136,6 @@ def stale_reason(entry: PendingCase, now: Outcome | None) -> str | None:
     """Why a pending case may no longer be accepted as it was reviewed, or None."""
     if now is None:
         return "the case is no longer in the oracle (re-recorded or trimmed since)"
-    if now.status is Status.PASS:
-        return "it replays green now: nothing to accept"
     if now.status is not Status.DRIFT:
         return f"it replays as {now.status.value} now ({now.note or 'see lockstep replay'})"
     if recorded_digest(now) != entry.replaces:
@@ -160,11 +160,16 @@ def accept_cases(
     now = _replayed(project, spec, frozenset(e.case for e in entries))
     current: list[PendingCase] = []
     for entry in entries:
-        stale = stale_reason(entry, now.get(entry.case))
+        replayed = now.get(entry.case)
+        if replayed is not None and replayed.ok:
+            result.green.append(entry.case)
+            continue
+        stale = stale_reason(entry, replayed)
         if stale is None:
             current.append(entry)
         else:
             result.stale.append((entry.case, stale))
+    drop_pending(project, spec, result.green)
     if not current:
         return result
     ids = frozenset(e.case for e in current)
