@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
+from lockstep.config import OracleSpec, Project
 from lockstep.errors import UsageError
 from lockstep.model import RecordMode, RecordReport
 from lockstep.store import display_path
@@ -131,14 +132,7 @@ def merge(
                 report.notes.append(kept(cid, previous, entry))
     else:
         result = dict(fresh)
-        for cid in sorted(fresh):
-            previous = old.get(cid)
-            if previous is None:
-                report.added.append(cid)
-            elif same(previous, fresh[cid]):
-                report.unchanged.append(cid)
-            else:
-                report.replaced.append(cid)
+        _sort_fresh(report, old, fresh, same)
         report.trimmed.extend(sorted(cid for cid in old if cid not in fresh))
     return dict(sorted(result.items()))
 
@@ -147,15 +141,45 @@ def _replace_some(
     report: RecordReport, old: Mapping[str, E], fresh: Mapping[str, E], same: Callable[[E, E], bool]
 ) -> dict[str, E]:
     """An accept: the cases frozen now replace theirs; every other old case is kept."""
-    result = dict(old)
     report.unchanged.extend(sorted(cid for cid in old if cid not in fresh))
+    _sort_fresh(report, old, fresh, same)
+    return {**old, **fresh}
+
+
+def _sort_fresh(
+    report: RecordReport, old: Mapping[str, E], fresh: Mapping[str, E], same: Callable[[E, E], bool]
+) -> None:
+    """Each case frozen now is added, unchanged or replaced against the one on disk."""
     for cid in sorted(fresh):
         previous = old.get(cid)
-        result[cid] = fresh[cid]
         if previous is None:
             report.added.append(cid)
         elif same(previous, fresh[cid]):
             report.unchanged.append(cid)
         else:
             report.replaced.append(cid)
-    return result
+
+
+RecordBody = Callable[[Project, OracleSpec, RecordMode, "frozenset[str] | None"], RecordReport]
+"""A kind's record written once for both entry points: ``only`` is None for ``record``."""
+
+
+def record_entry_points(
+    body: RecordBody,
+) -> tuple[
+    Callable[[Project, OracleSpec, RecordMode], RecordReport],
+    Callable[[Project, OracleSpec, frozenset[str]], RecordReport],
+]:
+    """The protocol's ``record`` and ``accept`` of a kind whose record can be narrowed.
+
+    ``accept`` is ``--force`` narrowed to the accepted cases (:func:`wanted` and
+    :func:`merge` take the same ``only``).
+    """
+
+    def record(project: Project, spec: OracleSpec, mode: RecordMode) -> RecordReport:
+        return body(project, spec, mode, None)
+
+    def accept(project: Project, spec: OracleSpec, cases: frozenset[str]) -> RecordReport:
+        return body(project, spec, RecordMode.FORCE, cases)
+
+    return record, accept

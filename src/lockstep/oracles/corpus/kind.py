@@ -39,6 +39,7 @@ from lockstep.oracles.lifecycle import (
     check_contract,
     check_record_mode,
     merge,
+    record_entry_points,
     wanted,
 )
 from lockstep.oracles.stale import Mismatch, mismatches, rules_mismatch, stale_outcome
@@ -71,19 +72,13 @@ def _blobs(project: Project) -> BlobStore:
 # ---------------------------------------------------------------- record
 
 
-def record(project: Project, spec: OracleSpec, mode: RecordMode) -> RecordReport:
-    """Render fixtures and write the lock, in the explicit ``mode`` asked for."""
-    return _record(project, spec, mode, None)
-
-
-def accept(project: Project, spec: OracleSpec, cases: frozenset[str]) -> RecordReport:
-    """Re-render and re-lock only the fixtures ``cases`` (``lockstep accept``)."""
-    return _record(project, spec, RecordMode.FORCE, cases)
-
-
 def _record(
     project: Project, spec: OracleSpec, mode: RecordMode, only: frozenset[str] | None
 ) -> RecordReport:
+    """Render fixtures and write the lock, in the explicit ``mode`` asked for.
+
+    ``only`` narrows ``--force`` to the cases being accepted (``lockstep accept``).
+    """
     corpus = _spec(spec)
     path = oracle_path(project, corpus)
     report = RecordReport(corpus.name, path, mode)
@@ -375,6 +370,9 @@ def inputs(project: Project, spec: OracleSpec) -> tuple[OracleInput, ...]:
 
 
 probe_targets = in_process_probe(oracle_path)
+
+
+record, accept = record_entry_points(_record)
 
 
 KIND: Final = kind_from(globals(), name="corpus", suffix=SUFFIX, parallel_by_default=False)

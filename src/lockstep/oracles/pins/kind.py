@@ -40,6 +40,7 @@ from lockstep.oracles.lifecycle import (
     check_contract,
     check_record_mode,
     merge,
+    record_entry_points,
     wanted,
 )
 from lockstep.oracles.pins.cases import PinCase, cases_path, read_cases, resolve_cwd
@@ -244,19 +245,13 @@ def _discover_notes(spec: PinsSpec, targets: list[ProbeTarget], jobs: int) -> li
     return notes
 
 
-def record(project: Project, spec: OracleSpec, mode: RecordMode) -> RecordReport:
-    """Probe every case, refuse a varying one, then write the pins file whole (or nothing)."""
-    return _record(project, spec, mode, None)
-
-
-def accept(project: Project, spec: OracleSpec, cases: frozenset[str]) -> RecordReport:
-    """Probe and re-pin only the cases ``cases`` (``lockstep accept``)."""
-    return _record(project, spec, RecordMode.FORCE, cases)
-
-
 def _record(
     project: Project, spec: OracleSpec, mode: RecordMode, only: frozenset[str] | None
 ) -> RecordReport:
+    """Probe every case, refuse a varying one, then write the pins file whole (or nothing).
+
+    ``only`` narrows ``--force`` to the cases being accepted (``lockstep accept``).
+    """
     pins_spec = _spec(spec)
     _check_spec(project, pins_spec)
     path = oracle_path(project, pins_spec)
@@ -618,6 +613,9 @@ def inputs(project: Project, spec: OracleSpec) -> tuple[OracleInput, ...]:
     """The cases file: changing a case re-records the pins."""
     pins_spec = _spec(spec)
     return (OracleInput(pins_spec.cases, f"cases of pins {pins_spec.name!r}"),)
+
+
+record, accept = record_entry_points(_record)
 
 
 KIND: Final = kind_from(globals(), name="pins", suffix=SUFFIX, parallel_by_default=True)
