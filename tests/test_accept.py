@@ -341,3 +341,45 @@ def test_the_pytest_plugin_keeps_pending_drifts(demo: GitRepo) -> None:
     assert [e["case"] for e in _pending(root, "parse_amount")] == drifted
     assert invoke_cli("accept", "--all", "--why", WHY, cwd=root).code == 0
     assert invoke_cli("replay", "parse_amount", cwd=root).code == 0
+
+
+SLUGS = """\
+import re
+
+
+def slug(text, sep="-"):
+    text = re.sub(r"[^a-z0-9]+", sep, text.lower())
+    return text.strip(sep)
+"""
+SLUG_TESTS = """\
+from slugs import slug
+
+
+def test_words():
+    assert slug("Donald E. Knuth") == "donald-e-knuth"
+
+
+def test_trailing():
+    assert slug("Trailing!!", "_") == "trailing"
+"""
+
+
+def test_a_ledger_recorded_from_pytest_accepts_by_calling_its_rows_again(tmp_path: Path) -> None:
+    repo = GitRepo(tmp_path / "p")
+    files: dict[str, str | bytes] = {
+        "lockstep.toml": '[lockstep]\ndir = "lockstep"\n\n[[ledger]]\nname = "slug"\n'
+        'target = "slugs:slug"\n',
+        "slugs.py": SLUGS,
+        "tests/test_slugs.py": SLUG_TESTS,
+    }
+    repo.commit("legacy", files)
+    recorded = run_pytest("-q", "--lockstep-record=slug", "tests", cwd=repo.root)
+    assert recorded.code == 0, recorded.output
+    repo.commit("record")
+    repo.commit("keep trailing", {"slugs.py": SLUGS.replace("text.strip(sep)", "text.lstrip(sep)")})
+    assert invoke_cli("replay", "--keep-pending", cwd=repo.root).code == 1
+    [entry] = _pending(repo.root, "slug")
+    result = invoke_cli("accept", "--all", "--why", "Trailing separators stay.", cwd=repo.root)
+    assert result.code == 0, result.output
+    assert f"accepted slug::{entry['case']}" in result.stdout
+    assert invoke_cli("replay", cwd=repo.root).code == 0

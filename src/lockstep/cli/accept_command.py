@@ -70,7 +70,8 @@ def _ask(out: Console) -> str:
     try:
         answer: str = click.prompt(prompt, default="s", show_default=False)
     except click.Abort:
-        return "q"
+        answer = "q"
+    out.print()  # a piped answer is not echoed: end the prompt's line
     return answer.strip().lower()[:1]
 
 

@@ -72,8 +72,8 @@ def starter_cases_path(script: ScriptCandidate) -> str:
 
 
 def _ledger(c: LedgerCandidate) -> list[str]:
-    why = f"# {c.target} returns {', '.join(c.kinds) or 'what you said'}"
-    lines = [why + f"; imported by {c.fan_in} module(s)."]
+    why = f"returns {', '.join(c.kinds)}" if c.kinds else "named on the command line"
+    lines = [f"# {c.target} {why}; imported by {c.fan_in} module(s)."]
     table = ["[[ledger]]", f"name = {_s(c.target.rsplit(':', 1)[-1])}", f"target = {_s(c.target)}"]
     if c.driver is None:
         lines.append(
