@@ -519,6 +519,17 @@ def atomic_write(path: Path, data: bytes) -> None:
         _fsync_dir(folder)
 
 
+def remove_file(path: Path) -> bool:
+    """Delete ``path`` under its lock (a pending-drift file fully reviewed); False when absent."""
+    with lock_for(path):
+        target = safe_folder(path.parent, create=False) / path.name
+        if not os.path.lexists(target):
+            return False
+        target.unlink()
+        _fsync_dir(target.parent)
+        return True
+
+
 class AtomicLines:
     """Write a JSONL file line by line into a temp file, then swap it in whole.
 

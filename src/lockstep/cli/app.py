@@ -60,13 +60,14 @@ COMMAND_MODULES: dict[str, str] = {
     "diff": "lockstep.cli.oracle_commands",
     "status": "lockstep.cli.oracle_commands",
     "probe": "lockstep.cli.probe_command",
-    "accept": "lockstep.cli.tape_commands",
+    "accept": "lockstep.cli.accept_command",
     "guard": "lockstep.cli.gate_commands",
     "budget": "lockstep.cli.gate_commands",
     "review": "lockstep.cli.gate_commands",
     "step": "lockstep.cli.gate_commands",
     "brief": "lockstep.cli.gate_commands",
     "demo": "lockstep.cli.demo_command",
+    "init": "lockstep.cli.init_command",
 }
 """Which module defines each command.  Modules are imported only when their command
 runs (or for ``--help``), so ``lockstep replay`` never pays for the gates' imports."""

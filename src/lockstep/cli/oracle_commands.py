@@ -6,6 +6,7 @@ import dataclasses
 import sys
 
 import click
+from rich.console import Console
 
 from lockstep.cli.app import (
     EXIT_FAIL,
@@ -22,6 +23,7 @@ from lockstep.errors import UsageError
 from lockstep.model import RecordMode, ReplayOptions, Status
 from lockstep.oracles import default_jobs, kind_of
 from lockstep.oracles import replay as replay_oracle
+from lockstep.oracles.pending import PendingSink, pending_path
 from lockstep.report.summary import Tally
 from lockstep.report.terminal import (
     outcome_line,
@@ -31,6 +33,7 @@ from lockstep.report.terminal import (
     summary_table,
     summary_text,
 )
+from lockstep.store import display_path
 
 
 def _select(project: Project, names: tuple[str, ...]) -> list[OracleSpec]:
@@ -110,6 +113,12 @@ drifted the same way says so in ten rows as well as in ten thousand)."""
     help="Failing cases printed in full, with their diffs, per oracle; the rest are counted "
     "(0 = all).",
 )
+@click.option(
+    "--keep-pending",
+    is_flag=True,
+    help="Keep each drifted case's new outcome in <dir>/.pending/ for 'lockstep accept' "
+    "(the oracle is not touched).",
+)
 @click.pass_context
 def replay(
     ctx: click.Context,
@@ -118,6 +127,7 @@ def replay(
     shard: str | None,
     quiet: bool,
     show: int,
+    keep_pending: bool,
 ) -> None:
     """Re-run every recorded case and compare: the gate (exit 1 unless all pass).
 
@@ -137,8 +147,10 @@ def replay(
         if jobs is None:
             workers = default_jobs(spec, project.config.lockstep.jobs)
             spec_options = dataclasses.replace(options, jobs=workers)
+        pending = PendingSink(project, spec, spec_options, enabled=keep_pending)
         for outcome in replay_oracle(project, spec, spec_options):
             tally.add(outcome)
+            pending.add(outcome)
             if outcome.status is Status.PASS:
                 continue
             if quiet:
@@ -154,12 +166,22 @@ def replay(
                 f"… {hidden} more failing cases of {spec.name} not shown "
                 f"(--show 0 prints all; 'lockstep diff {spec.name} ID' prints one)"
             )
+        _say_pending(out, project, spec, pending.commit())
     if len(tally.counts) > 1 and not quiet:
         out.print(summary_table(tally))
     for line in tally.rules_lines():
         out.print(line)
     out.print(summary_text(tally))
     sys.exit(EXIT_OK if tally.green else EXIT_FAIL)
+
+
+def _say_pending(out: Console, project: Project, spec: OracleSpec, kept: int) -> None:
+    if kept:
+        shown = display_path(pending_path(project, spec), project.root)
+        out.print(
+            f"{kept} drifted case(s) of {spec.name} kept for review in {shown}: "
+            "'lockstep accept' reviews them"
+        )
 
 
 @main.command()

@@ -1,4 +1,4 @@
-"""``lockstep accept NAME --why ... --test ...``: re-record a tape whose drift is intended.
+"""``lockstep accept TAPE --why ... --test ...``: re-record a tape whose drift is intended.
 
 A tape change is accepted only after the reviewer's three signals are on the
 screen: the outputs are identical (otherwise it is not a refactor and accept
@@ -12,9 +12,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import click
-
-from lockstep.cli.app import EXIT_FAIL, EXIT_OK, console, main, project_from
+from lockstep.cli.app import EXIT_FAIL, EXIT_OK, console
+from lockstep.config import Project
 from lockstep.oracles.tape.accept import AcceptPlan, apply_accept, plan_accept
 from lockstep.store import display_path
 
@@ -37,23 +36,11 @@ def _signals(plan: AcceptPlan, root: Path) -> str:
     return "\n".join(lines)
 
 
-@main.command()
-@click.argument("name")
-@click.option("--why", required=True, help="One sentence: what changed in the calls, and why.")
-@click.option(
-    "--test",
-    "test",
-    required=True,
-    type=click.Path(path_type=Path, dir_okay=False),
-    help="The new test that pins the intended behaviour.",
-)
-@click.pass_context
-def accept(ctx: click.Context, name: str, why: str, test: Path) -> None:
+def accept_tape(project: Project, name: str, why: str, test: Path) -> None:
     """Accept an intended drift of tape NAME: show the three signals, then re-record it.
 
     Refuses (exit 1) when the output changed too: that is not a refactor.
     """
-    project = project_from(ctx)
     spec = project.oracle(name)
     plan = plan_accept(project, spec, why=why, test=test)
     out = console()

@@ -90,6 +90,15 @@ class OracleKind(Protocol):
         """Freeze today's behaviour; never half-writes, refuses a plain record over an oracle."""
         ...
 
+    def accept(self, project: Project, spec: OracleSpec, cases: frozenset[str], /) -> RecordReport:
+        """Re-record only ``cases`` of an existing oracle through the record path (verified in a
+        fresh interpreter, like every record); every other case stays exactly as recorded.
+
+        What ``lockstep accept`` calls for the drifts a reviewer accepts, so an accepted
+        case is frozen the one way any case is, never copied in through a side door.
+        """
+        ...
+
     def replay(
         self, project: Project, spec: OracleSpec, options: ReplayOptions, /
     ) -> Iterator[Outcome]:
@@ -121,6 +130,7 @@ _MEMBERS: Final = (
     "oracle_path",
     "inputs",
     "record",
+    "accept",
     "replay",
     "case_ids",
     "case_runner",
@@ -139,6 +149,7 @@ class ModuleKind:
     oracle_path: Callable[[Project, OracleSpec], Path]
     inputs: Callable[[Project, OracleSpec], tuple[OracleInput, ...]]
     record: Callable[[Project, OracleSpec, RecordMode], RecordReport]
+    accept: Callable[[Project, OracleSpec, frozenset[str]], RecordReport]
     replay: Callable[[Project, OracleSpec, ReplayOptions], Iterator[Outcome]]
     case_ids: Callable[[Project, OracleSpec], Iterator[str]]
     case_runner: Callable[[Project, OracleSpec], CaseRunner]

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
+from lockstep.config import OracleSpec, Project
 from lockstep.errors import UsageError
 from lockstep.model import RecordMode, RecordReport
 from lockstep.store import display_path
@@ -72,13 +73,21 @@ def check_contract(
         )
 
 
-def wanted(mode: RecordMode, present: Iterable[str], old: Collection[str]) -> list[str]:
-    """The cases to freeze now: all present ones, only new ones (``--new-only``), none (trim)."""
+def wanted(
+    mode: RecordMode,
+    present: Iterable[str],
+    old: Collection[str],
+    only: Collection[str] | None = None,
+) -> list[str]:
+    """The cases to freeze now: all present ones, only new ones (``--new-only``), none (trim).
+
+    ``only`` (``lockstep accept``) narrows them to the cases being accepted.
+    """
     if mode is RecordMode.TRIM:
         return []
     if mode is RecordMode.NEW_ONLY:
         return [case_id for case_id in present if case_id not in old]
-    return list(present)
+    return [case_id for case_id in present if only is None or case_id in only]
 
 
 def merge(
@@ -89,6 +98,7 @@ def merge(
     *,
     same: Callable[[E, E], bool],
     kept: Callable[[str, E, E], str] | None = None,
+    only: Collection[str] | None = None,
 ) -> dict[str, E]:
     """The cases the oracle holds after ``report.mode``, each sorted into the report.
 
@@ -97,11 +107,15 @@ def merge(
     whose input vanished: only ``--trim`` drops them) and, when a fresh case
     differs from the one kept, says so through ``kept``.  ``--force`` replaces
     everything with what was frozen now.  ``--trim`` keeps the old cases whose
-    input is present.  The result is sorted by id.
+    input is present.  ``only`` (an accept: ``--force`` narrowed to some cases)
+    replaces just those and keeps every other old case as it is.  The result is
+    sorted by id.
     """
     mode = report.mode
     result: dict[str, E]
-    if mode is RecordMode.TRIM:
+    if only is not None:
+        result = _replace_some(report, old, fresh, same)
+    elif mode is RecordMode.TRIM:
         result = {cid: entry for cid, entry in old.items() if cid in present}
         report.unchanged.extend(sorted(result))
         report.trimmed.extend(sorted(cid for cid in old if cid not in present))
@@ -118,13 +132,54 @@ def merge(
                 report.notes.append(kept(cid, previous, entry))
     else:
         result = dict(fresh)
-        for cid in sorted(fresh):
-            previous = old.get(cid)
-            if previous is None:
-                report.added.append(cid)
-            elif same(previous, fresh[cid]):
-                report.unchanged.append(cid)
-            else:
-                report.replaced.append(cid)
+        _sort_fresh(report, old, fresh, same)
         report.trimmed.extend(sorted(cid for cid in old if cid not in fresh))
     return dict(sorted(result.items()))
+
+
+def _replace_some(
+    report: RecordReport, old: Mapping[str, E], fresh: Mapping[str, E], same: Callable[[E, E], bool]
+) -> dict[str, E]:
+    """An accept: the cases frozen now replace theirs; every other old case is kept."""
+    report.unchanged.extend(sorted(cid for cid in old if cid not in fresh))
+    _sort_fresh(report, old, fresh, same)
+    return {**old, **fresh}
+
+
+def _sort_fresh(
+    report: RecordReport, old: Mapping[str, E], fresh: Mapping[str, E], same: Callable[[E, E], bool]
+) -> None:
+    """Each case frozen now is added, unchanged or replaced against the one on disk."""
+    for cid in sorted(fresh):
+        previous = old.get(cid)
+        if previous is None:
+            report.added.append(cid)
+        elif same(previous, fresh[cid]):
+            report.unchanged.append(cid)
+        else:
+            report.replaced.append(cid)
+
+
+RecordBody = Callable[[Project, OracleSpec, RecordMode, "frozenset[str] | None"], RecordReport]
+"""A kind's record written once for both entry points: ``only`` is None for ``record``."""
+
+
+def record_entry_points(
+    body: RecordBody,
+) -> tuple[
+    Callable[[Project, OracleSpec, RecordMode], RecordReport],
+    Callable[[Project, OracleSpec, frozenset[str]], RecordReport],
+]:
+    """The protocol's ``record`` and ``accept`` of a kind whose record can be narrowed.
+
+    ``accept`` is ``--force`` narrowed to the accepted cases (:func:`wanted` and
+    :func:`merge` take the same ``only``).
+    """
+
+    def record(project: Project, spec: OracleSpec, mode: RecordMode) -> RecordReport:
+        return body(project, spec, mode, None)
+
+    def accept(project: Project, spec: OracleSpec, cases: frozenset[str]) -> RecordReport:
+        return body(project, spec, RecordMode.FORCE, cases)
+
+    return record, accept

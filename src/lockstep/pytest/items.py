@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -10,8 +11,9 @@ import pytest
 
 from lockstep.config import OracleSpec, Project
 from lockstep.errors import LockstepError
-from lockstep.model import Outcome
+from lockstep.model import Outcome, Status
 from lockstep.oracles import CaseRunner, kind_of
+from lockstep.oracles.pending import PendingCase, pending_case, update_pending
 
 
 class LockstepDrift(Exception):
@@ -45,6 +47,7 @@ class OracleItem(pytest.Item):
     def runtest(self) -> None:
         runner = _runner(self)
         outcome = runner(self.name)
+        keep_pending(self, outcome)
         if not outcome.ok:
             raise LockstepDrift(outcome)
 
@@ -71,3 +74,34 @@ def _runner(item: OracleItem) -> CaseRunner:
     if spec.name not in runners:
         runners[spec.name] = kind_of(spec).case_runner(item.parent.project, spec)
     return runners[spec.name]
+
+
+@dataclass
+class _Kept:
+    """One oracle's cases this session (this xdist worker) ran, and the drifted ones."""
+
+    project: Project
+    spec: OracleSpec
+    ran: set[str] = field(default_factory=set)
+    drifted: list[PendingCase] = field(default_factory=list)
+
+
+_KEPT = pytest.StashKey[dict[str, _Kept]]()
+
+
+def keep_pending(item: OracleItem, outcome: Outcome) -> None:
+    """With ``--lockstep-keep-pending``: note the case for the oracle's pending file."""
+    if not item.config.getoption("lockstep_keep_pending", default=False):
+        return
+    spec = item.parent.spec
+    kept = item.session.stash.setdefault(_KEPT, {})
+    entry = kept.setdefault(spec.name, _Kept(item.parent.project, spec))
+    entry.ran.add(outcome.case_id)
+    if outcome.status is Status.DRIFT and outcome.drifts:
+        entry.drifted.append(pending_case(outcome))
+
+
+def write_kept(session: pytest.Session) -> None:
+    """At the end of the session: each oracle's pending file gets this session's drifts."""
+    for kept in session.stash.get(_KEPT, {}).values():
+        update_pending(kept.project, kept.spec, kept.ran.__contains__, kept.drifted)

@@ -18,7 +18,7 @@ from lockstep.config import OracleSpec, Project
 from lockstep.oracles import all_kinds, kind_of
 from lockstep.pytest import ledger_recording as pytest_ledger
 from lockstep.pytest import tape_fixture as pytest_tape
-from lockstep.pytest.items import OracleFile
+from lockstep.pytest.items import OracleFile, write_kept
 from lockstep.pytest.project import add_config_option, project_for
 
 
@@ -31,6 +31,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="Collect every recorded lockstep case as a test item.",
     )
     add_config_option(group)
+    group.addoption(
+        "--lockstep-keep-pending",
+        action="store_true",
+        default=False,
+        help="Keep each drifted case's new outcome in <dir>/.pending/ for 'lockstep accept'.",
+    )
     parser.addini(
         "lockstep", "Collect lockstep cases as test items (true/false).", type="bool", default=False
     )
@@ -42,6 +48,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     pytest_ledger.configure(config)  # --lockstep-record: wrap ledger targets for this run
     pytest_tape.configure(config)  # the tape fixture and its marker
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    write_kept(session)  # --lockstep-keep-pending: this session's drifts, for 'lockstep accept'
 
 
 def _enabled(config: pytest.Config) -> bool:

@@ -39,6 +39,7 @@ from lockstep.oracles.lifecycle import (
     check_contract,
     check_record_mode,
     merge,
+    record_entry_points,
     wanted,
 )
 from lockstep.oracles.stale import Mismatch, mismatches, rules_mismatch, stale_outcome
@@ -71,8 +72,13 @@ def _blobs(project: Project) -> BlobStore:
 # ---------------------------------------------------------------- record
 
 
-def record(project: Project, spec: OracleSpec, mode: RecordMode) -> RecordReport:
-    """Render fixtures and write the lock, in the explicit ``mode`` asked for."""
+def _record(
+    project: Project, spec: OracleSpec, mode: RecordMode, only: frozenset[str] | None
+) -> RecordReport:
+    """Render fixtures and write the lock, in the explicit ``mode`` asked for.
+
+    ``only`` narrows ``--force`` to the cases being accepted (``lockstep accept``).
+    """
     corpus = _spec(spec)
     path = oracle_path(project, corpus)
     report = RecordReport(corpus.name, path, mode)
@@ -82,7 +88,7 @@ def record(project: Project, spec: OracleSpec, mode: RecordMode) -> RecordReport
         try:
             old = read_lock(path)
         except DataError as e:
-            if mode is not RecordMode.FORCE:
+            if mode is not RecordMode.FORCE or only is not None:
                 raise
             report.notes.append(f"replaced an unreadable file ({e})")
     found = fixtures(project, corpus)
@@ -96,7 +102,7 @@ def record(project: Project, spec: OracleSpec, mode: RecordMode) -> RecordReport
             what="rules or loose mode",
         )
     old_by_id = {e.id: e for e in old.entries} if old is not None else {}
-    todo = wanted(mode, found, old_by_id)
+    todo = wanted(mode, found, old_by_id, only)
     blobs = _blobs(project)
     with blobs.batch() as batch:
         fresh: dict[str, Entry] = {}
@@ -104,7 +110,7 @@ def record(project: Project, spec: OracleSpec, mode: RecordMode) -> RecordReport
             renderer = renderer_for(project, corpus, rules, corpus.loose)
             fresh = {fid: _freeze(fid, found[fid], renderer, batch, report) for fid in todo}
             fresh = _reproducible(project, corpus, rules.records(), fresh, report)
-        entries = merge(report, old_by_id, fresh, found, same=lambda a, b: a == b)
+        entries = merge(report, old_by_id, fresh, found, same=lambda a, b: a == b, only=only)
         lock = Lock(
             version=LOCK_VERSION,
             oracle=corpus.name,
@@ -364,6 +370,9 @@ def inputs(project: Project, spec: OracleSpec) -> tuple[OracleInput, ...]:
 
 
 probe_targets = in_process_probe(oracle_path)
+
+
+record, accept = record_entry_points(_record)
 
 
 KIND: Final = kind_from(globals(), name="corpus", suffix=SUFFIX, parallel_by_default=False)

@@ -16,12 +16,14 @@ another signature prove nothing.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import inspect
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Final
 
+from lockstep import canon
 from lockstep.config import LedgerSpec, OracleSpec, Project
 from lockstep.errors import UsageError
 from lockstep.model import (
@@ -105,7 +107,39 @@ def record(project: Project, spec: OracleSpec, mode: RecordMode) -> RecordReport
     """Run the driver with the target wrapped and write the distinct calls it made."""
     spec = _ledger_spec(spec)
     check_mode(project, spec, mode)
-    if spec.driver is None:
+    recording, signature = _drive(project, spec)
+    return write_recording(project, spec, mode, recording, signature)
+
+
+def accept(project: Project, spec: OracleSpec, cases: frozenset[str]) -> RecordReport:
+    """Re-record only the rows ``cases``; every other row is kept as it is.
+
+    With a driver, the driver runs again (a row it no longer makes is dropped,
+    reported as trimmed).  A ledger recorded from pytest has none: then the
+    accepted rows' own recorded calls are made again through the recorder.
+    Either way the rows are frozen and verified the way any record does it.
+    """
+    ledger = _ledger_spec(spec)
+    check_mode(project, ledger, RecordMode.NEW_ONLY)  # it exists and is this target's ledger
+    path = oracle_path(project, ledger)
+    old = {row.id: row for _, row in iter_rows(path, read_header(path))}
+    again = [old[rid] for rid in sorted(cases) if rid in old]
+    recording, signature = _drive(project, ledger, again if ledger.driver is None else None)
+    narrowed = dataclasses.replace(
+        recording,
+        rows={rid: row for rid, row in recording.rows.items() if rid in cases},
+        refused=[r for r in recording.refused if r.id in cases],
+    )
+    keep = {rid: row for rid, row in old.items() if rid not in cases}
+    return write_recording(project, ledger, RecordMode.FORCE, narrowed, signature, keep=keep)
+
+
+def _drive(
+    project: Project, spec: LedgerSpec, calls: list[LedgerRow] | None = None
+) -> tuple[Recording, list[Param]]:
+    """Run the driver (or make ``calls`` again) with the target wrapped: the distinct calls
+    it made, and the signature."""
+    if spec.driver is None and calls is None:
         raise UsageError(
             f"{project.where(spec, 'driver')}: ledger {spec.name!r} has no driver; set one, "
             f"or record from your tests with pytest --lockstep-record={spec.name}"
@@ -116,11 +150,31 @@ def record(project: Project, spec: OracleSpec, mode: RecordMode) -> RecordReport
         wrapped = installation.wrap(
             spec.target, project.root, where=project.where(spec, "target"), stem_length=stem
         )
-        run_driver(project, spec)
+        if calls is None:
+            run_driver(project, spec)
+        else:
+            _call_again(project, spec, calls)
     finally:
         installation.undo()
-    recording = merge_parts(spec.target, [wrapped.recorder.part()])
-    return write_recording(project, spec, mode, recording, wrapped.signature)
+    return merge_parts(spec.target, [wrapped.recorder.part()]), wrapped.signature
+
+
+def _call_again(project: Project, spec: LedgerSpec, rows: list[LedgerRow]) -> None:
+    """Call the (wrapped) target with each row's recorded arguments, as a driver would."""
+    target = resolve_callable(spec.target, project.root, where=project.where(spec, "target"))
+    for row in rows:
+        args = canon.decode(row.args, path="args")
+        kwargs = canon.decode(row.kwargs, path="kwargs") if row.kwargs else {}
+        try:
+            result = target(*args, **kwargs)
+            if inspect.isawaitable(result):
+                asyncio.run(_awaited(result))
+        except Exception:  # an exception is the row's outcome; the recorder froze it
+            continue
+
+
+async def _awaited(result: Any) -> None:
+    await result
 
 
 def check_mode(project: Project, spec: LedgerSpec, mode: RecordMode) -> None:

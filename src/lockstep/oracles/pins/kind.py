@@ -40,6 +40,7 @@ from lockstep.oracles.lifecycle import (
     check_contract,
     check_record_mode,
     merge,
+    record_entry_points,
     wanted,
 )
 from lockstep.oracles.pins.cases import PinCase, cases_path, read_cases, resolve_cwd
@@ -244,8 +245,13 @@ def _discover_notes(spec: PinsSpec, targets: list[ProbeTarget], jobs: int) -> li
     return notes
 
 
-def record(project: Project, spec: OracleSpec, mode: RecordMode) -> RecordReport:
-    """Probe every case, refuse a varying one, then write the pins file whole (or nothing)."""
+def _record(
+    project: Project, spec: OracleSpec, mode: RecordMode, only: frozenset[str] | None
+) -> RecordReport:
+    """Probe every case, refuse a varying one, then write the pins file whole (or nothing).
+
+    ``only`` narrows ``--force`` to the cases being accepted (``lockstep accept``).
+    """
     pins_spec = _spec(spec)
     _check_spec(project, pins_spec)
     path = oracle_path(project, pins_spec)
@@ -258,7 +264,7 @@ def record(project: Project, spec: OracleSpec, mode: RecordMode) -> RecordReport
             old = open_pins(path, project.root)
             old_lines = {pin.id: encode(pin) for pin in old.pins()}
         except DataError as e:
-            if mode is not RecordMode.FORCE:
+            if mode is not RecordMode.FORCE or only is not None:
                 raise
             old = None
             report.notes.append(f"replaced an unreadable file ({e})")
@@ -273,12 +279,12 @@ def record(project: Project, spec: OracleSpec, mode: RecordMode) -> RecordReport
     )
     if old is not None:
         check_contract(pins_spec.name, mode, old.header, header, what="rules or environment base")
-    todo = [cases[case_id] for case_id in wanted(mode, cases, old_lines)]
+    todo = [cases[case_id] for case_id in wanted(mode, cases, old_lines, only)]
     fresh = {
         case_id: encode(pin)
         for case_id, pin in _freeze(project, pins_spec, todo, header, rules, report).items()
     }
-    lines = merge(report, old_lines, fresh, cases, same=lambda a, b: a == b)
+    lines = merge(report, old_lines, fresh, cases, same=lambda a, b: a == b, only=only)
     if mode is not RecordMode.FORCE and old is not None:
         report.notes.extend(_stale_notes(project, pins_spec, old))
     if old is None or old.header != header or report.added or report.replaced or report.trimmed:
@@ -607,6 +613,9 @@ def inputs(project: Project, spec: OracleSpec) -> tuple[OracleInput, ...]:
     """The cases file: changing a case re-records the pins."""
     pins_spec = _spec(spec)
     return (OracleInput(pins_spec.cases, f"cases of pins {pins_spec.name!r}"),)
+
+
+record, accept = record_entry_points(_record)
 
 
 KIND: Final = kind_from(globals(), name="pins", suffix=SUFFIX, parallel_by_default=True)

@@ -247,6 +247,14 @@ def record(project: Project, spec: OracleSpec, mode: RecordMode, /) -> RecordRep
     return report
 
 
+def accept(project: Project, spec: OracleSpec, cases: frozenset[str], /) -> RecordReport:
+    """A tape is one case (its driver): accepting it re-records the tape (``--force``)."""
+    tspec = tape_spec(spec)
+    if tspec.name not in cases:
+        return RecordReport(tspec.name, oracle_path(project, tspec), RecordMode.FORCE)
+    return record(project, tspec, RecordMode.FORCE)
+
+
 def _reproduces(project: Project, tspec: TapeSpec, doc: TapeDocument, report: RecordReport) -> bool:
     """Whether the driver's tape replays green in a fresh interpreter with another hash seed."""
 

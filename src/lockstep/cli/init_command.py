@@ -1,0 +1,180 @@
+"""``lockstep init``: survey the repository, ask (or take flags), write a first lockstep.toml.
+
+With no flags it asks about each candidate the survey found; ``--yes`` takes
+the proposals without asking (functions that a script drives, fixture folders
+with a render function, every script); ``--ledger``, ``--pins`` and
+``--corpus GLOB --render MOD:FUNC`` name the oracles instead of the survey.
+An existing configuration is never overwritten (exit 2).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Final
+
+import click
+from rich.console import Console
+
+from lockstep.cli.app import console, main
+from lockstep.config import PinsSpec
+from lockstep.errors import UsageError
+from lockstep.scaffold.config_text import (
+    CONFIG_NAME,
+    PinsChoice,
+    Plan,
+    check_no_config,
+    config_text,
+    starter_cases,
+    starter_cases_path,
+)
+from lockstep.scaffold.pins_rules import case_env_keys, probe_rules
+from lockstep.scaffold.survey import (
+    CorpusCandidate,
+    LedgerCandidate,
+    ScriptCandidate,
+    Survey,
+    survey,
+)
+from lockstep.store import atomic_write
+
+ASKED_LEDGERS: Final = 5
+"""Ledger candidates offered (the best ranked); the others are listed in the file as comments."""
+
+
+def _ledger_line(c: LedgerCandidate) -> str:
+    driver = f"driven by {c.driver}" if c.driver else "no script calls it"
+    return f"{c.target}: returns {', '.join(c.kinds)}; fan-in {c.fan_in}; {driver}"
+
+
+def _choose(yes: bool, question: str, default: bool) -> bool:
+    if yes:
+        return default
+    return click.confirm(question, default=default)
+
+
+def _from_survey(out: Console, found: Survey, plan: Plan, yes: bool) -> list[ScriptCandidate]:
+    for i, c in enumerate(found.ledgers):
+        line = _ledger_line(c)
+        if i < ASKED_LEDGERS and _choose(
+            yes, f"ledger {line}. Freeze its calls?", c.driver is not None
+        ):
+            plan.ledgers.append(c)
+        else:
+            plan.left_out.append(f"ledger {line}")
+    for corpus in found.corpora:
+        line = f"{corpus.fixtures} ({corpus.count} files, render {corpus.render or 'not found'})"
+        if _choose(yes, f"corpus {line}. Freeze its rendering?", corpus.render is not None):
+            plan.corpora.append(corpus)
+        else:
+            plan.left_out.append(f"corpus {line}")
+    scripts = []
+    for script in found.scripts:
+        line = f"{' '.join(script.command)} (cases: {script.cases or 'a starter file'})"
+        if _choose(yes, f"pins {line}. Freeze its runs?", True):
+            scripts.append(script)
+        else:
+            plan.left_out.append(f"pins {line}")
+    if not (plan.ledgers or plan.corpora or scripts):
+        out.print("nothing chosen: the configuration lists what was found, as comments")
+    return scripts
+
+
+def _from_flags(
+    root: Path,
+    found: Survey,
+    plan: Plan,
+    ledgers: tuple[str, ...],
+    pins: tuple[str, ...],
+    corpora: list[tuple[str, str]],
+) -> list[ScriptCandidate]:
+    known = {c.target: c for c in found.ledgers}
+    for target in ledgers:
+        if ":" not in target:
+            raise UsageError(f"--ledger {target}: expected pkg.mod:func")
+        plan.ledgers.append(known.get(target) or LedgerCandidate(target, (), 0, None))
+    for glob, render in corpora:
+        name = Path(glob).parent.name or Path(glob).stem
+        plan.corpora.append(CorpusCandidate(name, glob, 0, render))
+    scripts = []
+    by_path = {s.path: s for s in found.scripts}
+    for script in pins:
+        rel = Path(script).as_posix().removeprefix("./")
+        if not (root / rel).is_file():
+            raise UsageError(f"--pins {script}: no such file in {root}")
+        scripts.append(
+            by_path.get(rel) or ScriptCandidate(Path(rel).stem, ("python", rel), None, rel)
+        )
+    return scripts
+
+
+def _unique(name: str, taken: set[str]) -> str:
+    """``name``, or ``name-2``... when another oracle has it already (``taken`` grows)."""
+    candidate, n = name, 2
+    while candidate in taken:
+        candidate, n = f"{name}-{n}", n + 1
+    taken.add(candidate)
+    return candidate
+
+
+@main.command()
+@click.option("--yes", "-y", is_flag=True, help="Take the survey's proposals without asking.")
+@click.option("--ledger", "ledgers", multiple=True, metavar="PKG.MOD:FUNC", help="Freeze calls.")
+@click.option("--pins", "pins", multiple=True, metavar="SCRIPT.py", help="Freeze process runs.")
+@click.option("--corpus", "corpora", multiple=True, metavar="GLOB", help="Fixture files.")
+@click.option(
+    "--render", "renders", multiple=True, metavar="MOD:FUNC", help="Each --corpus's render."
+)
+@click.option("--dir", "oracle_dir", default="lockstep", show_default=True, help="Oracle folder.")
+def init(
+    yes: bool,
+    ledgers: tuple[str, ...],
+    pins: tuple[str, ...],
+    corpora: tuple[str, ...],
+    renders: tuple[str, ...],
+    oracle_dir: str,
+) -> None:
+    """Survey this repository and write a commented lockstep.toml that 'lockstep record' runs.
+
+    It proposes ledgers for functions with mixed return types (ranked by fan-in),
+    corpora for fixture folders, and pins for scripts with a __main__ entry point
+    (probed, so volatile output gets rules). Never overwrites a configuration.
+    """
+    root = Path.cwd()
+    check_no_config(root)
+    if len(corpora) != len(renders):
+        raise UsageError("--corpus and --render go in pairs: one render per fixture glob")
+    out = console()
+    found = survey(root)
+    plan = Plan(oracle_dir=oracle_dir)
+    if ledgers or pins or corpora:
+        scripts = _from_flags(
+            root, found, plan, ledgers, pins, list(zip(corpora, renders, strict=True))
+        )
+    else:
+        scripts = _from_survey(out, found, plan, yes)
+    taken = {c.target.rsplit(":", 1)[-1] for c in plan.ledgers}
+    plan.corpora = [replace(c, name=_unique(c.name, taken)) for c in plan.corpora]
+    scripts = [replace(s, name=_unique(s.name, taken)) for s in scripts]
+    written: list[Path] = []
+    try:
+        for script in scripts:
+            cases = script.cases
+            if cases is None:
+                cases = starter_cases_path(script)
+                atomic_write(root / cases, starter_cases(script).encode("utf-8"))
+                written.append(root / cases)
+                out.print(f"wrote {cases} (one run without arguments; add the runs that matter)")
+            env_keys = case_env_keys(root, cases)
+            out.print(f"probing {' '.join(script.command)} ...")
+            spec = PinsSpec(
+                name=script.name, command=list(script.command), cases=cases, env_keys=list(env_keys)
+            )
+            plan.pins.append(PinsChoice(script, cases, env_keys, probe_rules(root, spec)))
+        atomic_write(root / CONFIG_NAME, config_text(plan).encode("utf-8"))
+    except BaseException:
+        for path in written:
+            path.unlink(missing_ok=True)
+        raise
+    counts = f"{len(plan.ledgers)} ledger(s), {len(plan.corpora)} corpus, {len(plan.pins)} pins"
+    out.print(f"wrote {CONFIG_NAME}: {counts}; review it, then run 'lockstep record'")

@@ -1,0 +1,181 @@
+"""The first ``lockstep.toml``, written as a reviewer would want to read it: commented.
+
+Each oracle table says why it was proposed (the return kinds and fan-in of a
+function, the fixture count of a folder, how a script's cases are found), and
+what was found but not chosen is listed at the end as comments, so the file is
+also the survey's report.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final
+
+from lockstep.errors import UsageError
+from lockstep.probe.suggest import Suggestion
+from lockstep.scaffold.pins_rules import ProbedRules
+from lockstep.scaffold.survey import CorpusCandidate, LedgerCandidate, ScriptCandidate
+
+CONFIG_NAME: Final = "lockstep.toml"
+STARTER_CASE: Final = "no-arguments"
+
+
+@dataclass(frozen=True)
+class PinsChoice:
+    """A script chosen for pins: its cases file, the env keys its cases set, its rules."""
+
+    script: ScriptCandidate
+    cases: str
+    env_keys: tuple[str, ...]
+    rules: ProbedRules
+
+
+@dataclass
+class Plan:
+    """The oracles chosen, and what was found but left out (listed as comments)."""
+
+    oracle_dir: str = "lockstep"
+    ledgers: list[LedgerCandidate] = field(default_factory=list)
+    corpora: list[CorpusCandidate] = field(default_factory=list)
+    pins: list[PinsChoice] = field(default_factory=list)
+    left_out: list[str] = field(default_factory=list)
+
+
+def _s(text: str) -> str:
+    """A TOML basic string (JSON's escapes are TOML's)."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+def _list(items: Sequence[str]) -> str:
+    return "[" + ", ".join(_s(i) for i in items) + "]"
+
+
+def starter_cases(script: ScriptCandidate) -> str:
+    """A cases file with one run of the script without arguments, to be extended."""
+    return (
+        f"# The runs of {script.path} that pins oracle {script.name!r} freezes: one [[case]]\n"
+        "# per run, with id, argv (after the command), env and stdin. 'lockstep init' wrote\n"
+        "# one run without arguments; add the runs your users make.\n\n"
+        f"[[case]]\nid = {_s(STARTER_CASE)}\nargv = []\n"
+    )
+
+
+def starter_cases_path(script: ScriptCandidate) -> str:
+    """Where a script without a cases file gets its starter one: beside it."""
+    path = Path(script.path)
+    if path.name == "__main__.py":
+        return (path.parent / "cases.toml").as_posix()
+    return path.with_name(f"{path.stem}.cases.toml").as_posix()
+
+
+def _ledger(c: LedgerCandidate) -> list[str]:
+    why = f"returns {', '.join(c.kinds)}" if c.kinds else "named on the command line"
+    lines = [f"# {c.target} {why}; imported by {c.fan_in} module(s)."]
+    table = ["[[ledger]]", f"name = {_s(c.target.rsplit(':', 1)[-1])}", f"target = {_s(c.target)}"]
+    if c.driver is None:
+        lines.append(
+            "# No script calls it: record its calls from your tests with\n"
+            f"#   pytest --lockstep-record={c.target.rsplit(':', 1)[-1]}\n"
+            "# or give it a driver (a script or pkg.mod:func that calls it) and uncomment:"
+        )
+        return lines + ["# " + line for line in table]
+    lines.append("# The driver calls it the way its callers do; every distinct call is frozen.")
+    return [*lines, *table, f"driver = {_s(c.driver)}"]
+
+
+def _corpus(c: CorpusCandidate) -> list[str]:
+    lines = [f"# {c.count} fixture files; render is called with each one's Path."]
+    table = [
+        "[[corpus]]",
+        f"name = {_s(c.name)}",
+        f"fixtures = {_s(c.fixtures)}",
+        f"render = {_s(c.render or 'pkg.mod:render')}",
+    ]
+    if c.render is None:
+        lines.append(
+            "# No render function found: write one (path -> bytes/str/JSON) and uncomment:"
+        )
+        return lines + ["# " + line for line in table]
+    return lines + table
+
+
+def _pins(p: PinsChoice) -> list[str]:
+    lines = [f"# {p.script.path} runs as a whole process; its runs are listed in {p.cases}."]
+    if p.rules.names:
+        lines.append("# Its output varied between runs; the probe's verified rules hide that:")
+    if not p.rules.deterministic:
+        lines.append(
+            "# Its output still varies with those rules: run 'lockstep probe "
+            f"{p.script.name} --suggest' and uncomment once it is deterministic:"
+        )
+    table = [
+        "[[pins]]",
+        f"name = {_s(p.script.name)}",
+        f"command = {_list(p.script.command)}",
+        f"cases = {_s(p.cases)}",
+    ]
+    if p.env_keys:
+        table.append(f"env_keys = {_list(p.env_keys)}")
+    if p.rules.names:
+        table.append(f"rules = {_list(p.rules.names)}")
+    if not p.rules.deterministic:
+        return lines + ["# " + line for line in table]
+    return lines + table
+
+
+def _user_rules(plan: Plan) -> list[Suggestion]:
+    seen: dict[str, Suggestion] = {}
+    for choice in plan.pins:
+        if choice.rules.deterministic:
+            for rule in choice.rules.user_rules:
+                seen.setdefault(rule.name, rule)
+    return list(seen.values())
+
+
+def config_text(plan: Plan) -> str:
+    """The commented configuration for ``plan``."""
+    out = [
+        "# lockstep configuration, proposed by 'lockstep init' from the source.",
+        "# Review it, then freeze today's behaviour:  lockstep record",
+        "# and commit the oracle folder before any refactor.  (Reference: README.)",
+        "",
+        "[lockstep]",
+        f"dir = {_s(plan.oracle_dir)}  # where oracle files live: commit them",
+    ]
+    sections = (
+        [_ledger(c) for c in plan.ledgers]
+        + [_corpus(c) for c in plan.corpora]
+        + [_pins(p) for p in plan.pins]
+    )
+    for section in sections:
+        out += ["", *section]
+    rules = _user_rules(plan)
+    if rules:
+        out += ["", "# Rules the probe suggested and verified for the scripts above."]
+        for rule in rules:
+            out += ["", rule.toml().rstrip("\n")]
+    if plan.left_out:
+        out += ["", "# Also found, not configured:"]
+        out += [f"#   {line}" for line in plan.left_out]
+    return "\n".join(out) + "\n"
+
+
+def check_no_config(root: Path) -> None:
+    """``lockstep init`` never overwrites a configuration: refuse when one is there."""
+    existing = root / CONFIG_NAME
+    if existing.exists():
+        raise UsageError(
+            f"{existing}: a configuration already exists; lockstep init never overwrites one "
+            "(edit it, or move it away to start again)"
+        )
+    pyproject = root / "pyproject.toml"
+    if pyproject.is_file() and "[tool.lockstep" in pyproject.read_text(
+        encoding="utf-8", errors="replace"
+    ):
+        raise UsageError(
+            f"{pyproject}: [tool.lockstep] already configures lockstep; "
+            "lockstep init never overwrites a configuration"
+        )

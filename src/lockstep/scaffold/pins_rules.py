@@ -1,0 +1,63 @@
+"""Probe a proposed script before proposing it: volatile output gets rules, or a warning.
+
+A script whose output carries a timestamp or a run id would be refused by
+``lockstep record`` (its runs differ).  ``lockstep init`` runs each case a few
+times the way the pins kind will (:meth:`~lockstep.oracles.OracleKind.probe_targets`)
+and takes the probe's verified rule suggestions, so the configuration it writes
+records as is.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from lockstep.config import Config, PinsSpec, Project
+from lockstep.oracles import kind_named
+from lockstep.probe.runs import probe_many
+from lockstep.probe.suggest import Suggestion, suggest_and_verify
+from lockstep.rules import RuleSet
+
+PROBE_RUNS: Final = 4
+
+
+@dataclass(frozen=True)
+class ProbedRules:
+    """What probing one script found: rule names for its table, and the user rules they need."""
+
+    names: tuple[str, ...]
+    user_rules: tuple[Suggestion, ...]
+    deterministic: bool
+    """False when the output still varies with the suggested rules."""
+
+
+def probe_rules(root: Path, spec: PinsSpec, *, jobs: int = 2) -> ProbedRules:
+    """Run every case of ``spec`` (its cases file must exist) :data:`PROBE_RUNS` times."""
+    project = Project(root=root, config_path=root / "lockstep.toml", config=Config(pins=[spec]))
+    targets = list(kind_named("pins").probe_targets(project, spec))
+    reports = probe_many(targets, runs=PROBE_RUNS, jobs=jobs, rules=RuleSet())
+    flaky = [r for r in reports if not r.deterministic]
+    if not flaky:
+        return ProbedRules((), (), True)
+    verified = suggest_and_verify(flaky, rules=RuleSet(), runs=PROBE_RUNS, jobs=jobs)
+    return ProbedRules(
+        tuple(s.name for s in verified.suggestions),
+        tuple(s for s in verified.suggestions if not s.builtin),
+        verified.working,
+    )
+
+
+def case_env_keys(root: Path, cases: str) -> tuple[str, ...]:
+    """The env keys the cases file's runs set: the pins table declares them (``env_keys``)."""
+    try:
+        data = tomllib.loads((root / cases).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return ()
+    keys: set[str] = set()
+    for case in data.get("case", []):
+        env = case.get("env") if isinstance(case, dict) else None
+        if isinstance(env, dict):
+            keys.update(str(k) for k in env)
+    return tuple(sorted(keys))

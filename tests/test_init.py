@@ -1,0 +1,177 @@
+"""``lockstep init`` on real example projects: survey, ask or take flags, write a config that
+``lockstep record`` runs as is, and never overwrite one."""
+
+from __future__ import annotations
+
+import ast
+import shutil
+import tomllib
+from importlib import resources
+from pathlib import Path
+
+import pytest
+
+from helpers import invoke_cli, run_cli, snapshot_tree, write_files
+
+DEMO = Path(str(resources.files("lockstep.demo") / "project"))
+
+
+@pytest.fixture
+def demo(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    shutil.copytree(DEMO, root, ignore=shutil.ignore_patterns("__pycache__"))
+    return root
+
+
+def _config(root: Path) -> dict[str, object]:
+    return tomllib.loads((root / "lockstep.toml").read_text(encoding="utf-8"))
+
+
+def test_init_yes_on_the_demo_project_records_and_replays_without_edits(demo: Path) -> None:
+    result = run_cli("init", "--yes", cwd=demo)
+    assert result.code == 0, result.output
+    assert "wrote lockstep.toml: 1 ledger(s), 1 corpus, 2 pins" in result.stdout
+    text = (demo / "lockstep.toml").read_text()
+    assert "# refs.messy:parse_amount returns None, list, str, tuple" in text
+    config = _config(demo)
+    assert config["ledger"] == [
+        {"name": "parse_amount", "target": "refs.messy:parse_amount", "driver": "refs/exercise.py"}
+    ]
+    assert config["corpus"] == [
+        {
+            "name": "transform",
+            "fixtures": "fixtures/transform/*.json",
+            "render": "transform.harness:render",
+        }
+    ]
+    pins = {p["name"]: p for p in config["pins"]}  # type: ignore[attr-defined]
+    # the export's header carries a timestamp and a run id: the probe found both
+    assert sorted(pins["export_invoices"]["rules"]) == ["iso-timestamp", "run"]
+    assert pins["export_invoices"]["env_keys"] == ["CURRENCY", "TAX_RATE"]
+    assert pins["invoicing"]["command"] == ["python", "-m", "invoicing"]
+    assert (demo / "invoicing" / "cases.toml").is_file()  # a starter cases file
+    record = run_cli("record", cwd=demo, timeout=300)
+    assert record.code == 0, record.output
+    replay = run_cli("replay", cwd=demo, timeout=300)
+    assert replay.code == 0, replay.output
+    assert "green" in replay.stdout
+
+
+def test_init_never_overwrites_a_configuration(demo: Path) -> None:
+    write_files(demo, {"lockstep.toml": "[lockstep]\n"})
+    before = snapshot_tree(demo)
+    result = invoke_cli("init", "--yes", cwd=demo)
+    assert result.code == 2
+    assert "a configuration already exists; lockstep init never overwrites one" in result.stderr
+    assert snapshot_tree(demo) == before
+
+
+def test_init_refuses_a_pyproject_that_configures_lockstep(tmp_path: Path) -> None:
+    write_files(tmp_path, {"pyproject.toml": "[tool.lockstep]\ndir = 'oracles'\n"})
+    result = invoke_cli("init", "--yes", cwd=tmp_path)
+    assert result.code == 2
+    assert "[tool.lockstep] already configures lockstep" in result.stderr
+    assert not (tmp_path / "lockstep.toml").exists()
+
+
+def test_init_asks_about_each_candidate(demo: Path) -> None:
+    # ledger parse_amount: no; corpus transform: yes; the two scripts: no
+    result = invoke_cli("init", cwd=demo, input=b"n\ny\nn\nn\n")
+    assert result.code == 0, result.output
+    assert "Freeze its calls?" in result.stdout and "Freeze its runs?" in result.stdout
+    config = _config(demo)
+    assert [c["name"] for c in config["corpus"]] == ["transform"]  # type: ignore[index]
+    assert "ledger" not in config and "pins" not in config
+    text = (demo / "lockstep.toml").read_text()
+    assert "# Also found, not configured:" in text
+    assert "#   ledger refs.messy:parse_amount" in text
+    assert invoke_cli("record", cwd=demo).code == 0
+
+
+def test_init_takes_the_oracles_from_flags(demo: Path) -> None:
+    result = invoke_cli(
+        "init",
+        "--ledger",
+        "refs.messy:parse_amount",
+        "--corpus",
+        "fixtures/transform/*.json",
+        "--render",
+        "transform.harness:render",
+        cwd=demo,
+    )
+    assert result.code == 0, result.output
+    config = _config(demo)
+    assert [c["driver"] for c in config["ledger"]] == ["refs/exercise.py"]  # type: ignore[index]
+    assert [c["render"] for c in config["corpus"]] == ["transform.harness:render"]  # type: ignore[index]
+    assert "pins" not in config
+    assert invoke_cli("record", cwd=demo).code == 0
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--corpus", "fixtures/*.json"), "--corpus and --render go in pairs"),
+        (("--ledger", "refs.messy"), "--ledger refs.messy: expected pkg.mod:func"),
+        (("--pins", "nope.py"), "--pins nope.py: no such file"),
+    ],
+)
+def test_bad_init_flags_are_exit_2_and_write_nothing(
+    demo: Path, args: tuple[str, ...], message: str
+) -> None:
+    before = snapshot_tree(demo)
+    result = invoke_cli("init", *args, cwd=demo)
+    assert result.code == 2
+    assert message in result.stderr
+    assert snapshot_tree(demo) == before
+
+
+def test_a_mixed_returns_function_without_a_driver_is_proposed_commented_out(
+    tmp_path: Path,
+) -> None:
+    write_files(
+        tmp_path,
+        {
+            "billing/__init__.py": "",
+            "billing/codes.py": (
+                "def code(x):\n"
+                "    if x is None:\n        return None\n"
+                "    if x == 0:\n        return ''\n"
+                "    return (x, str(x))\n"
+            ),
+            "billing/use.py": "from billing.codes import code\n",
+            "billing/more.py": "import billing.codes\n",
+        },
+    )
+    result = invoke_cli("init", "--yes", cwd=tmp_path)
+    assert result.code == 0, result.output
+    text = (tmp_path / "lockstep.toml").read_text()
+    assert "#   ledger billing.codes:code: returns None, str, tuple; fan-in 2; no script" in text
+    (tmp_path / "lockstep.toml").unlink()
+    # named on the command line, it is written, commented out, with how to record it
+    result = invoke_cli("init", "--ledger", "billing.codes:code", cwd=tmp_path)
+    assert result.code == 0, result.output
+    text = (tmp_path / "lockstep.toml").read_text()
+    assert "# billing.codes:code returns None, str, tuple; imported by 2 module(s)." in text
+    assert "#   pytest --lockstep-record=code" in text
+    assert '# target = "billing.codes:code"' in text
+    assert "ledger" not in _config(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("body", "kinds"),
+    [
+        ("return None", ("None",)),
+        ("if x:\n        return [x]\n    return {x: 1}", ("dict", "list")),
+        ("if x:\n        return f'{x}'\n    return str(x)", ("str",)),
+        ("def inner():\n        return 1\n    return (x,)", ("tuple",)),
+        ("return x", ()),
+    ],
+)
+def test_return_kinds_reads_only_the_functions_own_returns(
+    body: str, kinds: tuple[str, ...]
+) -> None:
+    from lockstep.scaffold.survey import return_kinds
+
+    func = ast.parse(f"def f(x):\n    {body}\n").body[0]
+    assert isinstance(func, ast.FunctionDef)
+    assert return_kinds(func) == kinds
