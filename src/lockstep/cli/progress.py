@@ -14,6 +14,7 @@ when the run ends it disappears and the command's own lines remain.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Final
@@ -55,12 +56,27 @@ def progress(out: Console, label: str, total: int | None = None) -> Iterator[Tic
     columns.append(TimeElapsedColumn())
     bar = Progress(*columns, console=out, transient=True)
     task = bar.add_task(label, total=total)
-    timer = threading.Timer(DELAY, bar.start)
+    began = time.monotonic()
+    lock = threading.Lock()
+    shown = False
+
+    def show() -> None:
+        nonlocal shown
+        with lock:
+            if not shown:
+                shown = True
+                bar.start()
+
+    # The timer shows the bar of a run that never ticks (one long record); a tick past the
+    # delay shows it at once, whatever the timer thread is doing.
+    timer = threading.Timer(DELAY, show)
     timer.daemon = True
     timer.start()
 
     def tick() -> None:
         bar.advance(task)
+        if not shown and time.monotonic() - began >= DELAY:
+            show()
 
     try:
         yield tick
