@@ -11,7 +11,7 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from helpers import invoke_cli
+from helpers import GitRepo, invoke_cli
 from lockstep.model import Drift, Outcome, Status
 from lockstep.report.html import (
     Extras,
@@ -197,3 +197,24 @@ def test_a_green_replay_report_says_green_and_draws_no_case(tmp_path: Path) -> N
     assert result.code == 0, result.output
     page = (root / "r.html").read_text(encoding="utf-8")
     assert "green: 2 cases: 2 passed" in page and 'id="cases"' not in page
+
+
+def test_report_adds_the_probe_signatures_and_the_review_table(tmp_path: Path) -> None:
+    root = hostile_red_project(tmp_path / "p")
+    repo = GitRepo(root)
+    repo.commit("legacy renderer and its frozen output")
+    (root / "legacy" / "harness.py").write_text(
+        (root / "legacy" / "harness.py").read_text().replace("'0'", "'00'")
+    )
+    repo.commit("pad the totals")
+    result = invoke_cli("report", "--probe", "2", "--review", "HEAD~1..HEAD", cwd=root)
+    assert result.code == 0, result.output
+    page = (root / "lockstep-report.html").read_text(encoding="utf-8")
+    signatures = page[page.index('id="signatures"') : page.index('id="review"')]
+    assert "ledger_lines (every case, in a fresh interpreter)</code>: 2 run(s), 1 signature(s)" in (
+        signatures
+    )
+    review = page[page.index('id="review"') :]
+    assert "lockstep review HEAD~1..HEAD (1 commit(s))" in review
+    row = re.search(r"<tr><td>every oracle replays green at HEAD</td><td class=\"(\w+)\">", review)
+    assert row is not None and row.group(1) == "fail"

@@ -12,11 +12,13 @@ from __future__ import annotations
 import dataclasses
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
 import click
+from click.decorators import FC
 from rich.console import Console
 
 from lockstep.cli.app import (
@@ -33,11 +35,13 @@ from lockstep.cli.progress import progress
 from lockstep.config import OracleSpec, Project
 from lockstep.errors import UsageError
 from lockstep.model import Outcome, ReplayOptions
-from lockstep.oracles import default_jobs
+from lockstep.oracles import default_jobs, kind_of
 from lockstep.oracles import replay as replay_oracle
-from lockstep.report.html import ReportRun, render_html
+from lockstep.probe.runs import probe_many
+from lockstep.report.html import Extras, ReportRun, ReviewSection, SignatureSection, render_html
 from lockstep.report.junit import junit_xml
 from lockstep.report.summary import Tally
+from lockstep.rules import resolve_rules
 from lockstep.store import atomic_write, display_path
 
 REPLAY_JOBS_DEFAULT = "[lockstep] jobs, else pins one per core, other kinds 1"
@@ -81,7 +85,9 @@ class ReportFiles:
         if self.junit is not None or (self.html is not None and not outcome.ok):
             self.outcomes.append(outcome)
 
-    def write(self, project: Project, tally: Tally, out: Console) -> None:
+    def write(
+        self, project: Project, tally: Tally, out: Console, extras: Extras | None = None
+    ) -> None:
         """Write each file asked for and say where it is."""
         seconds = time.monotonic() - self.started
         if self.html is not None:
@@ -92,33 +98,30 @@ class ReportFiles:
                 seconds=seconds,
                 generated=self.started_at.isoformat(timespec="seconds"),
             )
-            atomic_write(self.html, render_html(run).encode("utf-8"))
+            atomic_write(self.html, render_html(run, extras).encode("utf-8"))
             out.print(f"report: {display_path(self.html)}")
         if self.junit is not None:
             atomic_write(self.junit, junit_xml(self.outcomes, seconds=seconds))
             out.print(f"junit: {display_path(self.junit)}")
 
 
-def report_option(func: click.decorators.FC) -> click.decorators.FC:
+def _file_option(flag: str, dest: str, help_text: str) -> Callable[[FC], FC]:
     return click.option(
-        "--report",
-        "report_path",
+        flag,
+        dest,
         type=click.Path(path_type=Path, dir_okay=False),
         default=None,
         metavar="FILE",
-        help="Also write an HTML report of the run (one self-contained file).",
-    )(func)
+        help=help_text,
+    )
 
 
-def junit_option(func: click.decorators.FC) -> click.decorators.FC:
-    return click.option(
-        "--junit",
-        "junit_path",
-        type=click.Path(path_type=Path, dir_okay=False),
-        default=None,
-        metavar="FILE",
-        help="Also write JUnit XML: one testcase per case, for CI test reports.",
-    )(func)
+report_option = _file_option(
+    "--report", "report_path", "Also write an HTML report of the run (one self-contained file)."
+)
+junit_option = _file_option(
+    "--junit", "junit_path", "Also write JUnit XML: one testcase per case, for CI test reports."
+)
 
 
 @main.command()
@@ -135,6 +138,22 @@ def junit_option(func: click.decorators.FC) -> click.decorators.FC:
 @jobs_option_showing(REPLAY_JOBS_DEFAULT)
 @shard_option
 @click.option(
+    "--probe",
+    "probe_runs",
+    type=click.IntRange(min=2),
+    default=None,
+    metavar="N",
+    help="Also probe each oracle N times (each run a fresh interpreter or process) and show "
+    "its distinct signatures.",
+)
+@click.option(
+    "--review",
+    "review_range",
+    default=None,
+    metavar="BASE..HEAD",
+    help="Also review this range (as 'lockstep review' does) and show its decision table.",
+)
+@click.option(
     "--fail-on-drift",
     is_flag=True,
     help="Exit 1 when the replay is not green, as 'lockstep replay' does (default: exit 0).",
@@ -147,6 +166,8 @@ def report(
     junit_path: Path | None,
     jobs: int | None,
     shard: str | None,
+    probe_runs: int | None,
+    review_range: str | None,
     fail_on_drift: bool,
 ) -> None:
     """Replay every oracle (or NAMES) and write one HTML page of what moved.
@@ -170,6 +191,34 @@ def report(
                 tally.add(outcome)
                 files.keep(outcome)
                 tick()
-    files.write(project, tally, out)
+    signatures = () if probe_runs is None else probe_sections(project, specs, probe_runs, out)
+    reviewed = None if review_range is None else review_section(project, review_range, jobs)
+    files.write(project, tally, out, Extras(review=reviewed, signatures=signatures))
     out.print(f"{'green' if tally.green else 'not green'}: {tally.line()}")
     sys.exit(EXIT_FAIL if fail_on_drift and not tally.green else EXIT_OK)
+
+
+def probe_sections(
+    project: Project, specs: list[OracleSpec], runs: int, out: Console
+) -> tuple[SignatureSection, ...]:
+    """Each case of each oracle probed ``runs`` times: its signatures, for the report."""
+    sections: list[SignatureSection] = []
+    for spec in specs:
+        targets = list(kind_of(spec).probe_targets(project, spec))
+        rules = resolve_rules(list(spec.rules), project, where=f"{spec.name}: rules")
+        jobs = default_jobs(spec, project.config.lockstep.jobs)
+        with progress(out, f"probe {spec.name}", total=len(targets) * runs) as tick:
+            reports = probe_many(targets, runs=runs, jobs=jobs, rules=rules, on_run=tick)
+        sections += [SignatureSection.of(report) for report in reports]
+    return tuple(sections)
+
+
+def review_section(project: Project, revision_range: str, jobs: int | None) -> ReviewSection:
+    """The decision table of ``lockstep review RANGE``, for the report."""
+    from lockstep.gates.git import Git  # only when asked: the gates' imports are not cheap
+    from lockstep.gates.review import parse_range, review
+
+    git = Git(project.root)
+    return ReviewSection.of(
+        review(project, git, parse_range(git, revision_range), replay_options(jobs, None))
+    )
