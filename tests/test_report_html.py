@@ -75,6 +75,19 @@ def test_a_one_line_value_drift_is_one_changed_row() -> None:
     assert [s.text for s in row.left if s.changed] == ["(", ")"]
 
 
+def test_a_tape_drift_shows_its_explanation_and_its_call_listing_side_by_side() -> None:
+    diff = (
+        "call 3: expected rates.rate('EUR'), got nothing\n"
+        "--- recorded tape\n+++ this run\n@@ -1,3 +1,2 @@\n"
+        " rates.rate('EUR')\n fees.late_fee(442.0, 45)\n-rates.rate('EUR')\n"
+    )
+    drift = Drift("calls", "3 calls (ordered)", "2 calls", diff)
+    kinds = [i.kind for i in drift_rows(drift) if isinstance(i, Row)]
+    assert kinds == ["equal", "equal", "delete"]
+    page = _page([Outcome("invoice_summary", "run", Status.DRIFT, (drift,))])
+    assert '<pre class="explain">call 3: expected rates.rate(&#39;EUR&#39;), got nothing' in page
+
+
 @given(st.lists(st.text(max_size=8), max_size=30), st.lists(st.text(max_size=8), max_size=30))
 def test_side_by_side_keeps_every_line_of_both_documents(old: list[str], new: list[str]) -> None:
     clean = [[s.replace("\r", "").replace("\n", "") for s in doc] for doc in (old, new)]

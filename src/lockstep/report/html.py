@@ -16,14 +16,13 @@ importing it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
 import jinja2
 
 from lockstep.model import Outcome, Status
-from lockstep.report.sidebyside import Item, drift_rows
+from lockstep.report.sidebyside import Item, drift_rows, split_unified
 from lockstep.report.summary import Tally
 
 if TYPE_CHECKING:  # converters read these results; building a page runs no gate or probe
@@ -154,7 +153,7 @@ def _case_view(n: int, outcome: Outcome) -> _CaseView:
             d.expected,
             d.actual,
             drift_rows(d),
-            "" if d.diff.startswith("--- ") else d.diff,
+            split_unified(d.diff)[0],
         )
         for d in outcome.drifts
     ]
@@ -205,7 +204,3 @@ def render_html(run: ReportRun, extras: Extras | None = None) -> str:
         signatures=extras.signatures,
         strength=extras.strength,
     )
-
-
-def failing_only(outcomes: Sequence[Outcome]) -> tuple[Outcome, ...]:
-    return tuple(o for o in outcomes if not o.ok)

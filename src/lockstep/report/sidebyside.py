@@ -168,8 +168,15 @@ def rows_from_unified(diff: str) -> list[Item]:
     return items
 
 
-def is_unified(diff: str) -> bool:
-    return diff.startswith("--- ") and "\n+++ " in diff
+def split_unified(diff: str) -> tuple[str, str]:
+    """``(explanation, unified diff)``: a drift's diff may open with lines of its own (a tape's
+    ``call 3: expected ..., got ...``) before the unified listing; either part may be empty."""
+    if diff.startswith("--- ") and "\n+++ " in diff:
+        return "", diff
+    at = diff.find("\n--- ")
+    if at >= 0 and "\n+++ " in diff[at + 1 :]:
+        return diff[: at + 1], diff[at + 1 :]
+    return diff, ""
 
 
 def drift_rows(drift: Drift) -> list[Item]:
@@ -179,6 +186,7 @@ def drift_rows(drift: Drift) -> list[Item]:
         if any(isinstance(row, Row) and row.kind != "equal" for row in rows):
             return rows
         # The documents differ only where lines are not (a final newline): the diff says so.
-    if is_unified(drift.diff):
-        return rows_from_unified(drift.diff)
+    listing = split_unified(drift.diff)[1]
+    if listing:
+        return rows_from_unified(listing)
     return rows_from_texts(drift.expected, drift.actual)
