@@ -231,3 +231,17 @@ def test_report_adds_the_probe_signatures_and_the_review_table(tmp_path: Path) -
     assert "lockstep review HEAD~1..HEAD (1 commit(s))" in review
     row = re.search(r"<tr><td>every oracle replays green at HEAD</td><td class=\"(\w+)\">", review)
     assert row is not None and row.group(1) == "fail"
+
+
+def test_whole_documents_are_kept_only_for_the_cases_the_page_draws(tmp_path: Path) -> None:
+    from lockstep.cli.report_command import ReportFiles
+    from lockstep.report.html import MAX_CASES
+
+    files = ReportFiles(html=tmp_path / "r.html", junit=tmp_path / "j.xml")
+    drift = Drift("output", "a", "b", "", ("x\n" * 1000, "y\n" * 1000))
+    for n in range(MAX_CASES + 5):
+        files.keep(Outcome("o", f"c{n}", Status.DRIFT, (drift,)))
+        files.keep(Outcome("o", f"p{n}", Status.PASS))
+    whole = [o for o in files.outcomes if o.drifts and o.drifts[0].texts is not None]
+    assert len(whole) == MAX_CASES
+    assert len(files.outcomes) == 2 * (MAX_CASES + 5)  # JUnit has one testcase per case

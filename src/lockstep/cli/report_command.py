@@ -38,7 +38,14 @@ from lockstep.model import Outcome, ReplayOptions
 from lockstep.oracles import default_jobs, kind_of
 from lockstep.oracles import replay as replay_oracle
 from lockstep.probe.runs import probe_many
-from lockstep.report.html import Extras, ReportRun, ReviewSection, SignatureSection, render_html
+from lockstep.report.html import (
+    MAX_CASES,
+    Extras,
+    ReportRun,
+    ReviewSection,
+    SignatureSection,
+    render_html,
+)
 from lockstep.report.junit import junit_xml
 from lockstep.report.summary import Tally
 from lockstep.rules import resolve_rules
@@ -81,9 +88,22 @@ class ReportFiles:
     started: float = field(default_factory=time.monotonic)
     started_at: datetime = field(default_factory=lambda: datetime.now(UTC))
 
+    drawn: int = 0
+
     def keep(self, outcome: Outcome) -> None:
-        if self.junit is not None or (self.html is not None and not outcome.ok):
-            self.outcomes.append(outcome)
+        """Keep what the files need; whole documents only for the cases the page draws."""
+        if outcome.ok:
+            if self.junit is not None:
+                self.outcomes.append(outcome)
+            return
+        if self.html is None and self.junit is None:
+            return
+        if self.html is not None and self.drawn < MAX_CASES:
+            self.drawn += 1
+        elif any(d.texts is not None for d in outcome.drifts):
+            drifts = tuple(dataclasses.replace(d, texts=None) for d in outcome.drifts)
+            outcome = dataclasses.replace(outcome, drifts=drifts)
+        self.outcomes.append(outcome)
 
     def write(
         self, project: Project, tally: Tally, out: Console, extras: Extras | None = None
