@@ -8,7 +8,7 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from helpers import GitRepo, invoke_cli
@@ -88,6 +88,7 @@ def test_a_tape_drift_shows_its_explanation_and_its_call_listing_side_by_side() 
     assert '<pre class="explain">call 3: expected rates.rate(&#39;EUR&#39;), got nothing' in page
 
 
+@settings(deadline=None)
 @given(st.lists(st.text(max_size=8), max_size=30), st.lists(st.text(max_size=8), max_size=30))
 def test_side_by_side_keeps_every_line_of_both_documents(old: list[str], new: list[str]) -> None:
     clean = [[s.replace("\r", "").replace("\n", "") for s in doc] for doc in (old, new)]
