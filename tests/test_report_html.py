@@ -24,7 +24,14 @@ from lockstep.report.html import (
     StrengthSection,
     render_html,
 )
-from lockstep.report.sidebyside import Fold, Row, drift_rows, rows_from_texts, rows_from_unified
+from lockstep.report.sidebyside import (
+    MAX_FOLD_ROWS,
+    Fold,
+    Row,
+    drift_rows,
+    rows_from_texts,
+    rows_from_unified,
+)
 from lockstep.report.summary import Tally
 from report_projects import HOSTILE_ID, LONG_LINES, hostile_red_project
 
@@ -44,6 +51,15 @@ def test_one_changed_line_in_forty_folds_both_equal_stretches() -> None:
     (change,) = _changed(items)
     assert change.kind == "change" and change.left_no == 21 and change.right_no == 21
     assert [s.text for s in change.right if s.changed] == ["!"]
+
+
+def test_a_long_fold_draws_its_first_lines_and_counts_the_rest() -> None:
+    old = "".join(f"line {i}\n" for i in range(1000))
+    folds = [i for i in rows_from_texts(old, old + "one more\n") if isinstance(i, Fold)]
+    (fold,) = folds
+    assert fold.count == 997  # 1000 equal lines, 3 kept open next to the added one
+    assert len(fold.rows) == MAX_FOLD_ROWS + 1
+    assert fold.rows[-1].note == f"{997 - MAX_FOLD_ROWS} more equal lines not drawn"
 
 
 def test_short_equal_stretches_stay_open() -> None:

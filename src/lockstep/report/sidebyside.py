@@ -49,15 +49,18 @@ class Row:
     note: str = ""
 
 
+MAX_FOLD_ROWS: Final = 100
+"""Equal lines drawn inside one fold; the rest of a longer stretch is counted, not drawn, so a
+one-line change in a 100,000-line document still makes a page a browser opens at once."""
+
+
 @dataclass(frozen=True)
 class Fold:
-    """A stretch of equal lines shown closed: ``count`` lines, opened on demand."""
+    """A stretch of ``count`` equal lines shown closed, opened on demand (the first
+    :data:`MAX_FOLD_ROWS` drawn)."""
 
     rows: tuple[Row, ...]
-
-    @property
-    def count(self) -> int:
-        return len(self.rows)
+    count: int
 
 
 Item = Row | Fold
@@ -94,21 +97,39 @@ def _pair(left: list[tuple[int | None, str]], right: list[tuple[int | None, str]
     return rows
 
 
-def _equal_rows(old: list[str], i1: int, j1: int, n: int) -> list[Row]:
+def _equal_rows(lines: list[str], i1: int, j1: int, start: int, stop: int) -> list[Row]:
+    """Rows ``start..stop`` of an equal stretch beginning at line ``i1`` (left), ``j1`` (right)."""
     return [
-        Row("equal", i1 + k + 1, segments(old[i1 + k], []), j1 + k + 1, segments(old[i1 + k], []))
-        for k in range(n)
+        Row(
+            "equal",
+            i1 + k + 1,
+            segments(lines[i1 + k], []),
+            j1 + k + 1,
+            segments(lines[i1 + k], []),
+        )
+        for k in range(start, stop)
     ]
 
 
-def _fold_equal(rows: list[Row], *, first: bool, last: bool, context: int) -> list[Item]:
-    """Keep ``context`` lines next to each change open; fold the middle when it is worth it."""
-    keep_head = 0 if first else context
-    keep_tail = 0 if last else context
-    if len(rows) <= keep_head + keep_tail + 1:
-        return list(rows)
-    middle = rows[keep_head : len(rows) - keep_tail]
-    return [*rows[:keep_head], Fold(tuple(middle)), *rows[len(rows) - keep_tail :]]
+def _fold_equal(
+    lines: list[str], i1: int, j1: int, n: int, *, first: bool, last: bool, context: int
+) -> list[Item]:
+    """Keep ``context`` lines next to each change open; fold the middle when it is worth it.
+
+    Only the rows drawn are built, so a long document costs what the page shows."""
+    head = 0 if first else context
+    tail = 0 if last else context
+    if n <= head + tail + 1:
+        return list(_equal_rows(lines, i1, j1, 0, n))
+    hidden = n - head - tail
+    drawn: list[Row] = _equal_rows(lines, i1, j1, head, head + min(hidden, MAX_FOLD_ROWS))
+    if hidden > MAX_FOLD_ROWS:
+        drawn.append(Row("gap", note=f"{hidden - MAX_FOLD_ROWS} more equal lines not drawn"))
+    return [
+        *_equal_rows(lines, i1, j1, 0, head),
+        Fold(tuple(drawn), hidden),
+        *_equal_rows(lines, i1, j1, n - tail, n),
+    ]
 
 
 def rows_from_texts(expected: str, actual: str, *, context: int = CONTEXT) -> list[Item]:
@@ -118,9 +139,8 @@ def rows_from_texts(expected: str, actual: str, *, context: int = CONTEXT) -> li
     items: list[Item] = []
     for n, (tag, i1, i2, j1, j2) in enumerate(opcodes):
         if tag == "equal":
-            rows = _equal_rows(old, i1, j1, i2 - i1)
             first, last = n == 0, n == len(opcodes) - 1
-            items += _fold_equal(rows, first=first, last=last, context=context)
+            items += _fold_equal(old, i1, j1, i2 - i1, first=first, last=last, context=context)
             continue
         left: list[tuple[int | None, str]] = [(i + 1, old[i]) for i in range(i1, i2)]
         right: list[tuple[int | None, str]] = [(j + 1, new[j]) for j in range(j1, j2)]
