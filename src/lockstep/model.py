@@ -45,6 +45,10 @@ class Drift:
     actual: str
     diff: str = ""
     """A document diff a reviewer can read (unified text diff, or a hex summary)."""
+    texts: tuple[str, str] | None = field(default=None, compare=False, repr=False)
+    """The two documents whole (expected, actual) as the diff read them, when they are text
+    of a reasonable size: the HTML report shows them side by side with the equal stretches
+    folded.  Not part of the verdict, so two drifts compare by what differs."""
 
 
 @dataclass(frozen=True)

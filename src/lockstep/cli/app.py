@@ -59,6 +59,7 @@ COMMAND_MODULES: dict[str, str] = {
     "replay": "lockstep.cli.oracle_commands",
     "diff": "lockstep.cli.oracle_commands",
     "status": "lockstep.cli.oracle_commands",
+    "report": "lockstep.cli.report_command",
     "probe": "lockstep.cli.probe_command",
     "accept": "lockstep.cli.accept_command",
     "guard": "lockstep.cli.gate_commands",
@@ -148,14 +149,23 @@ def replay_options(jobs: int | None, shard: str | None, *, default: int = 1) -> 
     return ReplayOptions(jobs=count, shard=parsed)
 
 
-def jobs_option(func: F) -> F:
-    return click.option(
-        "--jobs",
-        "-j",
-        type=int,
-        default=None,
-        help="Worker processes (0 = one per core).",
-    )(func)
+def jobs_option_showing(default: str | None) -> Callable[[F], F]:
+    """``--jobs``; its help shows ``default``, what happens without it (``None``: one worker)."""
+
+    def decorate(func: F) -> F:
+        return click.option(
+            "--jobs",
+            "-j",
+            type=int,
+            default=1 if default is None else None,
+            show_default=True if default is None else default,
+            help="Worker processes (0 = one per core).",
+        )(func)
+
+    return decorate
+
+
+jobs_option = jobs_option_showing(None)
 
 
 def shard_option(func: F) -> F:

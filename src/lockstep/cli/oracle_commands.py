@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import dataclasses
 import sys
+from pathlib import Path
 
 import click
 from rich.console import Console
@@ -12,16 +12,25 @@ from lockstep.cli.app import (
     EXIT_FAIL,
     EXIT_OK,
     console,
-    jobs_option,
+    jobs_option_showing,
     main,
     project_from,
     replay_options,
     shard_option,
 )
+from lockstep.cli.progress import progress
+from lockstep.cli.report_command import (
+    REPLAY_JOBS_DEFAULT,
+    ReportFiles,
+    junit_option,
+    report_option,
+    select_specs,
+    spec_options,
+)
 from lockstep.config import OracleSpec, Project
 from lockstep.errors import UsageError
 from lockstep.model import RecordMode, ReplayOptions, Status
-from lockstep.oracles import default_jobs, kind_of
+from lockstep.oracles import kind_of
 from lockstep.oracles import replay as replay_oracle
 from lockstep.oracles.pending import PendingSink, pending_path
 from lockstep.report.summary import Tally
@@ -35,14 +44,7 @@ from lockstep.report.terminal import (
 )
 from lockstep.store import display_path
 
-
-def _select(project: Project, names: tuple[str, ...]) -> list[OracleSpec]:
-    if names:
-        return [project.oracle(name) for name in names]
-    specs = list(project.oracles())
-    if not specs:
-        raise UsageError(f"{project.config_name}: no oracles are configured")
-    return specs
+_select = select_specs
 
 
 @main.command()
@@ -76,7 +78,8 @@ def record(
     out = console()
     refused = 0
     for spec in _select(project, names):
-        report = kind_of(spec).record(project, spec, chosen)
+        with progress(out, f"record {spec.name}"):
+            report = kind_of(spec).record(project, spec, chosen)
         out.print(record_text(report, project.root), end="")
         refused += len(report.refused)
     if refused:
@@ -95,7 +98,7 @@ drifted the same way says so in ten rows as well as in ten thousand)."""
 
 @main.command()
 @click.argument("names", nargs=-1)
-@jobs_option
+@jobs_option_showing(REPLAY_JOBS_DEFAULT)
 @shard_option
 @click.option(
     "--quiet",
@@ -119,6 +122,13 @@ drifted the same way says so in ten rows as well as in ten thousand)."""
     help="Keep each drifted case's new outcome in <dir>/.pending/ for 'lockstep accept' "
     "(the oracle is not touched).",
 )
+@click.option(
+    "--full-diff",
+    is_flag=True,
+    help="Print every line of each diff (on a terminal, a diff longer than the screen is cut).",
+)
+@report_option
+@junit_option
 @click.pass_context
 def replay(
     ctx: click.Context,
@@ -128,6 +138,9 @@ def replay(
     quiet: bool,
     show: int,
     keep_pending: bool,
+    full_diff: bool,
+    report_path: Path | None,
+    junit_path: Path | None,
 ) -> None:
     """Re-run every recorded case and compare: the gate (exit 1 unless all pass).
 
@@ -140,27 +153,29 @@ def replay(
     options = replay_options(jobs, shard)
     out = console()
     tally = Tally()
+    files = ReportFiles(html=report_path, junit=junit_path)
+    max_diff_lines = None if full_diff or not out.is_terminal else max(10, out.height - 6)
     for spec in specs:
         tally.start(spec.name)
         shown = hidden = 0
-        spec_options = options
-        if jobs is None:
-            workers = default_jobs(spec, project.config.lockstep.jobs)
-            spec_options = dataclasses.replace(options, jobs=workers)
-        pending = PendingSink(project, spec, spec_options, enabled=keep_pending)
-        for outcome in replay_oracle(project, spec, spec_options):
-            tally.add(outcome)
-            pending.add(outcome)
-            if outcome.status is Status.PASS:
-                continue
-            if quiet:
-                out.print(outcome_line(outcome))
-                continue
-            if show and shown >= show:
-                hidden += 1
-                continue
-            shown += 1
-            out.print(outcome_text(outcome), end="")
+        chosen = spec_options(project, spec, options, jobs)
+        pending = PendingSink(project, spec, chosen, enabled=keep_pending)
+        with progress(out, f"replay {spec.name}") as tick:
+            for outcome in replay_oracle(project, spec, chosen):
+                tally.add(outcome)
+                files.keep(outcome)
+                pending.add(outcome)
+                tick()
+                if outcome.status is Status.PASS:
+                    continue
+                if quiet:
+                    out.print(outcome_line(outcome))
+                    continue
+                if show and shown >= show:
+                    hidden += 1
+                    continue
+                shown += 1
+                out.print(outcome_text(outcome, max_diff_lines=max_diff_lines), end="")
         if hidden:
             out.print(
                 f"… {hidden} more failing cases of {spec.name} not shown "
@@ -169,9 +184,11 @@ def replay(
         _say_pending(out, project, spec, pending.commit())
     if len(tally.counts) > 1 and not quiet:
         out.print(summary_table(tally))
-    for line in tally.rules_lines():
-        out.print(line)
+    if not quiet:
+        for line in tally.rules_lines():
+            out.print(line)
     out.print(summary_text(tally))
+    files.write(project, tally, out)
     sys.exit(EXIT_OK if tally.green else EXIT_FAIL)
 
 

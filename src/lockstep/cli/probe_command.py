@@ -15,6 +15,7 @@ from pathlib import Path
 import click
 
 from lockstep.cli.app import EXIT_FAIL, EXIT_OK, console, default_jobs, main, project_from
+from lockstep.cli.progress import progress
 from lockstep.config import Project, find_config
 from lockstep.errors import UsageError
 from lockstep.oracles import kind_of
@@ -65,7 +66,12 @@ def _rules(names: list[str], project: Project | None) -> RuleSet:
     help="Rules to apply (built-ins or [[rule]] names); default: the oracle's rules.",
 )
 @click.option(
-    "--jobs", "-j", type=click.IntRange(min=0), default=1, help="Parallel runs (0 = cores)."
+    "--jobs",
+    "-j",
+    type=click.IntRange(min=0),
+    default=1,
+    show_default=True,
+    help="Parallel runs (0 = cores).",
 )
 @click.option(
     "--suggest", is_flag=True, help="Propose rules for what varies, verified by re-probing."
@@ -129,8 +135,9 @@ def probe(
                 timeout=30.0 if timeout is None else timeout,
             )
         ]
-    reports = probe_many(targets, runs=runs, jobs=jobs, rules=rules)
     out = console()
+    with progress(out, f"probe × {runs} runs", total=len(targets) * runs) as tick:
+        reports = probe_many(targets, runs=runs, jobs=jobs, rules=rules, on_run=tick)
     for report in reports:
         out.print(report_text(report, jobs), end="")
     flaky = [r for r in reports if not r.deterministic]

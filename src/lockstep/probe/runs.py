@@ -190,12 +190,18 @@ def probe(
 
 
 def probe_many(
-    targets: Sequence[ProbeTarget], *, runs: int, jobs: int = 1, rules: RuleSet | None = None
+    targets: Sequence[ProbeTarget],
+    *,
+    runs: int,
+    jobs: int = 1,
+    rules: RuleSet | None = None,
+    on_run: Callable[[], None] | None = None,
 ) -> list[ProbeReport]:
     """Probe several targets, spreading all their runs over ``jobs`` workers.
 
     A target with :attr:`ProbeTarget.vary_hash_seed` gets ``PYTHONHASHSEED=n`` on run
-    ``n`` (run 0 keeps its own).
+    ``n`` (run 0 keeps its own).  ``on_run`` is called after each of the
+    ``len(targets) * runs`` runs (a progress bar's tick).
     """
     rules = rules or RuleSet()
     tallies = [(_Tally(), _Tally(), Counter[str]()) for _ in targets]
@@ -220,6 +226,8 @@ def probe_many(
         fired.update(local.fired)
         timeouts[i] += result.timed_out
         truncations[i] += result.truncated_stream is not None
+        if on_run is not None:
+            on_run()
     return [
         ProbeReport(
             target=t,

@@ -11,6 +11,7 @@ from pathlib import Path
 from rich.table import Table
 from rich.text import Text
 
+from lockstep.diff import unified_highlights
 from lockstep.model import OracleStatus, Outcome, RecordReport, Status
 from lockstep.report.summary import Tally
 from lockstep.store import display_path
@@ -33,8 +34,14 @@ _STYLE = {
 }
 
 
-def outcome_text(outcome: Outcome) -> Text:
-    """A failing outcome as the user should read it: header, each drifted aspect, its diff."""
+def outcome_text(outcome: Outcome, *, max_diff_lines: int | None = None) -> Text:
+    """A failing outcome as the user should read it: header, each drifted aspect, its diff.
+
+    Removed and added lines are red and green, and the characters that changed within a
+    line pair stand out (reverse video); styles show only on a colour terminal, so the
+    plain text is the same everywhere.  With ``max_diff_lines`` a longer diff is cut there
+    with a count of what was left out.
+    """
     text = Text()
     text.append(f"{_LABEL[outcome.status]} ", style=_STYLE[outcome.status])
     text.append(f"{outcome.oracle}::{outcome.case_id}\n", style="bold")
@@ -44,13 +51,29 @@ def outcome_text(outcome: Outcome) -> Text:
         text.append(f"  {drift.aspect}: expected {drift.expected}\n")
         text.append(f"  {' ' * len(drift.aspect)}       got {drift.actual}\n")
         if drift.diff:
-            for line in drift.diff.splitlines():
-                style = ""
-                if line.startswith("+") and not line.startswith("+++"):
-                    style = "green"
-                elif line.startswith("-") and not line.startswith("---"):
-                    style = "red"
-                text.append(f"    {line}\n", style=style)
+            text.append_text(diff_text(drift.diff.splitlines(), max_diff_lines))
+    return text
+
+
+FOLD_HINT = "--full-diff shows every line"
+
+
+def diff_text(lines: list[str], max_lines: int | None = None) -> Text:
+    """A unified diff, indented, coloured, with intra-line highlights; folded past ``max_lines``."""
+    text = Text()
+    shown = lines if max_lines is None or len(lines) <= max_lines else lines[:max_lines]
+    for line, spans in zip(shown, unified_highlights(shown), strict=True):
+        style = ""
+        if line.startswith("+") and not line.startswith("+++"):
+            style = "green"
+        elif line.startswith("-") and not line.startswith("---"):
+            style = "red"
+        start = len(text)
+        text.append(f"    {line}\n", style=style)
+        for begin, end in spans:  # offsets after the sign; 4 spaces + sign before them
+            text.stylize(f"reverse {style}", start + 5 + begin, start + 5 + end)
+    if len(shown) < len(lines):
+        text.append(f"    … {len(lines) - len(shown)} more lines ({FOLD_HINT})\n")
     return text
 
 

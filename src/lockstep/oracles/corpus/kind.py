@@ -13,7 +13,7 @@ from typing import Final
 
 from lockstep import canon
 from lockstep.config import CorpusSpec, OracleSpec, Project
-from lockstep.diff import document_diff
+from lockstep.diff import document_diff, shown_texts
 from lockstep.errors import ConfigError, DataError, UsageError
 from lockstep.model import (
     Drift,
@@ -194,11 +194,12 @@ def _compare(oracle: str, entry: Entry, rendered: Rendered, blobs: BlobStore) ->
             label_actual=f"{entry.id} (now)",
         )
     aspect = "exception" if (entry.raised or rendered.raised) else "output"
+    texts = None if expected is None else shown_texts(expected, rendered.data)
     return Outcome(
         oracle,
         entry.id,
         Status.DRIFT,
-        (Drift(aspect, summary_exp, summary_act, diff),),
+        (Drift(aspect, summary_exp, summary_act, diff, texts),),
         rules_fired=rendered.fired,
     )
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Final
 
 from lockstep.config import OracleSpec, PinsSpec, Project
-from lockstep.diff import document_diff
+from lockstep.diff import document_diff, shown_texts
 from lockstep.errors import DataError, Rejected, TargetError, UsageError
 from lockstep.model import (
     Drift,
@@ -387,6 +387,7 @@ def _compare(spec_name: str, pin: Pin, result: RunResult, rules: RuleSet) -> Out
                         label_expected=f"{stream} (pinned)",
                         label_actual=f"{stream} (now)",
                     ),
+                    shown_texts(expected, got),
                 )
             )
     notes = [

@@ -1,0 +1,244 @@
+"""Report files of a replay (``replay --report/--junit``) and the ``report`` command.
+
+``lockstep replay --report out.html --junit out.xml`` writes both beside its usual
+terminal output and keeps replay's exit code.  ``lockstep report`` is the reviewer's
+command: it replays, writes the HTML page and exits 0 whatever the replay found (a
+report is a document, not a gate), unless ``--fail-on-drift`` asks for replay's
+verdict as the exit code.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+import click
+from click.decorators import FC
+from rich.console import Console
+
+from lockstep.cli.app import (
+    EXIT_FAIL,
+    EXIT_OK,
+    console,
+    jobs_option_showing,
+    main,
+    project_from,
+    replay_options,
+    shard_option,
+)
+from lockstep.cli.progress import progress
+from lockstep.config import OracleSpec, Project
+from lockstep.errors import UsageError
+from lockstep.model import Outcome, ReplayOptions
+from lockstep.oracles import default_jobs, kind_of
+from lockstep.oracles import replay as replay_oracle
+from lockstep.probe.runs import probe_many
+from lockstep.report.html import (
+    MAX_CASES,
+    Extras,
+    ReportRun,
+    ReviewSection,
+    SignatureSection,
+    render_html,
+)
+from lockstep.report.junit import junit_xml
+from lockstep.report.summary import Tally
+from lockstep.rules import resolve_rules
+from lockstep.store import atomic_write, display_path
+
+REPLAY_JOBS_DEFAULT = "[lockstep] jobs, else pins one per core, other kinds 1"
+"""What ``--jobs`` is when a replaying command is not given one (``oracles.default_jobs``)."""
+
+
+def select_specs(project: Project, names: tuple[str, ...]) -> list[OracleSpec]:
+    """The oracles NAMES (all configured ones when none is named)."""
+    if names:
+        return [project.oracle(name) for name in names]
+    specs = list(project.oracles())
+    if not specs:
+        raise UsageError(f"{project.config_name}: no oracles are configured")
+    return specs
+
+
+def spec_options(
+    project: Project, spec: OracleSpec, options: ReplayOptions, jobs: int | None
+) -> ReplayOptions:
+    """``options`` with the oracle's own worker count when ``--jobs`` was not given."""
+    if jobs is not None:
+        return options
+    return dataclasses.replace(options, jobs=default_jobs(spec, project.config.lockstep.jobs))
+
+
+@dataclass
+class ReportFiles:
+    """Where a replay's report files go, and the outcomes they need, gathered as it runs.
+
+    Passing cases are kept only for JUnit (one testcase per case); the HTML page keeps
+    the failing ones.  With neither file asked for, nothing is kept.
+    """
+
+    html: Path | None = None
+    junit: Path | None = None
+    outcomes: list[Outcome] = field(default_factory=list)
+    started: float = field(default_factory=time.monotonic)
+    started_at: datetime = field(default_factory=lambda: datetime.now(UTC))
+
+    drawn: int = 0
+
+    def keep(self, outcome: Outcome) -> None:
+        """Keep what the files need; whole documents only for the cases the page draws."""
+        if outcome.ok:
+            if self.junit is not None:  # its id is all a passing testcase shows
+                self.outcomes.append(Outcome(outcome.oracle, outcome.case_id, outcome.status))
+            return
+        if self.html is None and self.junit is None:
+            return
+        if self.html is not None and self.drawn < MAX_CASES:
+            self.drawn += 1
+        elif any(d.texts is not None for d in outcome.drifts):
+            drifts = tuple(dataclasses.replace(d, texts=None) for d in outcome.drifts)
+            outcome = dataclasses.replace(outcome, drifts=drifts)
+        self.outcomes.append(outcome)
+
+    def write(
+        self, project: Project, tally: Tally, out: Console, extras: Extras | None = None
+    ) -> None:
+        """Write each file asked for and say where it is."""
+        seconds = time.monotonic() - self.started
+        if self.html is not None:
+            run = ReportRun(
+                title=str(project.root),
+                tally=tally,
+                failing=tuple(o for o in self.outcomes if not o.ok),
+                seconds=seconds,
+                generated=self.started_at.isoformat(timespec="seconds"),
+            )
+            atomic_write(self.html, render_html(run, extras).encode("utf-8"))
+            out.print(f"report: {display_path(self.html)}")
+        if self.junit is not None:
+            atomic_write(self.junit, junit_xml(self.outcomes, seconds=seconds))
+            out.print(f"junit: {display_path(self.junit)}")
+
+
+def _file_option(flag: str, dest: str, help_text: str) -> Callable[[FC], FC]:
+    return click.option(
+        flag,
+        dest,
+        type=click.Path(path_type=Path, dir_okay=False),
+        default=None,
+        metavar="FILE",
+        help=help_text,
+    )
+
+
+report_option = _file_option(
+    "--report", "report_path", "Also write an HTML report of the run (one self-contained file)."
+)
+junit_option = _file_option(
+    "--junit", "junit_path", "Also write JUnit XML: one testcase per case, for CI test reports."
+)
+
+
+@main.command()
+@click.argument("names", nargs=-1)
+@click.option(
+    "--out",
+    "out_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=Path("lockstep-report.html"),
+    show_default=True,
+    help="Where to write the HTML report.",
+)
+@junit_option
+@jobs_option_showing(REPLAY_JOBS_DEFAULT)
+@shard_option
+@click.option(
+    "--probe",
+    "probe_runs",
+    type=click.IntRange(min=2),
+    default=None,
+    metavar="N",
+    help="Also probe each oracle N times (each run a fresh interpreter or process) and show "
+    "its distinct signatures.",
+)
+@click.option(
+    "--review",
+    "review_range",
+    default=None,
+    metavar="BASE..HEAD",
+    help="Also review this range (as 'lockstep review' does) and show its decision table.",
+)
+@click.option(
+    "--fail-on-drift",
+    is_flag=True,
+    help="Exit 1 when the replay is not green, as 'lockstep replay' does (default: exit 0).",
+)
+@click.pass_context
+def report(
+    ctx: click.Context,
+    names: tuple[str, ...],
+    out_path: Path,
+    junit_path: Path | None,
+    jobs: int | None,
+    shard: str | None,
+    probe_runs: int | None,
+    review_range: str | None,
+    fail_on_drift: bool,
+) -> None:
+    """Replay every oracle (or NAMES) and write one HTML page of what moved.
+
+    \b
+    The page needs no network and no JavaScript: a summary, each failing case with
+    a side-by-side diff (changed characters marked, long equal stretches folded).
+    Exit 0 once the page is written, whatever the replay found; --fail-on-drift
+    exits 1 when it is not green.
+    """
+    project = project_from(ctx)
+    specs = select_specs(project, names)
+    options = replay_options(jobs, shard)
+    out = console()
+    files = ReportFiles(html=out_path, junit=junit_path)
+    tally = Tally()
+    for spec in specs:
+        tally.start(spec.name)
+        with progress(out, f"replay {spec.name}") as tick:
+            for outcome in replay_oracle(project, spec, spec_options(project, spec, options, jobs)):
+                tally.add(outcome)
+                files.keep(outcome)
+                tick()
+    signatures = () if probe_runs is None else probe_sections(project, specs, probe_runs, out)
+    reviewed = None if review_range is None else review_section(project, review_range, jobs)
+    files.write(project, tally, out, Extras(review=reviewed, signatures=signatures))
+    out.print(f"{'green' if tally.green else 'not green'}: {tally.line()}")
+    sys.exit(EXIT_FAIL if fail_on_drift and not tally.green else EXIT_OK)
+
+
+def probe_sections(
+    project: Project, specs: list[OracleSpec], runs: int, out: Console
+) -> tuple[SignatureSection, ...]:
+    """Each case of each oracle probed ``runs`` times: its signatures, for the report."""
+    sections: list[SignatureSection] = []
+    for spec in specs:
+        targets = list(kind_of(spec).probe_targets(project, spec))
+        rules = resolve_rules(list(spec.rules), project, where=f"{spec.name}: rules")
+        jobs = default_jobs(spec, project.config.lockstep.jobs)
+        with progress(out, f"probe {spec.name}", total=len(targets) * runs) as tick:
+            reports = probe_many(targets, runs=runs, jobs=jobs, rules=rules, on_run=tick)
+        sections += [SignatureSection.of(report) for report in reports]
+    return tuple(sections)
+
+
+def review_section(project: Project, revision_range: str, jobs: int | None) -> ReviewSection:
+    """The decision table of ``lockstep review RANGE``, for the report."""
+    from lockstep.gates.git import Git  # only when asked: the gates' imports are not cheap
+    from lockstep.gates.review import parse_range, review
+
+    git = Git(project.root)
+    return ReviewSection.of(
+        review(project, git, parse_range(git, revision_range), replay_options(jobs, None))
+    )

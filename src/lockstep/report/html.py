@@ -1,0 +1,206 @@
+"""One self-contained HTML page that shows what a replay found: the reviewer's view.
+
+Why jinja2 with autoescape on: everything the page shows -- fixture text, case ids, a
+program's output, rule names, review evidence -- comes from the project under test and
+from oracle files that arrive in pull requests, so none of it may ever become markup.
+Escaping is the template engine's default here, never a call someone can forget.  The
+page also carries a Content-Security-Policy that allows no script and no fetch at all,
+so even a mistake in escaping could not run code or call out.
+
+The page needs no JavaScript and no network: inline CSS, ``<details>`` for every fold.
+Sections beyond the replay are optional and take plain data: the review table, the
+probe's signatures, and source annotated with strength findings (uncovered lines,
+surviving mutants), so each producer fills its own section without this module
+importing it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Final
+
+import jinja2
+
+from lockstep.model import Outcome, Status
+from lockstep.report.sidebyside import Item, drift_rows, split_unified
+from lockstep.report.summary import Tally
+
+if TYPE_CHECKING:  # converters read these results; building a page runs no gate or probe
+    from lockstep.gates.review import Review
+    from lockstep.probe.runs import ProbeReport
+
+MAX_CASES: Final = 200
+"""Failing cases drawn in full; the rest are listed by id, so a ledger whose every row
+drifted the same way still makes a page a browser opens quickly."""
+
+
+@dataclass(frozen=True)
+class ReportRun:
+    """One replay as the page shows it."""
+
+    title: str
+    """What was replayed (the project folder, usually)."""
+    tally: Tally
+    failing: tuple[Outcome, ...]
+    """Every case that did not pass, in replay order."""
+    seconds: float
+    generated: str
+    """When the replay ran, ISO 8601, UTC."""
+
+
+@dataclass(frozen=True)
+class ReviewLine:
+    check: str
+    ok: bool
+    evidence: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ReviewSection:
+    """The decision table of ``lockstep review``."""
+
+    title: str
+    lines: tuple[ReviewLine, ...]
+
+    @classmethod
+    def of(cls, review: Review) -> ReviewSection:
+        return cls(
+            f"lockstep review {review.range_label} ({review.commits} commit(s))",
+            tuple(ReviewLine(row.check, row.ok, row.evidence) for row in review.rows),
+        )
+
+
+@dataclass(frozen=True)
+class SignatureSection:
+    """One probe: how many runs gave each distinct signature, after the rules."""
+
+    label: str
+    runs: int
+    variants: tuple[tuple[int, str], ...]
+    """``(count, signature)`` per distinct signature, most common first."""
+
+    @property
+    def deterministic(self) -> bool:
+        return len(self.variants) == 1
+
+    @classmethod
+    def of(cls, report: ProbeReport) -> SignatureSection:
+        return cls(
+            report.target.label,
+            report.runs,
+            tuple((v.count, v.signature.short()) for v in report.normalized),
+        )
+
+
+@dataclass(frozen=True)
+class SourceLine:
+    number: int
+    text: str
+    uncovered: bool = False
+    """No recorded case executes this line."""
+    mutants: tuple[str, ...] = ()
+    """Mutants of this line that survived replay, each described in a few words."""
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    path: str
+    lines: tuple[SourceLine, ...]
+
+
+@dataclass(frozen=True)
+class StrengthSection:
+    """How much the gate would catch, on the source: filled by the strength analysis."""
+
+    summary: str
+    files: tuple[SourceFile, ...] = ()
+
+
+@dataclass(frozen=True)
+class Extras:
+    """The optional sections of a report; an empty one is left out of the page."""
+
+    review: ReviewSection | None = None
+    signatures: tuple[SignatureSection, ...] = ()
+    strength: StrengthSection | None = None
+
+
+@dataclass(frozen=True)
+class _DriftView:
+    aspect: str
+    expected: str
+    actual: str
+    items: list[Item]
+    text: str
+    """The drift's own explanation when it is not a unified diff (a tape's call list)."""
+
+
+@dataclass(frozen=True)
+class _CaseView:
+    anchor: str
+    status: str
+    label: str
+    oracle: str
+    case_id: str
+    note: str
+    drifts: list[_DriftView] = field(default_factory=list)
+
+
+def _case_view(n: int, outcome: Outcome) -> _CaseView:
+    drifts = [
+        _DriftView(
+            d.aspect,
+            d.expected,
+            d.actual,
+            drift_rows(d),
+            split_unified(d.diff)[0],
+        )
+        for d in outcome.drifts
+    ]
+    return _CaseView(
+        f"case-{n}",
+        outcome.status.value,
+        outcome.status.value.upper(),
+        outcome.oracle,
+        outcome.case_id,
+        outcome.note,
+        drifts,
+    )
+
+
+def _environment() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.PackageLoader("lockstep.report", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+
+
+def verdict(tally: Tally) -> str:
+    """``green``, ``DRIFT`` or ``NOT GREEN``: the words the terminal summary uses."""
+    if tally.green:
+        return "green"
+    return "DRIFT" if tally.drifted else "NOT GREEN"
+
+
+def render_html(run: ReportRun, extras: Extras | None = None) -> str:
+    """The whole page, as one string of HTML."""
+    extras = extras or Extras()
+    shown = run.failing[:MAX_CASES]
+    statuses = [s for s in Status if s is not Status.STALE or run.tally.total[s]]
+    template = _environment().get_template("report.html.j2")
+    return template.render(
+        run=run,
+        verdict=verdict(run.tally),
+        statuses=statuses,
+        cases=[_case_view(n, o) for n, o in enumerate(shown, start=1)],
+        unlisted=[
+            f"{o.status.value.upper()} {o.oracle}::{o.case_id}" for o in run.failing[MAX_CASES:]
+        ],
+        review=extras.review,
+        signatures=extras.signatures,
+        strength=extras.strength,
+    )
