@@ -41,6 +41,7 @@ from lockstep.oracles.lifecycle import (
     merge,
     wanted,
 )
+from lockstep.oracles.mining import no_mining
 from lockstep.oracles.stale import Mismatch, mismatches, rules_mismatch, stale_outcome
 from lockstep.oracles.status import file_status
 from lockstep.oracles.verify import in_process_probe, verify
@@ -365,5 +366,8 @@ def inputs(project: Project, spec: OracleSpec) -> tuple[OracleInput, ...]:
 
 probe_targets = in_process_probe(oracle_path)
 
+
+mining = no_mining
+"""Not mined yet: 'lockstep mine' and 'replay --against' name the kinds they support."""
 
 KIND: Final = kind_from(globals(), name="corpus", suffix=SUFFIX, parallel_by_default=False)

@@ -42,6 +42,7 @@ from lockstep.oracles.lifecycle import (
     merge,
     wanted,
 )
+from lockstep.oracles.mining import no_mining
 from lockstep.oracles.pins.cases import PinCase, cases_path, read_cases, resolve_cwd
 from lockstep.oracles.pins.format import (
     FORMAT,
@@ -608,5 +609,8 @@ def inputs(project: Project, spec: OracleSpec) -> tuple[OracleInput, ...]:
     pins_spec = _spec(spec)
     return (OracleInput(pins_spec.cases, f"cases of pins {pins_spec.name!r}"),)
 
+
+mining = no_mining
+"""Not mined yet: 'lockstep mine' and 'replay --against' name the kinds they support."""
 
 KIND: Final = kind_from(globals(), name="pins", suffix=SUFFIX, parallel_by_default=True)

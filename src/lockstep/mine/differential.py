@@ -1,0 +1,275 @@
+"""``lockstep replay --against REV``: the old and the new code, side by side, on the same inputs.
+
+A replay trusts the outputs stored in the oracle; this gate trusts no stored
+output at all.  REV is checked out in a temporary ``git worktree`` (removed
+afterwards); one fresh interpreter runs the target as it is at REV, another as
+it is in the working tree (:mod:`.sides`).  Every input -- the recorded ones,
+then ``--generate N`` drawn like them (:mod:`.strategies`, with the constants of
+*both* versions' sources) -- is frozen by the old side as a case of the oracle
+and checked by the new side with the oracle's own comparison (types,
+exceptions, mutated arguments, tolerance and loose mode as configured).
+
+When the versions differ, Hypothesis shrinks the generated input to the
+smallest one that still shows a difference (the difference is a failing
+property), and the result names it with both outcomes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import tempfile
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from lockstep import canon
+from lockstep.canon import JSON
+from lockstep.canon.text import call_text
+from lockstep.config import OracleSpec, Project
+from lockstep.errors import CanonError, LockstepError, UsageError
+from lockstep.gates.git import Git
+from lockstep.mine.constants import harvest_files, source_file
+from lockstep.mine.last_run import StoredRun
+from lockstep.mine.search import smallest_failure
+from lockstep.mine.sides import Side, Unanswerable, outcome_from, side
+from lockstep.mine.strategies import inputs_like
+from lockstep.model import Outcome
+from lockstep.oracles import kind_of
+from lockstep.oracles.mining import Call, MiningSubject
+
+DEFAULT_GENERATE: Final = 200
+
+
+@dataclass(frozen=True)
+class Difference:
+    """The smallest input found on which the two versions differ, with both outcomes."""
+
+    oracle: str
+    origin: str
+    """``recorded input`` or ``generated input, shrunk``."""
+    call: str
+    """The input written as a call."""
+    explanation: tuple[str, ...]
+    """Per aspect: the outcome at REV, then the outcome in the working tree."""
+
+
+@dataclass(frozen=True)
+class DifferentialResult:
+    """One ``replay --against`` run: a plain data object (for the terminal and HTML report)."""
+
+    rev: str
+    base: str
+    oracles: tuple[str, ...]
+    recorded: int
+    generated: int
+    differing_recorded: int
+    differences: tuple[Difference, ...]
+    skipped: tuple[str, ...] = ()
+    """Oracles left out because their kind cannot be compared this way."""
+
+    @property
+    def inputs(self) -> int:
+        return self.recorded + self.generated
+
+    @property
+    def ok(self) -> bool:
+        return not self.differences
+
+    def summary(self) -> str:
+        where = f"against {self.rev} ({self.base[:12]})"
+        counted = f"{self.inputs} input(s) ({self.recorded} recorded, {self.generated} generated)"
+        if self.ok:
+            return f"differential {where}: {counted}, no difference"
+        return (
+            f"differential {where}: {counted}; the versions differ in "
+            f"{len(self.differences)} oracle(s) ({self.differing_recorded} recorded input(s) "
+            "differ); the smallest input for each:"
+        )
+
+    def stored(self, head: str) -> StoredRun:
+        return StoredRun(
+            rev=self.rev,
+            base=self.base,
+            head=head,
+            oracles=list(self.oracles),
+            inputs=self.inputs,
+            differences=len(self.differences),
+            smallest=self.differences[0].call if self.differences else "",
+        )
+
+
+@contextlib.contextmanager
+def checkout(git: Git, sha: str) -> Iterator[Path]:
+    """A temporary detached worktree of ``sha``, removed afterwards."""
+    with tempfile.TemporaryDirectory(prefix="lockstep-against-") as tmp:
+        tree = Path(tmp) / "old"
+        git.run("worktree", "add", "--detach", "--quiet", str(tree), sha)
+        try:
+            yield tree
+        finally:
+            with contextlib.suppress(LockstepError):
+                git.run("worktree", "remove", "--force", str(tree))
+
+
+@dataclass
+class _Pair:
+    """The two sides of one oracle; compares one encoded input."""
+
+    old: Side
+    new: Side
+    compared: int = 0
+
+    def differs(self, value: JSON) -> Outcome | None:
+        """The new side's outcome on the old side's case of ``value``, when not a pass;
+        None when they agree or the old side cannot freeze the input."""
+        self.compared += 1
+        try:
+            case = self.old.ask("freeze", value)
+        except Unanswerable:
+            return None
+        try:
+            reply = self.new.ask("check", case)
+        except Unanswerable as e:
+            raise LockstepError(f"{self.new.label}: cannot check a case: {e}") from None
+        outcome = outcome_from(reply)
+        return None if outcome.ok else outcome
+
+
+def _call_text(subject: MiningSubject, value: JSON) -> str:
+    name = getattr(subject.target, "__name__", "target")
+    assert isinstance(value, list)
+    args, kwargs = value
+    assert isinstance(args, list) and isinstance(kwargs, dict)
+    return call_text(name, args, kwargs)
+
+
+def _explain(outcome: Outcome, rev: str) -> tuple[str, ...]:
+    lines: list[str] = []
+    for drift in outcome.drifts:
+        lines.append(f"{drift.aspect}: at {rev}: {drift.expected}")
+        lines.append(f"{' ' * len(drift.aspect)}  now: {drift.actual}")
+    return tuple(lines) or (outcome.note or outcome.status.value,)
+
+
+def _size(value: JSON) -> int:
+    return len(canon.canonical_json(value))
+
+
+def compare_oracle(
+    project: Project,
+    spec: OracleSpec,
+    subject: MiningSubject,
+    git: Git,
+    tree: Path,
+    rev: str,
+    *,
+    generate: int,
+    seed: int,
+) -> tuple[int, int, int, Difference | None]:
+    """``(recorded, generated, differing recorded, smallest difference)`` for one oracle."""
+    seeds = subject.seeds()
+    rel = project.root.resolve().relative_to(git.root.resolve())
+    old_root = tree / rel
+    files: list[Path] = []
+    path = source_file(subject.target)
+    if path is not None:
+        files.append(path)
+        with contextlib.suppress(ValueError):
+            files.append(tree / path.resolve().relative_to(git.root.resolve()))
+    pool = harvest_files(files)
+    config = project.config_path
+    with (
+        side(f"{spec.name} at {rev}", config, old_root, spec.name) as old,
+        side(f"{spec.name} in the working tree", config, project.root, spec.name) as new,
+    ):
+        pair = _Pair(old, new)
+        found: list[tuple[int, JSON, Outcome]] = []
+        for call in seeds:
+            value = subject.encode_input(call)
+            outcome = pair.differs(value)
+            if outcome is not None:
+                found.append((_size(value), value, outcome))
+        recorded = pair.compared
+
+        def encoded(call: Call) -> JSON | None:
+            try:
+                return subject.encode_input(call)
+            except CanonError:
+                return None
+
+        def differs(call: Call) -> bool:
+            value = encoded(call)
+            return value is not None and pair.differs(value) is not None
+
+        strategy = inputs_like(seeds, pool, subject.target)
+        shrunk = smallest_failure(strategy, differs, examples=generate, seed_value=seed)
+        generated = pair.compared - recorded
+        difference: Difference | None = None
+        if shrunk is not None:
+            value = encoded(shrunk)
+            outcome = pair.differs(value) if value is not None else None
+            if value is not None and outcome is not None:
+                difference = Difference(
+                    spec.name,
+                    "generated input, shrunk",
+                    _call_text(subject, value),
+                    _explain(outcome, rev),
+                )
+        if difference is None and found:
+            _, value, outcome = min(found, key=lambda f: f[0])
+            difference = Difference(
+                spec.name, "recorded input", _call_text(subject, value), _explain(outcome, rev)
+            )
+    return recorded, generated, len(found), difference
+
+
+def replay_against(
+    project: Project,
+    specs: Sequence[OracleSpec],
+    rev: str,
+    *,
+    generate: int = DEFAULT_GENERATE,
+    seed: int = 0,
+    skip_unsupported: bool = False,
+) -> DifferentialResult:
+    """Compare every oracle in ``specs`` between REV and the working tree.
+
+    ``skip_unsupported``: leave out (and name) oracles whose kind has no subject to
+    call directly, instead of refusing -- for a run over every configured oracle.
+    """
+    git = Git(project.root)
+    base = git.resolve(rev)
+    subjects: list[tuple[OracleSpec, MiningSubject]] = []
+    skipped: list[str] = []
+    for spec in specs:
+        try:
+            subjects.append((spec, kind_of(spec).mining(project, spec)))
+        except UsageError:
+            if not skip_unsupported:
+                raise
+            skipped.append(spec.name)
+    if not subjects:
+        raise UsageError("replay --against: no configured oracle can be compared (ledgers can)")
+    recorded = generated = differing = 0
+    differences: list[Difference] = []
+    with checkout(git, base) as tree:
+        for spec, subject in subjects:
+            r, g, d, difference = compare_oracle(
+                project, spec, subject, git, tree, rev, generate=generate, seed=seed
+            )
+            recorded += r
+            generated += g
+            differing += d
+            if difference is not None:
+                differences.append(difference)
+    return DifferentialResult(
+        rev=rev,
+        base=base,
+        oracles=tuple(spec.name for spec, _ in subjects),
+        skipped=tuple(skipped),
+        recorded=recorded,
+        generated=generated,
+        differing_recorded=differing,
+        differences=tuple(differences),
+    )
