@@ -76,12 +76,12 @@ def text_like(samples: Sequence[str], pool: Constants) -> SearchStrategy[str]:
         st.integers(-1000, 1000).map(str),
         st.decimals(-1000, 1000, places=2, allow_nan=False).map(str),
     )
-    body = st.one_of(known, random_text, numeric)
+    body = st.one_of(random_text, numeric, known)
     composed = st.builds(
         lambda p, m, s: p + m + s, _affix(pool.prefixes, pool), body, _affix(pool.suffixes, pool)
     )
     cased = st.builds(lambda s, f: f(s), body, st.sampled_from(_CASINGS))
-    return st.one_of(known, random_text, composed, cased)
+    return st.one_of(random_text, composed, known, cased)  # simplest first: see values_like
 
 
 def _affix(specific: Sequence[str], pool: Constants) -> SearchStrategy[str]:
@@ -117,13 +117,18 @@ def _decimals(samples: Sequence[Decimal]) -> SearchStrategy[Decimal]:
 def values_like(samples: Sequence[Any], pool: Constants, depth: int = 0) -> SearchStrategy[Any]:
     """Values of the types and shapes in ``samples`` (one argument slot, or the elements
     of the containers in it)."""
-    distinct = _distinct(samples)
-    parts: list[SearchStrategy[Any]] = [_copied(distinct)] if distinct else []
+    # Hypothesis shrinks towards the first branch of a one_of: the generated values come
+    # first, so a difference shrinks to the simplest value of the type ("1%"), not to the
+    # first recorded value that shows it; the recorded values themselves come last.
+    parts: list[SearchStrategy[Any]] = []
     by_type: dict[type, list[Any]] = {}
     for v in samples:
         by_type.setdefault(type(v), []).append(v)
     for t, vals in by_type.items():
         parts.extend(_of_type(t, vals, pool, depth))
+    distinct = _distinct(samples)
+    if distinct:
+        parts.append(_copied(distinct))
     if not parts:
         return st.nothing()
     return st.one_of(parts)
