@@ -19,9 +19,11 @@ from __future__ import annotations
 import contextlib
 import tempfile
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
+
+from hypothesis.strategies import SearchStrategy
 
 from lockstep import canon
 from lockstep.canon import JSON
@@ -31,8 +33,8 @@ from lockstep.errors import CanonError, LockstepError, UsageError
 from lockstep.gates.git import Git
 from lockstep.mine.constants import harvest_files, source_file
 from lockstep.mine.last_run import StoredRun
-from lockstep.mine.search import smallest_failure
-from lockstep.mine.sides import Side, Unanswerable, outcome_from, side
+from lockstep.mine.search import draw_each, smallest_failure
+from lockstep.mine.sides import Side, Unanswerable, outcome_from, pipeline, side
 from lockstep.mine.strategies import inputs_like
 from lockstep.model import Outcome
 from lockstep.oracles import kind_of
@@ -112,30 +114,6 @@ def checkout(git: Git, sha: str) -> Iterator[Path]:
                 git.run("worktree", "remove", "--force", str(tree))
 
 
-@dataclass
-class _Pair:
-    """The two sides of one oracle; compares one encoded input."""
-
-    old: Side
-    new: Side
-    compared: int = 0
-
-    def differs(self, value: JSON) -> Outcome | None:
-        """The new side's outcome on the old side's case of ``value``, when not a pass;
-        None when they agree or the old side cannot freeze the input."""
-        self.compared += 1
-        try:
-            case = self.old.ask("freeze", value)
-        except Unanswerable:
-            return None
-        try:
-            reply = self.new.ask("check", case)
-        except Unanswerable as e:
-            raise LockstepError(f"{self.new.label}: cannot check a case: {e}") from None
-        outcome = outcome_from(reply)
-        return None if outcome.ok else outcome
-
-
 def _call_text(subject: MiningSubject, value: JSON) -> str:
     name = getattr(subject.target, "__name__", "target")
     assert isinstance(value, list)
@@ -156,6 +134,67 @@ def _size(value: JSON) -> int:
     return len(canon.canonical_json(value))
 
 
+@dataclass
+class _Comparison:
+    """One oracle's two sides, the inputs compared so far, and the differences found."""
+
+    name: str
+    subject: MiningSubject
+    old: Side
+    new: Side
+    rev: str
+    found: list[tuple[int, JSON, Outcome]] = field(default_factory=list)
+
+    def encoded(self, call: Call) -> JSON | None:
+        try:
+            return self.subject.encode_input(call)
+        except CanonError:
+            return None
+
+    def batch(self, values: list[JSON]) -> None:
+        """Compare ``values`` (both interpreters busy at once); note each difference."""
+        for value, reply in zip(values, pipeline(self.old, self.new, values), strict=True):
+            if reply is None:
+                continue  # the old side cannot freeze this input: no case could hold it
+            if not reply.ok:
+                raise LockstepError(f"{self.new.label}: cannot check a case: {reply.error}")
+            outcome = outcome_from(reply.value)
+            if not outcome.ok:
+                self.found.append((_size(value), value, outcome))
+
+    def differs(self, value: JSON) -> Outcome | None:
+        """One input, one round trip per side: the new side's outcome when not a pass."""
+        try:
+            case = self.old.ask("freeze", value)
+        except Unanswerable:
+            return None
+        try:
+            reply = self.new.ask("check", case)
+        except Unanswerable as e:
+            raise LockstepError(f"{self.new.label}: cannot check a case: {e}") from None
+        outcome = outcome_from(reply)
+        return None if outcome.ok else outcome
+
+    def shrunk(self, strategy: SearchStrategy[Call], examples: int, seed: int) -> Difference | None:
+        """The same draws again, as a property failing on a difference, so Hypothesis shrinks it."""
+
+        def fails(call: Call) -> bool:
+            value = self.encoded(call)
+            return value is not None and self.differs(value) is not None
+
+        smallest = smallest_failure(strategy, fails, examples=examples, seed_value=seed)
+        value = self.encoded(smallest) if smallest is not None else None
+        outcome = self.differs(value) if value is not None else None
+        if value is None or outcome is None:
+            return None
+        return self.difference("generated input, shrunk", value, outcome)
+
+    def difference(self, origin: str, value: JSON, outcome: Outcome) -> Difference:
+        return Difference(
+            self.name, origin, _call_text(self.subject, value), _explain(outcome, self.rev)
+        )
+
+
 def compare_oracle(
     project: Project,
     spec: OracleSpec,
@@ -167,61 +206,46 @@ def compare_oracle(
     generate: int,
     seed: int,
 ) -> tuple[int, int, int, Difference | None]:
-    """``(recorded, generated, differing recorded, smallest difference)`` for one oracle."""
+    """``(recorded, generated, differing recorded, smallest difference)`` for one oracle.
+
+    The recorded and the generated inputs are compared in batches with both sides busy at
+    once; only when a generated input differs are the draws replayed one by one, as a
+    property Hypothesis shrinks.
+    """
     seeds = subject.seeds()
     rel = project.root.resolve().relative_to(git.root.resolve())
-    old_root = tree / rel
     files: list[Path] = []
     path = source_file(subject.target)
     if path is not None:
         files.append(path)
         with contextlib.suppress(ValueError):
             files.append(tree / path.resolve().relative_to(git.root.resolve()))
-    pool = harvest_files(files)
+    strategy = inputs_like(seeds, harvest_files(files), subject.target)
     config = project.config_path
     with (
-        side(f"{spec.name} at {rev}", config, old_root, spec.name) as old,
+        side(f"{spec.name} at {rev}", config, tree / rel, spec.name) as old,
         side(f"{spec.name} in the working tree", config, project.root, spec.name) as new,
     ):
-        pair = _Pair(old, new)
-        found: list[tuple[int, JSON, Outcome]] = []
-        for call in seeds:
-            value = subject.encode_input(call)
-            outcome = pair.differs(value)
-            if outcome is not None:
-                found.append((_size(value), value, outcome))
-        recorded = pair.compared
+        comparison = _Comparison(spec.name, subject, old, new, rev)
+        comparison.batch([subject.encode_input(call) for call in seeds])
+        differing_recorded = len(comparison.found)
+        drawn: list[JSON] = []
 
-        def encoded(call: Call) -> JSON | None:
-            try:
-                return subject.encode_input(call)
-            except CanonError:
-                return None
+        def keep(call: Call) -> None:
+            value = comparison.encoded(call)
+            if value is not None:
+                drawn.append(value)
 
-        def differs(call: Call) -> bool:
-            value = encoded(call)
-            return value is not None and pair.differs(value) is not None
-
-        strategy = inputs_like(seeds, pool, subject.target)
-        shrunk = smallest_failure(strategy, differs, examples=generate, seed_value=seed)
-        generated = pair.compared - recorded
-        difference: Difference | None = None
-        if shrunk is not None:
-            value = encoded(shrunk)
-            outcome = pair.differs(value) if value is not None else None
-            if value is not None and outcome is not None:
-                difference = Difference(
-                    spec.name,
-                    "generated input, shrunk",
-                    _call_text(subject, value),
-                    _explain(outcome, rev),
-                )
-        if difference is None and found:
-            _, value, outcome = min(found, key=lambda f: f[0])
-            difference = Difference(
-                spec.name, "recorded input", _call_text(subject, value), _explain(outcome, rev)
-            )
-    return recorded, generated, len(found), difference
+        draw_each(strategy, keep, examples=generate, seed_value=seed)
+        comparison.batch(drawn)
+        difference = None
+        if len(comparison.found) > differing_recorded:
+            difference = comparison.shrunk(strategy, generate, seed)
+        if difference is None and comparison.found:
+            _, value, outcome = min(comparison.found, key=lambda f: f[0])
+            origin = "recorded input" if differing_recorded else "generated input"
+            difference = comparison.difference(origin, value, outcome)
+    return len(seeds), len(drawn), differing_recorded, difference
 
 
 def replay_against(

@@ -18,9 +18,11 @@ target prints goes to the child's stderr, never into the protocol.
 from __future__ import annotations
 
 import os
+import queue
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -109,24 +111,80 @@ class Side:
         lines = self.stderr.read().decode("utf-8", "replace").strip().splitlines()
         return lines[-1] if lines else "no output"
 
-    def ask(self, op: str, value: JSON) -> Any:
-        """Send one request and read its reply; :class:`Unanswerable` when the side refused
-        the input, a :class:`LockstepError` when the interpreter died."""
-        stdin, stdout = self.proc.stdin, self.proc.stdout
-        assert stdin is not None and stdout is not None
+    def send(self, op: str, value: JSON) -> None:
+        stdin = self.proc.stdin
+        assert stdin is not None
         try:
             stdin.write(_encode(Request(op, value)) + b"\n")
             stdin.flush()
         except (BrokenPipeError, OSError):
             raise LockstepError(f"{self.label}: the interpreter exited ({self._tail()})") from None
+
+    def receive(self) -> Reply:
+        stdout = self.proc.stdout
+        assert stdout is not None
         line = stdout.readline()
         if not line:
             self.proc.wait()
             raise LockstepError(f"{self.label}: the interpreter exited ({self._tail()})")
-        reply = _decode_reply(line)
+        return _decode_reply(line)
+
+    def ask(self, op: str, value: JSON) -> Any:
+        """Send one request and read its reply; :class:`Unanswerable` when the side refused
+        the input, a :class:`LockstepError` when the interpreter died."""
+        self.send(op, value)
+        reply = self.receive()
         if not reply.ok:
             raise Unanswerable(reply.error)
         return reply.value
+
+
+def pipeline(old: Side, new: Side, values: list[JSON]) -> list[Reply | None]:
+    """Freeze every value on ``old`` and check each case on ``new``, overlapped.
+
+    Both interpreters work at once (the old one on input k+1 while the new one checks
+    case k), so a batch costs about the slower side's time, not the sum.  Returns the
+    new side's reply per value, or None where the old side could not freeze it.
+    """
+    flags: queue.Queue[bool | BaseException] = queue.Queue()
+    errors: list[BaseException] = []
+    threads = [
+        threading.Thread(target=_feed, args=(old, values, errors), daemon=True),
+        threading.Thread(target=_relay, args=(old, new, len(values), flags), daemon=True),
+    ]
+    for thread in threads:
+        thread.start()
+    out: list[Reply | None] = []
+    for _ in values:
+        flag = flags.get()
+        if isinstance(flag, BaseException):
+            raise flag
+        out.append(new.receive() if flag else None)
+    for thread in threads:
+        thread.join()
+    if errors:
+        raise errors[0]
+    return out
+
+
+def _feed(old: Side, values: list[JSON], errors: list[BaseException]) -> None:
+    try:
+        for value in values:
+            old.send("freeze", value)
+    except BaseException as e:
+        errors.append(e)
+
+
+def _relay(old: Side, new: Side, count: int, flags: queue.Queue[bool | BaseException]) -> None:
+    """Each case the old side froze goes on to the new side; the flags say which did."""
+    try:
+        for _ in range(count):
+            reply = old.receive()
+            if reply.ok:
+                new.send("check", reply.value)
+            flags.put(reply.ok)
+    except BaseException as e:
+        flags.put(e)
 
 
 @contextmanager
