@@ -106,7 +106,9 @@ def mined(tmp_path_factory: pytest.TempPathFactory) -> tuple[GitRepo, str, str, 
     recorded = repo.commit("freeze cells")
     result = run_cli("mine", "cells", "--seed", "3", cwd=repo.root)
     assert result.code == 0, result.output
+    assert not (repo.root / ".hypothesis").exists()  # Hypothesis' files stay in lockstep's cache
     mined = repo.commit("mine cells")
+    assert ".lockstep_cache" not in repo.git("show", "--stat", "HEAD")
     return repo, recorded, mined, result.stdout
 
 

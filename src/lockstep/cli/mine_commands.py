@@ -13,6 +13,7 @@ from lockstep.gates.git import Git
 from lockstep.mine import last_run
 from lockstep.mine.differential import replay_against
 from lockstep.mine.miner import mine as mine_oracle
+from lockstep.mine.search import keep_files_in
 from lockstep.oracles import kind_of
 from lockstep.report.mining import differential_lines, mine_lines
 from lockstep.report.terminal import record_text
@@ -52,6 +53,7 @@ def mine(ctx: click.Context, name: str, budget: str, seed: int) -> None:
     seconds = parse_duration(budget)
     project = project_from(ctx)
     spec = project.oracle(name)
+    keep_files_in(last_run.cache_folder(project))
     subject = kind_of(spec).mining(project, spec)
     report = mine_oracle(subject, name, budget=seconds, seed=seed)
     out = console()
@@ -69,6 +71,7 @@ def run_against(
     """``lockstep replay --against REV``: print the differential result, keep it for
     review, exit 1 when the versions differ."""
     project = project_from(ctx)
+    keep_files_in(last_run.cache_folder(project))
     specs = [project.oracle(n) for n in names] if names else list(project.oracles())
     result = replay_against(
         project, specs, rev, generate=generate, seed=seed, skip_unsupported=not names

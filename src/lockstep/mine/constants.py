@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import types
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -137,6 +138,47 @@ def harvest_source(source: str) -> Constants:
         ):
             out.literal(-node.operand.value)
     return out.frozen()
+
+
+def _names_used(code: types.CodeType) -> set[str]:
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _names_used(const)
+    return names
+
+
+def harvest_near(target: Any) -> Constants:
+    """The literals the target itself compares with: those in its own body, and those in the
+    module-level assignments of the names it uses (``SENTINELS = {"n/a", "-"}``).
+
+    Narrower than the whole module (a module of hundreds of rules has hundreds of
+    literals no single function looks at): these are the values worth a row each.
+    """
+    func = inspect.unwrap(target)
+    code = getattr(func, "__code__", None)
+    path = source_file(target)
+    if code is None or path is None:
+        return Constants()
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
+        return Constants()
+    used = _names_used(code)
+    chunks: list[str] = []
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and (
+            node.lineno <= code.co_firstlineno <= (node.end_lineno or node.lineno)
+        ):
+            chunks.append(ast.unparse(node))
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(t, ast.Name) and t.id in used for t in targets):
+                chunks.append(ast.unparse(node))
+    found = Constants()
+    for chunk in chunks:
+        found = found.merged(harvest_source(chunk))
+    return found
 
 
 def source_file(target: Any) -> Path | None:

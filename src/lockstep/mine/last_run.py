@@ -38,12 +38,18 @@ def cache_path(project: Project) -> Path:
     return project.root / CACHE_DIR / FILE_NAME
 
 
-def save(project: Project, run: StoredRun) -> Path:
-    path = cache_path(project)
-    path.parent.mkdir(exist_ok=True)
-    ignore = path.parent / ".gitignore"
+def cache_folder(project: Project) -> Path:
+    """``.lockstep_cache/`` at the project root, made on first use with a ``.gitignore``."""
+    folder = project.root / CACHE_DIR
+    folder.mkdir(exist_ok=True)
+    ignore = folder / ".gitignore"
     if not ignore.exists():
         ignore.write_text("# written by lockstep: never committed\n*\n", encoding="utf-8")
+    return folder
+
+
+def save(project: Project, run: StoredRun) -> Path:
+    path = cache_folder(project) / FILE_NAME
     atomic_write(path, msgspec.json.format(msgspec.json.encode(run)) + b"\n")
     return path
 

@@ -11,8 +11,10 @@ under the arc collector (:mod:`.coverage`), and keeps an input when it
   :data:`PER_PATH` per path: ``"0%"`` and ``"5%"`` take one path, and only the
   second one shows that ``/ 100`` became ``/ 1000``).
 
-Every source constant in every slot of its type is tried first (a set of sentinel
-words gives one path for all of them, yet each member is its own behaviour).
+Every source constant in every slot of its type is tried first, and the literals the
+target itself uses (in its body, or in the module-level assignment of a name it
+reads) are each kept: a set of sentinel words gives one path for all of them, yet
+each member is its own behaviour.
 Rounds of :data:`ROUND` draws follow until the budget is spent or
 :data:`SATURATED` rounds in a row add neither an arc nor an outcome class; the
 kept inputs then go through the kind's record path (fresh-interpreter
@@ -27,10 +29,10 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from lockstep.errors import UsageError
-from lockstep.mine.constants import Constants, harvest_files, source_file
+from lockstep.mine.constants import Constants, harvest_files, harvest_near, source_file
 from lockstep.mine.coverage import Arc, ArcCollector, executable_lines, lines_of
 from lockstep.mine.search import draw_each
-from lockstep.mine.strategies import constant_calls, inputs_like
+from lockstep.mine.strategies import constant_calls, inputs_like, near_constant
 from lockstep.model import RecordReport
 from lockstep.oracles.mining import Call, MiningSubject, Ran
 
@@ -158,8 +160,9 @@ def mine(
     state.kept.clear()  # the recorded calls are in the oracle already
     before = state.coverage(body)
 
-    for call in constant_calls(seeds, pool):
-        state.learn(call, always=True)
+    near = harvest_near(target)
+    for call, constant in constant_calls(seeds, pool):
+        state.learn(call, always=near_constant(constant, near))
     strategy = inputs_like(seeds, pool, target)
     curve = [
         RoundPoint(

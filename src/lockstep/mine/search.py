@@ -10,6 +10,7 @@ and filtering by nature), and a seed, so a run is repeatable.
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
@@ -17,6 +18,14 @@ from hypothesis.errors import Flaky, Found
 from hypothesis.strategies import SearchStrategy
 
 T = TypeVar("T")
+
+
+def keep_files_in(folder: Path) -> None:
+    """Where Hypothesis keeps its own files (its character tables): lockstep's cache folder,
+    never a ``.hypothesis`` folder dropped into the user's project."""
+    from hypothesis.configuration import set_hypothesis_home_dir
+
+    set_hypothesis_home_dir(folder / "hypothesis")
 
 
 def _settings(examples: int, phases: tuple[Phase, ...]) -> settings:

@@ -73,7 +73,8 @@ def text_like(samples: Sequence[str], pool: Constants) -> SearchStrategy[str]:
     random_text = st.text(alphabet=st.sampled_from(alphabet), max_size=longest)
     known = st.sampled_from(words) if words else random_text
     numeric = st.one_of(
-        st.integers(-1000, 1000).map(str),
+        st.integers(0, 1000).map(str),
+        st.integers(-1000, -1).map(str),
         st.decimals(-1000, 1000, places=2, allow_nan=False).map(str),
     )
     body = st.one_of(random_text, numeric, known)
@@ -85,13 +86,13 @@ def text_like(samples: Sequence[str], pool: Constants) -> SearchStrategy[str]:
 
 
 def _affix(specific: Sequence[str], pool: Constants) -> SearchStrategy[str]:
-    """Nothing half of the time; else an ``startswith``/``endswith`` operand or any literal."""
-    parts = [st.sampled_from(list(specific))] if specific else []
+    """Nothing, an ``startswith``/``endswith`` operand, or any literal, about equally often."""
+    parts: list[SearchStrategy[str]] = [st.just("")]
+    if specific:
+        parts.append(st.sampled_from(list(specific)))
     if pool.strings:
         parts.append(st.sampled_from(list(pool.strings)))
-    if not parts:
-        return st.just("")
-    return st.one_of(st.just(""), st.one_of(parts))
+    return st.one_of(parts)
 
 
 def _ints(samples: Sequence[int], pool: Constants) -> SearchStrategy[int]:
@@ -190,6 +191,11 @@ def _dicts(vals: Sequence[dict[Any, Any]], pool: Constants, depth: int) -> Searc
     return st.dictionaries(key_strategy, values_like(values, pool, depth + 1), max_size=longest)
 
 
+_SHAPED: Final = frozenset({str, bytes, int, float, bool, type(None)})
+"""Hints that add nothing to :func:`values_like` but cost: ``st.from_type(str)`` draws from
+all of Unicode (building Hypothesis' character tables takes seconds on first use)."""
+
+
 def _hinted(target: Callable[..., Any]) -> dict[str, SearchStrategy[Any]]:
     """``st.from_type`` of each annotated parameter whose hint Hypothesis can draw."""
     try:
@@ -198,8 +204,8 @@ def _hinted(target: Callable[..., Any]) -> dict[str, SearchStrategy[Any]]:
         return {}
     out: dict[str, SearchStrategy[Any]] = {}
     for name, hint in hints.items():
-        if name == "return":
-            continue
+        if name == "return" or hint in _SHAPED:
+            continue  # drawn from the recorded values already, over their alphabets
         try:
             strategy = st.from_type(hint)
             strategy.validate()
@@ -259,15 +265,28 @@ def _affixed(value: str, pool: Constants) -> list[str]:
     ]
 
 
-def constant_calls(seeds: Sequence[Call], pool: Constants) -> list[Call]:
+def near_constant(value: Any, near: Constants) -> bool:
+    """Whether ``value`` is one of the target's own literals."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, str):
+        return value in near.strings
+    if isinstance(value, bytes):
+        return value in near.blobs
+    if isinstance(value, int):
+        return value in near.ints
+    return isinstance(value, float) and value in near.floats
+
+
+def constant_calls(seeds: Sequence[Call], pool: Constants) -> list[tuple[Call, Any]]:
     """Every source constant as a whole argument, in every recorded slot of its type.
 
     A sentinel word in a set (``x in {"n/a", "-"}``) takes one path and one result for
     every member, so coverage would keep just one of them; each member is its own
     behaviour to freeze, so each gets a row.  The other arguments are the first
-    recorded call's.
+    recorded call's.  Each call comes with the value put in its slot.
     """
-    out: list[Call] = []
+    out: list[tuple[Call, Any]] = []
     seen: set[str] = set()
     by_shape: dict[tuple[int, tuple[str, ...]], Call] = {}
     for call in seeds:
@@ -298,5 +317,5 @@ def constant_calls(seeds: Sequence[Call], pool: Constants) -> list[Call]:
                 key = repr((call.args, sorted(call.kwargs.items())))
                 if key not in seen:
                     seen.add(key)
-                    out.append(call)
+                    out.append((call, constant))
     return out
