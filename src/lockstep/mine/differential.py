@@ -17,8 +17,7 @@ property), and the result names it with both outcomes.
 from __future__ import annotations
 
 import contextlib
-import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
@@ -99,19 +98,6 @@ class DifferentialResult:
             differences=len(self.differences),
             smallest=self.differences[0].call if self.differences else "",
         )
-
-
-@contextlib.contextmanager
-def checkout(git: Git, sha: str) -> Iterator[Path]:
-    """A temporary detached worktree of ``sha``, removed afterwards."""
-    with tempfile.TemporaryDirectory(prefix="lockstep-against-") as tmp:
-        tree = Path(tmp) / "old"
-        git.run("worktree", "add", "--detach", "--quiet", str(tree), sha)
-        try:
-            yield tree
-        finally:
-            with contextlib.suppress(LockstepError):
-                git.run("worktree", "remove", "--force", str(tree))
 
 
 def _call_text(subject: MiningSubject, value: JSON) -> str:
@@ -277,7 +263,7 @@ def replay_against(
         raise UsageError("replay --against: no configured oracle can be compared (ledgers can)")
     recorded = generated = differing = 0
     differences: list[Difference] = []
-    with checkout(git, base) as tree:
+    with git.worktree(base, "lockstep-against-") as tree:
         for spec, subject in subjects:
             r, g, d, difference = compare_oracle(
                 project, spec, subject, git, tree, rev, generate=generate, seed=seed
