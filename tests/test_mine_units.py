@@ -6,7 +6,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from lockstep import canon
@@ -62,6 +62,7 @@ def test_shape_of_tells_types_and_containers_apart() -> None:
     assert shape_of(None) == "None"
 
 
+@settings(suppress_health_check=[HealthCheck.too_slow])  # a loaded 2-core machine
 @given(
     st.recursive(
         st.none() | st.integers(-(2**63), 2**63) | st.text() | st.floats(), st.lists, max_leaves=8
