@@ -69,6 +69,7 @@ COMMAND_MODULES: dict[str, str] = {
     "brief": "lockstep.cli.gate_commands",
     "demo": "lockstep.cli.demo_command",
     "init": "lockstep.cli.init_command",
+    "mine": "lockstep.cli.mine_commands",
 }
 """Which module defines each command.  Modules are imported only when their command
 runs (or for ``--help``), so ``lockstep replay`` never pays for the gates' imports."""

@@ -129,6 +129,22 @@ drifted the same way says so in ten rows as well as in ten thousand)."""
 )
 @report_option
 @junit_option
+@click.option(
+    "--against",
+    metavar="REV",
+    default=None,
+    help="Differential: run the code at REV and the working tree side by side on the "
+    "recorded and generated inputs (no stored output is trusted); exit 1 on a difference.",
+)
+@click.option(
+    "--generate",
+    type=click.IntRange(min=0),
+    default=200,
+    show_default=True,
+    metavar="N",
+    help="With --against: inputs to generate besides the recorded ones.",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="With --against: seed.")
 @click.pass_context
 def replay(
     ctx: click.Context,
@@ -141,6 +157,9 @@ def replay(
     full_diff: bool,
     report_path: Path | None,
     junit_path: Path | None,
+    against: str | None,
+    generate: int,
+    seed: int,
 ) -> None:
     """Re-run every recorded case and compare: the gate (exit 1 unless all pass).
 
@@ -148,6 +167,10 @@ def replay(
     the oracle does not know yet): nothing froze their behaviour, so the run is
     not green until 'lockstep record NAME --new-only' adds them.
     """
+    if against is not None:
+        from lockstep.cli.mine_commands import run_against  # imports Hypothesis: only here
+
+        run_against(ctx, names, against, generate, seed)
     project = project_from(ctx)
     specs = _select(project, names)
     options = replay_options(jobs, shard)

@@ -12,10 +12,12 @@ a detached HEAD where a branch is needed.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import subprocess
-from collections.abc import Callable, Sequence
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -113,6 +115,19 @@ class Git:
         return bytes(proc.stdout)
 
     # -- revisions ----------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def worktree(self, sha: str, prefix: str) -> Iterator[Path]:
+        """A temporary detached worktree of ``sha`` (the user's working tree is not
+        touched), removed afterwards."""
+        with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+            tree = Path(tmp) / "tree"
+            self.run("worktree", "add", "--detach", "--quiet", str(tree), sha)
+            try:
+                yield tree
+            finally:
+                with contextlib.suppress(GitError):
+                    self.run("worktree", "remove", "--force", str(tree))
 
     def is_shallow(self) -> bool:
         return self.run("rev-parse", "--is-shallow-repository").strip() == "true"

@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import contextlib
 import sys
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Final
 
 from lockstep.config import Project, load_project
@@ -120,11 +118,5 @@ def project_at(project: Project, git: Git, sha: str) -> Iterator[Project]:
         yield project
         return
     rel = project.config_path.resolve().relative_to(git.root.resolve())
-    with tempfile.TemporaryDirectory(prefix="lockstep-review-") as tmp:
-        tree = Path(tmp) / "head"
-        git.run("worktree", "add", "--detach", "--quiet", str(tree), sha)
-        try:
-            yield load_project(config_path=tree / rel)
-        finally:
-            with contextlib.suppress(LockstepError):
-                git.run("worktree", "remove", "--force", str(tree))
+    with git.worktree(sha, "lockstep-review-") as tree:
+        yield load_project(config_path=tree / rel)

@@ -11,7 +11,9 @@ The rows:
 4. one seam: at most ``[gates] seam_limit`` new functions, classes or modules;
 5. no new reads of the clock, randomness, environment, network, locale or time zone;
 6. logging and printing unchanged;
-7. within the change budget for the fan-in of the module under change.
+7. within the change budget for the fan-in of the module under change;
+8. when ``lockstep replay --against`` ran: its last result (the old and the new code
+   compared on recorded and generated inputs), as long as it ran on the reviewed HEAD.
 
 A file that does not parse at BASE or HEAD fails the rows that read code,
 naming the file and line, instead of stopping the review.
@@ -30,6 +32,7 @@ from lockstep.gates.code_changes import CodeChanges, code_changes
 from lockstep.gates.git import Change, Git
 from lockstep.gates.guard import guard_commits
 from lockstep.gates.replay_all import project_at, replay_all
+from lockstep.mine import last_run
 from lockstep.model import ReplayOptions
 
 MAX_EVIDENCE: Final = 12
@@ -128,6 +131,39 @@ def _code_rows(project: Project, code: CodeChanges) -> list[Row]:
     ]
 
 
+def differential_row(project: Project, head: str) -> Row | None:
+    """The last ``replay --against`` result, or None when it never ran here.
+
+    A result from another HEAD vouches for other code: it fails, asking for a re-run.
+    """
+    stored = last_run.load(project)
+    if stored is None:
+        return None
+    check = "differential (replay --against): old and new code agree"
+    where = f"against {stored.rev} ({stored.base[:12]})"
+    if stored.head != head:
+        return Row(
+            check,
+            Verdict.FAIL,
+            (
+                f"the last run {where} was made on {stored.head[:12]}, not on the reviewed "
+                f"HEAD {head[:12]}: run 'lockstep replay --against {stored.rev}' again",
+            ),
+        )
+    if stored.differences:
+        return Row(
+            check,
+            Verdict.FAIL,
+            (
+                f"differential {where}: {stored.inputs} inputs, the versions differ in "
+                f"{stored.differences} oracle(s); smallest: {stored.smallest}",
+            ),
+        )
+    return Row(
+        check, Verdict.PASS, (f"differential: {stored.inputs} inputs, no difference ({where})",)
+    )
+
+
 def review(
     project: Project, git: Git, change: Change, options: ReplayOptions | None = None
 ) -> Review:
@@ -189,4 +225,7 @@ def review(
                 _cap([budget.summary(), *detail]),
             )
         )
+    differential = differential_row(project, head)
+    if differential is not None:
+        rows.append(differential)
     return Review(change.label, change.base, head, len(commits), tuple(rows))

@@ -35,6 +35,7 @@ from lockstep.model import (
 from lockstep.store import display_path
 
 if TYPE_CHECKING:
+    from lockstep.oracles.mining import MiningSubject
     from lockstep.probe.runs import ProbeTarget
 
 CaseRunner = Callable[[str], Outcome]
@@ -125,6 +126,11 @@ class OracleKind(Protocol):
         """
         ...
 
+    def mining(self, project: Project, spec: OracleSpec, /) -> MiningSubject:
+        """The target as a subject ``lockstep mine`` and ``replay --against`` call directly
+        (:mod:`.mining`); a usage error for a kind that has none."""
+        ...
+
 
 _MEMBERS: Final = (
     "oracle_path",
@@ -136,6 +142,7 @@ _MEMBERS: Final = (
     "case_runner",
     "status",
     "probe_targets",
+    "mining",
 )
 
 
@@ -155,6 +162,7 @@ class ModuleKind:
     case_runner: Callable[[Project, OracleSpec], CaseRunner]
     status: Callable[[Project, OracleSpec], OracleStatus]
     probe_targets: Callable[[Project, OracleSpec], tuple[ProbeTarget, ...]]
+    mining: Callable[[Project, OracleSpec], MiningSubject]
 
 
 def kind_from(

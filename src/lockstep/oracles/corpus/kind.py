@@ -42,6 +42,7 @@ from lockstep.oracles.lifecycle import (
     record_entry_points,
     wanted,
 )
+from lockstep.oracles.mining import no_mining
 from lockstep.oracles.stale import Mismatch, mismatches, rules_mismatch, stale_outcome
 from lockstep.oracles.status import file_status
 from lockstep.oracles.verify import in_process_probe, verify
@@ -375,5 +376,7 @@ probe_targets = in_process_probe(oracle_path)
 
 record, accept = record_entry_points(_record)
 
+mining = no_mining
+"""Not mined yet: 'lockstep mine' and 'replay --against' name the kinds they support."""
 
 KIND: Final = kind_from(globals(), name="corpus", suffix=SUFFIX, parallel_by_default=False)

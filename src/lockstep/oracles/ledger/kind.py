@@ -54,9 +54,11 @@ from lockstep.oracles.ledger.format import (
     call_text,
     signature_of,
 )
+from lockstep.oracles.ledger.mining import LedgerSubject
 from lockstep.oracles.ledger.recorder import Installation, Recording, merge_parts
 from lockstep.oracles.ledger.replay import Replayer, install_worker, replay_batch
 from lockstep.oracles.lifecycle import ModeWords, check_record_mode
+from lockstep.oracles.mining import MiningSubject
 from lockstep.oracles.stale import Mismatch, mismatches, stale_outcome
 from lockstep.oracles.status import file_status
 from lockstep.oracles.verify import in_process_probe, verify
@@ -267,7 +269,11 @@ def _prepare(project: Project, spec: LedgerSpec) -> tuple[Path, LedgerHeader, Ca
 
 
 def _replayer(
-    project: Project, spec: LedgerSpec, path: Path, header: LedgerHeader, target: Callable[..., Any]
+    project: Project,
+    spec: LedgerSpec,
+    path: Path,
+    header: LedgerHeader | None,
+    target: Callable[..., Any],
 ) -> Replayer:
     return Replayer(
         oracle=spec.name,
@@ -374,6 +380,19 @@ inputs = no_inputs
 
 
 probe_targets = in_process_probe(oracle_path)
+
+
+def mining(project: Project, spec: OracleSpec) -> MiningSubject:
+    """The target, imported once, with this kind's freezing, record path and comparison."""
+    spec = _ledger_spec(spec)
+    target = resolve_callable(spec.target, project.root, where=project.where(spec, "target"))
+    path = oracle_path(project, spec)
+
+    def write(recording: Recording) -> RecordReport:
+        return write_recording(project, spec, RecordMode.NEW_ONLY, recording, signature_of(target))
+
+    replayer = _replayer(project, spec, path, None, target)
+    return LedgerSubject(spec, target, path, write, replayer)
 
 
 KIND: Final = kind_from(globals(), name="ledger", suffix=SUFFIX, parallel_by_default=False)

@@ -43,6 +43,7 @@ from lockstep.oracles.lifecycle import (
     record_entry_points,
     wanted,
 )
+from lockstep.oracles.mining import no_mining
 from lockstep.oracles.pins.cases import PinCase, cases_path, read_cases, resolve_cwd
 from lockstep.oracles.pins.format import (
     FORMAT,
@@ -618,5 +619,7 @@ def inputs(project: Project, spec: OracleSpec) -> tuple[OracleInput, ...]:
 
 record, accept = record_entry_points(_record)
 
+mining = no_mining
+"""Not mined yet: 'lockstep mine' and 'replay --against' name the kinds they support."""
 
 KIND: Final = kind_from(globals(), name="pins", suffix=SUFFIX, parallel_by_default=True)

@@ -46,6 +46,7 @@ from lockstep.model import (
 )
 from lockstep.oracles import CaseRunner, kind_from, no_inputs, spec_as
 from lockstep.oracles.lifecycle import ModeWords, check_contract, check_record_mode, merge, wanted
+from lockstep.oracles.mining import no_mining
 from lockstep.oracles.stale import mismatches, rules_mismatch, stale_outcome
 from lockstep.oracles.status import file_status
 from lockstep.oracles.tape.compare import compare, render_result, render_tape, setting_changes
@@ -339,5 +340,8 @@ inputs = no_inputs
 
 probe_targets = in_process_probe(oracle_path)
 
+
+mining = no_mining
+"""Not mined yet: 'lockstep mine' and 'replay --against' name the kinds they support."""
 
 KIND: Final = kind_from(globals(), name="tape", suffix=SUFFIX, parallel_by_default=False)

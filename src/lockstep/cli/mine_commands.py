@@ -1,0 +1,85 @@
+"""``lockstep mine``: grow a recorded oracle with generated inputs until it saturates."""
+
+from __future__ import annotations
+
+import re
+import sys
+
+import click
+from rich.text import Text
+
+from lockstep.cli.app import EXIT_FAIL, EXIT_OK, console, main, project_from
+from lockstep.gates.git import Git
+from lockstep.mine import last_run
+from lockstep.mine.differential import replay_against
+from lockstep.mine.miner import mine as mine_oracle
+from lockstep.mine.search import keep_files_in
+from lockstep.oracles import kind_of
+from lockstep.report.mining import differential_lines, mine_lines
+from lockstep.report.terminal import record_text
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|min|h)?\s*$")
+_SCALE = {"ms": 0.001, "s": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0}
+
+
+def parse_duration(text: str) -> float:
+    """``60s``, ``2m``, ``90`` (seconds) → seconds; anything else is a usage error."""
+    match = _DURATION.match(text)
+    if not match or float(match.group(1)) <= 0:
+        raise click.BadParameter(
+            f"{text!r} is not a duration such as 60s, 2m or 90", param_hint="--budget"
+        )
+    return float(match.group(1)) * _SCALE[match.group(2) or "s"]
+
+
+@main.command()
+@click.argument("name")
+@click.option(
+    "--budget",
+    default="60s",
+    show_default=True,
+    help="Most time to spend generating (60s, 2m); mining stops earlier once saturated.",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the generator.")
+@click.pass_context
+def mine(ctx: click.Context, name: str, budget: str, seed: int) -> None:
+    """Grow oracle NAME with generated inputs that reach new code or new outcomes.
+
+    Inputs are shaped like the recorded ones and seeded with the constants in the
+    target's source; an input is kept when it takes a new branch or gives a new
+    outcome class, and the kept ones are recorded like any call (verified in a fresh
+    interpreter first).  Exit 1 when some were refused.
+    """
+    seconds = parse_duration(budget)
+    project = project_from(ctx)
+    spec = project.oracle(name)
+    keep_files_in(last_run.cache_folder(project))
+    subject = kind_of(spec).mining(project, spec)
+    report = mine_oracle(subject, name, budget=seconds, seed=seed)
+    out = console()
+    for line in mine_lines(report):
+        out.print(Text(line))
+    if report.record is not None:
+        out.print(record_text(report.record, project.root), end="")
+    refused = bool(report.record and report.record.refused)
+    sys.exit(EXIT_FAIL if refused else EXIT_OK)
+
+
+def run_against(
+    ctx: click.Context, names: tuple[str, ...], rev: str, generate: int, seed: int
+) -> None:
+    """``lockstep replay --against REV``: print the differential result, keep it for
+    review, exit 1 when the versions differ."""
+    project = project_from(ctx)
+    keep_files_in(last_run.cache_folder(project))
+    specs = [project.oracle(n) for n in names] if names else list(project.oracles())
+    result = replay_against(
+        project, specs, rev, generate=generate, seed=seed, skip_unsupported=not names
+    )
+    out = console()
+    for name in result.skipped:
+        out.print(Text(f"{name}: not compared (its kind has no target to call directly)"))
+    for line in differential_lines(result):
+        out.print(Text(line))
+    last_run.save(project, result.stored(Git(project.root).resolve("HEAD")))
+    sys.exit(EXIT_OK if result.ok else EXIT_FAIL)

@@ -1,0 +1,285 @@
+"""``lockstep replay --against REV``: the old and the new code, side by side, on the same inputs.
+
+A replay trusts the outputs stored in the oracle; this gate trusts no stored
+output at all.  REV is checked out in a temporary ``git worktree`` (removed
+afterwards); one fresh interpreter runs the target as it is at REV, another as
+it is in the working tree (:mod:`.sides`).  Every input -- the recorded ones,
+then ``--generate N`` drawn like them (:mod:`.strategies`, with the constants of
+*both* versions' sources) -- is frozen by the old side as a case of the oracle
+and checked by the new side with the oracle's own comparison (types,
+exceptions, mutated arguments, tolerance and loose mode as configured).
+
+When the versions differ, Hypothesis shrinks the generated input to the
+smallest one that still shows a difference (the difference is a failing
+property), and the result names it with both outcomes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final
+
+from hypothesis.strategies import SearchStrategy
+
+from lockstep import canon
+from lockstep.canon import JSON
+from lockstep.canon.text import call_text
+from lockstep.config import OracleSpec, Project
+from lockstep.errors import CanonError, LockstepError, UsageError
+from lockstep.gates.git import Git
+from lockstep.mine.constants import harvest_files, source_file
+from lockstep.mine.last_run import StoredRun
+from lockstep.mine.search import draw_each, smallest_failure
+from lockstep.mine.sides import Side, Unanswerable, outcome_from, pipeline, side
+from lockstep.mine.strategies import inputs_like
+from lockstep.model import Outcome
+from lockstep.oracles import kind_of
+from lockstep.oracles.mining import Call, MiningSubject
+
+DEFAULT_GENERATE: Final = 200
+
+
+@dataclass(frozen=True)
+class Difference:
+    """The smallest input found on which the two versions differ, with both outcomes."""
+
+    oracle: str
+    origin: str
+    """``recorded input`` or ``generated input, shrunk``."""
+    call: str
+    """The input written as a call."""
+    explanation: tuple[str, ...]
+    """Per aspect: the outcome at REV, then the outcome in the working tree."""
+
+
+@dataclass(frozen=True)
+class DifferentialResult:
+    """One ``replay --against`` run: a plain data object (for the terminal and HTML report)."""
+
+    rev: str
+    base: str
+    oracles: tuple[str, ...]
+    recorded: int
+    generated: int
+    differing_recorded: int
+    differences: tuple[Difference, ...]
+    skipped: tuple[str, ...] = ()
+    """Oracles left out because their kind cannot be compared this way."""
+
+    @property
+    def inputs(self) -> int:
+        return self.recorded + self.generated
+
+    @property
+    def ok(self) -> bool:
+        return not self.differences
+
+    def summary(self) -> str:
+        where = f"against {self.rev} ({self.base[:12]})"
+        counted = f"{self.inputs} input(s) ({self.recorded} recorded, {self.generated} generated)"
+        if self.ok:
+            return f"differential {where}: {counted}, no difference"
+        return (
+            f"differential {where}: {counted}; the versions differ in "
+            f"{len(self.differences)} oracle(s) ({self.differing_recorded} recorded input(s) "
+            "differ); the smallest input for each:"
+        )
+
+    def stored(self, head: str) -> StoredRun:
+        return StoredRun(
+            rev=self.rev,
+            base=self.base,
+            head=head,
+            oracles=list(self.oracles),
+            inputs=self.inputs,
+            differences=len(self.differences),
+            smallest=self.differences[0].call if self.differences else "",
+        )
+
+
+def _call_text(subject: MiningSubject, value: JSON) -> str:
+    name = getattr(subject.target, "__name__", "target")
+    assert isinstance(value, list)
+    args, kwargs = value
+    assert isinstance(args, list) and isinstance(kwargs, dict)
+    return call_text(name, args, kwargs)
+
+
+def _explain(outcome: Outcome, rev: str) -> tuple[str, ...]:
+    lines: list[str] = []
+    for drift in outcome.drifts:
+        lines.append(f"{drift.aspect}: at {rev}: {drift.expected}")
+        lines.append(f"{' ' * len(drift.aspect)}  now: {drift.actual}")
+    return tuple(lines) or (outcome.note or outcome.status.value,)
+
+
+def _size(value: JSON) -> int:
+    return len(canon.canonical_json(value))
+
+
+@dataclass
+class _Comparison:
+    """One oracle's two sides, the inputs compared so far, and the differences found."""
+
+    name: str
+    subject: MiningSubject
+    old: Side
+    new: Side
+    rev: str
+    found: list[tuple[int, JSON, Outcome]] = field(default_factory=list)
+
+    def encoded(self, call: Call) -> JSON | None:
+        try:
+            return self.subject.encode_input(call)
+        except CanonError:
+            return None
+
+    def batch(self, values: list[JSON]) -> None:
+        """Compare ``values`` (both interpreters busy at once); note each difference."""
+        for value, reply in zip(values, pipeline(self.old, self.new, values), strict=True):
+            if reply is None:
+                continue  # the old side cannot freeze this input: no case could hold it
+            if not reply.ok:
+                raise LockstepError(f"{self.new.label}: cannot check a case: {reply.error}")
+            outcome = outcome_from(reply.value)
+            if not outcome.ok:
+                self.found.append((_size(value), value, outcome))
+
+    def differs(self, value: JSON) -> Outcome | None:
+        """One input, one round trip per side: the new side's outcome when not a pass."""
+        try:
+            case = self.old.ask("freeze", value)
+        except Unanswerable:
+            return None
+        try:
+            reply = self.new.ask("check", case)
+        except Unanswerable as e:
+            raise LockstepError(f"{self.new.label}: cannot check a case: {e}") from None
+        outcome = outcome_from(reply)
+        return None if outcome.ok else outcome
+
+    def shrunk(self, strategy: SearchStrategy[Call], examples: int, seed: int) -> Difference | None:
+        """The same draws again, as a property failing on a difference, so Hypothesis shrinks it."""
+
+        def fails(call: Call) -> bool:
+            value = self.encoded(call)
+            return value is not None and self.differs(value) is not None
+
+        smallest = smallest_failure(strategy, fails, examples=examples, seed_value=seed)
+        value = self.encoded(smallest) if smallest is not None else None
+        outcome = self.differs(value) if value is not None else None
+        if value is None or outcome is None:
+            return None
+        return self.difference("generated input, shrunk", value, outcome)
+
+    def difference(self, origin: str, value: JSON, outcome: Outcome) -> Difference:
+        return Difference(
+            self.name, origin, _call_text(self.subject, value), _explain(outcome, self.rev)
+        )
+
+
+def compare_oracle(
+    project: Project,
+    spec: OracleSpec,
+    subject: MiningSubject,
+    git: Git,
+    tree: Path,
+    rev: str,
+    *,
+    generate: int,
+    seed: int,
+) -> tuple[int, int, int, Difference | None]:
+    """``(recorded, generated, differing recorded, smallest difference)`` for one oracle.
+
+    The recorded and the generated inputs are compared in batches with both sides busy at
+    once; only when a generated input differs are the draws replayed one by one, as a
+    property Hypothesis shrinks.
+    """
+    seeds = subject.seeds()
+    rel = project.root.resolve().relative_to(git.root.resolve())
+    files: list[Path] = []
+    path = source_file(subject.target)
+    if path is not None:
+        files.append(path)
+        with contextlib.suppress(ValueError):
+            files.append(tree / path.resolve().relative_to(git.root.resolve()))
+    strategy = inputs_like(seeds, harvest_files(files), subject.target)
+    config = project.config_path
+    with (
+        side(f"{spec.name} at {rev}", config, tree / rel, spec.name) as old,
+        side(f"{spec.name} in the working tree", config, project.root, spec.name) as new,
+    ):
+        comparison = _Comparison(spec.name, subject, old, new, rev)
+        comparison.batch([subject.encode_input(call) for call in seeds])
+        differing_recorded = len(comparison.found)
+        drawn: list[JSON] = []
+
+        def keep(call: Call) -> None:
+            value = comparison.encoded(call)
+            if value is not None:
+                drawn.append(value)
+
+        draw_each(strategy, keep, examples=generate, seed_value=seed)
+        comparison.batch(drawn)
+        difference = None
+        if len(comparison.found) > differing_recorded:
+            difference = comparison.shrunk(strategy, generate, seed)
+        if difference is None and comparison.found:
+            _, value, outcome = min(comparison.found, key=lambda f: f[0])
+            origin = "recorded input" if differing_recorded else "generated input"
+            difference = comparison.difference(origin, value, outcome)
+    return len(seeds), len(drawn), differing_recorded, difference
+
+
+def replay_against(
+    project: Project,
+    specs: Sequence[OracleSpec],
+    rev: str,
+    *,
+    generate: int = DEFAULT_GENERATE,
+    seed: int = 0,
+    skip_unsupported: bool = False,
+) -> DifferentialResult:
+    """Compare every oracle in ``specs`` between REV and the working tree.
+
+    ``skip_unsupported``: leave out (and name) oracles whose kind has no subject to
+    call directly, instead of refusing -- for a run over every configured oracle.
+    """
+    git = Git(project.root)
+    base = git.resolve(rev)
+    subjects: list[tuple[OracleSpec, MiningSubject]] = []
+    skipped: list[str] = []
+    for spec in specs:
+        try:
+            subjects.append((spec, kind_of(spec).mining(project, spec)))
+        except UsageError:
+            if not skip_unsupported:
+                raise
+            skipped.append(spec.name)
+    if not subjects:
+        raise UsageError("replay --against: no configured oracle can be compared (ledgers can)")
+    recorded = generated = differing = 0
+    differences: list[Difference] = []
+    with git.worktree(base, "lockstep-against-") as tree:
+        for spec, subject in subjects:
+            r, g, d, difference = compare_oracle(
+                project, spec, subject, git, tree, rev, generate=generate, seed=seed
+            )
+            recorded += r
+            generated += g
+            differing += d
+            if difference is not None:
+                differences.append(difference)
+    return DifferentialResult(
+        rev=rev,
+        base=base,
+        oracles=tuple(spec.name for spec, _ in subjects),
+        skipped=tuple(skipped),
+        recorded=recorded,
+        generated=generated,
+        differing_recorded=differing,
+        differences=tuple(differences),
+    )

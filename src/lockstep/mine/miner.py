@@ -1,0 +1,216 @@
+"""``lockstep mine``: grow a recorded oracle with generated inputs until it saturates.
+
+Recorded calls encode what callers happened to do; the branches no caller reached
+are where a refactor slips through unseen.  Mining draws inputs shaped like the
+recorded ones (:mod:`.strategies`, seeded with the source's constants), runs each
+under the arc collector (:mod:`.coverage`), and keeps an input when it
+
+* takes an arc of the target's code no kept input took, or
+* gives an outcome class (result type and shape, exception type) not seen yet, or
+* takes a path already kept but gives a result not seen on it yet (at most
+  :data:`PER_PATH` per path: ``"0%"`` and ``"5%"`` take one path, and only the
+  second one shows that ``/ 100`` became ``/ 1000``).
+
+Every source constant in every slot of its type is tried first, and the literals the
+target itself uses (in its body, or in the module-level assignment of a name it
+reads) are each kept: a set of sentinel words gives one path for all of them, yet
+each member is its own behaviour.
+Rounds of :data:`ROUND` draws follow until the budget is spent or
+:data:`SATURATED` rounds in a row add neither an arc nor an outcome class; the
+kept inputs then go through the kind's record path (fresh-interpreter
+verification, dedup by input), like any other recorded call.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Final
+
+from lockstep.errors import UsageError
+from lockstep.mine.constants import Constants, harvest_files, harvest_near, source_file
+from lockstep.mine.coverage import Arc, ArcCollector, executable_lines, lines_of
+from lockstep.mine.search import draw_each
+from lockstep.mine.strategies import constant_calls, inputs_like, near_constant
+from lockstep.model import RecordReport
+from lockstep.oracles.mining import Call, MiningSubject, Ran
+
+ROUND: Final = 100
+"""Draws per round: the unit of the saturation curve."""
+SATURATED: Final = 3
+"""Rounds in a row adding neither an arc nor an outcome class that end mining."""
+PER_PATH: Final = 3
+"""Most kept inputs per (path, outcome class), each with a result not kept on that path."""
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """Lines of the target's body hit, of its executable lines, and arcs taken in its files."""
+
+    lines_hit: int
+    lines_total: int
+    arcs: int
+    outcome_classes: int
+
+    def text(self) -> str:
+        return (
+            f"{self.lines_hit}/{self.lines_total} lines, {self.arcs} arcs, "
+            f"{self.outcome_classes} outcome class(es)"
+        )
+
+
+@dataclass(frozen=True)
+class RoundPoint:
+    """One point of the saturation curve."""
+
+    round: int
+    seconds: float
+    tried: int
+    arcs: int
+    outcome_classes: int
+    kept: int
+
+
+@dataclass(frozen=True)
+class MineReport:
+    """What one ``lockstep mine`` did: a plain data object (for the terminal and the HTML report)."""
+
+    oracle: str
+    seed: int
+    constants: int
+    before: Coverage
+    after: Coverage
+    tried: int
+    kept: int
+    curve: tuple[RoundPoint, ...]
+    stopped: str
+    """``saturated after N rounds`` or ``budget of S s spent``."""
+    record: RecordReport | None
+    """The record path's report on the kept inputs (None when none were kept)."""
+
+    @property
+    def added(self) -> int:
+        return len(self.record.added) if self.record else 0
+
+
+@dataclass
+class _State:
+    collector: ArcCollector
+    subject: MiningSubject
+    arcs: set[Arc] = field(default_factory=set)
+    classes: set[str] = field(default_factory=set)
+    per_path: dict[tuple[frozenset[Arc], str], set[bytes]] = field(default_factory=dict)
+    kept: list[Call] = field(default_factory=list)
+    tried: int = 0
+
+    def run(self, call: Call) -> tuple[Ran, frozenset[Arc]] | None:
+        self.tried += 1
+        try:
+            return self.collector.run(lambda: self.subject.run(call))
+        except Exception:  # an input or outcome the kind cannot freeze: no row could hold it
+            return None
+
+    def learn(self, call: Call, *, always: bool = False) -> bool:
+        """Run ``call``; keep it when it adds an arc, a class or a result on its path."""
+        ran = self.run(call)
+        if ran is None:
+            return False
+        outcome, arcs = ran
+        new_arcs = not arcs <= self.arcs
+        new_class = outcome.outcome_class not in self.classes
+        results = self.per_path.setdefault((arcs, outcome.outcome_class), set())
+        new_result = len(results) < PER_PATH and outcome.result_key not in results
+        self.arcs |= arcs
+        self.classes.add(outcome.outcome_class)
+        results.add(outcome.result_key)
+        if always or new_arcs or new_class or new_result:
+            self.kept.append(call)
+        return new_arcs or new_class
+
+    def coverage(self, body: set[tuple[str, int]]) -> Coverage:
+        hit = len(lines_of(self.arcs) & body)
+        return Coverage(hit, len(body), len(self.arcs), len(self.classes))
+
+
+def mine(
+    subject: MiningSubject,
+    name: str,
+    *,
+    budget: float,
+    seed: int,
+    clock: Callable[[], float] = time.monotonic,
+    extra_sources: Constants | None = None,
+) -> MineReport:
+    """Grow ``subject``'s oracle for at most ``budget`` seconds (see the module docstring)."""
+    start = clock()
+    seeds = subject.seeds()
+    if not seeds:
+        raise UsageError(f"{name}: the oracle holds no case to start from; record some first")
+    target = subject.target
+    path = source_file(target)
+    pool = harvest_files([path] if path else [])
+    if extra_sources is not None:
+        pool = pool.merged(extra_sources)
+    collector = ArcCollector.for_paths([path] if path else [])
+    body = executable_lines(target)
+    state = _State(collector, subject)
+    for call in seeds:
+        state.learn(call)
+    state.kept.clear()  # the recorded calls are in the oracle already
+    before = state.coverage(body)
+
+    near = harvest_near(target)
+    for call, constant in constant_calls(seeds, pool):
+        state.learn(call, always=near_constant(constant, near))
+    strategy = inputs_like(seeds, pool, target)
+    curve = [
+        RoundPoint(
+            0, clock() - start, state.tried, len(state.arcs), len(state.classes), len(state.kept)
+        )
+    ]
+    idle = 0
+    rounds = 0
+    stopped = ""
+    deadline = start + budget
+    while True:
+        if clock() >= deadline:
+            stopped = f"budget of {budget:g} s spent"
+            break
+        rounds += 1
+        arcs_before, classes_before = len(state.arcs), len(state.classes)
+
+        def each(call: Call) -> None:
+            if clock() < deadline:
+                state.learn(call)
+
+        draw_each(strategy, each, examples=ROUND, seed_value=seed * 1_000_003 + rounds)
+        grew = (len(state.arcs), len(state.classes)) != (arcs_before, classes_before)
+        curve.append(
+            RoundPoint(
+                rounds,
+                clock() - start,
+                state.tried,
+                len(state.arcs),
+                len(state.classes),
+                len(state.kept),
+            )
+        )
+        idle = 0 if grew else idle + 1
+        if idle >= SATURATED:
+            stopped = f"saturated: {SATURATED} rounds of {ROUND} added no arc and no outcome class"
+            break
+    after = state.coverage(body)
+    record = subject.add(state.kept) if state.kept else None
+    return MineReport(
+        oracle=name,
+        seed=seed,
+        constants=pool.count,
+        before=before,
+        after=after,
+        tried=state.tried,
+        kept=len(state.kept),
+        curve=tuple(curve),
+        stopped=stopped,
+        record=record,
+    )

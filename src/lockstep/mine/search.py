@@ -1,0 +1,90 @@
+"""Drive Hypothesis programmatically: draw examples from a strategy and hand each to a callback.
+
+Hypothesis is made to run tests; lockstep needs it as a generator (mining) and as a
+shrinker (the differential gate).  Both go through ``@given`` with settings made
+for a tool, not a test suite: no example database (nothing is written to the
+user's project), no deadline, no health checks (the targets are legacy code, slow
+and filtering by nature), and a seed, so a run is repeatable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
+from hypothesis.errors import Flaky, Found
+from hypothesis.strategies import SearchStrategy
+
+T = TypeVar("T")
+
+
+def keep_files_in(folder: Path) -> None:
+    """Where Hypothesis keeps its own files (its character tables): lockstep's cache folder,
+    never a ``.hypothesis`` folder dropped into the user's project."""
+    from hypothesis.configuration import set_hypothesis_home_dir
+
+    set_hypothesis_home_dir(folder / "hypothesis")
+
+
+def _settings(examples: int, phases: tuple[Phase, ...]) -> settings:
+    return settings(
+        database=None,
+        deadline=None,
+        max_examples=max(1, examples),
+        suppress_health_check=list(HealthCheck),
+        phases=phases,
+        report_multiple_bugs=False,
+        print_blob=False,
+        verbosity=Verbosity.quiet,
+    )
+
+
+def draw_each(
+    strategy: SearchStrategy[T], callback: Callable[[T], None], *, examples: int, seed_value: int
+) -> None:
+    """Call ``callback`` on up to ``examples`` drawn values (generation only, no shrinking)."""
+
+    @seed(seed_value)
+    @_settings(examples, (Phase.generate,))
+    @given(strategy)
+    def run(value: T) -> None:
+        callback(value)
+
+    run()
+
+
+class Counterexample(Exception):
+    """Raised inside the property when the two versions differ (the value is on it)."""
+
+    def __init__(self, value: Any) -> None:
+        super().__init__("the versions differ")
+        self.value = value
+
+
+def smallest_failure(
+    strategy: SearchStrategy[T],
+    differs: Callable[[T], bool],
+    *,
+    examples: int,
+    seed_value: int,
+) -> T | None:
+    """The smallest value (by Hypothesis' shrinking) on which ``differs`` is true, or None
+    when ``examples`` draws found none."""
+    last: list[T] = []
+
+    @seed(seed_value)
+    @_settings(examples, (Phase.generate, Phase.shrink))
+    @given(strategy)
+    def run(value: T) -> None:
+        if differs(value):
+            last.append(value)
+            raise Counterexample(value)
+
+    try:
+        run()
+    except (Counterexample, Found, Flaky):
+        # Hypothesis re-runs the shrunk example last before raising: that is the smallest.
+        return last[-1] if last else None
+    return None

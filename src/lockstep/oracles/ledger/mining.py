@@ -1,0 +1,132 @@
+"""A ledger's target as a subject to call directly (:class:`lockstep.oracles.mining.MiningSubject`).
+
+Every input is frozen by the very recorder ``lockstep record`` uses
+(:class:`~lockstep.oracles.ledger.recorder.TargetRecorder`), so a mined row is
+byte for byte the row a driver calling the target with that input would have
+written; rows are added through :func:`~lockstep.oracles.ledger.kind.write_recording`
+in ``--new-only`` mode (verification in a fresh interpreter, dedup by input), and a
+case is checked by the replayer ``lockstep replay`` uses.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import inspect
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from lockstep import canon
+from lockstep.canon import JSON
+from lockstep.config import LedgerSpec
+from lockstep.errors import CanonError, DataError, UsageError
+from lockstep.model import Outcome, RecordReport
+from lockstep.oracles.ledger.file import iter_rows, outcome_of, read_header
+from lockstep.oracles.ledger.format import LedgerRow
+from lockstep.oracles.ledger.recorder import Recording, TargetRecorder, merge_parts
+from lockstep.oracles.ledger.replay import Replayer
+from lockstep.oracles.mining import Call, Ran, shape_of
+
+
+class Unfreezable(Exception):
+    """The input or its outcome cannot be frozen (no row could hold it)."""
+
+
+@dataclass
+class LedgerSubject:
+    """The ledger's target in this process, with the ledger's own freezing and comparison."""
+
+    spec: LedgerSpec
+    target: Callable[..., Any]
+    path: Path
+    """The ledger file (it may not exist in an old checkout: only :meth:`seeds` needs it)."""
+    write: Callable[[Recording], RecordReport]
+    """The kind's ``--new-only`` record path for a recording (verify, merge, write)."""
+    replayer: Replayer
+
+    @property
+    def stem_length(self) -> int:
+        return self.replayer.stem_length
+
+    def _rows(self) -> list[LedgerRow]:
+        if not self.path.exists():
+            raise UsageError(
+                f"{self.spec.name}: not recorded yet; record it first "
+                f"('lockstep record {self.spec.name}'): mining starts from the recorded calls"
+            )
+        return [row for _, row in iter_rows(self.path, read_header(self.path))]
+
+    def seeds(self) -> list[Call]:
+        calls = []
+        for row in self._rows():
+            try:
+                args = canon.decode(row.args, path="args")
+                kwargs = canon.decode(row.kwargs, path="kwargs") if row.kwargs else {}
+            except CanonError as e:
+                raise DataError(f"{self.spec.name}: row {row.id}: {e}") from None
+            calls.append(Call(tuple(args), dict(kwargs)))
+        return calls
+
+    def _row(self, call: Call) -> LedgerRow:
+        recorder = TargetRecorder(self.spec.target, stem_length=self.stem_length)
+        pending = recorder.before(call.args, call.kwargs)
+        if pending is None:
+            raise Unfreezable("the input cannot be frozen")
+        try:
+            result = self.target(*call.args, **call.kwargs)
+            if inspect.isawaitable(result):
+                result = asyncio.run(_awaited(result))
+        except Exception as exc:
+            recorder.raised(pending, exc)
+        else:
+            recorder.returned(pending, result)
+        entries = recorder.part().entries
+        if not entries:
+            raise Unfreezable("the outcome cannot be frozen")
+        return entries[0].row
+
+    def run(self, call: Call) -> Ran:
+        row = self._row(call)
+        result: JSON = None if isinstance(row.result, msgspec.UnsetType) else row.result
+        outcome_class = "returned " + shape_of(result) if row.ok else f"raised {row.exc_type}"
+        if row.mutated is not msgspec.UNSET:
+            outcome_class += " and mutated " + ",".join(sorted(row.mutated))
+        return Ran(outcome_class, outcome_of(row))
+
+    def add(self, calls: Sequence[Call]) -> RecordReport:
+        """Freeze ``calls`` like a driver's and merge the new ones into the ledger."""
+        recorder = TargetRecorder(self.spec.target, stem_length=self.stem_length)
+        for call in calls:
+            pending = recorder.before(call.args, call.kwargs)
+            try:
+                result = self.target(*call.args, **call.kwargs)
+            except Exception as exc:
+                recorder.raised(pending, exc)
+            else:
+                recorder.returned(pending, result)
+        recording = merge_parts(self.spec.target, [recorder.part()])
+        known = {row.id for row in self._rows()}
+        fresh = {rid: row for rid, row in recording.rows.items() if rid not in known}
+        return self.write(dataclasses.replace(recording, rows=fresh))
+
+    def encode_input(self, call: Call) -> JSON:
+        args, kwargs = canon.encode_call(call.args, call.kwargs)
+        return [args, kwargs]
+
+    def decode_input(self, value: JSON) -> Call:
+        args, kwargs = canon.decode(value, path="input")
+        return Call(tuple(args), dict(kwargs))
+
+    def freeze(self, value: JSON) -> JSON:
+        return msgspec.to_builtins(self._row(self.decode_input(value)))  # type: ignore[no-any-return]
+
+    def check(self, case: JSON) -> Outcome:
+        return self.replayer.run(0, msgspec.convert(case, LedgerRow))
+
+
+async def _awaited(awaitable: Any) -> Any:
+    return await awaitable

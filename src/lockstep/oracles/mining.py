@@ -1,0 +1,120 @@
+"""What a kind offers to ``lockstep mine`` and ``replay --against``: a subject to call directly.
+
+Both commands generate inputs shaped like the recorded ones (:mod:`lockstep.mine`)
+and need, from the kind, only this: the recorded inputs, a way to run one input
+in this process, a way to add inputs to the oracle through its normal record
+path, and -- for the differential gate -- a way to freeze one input's outcome as a
+case of the oracle and to check a case with the oracle's own comparison.  The
+kind keeps its file format and comparison to itself; the generator and the
+coverage collector know nothing about kinds.
+
+Inputs cross process boundaries as canonical values (:mod:`lockstep.canon`), so
+one subject in an old checkout and one in the new can be fed the same input.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from lockstep.canon import JSON
+from lockstep.config import OracleSpec, Project
+from lockstep.errors import UsageError
+from lockstep.model import Outcome, RecordReport
+
+
+@dataclass(frozen=True)
+class Call:
+    """One input: the positional and keyword arguments of a call (Python values)."""
+
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Ran:
+    """What one in-process run of an input gave, reduced to what mining compares."""
+
+    outcome_class: str
+    """Result type and shape, or exception type: ``returned float``, ``raised ValueError``."""
+    result_key: bytes
+    """Canonical bytes of the whole outcome (value, exception stem, mutations)."""
+
+
+class MiningSubject(Protocol):
+    """A recorded oracle's target, callable directly; every member is required."""
+
+    @property
+    def target(self) -> Callable[..., Any]:
+        """The code whose source constants and coverage count (the target or render)."""
+        ...
+
+    def seeds(self) -> list[Call]:
+        """The recorded inputs, thawed, in file order."""
+        ...
+
+    def run(self, call: Call) -> Ran:
+        """Run one input in this process (never raises for the target's own exceptions)."""
+        ...
+
+    def add(self, calls: Sequence[Call]) -> RecordReport:
+        """Record ``calls`` into the oracle as new cases through the normal record path."""
+        ...
+
+    def encode_input(self, call: Call) -> JSON:
+        """The input as a canonical value (to send it to another interpreter)."""
+        ...
+
+    def decode_input(self, value: JSON) -> Call:
+        """The inverse of :meth:`encode_input`."""
+        ...
+
+    def freeze(self, value: JSON) -> JSON:
+        """Run an encoded input and freeze it as one case of the oracle (what record writes)."""
+        ...
+
+    def check(self, case: JSON) -> Outcome:
+        """Replay one frozen case against this subject with the oracle's own comparison."""
+        ...
+
+
+def no_mining(project: Project, spec: OracleSpec) -> MiningSubject:
+    """``mining`` for a kind that has no subject to call directly (yet)."""
+    raise UsageError(
+        f"oracle {spec.name!r} is a {spec.kind} oracle: 'lockstep mine' and "
+        "'replay --against' work on ledger oracles"
+    )
+
+
+SHAPE_DEPTH = 3
+"""How deep :func:`shape_of` looks into containers: deeper differences are one class."""
+
+
+def shape_of(value: JSON, depth: int = 0) -> str:
+    """The type and container shape of a frozen value: ``tuple[float|str]``, ``dict``, ``None``.
+
+    Two results of one shape are one *outcome class* for mining: a new class is worth a
+    row even when it reached no new line (a function that returns ``None`` or a tuple
+    from the same line).
+    """
+    if value is None:
+        return "None"
+    if isinstance(value, list):
+        return "list" + _elements(value, depth)
+    if isinstance(value, dict):
+        if len(value) == 1:
+            tag, payload = next(iter(value.items()))
+            if tag.startswith("$"):
+                name = tag[1:]
+                if name in ("tuple", "set", "frozenset") and isinstance(payload, list):
+                    return name + _elements(payload, depth)
+                return name
+        return "dict"
+    return type(value).__name__
+
+
+def _elements(items: list[JSON], depth: int) -> str:
+    if not items or depth >= SHAPE_DEPTH:
+        return ""
+    return "[" + "|".join(sorted({shape_of(item, depth + 1) for item in items})) + "]"
