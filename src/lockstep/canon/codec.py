@@ -721,7 +721,7 @@ looks its type up here before walking the value.  A type given its own encoder w
 """
 
 
-def encode_call_keyed(
+def encode_call_keyed(  # noqa: C901 -- one flat loop per call, see below
     args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> tuple[list[JSON], dict[str, JSON], bytes]:
     """:func:`encode_call`, plus ``canonical_json([args, kwargs])`` of the frozen input.
@@ -732,12 +732,45 @@ def encode_call_keyed(
     """
     fast = _FAST_STRICT
     plain = _PLAIN_SCALARS
+    leaves = LEAF_ENCODERS
     try:
-        enc_args = [x if type(x) in plain else fast(x, 2) for x in args]
-        enc_kwargs = fast(kwargs, 1) if kwargs else {}
+        # Plain loops, not comprehensions (each one is a function call in 3.11): an argument
+        # is a scalar, a leaf, a tuple of those, or anything else (the fast encoder).
+        enc_args: list[JSON] = []
+        for x in args:
+            t = type(x)
+            if t in plain:
+                enc_args.append(x)
+            elif (leaf := leaves.get(t)) is not None:
+                enc_args.append(leaf(x))
+            elif t is tuple:
+                items: list[JSON] = []
+                for y in x:
+                    u = type(y)
+                    if u in plain:
+                        items.append(y)
+                    elif (leaf := leaves.get(u)) is not None:
+                        items.append(leaf(y))
+                    else:
+                        items.append(fast(y, 4))
+                enc_args.append({"$tuple": items})
+            else:
+                enc_args.append(fast(x, 2))
+        enc_kwargs: dict[str, JSON] = {}
+        for k, x in kwargs.items():
+            t = type(x)
+            if k[:1] == "$":
+                enc_kwargs = fast(kwargs, 1)  # type: ignore[assignment]
+                break
+            if t in plain:
+                enc_kwargs[k] = x
+            elif (leaf := leaves.get(t)) is not None:
+                enc_kwargs[k] = leaf(x)
+            else:
+                enc_kwargs[k] = fast(x, 2)
         key = _encoder.encode([enc_args, enc_kwargs])
         if len(key) < MAX_INT_DIGITS - 1 or _LONG_DIGITS.search(key) is None:
-            return enc_args, enc_kwargs, key  # type: ignore[return-value]
+            return enc_args, enc_kwargs, key
     except Exception:  # encode_call() below raises the right, path-naming error
         pass
     slow_args, slow_kwargs = encode_call(args, kwargs)

@@ -170,8 +170,14 @@ class RecordingPart(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_
     """Errors inside the recorder itself (the calls proceeded; only their rows are missing)."""
 
 
-@dataclass(slots=True)
-class _Seen:
+class _Seen(msgspec.Struct, gc=False):
+    """One distinct input's row as this process saw it.
+
+    A msgspec Struct outside the garbage collector (nothing it holds can refer back to
+    it): built once per new input, it costs a fraction of a dataclass's ``__init__``, and
+    the collector does not walk the rows themselves.
+    """
+
     args: JSON
     kwargs: JSON
     ok: bool
@@ -187,40 +193,22 @@ class _Seen:
     the rare second outcome: a row costs no list of its own.)"""
 
 
-class _Pending:
-    """What :meth:`TargetRecorder.before` learned about a new input, carried across the call."""
+class _Pending(msgspec.Struct, gc=False):
+    """What :meth:`TargetRecorder.before` learned about a new input, carried across the call.
 
-    __slots__ = (
-        "args",
-        "call_index",
-        "enc_args",
-        "enc_kwargs",
-        "key",
-        "kwargs",
-        "memo_key",
-        "mutable",
-    )
+    Short-lived and referred to only by the wrapper's frame, so kept out of the garbage
+    collector like :class:`_Seen`.
+    """
 
-    def __init__(
-        self,
-        call_index: int,
-        args: tuple[Any, ...],
-        kwargs: dict[str, Any],
-        enc_args: JSON,
-        enc_kwargs: JSON,
-        mutable: bool,
-        memo_key: bytes | None,
-        key: bytes,
-    ) -> None:
-        self.key = key
-        """Canonical bytes of the frozen input: what rows are deduplicated by."""
-        self.call_index = call_index
-        self.args = args
-        self.kwargs = kwargs
-        self.enc_args = enc_args
-        self.enc_kwargs = enc_kwargs
-        self.mutable = mutable
-        self.memo_key = memo_key
+    call_index: int
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+    enc_args: JSON
+    enc_kwargs: JSON
+    mutable: bool
+    memo_key: bytes | None
+    key: bytes
+    """Canonical bytes of the frozen input: what rows are deduplicated by."""
 
 
 class TargetRecorder:
