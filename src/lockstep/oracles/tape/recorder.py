@@ -241,6 +241,11 @@ class Tape:
             return []
         if self._rules is None:
             plain = _PLAIN
+            for value in args:
+                if type(value) not in plain:
+                    break
+            else:
+                return list(args)
             leaves = LEAF_ENCODERS
             frozen: list[Any] = []
             for value in args:
@@ -281,7 +286,7 @@ class Tape:
     def _freeze_result(self, name: str, value: Any) -> Any:
         if self._rules is None:
             t = type(value)
-            if t in _PLAIN:
+            if t in _PLAIN or (t is float and math.isfinite(value)):
                 return value
             leaf = LEAF_ENCODERS.get(t)
             if leaf is not None:
