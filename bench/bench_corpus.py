@@ -329,6 +329,45 @@ print(lock_bytes, index_bytes)
 """
 
 
+IN_PROCESS_PROBE = """\
+import sys, time
+from pathlib import Path
+sys.path.insert(0, ".")
+from harness import render
+from lockstep.config import load_project
+from lockstep.model import ReplayOptions, Status
+from lockstep.oracles.corpus import kind as corpus
+project = load_project(Path.cwd())
+spec = project.oracle("rows")
+def bare():
+    for path in sorted(Path("fixtures").glob("*.json")):
+        render(path)
+def replay():
+    for outcome in corpus.replay(project, spec, ReplayOptions()):
+        assert outcome.status is Status.PASS
+best = {"bare": 1e9, "replay": 1e9}
+for _ in range(REPEAT):
+    for name, fn in (("bare", bare), ("replay", replay)):
+        start = time.process_time()
+        fn()
+        best[name] = min(best[name], time.process_time() - start)
+print(best["bare"], best["replay"])
+"""
+
+
+def in_process(root: Path, repeat: int) -> tuple[float, float]:
+    """CPU seconds of the bare render loop and of ``corpus.replay`` in one warm process.
+
+    Interleaved, fastest of ``repeat``: what replay adds per fixture, without the
+    interpreter start-up and imports that a whole CLI run also pays.
+    """
+    code = IN_PROCESS_PROBE.replace("REPEAT", str(max(repeat, 3)))
+    out = subprocess.run(
+        [PY, "-c", code], cwd=root, check=True, capture_output=True, text=True
+    ).stdout.split()
+    return float(out[0]), float(out[1])
+
+
 def in_memory_sizes(root: Path) -> tuple[float, float]:
     """MB held by the decoded lock and by the fixture index, measured in a fresh process."""
     out = subprocess.run(
@@ -536,6 +575,11 @@ def main() -> None:
                 False,
             ),
             ("syrupy_verify", "syrupy verify", [*PYTEST, "peer_syrupy"], True),
+        ]
+    if not args.skip_peers and versions()["pytest-regressions"] == "not installed":
+        print("  (pytest-regressions is not installed: its rows are left out)", flush=True)
+    elif not args.skip_peers:
+        steps += [
             (
                 "regr_create",
                 "pytest-regressions create (--regen-all)",
@@ -558,6 +602,13 @@ def main() -> None:
         by[key] = result
         rows.append(Row(label, result))
 
+    bare_cpu, replay_cpu = in_process(root, args.repeat)
+    in_process_line = (
+        f"In one warm process (no start-up, no imports; CPU, fastest of {max(args.repeat, 3)}): "
+        f"bare render loop {bare_cpu:.3f} s, `corpus.replay` {replay_cpu:.3f} s = "
+        f"{replay_cpu / bare_cpu:.2f}x the floor."
+    )
+    print(in_process_line, flush=True)
     print("measuring replay memory ...", flush=True)
     small_root = work / "corpus-small"
     build_project(small_root, min(MEMORY_SMALL, args.cases))
@@ -585,6 +636,8 @@ def main() -> None:
     print("\n".join(table(rows, base)))
     print()
     print("\n".join(memory_lines(small, large)))
+    print()
+    print(in_process_line)
     if "syrupy_verify" in by:
         goals = goal_lines(by, small, large)
         print()

@@ -3,7 +3,7 @@
 Prints figures; asserts nothing (the goals are in the issue, the figures go in RESULTS.md).
 
     python bench/bench_ledger.py            # everything (a few minutes)
-    python bench/bench_ledger.py overhead   # one part: overhead | replay | memory
+    python bench/bench_ledger.py overhead   # one part: overhead | distinct | replay | memory | verify
 """
 
 from __future__ import annotations
@@ -106,6 +106,68 @@ def bench_overhead() -> dict[str, float]:
             }
         recorded.lockstep_flush()
     print(f"Recorder overhead per call (median of {ROUNDS} x {CALLS:,} calls, 500 distinct inputs)")
+    for name, ns in figures.items():
+        added = "" if name == "plain call" else f"   added {(ns - plain) / 1000:6.2f} µs"
+        print(f"  {name:40s} {ns / 1000:6.2f} µs/call{added}")
+    return figures
+
+
+def per_call_cpu_ns(fn: Callable[..., Any], start: int, cycle: int = 0) -> float:
+    """CPU ns per call of CALLS calls ``fn(i, blob, flag=True)``: i counts up from ``start``
+    (every input new), or runs through ``range(cycle)`` again and again."""
+    blob = (b"\x00ab",)
+    began = time.process_time_ns()
+    if cycle:
+        for i in range(CALLS):
+            fn(i % cycle, blob, flag=True)
+    else:
+        for i in range(start, start + CALLS):
+            fn(i, blob, flag=True)
+    return (time.process_time_ns() - began) / CALLS
+
+
+def bench_distinct() -> dict[str, float]:
+    """``record_io`` when every input is new, next to repeated inputs and the peer decorators.
+
+    Interleaved rounds in one process, CPU time, fastest round kept: each round gives a
+    fresh recorder CALLS inputs it has never seen (the distinct path: freeze the
+    arguments, key the row, store it), and a warmed recorder the same 500 inputs again.
+    """
+    samples: dict[str, list[float]] = {}
+
+    def keep(name: str, ns: float) -> None:
+        samples.setdefault(name, []).append(ns)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        repeated = record_io(trivial, ledger=Path(tmp) / "repeated.ledger.jsonl")
+        for i in range(500):
+            repeated(i, (b"\x00ab",), flag=True)
+        with (
+            open(Path(tmp) / "naive.jsonl", "w") as text,
+            open(Path(tmp) / "orjson.jsonl", "wb") as raw,
+        ):
+            for r in range(ROUNDS):
+                fresh = record_io(trivial, ledger=Path(tmp) / f"fresh{r}.ledger.jsonl")
+                keep("plain call", per_call_cpu_ns(trivial, 0, cycle=500))
+                keep("record_io, every input new", per_call_cpu_ns(fresh, r * CALLS))
+                keep("record_io, repeated inputs", per_call_cpu_ns(repeated, 0, cycle=500))
+                keep(
+                    "orjson decorator (no type tags)",
+                    per_call_cpu_ns(orjson_untagged(trivial, raw), 0),
+                )
+                keep("naive json.dumps decorator", per_call_cpu_ns(naive_json(trivial, text), 0))
+                fresh.lockstep_flush()
+                text.seek(0)
+                text.truncate()
+                raw.seek(0)
+                raw.truncate()
+        repeated.lockstep_flush()
+    figures = {name: min(values) for name, values in samples.items()}
+    plain = figures["plain call"]
+    print(
+        f"record_io per call, every input new (fastest of {ROUNDS} interleaved rounds of "
+        f"{CALLS:,} calls, CPU time)"
+    )
     for name, ns in figures.items():
         added = "" if name == "plain call" else f"   added {(ns - plain) / 1000:6.2f} µs"
         print(f"  {name:40s} {ns / 1000:6.2f} µs/call{added}")
@@ -298,9 +360,11 @@ def bench_verify(calls: int = 10_000) -> dict[str, float]:
 
 
 def main() -> None:
-    parts = sys.argv[1:] or ["overhead", "replay", "memory", "verify"]
+    parts = sys.argv[1:] or ["overhead", "distinct", "replay", "memory", "verify"]
     if "overhead" in parts:
         bench_overhead()
+    if "distinct" in parts:
+        bench_distinct()
     if "replay" in parts:
         bench_replay()
     if "memory" in parts:

@@ -84,6 +84,34 @@ def test_watch_records_public_methods_and_passes_private_names_and_classes_throu
     assert [e.collaborator for e in tape.events] == ["rates.rate", "rates.rate"]
 
 
+def test_watch_hands_out_one_spy_per_method_until_the_method_changes() -> None:
+    tape = Tape()
+    target = Rates()
+    rates = tape.watch(target, name="rates")
+    assert rates.rate is rates.rate
+    rates.rate("EUR")
+    target.rate = lambda currency: Decimal("2")  # type: ignore[method-assign]
+    assert rates.rate("USD") == Decimal("2")
+    rates.rate("EUR")
+    assert [render_event(e) for e in tape.events] == [
+        "rates.rate('EUR') -> Decimal('1')",
+        "rates.rate('USD') -> Decimal('2')",
+        "rates.rate('EUR') -> Decimal('2')",
+    ]
+
+
+def test_leaf_arguments_freeze_as_the_codec_freezes_them() -> None:
+    tape = Tape()
+    spied = tape.spy("fees.fee", lambda total, *, days, blob=b"": (total, days, blob))
+    spied(Decimal("12.50"), days=3.5, blob=b"\x00a")
+    spied(bytearray(b"z"), days=float("nan"), blob=None)
+    first, second = tape.events
+    assert first.args == [{"$decimal": "12.50"}]
+    assert first.kwargs == {"days": 3.5, "blob": {"$bytes": "AGE="}}
+    assert second.args == [{"$bytearray": "eg=="}]
+    assert second.kwargs == {"days": {"$float": "nan"}, "blob": None}
+
+
 def test_watch_records_attribute_reads_only_when_asked() -> None:
     tape = Tape()
     rates = tape.watch(Rates(), name="rates", attributes=True)

@@ -9,14 +9,19 @@ are:
 * :func:`map_processes` — a process pool with a per-process initializer, for
   in-process kinds whose work is Python code (corpus renders, ledger rows):
   each worker builds its state once and then receives batches.
+
+:mod:`concurrent.futures` (and the multiprocessing machinery behind it) is
+imported only when work is actually spread: a serial replay never pays for it.
 """
 
 from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 T = TypeVar("T")
 B = TypeVar("B")
@@ -44,6 +49,8 @@ def run_parallel(tasks: Iterable[Callable[[], T]], *, jobs: int) -> Iterator[T]:
         for task in tasks:
             yield task()
         return
+    from concurrent.futures import ThreadPoolExecutor
+
     with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="lockstep-run") as pool:
         yield from _windowed(pool.submit, tasks, jobs)
 
@@ -60,6 +67,8 @@ def map_processes(
 
     ``work``, ``initializer`` and their arguments must be picklable (module-level).
     """
+    from concurrent.futures import ProcessPoolExecutor
+
     with ProcessPoolExecutor(max_workers=jobs, initializer=initializer, initargs=initargs) as pool:
 
         def submit(batch: B) -> Future[T]:

@@ -210,6 +210,7 @@ def register_encoder(
     ext = Extension(ext_name, cls, to_json, from_json)
     _EXT_BY_TYPE[cls] = ext
     _EXT_BY_NAME[ext_name] = ext
+    LEAF_ENCODERS.pop(cls, None)
 
 
 def unregister_encoder(cls: type[Any]) -> None:
@@ -217,6 +218,8 @@ def unregister_encoder(cls: type[Any]) -> None:
     ext = _EXT_BY_TYPE.pop(cls, None)
     if ext is not None:
         _EXT_BY_NAME.pop(ext.name, None)
+    if cls in _BUILTIN_LEAVES:
+        LEAF_ENCODERS[cls] = _BUILTIN_LEAVES[cls]
 
 
 def register_type(cls: _T) -> _T:
@@ -636,6 +639,12 @@ def encode(value: Any, *, loose: bool = False, path: str = "value") -> JSON:
 
     ``path`` names the value in error messages (``args``, ``kwargs``, ``result``).
     """
+    t = type(value)
+    if (t is int and _INT_LOW < value < _INT_HIGH) or (t is str and value.isascii()):
+        return value  # type: ignore[no-any-return]
+    leaf = LEAF_ENCODERS.get(t)
+    if leaf is not None:
+        return leaf(value)
     try:
         out = (_FAST_LOOSE if loose else _FAST_STRICT)(value, 1)
         if _proven(out):
@@ -682,6 +691,90 @@ def encode_call(
     enc_args = encode(list(args), path="args")  # type: ignore[assignment]
     enc_kwargs = encode(kwargs, path="kwargs")
     return enc_args, enc_kwargs  # type: ignore[return-value]
+
+
+# --------------------------------------------------------------------------- one value at once
+
+
+def _float_leaf(v: float) -> JSON:
+    if math.isfinite(v):
+        return v
+    return {"$float": "nan" if v != v else ("inf" if v > 0 else "-inf")}
+
+
+_BUILTIN_LEAVES: Final[dict[type[Any], Callable[[Any], JSON]]] = {
+    type(None): lambda v: None,
+    bool: lambda v: v,
+    float: _float_leaf,
+    Decimal: lambda v: {"$decimal": str(v)},
+    bytes: lambda v: {"$bytes": binascii.b2a_base64(v, newline=False).decode("ascii")},
+    bytearray: lambda v: {"$bytearray": binascii.b2a_base64(v, newline=False).decode("ascii")},
+}
+
+LEAF_ENCODERS: Final[dict[type[Any], Callable[[Any], JSON]]] = dict(_BUILTIN_LEAVES)
+"""The frozen form of a value of one of these exact types, by one lookup and one call.
+
+Each is what :func:`encode` writes for such a value: one scalar or one tag around ASCII
+text, never refused, never nested.  A recorder freezing an argument on every call
+looks its type up here before walking the value.  A type given its own encoder with
+:func:`register_encoder` leaves this table (the full encoder then decides).
+"""
+
+
+def encode_call_keyed(  # noqa: C901 -- one flat loop per call, see below
+    args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[list[JSON], dict[str, JSON], bytes]:
+    """:func:`encode_call`, plus ``canonical_json([args, kwargs])`` of the frozen input.
+
+    A recorder keys its rows by those bytes; writing them is also the one pass of the
+    JSON writer that proves the fast encoder's result (see :func:`_proven`), so a call
+    with a new input is frozen and keyed with one writer pass instead of two.
+    """
+    fast = _FAST_STRICT
+    plain = _PLAIN_SCALARS
+    leaves = LEAF_ENCODERS
+    try:
+        # Plain loops, not comprehensions (each one is a function call in 3.11): an argument
+        # is a scalar, a leaf, a tuple of those, or anything else (the fast encoder).
+        enc_args: list[JSON] = []
+        for x in args:
+            t = type(x)
+            if t in plain:
+                enc_args.append(x)
+            elif (leaf := leaves.get(t)) is not None:
+                enc_args.append(leaf(x))
+            elif t is tuple:
+                items: list[JSON] = []
+                for y in x:
+                    u = type(y)
+                    if u in plain:
+                        items.append(y)
+                    elif (leaf := leaves.get(u)) is not None:
+                        items.append(leaf(y))
+                    else:
+                        items.append(fast(y, 4))
+                enc_args.append({"$tuple": items})
+            else:
+                enc_args.append(fast(x, 2))
+        enc_kwargs: dict[str, JSON] = {}
+        for k, x in kwargs.items():
+            t = type(x)
+            if k[:1] == "$":
+                enc_kwargs = fast(kwargs, 1)  # type: ignore[assignment]
+                break
+            if t in plain:
+                enc_kwargs[k] = x
+            elif (leaf := leaves.get(t)) is not None:
+                enc_kwargs[k] = leaf(x)
+            else:
+                enc_kwargs[k] = fast(x, 2)
+        key = _encoder.encode([enc_args, enc_kwargs])
+        if len(key) < MAX_INT_DIGITS - 1 or _LONG_DIGITS.search(key) is None:
+            return enc_args, enc_kwargs, key
+    except Exception:  # encode_call() below raises the right, path-naming error
+        pass
+    slow_args, slow_kwargs = encode_call(args, kwargs)
+    return slow_args, slow_kwargs, canonical_json([slow_args, slow_kwargs])
 
 
 def canonical_json(obj: JSON) -> bytes:

@@ -28,15 +28,17 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import msgspec
 
 from lockstep.config import OracleSpec, Project, load_project
 from lockstep.errors import LockstepError, UsageError
 from lockstep.model import Outcome, ReplayOptions, Status
-from lockstep.probe.runs import ProbeTarget
 from lockstep.store import temp_folder
+
+if TYPE_CHECKING:  # the probe machinery loads only when a probe runs, never on replay
+    from lockstep.probe.runs import ProbeTarget
 
 CHILD_TIMEOUT: Final = 600.0
 """Seconds the verifying interpreter may take before record gives up on it (exit 2)."""
@@ -182,6 +184,8 @@ def probe_target(project: Project, spec: OracleSpec, oracle_file: Path) -> Probe
             f"{spec.name}: not recorded yet; record it first ('lockstep record {spec.name}' "
             "verifies each case in a fresh interpreter), then probe it"
         )
+    from lockstep.probe.runs import ProbeTarget
+
     rel = project.oracle_dir.relative_to(project.root.resolve()).as_posix()
     env = {**os.environ, "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1"}
     argv = (sys.executable, "-m", CHILD_MODULE, "--config", str(project.config_path))

@@ -59,7 +59,6 @@ from lockstep.oracles.ledger.format import (
     LedgerRow,
     Param,
     call_text,
-    input_key,
     outcome_text,
     row_id,
     signature_of,
@@ -100,7 +99,7 @@ _INHERITED_TABLES: list[tuple[dict[bytes, Any], dict[bytes, Any]]] = []
 """Tables a forked child inherited and set aside (see :meth:`TargetRecorder.start_afresh`)."""
 
 _encode = canon.encode
-_encode_call = canon.encode_call
+_encode_call_keyed = canon.encode_call_keyed
 _canonical = canon.canonical_json
 _marshal = marshal.dumps
 
@@ -171,8 +170,14 @@ class RecordingPart(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_
     """Errors inside the recorder itself (the calls proceeded; only their rows are missing)."""
 
 
-@dataclass(slots=True)
-class _Seen:
+class _Seen(msgspec.Struct, gc=False):
+    """One distinct input's row as this process saw it.
+
+    A msgspec Struct outside the garbage collector (nothing it holds can refer back to
+    it): built once per new input, it costs a fraction of a dataclass's ``__init__``, and
+    the collector does not walk the rows themselves.
+    """
+
     args: JSON
     kwargs: JSON
     ok: bool
@@ -182,33 +187,28 @@ class _Seen:
     mutated: dict[str, JSON] | None
     outcome: bytes
     first_call: int
-    other_outcomes: list[bytes] = field(default_factory=list)
-    other_calls: list[int] = field(default_factory=list)
-    """The call number that first produced each of ``other_outcomes``."""
+    other_outcomes: tuple[bytes, ...] = ()
+    other_calls: tuple[int, ...] = ()
+    """The call number that first produced each of ``other_outcomes``.  (Tuples, rebuilt on
+    the rare second outcome: a row costs no list of its own.)"""
 
 
-class _Pending:
-    """What :meth:`TargetRecorder.before` learned about a new input, carried across the call."""
+class _Pending(msgspec.Struct, gc=False):
+    """What :meth:`TargetRecorder.before` learned about a new input, carried across the call.
 
-    __slots__ = ("args", "call_index", "enc_args", "enc_kwargs", "kwargs", "memo_key", "mutable")
+    Short-lived and referred to only by the wrapper's frame, so kept out of the garbage
+    collector like :class:`_Seen`.
+    """
 
-    def __init__(
-        self,
-        call_index: int,
-        args: tuple[Any, ...],
-        kwargs: dict[str, Any],
-        enc_args: JSON,
-        enc_kwargs: JSON,
-        mutable: bool,
-        memo_key: bytes | None,
-    ) -> None:
-        self.call_index = call_index
-        self.args = args
-        self.kwargs = kwargs
-        self.enc_args = enc_args
-        self.enc_kwargs = enc_kwargs
-        self.mutable = mutable
-        self.memo_key = memo_key
+    call_index: int
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+    enc_args: JSON
+    enc_kwargs: JSON
+    mutable: bool
+    memo_key: bytes | None
+    key: bytes
+    """Canonical bytes of the frozen input: what rows are deduplicated by."""
 
 
 class TargetRecorder:
@@ -251,7 +251,7 @@ class TargetRecorder:
         except RecursionError:
             memo_key = None
         try:
-            enc_args, enc_kwargs = _encode_call(args, kwargs)
+            enc_args, enc_kwargs, key = _encode_call_keyed(args, kwargs)
         except CanonError as e:
             self._skip(str(e))
             return None
@@ -268,7 +268,7 @@ class TargetRecorder:
                 if type(v) not in _IMMUTABLE and not _immutable(v):
                     mutable = True
                     break
-        return _Pending(index, args, kwargs, enc_args, enc_kwargs, mutable, memo_key)
+        return _Pending(index, args, kwargs, enc_args, enc_kwargs, mutable, memo_key, key)
 
     def returned(self, pending: _Pending | _Seen | None, result: Any) -> None:
         """Note a normal return."""
@@ -334,7 +334,7 @@ class TargetRecorder:
         assert isinstance(pending, _Pending)
         try:
             mutated = self._mutations(pending) if pending.mutable else None
-            key = input_key(pending.enc_args, pending.enc_kwargs)
+            key = pending.key
             outcome = _canonical([ok, result, exc_type, exc_stem, mutated])
         except CanonError as e:
             self._skip(str(e))
@@ -357,8 +357,8 @@ class TargetRecorder:
                     pending.call_index,
                 )
             elif seen.outcome != outcome and outcome not in seen.other_outcomes:
-                seen.other_outcomes.append(outcome)
-                seen.other_calls.append(pending.call_index)
+                seen.other_outcomes += (outcome,)
+                seen.other_calls += (pending.call_index,)
             memo_key = pending.memo_key
             if (
                 memo_key is not None
@@ -379,8 +379,8 @@ class TargetRecorder:
         if seen.outcome != outcome:
             with self._lock:
                 if outcome not in seen.other_outcomes:
-                    seen.other_outcomes.append(outcome)
-                    seen.other_calls.append(self.calls)
+                    seen.other_outcomes += (outcome,)
+                    seen.other_calls += (self.calls,)
 
     def start_afresh(self) -> None:
         """In a forked child: an empty table, so the child writes only the calls it makes.

@@ -41,12 +41,13 @@ import importlib
 import itertools
 import math
 import threading
+import types
 from collections.abc import Callable, Iterator
 from typing import Any, Final, Literal, TypeVar, cast
 
 import msgspec
 
-from lockstep.canon import DEFAULT_STEM, FrozenException, encode, freeze_exception
+from lockstep.canon import DEFAULT_STEM, LEAF_ENCODERS, FrozenException, encode, freeze_exception
 from lockstep.errors import CanonError, UsageError
 from lockstep.rules import RuleSet
 
@@ -241,27 +242,55 @@ class Tape:
         if self._rules is None:
             plain = _PLAIN
             for value in args:
-                t = type(value)
-                if t not in plain and not (t is float and math.isfinite(value)):
+                if type(value) not in plain:
                     break
             else:
                 return list(args)
+            leaves = LEAF_ENCODERS
+            frozen: list[Any] = []
+            for value in args:
+                t = type(value)
+                if t in plain:
+                    frozen.append(value)
+                    continue
+                leaf = leaves.get(t)
+                if leaf is None:
+                    break
+                frozen.append(leaf(value))
+            else:
+                return frozen
         __tracebackhide__ = True
         return cast(list[Any], self.freeze(list(args), f"{name} args"))
 
     def _freeze_kwargs(self, name: str, kwargs: dict[str, Any]) -> dict[str, Any]:
         if self._rules is None:
+            plain = _PLAIN
+            leaves = LEAF_ENCODERS
+            frozen: dict[str, Any] = {}
             for key, value in kwargs.items():
-                if key.startswith("$") or not _plain(value):
+                if key[:1] == "$":
                     break
+                t = type(value)
+                if t in plain:
+                    frozen[key] = value
+                    continue
+                leaf = leaves.get(t)
+                if leaf is None:
+                    break
+                frozen[key] = leaf(value)
             else:
-                return dict(kwargs)
+                return frozen
         __tracebackhide__ = True
         return cast(dict[str, Any], self.freeze(kwargs, f"{name} kwargs"))
 
     def _freeze_result(self, name: str, value: Any) -> Any:
-        if self._rules is None and (type(value) in _PLAIN or _plain(value)):
-            return value
+        if self._rules is None:
+            t = type(value)
+            if t in _PLAIN or (t is float and math.isfinite(value)):
+                return value
+            leaf = LEAF_ENCODERS.get(t)
+            if leaf is not None:
+                return leaf(value)
         if hasattr(type(value), "__next__") and not isinstance(value, _KEEP_ITERATORS):
             # A generator is not data, and consuming it would change the target's
             # timing; that the call returned something lazy *is* the behaviour.
@@ -329,23 +358,37 @@ def _first(item: tuple[int, Event]) -> int:
 
 
 class _Watched:
-    """The proxy :meth:`Tape.watch` returns; its own attributes are name-mangled out of the way."""
+    """The proxy :meth:`Tape.watch` returns; its own attributes are name-mangled out of the way.
 
-    __slots__ = ("__attributes", "__name", "__obj", "__tape")
+    The spy made for a method is kept and handed out again while the watched object
+    still gives the same callable for that name (a bound method of the same function
+    on the same object compares equal), so a call through the proxy costs what a call
+    of a spy costs, not a new wrapper each time.
+    """
+
+    __slots__ = ("__attributes", "__name", "__obj", "__spies", "__tape")
 
     def __init__(self, tape: Tape, obj: Any, name: str, attributes: bool) -> None:
         object.__setattr__(self, "_Watched__tape", tape)
         object.__setattr__(self, "_Watched__obj", obj)
         object.__setattr__(self, "_Watched__name", name)
         object.__setattr__(self, "_Watched__attributes", attributes)
+        object.__setattr__(self, "_Watched__spies", {})
 
     def __getattr__(self, attr: str) -> Any:
         value = getattr(self.__obj, attr)
+        known = self.__spies.get(attr)
+        if known is not None and (
+            known[0] is value or (type(value) is types.MethodType and known[0] == value)
+        ):
+            return known[1]
         if attr.startswith("_") or isinstance(value, type):
             return value
         name = f"{self.__name}.{attr}"
         if callable(value):
-            return self.__tape._wrap(name, value)
+            spied = self.__tape._wrap(name, value)
+            self.__spies[attr] = (value, spied)
+            return spied
         if self.__attributes:
             self.__tape._read(name, value)
         return value
