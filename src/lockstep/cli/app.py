@@ -67,6 +67,7 @@ COMMAND_MODULES: dict[str, str] = {
     "step": "lockstep.cli.gate_commands",
     "brief": "lockstep.cli.gate_commands",
     "demo": "lockstep.cli.demo_command",
+    "strength": "lockstep.cli.strength_command",
 }
 """Which module defines each command.  Modules are imported only when their command
 runs (or for ``--help``), so ``lockstep replay`` never pays for the gates' imports."""

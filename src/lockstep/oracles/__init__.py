@@ -16,6 +16,7 @@ modes and the one merge of old and new cases), :mod:`.status` (one line of
 from __future__ import annotations
 
 import importlib
+import inspect
 import os
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -53,6 +54,18 @@ class OracleInput:
     """Relative to the project root (a glob for corpus fixtures, a path for pins cases)."""
     reason: str
     """Why it is the oracle's: ``fixtures of corpus 'transform'``."""
+
+
+@dataclass(frozen=True)
+class StrengthScope:
+    """The source an oracle's cases exercise: what ``lockstep strength`` measures and mutates."""
+
+    files: tuple[Path, ...]
+    """Python source files under the project root (the target's, render's or program's)."""
+    in_process: bool
+    """True when :meth:`OracleKind.case_runner` runs the code in lockstep's own interpreter
+    (so a mutant can be switched in place); False when every case is a process, measured
+    through :meth:`OracleKind.probe_targets` (one target per case, labelled ``NAME::id``)."""
 
 
 class OracleKind(Protocol):
@@ -116,6 +129,10 @@ class OracleKind(Protocol):
         """
         ...
 
+    def strength_scope(self, project: Project, spec: OracleSpec, /) -> StrengthScope:
+        """The source files the cases run, for coverage by case and mutants."""
+        ...
+
 
 _MEMBERS: Final = (
     "oracle_path",
@@ -126,6 +143,7 @@ _MEMBERS: Final = (
     "case_runner",
     "status",
     "probe_targets",
+    "strength_scope",
 )
 
 
@@ -144,6 +162,7 @@ class ModuleKind:
     case_runner: Callable[[Project, OracleSpec], CaseRunner]
     status: Callable[[Project, OracleSpec], OracleStatus]
     probe_targets: Callable[[Project, OracleSpec], tuple[ProbeTarget, ...]]
+    strength_scope: Callable[[Project, OracleSpec], StrengthScope]
 
 
 def kind_from(
@@ -173,6 +192,22 @@ def spec_as(spec: OracleSpec, cls: type[S], kind: str) -> S:
 def no_inputs(project: Project, spec: OracleSpec) -> tuple[OracleInput, ...]:
     """For a kind whose cases come from code or its own file, not from configured files."""
     return ()
+
+
+def source_scope(project: Project, *objects: object) -> StrengthScope:
+    """The in-process scope of ``objects`` (a target, a render, a driver): the source files of
+    their modules that lie under the project root (library code is not the user's to mutate)."""
+    root = project.root.resolve()
+    files: list[Path] = []
+    for obj in objects:
+        module = inspect.getmodule(inspect.unwrap(obj))  # type: ignore[arg-type]
+        source = inspect.getsourcefile(module) if module is not None else None
+        if source is None:
+            continue
+        path = Path(source).resolve()
+        if root in path.parents and path not in files:
+            files.append(path)
+    return StrengthScope(tuple(files), in_process=True)
 
 
 KINDS: Final = ("corpus", "ledger", "pins", "tape")

@@ -24,7 +24,14 @@ from lockstep.model import (
     ReplayOptions,
     Status,
 )
-from lockstep.oracles import CaseRunner, OracleInput, kind_from, spec_as
+from lockstep.oracles import (
+    CaseRunner,
+    OracleInput,
+    StrengthScope,
+    kind_from,
+    source_scope,
+    spec_as,
+)
 from lockstep.oracles.corpus.fixtures import fixtures
 from lockstep.oracles.corpus.lock import LOCK_VERSION, Entry, Lock, read_lock, write_lock
 from lockstep.oracles.corpus.render import (
@@ -47,6 +54,7 @@ from lockstep.oracles.verify import in_process_probe, verify
 from lockstep.parallel import batched, map_processes
 from lockstep.rules import RuleRecord, resolve_rules
 from lockstep.store import BlobBatch, BlobStore, display_path, sha256_hex
+from lockstep.targets import resolve_callable
 
 SUFFIX: Final = ".lock.json"
 _MODE_WORDS: Final = ModeWords(
@@ -364,6 +372,15 @@ def inputs(project: Project, spec: OracleSpec) -> tuple[OracleInput, ...]:
 
 
 probe_targets = in_process_probe(oracle_path)
+
+
+def strength_scope(project: Project, spec: OracleSpec) -> StrengthScope:
+    """The render callable's module: what every fixture runs through."""
+    corpus = _spec(spec)
+    return source_scope(
+        project,
+        resolve_callable(corpus.render, project.root, where=project.where(corpus, "render")),
+    )
 
 
 KIND: Final = kind_from(globals(), name="corpus", suffix=SUFFIX, parallel_by_default=False)

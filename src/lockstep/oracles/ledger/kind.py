@@ -32,7 +32,14 @@ from lockstep.model import (
     ReplayOptions,
     Status,
 )
-from lockstep.oracles import CaseRunner, kind_from, no_inputs, spec_as
+from lockstep.oracles import (
+    CaseRunner,
+    StrengthScope,
+    kind_from,
+    no_inputs,
+    source_scope,
+    spec_as,
+)
 from lockstep.oracles.ledger.driver import run_driver
 from lockstep.oracles.ledger.file import (
     RowOrder,
@@ -320,6 +327,14 @@ inputs = no_inputs
 
 
 probe_targets = in_process_probe(oracle_path)
+
+
+def strength_scope(project: Project, spec: OracleSpec) -> StrengthScope:
+    """The target function's module: what its recorded calls run."""
+    spec = _ledger_spec(spec)
+    return source_scope(
+        project, resolve_callable(spec.target, project.root, where=project.where(spec, "target"))
+    )
 
 
 KIND: Final = kind_from(globals(), name="ledger", suffix=SUFFIX, parallel_by_default=False)

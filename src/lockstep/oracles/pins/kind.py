@@ -34,7 +34,7 @@ from lockstep.model import (
     ReplayOptions,
     Status,
 )
-from lockstep.oracles import CaseRunner, OracleInput, kind_from, spec_as
+from lockstep.oracles import CaseRunner, OracleInput, StrengthScope, kind_from, spec_as
 from lockstep.oracles.lifecycle import (
     ModeWords,
     check_contract,
@@ -55,6 +55,7 @@ from lockstep.oracles.pins.format import (
     open_pins,
     to_stream,
 )
+from lockstep.oracles.pins.program import program_files
 from lockstep.oracles.stale import Mismatch, mismatches, rules_mismatch, stale_outcome
 from lockstep.oracles.status import file_status
 from lockstep.parallel import run_parallel
@@ -601,6 +602,14 @@ def probe_targets(project: Project, spec: OracleSpec) -> tuple[ProbeTarget, ...]
     if not targets:
         raise UsageError(f"{pins_spec.name}: the cases file has no [[case]]")
     return targets
+
+
+def strength_scope(project: Project, spec: OracleSpec) -> StrengthScope:
+    """The program's Python: a ``script.py`` or ``-m module`` of the command, and the project's
+    modules it imports (found from its import statements, without running it)."""
+    return StrengthScope(
+        program_files(project.root, spec_as(spec, PinsSpec, "pins").command), False
+    )
 
 
 def inputs(project: Project, spec: OracleSpec) -> tuple[OracleInput, ...]:

@@ -44,7 +44,14 @@ from lockstep.model import (
     ReplayOptions,
     Status,
 )
-from lockstep.oracles import CaseRunner, kind_from, no_inputs, spec_as
+from lockstep.oracles import (
+    CaseRunner,
+    StrengthScope,
+    kind_from,
+    no_inputs,
+    source_scope,
+    spec_as,
+)
 from lockstep.oracles.lifecycle import ModeWords, check_contract, check_record_mode, merge, wanted
 from lockstep.oracles.stale import mismatches, rules_mismatch, stale_outcome
 from lockstep.oracles.status import file_status
@@ -330,6 +337,23 @@ inputs = no_inputs
 
 
 probe_targets = in_process_probe(oracle_path)
+
+
+def strength_scope(project: Project, spec: OracleSpec, /) -> StrengthScope:
+    """What the driver runs: the project's own modules, functions and classes its module uses
+    (the target and its collaborators), or the driver's module when it uses none."""
+    tspec = tape_spec(spec)
+    driver = resolve_callable(tspec.driver, project.root, where=project.where(tspec, "driver"))
+    module = inspect.getmodule(driver)
+    used = [
+        value
+        for value in (vars(module).values() if module is not None else ())
+        if value is not module and (inspect.ismodule(value) or inspect.isroutine(value))
+    ]
+    around = source_scope(project, *used)
+    own = source_scope(project, driver)
+    files = tuple(f for f in around.files if f not in own.files) or own.files
+    return StrengthScope(files, in_process=True)
 
 
 KIND: Final = kind_from(globals(), name="tape", suffix=SUFFIX, parallel_by_default=False)
