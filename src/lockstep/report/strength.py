@@ -161,7 +161,7 @@ def mutation_lines(report: StrengthReport, root: Path, *, shown: int) -> list[Re
 
 
 def guidance_lines(report: StrengthReport, root: Path, *, shown: int) -> list[RenderableType]:
-    gaps = [g for g in report.gaps if g.survivors or report.mutation is None]
+    gaps = report.gaps
     if not gaps:
         return []
     out: list[RenderableType] = [Text("next cases to add (most survivors first):", style="bold")]
@@ -268,6 +268,7 @@ def report_json(report: StrengthReport, root: Path) -> dict[str, Any]:
             "evaluated": run.evaluated,
             "seconds": round(run.seconds, 3),
             "budget_hit": run.budget_hit,
+            "notes": list(run.notes),
             "results": [_mutant_json(r, root) for r in run.results],
             "survivors": [
                 {

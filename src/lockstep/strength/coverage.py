@@ -20,6 +20,7 @@ could reach at all.
 
 from __future__ import annotations
 
+import ast
 import builtins
 import contextlib
 import sys
@@ -27,6 +28,7 @@ import tempfile
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cache
 from pathlib import Path
 from typing import Final
 
@@ -98,6 +100,46 @@ def source_structure(path: Path) -> SourceStructure:
     )
 
 
+@cache
+def functions(path: Path) -> tuple[tuple[int, int, str], ...]:
+    """``(first, last, qualname)`` of every function, innermost last for equal starts."""
+    try:
+        tree = ast.parse(path.read_bytes())
+    except (OSError, SyntaxError, ValueError):
+        return ()
+    found: list[tuple[int, int, str]] = []
+
+    def visit(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                name = f"{prefix}{child.name}"
+                if not isinstance(child, ast.ClassDef):
+                    found.append((child.lineno, child.end_lineno or child.lineno, name))
+                visit(child, f"{name}.")
+            else:
+                visit(child, prefix)
+
+    visit(tree, "")
+    return tuple(found)
+
+
+def function_at(path: Path, line: int) -> tuple[str, int, int]:
+    """The innermost function holding ``line``: name, first and last line (``""`` at module level)."""
+    best = ("", 0, 0)
+    for first, last, name in functions(path):
+        if first <= line <= last and (not best[0] or first >= best[1]):
+            best = (name, first, last)
+    return best
+
+
+def function_span(path: Path, qualname: str) -> tuple[int, int] | None:
+    """First and last line of the function called ``qualname`` (``Class.method``) in ``path``."""
+    for first, last, name in functions(path):
+        if name == qualname:
+            return first, last
+    return None
+
+
 @dataclass(frozen=True)
 class FileCoverage:
     """One source file: which cases reach each statement, and what no case reaches."""
@@ -121,6 +163,13 @@ class FileCoverage:
         for line in lines:
             found.update(dict.fromkeys(self.reached_by.get(line, ())))
         return tuple(found)
+
+    def enters(self, qualname: str) -> bool:
+        """Whether any case runs a line of the function ``qualname`` (its ``def`` aside)."""
+        span = function_span(self.path, qualname)
+        if span is None:
+            return True
+        return any(span[0] < line <= span[1] for line in self.reached_by)
 
     def text(self, line: int) -> str:
         return self.lines[line - 1] if 0 < line <= len(self.lines) else ""

@@ -169,6 +169,15 @@ def run_mutants(
     guarded = program_files(scope_of)
     files = {path: MutableFile(path, main_guard=path in guarded) for path in coverage.files}
     mutants = [m for mf in files.values() for m in mf.mutants()]
+    # the code the oracles reach: module-level code and the functions some case enters
+    skipped = sorted(
+        {
+            f"{_rel(project, m.file)}:{m.scope}"
+            for m in mutants
+            if m.scope and not coverage.files[m.file].enters(m.scope)
+        }
+    )
+    mutants = [m for m in mutants if not m.scope or coverage.files[m.file].enters(m.scope)]
     if options.shard is not None:
         shard = options.shard
         mutants = [m for m in mutants if shard.holds(f"{_rel(project, m.file)}|{m.key}")]
@@ -231,11 +240,19 @@ def run_mutants(
         if verdict is not Verdict.NOT_RUN:
             cache.put(plan.key, CachedVerdict(verdict.value, by, note))
     cache.save()
+    notes = []
+    if skipped:
+        shown = ", ".join(skipped[:8]) + (", …" if len(skipped) > 8 else "")
+        notes.append(
+            f"no case enters {len(skipped)} function(s), so they get no mutants: {shown} "
+            "(record calls that reach them to have them judged)"
+        )
     return MutationRun(
         results=[r for r in results if r is not None],
         seconds=time.monotonic() - started,
         evaluated=len(planned),
         budget_hit=any(r is not None and r.verdict is Verdict.NOT_RUN for r in results),
+        notes=notes,
     )
 
 

@@ -12,13 +12,11 @@ case is missing.
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 
-from lockstep.strength.coverage import CaseCoverage, FileCoverage
+from lockstep.strength.coverage import CaseCoverage, FileCoverage, function_at
 from lockstep.strength.engine import MutantResult, MutationRun
 
 
@@ -45,38 +43,6 @@ class Hint:
     function: str
     nearest_case: str
     nearest_line: int
-
-
-@cache
-def _functions(path: Path) -> tuple[tuple[int, int, str], ...]:
-    """``(first, last, qualname)`` of every function, innermost last for equal starts."""
-    try:
-        tree = ast.parse(path.read_bytes())
-    except (OSError, SyntaxError, ValueError):
-        return ()
-    found: list[tuple[int, int, str]] = []
-
-    def visit(node: ast.AST, prefix: str) -> None:
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-                name = f"{prefix}{child.name}"
-                if not isinstance(child, ast.ClassDef):
-                    found.append((child.lineno, child.end_lineno or child.lineno, name))
-                visit(child, f"{name}.")
-            else:
-                visit(child, prefix)
-
-    visit(tree, "")
-    return tuple(found)
-
-
-def function_at(path: Path, line: int) -> tuple[str, int, int]:
-    """The innermost function holding ``line``: name, first and last line (``""`` at module level)."""
-    best = ("", 0, 0)
-    for first, last, name in _functions(path):
-        if first <= line <= last and (not best[0] or first >= best[1]):
-            best = (name, first, last)
-    return best
 
 
 def nearest_case(fc: FileCoverage, line: int) -> tuple[str, int]:

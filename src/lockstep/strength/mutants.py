@@ -254,6 +254,21 @@ class MutableFile:
         removable = (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)) or isinstance(
             stmt, ast.AugAssign
         )
+        if isinstance(stmt, ast.AugAssign) and type(stmt.op) in _BINOPS:
+            swapped = ast.AugAssign(
+                target=stmt.target, op=_BINOPS[type(stmt.op)](), value=stmt.value
+            )
+            yield Edit(
+                stmt,
+                "op",
+                None,
+                swapped.op,
+                "arithmetic operator",
+                stmt,
+                ast.unparse(swapped),
+                stmt,
+                scope,
+            )
         if removable:
             yield self._edit(
                 parent, field, i, ast.Pass(), "remove statement", stmt, ast.Pass(), stmt, scope
