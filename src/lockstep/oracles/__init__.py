@@ -57,6 +57,18 @@ class OracleInput:
 
 
 @dataclass(frozen=True)
+class CaseInput:
+    """What one recorded case feeds the code, for people and for matching mutants to cases."""
+
+    case_id: str
+    text: str
+    """One line a user recognizes: the recorded call, the fixture, the argv."""
+    strings: tuple[str, ...] = ()
+    """The text values the input is made of (a mutated string constant is first judged by
+    the cases whose input it matches)."""
+
+
+@dataclass(frozen=True)
 class StrengthScope:
     """The source an oracle's cases exercise: what ``lockstep strength`` measures and mutates."""
 
@@ -133,6 +145,10 @@ class OracleKind(Protocol):
         """The source files the cases run, for coverage by case and mutants."""
         ...
 
+    def case_inputs(self, project: Project, spec: OracleSpec, /) -> Iterator[CaseInput]:
+        """Each recorded case's input, streaming (strength names the input to vary)."""
+        ...
+
 
 _MEMBERS: Final = (
     "oracle_path",
@@ -144,6 +160,7 @@ _MEMBERS: Final = (
     "status",
     "probe_targets",
     "strength_scope",
+    "case_inputs",
 )
 
 
@@ -163,6 +180,7 @@ class ModuleKind:
     status: Callable[[Project, OracleSpec], OracleStatus]
     probe_targets: Callable[[Project, OracleSpec], tuple[ProbeTarget, ...]]
     strength_scope: Callable[[Project, OracleSpec], StrengthScope]
+    case_inputs: Callable[[Project, OracleSpec], Iterator[CaseInput]]
 
 
 def kind_from(

@@ -26,6 +26,8 @@ if TYPE_CHECKING:  # the report's types only: showing it runs nothing
 
 SHOWN_CASES = 3
 """Case ids listed per line before "…"."""
+SHOWN_JSON = 10
+"""Cases listed per mutant in JSON (``reached_by`` counts them all; ``lines`` lists them all)."""
 
 
 def _cases(cases: tuple[str, ...] | list[str]) -> str:
@@ -112,7 +114,15 @@ def _counts(run: MutationRun) -> str:
     )
 
 
-def _survivor(hint: Hint, root: Path) -> list[RenderableType]:
+def _input(report: StrengthReport, ref: str) -> str:
+    given = report.inputs.get(ref)
+    if given is None:
+        return ref
+    text = given.text if len(given.text) <= 100 else given.text[:99] + "…"
+    return f"{ref}: {text}"
+
+
+def _survivor(report: StrengthReport, hint: Hint, root: Path) -> list[RenderableType]:
     r = hint.result
     m = r.mutant
     where = f"{display_path(m.file, root)}:{m.line}"
@@ -129,7 +139,8 @@ def _survivor(hint: Hint, root: Path) -> list[RenderableType]:
     out.append(Text(f"    + {m.after.strip()}", style="green"))
     if hint.nearest_case and not r.reached_by:
         out.append(
-            f"    nearest recorded case: {hint.nearest_case} (reaches line {hint.nearest_line})"
+            f"    nearest recorded case (reaches line {hint.nearest_line}): "
+            f"{_input(report, hint.nearest_case)}"
         )
     return out
 
@@ -154,7 +165,7 @@ def mutation_lines(report: StrengthReport, root: Path, *, shown: int) -> list[Re
     if report.hints:
         out.append("survivors:")
         for hint in report.hints[:shown]:
-            out.extend(_survivor(hint, root))
+            out.extend(_survivor(report, hint, root))
         if len(report.hints) > shown:
             out.append(f"  … {len(report.hints) - shown} more (--show N, or --json for all)")
     return out
@@ -166,17 +177,17 @@ def guidance_lines(report: StrengthReport, root: Path, *, shown: int) -> list[Re
         return []
     out: list[RenderableType] = [Text("next cases to add (most survivors first):", style="bold")]
     for n, gap in enumerate(gaps[:shown], start=1):
-        out.append(f"  {n}. {_gap_text(gap, root)}")
+        out.append(f"  {n}. {_gap_text(report, gap, root)}")
     return out
 
 
-def _gap_text(gap: Gap, root: Path) -> str:
+def _gap_text(report: StrengthReport, gap: Gap, root: Path) -> str:
     span = f"{gap.first}" if gap.first == gap.last else f"{gap.first}-{gap.last}"
     where = f"{display_path(gap.file, root)}:{span}"
     within = f" in {gap.function}" if gap.function else " (module level)"
     survivors = f" — {gap.survivors} survivor(s)" if gap.survivors else ""
     if gap.nearest_case:
-        how = f"; vary the input of {gap.nearest_case} so these lines run"
+        how = f"; vary the input of {_input(report, gap.nearest_case)}"
     elif gap.function:
         how = f"; no recorded case runs {gap.function}: record a call that does"
     else:
@@ -216,10 +227,16 @@ def _mutant_json(r: MutantResult, root: Path) -> dict[str, Any]:
         "after": m.after,
         "verdict": r.verdict.value,
         "killed_by": r.killed_by,
-        "reached_by": list(r.reached_by),
+        "reached_by": len(r.reached_by),
+        "reaching_cases": list(r.reached_by[:SHOWN_JSON]),
         "note": r.note,
         "cached": r.cached,
     }
+
+
+def _text(report: StrengthReport, ref: str) -> str:
+    given = report.inputs.get(ref)
+    return given.text if given is not None else ""
 
 
 def report_json(report: StrengthReport, root: Path) -> dict[str, Any]:
@@ -254,6 +271,7 @@ def report_json(report: StrengthReport, root: Path) -> dict[str, Any]:
                 "function": g.function,
                 "survivors": g.survivors,
                 "nearest_case": g.nearest_case,
+                "nearest_input": _text(report, g.nearest_case),
             }
             for g in report.gaps
         ],
@@ -275,6 +293,7 @@ def report_json(report: StrengthReport, root: Path) -> dict[str, Any]:
                     **_mutant_json(h.result, root),
                     "nearest_case": h.nearest_case,
                     "nearest_line": h.nearest_line,
+                    "nearest_input": _text(report, h.nearest_case),
                 }
                 for h in report.hints
             ],

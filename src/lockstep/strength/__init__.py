@@ -18,11 +18,12 @@ plugin call it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from lockstep.config import OracleSpec, Project
-from lockstep.strength.coverage import CaseCoverage, measure, scopes
+from lockstep.oracles import CaseInput, kind_of
+from lockstep.strength.coverage import CaseCoverage, case_ref, measure, scopes
 from lockstep.strength.engine import MutationOptions, MutationRun, run_mutants
 from lockstep.strength.guidance import Gap, Hint, gaps, hints
 from lockstep.targets import root_on_path
@@ -37,6 +38,17 @@ class StrengthReport:
     mutation: MutationRun | None
     gaps: list[Gap]
     hints: list[Hint] = field(default_factory=list)
+    inputs: Mapping[str, CaseInput] = field(default_factory=dict)
+    """Each case's input (``oracle::id`` → recorded call, fixture, argv)."""
+
+
+def case_inputs(project: Project, specs: Sequence[OracleSpec]) -> dict[str, CaseInput]:
+    """Every recorded case's input, by ``oracle::id``."""
+    return {
+        case_ref(spec.name, given.case_id): given
+        for spec in specs
+        for given in kind_of(spec).case_inputs(project, spec)
+    }
 
 
 def analyze(
@@ -51,11 +63,13 @@ def analyze(
     with root_on_path(project.root):
         scope_of = scopes(project, specs)
         coverage = measure(project, specs, scope_of, jobs=options.jobs)
-        run = run_mutants(project, specs, coverage, scope_of, options) if mutants else None
+        inputs = case_inputs(project, specs)
+        run = run_mutants(project, specs, coverage, scope_of, options, inputs) if mutants else None
     return StrengthReport(
         oracles=tuple(s.name for s in specs),
         coverage=coverage,
         mutation=run,
         gaps=gaps(coverage, run),
         hints=hints(coverage, run) if run else [],
+        inputs=inputs,
     )

@@ -165,11 +165,13 @@ class FileCoverage:
         return tuple(found)
 
     def enters(self, qualname: str) -> bool:
-        """Whether any case runs a line of the function ``qualname`` (its ``def`` aside)."""
+        """Whether a case, or the import, runs a line of the function ``qualname`` (its ``def``
+        aside): a function only the import calls is reached by every case."""
         span = function_span(self.path, qualname)
         if span is None:
             return True
-        return any(span[0] < line <= span[1] for line in self.reached_by)
+        inside = range(span[0] + 1, span[1] + 1)
+        return any(line in self.reached_by or line in self.at_import for line in inside)
 
     def text(self, line: int) -> str:
         return self.lines[line - 1] if 0 < line <= len(self.lines) else ""

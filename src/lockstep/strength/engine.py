@@ -22,9 +22,11 @@ reported as not run, and the score counts only what was judged.
 from __future__ import annotations
 
 import contextlib
+import functools
 import multiprocessing
 import multiprocessing.connection
 import os
+import re
 import shutil
 import tempfile
 import time
@@ -39,10 +41,11 @@ import msgspec
 
 from lockstep.config import OracleSpec, Project
 from lockstep.model import Outcome, Shard, Status
-from lockstep.oracles import CaseRunner, StrengthScope, kind_of
+from lockstep.oracles import CaseInput, CaseRunner, StrengthScope, kind_of
 from lockstep.parallel import run_parallel
 from lockstep.strength.cache import CachedVerdict, VerdictCache, digest, file_digest
 from lockstep.strength.coverage import AT_IMPORT, CaseCoverage, split_ref
+from lockstep.strength.dataflow import ModuleFlow, flows
 from lockstep.strength.mutants import MutableFile, Mutant
 from lockstep.strength.switch import CannotSwitch, MutantBroke, Switchboard
 from lockstep.targets import root_on_path
@@ -121,7 +124,7 @@ class _Task:
     slot: int
     mutant: Mutant
     cases: tuple[str, ...]
-    reexec: bool
+    rerun: tuple[int, ...] | None
     timeout: float
     key: str
 
@@ -131,19 +134,64 @@ def program_files(scope_of: Mapping[str, StrengthScope]) -> frozenset[Path]:
     return frozenset(f for s in scope_of.values() if not s.in_process for f in s.files)
 
 
+class LiteralMatches:
+    """Which cases' inputs a string constant matches (as a regular expression, or as text)."""
+
+    def __init__(self, inputs: Mapping[str, CaseInput]) -> None:
+        self.inputs = inputs
+        self.cache: dict[str, frozenset[str]] = {}
+
+    def cases(self, literal: str) -> frozenset[str]:
+        found = self.cache.get(literal)
+        if found is None:
+            try:
+                pattern: re.Pattern[str] | None = re.compile(literal)
+            except (re.error, RecursionError, OverflowError):
+                pattern = None
+            found = self.cache[literal] = frozenset(
+                ref
+                for ref, given in self.inputs.items()
+                if any(
+                    literal in s or (pattern is not None and pattern.search(s))
+                    for s in given.strings
+                )
+            )
+        return found
+
+    def first(self, mutant: Mutant, cases: Sequence[str]) -> tuple[str, ...]:
+        """``cases`` with those whose input matches the mutated line's strings first."""
+        wanted = [lit for lit in mutant.literals if len(lit) > 1]
+        if not wanted or len(cases) < 2:
+            return tuple(cases)
+        hits = frozenset().union(*(self.cases(lit) for lit in wanted))
+        return tuple(sorted(cases, key=lambda ref: ref not in hits))
+
+
 def _plan(
-    mutant: Mutant, coverage: CaseCoverage, judges: set[str], usable: Sequence[str]
-) -> tuple[tuple[str, ...], bool]:
-    """The cases that can see ``mutant`` (those reaching it first), and whether the module
-    body must run again for it (module-level code, or a function the import calls)."""
+    mutant: Mutant,
+    coverage: CaseCoverage,
+    flow: ModuleFlow,
+    judges: set[str],
+    usable: Sequence[str],
+) -> tuple[tuple[str, ...], tuple[int, ...] | None]:
+    """The cases that can see ``mutant`` (those reaching it first), and the module-level
+    statements to run again for it (module-level code, or a function the import calls).
+
+    Code that runs at import is judged by the cases reaching a function that reads
+    what it defines (:mod:`.dataflow`), or by every case when no function does.
+    """
     fc = coverage.files[mutant.file]
     failing = set(coverage.failing)
     reached = tuple(c for c in fc.cases_reaching(mutant.lines) if c not in failing)
     at_import = any(line in fc.at_import for line in mutant.lines)
     if not at_import:
-        return reached, mutant.module_level
-    rest = [c for c in usable if split_ref(c)[0] in judges and c not in reached]
-    return (*reached, *rest), True
+        return reached, None  # module-level code no case reaches: nothing will run it
+    also = set() if mutant.module_level else {*flow.function_names(mutant.line), mutant.scope}
+    readers = flow.readers(flow.affected(mutant.line, also))
+    pool = usable if readers is None else readers
+    seen = set(reached) | failing
+    rest = [c for c in pool if c not in seen and split_ref(c)[0] in judges]
+    return (*reached, *rest), flow.rerun(mutant.line, also)
 
 
 @dataclass
@@ -161,6 +209,7 @@ def run_mutants(
     coverage: CaseCoverage,
     scope_of: Mapping[str, StrengthScope],
     options: MutationOptions,
+    inputs: Mapping[str, CaseInput] | None = None,
 ) -> MutationRun:
     """Generate, plan and evaluate the mutants of what ``specs`` reach."""
     started = time.monotonic()
@@ -187,11 +236,15 @@ def run_mutants(
     }
     failing = set(coverage.failing)
     usable = [c for c in coverage.cases if c not in failing]
+    flow = flows(coverage.files)
+    in_process = {c: coverage.in_process.get(split_ref(c)[0], True) for c in coverage.cases}
+    matches = LiteralMatches(inputs or {})
     results: list[MutantResult | None] = [None] * len(mutants)
     planned: dict[int, _Planned] = {}
     for slot, mutant in enumerate(mutants):
         judges = {s.name for s in specs if mutant.file in scope_of[s.name].files}
-        cases, reexec = _plan(mutant, coverage, judges, usable)
+        cases, rerun = _plan(mutant, coverage, flow[mutant.file], judges, usable)
+        cases = matches.first(mutant, cases)
         if not cases:
             note = f"no case reaches line {mutant.line}"
             results[slot] = MutantResult(mutant, Verdict.SURVIVED, (), note=note)
@@ -201,7 +254,7 @@ def run_mutants(
                 _rel(project, mutant.file),
                 files[mutant.file].scope_source(mutant),
                 mutant.key,
-                str(reexec),
+                repr(rerun),
                 *sorted(oracle_digest[name] for name in judges),
             ]
         )
@@ -211,14 +264,16 @@ def run_mutants(
             results[slot] = MutantResult(mutant, verdict, cases, hit.killed_by, hit.note, True)
             continue
         plan = planned[slot] = _Planned(mutant, cases, key)
-        in_cases = tuple(c for c in cases if coverage.in_process.get(split_ref(c)[0], True))
-        out_cases = tuple(c for c in cases if c not in in_cases)
+        in_cases = tuple(c for c in cases if in_process[c])
+        out_cases = (
+            () if len(in_cases) == len(cases) else tuple(c for c in cases if c not in set(in_cases))
+        )
         baseline = sum(coverage.seconds.get(name, 0.0) for name in judges)
         timeout = TIMEOUT_FLOOR + TIMEOUT_FACTOR * baseline
         if in_cases:
-            plan.in_proc = _Task(slot, mutant, in_cases, reexec, timeout, key)
+            plan.in_proc = _Task(slot, mutant, in_cases, rerun, timeout, key)
         if out_cases:
-            plan.program = _Task(slot, mutant, out_cases, reexec, timeout, key)
+            plan.program = _Task(slot, mutant, out_cases, rerun, timeout, key)
     done: dict[int, tuple[Verdict, str, str]] = {}
     in_tasks = [p.in_proc for p in planned.values() if p.in_proc is not None]
     if in_tasks:
@@ -257,8 +312,13 @@ def run_mutants(
 
 
 def _rel(project: Project, path: Path) -> str:
+    return _relative(project.root, path)
+
+
+@functools.cache
+def _relative(root: Path, path: Path) -> str:
     try:
-        return path.relative_to(project.root.resolve()).as_posix()
+        return path.relative_to(root.resolve()).as_posix()
     except ValueError:
         return path.as_posix()
 
@@ -278,11 +338,11 @@ def judge(
     runners: Mapping[str, CaseRunner],
     mutant: Mutant,
     cases: Sequence[str],
-    reexec: bool,
+    rerun: tuple[int, ...] | None,
 ) -> tuple[Verdict, str, str]:
     """Switch ``mutant`` on, replay ``cases`` until one is red, switch it off."""
     try:
-        with board.active(mutant, reexec=reexec):
+        with board.active(mutant, rerun=rerun):
             for ref in cases:
                 oracle, case_id = split_ref(ref)
                 try:
@@ -303,6 +363,18 @@ def judge(
 # ---------------------------------------------------------------------- in process
 
 
+def _roomy_regex_cache() -> None:
+    """Give ``re``'s pattern cache room for every mutant's patterns (this worker only).
+
+    Each mutated pattern string is a new cache entry; Python 3.11's cache evicts
+    the oldest entry when full, which then misses and evicts the next, so one new
+    pattern recompiles the whole working set of a rule table (about 20 ms per
+    mutant on a library of regular-expression rules).
+    """
+    if isinstance(getattr(re, "_MAXCACHE", None), int):
+        re._MAXCACHE = 1 << 20  # type: ignore[attr-defined]
+
+
 def _silence() -> None:
     """A worker's mutants may print or log: keep it off the user's terminal."""
     null = os.open(os.devnull, os.O_WRONLY)
@@ -318,6 +390,7 @@ def _worker(
     files: Mapping[Path, bool],
 ) -> None:
     _silence()
+    _roomy_regex_cache()
     with root_on_path(project.root):
         runners = {spec.name: kind_of(spec).case_runner(project, spec) for spec in specs}
         board = Switchboard(files)
@@ -325,8 +398,8 @@ def _worker(
             task = conn.recv()
             if task is None:
                 return
-            slot, mutant, cases, reexec = task
-            conn.send((slot, *judge(board, runners, mutant, cases, reexec)))
+            slot, mutant, cases, rerun = task
+            conn.send((slot, *judge(board, runners, mutant, cases, rerun)))
 
 
 def _context() -> Any:
@@ -366,7 +439,7 @@ class _Pool:
             if w.task is None and pending:
                 w.task = t = pending.popleft()
                 w.since = now
-                w.conn.send((t.slot, t.mutant, t.cases, t.reexec))
+                w.conn.send((t.slot, t.mutant, t.cases, t.rerun))
 
     def busy(self) -> list[_Worker]:
         return [w for w in self.workers if w.task is not None]

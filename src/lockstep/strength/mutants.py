@@ -106,6 +106,9 @@ class Mutant:
     """``(line, col, end_line, end_col, text)``: the mutation as a textual edit of the file."""
     key: str
     """Stable across edits elsewhere in the file: scope, offset in it, operator, new text."""
+    literals: tuple[str, ...] = ()
+    """The string constants on the mutated line (a table row's pattern and replacement):
+    cases whose input they match are tried first."""
 
     @property
     def module_level(self) -> bool:
@@ -196,6 +199,10 @@ class MutableFile:
         self.tree = ast.parse(self.source, filename=str(path))
         self.main_guard = main_guard
         self.edits: list[Edit] = list(self._walk_body(self.tree, "body", self.tree.body, []))
+        self.literals: dict[int, list[str]] = {}
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                self.literals.setdefault(node.lineno, []).append(node.value)
 
     # ------------------------------------------------------------------ enumeration
 
@@ -380,6 +387,7 @@ class MutableFile:
             after=after,
             splice=(line, col, end_line, end_col, text),
             key=key,
+            literals=tuple(self.literals.get(line, ())),
         )
 
     def scope_source(self, mutant: Mutant) -> str:
@@ -388,7 +396,7 @@ class MutableFile:
             return self.text
         edit = self.edits[mutant.index]
         outer = next(s for s in edit.scope if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef))
-        return ast.get_source_segment(self.text, outer, padded=True) or ""
+        return "\n".join(self.lines[first_line(outer) - 1 : outer.end_lineno])
 
     def spliced(self, mutant: Mutant) -> str:
         """The whole file with the mutant written in (for programs run as processes)."""

@@ -122,25 +122,37 @@ class Switchboard:
                 return fn
         return None
 
+    def _module_code(self, mf: MutableFile, rerun: tuple[int, ...] | None) -> types.CodeType:
+        body = mf.tree.body
+        if rerun is None:
+            return compile(mf.tree, str(mf.path), "exec", dont_inherit=True)
+        futures = [
+            i
+            for i, s in enumerate(body)
+            if isinstance(s, ast.ImportFrom) and s.module == "__future__" and i not in rerun
+        ]
+        part = ast.Module(body=[body[i] for i in (*futures, *rerun)], type_ignores=[])
+        return compile(part, str(mf.path), "exec", dont_inherit=True)
+
     @contextlib.contextmanager
-    def active(self, mutant: Mutant, *, reexec: bool) -> Iterator[None]:
+    def active(self, mutant: Mutant, *, rerun: tuple[int, ...] | None) -> Iterator[None]:
         """Run the block with ``mutant`` switched on; always switched off after.
 
-        ``reexec``: also run the mutated module body (module-level mutants always do).
-        Raises :class:`MutantBroke` when the mutated module body raises, and
+        ``rerun``: the module-level statements (indexes) to run again with the mutant in
+        (:meth:`~lockstep.strength.dataflow.ModuleFlow.rerun`); None runs none for a
+        mutant inside a function, and the whole body for one at module level.
+        Raises :class:`MutantBroke` when the mutated module code raises, and
         :class:`CannotSwitch` when the mutant cannot be installed at all.
         """
         mf = self.files[mutant.file]
         edit = mf.edits[mutant.index]
         module = self.modules.get(mutant.file)
         live = None if mutant.module_level else self._live(mutant, edit)
-        whole = mutant.module_level or reexec or live is None
+        whole = mutant.module_level or rerun is not None or live is None
         edit.apply()
         try:
             fn_code = self._function_code(mf, edit) if live is not None else None
-            module_code = (
-                compile(mf.tree, str(mf.path), "exec", dont_inherit=True) if whole else None
-            )
+            module_code = self._module_code(mf, rerun) if whole else None
         except (SyntaxError, ValueError, TypeError) as e:
             raise CannotSwitch(f"does not compile: {e}") from None
         finally:

@@ -25,6 +25,7 @@ from lockstep.model import (
     Status,
 )
 from lockstep.oracles import (
+    CaseInput,
     CaseRunner,
     OracleInput,
     StrengthScope,
@@ -372,6 +373,17 @@ def inputs(project: Project, spec: OracleSpec) -> tuple[OracleInput, ...]:
 
 
 probe_targets = in_process_probe(oracle_path)
+
+
+def case_inputs(project: Project, spec: OracleSpec) -> Iterator[CaseInput]:
+    """Each fixture: its path, and its text (the first 4 KiB) for matching."""
+    corpus = _spec(spec)
+    for fixture_id, path in sorted(fixtures(project, corpus).items()):
+        try:
+            head = path.read_bytes()[:4096].decode("utf-8", "replace")
+        except OSError:
+            head = ""
+        yield CaseInput(fixture_id, display_path(path, project.root), (head,))
 
 
 def strength_scope(project: Project, spec: OracleSpec) -> StrengthScope:

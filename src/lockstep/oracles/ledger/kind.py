@@ -33,6 +33,7 @@ from lockstep.model import (
     Status,
 )
 from lockstep.oracles import (
+    CaseInput,
     CaseRunner,
     StrengthScope,
     kind_from,
@@ -327,6 +328,27 @@ inputs = no_inputs
 
 
 probe_targets = in_process_probe(oracle_path)
+
+
+def case_inputs(project: Project, spec: OracleSpec) -> Iterator[CaseInput]:
+    """Each row's call as Python, and the strings among its frozen arguments."""
+    spec = _ledger_spec(spec)
+    path = oracle_path(project, spec)
+    header = read_header(path)
+    for _, row in iter_rows(path, header):
+        strings = tuple(_strings([row.args, row.kwargs]))
+        yield CaseInput(row.id, call_text(row.fn, row.args, row.kwargs), strings)
+
+
+def _strings(value: object) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
 
 
 def strength_scope(project: Project, spec: OracleSpec) -> StrengthScope:

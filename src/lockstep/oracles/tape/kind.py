@@ -45,6 +45,7 @@ from lockstep.model import (
     Status,
 )
 from lockstep.oracles import (
+    CaseInput,
     CaseRunner,
     StrengthScope,
     kind_from,
@@ -337,6 +338,13 @@ inputs = no_inputs
 
 
 probe_targets = in_process_probe(oracle_path)
+
+
+def case_inputs(project: Project, spec: OracleSpec, /) -> Iterator[CaseInput]:
+    """A tape's one case is its driver."""
+    tspec = tape_spec(spec)
+    for case_id in case_ids(project, tspec):
+        yield CaseInput(case_id, f"driver {tspec.driver}")
 
 
 def strength_scope(project: Project, spec: OracleSpec, /) -> StrengthScope:
