@@ -263,3 +263,49 @@ def test_an_oracle_not_recorded_yet_is_a_usage_error(tmp_path: Path) -> None:
     result = invoke_cli("strength", "fee", cwd=tmp_path)
     assert result.code == 2
     assert "lockstep record fee" in result.stderr
+
+
+def test_corpus_and_tape_measure_the_code_their_harness_runs(tmp_path: Path) -> None:
+    write_files(
+        tmp_path,
+        {
+            "shop/__init__.py": "",
+            "shop/fees.py": FEES,
+            "shop/harness.py": """
+                import json
+                from shop.fees import fee
+
+                def render(path):
+                    data = json.loads(path.read_text())
+                    return str(fee(data["amount"], data["kind"]))
+            """,
+            "shop/drivers.py": """
+                from shop.fees import fee
+
+                def drive(tape):
+                    log = tape.spy("log", print)
+                    log(str(fee("150")))
+            """,
+            "fixtures/a.json": '{"amount": "10", "kind": "std"}',
+            "fixtures/b.json": '{"amount": "150", "kind": "reduced"}',
+            "lockstep.toml": """
+                [[corpus]]
+                name = "fees"
+                fixtures = "fixtures/*.json"
+                render = "shop.harness:render"
+
+                [[tape]]
+                name = "drive"
+                driver = "shop.drivers:drive"
+            """,
+        },
+    )
+    recorded = invoke_cli("record", cwd=tmp_path)
+    assert recorded.code == 0, recorded.output
+    corpus = _json("fees", "--mutants", cwd=tmp_path)
+    assert {f["file"] for f in corpus["files"]} == {"shop/harness.py", "shop/fees.py"}
+    assert corpus["mutants"]["counts"]["killed"] > 0
+    tape = _json("drive", cwd=tmp_path)
+    (fees,) = tape["files"]
+    assert fees["file"] == "shop/fees.py"
+    assert fees["lines"][str(_line(tmp_path, "value = value + 1"))] == ["drive::drive"]

@@ -228,6 +228,23 @@ def source_scope(project: Project, *objects: object) -> StrengthScope:
     return StrengthScope(tuple(files), in_process=True)
 
 
+def used_scope(project: Project, fn: object, *, own: bool = True) -> StrengthScope:
+    """The project modules a harness function's module uses (the code it exists to run):
+    every project module, function or class in its globals; with ``own``, its module too."""
+    module = inspect.getmodule(inspect.unwrap(fn))  # type: ignore[arg-type]
+    used = [
+        value
+        for value in (vars(module).values() if module is not None else ())
+        if value is not module
+        and (inspect.ismodule(value) or inspect.isroutine(value) or inspect.isclass(value))
+    ]
+    around = source_scope(project, *used)
+    mine = source_scope(project, fn)
+    if own:
+        return StrengthScope((*mine.files, *(f for f in around.files if f not in mine.files)), True)
+    return StrengthScope(tuple(f for f in around.files if f not in mine.files) or mine.files, True)
+
+
 KINDS: Final = ("corpus", "ledger", "pins", "tape")
 """The registry: each name is a package ``lockstep.oracles.<name>`` with a ``kind.KIND``."""
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import ast
 import builtins
 import contextlib
+import io
 import sys
 import tempfile
 import time
@@ -327,20 +328,22 @@ def _measure_in_process(
     cov = coverage.Coverage(
         data_file=None, branch=True, include=[str(f) for f in files], config_file=False
     )
+    quiet = io.StringIO()  # what the code under freeze prints is not part of the report
     cov.start()
     try:
-        cov.switch_context(AT_IMPORT)
-        notes.extend(n for n in (_import_again(f) for f in files) if n)
-        for spec in specs:
-            started = time.perf_counter()
-            for case_id in ids[spec.name]:
-                ref = case_ref(spec.name, case_id)
-                cov.switch_context(ref)
-                outcome = runners[spec.name](case_id)
-                cases.append(ref)
-                if outcome.status is not Status.PASS:
-                    failing.append(ref)
-            seconds[spec.name] = time.perf_counter() - started
+        with contextlib.redirect_stdout(quiet), contextlib.redirect_stderr(quiet):
+            cov.switch_context(AT_IMPORT)
+            notes.extend(n for n in (_import_again(f) for f in files) if n)
+            for spec in specs:
+                started = time.perf_counter()
+                for case_id in ids[spec.name]:
+                    ref = case_ref(spec.name, case_id)
+                    cov.switch_context(ref)
+                    outcome = runners[spec.name](case_id)
+                    cases.append(ref)
+                    if outcome.status is not Status.PASS:
+                        failing.append(ref)
+                seconds[spec.name] = time.perf_counter() - started
     finally:
         cov.stop()
     return cov.get_data()

@@ -30,8 +30,8 @@ from lockstep.oracles import (
     OracleInput,
     StrengthScope,
     kind_from,
-    source_scope,
     spec_as,
+    used_scope,
 )
 from lockstep.oracles.corpus.fixtures import fixtures
 from lockstep.oracles.corpus.lock import LOCK_VERSION, Entry, Lock, read_lock, write_lock
@@ -387,12 +387,11 @@ def case_inputs(project: Project, spec: OracleSpec) -> Iterator[CaseInput]:
 
 
 def strength_scope(project: Project, spec: OracleSpec) -> StrengthScope:
-    """The render callable's module: what every fixture runs through."""
+    """The render callable's module and the project modules it uses (a render is often a thin
+    harness around the code under freeze)."""
     corpus = _spec(spec)
-    return source_scope(
-        project,
-        resolve_callable(corpus.render, project.root, where=project.where(corpus, "render")),
-    )
+    render = resolve_callable(corpus.render, project.root, where=project.where(corpus, "render"))
+    return used_scope(project, render)
 
 
 KIND: Final = kind_from(globals(), name="corpus", suffix=SUFFIX, parallel_by_default=False)

@@ -50,8 +50,8 @@ from lockstep.oracles import (
     StrengthScope,
     kind_from,
     no_inputs,
-    source_scope,
     spec_as,
+    used_scope,
 )
 from lockstep.oracles.lifecycle import ModeWords, check_contract, check_record_mode, merge, wanted
 from lockstep.oracles.stale import mismatches, rules_mismatch, stale_outcome
@@ -352,16 +352,7 @@ def strength_scope(project: Project, spec: OracleSpec, /) -> StrengthScope:
     (the target and its collaborators), or the driver's module when it uses none."""
     tspec = tape_spec(spec)
     driver = resolve_callable(tspec.driver, project.root, where=project.where(tspec, "driver"))
-    module = inspect.getmodule(driver)
-    used = [
-        value
-        for value in (vars(module).values() if module is not None else ())
-        if value is not module and (inspect.ismodule(value) or inspect.isroutine(value))
-    ]
-    around = source_scope(project, *used)
-    own = source_scope(project, driver)
-    files = tuple(f for f in around.files if f not in own.files) or own.files
-    return StrengthScope(files, in_process=True)
+    return used_scope(project, driver, own=False)
 
 
 KIND: Final = kind_from(globals(), name="tape", suffix=SUFFIX, parallel_by_default=False)
