@@ -270,7 +270,9 @@ def bench_cosmic_ray(lib: Path, limit: float) -> Figures:
     cpu = _cpu() - cpu
     with sqlite3.connect(project / "cr.sqlite") as db:
         total = db.execute("select count(*) from mutation_specs").fetchone()[0]
-        outcomes = [row[0] for row in db.execute("select test_outcome from work_results")]
+        outcomes = [
+            str(row[0]).lower() for row in db.execute("select test_outcome from work_results")
+        ]
     judged = [o for o in outcomes if o in ("killed", "survived", "incompetent")]
     caught = sum(1 for o in judged if o != "survived")
     note = "" if done is not None else f"stopped after {limit:.0f}s; figures over what it judged"
