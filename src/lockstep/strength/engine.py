@@ -274,21 +274,7 @@ def run_mutants(
             plan.in_proc = _Task(slot, mutant, in_cases, rerun, timeout, key)
         if out_cases:
             plan.program = _Task(slot, mutant, out_cases, rerun, timeout, key)
-    done: dict[int, tuple[Verdict, str, str]] = {}
-    in_tasks = [p.in_proc for p in planned.values() if p.in_proc is not None]
-    if in_tasks:
-        in_specs = [s for s in specs if scope_of[s.name].in_process]
-        in_files = {f: f in guarded for f in sorted({t.mutant.file for t in in_tasks})}
-        done.update(_evaluate_in_process(project, in_specs, in_files, in_tasks, options, deadline))
-    caught = (Verdict.KILLED, Verdict.TIMEOUT)
-    out_tasks = [
-        p.program
-        for slot, p in planned.items()
-        if p.program is not None and done.get(slot, (Verdict.SURVIVED,))[0] not in caught
-    ]
-    if out_tasks:
-        out_specs = [s for s in specs if not scope_of[s.name].in_process]
-        done.update(_evaluate_programs(project, out_specs, out_tasks, options, deadline))
+    done = _evaluate(project, specs, scope_of, planned, guarded, options, deadline)
     for slot, plan in planned.items():
         verdict, by, note = done.get(slot, (Verdict.NOT_RUN, "", ""))
         results[slot] = MutantResult(plan.mutant, verdict, plan.cases, by, note)
@@ -309,6 +295,36 @@ def run_mutants(
         budget_hit=any(r is not None and r.verdict is Verdict.NOT_RUN for r in results),
         notes=notes,
     )
+
+
+def _evaluate(
+    project: Project,
+    specs: Sequence[OracleSpec],
+    scope_of: Mapping[str, StrengthScope],
+    planned: Mapping[int, _Planned],
+    guarded: frozenset[Path],
+    options: MutationOptions,
+    deadline: float | None,
+) -> dict[int, tuple[Verdict, str, str]]:
+    """In-process cases first (cheap); the program cases only of mutants they did not catch."""
+    done: dict[int, tuple[Verdict, str, str]] = {}
+    in_tasks = [p.in_proc for p in planned.values() if p.in_proc is not None]
+    if in_tasks:
+        in_specs = [s for s in specs if scope_of[s.name].in_process]
+        in_files = {f: f in guarded for f in sorted({t.mutant.file for t in in_tasks})}
+        done.update(_evaluate_in_process(project, in_specs, in_files, in_tasks, options, deadline))
+    caught = (Verdict.KILLED, Verdict.TIMEOUT)
+    out_tasks = [
+        p.program
+        for slot, p in planned.items()
+        if p.program is not None and done.get(slot, (Verdict.SURVIVED,))[0] not in caught
+    ]
+    if out_tasks:
+        out_specs = [s for s in specs if not scope_of[s.name].in_process]
+        judged = _evaluate_programs(project, out_specs, out_tasks, options, deadline)
+        for task in out_tasks:  # a mutant half judged when the budget ran out is not run
+            done[task.slot] = judged.get(task.slot, (Verdict.NOT_RUN, "", ""))
+    return done
 
 
 def _rel(project: Project, path: Path) -> str:

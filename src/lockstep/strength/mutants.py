@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -474,6 +474,3 @@ def _whole_slice(node: ast.Subscript) -> bool:
         and s.step is None
         and isinstance(node.ctx, ast.Load)
     )
-
-
-EditFactory = Callable[[ast.AST], Edit]
