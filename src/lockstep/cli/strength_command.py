@@ -21,7 +21,6 @@ from lockstep.cli.app import (
     main,
     project_from,
     replay_options,
-    shard_option,
 )
 from lockstep.config import OracleSpec, Project
 from lockstep.errors import UsageError
@@ -74,7 +73,12 @@ def _select(project: Project, names: tuple[str, ...]) -> list[OracleSpec]:
     help="Also inject mutants and report which survive replay.",
 )
 @jobs_option
-@shard_option
+@click.option(
+    "--shard",
+    default=None,
+    metavar="K/N",
+    help="Evaluate only slice K of N of the mutants (deterministic), for CI matrices.",
+)
 @click.option(
     "--budget",
     default=None,
