@@ -291,7 +291,9 @@ def run_mutants(
     return MutationRun(
         results=[r for r in results if r is not None],
         seconds=time.monotonic() - started,
-        evaluated=len(planned),
+        evaluated=sum(
+            1 for slot in planned if done.get(slot, (Verdict.NOT_RUN,))[0] is not Verdict.NOT_RUN
+        ),
         budget_hit=any(r is not None and r.verdict is Verdict.NOT_RUN for r in results),
         notes=notes,
     )
