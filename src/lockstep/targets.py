@@ -20,7 +20,7 @@ from lockstep.errors import TargetError
 @contextlib.contextmanager
 def root_on_path(root: Path) -> Iterator[None]:
     """Put the project root (and its ``src/`` if present) first on ``sys.path`` for a block."""
-    added = [str(p) for p in (root / "src", root) if p.is_dir() and str(p) not in sys.path]
+    added = [str(p) for p in (root / "src", root) if str(p) not in sys.path and p.is_dir()]
     for entry in reversed(added):
         sys.path.insert(0, entry)
     try:

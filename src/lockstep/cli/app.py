@@ -70,6 +70,7 @@ COMMAND_MODULES: dict[str, str] = {
     "demo": "lockstep.cli.demo_command",
     "init": "lockstep.cli.init_command",
     "mine": "lockstep.cli.mine_commands",
+    "strength": "lockstep.cli.strength_command",
 }
 """Which module defines each command.  Modules are imported only when their command
 runs (or for ``--help``), so ``lockstep replay`` never pays for the gates' imports."""

@@ -16,6 +16,7 @@ modes and the one merge of old and new cases), :mod:`.status` (one line of
 from __future__ import annotations
 
 import importlib
+import inspect
 import os
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -54,6 +55,30 @@ class OracleInput:
     """Relative to the project root (a glob for corpus fixtures, a path for pins cases)."""
     reason: str
     """Why it is the oracle's: ``fixtures of corpus 'transform'``."""
+
+
+@dataclass(frozen=True)
+class CaseInput:
+    """What one recorded case feeds the code, for people and for matching mutants to cases."""
+
+    case_id: str
+    text: str
+    """One line a user recognizes: the recorded call, the fixture, the argv."""
+    strings: tuple[str, ...] = ()
+    """The text values the input is made of (a mutated string constant is first judged by
+    the cases whose input it matches)."""
+
+
+@dataclass(frozen=True)
+class StrengthScope:
+    """The source an oracle's cases exercise: what ``lockstep strength`` measures and mutates."""
+
+    files: tuple[Path, ...]
+    """Python source files under the project root (the target's, render's or program's)."""
+    in_process: bool
+    """True when :meth:`OracleKind.case_runner` runs the code in lockstep's own interpreter
+    (so a mutant can be switched in place); False when every case is a process, measured
+    through :meth:`OracleKind.probe_targets` (one target per case, labelled ``NAME::id``)."""
 
 
 class OracleKind(Protocol):
@@ -131,6 +156,14 @@ class OracleKind(Protocol):
         (:mod:`.mining`); a usage error for a kind that has none."""
         ...
 
+    def strength_scope(self, project: Project, spec: OracleSpec, /) -> StrengthScope:
+        """The source files the cases run, for coverage by case and mutants."""
+        ...
+
+    def case_inputs(self, project: Project, spec: OracleSpec, /) -> Iterator[CaseInput]:
+        """Each recorded case's input, streaming (strength names the input to vary)."""
+        ...
+
 
 _MEMBERS: Final = (
     "oracle_path",
@@ -143,6 +176,8 @@ _MEMBERS: Final = (
     "status",
     "probe_targets",
     "mining",
+    "strength_scope",
+    "case_inputs",
 )
 
 
@@ -163,6 +198,8 @@ class ModuleKind:
     status: Callable[[Project, OracleSpec], OracleStatus]
     probe_targets: Callable[[Project, OracleSpec], tuple[ProbeTarget, ...]]
     mining: Callable[[Project, OracleSpec], MiningSubject]
+    strength_scope: Callable[[Project, OracleSpec], StrengthScope]
+    case_inputs: Callable[[Project, OracleSpec], Iterator[CaseInput]]
 
 
 def kind_from(
@@ -192,6 +229,39 @@ def spec_as(spec: OracleSpec, cls: type[S], kind: str) -> S:
 def no_inputs(project: Project, spec: OracleSpec) -> tuple[OracleInput, ...]:
     """For a kind whose cases come from code or its own file, not from configured files."""
     return ()
+
+
+def source_scope(project: Project, *objects: object) -> StrengthScope:
+    """The in-process scope of ``objects`` (a target, a render, a driver): the source files of
+    their modules that lie under the project root (library code is not the user's to mutate)."""
+    root = project.root.resolve()
+    files: list[Path] = []
+    for obj in objects:
+        module = inspect.getmodule(inspect.unwrap(obj))  # type: ignore[arg-type]
+        source = inspect.getsourcefile(module) if module is not None else None
+        if source is None:
+            continue
+        path = Path(source).resolve()
+        if root in path.parents and path not in files:
+            files.append(path)
+    return StrengthScope(tuple(files), in_process=True)
+
+
+def used_scope(project: Project, fn: object, *, own: bool = True) -> StrengthScope:
+    """The project modules a harness function's module uses (the code it exists to run):
+    every project module, function or class in its globals; with ``own``, its module too."""
+    module = inspect.getmodule(inspect.unwrap(fn))  # type: ignore[arg-type]
+    used = [
+        value
+        for value in (vars(module).values() if module is not None else ())
+        if value is not module
+        and (inspect.ismodule(value) or inspect.isroutine(value) or inspect.isclass(value))
+    ]
+    around = source_scope(project, *used)
+    mine = source_scope(project, fn)
+    if own:
+        return StrengthScope((*mine.files, *(f for f in around.files if f not in mine.files)), True)
+    return StrengthScope(tuple(f for f in around.files if f not in mine.files) or mine.files, True)
 
 
 KINDS: Final = ("corpus", "ledger", "pins", "tape")

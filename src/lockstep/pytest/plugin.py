@@ -17,6 +17,7 @@ import pytest
 from lockstep.config import OracleSpec, Project
 from lockstep.oracles import all_kinds, kind_of
 from lockstep.pytest import ledger_recording as pytest_ledger
+from lockstep.pytest import strength as pytest_strength
 from lockstep.pytest import tape_fixture as pytest_tape
 from lockstep.pytest.items import OracleFile, write_kept
 from lockstep.pytest.project import add_config_option, project_for
@@ -43,6 +44,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     # lockstep:addoption (recording hooks of other oracle kinds register their options below)
     pytest_ledger.addoption(parser)
     pytest_tape.addoption(parser)  # --lockstep-record-tapes, --lockstep-why
+    pytest_strength.addoption(parser)  # --lockstep-strength
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -117,3 +119,9 @@ def pytest_collection_modifyitems(
                 f"run 'lockstep record {spec.name}' and commit the file"
             )
         items.extend(session.genitems(_oracle_file(session, project, spec, path)))
+
+
+def pytest_terminal_summary(
+    terminalreporter: pytest.TerminalReporter, config: pytest.Config
+) -> None:
+    pytest_strength.terminal_summary(terminalreporter, config)  # --lockstep-strength

@@ -24,7 +24,15 @@ from lockstep.model import (
     ReplayOptions,
     Status,
 )
-from lockstep.oracles import CaseRunner, OracleInput, kind_from, spec_as
+from lockstep.oracles import (
+    CaseInput,
+    CaseRunner,
+    OracleInput,
+    StrengthScope,
+    kind_from,
+    spec_as,
+    used_scope,
+)
 from lockstep.oracles.corpus.fixtures import fixtures
 from lockstep.oracles.corpus.lock import LOCK_VERSION, Entry, Lock, read_lock, write_lock
 from lockstep.oracles.corpus.render import (
@@ -49,6 +57,7 @@ from lockstep.oracles.verify import in_process_probe, verify
 from lockstep.parallel import batched, map_processes
 from lockstep.rules import RuleRecord, resolve_rules
 from lockstep.store import BlobBatch, BlobStore, display_path, sha256_hex
+from lockstep.targets import resolve_callable
 
 SUFFIX: Final = ".lock.json"
 _MODE_WORDS: Final = ModeWords(
@@ -378,5 +387,25 @@ record, accept = record_entry_points(_record)
 
 mining = no_mining
 """Not mined yet: 'lockstep mine' and 'replay --against' name the kinds they support."""
+
+
+def case_inputs(project: Project, spec: OracleSpec) -> Iterator[CaseInput]:
+    """Each fixture: its path, and its text (the first 4 KiB) for matching."""
+    corpus = _spec(spec)
+    for fixture_id, path in sorted(fixtures(project, corpus).items()):
+        try:
+            head = path.read_bytes()[:4096].decode("utf-8", "replace")
+        except OSError:
+            head = ""
+        yield CaseInput(fixture_id, display_path(path, project.root), (head,))
+
+
+def strength_scope(project: Project, spec: OracleSpec) -> StrengthScope:
+    """The render callable's module and the project modules it uses (a render is often a thin
+    harness around the code under freeze)."""
+    corpus = _spec(spec)
+    render = resolve_callable(corpus.render, project.root, where=project.where(corpus, "render"))
+    return used_scope(project, render)
+
 
 KIND: Final = kind_from(globals(), name="corpus", suffix=SUFFIX, parallel_by_default=False)

@@ -34,7 +34,15 @@ from lockstep.model import (
     ReplayOptions,
     Status,
 )
-from lockstep.oracles import CaseRunner, kind_from, no_inputs, spec_as
+from lockstep.oracles import (
+    CaseInput,
+    CaseRunner,
+    StrengthScope,
+    kind_from,
+    no_inputs,
+    source_scope,
+    spec_as,
+)
 from lockstep.oracles.ledger.driver import run_driver
 from lockstep.oracles.ledger.file import (
     RowOrder,
@@ -393,6 +401,35 @@ def mining(project: Project, spec: OracleSpec) -> MiningSubject:
 
     replayer = _replayer(project, spec, path, None, target)
     return LedgerSubject(spec, target, path, write, replayer)
+
+
+def case_inputs(project: Project, spec: OracleSpec) -> Iterator[CaseInput]:
+    """Each row's call as Python, and the strings among its frozen arguments."""
+    spec = _ledger_spec(spec)
+    path = oracle_path(project, spec)
+    header = read_header(path)
+    for _, row in iter_rows(path, header):
+        strings = tuple(_strings([row.args, row.kwargs]))
+        yield CaseInput(row.id, call_text(row.fn, row.args, row.kwargs), strings)
+
+
+def _strings(value: object) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+
+
+def strength_scope(project: Project, spec: OracleSpec) -> StrengthScope:
+    """The target function's module: what its recorded calls run."""
+    spec = _ledger_spec(spec)
+    return source_scope(
+        project, resolve_callable(spec.target, project.root, where=project.where(spec, "target"))
+    )
 
 
 KIND: Final = kind_from(globals(), name="ledger", suffix=SUFFIX, parallel_by_default=False)

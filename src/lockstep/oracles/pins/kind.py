@@ -16,6 +16,7 @@ program read but ``env_keys`` does not declare.
 from __future__ import annotations
 
 import os
+import shlex
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
@@ -34,7 +35,14 @@ from lockstep.model import (
     ReplayOptions,
     Status,
 )
-from lockstep.oracles import CaseRunner, OracleInput, kind_from, spec_as
+from lockstep.oracles import (
+    CaseInput,
+    CaseRunner,
+    OracleInput,
+    StrengthScope,
+    kind_from,
+    spec_as,
+)
 from lockstep.oracles.lifecycle import (
     ModeWords,
     check_contract,
@@ -57,6 +65,7 @@ from lockstep.oracles.pins.format import (
     open_pins,
     to_stream,
 )
+from lockstep.oracles.pins.program import program_files
 from lockstep.oracles.stale import Mismatch, mismatches, rules_mismatch, stale_outcome
 from lockstep.oracles.status import file_status
 from lockstep.parallel import run_parallel
@@ -609,6 +618,23 @@ def probe_targets(project: Project, spec: OracleSpec) -> tuple[ProbeTarget, ...]
     if not targets:
         raise UsageError(f"{pins_spec.name}: the cases file has no [[case]]")
     return targets
+
+
+def case_inputs(project: Project, spec: OracleSpec) -> Iterator[CaseInput]:
+    """Each configured case: its argv (and stdin), as the cases file gives them."""
+    pins_spec = _spec(spec)
+    for case in read_cases(project, pins_spec):
+        argv = shlex.join([*pins_spec.command, *case.argv])
+        stdin = f" < {len(case.stdin)} bytes of stdin" if case.stdin else ""
+        yield CaseInput(case.id, f"{argv}{stdin}", (*case.argv, case.stdin))
+
+
+def strength_scope(project: Project, spec: OracleSpec) -> StrengthScope:
+    """The program's Python: a ``script.py`` or ``-m module`` of the command, and the project's
+    modules it imports (found from its import statements, without running it)."""
+    return StrengthScope(
+        program_files(project.root, spec_as(spec, PinsSpec, "pins").command), False
+    )
 
 
 def inputs(project: Project, spec: OracleSpec) -> tuple[OracleInput, ...]:

@@ -44,7 +44,15 @@ from lockstep.model import (
     ReplayOptions,
     Status,
 )
-from lockstep.oracles import CaseRunner, kind_from, no_inputs, spec_as
+from lockstep.oracles import (
+    CaseInput,
+    CaseRunner,
+    StrengthScope,
+    kind_from,
+    no_inputs,
+    spec_as,
+    used_scope,
+)
 from lockstep.oracles.lifecycle import ModeWords, check_contract, check_record_mode, merge, wanted
 from lockstep.oracles.mining import no_mining
 from lockstep.oracles.stale import mismatches, rules_mismatch, stale_outcome
@@ -343,5 +351,21 @@ probe_targets = in_process_probe(oracle_path)
 
 mining = no_mining
 """Not mined yet: 'lockstep mine' and 'replay --against' name the kinds they support."""
+
+
+def case_inputs(project: Project, spec: OracleSpec, /) -> Iterator[CaseInput]:
+    """A tape's one case is its driver."""
+    tspec = tape_spec(spec)
+    for case_id in case_ids(project, tspec):
+        yield CaseInput(case_id, f"driver {tspec.driver}")
+
+
+def strength_scope(project: Project, spec: OracleSpec, /) -> StrengthScope:
+    """What the driver runs: the project's own modules, functions and classes its module uses
+    (the target and its collaborators), or the driver's module when it uses none."""
+    tspec = tape_spec(spec)
+    driver = resolve_callable(tspec.driver, project.root, where=project.where(tspec, "driver"))
+    return used_scope(project, driver, own=False)
+
 
 KIND: Final = kind_from(globals(), name="tape", suffix=SUFFIX, parallel_by_default=False)
