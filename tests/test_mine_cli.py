@@ -108,7 +108,7 @@ def mined(tmp_path_factory: pytest.TempPathFactory) -> tuple[GitRepo, str, str, 
     assert result.code == 0, result.output
     assert not (repo.root / ".hypothesis").exists()  # Hypothesis' files stay in lockstep's cache
     mined = repo.commit("mine cells")
-    assert ".lockstep_cache" not in repo.git("show", "--stat", "HEAD")
+    assert ".lockstep-cache" not in repo.git("show", "--stat", "HEAD")
     return repo, recorded, mined, result.stdout
 
 
@@ -172,7 +172,7 @@ def test_a_behaviour_preserving_rewrite_stays_green_in_both(
     review = run_cli("review", "HEAD~1..HEAD", cwd=repo.root)
     assert "differential (replay --against)" in review.stdout
     assert "inputs, no difference" in review.stdout
-    assert not (repo.root / ".lockstep_cache").exists() or repo.git("status", "--short") == ""
+    assert not (repo.root / ".lockstep-cache").exists() or repo.git("status", "--short") == ""
     _at(repo, mined_sha)
 
 

@@ -860,3 +860,18 @@ class BlobBatch:
             self._release()
         if exc_type is not None:
             self._remove_new_dirs()  # the oracle folder held the store's lock file until now
+
+
+CACHE_FOLDER = ".lockstep-cache"
+"""Scratch kept between runs (strength verdicts, the last ``replay --against``): never an oracle
+file, never committed: it holds a ``.gitignore`` of ``*``, as pytest's cache does."""
+
+
+def cache_folder(root: Path) -> Path:
+    """``.lockstep-cache/`` under ``root``, made on first use with its ``.gitignore``."""
+    folder = root / CACHE_FOLDER
+    folder.mkdir(exist_ok=True)
+    ignore = folder / ".gitignore"
+    if not ignore.exists():
+        ignore.write_text("# written by lockstep: scratch, never committed\n*\n", encoding="utf-8")
+    return folder

@@ -1,7 +1,7 @@
 """The last ``replay --against`` result, kept where ``lockstep review`` can read it.
 
 Not an oracle file and not committed: a small JSON file in the project's cache
-folder (``.lockstep_cache/``, which holds a ``.gitignore`` of ``*`` so git never
+folder (``.lockstep-cache/``, which holds a ``.gitignore`` of ``*`` so git never
 sees it), overwritten by each run.
 """
 
@@ -13,9 +13,10 @@ from typing import Final
 import msgspec
 
 from lockstep.config import Project
-from lockstep.store import atomic_write
+from lockstep.store import CACHE_FOLDER, atomic_write
+from lockstep.store import cache_folder as store_cache_folder
 
-CACHE_DIR: Final = ".lockstep_cache"
+CACHE_DIR: Final = CACHE_FOLDER
 FILE_NAME: Final = "against.json"
 
 
@@ -39,13 +40,8 @@ def cache_path(project: Project) -> Path:
 
 
 def cache_folder(project: Project) -> Path:
-    """``.lockstep_cache/`` at the project root, made on first use with a ``.gitignore``."""
-    folder = project.root / CACHE_DIR
-    folder.mkdir(exist_ok=True)
-    ignore = folder / ".gitignore"
-    if not ignore.exists():
-        ignore.write_text("# written by lockstep: never committed\n*\n", encoding="utf-8")
-    return folder
+    """The project's cache folder (:func:`lockstep.store.cache_folder`)."""
+    return store_cache_folder(project.root)
 
 
 def save(project: Project, run: StoredRun) -> Path:

@@ -23,9 +23,9 @@ import msgspec
 
 from lockstep import __version__
 from lockstep.errors import LockstepError
-from lockstep.store import atomic_write
+from lockstep.store import CACHE_FOLDER, atomic_write, cache_folder
 
-FOLDER: Final = ".lockstep-cache"
+FOLDER: Final = CACHE_FOLDER
 _FILE: Final = "strength.json"
 
 
@@ -77,8 +77,5 @@ class VerdictCache:
         if not (self.enabled and self.dirty):
             return
         with contextlib.suppress(OSError, LockstepError):
-            self.folder.mkdir(exist_ok=True)
-            ignore = self.folder / ".gitignore"
-            if not ignore.exists():
-                ignore.write_text("# written by lockstep strength; never commit\n*\n")
+            cache_folder(self.folder.parent)
             atomic_write(self.folder / _FILE, msgspec.json.encode(self.entries))
