@@ -221,3 +221,79 @@ def test_probe_works_for_every_kind_and_names_a_flaky_case(tmp_path: Path) -> No
     assert flaky.code == 1, flaky.output
     assert "after rules [none]:" in flaky.stdout
     assert '"id": "' in flaky.stdout  # the differing line names the case that did not reproduce
+
+
+# Each test below does one of the things that make a row owe its outcome to the test's
+# context; the report must name the test and the cause, and the next replay be green.
+CONTEXT_SHOP = {
+    "clerk/__init__.py": "",
+    "clerk/rates.py": "def rate(cur):\n    return {'EUR': 1.0, 'USD': 0.5}[cur]\n",
+    "clerk/words.py": "EXTRA = set()\n",
+    "clerk/desk.py": (
+        "import datetime\nimport locale\n\nfrom clerk import rates, words\n\n"
+        "TAGS = {'alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta', 'eta', 'theta'}\n\n\n"
+        "def desk(kind, value):\n"
+        "    if kind == 'price':\n        return value * rates.rate('USD')\n"
+        "    if kind == 'word':\n        return value in words.EXTRA or value == 'base'\n"
+        "    if kind == 'stamp':\n        return f'{value}@{datetime.datetime.now().year}'\n"
+        "    if kind == 'charset':\n        return value + locale.nl_langinfo(locale.CODESET)\n"
+        "    return value + ':' + ','.join(TAGS)\n"
+    ),
+    "tests/freeze.py": (
+        '"""A tiny freezegun: datetime.datetime and time.time replaced for a block."""\n'
+        "import contextlib\nimport datetime\nimport time\n\n\n"
+        "class FrozenDatetime(datetime.datetime):\n"
+        "    @classmethod\n    def now(cls, tz=None):\n"
+        "        return cls(2000, 1, 1, tzinfo=tz)\n\n\n"
+        "@contextlib.contextmanager\ndef frozen():\n"
+        "    real_dt, real_time = datetime.datetime, time.time\n"
+        "    datetime.datetime, time.time = FrozenDatetime, lambda: 946684800.0\n"
+        "    try:\n        yield\n    finally:\n"
+        "        datetime.datetime, time.time = real_dt, real_time\n"
+    ),
+    "tests/test_desk.py": (
+        "import locale\nfrom unittest import mock\n\nfrom clerk import words\n"
+        "from clerk.desk import desk\nfrom freeze import frozen\n\n\n"
+        "def test_plain():\n    assert desk('price', 4) == 2.0\n    assert desk('word', 'base')\n\n\n"
+        "def test_patched_rate():\n"
+        "    with mock.patch('clerk.rates.rate', return_value=3.0):\n"
+        "        assert desk('price', 1) == 3.0\n\n\n"
+        "def test_registry():\n    words.EXTRA.add('temp')\n    try:\n"
+        "        assert desk('word', 'temp')\n    finally:\n        words.EXTRA.discard('temp')\n\n\n"
+        "def test_frozen_clock():\n    with frozen():\n"
+        "        assert desk('stamp', 'x') == 'x@2000'\n\n\n"
+        "def test_locale():\n    before = locale.setlocale(locale.LC_ALL)\n"
+        "    locale.setlocale(locale.LC_ALL, 'C')\n    try:\n"
+        "        assert desk('charset', 'cs=')\n    finally:\n"
+        "        locale.setlocale(locale.LC_ALL, before)\n\n\n"
+        "def test_tags():\n    assert desk('tags', 't').startswith('t:')\n"
+    ),
+    "lockstep.toml": '[[ledger]]\nname = "desk"\ntarget = "clerk.desk:desk"\n',
+}
+
+
+def test_refused_rows_name_their_test_and_likely_cause(tmp_path: Path) -> None:
+    root = tmp_path / "proj"
+    write_files(root, CONTEXT_SHOP)
+    result = run_pytest(
+        "-q", "--lockstep-record=desk", "tests", "-n", "2",
+        cwd=root, plugins=("lockstep.pytest.plugin", "xdist.plugin"),
+    )  # fmt: skip
+    assert result.code == 0, result.output
+    out = result.stdout
+    expected = {
+        "test_patched_rate": "mock.patch active on clerk.rates.rate",
+        "test_registry": "module global clerk.words.EXTRA changed (1 items, 0 at the start)",
+        "test_frozen_clock": "frozen clock (time.time, datetime.datetime replaced)",
+        "test_locale": "locale switched (",
+        "test_tags": "hash-seed dependence",
+    }
+    for test, cause in expected.items():
+        line = next((x for x in out.splitlines() if f"from tests/test_desk.py::{test} " in x), "")
+        assert line.startswith("  refused 1 row(s) from"), out
+        assert f"(cause: {cause}" in line, line
+    assert "test_plain" not in out
+    assert "verified 2 of 7 new case(s)" in out
+    replay = run_cli("replay", cwd=root)
+    assert replay.code == 0, replay.output
+    assert "green: 2 cases: 2 passed" in replay.stdout

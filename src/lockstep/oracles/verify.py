@@ -49,6 +49,20 @@ class Verdict:
     case_id: str
     reproduced: bool
     reason: str = ""
+    seed_dependent: bool = False
+    """It did not reproduce under one hash seed and replayed otherwise under another."""
+
+    @property
+    def cause(self) -> str:
+        """The likely cause the verification itself can tell ("" when it cannot)."""
+        return HASH_SEED_CAUSE if self.seed_dependent else ""
+
+    def because(self) -> str:
+        """The reason, with the likely cause when one is known."""
+        return f"{self.reason}; cause: {self.cause}" if self.cause else self.reason
+
+
+HASH_SEED_CAUSE: Final = "hash-seed dependence (set or dict order differs between interpreters)"
 
 
 @dataclass(frozen=True)
@@ -102,7 +116,10 @@ def verify(
 
     ``write_candidate(folder)`` writes the oracle file (as its kind names it) into
     ``folder`` and returns the ids of the cases it holds.  Every id gets a verdict; an
-    id the child never reported counts as not reproduced.
+    id the child never reported counts as not reproduced.  When some case does not
+    reproduce, the candidate is replayed once more under a second hash seed: a case
+    that reproduces there, or differs otherwise, owes its outcome to the hash seed (set
+    or dict order), which its verdict says.
     """
     seed = _other_seed()
     with candidate_folder(project) as folder:
@@ -110,45 +127,64 @@ def verify(
         if not ids:
             return Verification(seed, {})
         rel = folder.relative_to(project.root.resolve()).as_posix()
-        env = {**os.environ, "PYTHONHASHSEED": str(seed), "PYTHONDONTWRITEBYTECODE": "1"}
-        argv = [
-            sys.executable,
-            "-m",
-            CHILD_MODULE,
-            "--config",
-            str(project.config_path),
-            "--dir",
-            rel,
-            spec.name,
-        ]
-        try:
-            proc = subprocess.run(
-                argv,
-                cwd=project.root,
-                env=env,
-                stdin=subprocess.DEVNULL,
-                capture_output=True,
-                timeout=CHILD_TIMEOUT,
-                check=False,
-            )
-        except subprocess.TimeoutExpired:
-            raise LockstepError(
-                f"{spec.name}: verifying the new cases in a fresh interpreter took more than "
-                f"{CHILD_TIMEOUT:g} s; nothing was written"
-            ) from None
+        reported = _run_child(project, spec, rel, seed)
+        second: dict[str, Verdict] | None = None
+        if reported:
+            second = _run_child(project, spec, rel, SECOND_SEED)
+    # The child reports only the cases that did not reproduce; the others did.
+    verdicts: dict[str, Verdict] = {}
+    for case_id in dict.fromkeys(ids):
+        verdict = reported.get(case_id)
+        if verdict is None:
+            verdicts[case_id] = Verdict(case_id, True)
+            continue
+        again = second.get(case_id) if second is not None else None
+        seeded = again is None or again.reason != verdict.reason
+        verdicts[case_id] = Verdict(case_id, False, verdict.reason, seed_dependent=seeded)
+    return Verification(seed, verdicts)
+
+
+SECOND_SEED: Final = 3
+"""The hash seed of the second opinion on cases that did not reproduce (see :func:`verify`)."""
+
+
+def _run_child(project: Project, spec: OracleSpec, rel: str, seed: int) -> dict[str, Verdict]:
+    """Replay the candidate in ``rel`` in a fresh interpreter: the cases that did not reproduce."""
+    env = {**os.environ, "PYTHONHASHSEED": str(seed), "PYTHONDONTWRITEBYTECODE": "1"}
+    argv = [
+        sys.executable,
+        "-m",
+        CHILD_MODULE,
+        "--config",
+        str(project.config_path),
+        "--dir",
+        rel,
+        spec.name,
+    ]
+    try:
+        proc = subprocess.run(
+            argv,
+            cwd=project.root,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=CHILD_TIMEOUT,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        raise LockstepError(
+            f"{spec.name}: verifying the new cases in a fresh interpreter took more than "
+            f"{CHILD_TIMEOUT:g} s; nothing was written"
+        ) from None
     reported = _parse(proc.stdout)
-    finished = "" in reported  # the child's last line: every case replayed
+    finished = reported.pop("", None) is not None  # the child's last line: every case replayed
     if proc.returncode != 0 or not finished:
         tail = proc.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or ["no output"]
         raise LockstepError(
             f"{spec.name}: the fresh interpreter could not replay the new cases "
             f"({tail[0]}); nothing was written"
         )
-    # The child reports only the cases that did not reproduce; the others did.
-    verdicts = {
-        case_id: reported.get(case_id, Verdict(case_id, True)) for case_id in dict.fromkeys(ids)
-    }
-    return Verification(seed, verdicts)
+    return reported
 
 
 class _Line(msgspec.Struct, frozen=True):

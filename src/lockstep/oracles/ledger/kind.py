@@ -116,6 +116,7 @@ def record(project: Project, spec: OracleSpec, mode: RecordMode) -> RecordReport
         wrapped = installation.wrap(
             spec.target, project.root, where=project.where(spec, "target"), stem_length=stem
         )
+        installation.watch_context()
         run_driver(project, spec)
     finally:
         installation.undo()
@@ -153,7 +154,11 @@ def write_recording(
     check_mode(project, spec, mode)
     report = RecordReport(spec.name, path, mode)
     report.notes.extend(recording.notes())
-    report.refused = [f"{r.call} [{r.id}]" for r in recording.refused]
+    for r in recording.refused:
+        cause = recording.contexts.get(r.id, "")
+        report.refused.append(f"{r.call} [{r.id}]" + (f" (cause: {cause})" if cause else ""))
+        if cause:
+            report.causes[r.id] = cause
     rows = _reproducible(project, spec, recording, signature, report)
     if keep:
         rows = dict(sorted({**keep, **rows}.items()))
@@ -192,10 +197,14 @@ def _reproducible(
         report.notes.append(checked.note(len(rows)))
     for verdict in failed:
         row = rows[verdict.case_id]
+        causes = [c for c in (recording.contexts.get(row.id, ""), verdict.cause) if c]
+        cause = "; ".join(causes)
         report.refused.append(
             f"{call_text(row.fn, row.args, row.kwargs)} [{row.id}]: does not reproduce "
-            f"outside the recording ({verdict.reason})"
+            f"outside the recording ({verdict.reason})" + (f" (cause: {cause})" if cause else "")
         )
+        if cause:
+            report.causes[row.id] = cause
     dropped = {v.case_id for v in failed}
     return {rid: row for rid, row in rows.items() if rid not in dropped}
 

@@ -169,6 +169,9 @@ class RecordingPart(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_
     """For each reason, the first few call sites (``file:line``) of calls skipped for it."""
     faults: dict[str, int] = {}
     """Errors inside the recorder itself (the calls proceeded; only their rows are missing)."""
+    contexts: dict[str, str] = {}
+    """Row id -> what differed from the recording's start when the row (or an outcome of its
+    input that differed) was first seen: a likely cause should the row not reproduce."""
 
 
 @dataclass(slots=True)
@@ -230,6 +233,9 @@ class TargetRecorder:
         self._skip_sites: dict[str, list[str]] = {}
         self._faults: Counter[str] = Counter()
         self._lock = threading.Lock()
+        self.context: Callable[[], str] | None = None
+        """Set while a context watch runs (:mod:`.context`): asked once per new row."""
+        self._contexts: dict[bytes, str] = {}
 
     # -- around one call ------------------------------------------------------------
 
@@ -342,6 +348,8 @@ class TargetRecorder:
         except Exception as e:
             self._faults[f"freezing the outcome: {type(e).__name__}: {e}"] += 1
             return
+        if self.context is not None:
+            self._observe(key, outcome)
         with self._lock:
             seen = self._seen.get(key)
             if seen is None:
@@ -377,10 +385,27 @@ class TargetRecorder:
             self._faults[f"freezing the outcome: {type(e).__name__}: {e}"] += 1
             return
         if seen.outcome != outcome:
+            if self.context is not None:
+                self._observe(input_key(seen.args, seen.kwargs), outcome)
             with self._lock:
                 if outcome not in seen.other_outcomes:
                     seen.other_outcomes.append(outcome)
                     seen.other_calls.append(self.calls)
+
+    def _observe(self, key: bytes, outcome: bytes) -> None:
+        """Note the context of a new row, or of an outcome differing from its row's."""
+        if key in self._contexts or self.context is None:
+            return
+        seen = self._seen.get(key)
+        if seen is not None and (seen.outcome == outcome or outcome in seen.other_outcomes):
+            return
+        try:
+            hint = self.context()
+        except Exception as e:
+            self._faults[f"watching the context: {type(e).__name__}: {e}"] += 1
+            return
+        if hint:
+            self._contexts[key] = hint
 
     def start_afresh(self) -> None:
         """In a forked child: an empty table, so the child writes only the calls it makes.
@@ -394,6 +419,7 @@ class TargetRecorder:
         self._unfreezable = Counter()
         self._skip_sites = {}
         self._faults = Counter()
+        self._contexts = {}
         self.calls = 0
         self._lock = threading.Lock()  # another thread may have held it at the fork
 
@@ -423,6 +449,7 @@ class TargetRecorder:
         locked = self._lock.acquire(timeout=SNAPSHOT_WAIT)
         try:
             items = list(self._seen.items())
+            contexts = list(self._contexts.items())
             calls = self.calls
         finally:
             if locked:
@@ -447,6 +474,7 @@ class TargetRecorder:
             unfreezable=dict(self._unfreezable),
             skip_sites={k: list(v) for k, v in self._skip_sites.items()},
             faults=dict(self._faults),
+            contexts={row_id(key): hint for key, hint in contexts},
         )
 
 
@@ -525,6 +553,8 @@ class Recording:
     late_rows: int
     skip_sites: dict[str, list[str]] = field(default_factory=dict)
     """Rows first seen only in the last :data:`LATE_FRACTION` of some process's calls."""
+    contexts: dict[str, str] = field(default_factory=dict)
+    """Row id -> the context it was first seen in, where it was unusual (see :mod:`.context`)."""
 
     def notes(self) -> list[str]:
         """Lines for the user: saturation, refused inputs, skipped values."""
@@ -568,9 +598,12 @@ def merge_parts(fn: str, parts: Iterable[RecordingPart]) -> Recording:
     unfreezable: Counter[str] = Counter()
     skip_sites: dict[str, list[str]] = {}
     faults: Counter[str] = Counter()
+    contexts: dict[str, str] = {}
     calls = 0
     for part in parts:
         calls += part.calls
+        for rid, hint in part.contexts.items():
+            contexts.setdefault(rid, hint)
         threshold = part.calls * (1 - LATE_FRACTION)
         unfreezable.update(part.unfreezable)
         for reason, sites in part.skip_sites.items():
@@ -604,6 +637,7 @@ def merge_parts(fn: str, parts: Iterable[RecordingPart]) -> Recording:
         faults=dict(faults),
         late_rows=late_rows,
         skip_sites=skip_sites,
+        contexts=contexts,
     )
 
 
@@ -759,10 +793,21 @@ class Installation:
                     self._patches.append(_Patch(mod, name, original, True))
                     namespace[name] = replacement
 
+    def watch_context(self) -> None:
+        """From now on, note for each new row what differs from the process as it is now
+        (a patched collaborator, a changed registry, a frozen clock, a switched locale):
+        the likely cause should the row not reproduce.  Call it once every target is wrapped."""
+        from lockstep.oracles.ledger.context import ContextWatch
+
+        watch = ContextWatch([w.target for w in self.wrapped])
+        for wrapped in self.wrapped:
+            wrapped.recorder.context = watch
+
     def undo(self) -> None:
         """Restore every original binding (newest first); recorders stop recording."""
         for wrapped in self.wrapped:
             wrapped.recorder.active = False
+            wrapped.recorder.context = None
         for patch in reversed(self._patches):
             if patch.owned:
                 setattr(patch.owner, patch.attr, patch.original)
