@@ -297,3 +297,61 @@ def test_refused_rows_name_their_test_and_likely_cause(tmp_path: Path) -> None:
     replay = run_cli("replay", cwd=root)
     assert replay.code == 0, replay.output
     assert "green: 2 cases: 2 passed" in replay.stdout
+
+
+REPORT = (
+    "def summary(rows, key=None):\n"
+    "    if isinstance(rows, list):\n        return 'list:' + ','.join(rows)\n"
+    "    rows = list(rows)\n"
+    "    if key is not None:\n        rows = sorted(rows, key=key)\n"
+    "    return 'iter:' + ','.join(str(r) for r in rows)\n\n\n"
+    "def by_len(word):\n    return len(word)\n"
+)
+ITER_DRIVER = (
+    "from book.report import by_len, summary\n\n\ndef main():\n"
+    "    summary(['b', 'a'])\n"
+    "    summary(iter(['bb', 'a']))\n"
+    "    summary(map(str.upper, ['x', 'y']))\n"
+    "    summary((w for w in ['ccc', 'dd']), key=by_len)\n"
+    "    summary(iter(range(3)), key=str)\n"
+    "    summary(map(''.join, zip('ab', 'cd')), key=str.lower)\n"
+    "    summary(['q'], key=lambda w: w)\n"
+)
+
+
+def test_iterator_and_callback_arguments_are_frozen_and_guard_their_branch(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "proj"
+    write_files(
+        root,
+        {
+            "book/__init__.py": "",
+            "book/report.py": REPORT,
+            "drive.py": ITER_DRIVER,
+            "lockstep.toml": (
+                '[[ledger]]\nname = "summary"\ntarget = "book.report:summary"\n'
+                'driver = "drive:main"\n'
+            ),
+        },
+    )
+    result = invoke_cli("record", "summary", cwd=root)
+    assert result.code == 0, result.output
+    out = result.stdout
+    assert "verified 6 new case(s) in a fresh interpreter" in out, out
+    # Only the lambda is refused, and said prominently with its call site.
+    assert "SKIPPED 1 of 7 call(s) (14%)" in out, out
+    assert "a lambda, closure, bound method or partial does not" in out
+    assert "drive.py:" in out
+    ledger = (root / "lockstep/summary.ledger.jsonl").read_text()
+    assert '{"$iter":["bb","a"]}' in ledger and '{"$fn":"book.report:by_len"}' in ledger
+    assert '{"$fn":"builtins:str.lower"}' in ledger
+    green = run_cli("replay", "summary", cwd=root)
+    assert green.code == 0, green.output
+    # A change only the iterator calls reach is caught.
+    report = root / "book/report.py"
+    report.write_text(REPORT.replace("rows = sorted(rows, key=key)", "rows = sorted(rows)"))
+    red = run_cli("replay", "summary", cwd=root)
+    assert red.code == 1, red.output
+    assert "summary((w for w" not in red.stdout  # the call is shown as frozen
+    assert "summary(iter(['ccc', 'dd']), key=by_len)" in red.stdout, red.stdout

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Final
 
+from lockstep import canon
 from lockstep.config import LedgerSpec, OracleSpec, Project
 from lockstep.errors import UsageError
 from lockstep.model import (
@@ -218,6 +219,7 @@ def _prepare(project: Project, spec: LedgerSpec) -> tuple[Path, LedgerHeader, Ca
     check_header_target(path, header, spec)
     target = resolve_callable(spec.target, project.root, where=project.where(spec, "target"))
     check_signature(path, header, signature_of(target))
+    canon.allow_callables_from(spec.target.partition(":")[0])  # callbacks frozen by name
     return path, header, target
 
 

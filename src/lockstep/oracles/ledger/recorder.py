@@ -53,6 +53,7 @@ import msgspec
 
 from lockstep import canon
 from lockstep.canon import JSON
+from lockstep.canon.codec import allow_callables_from
 from lockstep.errors import CanonError, TargetError
 from lockstep.oracles.ledger.file import merge_into_file, outcome_of
 from lockstep.oracles.ledger.format import (
@@ -64,6 +65,7 @@ from lockstep.oracles.ledger.format import (
     row_id,
     signature_of,
 )
+from lockstep.oracles.ledger.materialize import materialize
 from lockstep.targets import root_on_path, split_target
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -214,6 +216,25 @@ class _Pending:
         self.memo_key = memo_key
 
 
+class _Materialized(_Pending):
+    """A call whose iterator arguments were consumed: the target gets fresh ones."""
+
+    __slots__ = ("call_args", "call_kwargs", "recorded")
+
+    def __init__(self, call_index: int, call_args: tuple[Any, ...], call_kwargs: dict[str, Any]):
+        super().__init__(call_index, (), {}, None, None, False, None)
+        self.call_args = call_args
+        self.call_kwargs = call_kwargs
+        self.recorded = False
+        """False when the call is skipped (still called with ``call_args``)."""
+
+    def call(
+        self, args: tuple[Any, ...], skip_first: bool
+    ) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        """The arguments to call the target with (``self`` kept when it was skipped)."""
+        return ((args[0], *self.call_args) if skip_first else self.call_args), self.call_kwargs
+
+
 class TargetRecorder:
     """The distinct calls of one target seen by this process.
 
@@ -259,8 +280,7 @@ class TargetRecorder:
         try:
             enc_args, enc_kwargs = _encode_call(args, kwargs)
         except CanonError as e:
-            self._skip(str(e))
-            return None
+            return self._before_materialized(index, args, kwargs, str(e))
         except Exception as e:
             self._faults[f"freezing the arguments: {type(e).__name__}: {e}"] += 1
             return None
@@ -275,6 +295,33 @@ class TargetRecorder:
                     mutable = True
                     break
         return _Pending(index, args, kwargs, enc_args, enc_kwargs, mutable, memo_key)
+
+    def _before_materialized(
+        self, index: int, args: tuple[Any, ...], kwargs: dict[str, Any], reason: str
+    ) -> _Materialized | None:
+        """Arguments that did not freeze: consume their iterators (:mod:`.materialize`).
+
+        The wrapper then calls the target with the returned ``call_args``/``call_kwargs``
+        (fresh iterators over the same items), whether or not the call is recorded.
+        """
+        done = materialize(args, kwargs)
+        if done is None:
+            self._skip(reason)
+            return None
+        pending = _Materialized(index, done.call_args, done.call_kwargs)
+        if done.too_long:
+            self._skip(done.too_long)
+            return pending
+        try:
+            enc_args, enc_kwargs = _encode_call(done.frozen_args, done.frozen_kwargs)
+        except CanonError as e:
+            self._skip(str(e))
+            return pending
+        pending.args, pending.kwargs = done.frozen_args, done.frozen_kwargs
+        pending.enc_args, pending.enc_kwargs = enc_args, enc_kwargs
+        pending.mutable = not all(map(_immutable, (*pending.args, *pending.kwargs.values())))
+        pending.recorded = True
+        return pending
 
     def returned(self, pending: _Pending | _Seen | None, result: Any) -> None:
         """Note a normal return."""
@@ -644,35 +691,52 @@ def merge_parts(fn: str, parts: Iterable[RecordingPart]) -> Recording:
 # --------------------------------------------------------------------------- wrapping
 
 
-def _wrap_function(func: Callable[..., Any], rec: TargetRecorder, *, skip_first: bool) -> Any:
-    """A wrapper that records around ``func`` and is otherwise ``func``."""
+def _wrap_coroutine_function(
+    func: Callable[..., Any], rec: TargetRecorder, *, skip_first: bool
+) -> Any:
+    """:func:`_wrap_function` for an ``async def``: records around the awaited call."""
     before = rec.before
     returned = rec.returned
     raised = rec.raised
 
+    @functools.wraps(func)
+    async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
+        if not rec.active:
+            return await func(*args, **kwargs)
+        pending = before(args[1:] if skip_first else args, kwargs)
+        if type(pending) is _Materialized:
+            args, kwargs = pending.call(args, skip_first)
+            if not pending.recorded:
+                pending = None
+        try:
+            result = await func(*args, **kwargs)
+        except Exception as exc:
+            raised(pending, exc)
+            raise
+        returned(pending, result)
+        return result
+
+    async_wrapper.__lockstep_wrapped__ = func  # type: ignore[attr-defined]
+    return async_wrapper
+
+
+def _wrap_function(func: Callable[..., Any], rec: TargetRecorder, *, skip_first: bool) -> Any:
+    """A wrapper that records around ``func`` and is otherwise ``func``."""
     if inspect.iscoroutinefunction(func):
-
-        @functools.wraps(func)
-        async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
-            if not rec.active:
-                return await func(*args, **kwargs)
-            pending = before(args[1:] if skip_first else args, kwargs)
-            try:
-                result = await func(*args, **kwargs)
-            except Exception as exc:
-                raised(pending, exc)
-                raise
-            returned(pending, result)
-            return result
-
-        async_wrapper.__lockstep_wrapped__ = func  # type: ignore[attr-defined]
-        return async_wrapper
+        return _wrap_coroutine_function(func, rec, skip_first=skip_first)
+    before = rec.before
+    returned = rec.returned
+    raised = rec.raised
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         if not rec.active:
             return func(*args, **kwargs)
         pending = before(args[1:] if skip_first else args, kwargs)
+        if type(pending) is _Materialized:  # iterator arguments, consumed: fresh ones
+            args, kwargs = pending.call(args, skip_first)
+            if not pending.recorded:
+                pending = None
         try:
             result = func(*args, **kwargs)
         except Exception as exc:
@@ -770,6 +834,7 @@ class Installation:
                 f"{where}: module {module_name!r} has no attribute {qualname!r}"
             ) from None
         rec = TargetRecorder(target, stem_length=stem_length)
+        allow_callables_from(module_name)  # its callbacks freeze by name (canon: $fn)
         replacement, signature = _wrap_member(raw, rec, where=f"{where}: {target!r}")
         attr = parts[-1]
         owned = attr in vars(owner)
@@ -1361,6 +1426,7 @@ def record_io(
     inner = fn.__func__ if isinstance(fn, (staticmethod, classmethod)) else fn
     target = f"{_importable_module(inner.__module__)}:{inner.__qualname__}"
     rec = TargetRecorder(target, stem_length=stem_length)
+    allow_callables_from(target.partition(":")[0])
     replacement, signature = _wrap_member(fn, rec, where=target)
     default = Path("lockstep") / f"{inner.__qualname__}.ledger.jsonl"
     path = Path(ledger) if ledger is not None else default
