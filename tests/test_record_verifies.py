@@ -355,3 +355,43 @@ def test_iterator_and_callback_arguments_are_frozen_and_guard_their_branch(
     assert red.code == 1, red.output
     assert "summary((w for w" not in red.stdout  # the call is shown as frozen
     assert "summary(iter(['ccc', 'dd']), key=by_len)" in red.stdout, red.stdout
+
+
+def test_record_io_rows_are_verified_before_the_process_writes_them(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    root = tmp_path / "proj"
+    job = (
+        "from lockstep import record_io\n\nRATE = {'v': 1}\n\n\n"
+        "@record_io\ndef price(n):\n    return n * RATE['v']\n\n\n"
+        "if __name__ == '__main__':\n    price(2)\n    RATE['v'] = 5\n    price(3)\n"
+    )
+    write_files(
+        root,
+        {
+            "app/__init__.py": "",
+            "app/job.py": job,
+            "lockstep.toml": '[[ledger]]\nname = "price"\ntarget = "app.job:price"\n',
+            "script.py": job.replace("if __name__ == '__main__':\n", "if True:\n"),
+        },
+    )
+    env = {k: v for k, v in __import__("os").environ.items() if not k.startswith("LOCKSTEP")}
+    run = subprocess.run(
+        [sys.executable, "-m", "app.job"], cwd=root, capture_output=True, text=True, env=env
+    )
+    assert run.returncode == 0, run.stderr
+    assert "price(3) [" in run.stderr
+    assert "does not reproduce in a fresh interpreter (result: recorded returned 15" in run.stderr
+    assert "1 did not reproduce in a fresh interpreter and were not written" in run.stderr
+    ledger = (root / "lockstep/price.ledger.jsonl").read_text()
+    assert '"args":[2]' in ledger and '"args":[3]' not in ledger
+    replay = run_cli("replay", "price", cwd=root)
+    assert replay.code == 0, replay.output
+    # A script without a main guard would run again if imported: written, and said so.
+    (root / "lockstep/price.ledger.jsonl").unlink()
+    unguarded = subprocess.run(
+        [sys.executable, "script.py"], cwd=root, capture_output=True, text=True, env=env
+    )
+    assert unguarded.returncode == 0, unguarded.stderr
+    assert "rows written without verification: the script has no" in unguarded.stderr

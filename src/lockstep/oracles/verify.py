@@ -24,19 +24,21 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import msgspec
 
-from lockstep.config import OracleSpec, Project, load_project
+from lockstep.config import Config, LedgerSpec, OracleSpec, Project, Settings, load_project
 from lockstep.errors import LockstepError, UsageError
 from lockstep.model import Outcome, ReplayOptions, Status
-from lockstep.probe.runs import ProbeTarget
 from lockstep.store import temp_folder
+
+if TYPE_CHECKING:  # not at import: @record_io verifies at exit, when no executor may start
+    from lockstep.probe.runs import ProbeTarget
 
 CHILD_TIMEOUT: Final = 600.0
 """Seconds the verifying interpreter may take before record gives up on it (exit 2)."""
@@ -111,6 +113,9 @@ def verify(
     project: Project,
     spec: OracleSpec,
     write_candidate: Callable[[Path], list[str]],
+    *,
+    source: Sequence[str] = (),
+    env: Mapping[str, str] | None = None,
 ) -> Verification:
     """Replay a candidate oracle of ``spec`` in a fresh interpreter with another hash seed.
 
@@ -120,17 +125,22 @@ def verify(
     reproduce, the candidate is replayed once more under a second hash seed: a case
     that reproduces there, or differs otherwise, owes its outcome to the hash seed (set
     or dict order), which its verdict says.
+
+    ``source`` tells the child where the oracle's settings come from (default: the
+    project's configuration file; ``@record_io`` names the target instead), and ``env``
+    adds to the child's environment.
     """
+    source = source or ("--config", str(project.config_path))
     seed = _other_seed()
     with candidate_folder(project) as folder:
         ids = write_candidate(folder)
         if not ids:
             return Verification(seed, {})
         rel = folder.relative_to(project.root.resolve()).as_posix()
-        reported = _run_child(project, spec, rel, seed)
+        reported = _run_child(project, spec, rel, seed, source, env)
         second: dict[str, Verdict] | None = None
         if reported:
-            second = _run_child(project, spec, rel, SECOND_SEED)
+            second = _run_child(project, spec, rel, SECOND_SEED, source, env)
     # The child reports only the cases that did not reproduce; the others did.
     verdicts: dict[str, Verdict] = {}
     for case_id in dict.fromkeys(ids):
@@ -148,19 +158,22 @@ SECOND_SEED: Final = 3
 """The hash seed of the second opinion on cases that did not reproduce (see :func:`verify`)."""
 
 
-def _run_child(project: Project, spec: OracleSpec, rel: str, seed: int) -> dict[str, Verdict]:
+def _run_child(
+    project: Project,
+    spec: OracleSpec,
+    rel: str,
+    seed: int,
+    source: Sequence[str],
+    extra_env: Mapping[str, str] | None,
+) -> dict[str, Verdict]:
     """Replay the candidate in ``rel`` in a fresh interpreter: the cases that did not reproduce."""
-    env = {**os.environ, "PYTHONHASHSEED": str(seed), "PYTHONDONTWRITEBYTECODE": "1"}
-    argv = [
-        sys.executable,
-        "-m",
-        CHILD_MODULE,
-        "--config",
-        str(project.config_path),
-        "--dir",
-        rel,
-        spec.name,
-    ]
+    env = {
+        **os.environ,
+        **(extra_env or {}),
+        "PYTHONHASHSEED": str(seed),
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }
+    argv = [sys.executable, "-m", CHILD_MODULE, *source, "--dir", rel, spec.name]
     try:
         proc = subprocess.run(
             argv,
@@ -218,6 +231,8 @@ def probe_target(project: Project, spec: OracleSpec, oracle_file: Path) -> Probe
             f"{spec.name}: not recorded yet; record it first ('lockstep record {spec.name}' "
             "verifies each case in a fresh interpreter), then probe it"
         )
+    from lockstep.probe.runs import ProbeTarget
+
     rel = project.oracle_dir.relative_to(project.root.resolve()).as_posix()
     env = {**os.environ, "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1"}
     argv = (sys.executable, "-m", CHILD_MODULE, "--config", str(project.config_path))
@@ -257,18 +272,30 @@ CHILD_MODULE: Final = "lockstep.cli.verify_child"
 """What the fresh interpreter runs (``python -m``): a thin command around :func:`verdict_lines`."""
 
 
-def verdict_lines(config_path: Path, folder: str, name: str) -> Iterator[str]:
+def verdict_lines(
+    config_path: Path | None, folder: str, name: str, target: str = "", stem_length: int = 0
+) -> Iterator[str]:
     """Replay oracle ``name`` with the oracle folder at ``folder`` (relative to the root).
 
-    Yields one JSON line per case that did not reproduce, then one that says how many
-    cases were replayed: the fresh interpreter's whole report.
+    The settings come from the configuration at ``config_path``, or, for ``@record_io``
+    (no configuration), from ``target`` and ``stem_length`` with the working directory
+    as the root.  Yields one JSON line per case that did not reproduce, then one that
+    says how many cases were replayed: the fresh interpreter's whole report.
     """
     from lockstep.oracles import replay
 
-    project = load_project(config_path=config_path)
-    settings = msgspec.structs.replace(project.config.lockstep, dir=folder)
-    config = msgspec.structs.replace(project.config, lockstep=settings)
-    project = Project(root=project.root, config_path=project.config_path, config=config)
+    if config_path is None:
+        root = Path.cwd()
+        config = Config(
+            lockstep=Settings(dir=folder, stem_length=stem_length),
+            ledger=[LedgerSpec(name=name, target=target)],
+        )
+        project = Project(root=root, config_path=root / "@record_io", config=config)
+    else:
+        project = load_project(config_path=config_path)
+        settings = msgspec.structs.replace(project.config.lockstep, dir=folder)
+        config = msgspec.structs.replace(project.config, lockstep=settings)
+        project = Project(root=project.root, config_path=project.config_path, config=config)
     spec = project.oracle(name)
     replayed = 0
     for outcome in replay(project, spec, ReplayOptions()):

@@ -900,7 +900,16 @@ class _DecoratorState:
     """The recorder's call count when its notes were last told to the user."""
     kept_notes: list[str] = field(default_factory=list)
     """Notes from writes not reported yet (the periodic ones are silent)."""
+    unverifiable: str = ""
+    """Why this function's rows cannot be replayed in a fresh interpreter ("" if they can)."""
+    verified: set[str] = field(default_factory=set)
+    """Row ids proven to reproduce in a fresh interpreter (not verified again)."""
+    unreproducible: dict[str, str] = field(default_factory=dict)
+    """Row id -> why it did not reproduce: never written, told once."""
 
+
+RECORD_IO_OFF: Final = "LOCKSTEP_RECORD_IO_OFF"
+"""Set in the interpreter that verifies recorded rows (:mod:`.verify_io`): no recording there."""
 
 FLUSH_EVERY_ENV: Final = "LOCKSTEP_FLUSH_EVERY"
 """Environment variable: also write a decorated function's rows every N of its calls."""
@@ -970,6 +979,34 @@ def _flush_all() -> None:
                 _stderr(f"lockstep: {_shown(state.ledger)}: {notes[0]}")
 
 
+def _reproducible_rows(state: _DecoratorState, recording: Recording) -> dict[str, LedgerRow]:
+    """The rows to write: each new one first replayed in a fresh interpreter (:mod:`.verify_io`).
+
+    Not while the process dies by SIGTERM: a pool's ``terminate()`` waits for it, so
+    those rows are written as recorded (the README says so).
+    """
+    rows = recording.rows
+    fresh = {
+        rid: row
+        for rid, row in rows.items()
+        if rid not in state.verified and rid not in state.unreproducible
+    }
+    if fresh and state.unverifiable:
+        if not state.verified:  # told once: nothing of it was verified
+            state.kept_notes.append(state.unverifiable)
+        state.verified.update(fresh)
+    elif fresh and not _sigterm_seen:
+        from lockstep.oracles.ledger.verify_io import unreproducible
+
+        failed = unreproducible(
+            state.ledger, recording.fn, state.signature, state.recorder.stem_length, fresh
+        )
+        state.unreproducible.update(failed)
+        state.kept_notes.extend(failed.values())
+        state.verified.update(rid for rid in fresh if rid not in failed)
+    return {rid: row for rid, row in rows.items() if rid not in state.unreproducible}
+
+
 def flush(state: _DecoratorState) -> list[str]:
     """Merge what ``state`` recorded so far into its ledger file; returns the report lines.
 
@@ -996,7 +1033,7 @@ def _flush(state: _DecoratorState, *, report: bool) -> list[str]:
                     kept = merge_into_file(
                         state.ledger,
                         recording.fn,
-                        recording.rows,
+                        _reproducible_rows(state, recording),
                         state.signature,
                         state.recorder.stem_length,
                     )
@@ -1025,6 +1062,9 @@ def _flush(state: _DecoratorState, *, report: bool) -> list[str]:
         if not report:
             return []
         notes = [*recording.notes(), *kept_notes]
+        dropped = sum(1 for rid in recording.rows if rid in state.unreproducible)
+        if dropped:
+            notes[0] += f"; {dropped} did not reproduce in a fresh interpreter and were not written"
         for line in notes[1:]:
             warnings.warn(f"lockstep: {line}", LedgerRecordWarning, stacklevel=3)
         return notes
@@ -1392,6 +1432,32 @@ def _importable_module(module: str) -> str:
     return ".".join(parts)
 
 
+def _unverifiable(module: str) -> str:
+    """Why a function of ``module`` cannot be imported again to verify its rows, or "".
+
+    Verifying imports the function's module in a fresh interpreter.  A script run as
+    ``python job.py`` is imported as a module then: harmless behind an
+    ``if __name__ == "__main__":`` guard, but without one the whole program would run again.
+    """
+    if module not in ("__main__", "__mp_main__"):
+        return ""
+    main = sys.modules.get(module)
+    spec = getattr(main, "__spec__", None)
+    if spec is not None and spec.name and spec.name not in ("__main__", "__mp_main__"):
+        return ""
+    file = getattr(main, "__file__", None)
+    try:
+        text = Path(file).read_text(errors="replace") if file else ""
+    except OSError:
+        text = ""
+    if "__main__" in text:
+        return ""
+    return (
+        f"{file or module}: rows written without verification: the script has no "
+        "'if __name__ == \"__main__\":' guard, so importing it to replay its rows would run it"
+    )
+
+
 def record_io(
     fn: Any = None,
     *,
@@ -1423,6 +1489,8 @@ def record_io(
     """
     if fn is None:
         return functools.partial(record_io, ledger=ledger, stem_length=stem_length)
+    if os.environ.get(RECORD_IO_OFF):  # the interpreter verifying recorded rows replays them
+        return fn
     inner = fn.__func__ if isinstance(fn, (staticmethod, classmethod)) else fn
     target = f"{_importable_module(inner.__module__)}:{inner.__qualname__}"
     rec = TargetRecorder(target, stem_length=stem_length)
@@ -1430,7 +1498,9 @@ def record_io(
     replacement, signature = _wrap_member(fn, rec, where=target)
     default = Path("lockstep") / f"{inner.__qualname__}.ledger.jsonl"
     path = Path(ledger) if ledger is not None else default
-    state = _DecoratorState(rec, path.absolute(), signature)
+    state = _DecoratorState(
+        rec, path.absolute(), signature, unverifiable=_unverifiable(inner.__module__)
+    )
     every = _flush_every()
     with _FLUSH_LOCK:
         _install_exit_hooks()
