@@ -22,14 +22,23 @@ def main(argv: list[str] | None = None) -> int:
     source.add_argument("--config")
     source.add_argument("--target", help="a @record_io target (no configuration)")
     parser.add_argument("--stem", type=int, default=48)
-    parser.add_argument("--dir", required=True)
+    parser.add_argument(
+        "--dir", required=True, help="the candidate's folder; - reads it from stdin"
+    )
     parser.add_argument("name")
     args = parser.parse_args(argv)
     config = Path(args.config) if args.config else None
+    folder = args.dir
+    if folder == "-":  # started ahead of the recording: the imports are done while it runs
+        import lockstep.oracles  # noqa: F401 - every kind, imported now rather than later
+
+        folder = sys.stdin.readline().strip()
+        if not folder:
+            return 0
     out = sys.stdout
     sys.stdout = sys.stderr
     try:
-        for line in verdict_lines(config, args.dir, args.name, args.target or "", args.stem):
+        for line in verdict_lines(config, folder, args.name, args.target or "", args.stem):
             out.write(line)
     except LockstepError as e:
         sys.stderr.write(f"lockstep: error: {e}\n")

@@ -109,6 +109,33 @@ def candidate_folder(project: Project) -> Iterator[Path]:
         yield folder
 
 
+class Prestarted:
+    """A verifying interpreter started before the recording, so its start and imports overlap
+    the recording; it waits for the candidate's folder on stdin (see :func:`prestarted`)."""
+
+    def __init__(self, proc: subprocess.Popen[bytes], seed: int, source: Sequence[str]) -> None:
+        self.proc = proc
+        self.seed = seed
+        self.source = tuple(source)
+
+
+@contextmanager
+def prestarted(project: Project, spec: OracleSpec) -> Iterator[Prestarted]:
+    """Start the verifying interpreter now; :func:`verify` hands it the candidate later.
+
+    A recording that fails, or has nothing to verify, ends it unused.
+    """
+    source = ("--config", str(project.config_path))
+    seed = _other_seed()
+    proc = _spawn(project, spec, "-", seed, source, None)
+    try:
+        yield Prestarted(proc, seed, source)
+    finally:
+        if proc.poll() is None:  # not handed a candidate
+            proc.kill()
+            proc.communicate()
+
+
 def verify(
     project: Project,
     spec: OracleSpec,
@@ -116,6 +143,7 @@ def verify(
     *,
     source: Sequence[str] = (),
     env: Mapping[str, str] | None = None,
+    started: Prestarted | None = None,
 ) -> Verification:
     """Replay a candidate oracle of ``spec`` in a fresh interpreter with another hash seed.
 
@@ -128,19 +156,25 @@ def verify(
 
     ``source`` tells the child where the oracle's settings come from (default: the
     project's configuration file; ``@record_io`` names the target instead), and ``env``
-    adds to the child's environment.
+    adds to the child's environment.  ``started`` is an interpreter :func:`prestarted`
+    for this very oracle: the first replay runs there.
     """
+    source = started.source if started is not None else source
     source = source or ("--config", str(project.config_path))
-    seed = _other_seed()
+    seed = started.seed if started is not None else _other_seed()
     with candidate_folder(project) as folder:
         ids = write_candidate(folder)
         if not ids:
             return Verification(seed, {})
         rel = folder.relative_to(project.root.resolve()).as_posix()
-        reported = _run_child(project, spec, rel, seed, source, env)
+        proc = started.proc if started is not None else None
+        if proc is None:
+            proc = _spawn(project, spec, rel, seed, source, env)
+        reported = _collect(proc, spec, f"{rel}\n".encode() if started is not None else None)
         second: dict[str, Verdict] | None = None
         if reported:
-            second = _run_child(project, spec, rel, SECOND_SEED, source, env)
+            again = _spawn(project, spec, rel, SECOND_SEED, source, env)
+            second = _collect(again, spec, None)
     # The child reports only the cases that did not reproduce; the others did.
     verdicts: dict[str, Verdict] = {}
     for case_id in dict.fromkeys(ids):
@@ -148,8 +182,8 @@ def verify(
         if verdict is None:
             verdicts[case_id] = Verdict(case_id, True)
             continue
-        again = second.get(case_id) if second is not None else None
-        seeded = again is None or again.reason != verdict.reason
+        again_verdict = second.get(case_id) if second is not None else None
+        seeded = again_verdict is None or again_verdict.reason != verdict.reason
         verdicts[case_id] = Verdict(case_id, False, verdict.reason, seed_dependent=seeded)
     return Verification(seed, verdicts)
 
@@ -158,15 +192,15 @@ SECOND_SEED: Final = 3
 """The hash seed of the second opinion on cases that did not reproduce (see :func:`verify`)."""
 
 
-def _run_child(
+def _spawn(
     project: Project,
     spec: OracleSpec,
     rel: str,
     seed: int,
     source: Sequence[str],
     extra_env: Mapping[str, str] | None,
-) -> dict[str, Verdict]:
-    """Replay the candidate in ``rel`` in a fresh interpreter: the cases that did not reproduce."""
+) -> subprocess.Popen[bytes]:
+    """Start the fresh interpreter on the candidate in ``rel`` (``-``: read it from stdin)."""
     env = {
         **os.environ,
         **(extra_env or {}),
@@ -174,25 +208,33 @@ def _run_child(
         "PYTHONDONTWRITEBYTECODE": "1",
     }
     argv = [sys.executable, "-m", CHILD_MODULE, *source, "--dir", rel, spec.name]
+    return subprocess.Popen(
+        argv,
+        cwd=project.root,
+        env=env,
+        stdin=subprocess.PIPE if rel == "-" else subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+
+
+def _collect(
+    proc: subprocess.Popen[bytes], spec: OracleSpec, given: bytes | None
+) -> dict[str, Verdict]:
+    """The cases that did not reproduce, once the child has replayed the candidate."""
     try:
-        proc = subprocess.run(
-            argv,
-            cwd=project.root,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            timeout=CHILD_TIMEOUT,
-            check=False,
-        )
+        stdout, stderr = proc.communicate(given, timeout=CHILD_TIMEOUT)
     except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
         raise LockstepError(
             f"{spec.name}: verifying the new cases in a fresh interpreter took more than "
             f"{CHILD_TIMEOUT:g} s; nothing was written"
         ) from None
-    reported = _parse(proc.stdout)
+    reported = _parse(stdout)
     finished = reported.pop("", None) is not None  # the child's last line: every case replayed
     if proc.returncode != 0 or not finished:
-        tail = proc.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or ["no output"]
+        tail = stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or ["no output"]
         raise LockstepError(
             f"{spec.name}: the fresh interpreter could not replay the new cases "
             f"({tail[0]}); nothing was written"

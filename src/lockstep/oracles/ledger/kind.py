@@ -15,7 +15,6 @@ another signature prove nothing.
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import sys
 from collections.abc import Callable, Iterator, Mapping
@@ -58,7 +57,7 @@ from lockstep.oracles.ledger.replay import Replayer, install_worker, replay_batc
 from lockstep.oracles.lifecycle import ModeWords, check_record_mode
 from lockstep.oracles.stale import Mismatch, mismatches, stale_outcome
 from lockstep.oracles.status import file_status
-from lockstep.oracles.verify import in_process_probe, verify
+from lockstep.oracles.verify import Prestarted, in_process_probe, prestarted, verify
 from lockstep.parallel import batched, map_processes
 from lockstep.store import display_path, iter_lines
 from lockstep.targets import resolve_callable, root_on_path
@@ -113,16 +112,17 @@ def record(project: Project, spec: OracleSpec, mode: RecordMode) -> RecordReport
         )
     stem = project.config.lockstep.stem_length
     installation = Installation()
-    try:
-        wrapped = installation.wrap(
-            spec.target, project.root, where=project.where(spec, "target"), stem_length=stem
-        )
-        installation.watch_context()
-        run_driver(project, spec)
-    finally:
-        installation.undo()
-    recording = merge_parts(spec.target, [wrapped.recorder.part()])
-    return write_recording(project, spec, mode, recording, wrapped.signature)
+    with prestarted(project, spec) as verifier:  # its start overlaps the driver's run
+        try:
+            wrapped = installation.wrap(
+                spec.target, project.root, where=project.where(spec, "target"), stem_length=stem
+            )
+            installation.watch_context()
+            run_driver(project, spec)
+        finally:
+            installation.undo()
+        recording = merge_parts(spec.target, [wrapped.recorder.part()])
+        return write_recording(project, spec, mode, recording, wrapped.signature, started=verifier)
 
 
 def check_mode(project: Project, spec: LedgerSpec, mode: RecordMode) -> None:
@@ -144,6 +144,7 @@ def write_recording(
     recording: Recording,
     signature: list[Param],
     keep: Mapping[str, LedgerRow] | None = None,
+    started: Prestarted | None = None,
 ) -> RecordReport:
     """Write ``recording`` to the ledger according to ``mode``; every category is reported.
 
@@ -160,7 +161,7 @@ def write_recording(
         report.refused.append(f"{r.call} [{r.id}]" + (f" (cause: {cause})" if cause else ""))
         if cause:
             report.causes[r.id] = cause
-    rows = _reproducible(project, spec, recording, signature, report)
+    rows = _reproducible(project, spec, recording, signature, report, started)
     if keep:
         rows = dict(sorted({**keep, **rows}.items()))
     write_ledger(path, report, recording.fn, rows, signature, project.config.lockstep.stem_length)
@@ -173,6 +174,7 @@ def _reproducible(
     recording: Recording,
     signature: list[Param],
     report: RecordReport,
+    started: Prestarted | None = None,
 ) -> dict[str, LedgerRow]:
     """The recorded rows that replay green in a fresh interpreter with another hash seed.
 
@@ -192,7 +194,7 @@ def _reproducible(
         )
         return list(rows)
 
-    checked = verify(project, spec, candidate)
+    checked = verify(project, spec, candidate, started=started)
     failed = checked.failed()
     if rows:
         report.notes.append(checked.note(len(rows)))
@@ -233,8 +235,16 @@ def _replayer(
         loose=spec.loose,
         tolerance=spec.float_tolerance,
         stem_length=project.config.lockstep.stem_length,
-        loop=asyncio.new_event_loop() if inspect.iscoroutinefunction(target) else None,
+        loop=_event_loop() if inspect.iscoroutinefunction(target) else None,
     )
+
+
+def _event_loop() -> Any:
+    """A loop for an ``async def`` target; asyncio is imported only then (it costs a fresh
+    interpreter, such as record's verifying one, a noticeable share of its start)."""
+    import asyncio
+
+    return asyncio.new_event_loop()
 
 
 def replay(project: Project, spec: OracleSpec, options: ReplayOptions) -> Iterator[Outcome]:

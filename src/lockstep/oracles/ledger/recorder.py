@@ -1432,13 +1432,19 @@ def _importable_module(module: str) -> str:
     return ".".join(parts)
 
 
-def _unverifiable(module: str) -> str:
+def _unverifiable(module: str, qualname: str) -> str:
     """Why a function of ``module`` cannot be imported again to verify its rows, or "".
 
-    Verifying imports the function's module in a fresh interpreter.  A script run as
+    Verifying imports the function's module in a fresh interpreter and looks the function
+    up by name: one defined inside another function has no such name.  A script run as
     ``python job.py`` is imported as a module then: harmless behind an
     ``if __name__ == "__main__":`` guard, but without one the whole program would run again.
     """
+    if "<" in qualname:
+        return (
+            f"{qualname}: rows written without verification: a function defined inside "
+            "another has no name a fresh interpreter (or lockstep replay) can call it by"
+        )
     if module not in ("__main__", "__mp_main__"):
         return ""
     main = sys.modules.get(module)
@@ -1499,7 +1505,10 @@ def record_io(
     default = Path("lockstep") / f"{inner.__qualname__}.ledger.jsonl"
     path = Path(ledger) if ledger is not None else default
     state = _DecoratorState(
-        rec, path.absolute(), signature, unverifiable=_unverifiable(inner.__module__)
+        rec,
+        path.absolute(),
+        signature,
+        unverifiable=_unverifiable(inner.__module__, inner.__qualname__),
     )
     every = _flush_every()
     with _FLUSH_LOCK:
