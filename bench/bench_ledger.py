@@ -248,6 +248,20 @@ def bench_memory(sizes: tuple[int, ...] = (10_000, 1_000_000)) -> dict[int, floa
     return figures
 
 
+def driven_project(root: Path, calls: int) -> None:
+    """A project whose driver calls ``calc.ops:add`` with ``calls`` distinct inputs."""
+    (root / "calc").mkdir()
+    (root / "calc/__init__.py").write_text("")
+    (root / "calc/ops.py").write_text(TARGET_MODULE)
+    (root / "drive.py").write_text(
+        f"from calc.ops import add\n\n\ndef main():\n    for i in range({calls}):\n"
+        "        add(i, 2)\n"
+    )
+    (root / "lockstep.toml").write_text(
+        '[[ledger]]\nname = "add"\ntarget = "calc.ops:add"\ndriver = "drive:main"\n'
+    )
+
+
 def bench_record_memory(sizes: tuple[int, ...] = (100_000, 1_000_000)) -> dict[int, float]:
     """Peak RSS of ``lockstep record`` (the CLI, and its verifying interpreter) for a driver
     making ``size`` distinct calls (issue goal: under 200 MB at 1,000,000 rows)."""
@@ -256,16 +270,7 @@ def bench_record_memory(sizes: tuple[int, ...] = (100_000, 1_000_000)) -> dict[i
     for size in sizes:
         with tempfile.TemporaryDirectory() as tmp:
             root = Path(tmp)
-            (root / "calc").mkdir()
-            (root / "calc/__init__.py").write_text("")
-            (root / "calc/ops.py").write_text(TARGET_MODULE)
-            (root / "drive.py").write_text(
-                f"from calc.ops import add\n\n\ndef main():\n    for i in range({size}):\n"
-                "        add(i, 2)\n"
-            )
-            (root / "lockstep.toml").write_text(
-                '[[ledger]]\nname = "add"\ntarget = "calc.ops:add"\ndriver = "drive:main"\n'
-            )
+            driven_project(root, size)
             code = (
                 "import resource, subprocess, sys, time\n"
                 "start = time.perf_counter()\n"
@@ -298,16 +303,7 @@ def _record_once(calls: int, *, verified: bool) -> float:
 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        (root / "calc").mkdir()
-        (root / "calc/__init__.py").write_text("")
-        (root / "calc/ops.py").write_text(TARGET_MODULE)
-        (root / "drive.py").write_text(
-            f"from calc.ops import add\n\n\ndef main():\n    for i in range({calls}):\n"
-            "        add(i, 2)\n"
-        )
-        (root / "lockstep.toml").write_text(
-            '[[ledger]]\nname = "add"\ntarget = "calc.ops:add"\ndriver = "drive:main"\n'
-        )
+        driven_project(root, calls)
         project = load_project(root)
         real = (ledger.verify, ledger.prestarted)
 

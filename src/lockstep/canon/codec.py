@@ -752,9 +752,20 @@ def _already_imported(name: str) -> Any:
     Looks in ``__dict__`` only: no import, no ``getattr`` (a module's ``__getattr__``
     or a lazy module would run code), and the class found must carry that very name.
     """
+    found = _imported_object(name)
+    if isinstance(found, type) and qualified_name(found) == name:
+        return found
+    return None
+
+
+def _imported_object(name: str) -> Any:
+    """What ``module:Qual.Name`` names in an already-imported module, or None.
+
+    Walks ``__dict__``s only (module, then classes): no import, no ``getattr``.
+    """
     module_name, sep, qualname = name.partition(":")
     module = sys.modules.get(module_name) if sep else None
-    if not isinstance(module, types.ModuleType):
+    if not isinstance(module, types.ModuleType) or not qualname:
         return None
     namespace: Any = object.__getattribute__(module, "__dict__")
     found: Any = None
@@ -763,9 +774,7 @@ def _already_imported(name: str) -> Any:
             return None
         found = namespace.get(part)
         namespace = found.__dict__ if isinstance(found, type) else None
-    if isinstance(found, type) and qualified_name(found) == name:
-        return found
-    return None
+    return found
 
 
 def _resolve(tag: str, name: str, path: str) -> Any:
@@ -1123,17 +1132,7 @@ def _in_scope(name: str) -> bool:
 
 def _named_callable(name: str) -> Any:
     """The function or class ``module:Qual.Name`` in an imported module's namespace, or None."""
-    module_name, sep, qualname = name.partition(":")
-    module = sys.modules.get(module_name) if sep else None
-    if not isinstance(module, types.ModuleType) or not qualname:
-        return None
-    namespace: Any = object.__getattribute__(module, "__dict__")
-    found: Any = None
-    for part in qualname.split("."):
-        if not isinstance(namespace, dict | types.MappingProxyType):
-            return None
-        found = namespace.get(part)
-        namespace = found.__dict__ if isinstance(found, type) else None
+    found = _imported_object(name)
     if type(found) in _CALLABLE_TYPES or isinstance(found, type):
         return found
     return None
