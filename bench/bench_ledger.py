@@ -3,7 +3,8 @@
 Prints figures; asserts nothing (the goals are in the issue, the figures go in RESULTS.md).
 
     python bench/bench_ledger.py            # everything (a few minutes)
-    python bench/bench_ledger.py overhead   # one part: overhead | replay | memory
+    python bench/bench_ledger.py overhead   # one part: overhead | replay | memory | verify
+    python bench/bench_ledger.py record-memory   # peak RSS of lockstep record, 1,000,000 rows (minutes)
 """
 
 from __future__ import annotations

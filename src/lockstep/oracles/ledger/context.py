@@ -32,7 +32,7 @@ import time
 import types
 from typing import Any, Final
 
-MAX_WATCHED: Final = 5000
+MAX_WATCHED: Final = 2000
 """Most module globals and class attributes compared per new row (the first ones found)."""
 
 MAX_CAUSES: Final = 3
