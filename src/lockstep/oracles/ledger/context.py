@@ -98,13 +98,28 @@ class ContextWatch:
     """The process as recording started; calling it names what differs now ("" if nothing)."""
 
     def __init__(self, targets: list[str]) -> None:
-        packages = {_package_of(t) for t in targets}
+        self.packages = {_package_of(t) for t in targets}
         self.locale = _locale_now()
         self.language = _language_now()
         self.watched: list[_Watched] = []
+        self.modules: set[str] = set()
+        self.known = 0
+        self._watch_new_modules()
+
+    def _watch_new_modules(self) -> None:
+        """Snapshot the package's modules imported since the last look (a test file may
+        import a submodule long after recording started); cheap when none were."""
+        if len(sys.modules) == self.known:
+            return
+        self.known = len(sys.modules)
         for module_name, module in sorted(sys.modules.items()):
-            if module_name.split(".")[0] in packages and isinstance(module, types.ModuleType):
-                self._watch_module(module_name, module, packages)
+            if (
+                module_name not in self.modules
+                and module_name.split(".")[0] in self.packages
+                and isinstance(module, types.ModuleType)
+            ):
+                self.modules.add(module_name)
+                self._watch_module(module_name, module, self.packages)
 
     def _watch_module(self, module_name: str, module: types.ModuleType, packages: set[str]) -> None:
         namespace = object.__getattribute__(module, "__dict__")
@@ -126,6 +141,7 @@ class ContextWatch:
                         )
 
     def __call__(self) -> str:
+        self._watch_new_modules()
         causes: list[str] = []
         causes.extend(self._clock())
         now = _locale_now()
