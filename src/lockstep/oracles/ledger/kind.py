@@ -157,15 +157,19 @@ def write_recording(
     report = RecordReport(spec.name, path, mode)
     report.notes.extend(recording.notes())
     for r in recording.refused:
-        cause = recording.contexts.get(r.id, "")
-        report.refused.append(f"{r.call} [{r.id}]" + (f" (cause: {cause})" if cause else ""))
-        if cause:
-            report.causes[r.id] = cause
+        _refuse(report, r.id, f"{r.call} [{r.id}]", recording.contexts.get(r.id, ""))
     rows = _reproducible(project, spec, recording, signature, report, started)
     if keep:
         rows = dict(sorted({**keep, **rows}.items()))
     write_ledger(path, report, recording.fn, rows, signature, project.config.lockstep.stem_length)
     return report
+
+
+def _refuse(report: RecordReport, row_id: str, line: str, cause: str) -> None:
+    """A refused row's line, with its likely cause when one was seen (also kept by id)."""
+    report.refused.append(f"{line} (cause: {cause})" if cause else line)
+    if cause:
+        report.causes[row_id] = cause
 
 
 def _reproducible(
@@ -201,13 +205,11 @@ def _reproducible(
     for verdict in failed:
         row = rows[verdict.case_id]
         causes = [c for c in (recording.contexts.get(row.id, ""), verdict.cause) if c]
-        cause = "; ".join(causes)
-        report.refused.append(
+        line = (
             f"{call_text(row.fn, row.args, row.kwargs)} [{row.id}]: does not reproduce "
-            f"outside the recording ({verdict.reason})" + (f" (cause: {cause})" if cause else "")
+            f"outside the recording ({verdict.reason})"
         )
-        if cause:
-            report.causes[row.id] = cause
+        _refuse(report, row.id, line, "; ".join(causes))
     dropped = {v.case_id for v in failed}
     return {rid: row for rid, row in rows.items() if rid not in dropped}
 
