@@ -221,3 +221,177 @@ def test_probe_works_for_every_kind_and_names_a_flaky_case(tmp_path: Path) -> No
     assert flaky.code == 1, flaky.output
     assert "after rules [none]:" in flaky.stdout
     assert '"id": "' in flaky.stdout  # the differing line names the case that did not reproduce
+
+
+# Each test below does one of the things that make a row owe its outcome to the test's
+# context; the report must name the test and the cause, and the next replay be green.
+CONTEXT_SHOP = {
+    "clerk/__init__.py": "",
+    "clerk/rates.py": "def rate(cur):\n    return {'EUR': 1.0, 'USD': 0.5}[cur]\n",
+    "clerk/words.py": "EXTRA = set()\n",
+    "clerk/desk.py": (
+        "import datetime\nimport locale\n\nfrom clerk import rates, words\n\n"
+        "TAGS = {'alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta', 'eta', 'theta'}\n\n\n"
+        "def desk(kind, value):\n"
+        "    if kind == 'price':\n        return value * rates.rate('USD')\n"
+        "    if kind == 'word':\n        return value in words.EXTRA or value == 'base'\n"
+        "    if kind == 'stamp':\n        return f'{value}@{datetime.datetime.now().year}'\n"
+        "    if kind == 'charset':\n        return value + locale.nl_langinfo(locale.CODESET)\n"
+        "    return value + ':' + ','.join(TAGS)\n"
+    ),
+    "tests/freeze.py": (
+        '"""A tiny freezegun: datetime.datetime and time.time replaced for a block."""\n'
+        "import contextlib\nimport datetime\nimport time\n\n\n"
+        "class FrozenDatetime(datetime.datetime):\n"
+        "    @classmethod\n    def now(cls, tz=None):\n"
+        "        return cls(2000, 1, 1, tzinfo=tz)\n\n\n"
+        "@contextlib.contextmanager\ndef frozen():\n"
+        "    real_dt, real_time = datetime.datetime, time.time\n"
+        "    datetime.datetime, time.time = FrozenDatetime, lambda: 946684800.0\n"
+        "    try:\n        yield\n    finally:\n"
+        "        datetime.datetime, time.time = real_dt, real_time\n"
+    ),
+    "tests/test_desk.py": (
+        "import locale\nfrom unittest import mock\n\nfrom clerk import words\n"
+        "from clerk.desk import desk\nfrom freeze import frozen\n\n\n"
+        "def test_plain():\n    assert desk('price', 4) == 2.0\n    assert desk('word', 'base')\n\n\n"
+        "def test_patched_rate():\n"
+        "    with mock.patch('clerk.rates.rate', return_value=3.0):\n"
+        "        assert desk('price', 1) == 3.0\n\n\n"
+        "def test_registry():\n    words.EXTRA.add('temp')\n    try:\n"
+        "        assert desk('word', 'temp')\n    finally:\n        words.EXTRA.discard('temp')\n\n\n"
+        "def test_frozen_clock():\n    with frozen():\n"
+        "        assert desk('stamp', 'x') == 'x@2000'\n\n\n"
+        "def test_locale():\n    before = locale.setlocale(locale.LC_ALL)\n"
+        "    locale.setlocale(locale.LC_ALL, 'C')\n    try:\n"
+        "        assert desk('charset', 'cs=')\n    finally:\n"
+        "        locale.setlocale(locale.LC_ALL, before)\n\n\n"
+        "def test_tags():\n    assert desk('tags', 't').startswith('t:')\n"
+    ),
+    "lockstep.toml": '[[ledger]]\nname = "desk"\ntarget = "clerk.desk:desk"\n',
+}
+
+
+def test_refused_rows_name_their_test_and_likely_cause(tmp_path: Path) -> None:
+    root = tmp_path / "proj"
+    write_files(root, CONTEXT_SHOP)
+    result = run_pytest(
+        "-q", "--lockstep-record=desk", "tests", "-n", "2",
+        cwd=root, plugins=("lockstep.pytest.plugin", "xdist.plugin"),
+    )  # fmt: skip
+    assert result.code == 0, result.output
+    out = result.stdout
+    expected = {
+        "test_patched_rate": "mock.patch active on clerk.rates.rate",
+        "test_registry": "module global clerk.words.EXTRA changed (1 items, 0 at the start)",
+        "test_frozen_clock": "frozen clock (time.time, datetime.datetime replaced)",
+        "test_locale": "locale switched (",
+        "test_tags": "hash-seed dependence",
+    }
+    for test, cause in expected.items():
+        line = next((x for x in out.splitlines() if f"from tests/test_desk.py::{test} " in x), "")
+        assert line.startswith("  refused 1 row(s) from"), out
+        assert f"(cause: {cause}" in line, line
+    assert "test_plain" not in out
+    assert "verified 2 of 7 new case(s)" in out
+    replay = run_cli("replay", cwd=root)
+    assert replay.code == 0, replay.output
+    assert "green: 2 cases: 2 passed" in replay.stdout
+
+
+REPORT = (
+    "def summary(rows, key=None):\n"
+    "    if isinstance(rows, list):\n        return 'list:' + ','.join(rows)\n"
+    "    rows = list(rows)\n"
+    "    if key is not None:\n        rows = sorted(rows, key=key)\n"
+    "    return 'iter:' + ','.join(str(r) for r in rows)\n\n\n"
+    "def by_len(word):\n    return len(word)\n"
+)
+ITER_DRIVER = (
+    "from book.report import by_len, summary\n\n\ndef main():\n"
+    "    summary(['b', 'a'])\n"
+    "    summary(iter(['bb', 'a']))\n"
+    "    summary(map(str.upper, ['x', 'y']))\n"
+    "    summary((w for w in ['ccc', 'dd']), key=by_len)\n"
+    "    summary(iter(range(3)), key=str)\n"
+    "    summary(map(''.join, zip('ab', 'cd')), key=str.lower)\n"
+    "    summary(['q'], key=lambda w: w)\n"
+)
+
+
+def test_iterator_and_callback_arguments_are_frozen_and_guard_their_branch(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "proj"
+    write_files(
+        root,
+        {
+            "book/__init__.py": "",
+            "book/report.py": REPORT,
+            "drive.py": ITER_DRIVER,
+            "lockstep.toml": (
+                '[[ledger]]\nname = "summary"\ntarget = "book.report:summary"\n'
+                'driver = "drive:main"\n'
+            ),
+        },
+    )
+    result = invoke_cli("record", "summary", cwd=root)
+    assert result.code == 0, result.output
+    out = result.stdout
+    assert "verified 6 new case(s) in a fresh interpreter" in out, out
+    # Only the lambda is refused, and said prominently with its call site.
+    assert "SKIPPED 1 of 7 call(s) (14%)" in out, out
+    assert "a lambda, closure, bound method or partial does not" in out
+    assert "drive.py:" in out
+    ledger = (root / "lockstep/summary.ledger.jsonl").read_text()
+    assert '{"$iter":["bb","a"]}' in ledger and '{"$fn":"book.report:by_len"}' in ledger
+    assert '{"$fn":"builtins:str.lower"}' in ledger
+    green = run_cli("replay", "summary", cwd=root)
+    assert green.code == 0, green.output
+    # A change only the iterator calls reach is caught.
+    report = root / "book/report.py"
+    report.write_text(REPORT.replace("rows = sorted(rows, key=key)", "rows = sorted(rows)"))
+    red = run_cli("replay", "summary", cwd=root)
+    assert red.code == 1, red.output
+    assert "summary((w for w" not in red.stdout  # the call is shown as frozen
+    assert "summary(iter(['ccc', 'dd']), key=by_len)" in red.stdout, red.stdout
+
+
+def test_record_io_rows_are_verified_before_the_process_writes_them(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    root = tmp_path / "proj"
+    job = (
+        "from lockstep import record_io\n\nRATE = {'v': 1}\n\n\n"
+        "@record_io\ndef price(n):\n    return n * RATE['v']\n\n\n"
+        "if __name__ == '__main__':\n    price(2)\n    RATE['v'] = 5\n    price(3)\n"
+    )
+    write_files(
+        root,
+        {
+            "app/__init__.py": "",
+            "app/job.py": job,
+            "lockstep.toml": '[[ledger]]\nname = "price"\ntarget = "app.job:price"\n',
+            "script.py": job.replace("if __name__ == '__main__':\n", "if True:\n"),
+        },
+    )
+    env = {k: v for k, v in __import__("os").environ.items() if not k.startswith("LOCKSTEP")}
+    run = subprocess.run(
+        [sys.executable, "-m", "app.job"], cwd=root, capture_output=True, text=True, env=env
+    )
+    assert run.returncode == 0, run.stderr
+    assert "price(3) [" in run.stderr
+    assert "does not reproduce in a fresh interpreter (result: recorded returned 15" in run.stderr
+    assert "1 did not reproduce in a fresh interpreter and were not written" in run.stderr
+    ledger = (root / "lockstep/price.ledger.jsonl").read_text()
+    assert '"args":[2]' in ledger and '"args":[3]' not in ledger
+    replay = run_cli("replay", "price", cwd=root)
+    assert replay.code == 0, replay.output
+    # A script without a main guard would run again if imported: written, and said so.
+    (root / "lockstep/price.ledger.jsonl").unlink()
+    unguarded = subprocess.run(
+        [sys.executable, "script.py"], cwd=root, capture_output=True, text=True, env=env
+    )
+    assert unguarded.returncode == 0, unguarded.stderr
+    assert "rows written without verification: the script has no" in unguarded.stderr

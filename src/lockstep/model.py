@@ -99,6 +99,9 @@ class RecordReport:
     command exits 1 even though the rest of the oracle was written."""
     notes: list[str] = field(default_factory=list)
     """Free-form lines for the user (saturation, refused inputs, discovered env keys)."""
+    causes: dict[str, str] = field(default_factory=dict)
+    """Refused case id -> its likely cause, where one could be seen (a mock.patch active,
+    a module global changed, a frozen clock, a locale switch, hash-seed dependence)."""
 
 
 @dataclass(frozen=True)

@@ -300,4 +300,6 @@ _TAGS: Final[dict[str, Callable[[object], str]]] = {
     "$dataclass": _dataclass,
     "$namedtuple": _namedtuple,
     "$ext": _ext,
+    "$fn": lambda p: _class_name(p),
+    "$iter": lambda p: f"iter([{_items(_list(p))}])",
 }

@@ -12,6 +12,16 @@ guard or review rejection; 2 usage, configuration or corrupt-file errors.
 
 from __future__ import annotations
 
-from lockstep.cli.app import main
+from typing import Any
 
 __all__ = ["main"]
+
+
+def __getattr__(name: str) -> Any:
+    """``main`` on first use: ``python -m lockstep.cli.verify_child`` (record's verifying
+    interpreter) imports this package too, and has no use for click and rich."""
+    if name == "main":
+        from lockstep.cli.app import main
+
+        return main
+    raise AttributeError(name)

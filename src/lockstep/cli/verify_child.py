@@ -18,14 +18,27 @@ from lockstep.oracles.verify import verdict_lines
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m lockstep.cli.verify_child")
-    parser.add_argument("--config", required=True)
-    parser.add_argument("--dir", required=True)
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--config")
+    source.add_argument("--target", help="a @record_io target (no configuration)")
+    parser.add_argument("--stem", type=int, default=48)
+    parser.add_argument(
+        "--dir", required=True, help="the candidate's folder; - reads it from stdin"
+    )
     parser.add_argument("name")
     args = parser.parse_args(argv)
+    config = Path(args.config) if args.config else None
+    folder = args.dir
+    if folder == "-":  # started ahead of the recording: the imports are done while it runs
+        import lockstep.oracles  # noqa: F401 - every kind, imported now rather than later
+
+        folder = sys.stdin.readline().strip()
+        if not folder:
+            return 0
     out = sys.stdout
     sys.stdout = sys.stderr
     try:
-        for line in verdict_lines(Path(args.config), args.dir, args.name):
+        for line in verdict_lines(config, folder, args.name, args.target or "", args.stem):
             out.write(line)
     except LockstepError as e:
         sys.stderr.write(f"lockstep: error: {e}\n")

@@ -24,7 +24,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,12 +32,13 @@ from typing import TYPE_CHECKING, Final
 
 import msgspec
 
-from lockstep.config import OracleSpec, Project, load_project
+from lockstep.config import Config, LedgerSpec, OracleSpec, Project, Settings, load_project
 from lockstep.errors import LockstepError, UsageError
 from lockstep.model import Outcome, ReplayOptions, Status
 from lockstep.store import temp_folder
 
-if TYPE_CHECKING:  # the probe machinery loads only when a probe runs, never on replay
+if TYPE_CHECKING:  # not at import: replay never loads the probe machinery, and @record_io
+    # verifies at exit, when no executor may start
     from lockstep.probe.runs import ProbeTarget
 
 CHILD_TIMEOUT: Final = 600.0
@@ -51,6 +52,20 @@ class Verdict:
     case_id: str
     reproduced: bool
     reason: str = ""
+    seed_dependent: bool = False
+    """It did not reproduce under one hash seed and replayed otherwise under another."""
+
+    @property
+    def cause(self) -> str:
+        """The likely cause the verification itself can tell ("" when it cannot)."""
+        return HASH_SEED_CAUSE if self.seed_dependent else ""
+
+    def because(self) -> str:
+        """The reason, with the likely cause when one is known."""
+        return f"{self.reason}; cause: {self.cause}" if self.cause else self.reason
+
+
+HASH_SEED_CAUSE: Final = "hash-seed dependence (set or dict order differs between interpreters)"
 
 
 @dataclass(frozen=True)
@@ -95,62 +110,137 @@ def candidate_folder(project: Project) -> Iterator[Path]:
         yield folder
 
 
+class Prestarted:
+    """A verifying interpreter started before the recording, so its start and imports overlap
+    the recording; it waits for the candidate's folder on stdin (see :func:`prestarted`)."""
+
+    def __init__(self, proc: subprocess.Popen[bytes], seed: int, source: Sequence[str]) -> None:
+        self.proc = proc
+        self.seed = seed
+        self.source = tuple(source)
+
+
+@contextmanager
+def prestarted(project: Project, spec: OracleSpec) -> Iterator[Prestarted]:
+    """Start the verifying interpreter now; :func:`verify` hands it the candidate later.
+
+    A recording that fails, or has nothing to verify, ends it unused.
+    """
+    source = ("--config", str(project.config_path))
+    seed = _other_seed()
+    proc = _spawn(project, spec, "-", seed, source, None)
+    try:
+        yield Prestarted(proc, seed, source)
+    finally:
+        if proc.poll() is None:  # not handed a candidate
+            proc.kill()
+            proc.communicate()
+
+
 def verify(
     project: Project,
     spec: OracleSpec,
     write_candidate: Callable[[Path], list[str]],
+    *,
+    source: Sequence[str] = (),
+    env: Mapping[str, str] | None = None,
+    started: Prestarted | None = None,
 ) -> Verification:
     """Replay a candidate oracle of ``spec`` in a fresh interpreter with another hash seed.
 
     ``write_candidate(folder)`` writes the oracle file (as its kind names it) into
     ``folder`` and returns the ids of the cases it holds.  Every id gets a verdict; an
-    id the child never reported counts as not reproduced.
+    id the child never reported counts as not reproduced.  When some case does not
+    reproduce, the candidate is replayed once more under a second hash seed: a case
+    that reproduces there, or differs otherwise, owes its outcome to the hash seed (set
+    or dict order), which its verdict says.
+
+    ``source`` tells the child where the oracle's settings come from (default: the
+    project's configuration file; ``@record_io`` names the target instead), and ``env``
+    adds to the child's environment.  ``started`` is an interpreter :func:`prestarted`
+    for this very oracle: the first replay runs there.
     """
-    seed = _other_seed()
+    source = started.source if started is not None else source
+    source = source or ("--config", str(project.config_path))
+    seed = started.seed if started is not None else _other_seed()
     with candidate_folder(project) as folder:
         ids = write_candidate(folder)
         if not ids:
             return Verification(seed, {})
         rel = folder.relative_to(project.root.resolve()).as_posix()
-        env = {**os.environ, "PYTHONHASHSEED": str(seed), "PYTHONDONTWRITEBYTECODE": "1"}
-        argv = [
-            sys.executable,
-            "-m",
-            CHILD_MODULE,
-            "--config",
-            str(project.config_path),
-            "--dir",
-            rel,
-            spec.name,
-        ]
-        try:
-            proc = subprocess.run(
-                argv,
-                cwd=project.root,
-                env=env,
-                stdin=subprocess.DEVNULL,
-                capture_output=True,
-                timeout=CHILD_TIMEOUT,
-                check=False,
-            )
-        except subprocess.TimeoutExpired:
-            raise LockstepError(
-                f"{spec.name}: verifying the new cases in a fresh interpreter took more than "
-                f"{CHILD_TIMEOUT:g} s; nothing was written"
-            ) from None
-    reported = _parse(proc.stdout)
-    finished = "" in reported  # the child's last line: every case replayed
+        proc = started.proc if started is not None else None
+        if proc is None:
+            proc = _spawn(project, spec, rel, seed, source, env)
+        reported = _collect(proc, spec, f"{rel}\n".encode() if started is not None else None)
+        second: dict[str, Verdict] | None = None
+        if reported:
+            again = _spawn(project, spec, rel, SECOND_SEED, source, env)
+            second = _collect(again, spec, None)
+    # The child reports only the cases that did not reproduce; the others did.
+    verdicts: dict[str, Verdict] = {}
+    for case_id in dict.fromkeys(ids):
+        verdict = reported.get(case_id)
+        if verdict is None:
+            verdicts[case_id] = Verdict(case_id, True)
+            continue
+        again_verdict = second.get(case_id) if second is not None else None
+        seeded = again_verdict is None or again_verdict.reason != verdict.reason
+        verdicts[case_id] = Verdict(case_id, False, verdict.reason, seed_dependent=seeded)
+    return Verification(seed, verdicts)
+
+
+SECOND_SEED: Final = 3
+"""The hash seed of the second opinion on cases that did not reproduce (see :func:`verify`)."""
+
+
+def _spawn(
+    project: Project,
+    spec: OracleSpec,
+    rel: str,
+    seed: int,
+    source: Sequence[str],
+    extra_env: Mapping[str, str] | None,
+) -> subprocess.Popen[bytes]:
+    """Start the fresh interpreter on the candidate in ``rel`` (``-``: read it from stdin)."""
+    env = {
+        **os.environ,
+        **(extra_env or {}),
+        "PYTHONHASHSEED": str(seed),
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }
+    argv = [sys.executable, "-m", CHILD_MODULE, *source, "--dir", rel, spec.name]
+    return subprocess.Popen(
+        argv,
+        cwd=project.root,
+        env=env,
+        stdin=subprocess.PIPE if rel == "-" else subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+
+
+def _collect(
+    proc: subprocess.Popen[bytes], spec: OracleSpec, given: bytes | None
+) -> dict[str, Verdict]:
+    """The cases that did not reproduce, once the child has replayed the candidate."""
+    try:
+        stdout, stderr = proc.communicate(given, timeout=CHILD_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise LockstepError(
+            f"{spec.name}: verifying the new cases in a fresh interpreter took more than "
+            f"{CHILD_TIMEOUT:g} s; nothing was written"
+        ) from None
+    reported = _parse(stdout)
+    finished = reported.pop("", None) is not None  # the child's last line: every case replayed
     if proc.returncode != 0 or not finished:
-        tail = proc.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or ["no output"]
+        tail = stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or ["no output"]
         raise LockstepError(
             f"{spec.name}: the fresh interpreter could not replay the new cases "
             f"({tail[0]}); nothing was written"
         )
-    # The child reports only the cases that did not reproduce; the others did.
-    verdicts = {
-        case_id: reported.get(case_id, Verdict(case_id, True)) for case_id in dict.fromkeys(ids)
-    }
-    return Verification(seed, verdicts)
+    return reported
 
 
 class _Line(msgspec.Struct, frozen=True):
@@ -225,18 +315,30 @@ CHILD_MODULE: Final = "lockstep.cli.verify_child"
 """What the fresh interpreter runs (``python -m``): a thin command around :func:`verdict_lines`."""
 
 
-def verdict_lines(config_path: Path, folder: str, name: str) -> Iterator[str]:
+def verdict_lines(
+    config_path: Path | None, folder: str, name: str, target: str = "", stem_length: int = 0
+) -> Iterator[str]:
     """Replay oracle ``name`` with the oracle folder at ``folder`` (relative to the root).
 
-    Yields one JSON line per case that did not reproduce, then one that says how many
-    cases were replayed: the fresh interpreter's whole report.
+    The settings come from the configuration at ``config_path``, or, for ``@record_io``
+    (no configuration), from ``target`` and ``stem_length`` with the working directory
+    as the root.  Yields one JSON line per case that did not reproduce, then one that
+    says how many cases were replayed: the fresh interpreter's whole report.
     """
     from lockstep.oracles import replay
 
-    project = load_project(config_path=config_path)
-    settings = msgspec.structs.replace(project.config.lockstep, dir=folder)
-    config = msgspec.structs.replace(project.config, lockstep=settings)
-    project = Project(root=project.root, config_path=project.config_path, config=config)
+    if config_path is None:
+        root = Path.cwd()
+        config = Config(
+            lockstep=Settings(dir=folder, stem_length=stem_length),
+            ledger=[LedgerSpec(name=name, target=target)],
+        )
+        project = Project(root=root, config_path=root / "@record_io", config=config)
+    else:
+        project = load_project(config_path=config_path)
+        settings = msgspec.structs.replace(project.config.lockstep, dir=folder)
+        config = msgspec.structs.replace(project.config, lockstep=settings)
+        project = Project(root=project.root, config_path=project.config_path, config=config)
     spec = project.oracle(name)
     replayed = 0
     for outcome in replay(project, spec, ReplayOptions()):

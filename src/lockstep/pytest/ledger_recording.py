@@ -248,6 +248,7 @@ class LedgerRecording:
                     where=self.project.where(target.spec, "target"),
                     stem_length=stem,
                 )
+            self.installation.watch_context()
         except LockstepError as e:
             self.installation.undo()
             raise pytest.UsageError(f"lockstep: {e}") from None
@@ -500,7 +501,12 @@ def _summary_lines(outcome: _Outcome) -> list[str]:
         f"skipped {skipped_calls} call(s) in {len(outcome.skipped)} test(s)"
     ]
     for nodeid, rids in outcome.refused_by_test.items():
-        lines.append(f"  refused row(s) from {nodeid}: {_shown(rids)}")
+        by_cause: dict[str, list[str]] = {}
+        for rid in rids:
+            by_cause.setdefault(report.causes.get(rid, ""), []).append(rid)
+        for cause, ids in by_cause.items():
+            because = f" (cause: {cause})" if cause else ""
+            lines.append(f"  refused {len(ids)} row(s) from {nodeid}{because}: {_shown(ids)}")
     if outcome.skipped:
         per_test = [f"{nodeid} ({calls})" for nodeid, calls in outcome.skipped.items()]
         lines.append(

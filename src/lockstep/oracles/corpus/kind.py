@@ -161,8 +161,8 @@ def _reproducible(
 
     checked = verify(project, corpus, candidate)
     report.notes.append(checked.note(len(fresh)))
-    failed = {v.case_id: v.reason for v in checked.failed()}
-    report.refused.extend(f"{fid}: does not reproduce ({why})" for fid, why in failed.items())
+    failed = {v.case_id: v for v in checked.failed()}
+    report.refused.extend(f"{fid}: does not reproduce ({v.because()})" for fid, v in failed.items())
     return {fid: entry for fid, entry in fresh.items() if fid not in failed}
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import os
 import runpy
@@ -60,6 +59,8 @@ def run_driver(project: Project, spec: LedgerSpec) -> None:
         def call() -> None:
             result = func()
             if inspect.iscoroutine(result):
+                import asyncio
+
                 asyncio.run(result)
 
     cwd = os.getcwd()

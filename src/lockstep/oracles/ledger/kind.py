@@ -69,7 +69,7 @@ from lockstep.oracles.lifecycle import ModeWords, check_record_mode
 from lockstep.oracles.mining import MiningSubject
 from lockstep.oracles.stale import Mismatch, mismatches, stale_outcome
 from lockstep.oracles.status import file_status
-from lockstep.oracles.verify import in_process_probe, verify
+from lockstep.oracles.verify import Prestarted, in_process_probe, prestarted, verify
 from lockstep.parallel import batched, map_processes
 from lockstep.store import display_path, iter_lines
 from lockstep.targets import resolve_callable, root_on_path
@@ -117,8 +117,18 @@ def record(project: Project, spec: OracleSpec, mode: RecordMode) -> RecordReport
     """Run the driver with the target wrapped and write the distinct calls it made."""
     spec = _ledger_spec(spec)
     check_mode(project, spec, mode)
-    recording, signature = _drive(project, spec)
-    return write_recording(project, spec, mode, recording, signature)
+    _require_driver(project, spec)
+    with prestarted(project, spec) as verifier:  # its start overlaps the driver's run
+        recording, signature = _drive(project, spec)
+        return write_recording(project, spec, mode, recording, signature, started=verifier)
+
+
+def _require_driver(project: Project, spec: LedgerSpec) -> None:
+    if spec.driver is None:
+        raise UsageError(
+            f"{project.where(spec, 'driver')}: ledger {spec.name!r} has no driver; set one, "
+            f"or record from your tests with pytest --lockstep-record={spec.name}"
+        )
 
 
 def accept(project: Project, spec: OracleSpec, cases: frozenset[str]) -> RecordReport:
@@ -149,17 +159,15 @@ def _drive(
 ) -> tuple[Recording, list[Param]]:
     """Run the driver (or make ``calls`` again) with the target wrapped: the distinct calls
     it made, and the signature."""
-    if spec.driver is None and calls is None:
-        raise UsageError(
-            f"{project.where(spec, 'driver')}: ledger {spec.name!r} has no driver; set one, "
-            f"or record from your tests with pytest --lockstep-record={spec.name}"
-        )
+    if calls is None:
+        _require_driver(project, spec)
     stem = project.config.lockstep.stem_length
     installation = Installation()
     try:
         wrapped = installation.wrap(
             spec.target, project.root, where=project.where(spec, "target"), stem_length=stem
         )
+        installation.watch_context()
         if calls is None:
             run_driver(project, spec)
         else:
@@ -206,6 +214,7 @@ def write_recording(
     recording: Recording,
     signature: list[Param],
     keep: Mapping[str, LedgerRow] | None = None,
+    started: Prestarted | None = None,
 ) -> RecordReport:
     """Write ``recording`` to the ledger according to ``mode``; every category is reported.
 
@@ -217,12 +226,20 @@ def write_recording(
     check_mode(project, spec, mode)
     report = RecordReport(spec.name, path, mode)
     report.notes.extend(recording.notes())
-    report.refused = [f"{r.call} [{r.id}]" for r in recording.refused]
-    rows = _reproducible(project, spec, recording, signature, report)
+    for r in recording.refused:
+        _refuse(report, r.id, f"{r.call} [{r.id}]", recording.contexts.get(r.id, ""))
+    rows = _reproducible(project, spec, recording, signature, report, started)
     if keep:
         rows = dict(sorted({**keep, **rows}.items()))
     write_ledger(path, report, recording.fn, rows, signature, project.config.lockstep.stem_length)
     return report
+
+
+def _refuse(report: RecordReport, row_id: str, line: str, cause: str) -> None:
+    """A refused row's line, with its likely cause when one was seen (also kept by id)."""
+    report.refused.append(f"{line} (cause: {cause})" if cause else line)
+    if cause:
+        report.causes[row_id] = cause
 
 
 def _reproducible(
@@ -231,6 +248,7 @@ def _reproducible(
     recording: Recording,
     signature: list[Param],
     report: RecordReport,
+    started: Prestarted | None = None,
 ) -> dict[str, LedgerRow]:
     """The recorded rows that replay green in a fresh interpreter with another hash seed.
 
@@ -250,16 +268,18 @@ def _reproducible(
         )
         return list(rows)
 
-    checked = verify(project, spec, candidate)
+    checked = verify(project, spec, candidate, started=started)
     failed = checked.failed()
     if rows:
         report.notes.append(checked.note(len(rows)))
     for verdict in failed:
         row = rows[verdict.case_id]
-        report.refused.append(
+        causes = [c for c in (recording.contexts.get(row.id, ""), verdict.cause) if c]
+        line = (
             f"{call_text(row.fn, row.args, row.kwargs)} [{row.id}]: does not reproduce "
             f"outside the recording ({verdict.reason})"
         )
+        _refuse(report, row.id, line, "; ".join(causes))
     dropped = {v.case_id for v in failed}
     return {rid: row for rid, row in rows.items() if rid not in dropped}
 
@@ -273,6 +293,7 @@ def _prepare(project: Project, spec: LedgerSpec) -> tuple[Path, LedgerHeader, Ca
     check_header_target(path, header, spec)
     target = resolve_callable(spec.target, project.root, where=project.where(spec, "target"))
     check_signature(path, header, signature_of(target))
+    canon.allow_callables_from(spec.target.partition(":")[0])  # callbacks frozen by name
     return path, header, target
 
 
@@ -290,8 +311,16 @@ def _replayer(
         loose=spec.loose,
         tolerance=spec.float_tolerance,
         stem_length=project.config.lockstep.stem_length,
-        loop=asyncio.new_event_loop() if inspect.iscoroutinefunction(target) else None,
+        loop=_event_loop() if inspect.iscoroutinefunction(target) else None,
     )
+
+
+def _event_loop() -> Any:
+    """A loop for an ``async def`` target; asyncio is imported only then (it costs a fresh
+    interpreter, such as record's verifying one, a noticeable share of its start)."""
+    import asyncio
+
+    return asyncio.new_event_loop()
 
 
 def replay(project: Project, spec: OracleSpec, options: ReplayOptions) -> Iterator[Outcome]:

@@ -53,16 +53,19 @@ import msgspec
 
 from lockstep import canon
 from lockstep.canon import JSON
+from lockstep.canon.codec import allow_callables_from
 from lockstep.errors import CanonError, TargetError
 from lockstep.oracles.ledger.file import merge_into_file, outcome_of
 from lockstep.oracles.ledger.format import (
     LedgerRow,
     Param,
     call_text,
+    input_key,
     outcome_text,
     row_id,
     signature_of,
 )
+from lockstep.oracles.ledger.materialize import materialize
 from lockstep.targets import root_on_path, split_target
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -168,6 +171,9 @@ class RecordingPart(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_
     """For each reason, the first few call sites (``file:line``) of calls skipped for it."""
     faults: dict[str, int] = {}
     """Errors inside the recorder itself (the calls proceeded; only their rows are missing)."""
+    contexts: dict[str, str] = {}
+    """Row id -> what differed from the recording's start when the row (or an outcome of its
+    input that differed) was first seen: a likely cause should the row not reproduce."""
 
 
 class _Seen(msgspec.Struct, gc=False):
@@ -211,6 +217,21 @@ class _Pending(msgspec.Struct, gc=False):
     """Canonical bytes of the frozen input: what rows are deduplicated by."""
 
 
+class _Materialized(_Pending, gc=False):
+    """A call whose iterator arguments were consumed: the target gets fresh ones."""
+
+    call_args: tuple[Any, ...] = ()
+    call_kwargs: dict[str, Any] = {}
+    recorded: bool = False
+    """False when the call is skipped (still called with ``call_args``)."""
+
+    def call(
+        self, args: tuple[Any, ...], skip_first: bool
+    ) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        """The arguments to call the target with (``self`` kept when it was skipped)."""
+        return ((args[0], *self.call_args) if skip_first else self.call_args), self.call_kwargs
+
+
 class TargetRecorder:
     """The distinct calls of one target seen by this process.
 
@@ -230,6 +251,9 @@ class TargetRecorder:
         self._skip_sites: dict[str, list[str]] = {}
         self._faults: Counter[str] = Counter()
         self._lock = threading.Lock()
+        self.context: Callable[[], str] | None = None
+        """Set while a context watch runs (:mod:`.context`): asked once per new row."""
+        self._contexts: dict[bytes, str] = {}
 
     # -- around one call ------------------------------------------------------------
 
@@ -253,8 +277,7 @@ class TargetRecorder:
         try:
             enc_args, enc_kwargs, key = _encode_call_keyed(args, kwargs)
         except CanonError as e:
-            self._skip(str(e))
-            return None
+            return self._before_materialized(index, args, kwargs, str(e))
         except Exception as e:
             self._faults[f"freezing the arguments: {type(e).__name__}: {e}"] += 1
             return None
@@ -269,6 +292,35 @@ class TargetRecorder:
                     mutable = True
                     break
         return _Pending(index, args, kwargs, enc_args, enc_kwargs, mutable, memo_key, key)
+
+    def _before_materialized(
+        self, index: int, args: tuple[Any, ...], kwargs: dict[str, Any], reason: str
+    ) -> _Materialized | None:
+        """Arguments that did not freeze: consume their iterators (:mod:`.materialize`).
+
+        The wrapper then calls the target with the returned ``call_args``/``call_kwargs``
+        (fresh iterators over the same items), whether or not the call is recorded.
+        """
+        done = materialize(args, kwargs)
+        if done is None:
+            self._skip(reason)
+            return None
+        pending = _Materialized(
+            index, (), {}, None, None, False, None, b"", done.call_args, done.call_kwargs
+        )
+        if done.too_long:
+            self._skip(done.too_long)
+            return pending
+        try:
+            enc_args, enc_kwargs, key = _encode_call_keyed(done.frozen_args, done.frozen_kwargs)
+        except CanonError as e:
+            self._skip(str(e))
+            return pending
+        pending.args, pending.kwargs = done.frozen_args, done.frozen_kwargs
+        pending.enc_args, pending.enc_kwargs, pending.key = enc_args, enc_kwargs, key
+        pending.mutable = not all(map(_immutable, (*pending.args, *pending.kwargs.values())))
+        pending.recorded = True
+        return pending
 
     def returned(self, pending: _Pending | _Seen | None, result: Any) -> None:
         """Note a normal return."""
@@ -342,6 +394,8 @@ class TargetRecorder:
         except Exception as e:
             self._faults[f"freezing the outcome: {type(e).__name__}: {e}"] += 1
             return
+        if self.context is not None:
+            self._observe(key, outcome)
         with self._lock:
             seen = self._seen.get(key)
             if seen is None:
@@ -377,10 +431,27 @@ class TargetRecorder:
             self._faults[f"freezing the outcome: {type(e).__name__}: {e}"] += 1
             return
         if seen.outcome != outcome:
+            if self.context is not None:
+                self._observe(input_key(seen.args, seen.kwargs), outcome)
             with self._lock:
                 if outcome not in seen.other_outcomes:
                     seen.other_outcomes += (outcome,)
                     seen.other_calls += (self.calls,)
+
+    def _observe(self, key: bytes, outcome: bytes) -> None:
+        """Note the context of a new row, or of an outcome differing from its row's."""
+        if key in self._contexts or self.context is None:
+            return
+        seen = self._seen.get(key)
+        if seen is not None and (seen.outcome == outcome or outcome in seen.other_outcomes):
+            return
+        try:
+            hint = self.context()
+        except Exception as e:
+            self._faults[f"watching the context: {type(e).__name__}: {e}"] += 1
+            return
+        if hint:
+            self._contexts[key] = hint
 
     def start_afresh(self) -> None:
         """In a forked child: an empty table, so the child writes only the calls it makes.
@@ -394,6 +465,7 @@ class TargetRecorder:
         self._unfreezable = Counter()
         self._skip_sites = {}
         self._faults = Counter()
+        self._contexts = {}
         self.calls = 0
         self._lock = threading.Lock()  # another thread may have held it at the fork
 
@@ -423,6 +495,7 @@ class TargetRecorder:
         locked = self._lock.acquire(timeout=SNAPSHOT_WAIT)
         try:
             items = list(self._seen.items())
+            contexts = list(self._contexts.items())
             calls = self.calls
         finally:
             if locked:
@@ -447,6 +520,7 @@ class TargetRecorder:
             unfreezable=dict(self._unfreezable),
             skip_sites={k: list(v) for k, v in self._skip_sites.items()},
             faults=dict(self._faults),
+            contexts={row_id(key): hint for key, hint in contexts},
         )
 
 
@@ -525,6 +599,8 @@ class Recording:
     late_rows: int
     skip_sites: dict[str, list[str]] = field(default_factory=dict)
     """Rows first seen only in the last :data:`LATE_FRACTION` of some process's calls."""
+    contexts: dict[str, str] = field(default_factory=dict)
+    """Row id -> the context it was first seen in, where it was unusual (see :mod:`.context`)."""
 
     def notes(self) -> list[str]:
         """Lines for the user: saturation, refused inputs, skipped values."""
@@ -568,9 +644,12 @@ def merge_parts(fn: str, parts: Iterable[RecordingPart]) -> Recording:
     unfreezable: Counter[str] = Counter()
     skip_sites: dict[str, list[str]] = {}
     faults: Counter[str] = Counter()
+    contexts: dict[str, str] = {}
     calls = 0
     for part in parts:
         calls += part.calls
+        for rid, hint in part.contexts.items():
+            contexts.setdefault(rid, hint)
         threshold = part.calls * (1 - LATE_FRACTION)
         unfreezable.update(part.unfreezable)
         for reason, sites in part.skip_sites.items():
@@ -604,41 +683,59 @@ def merge_parts(fn: str, parts: Iterable[RecordingPart]) -> Recording:
         faults=dict(faults),
         late_rows=late_rows,
         skip_sites=skip_sites,
+        contexts=contexts,
     )
 
 
 # --------------------------------------------------------------------------- wrapping
 
 
-def _wrap_function(func: Callable[..., Any], rec: TargetRecorder, *, skip_first: bool) -> Any:
-    """A wrapper that records around ``func`` and is otherwise ``func``."""
+def _wrap_coroutine_function(
+    func: Callable[..., Any], rec: TargetRecorder, *, skip_first: bool
+) -> Any:
+    """:func:`_wrap_function` for an ``async def``: records around the awaited call."""
     before = rec.before
     returned = rec.returned
     raised = rec.raised
 
+    @functools.wraps(func)
+    async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
+        if not rec.active:
+            return await func(*args, **kwargs)
+        pending = before(args[1:] if skip_first else args, kwargs)
+        if type(pending) is _Materialized:
+            args, kwargs = pending.call(args, skip_first)
+            if not pending.recorded:
+                pending = None
+        try:
+            result = await func(*args, **kwargs)
+        except Exception as exc:
+            raised(pending, exc)
+            raise
+        returned(pending, result)
+        return result
+
+    async_wrapper.__lockstep_wrapped__ = func  # type: ignore[attr-defined]
+    return async_wrapper
+
+
+def _wrap_function(func: Callable[..., Any], rec: TargetRecorder, *, skip_first: bool) -> Any:
+    """A wrapper that records around ``func`` and is otherwise ``func``."""
     if inspect.iscoroutinefunction(func):
-
-        @functools.wraps(func)
-        async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
-            if not rec.active:
-                return await func(*args, **kwargs)
-            pending = before(args[1:] if skip_first else args, kwargs)
-            try:
-                result = await func(*args, **kwargs)
-            except Exception as exc:
-                raised(pending, exc)
-                raise
-            returned(pending, result)
-            return result
-
-        async_wrapper.__lockstep_wrapped__ = func  # type: ignore[attr-defined]
-        return async_wrapper
+        return _wrap_coroutine_function(func, rec, skip_first=skip_first)
+    before = rec.before
+    returned = rec.returned
+    raised = rec.raised
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         if not rec.active:
             return func(*args, **kwargs)
         pending = before(args[1:] if skip_first else args, kwargs)
+        if type(pending) is _Materialized:  # iterator arguments, consumed: fresh ones
+            args, kwargs = pending.call(args, skip_first)
+            if not pending.recorded:
+                pending = None
         try:
             result = func(*args, **kwargs)
         except Exception as exc:
@@ -736,6 +833,7 @@ class Installation:
                 f"{where}: module {module_name!r} has no attribute {qualname!r}"
             ) from None
         rec = TargetRecorder(target, stem_length=stem_length)
+        allow_callables_from(module_name)  # its callbacks freeze by name (canon: $fn)
         replacement, signature = _wrap_member(raw, rec, where=f"{where}: {target!r}")
         attr = parts[-1]
         owned = attr in vars(owner)
@@ -759,10 +857,21 @@ class Installation:
                     self._patches.append(_Patch(mod, name, original, True))
                     namespace[name] = replacement
 
+    def watch_context(self) -> None:
+        """From now on, note for each new row what differs from the process as it is now
+        (a patched collaborator, a changed registry, a frozen clock, a switched locale):
+        the likely cause should the row not reproduce.  Call it once every target is wrapped."""
+        from lockstep.oracles.ledger.context import ContextWatch
+
+        watch = ContextWatch([w.target for w in self.wrapped])
+        for wrapped in self.wrapped:
+            wrapped.recorder.context = watch
+
     def undo(self) -> None:
         """Restore every original binding (newest first); recorders stop recording."""
         for wrapped in self.wrapped:
             wrapped.recorder.active = False
+            wrapped.recorder.context = None
         for patch in reversed(self._patches):
             if patch.owned:
                 setattr(patch.owner, patch.attr, patch.original)
@@ -790,7 +899,16 @@ class _DecoratorState:
     """The recorder's call count when its notes were last told to the user."""
     kept_notes: list[str] = field(default_factory=list)
     """Notes from writes not reported yet (the periodic ones are silent)."""
+    unverifiable: str = ""
+    """Why this function's rows cannot be replayed in a fresh interpreter ("" if they can)."""
+    verified: set[str] = field(default_factory=set)
+    """Row ids proven to reproduce in a fresh interpreter (not verified again)."""
+    unreproducible: dict[str, str] = field(default_factory=dict)
+    """Row id -> why it did not reproduce: never written, told once."""
 
+
+RECORD_IO_OFF: Final = "LOCKSTEP_RECORD_IO_OFF"
+"""Set in the interpreter that verifies recorded rows (:mod:`.verify_io`): no recording there."""
 
 FLUSH_EVERY_ENV: Final = "LOCKSTEP_FLUSH_EVERY"
 """Environment variable: also write a decorated function's rows every N of its calls."""
@@ -860,6 +978,34 @@ def _flush_all() -> None:
                 _stderr(f"lockstep: {_shown(state.ledger)}: {notes[0]}")
 
 
+def _reproducible_rows(state: _DecoratorState, recording: Recording) -> dict[str, LedgerRow]:
+    """The rows to write: each new one first replayed in a fresh interpreter (:mod:`.verify_io`).
+
+    Not while the process dies by SIGTERM: a pool's ``terminate()`` waits for it, so
+    those rows are written as recorded (the README says so).
+    """
+    rows = recording.rows
+    fresh = {
+        rid: row
+        for rid, row in rows.items()
+        if rid not in state.verified and rid not in state.unreproducible
+    }
+    if fresh and state.unverifiable:
+        if not state.verified:  # told once: nothing of it was verified
+            state.kept_notes.append(state.unverifiable)
+        state.verified.update(fresh)
+    elif fresh and not _sigterm_seen:
+        from lockstep.oracles.ledger.verify_io import unreproducible
+
+        failed = unreproducible(
+            state.ledger, recording.fn, state.signature, state.recorder.stem_length, fresh
+        )
+        state.unreproducible.update(failed)
+        state.kept_notes.extend(failed.values())
+        state.verified.update(rid for rid in fresh if rid not in failed)
+    return {rid: row for rid, row in rows.items() if rid not in state.unreproducible}
+
+
 def flush(state: _DecoratorState) -> list[str]:
     """Merge what ``state`` recorded so far into its ledger file; returns the report lines.
 
@@ -886,7 +1032,7 @@ def _flush(state: _DecoratorState, *, report: bool) -> list[str]:
                     kept = merge_into_file(
                         state.ledger,
                         recording.fn,
-                        recording.rows,
+                        _reproducible_rows(state, recording),
                         state.signature,
                         state.recorder.stem_length,
                     )
@@ -915,6 +1061,9 @@ def _flush(state: _DecoratorState, *, report: bool) -> list[str]:
         if not report:
             return []
         notes = [*recording.notes(), *kept_notes]
+        dropped = sum(1 for rid in recording.rows if rid in state.unreproducible)
+        if dropped:
+            notes[0] += f"; {dropped} did not reproduce in a fresh interpreter and were not written"
         for line in notes[1:]:
             warnings.warn(f"lockstep: {line}", LedgerRecordWarning, stacklevel=3)
         return notes
@@ -1282,6 +1431,38 @@ def _importable_module(module: str) -> str:
     return ".".join(parts)
 
 
+def _unverifiable(module: str, qualname: str) -> str:
+    """Why a function of ``module`` cannot be imported again to verify its rows, or "".
+
+    Verifying imports the function's module in a fresh interpreter and looks the function
+    up by name: one defined inside another function has no such name.  A script run as
+    ``python job.py`` is imported as a module then: harmless behind an
+    ``if __name__ == "__main__":`` guard, but without one the whole program would run again.
+    """
+    if "<" in qualname:
+        return (
+            f"{qualname}: rows written without verification: a function defined inside "
+            "another has no name a fresh interpreter (or lockstep replay) can call it by"
+        )
+    if module not in ("__main__", "__mp_main__"):
+        return ""
+    main = sys.modules.get(module)
+    spec = getattr(main, "__spec__", None)
+    if spec is not None and spec.name and spec.name not in ("__main__", "__mp_main__"):
+        return ""
+    file = getattr(main, "__file__", None)
+    try:
+        text = Path(file).read_text(errors="replace") if file else ""
+    except OSError:
+        text = ""
+    if "__main__" in text:
+        return ""
+    return (
+        f"{file or module}: rows written without verification: the script has no "
+        "'if __name__ == \"__main__\":' guard, so importing it to replay its rows would run it"
+    )
+
+
 def record_io(
     fn: Any = None,
     *,
@@ -1313,13 +1494,21 @@ def record_io(
     """
     if fn is None:
         return functools.partial(record_io, ledger=ledger, stem_length=stem_length)
+    if os.environ.get(RECORD_IO_OFF):  # the interpreter verifying recorded rows replays them
+        return fn
     inner = fn.__func__ if isinstance(fn, (staticmethod, classmethod)) else fn
     target = f"{_importable_module(inner.__module__)}:{inner.__qualname__}"
     rec = TargetRecorder(target, stem_length=stem_length)
+    allow_callables_from(target.partition(":")[0])
     replacement, signature = _wrap_member(fn, rec, where=target)
     default = Path("lockstep") / f"{inner.__qualname__}.ledger.jsonl"
     path = Path(ledger) if ledger is not None else default
-    state = _DecoratorState(rec, path.absolute(), signature)
+    state = _DecoratorState(
+        rec,
+        path.absolute(),
+        signature,
+        unverifiable=_unverifiable(inner.__module__, inner.__qualname__),
+    )
     every = _flush_every()
     with _FLUSH_LOCK:
         _install_exit_hooks()

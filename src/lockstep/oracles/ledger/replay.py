@@ -13,11 +13,10 @@ and lists as the same sequence.
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
 
@@ -27,6 +26,9 @@ from lockstep.errors import CanonError, DataError
 from lockstep.model import Drift, Outcome, ReplayOptions, Status
 from lockstep.oracles.ledger.file import parse_row
 from lockstep.oracles.ledger.format import LedgerRow, call_text, outcome_text
+
+if TYPE_CHECKING:
+    import asyncio
 
 
 def _close(expected: Any, actual: Any, tol: float) -> bool:
@@ -71,7 +73,7 @@ class Replayer:
     loose: bool
     tolerance: float
     stem_length: int
-    loop: asyncio.AbstractEventLoop | None = None
+    loop: asyncio.AbstractEventLoop | None = None  # only for an async target
 
     def same(self, expected: JSON, actual: JSON) -> bool:
         if canon.canonical_json(expected) == canon.canonical_json(actual):

@@ -274,7 +274,7 @@ def _reproduces(project: Project, tspec: TapeSpec, doc: TapeDocument, report: Re
     checked = verify(project, tspec, candidate)
     report.notes.append(checked.note(1))
     for verdict in checked.failed():
-        report.refused.append(f"{tspec.name}: does not reproduce ({verdict.reason})")
+        report.refused.append(f"{tspec.name}: does not reproduce ({verdict.because()})")
     return not checked.failed()
 
 

@@ -1,0 +1,207 @@
+"""What was unusual about the process when a row was first recorded: the likely cause of a refusal.
+
+A row recorded inside a test suite that does not reproduce in a fresh interpreter owed
+its outcome to the recording's context.  Telling the user *which* context turns "guess a
+``-k`` exclusion" into a one-line fix (``@pytest.mark.lockstep_skip`` on the named test).
+:class:`ContextWatch` snapshots the process when recording starts and, when a new row is
+first seen, says in one line what differs from that snapshot:
+
+* a ``unittest.mock`` object bound where a module global (or a class attribute) of the
+  target's package was -- a ``mock.patch`` of a collaborator -- or a ``patch.start()`` still
+  active anywhere;
+* any other module global of the target's package rebound, or a container global (a
+  registry: dict, set, list) holding another number of items than at the start;
+* a frozen clock: ``time.time`` (or ``localtime``, ``gmtime``, ``monotonic``, ``strftime``)
+  or ``datetime.datetime`` / ``datetime.date`` is not the real one (freezegun and
+  ``mock.patch("time.time")`` both replace them);
+* a locale switch (``locale.setlocale``), or a Django translation activated.
+
+Hash-seed dependence cannot be seen from inside the call; :mod:`lockstep.oracles.verify`
+finds it by replaying a refused case under a second hash seed.
+
+Cost: one pass over the package's globals (at most :data:`MAX_WATCHED` of them) and a few
+identity checks, paid only for a call that produces a *new* row, never for a repeated one.
+"""
+
+from __future__ import annotations
+
+import datetime
+import locale
+import sys
+import time
+import types
+from typing import Any, Final
+
+MAX_WATCHED: Final = 2000
+"""Most module globals and class attributes compared per new row (the first ones found)."""
+
+MAX_CAUSES: Final = 3
+"""Causes named in one hint (the rest are counted)."""
+
+_CLOCK: Final = {
+    "time.time": time.time,
+    "time.localtime": time.localtime,
+    "time.gmtime": time.gmtime,
+    "time.monotonic": time.monotonic,
+    "time.strftime": time.strftime,
+}
+_REAL_DATETIME: Final = datetime.datetime
+_REAL_DATE: Final = datetime.date
+_CONTAINERS: Final = (dict, set, list)
+_MISSING: Final = object()
+
+
+def _package_of(target: str) -> str:
+    """``shop`` for ``shop.total:total``; ``refs`` for ``refs:parse``."""
+    return target.partition(":")[0].split(".")[0]
+
+
+def _is_mock(value: Any) -> bool:
+    mock = sys.modules.get("unittest.mock")
+    if mock is None:
+        return False
+    base = mock.NonCallableMock
+    # autospec'd functions carry their mock as .mock
+    return isinstance(value, base) or isinstance(getattr(value, "mock", None), base)
+
+
+def _locale_now() -> str:
+    try:
+        return locale.setlocale(locale.LC_ALL)  # a query: no second argument changes nothing
+    except locale.Error:
+        return ""
+
+
+def _language_now() -> str:
+    """The active Django translation, when Django's translation module is loaded."""
+    translation = sys.modules.get("django.utils.translation")
+    if translation is None:
+        return ""
+    try:
+        return str(translation.get_language() or "")
+    except Exception:
+        return ""
+
+
+class _Watched:
+    __slots__ = ("key", "name", "namespace", "size", "value")
+
+    def __init__(self, name: str, namespace: Any, value: Any) -> None:
+        self.name = name
+        self.key = name.rpartition(".")[2]
+        self.namespace = namespace
+        self.value = value
+        self.size = len(value) if type(value) in _CONTAINERS else -1
+
+
+class ContextWatch:
+    """The process as recording started; calling it names what differs now ("" if nothing)."""
+
+    def __init__(self, targets: list[str]) -> None:
+        self.packages = {_package_of(t) for t in targets}
+        self.locale = _locale_now()
+        self.language = _language_now()
+        self.watched: list[_Watched] = []
+        self.modules: set[str] = set()
+        self.known = 0
+        self._watch_new_modules()
+
+    def _watch_new_modules(self) -> None:
+        """Snapshot the package's modules imported since the last look (a test file may
+        import a submodule long after recording started); cheap when none were."""
+        if len(sys.modules) == self.known:
+            return
+        self.known = len(sys.modules)
+        for module_name, module in sorted(sys.modules.items()):
+            if (
+                module_name not in self.modules
+                and module_name.split(".")[0] in self.packages
+                and isinstance(module, types.ModuleType)
+            ):
+                self.modules.add(module_name)
+                self._watch_module(module_name, module, self.packages)
+
+    def _watch_module(self, module_name: str, module: types.ModuleType, packages: set[str]) -> None:
+        namespace = object.__getattribute__(module, "__dict__")
+        for name, value in list(namespace.items()):
+            if len(self.watched) >= MAX_WATCHED:
+                return
+            if name.startswith("__") or isinstance(value, types.ModuleType):
+                continue
+            self.watched.append(_Watched(f"{module_name}.{name}", namespace, value))
+            if (
+                isinstance(value, type)
+                and getattr(value, "__module__", "") == module_name
+                and module_name.split(".")[0] in packages
+            ):
+                for attr, member in list(vars(value).items()):
+                    if not attr.startswith("__") and len(self.watched) < MAX_WATCHED:
+                        self.watched.append(
+                            _Watched(f"{module_name}.{name}.{attr}", vars(value), member)
+                        )
+
+    def __call__(self) -> str:
+        self._watch_new_modules()
+        causes: list[str] = []
+        causes.extend(self._clock())
+        now = _locale_now()
+        if now != self.locale:
+            causes.append(f"locale switched ({self.locale} -> {now})")
+        language = _language_now()
+        if language != self.language:
+            causes.append(f"translation switched ({self.language or 'none'} -> {language})")
+        causes.extend(self._globals())
+        causes.extend(self._started_patches(causes))
+        if len(causes) > MAX_CAUSES:
+            causes[MAX_CAUSES:] = [f"{len(causes) - MAX_CAUSES} more"]
+        return "; ".join(causes)
+
+    def _clock(self) -> list[str]:
+        """One cause naming every clock function or class that is not the real one."""
+        replaced: list[str] = []
+        time_module = sys.modules.get("time", time)
+        for dotted, real in _CLOCK.items():
+            now = getattr(time_module, dotted.partition(".")[2], real)
+            if now is not real:
+                replaced.append(f"{dotted} is a mock" if _is_mock(now) else dotted)
+        dt_module = sys.modules.get("datetime", datetime)
+        classes: tuple[tuple[str, type], ...] = (
+            ("datetime.datetime", _REAL_DATETIME),
+            ("datetime.date", _REAL_DATE),
+        )
+        for dotted, cls in classes:
+            if getattr(dt_module, dotted.partition(".")[2], cls) is not cls:
+                replaced.append(dotted)
+        return [f"frozen clock ({', '.join(replaced)} replaced)"] if replaced else []
+
+    def _globals(self) -> list[str]:
+        out: list[str] = []
+        for w in self.watched:
+            now = w.namespace.get(w.key, _MISSING)
+            if now is w.value:
+                if w.size >= 0 and len(now) != w.size:
+                    out.append(
+                        f"module global {w.name} changed ({len(now)} items, {w.size} at the start)"
+                    )
+                continue
+            if _is_mock(now):
+                out.append(f"mock.patch active on {w.name}")
+            elif now is _MISSING:
+                out.append(f"module global {w.name} deleted")
+            else:
+                out.append(f"module global {w.name} rebound")
+        return out
+
+    def _started_patches(self, seen: list[str]) -> list[str]:
+        """``patch(...).start()`` patches anywhere (context-manager patches are not listed
+        by ``unittest.mock``: those of the package's globals are found above)."""
+        mock = sys.modules.get("unittest.mock")
+        active = getattr(getattr(mock, "_patch", None), "_active_patches", None) or []
+        out: list[str] = []
+        for patch in list(active):
+            owner = getattr(patch, "target", None)
+            where = getattr(owner, "__name__", type(owner).__name__)
+            cause = f"mock.patch active on {where}.{getattr(patch, 'attribute', '?')}"
+            if cause not in seen and cause not in out:
+                out.append(cause)
+        return out

@@ -1,0 +1,78 @@
+"""``@record_io`` rows are proven to reproduce, like every other recording, before they are written.
+
+A decorated function records inside a real program, where a row can owe its outcome to
+the program's state (a cache filled earlier, a global a previous call set, set order
+under this process's hash seed).  Before a process merges its new rows into the ledger,
+they are written into a private candidate next to it and replayed once in a fresh
+interpreter with another hash seed (:func:`lockstep.oracles.verify.verify`); only the
+rows that reproduce are written, the others are reported with what differed.
+
+There is no configuration to name the target, so the child is told it directly
+(``--target``, ``--stem``), imports it from this process's ``sys.path``, and has
+``@record_io`` switched off (:data:`RECORD_IO_OFF`): it replays, it does not record.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Final
+
+from lockstep.config import Config, LedgerSpec, Project, Settings
+from lockstep.oracles.ledger.file import write_rows
+from lockstep.oracles.ledger.format import LedgerRow, Param, call_text
+from lockstep.oracles.verify import verify
+
+RECORD_IO_OFF: Final = "LOCKSTEP_RECORD_IO_OFF"
+"""Set (to ``1``) in the verifying interpreter: ``@record_io`` there returns the function as is
+(the recorder reads the same name; this module imports the recorder only lazily)."""
+
+SUFFIX: Final = ".ledger.jsonl"
+
+
+def unreproducible(
+    ledger: Path,
+    fn: str,
+    signature: list[Param],
+    stem_length: int,
+    rows: Mapping[str, LedgerRow],
+) -> dict[str, str]:
+    """Row id -> one line on why it does not reproduce, for each of ``rows`` that does not."""
+    if not rows:
+        return {}
+    folder = ledger.parent.resolve()
+    name = ledger.name.removesuffix(SUFFIX).replace(".", "-") or "record_io"
+    spec = LedgerSpec(name=name, target=fn)
+    settings = Settings(dir=".", stem_length=stem_length)
+    project = Project(
+        root=folder,
+        config_path=folder / "@record_io",
+        config=Config(lockstep=settings, ledger=[spec]),
+    )
+
+    def candidate(into: Path) -> list[str]:
+        write_rows(into / f"{name}{SUFFIX}", fn, signature, stem_length, rows.values())
+        return list(rows)
+
+    paths = [str(Path(p).resolve()) for p in sys.path if p == "" or Path(p).is_dir()]
+    env = {
+        RECORD_IO_OFF: "1",
+        "PYTHONPATH": os.pathsep.join(dict.fromkeys([str(Path.cwd()), *paths])),
+    }
+    checked = verify(
+        project,
+        spec,
+        candidate,
+        source=("--target", fn, "--stem", str(stem_length)),
+        env=env,
+    )
+    out: dict[str, str] = {}
+    for verdict in checked.failed():
+        row = rows[verdict.case_id]
+        out[row.id] = (
+            f"{call_text(row.fn, row.args, row.kwargs)} [{row.id}]: does not reproduce in a "
+            f"fresh interpreter ({verdict.because()}); not written"
+        )
+    return out
