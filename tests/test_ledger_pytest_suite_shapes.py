@@ -95,3 +95,28 @@ def test_an_interrupted_run_writes_nothing(tmp_path: Path) -> None:
     assert result.code == 2, result.output
     assert "nothing recorded: the run did not complete (interrupted)" in result.output
     assert not (root / "lockstep" / "grade.ledger.jsonl").exists()
+
+
+def test_a_row_owed_to_an_environment_variable_is_refused_with_its_cause(tmp_path: Path) -> None:
+    root = _project(
+        tmp_path,
+        **{
+            "school/marks.py": MARKS.replace(
+                "    return None", "    import os\n\n    return os.environ.get('RESIT_GRADE')"
+            ),
+            "tests/test_resit.py": (
+                "from school.marks import grade\n\n\n"
+                "def test_resit(monkeypatch):\n"
+                "    monkeypatch.setenv('RESIT_GRADE', 'E')\n"
+                "    assert grade(10) == 'E'\n"
+            ),
+        },
+    )
+    result = run_pytest("-p", "no:xdist", "--lockstep-record=grade", cwd=root)
+    assert result.code == 0, result.output
+    assert (
+        "tests/test_resit.py::test_resit (cause: environment variable(s) changed: RESIT_GRADE)"
+        in (result.output)
+    )
+    replay = run_pytest("-p", "no:xdist", "--lockstep", "lockstep", cwd=root)
+    assert replay.code == 0, replay.output

@@ -14,7 +14,9 @@ first seen, says in one line what differs from that snapshot:
 * a frozen clock: ``time.time`` (or ``localtime``, ``gmtime``, ``monotonic``, ``strftime``)
   or ``datetime.datetime`` / ``datetime.date`` is not the real one (freezegun and
   ``mock.patch("time.time")`` both replace them);
-* a locale switch (``locale.setlocale``), or a Django translation activated.
+* a locale switch (``locale.setlocale``), or a Django translation activated;
+* an environment variable set, changed or removed (``TZ`` with ``time.tzset()``, ``LANG``,
+  a feature flag): ``monkeypatch.setenv`` is the usual way a test does it.
 
 Hash-seed dependence cannot be seen from inside the call; :mod:`lockstep.oracles.verify`
 finds it by replaying a refused case under a second hash seed.
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 import datetime
 import locale
+import os
 import sys
 import time
 import types
@@ -48,6 +51,8 @@ _CLOCK: Final = {
 _REAL_DATETIME: Final = datetime.datetime
 _REAL_DATE: Final = datetime.date
 _CONTAINERS: Final = (dict, set, list)
+_ENV_NOISE: Final = frozenset({"PYTEST_CURRENT_TEST"})
+"""Set by pytest around every test: never a cause."""
 _MISSING: Final = object()
 
 
@@ -101,6 +106,7 @@ class ContextWatch:
         self.packages = {_package_of(t) for t in targets}
         self.locale = _locale_now()
         self.language = _language_now()
+        self.environ = dict(os.environ)
         self.watched: list[_Watched] = []
         self.modules: set[str] = set()
         self.known = 0
@@ -150,6 +156,7 @@ class ContextWatch:
         language = _language_now()
         if language != self.language:
             causes.append(f"translation switched ({self.language or 'none'} -> {language})")
+        causes.extend(self._environment())
         causes.extend(self._globals())
         causes.extend(self._started_patches(causes))
         if len(causes) > MAX_CAUSES:
@@ -173,6 +180,21 @@ class ContextWatch:
             if getattr(dt_module, dotted.partition(".")[2], cls) is not cls:
                 replaced.append(dotted)
         return [f"frozen clock ({', '.join(replaced)} replaced)"] if replaced else []
+
+    def _environment(self) -> list[str]:
+        """One cause naming the environment variables that differ from the start."""
+        now = os.environ
+        names = sorted(
+            (
+                {k for k in now if self.environ.get(k, _MISSING) != now[k]}
+                | {k for k in self.environ if k not in now}
+            )
+            - _ENV_NOISE
+        )
+        if not names:
+            return []
+        shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+        return [f"environment variable(s) changed: {shown}"]
 
     def _globals(self) -> list[str]:
         out: list[str] = []
