@@ -190,11 +190,11 @@ def test_record_exclude_keeps_files_and_patterns_out(plain: tuple[Path, Result])
     assert "tests/test_shop.py::test_freeze_clock (1)" in text
     assert (
         "counts: added 5, replaced 0, kept 0, trimmed 0, refused 0, "
-        "skipped 4 call(s) in 3 test(s)" in text
+        "left out 4 call(s) of 3 excluded test(s)" in text
     )
     assert "record_exclude entries that named no test of this run: tests/nowhere.py" in text
     # the other target was not called by the kept-out tests: 0 calls, still listed
-    assert "skipped 0 call(s) in 3 test(s)" in text
+    assert "left out 0 call(s) of 3 excluded test(s)" in text
 
 
 def test_each_row_names_the_test_that_first_produced_it(plain: tuple[Path, Result]) -> None:
@@ -224,7 +224,7 @@ def test_under_xdist_the_same_tests_are_kept_out_and_named(
     text = summary(result.stdout)
     for kept_out in ("test_shop.py::test_patched (2)", "test_i18n.py::test_eur (1)"):
         assert kept_out in text
-    assert "skipped 4 call(s) in 3 test(s)" in text
+    assert "left out 4 call(s) of 3 excluded test(s)" in text
     assert leftovers(root) == []
 
 

@@ -495,11 +495,13 @@ def _summary_lines(outcome: _Outcome) -> list[str]:
     kept = f"kept {len(report.unchanged)}"
     if outcome.unseen_kept:
         kept += f" ({outcome.unseen_kept} not seen by this run)"
-    lines = [
+    counts = (
         f"  counts: added {len(report.added)}, replaced {len(report.replaced)}, {kept}, "
-        f"trimmed {len(report.trimmed)}, refused {len(report.refused)}, "
-        f"skipped {skipped_calls} call(s) in {len(outcome.skipped)} test(s)"
-    ]
+        f"trimmed {len(report.trimmed)}, refused {len(report.refused)}"
+    )
+    if outcome.skipped:
+        counts += f", left out {skipped_calls} call(s) of {len(outcome.skipped)} excluded test(s)"
+    lines = [counts]
     for nodeid, rids in outcome.refused_by_test.items():
         by_cause: dict[str, list[str]] = {}
         for rid in rids:
