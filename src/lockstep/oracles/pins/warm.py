@@ -139,21 +139,24 @@ class WarmServer:
 
     def start(
         self,
-        entry: PythonEntry,
-        args: list[str],
+        command: list[str],
         cwd: Path,
         env: Mapping[str, str],
         stdin: IO[bytes] | int,
         out: IO[bytes],
         err: IO[bytes],
     ) -> MainProcess:
+        """A :data:`lockstep.process.Starter`: fork ``command`` (the server's entry, other args)."""
         if self.dead:
             raise WarmUnavailable("the warm server exited")
+        entry = python_entry(command)
+        if isinstance(entry, str):
+            raise WarmUnavailable(entry)
         request = {
             "interpreter": resolve_argv([entry.interpreter])[0],
             "script": entry.script,
             "module": entry.module,
-            "argv": args,
+            "argv": list(entry.args),
             "env": dict(env),
             "cwd": str(cwd),
         }
@@ -226,21 +229,7 @@ class WarmPool:
         if isinstance(entry, str):
             raise WarmUnavailable(entry)
         server = self._server(entry)
-        started: list[_WarmMain] = []
-
-        def starter(
-            command: list[str],
-            cwd: Path,
-            env: Mapping[str, str],
-            stdin: IO[bytes] | int,
-            out: IO[bytes],
-            err: IO[bytes],
-        ) -> MainProcess:
-            main = server.start(entry, list(entry.args), cwd, env, stdin, out, err)
-            if server.main is not None:
-                started.append(server.main)
-            return main
-
+        server.main = None
         result = run(
             target.argv,
             env=target.env,
@@ -248,9 +237,9 @@ class WarmPool:
             cwd=target.cwd,
             timeout=target.timeout,
             max_output=target.max_output,
-            starter=starter,
+            starter=server.start,
         )
-        if started and started[0].lost:
+        if server.main is not None and server.main.lost:
             server.dead = True
             raise WarmUnavailable("the warm server died while the case ran")
         return result
