@@ -252,3 +252,28 @@ def test_warm_config_errors(tmp_path: Path, pins_table: str, message: str) -> No
     assert result.code == 2, result.output
     assert message in result.output
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_a_warm_case_past_the_timeout_or_the_cap_is_killed_as_a_cold_one(tmp_path: Path) -> None:
+    write_files(
+        tmp_path,
+        {
+            "lockstep.toml": (
+                '[[pins]]\nname = "slow"\ncommand = ["python", "slow.py"]\ncases = "c.toml"\n'
+                'warm = true\ntimeout = 3\nmax_output = "64KiB"\n'
+            ),
+            "c.toml": '[[case]]\nid = "a"\n\n[[case]]\nid = "b"\nargv = ["loud"]\n',
+            "slow.py": "print('done')\n",
+        },
+    )
+    assert run_cli("record", cwd=tmp_path).code == 0
+    assert '"warm":true' in (tmp_path / "lockstep" / "slow.pins.jsonl").read_text()
+    (tmp_path / "slow.py").write_text(
+        "import sys, time\nprint('started', flush=True)\n"
+        "if sys.argv[1:] == ['loud']:\n    sys.stdout.write('x' * 200_000)\n"
+        "time.sleep(60)\n"
+    )
+    result = run_cli("replay", "--jobs", "2", cwd=tmp_path, timeout=60)
+    assert result.code != 0
+    assert "killed at the timeout" in result.output, result.output
+    assert "stdout exceeded the 64 KiB cap" in result.output, result.output
