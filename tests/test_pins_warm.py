@@ -12,7 +12,7 @@ from helpers import run_cli, write_files
 PROG = """
 import atexit, os, sys
 mode = sys.argv[1] if len(sys.argv) > 1 else "ok"
-print("argv", sys.argv)
+print("argv", sys.argv, sys.orig_argv[1:])
 print("path0", sys.path[0] == os.path.dirname(os.path.abspath(__file__)))
 print("cwd", os.path.basename(os.getcwd()))
 print("env", os.environ.get("REGION", "-"), sorted(k for k in os.environ if k != "PATH"))
@@ -35,7 +35,7 @@ if mode == "none":
 
 TOOL = """
 import sys
-print("module", __name__, sys.argv[1:], __spec__.name)
+print("module", __name__, sys.argv[1:], __spec__.name, sys.orig_argv[1:])
 raise SystemExit(int(sys.argv[1]) if len(sys.argv) > 1 else 0)
 """
 
@@ -160,7 +160,7 @@ def test_record_proves_each_case_identical_warm_and_cold(recorded: tuple[Path, s
     assert "warm_server" not in crash
     assert prog["none"]["exit_code"] == 0
     ok = str(prog["ok"]["stdout"])
-    assert "argv ['prog.py', 'ok', '--flag', 'x y']" in ok
+    assert "argv ['prog.py', 'ok', '--flag', 'x y'] ['prog.py', 'ok', '--flag', 'x y']" in ok
     assert "stdin 'alice,3\\nbob,4\\n'" in ok and "env eu" in ok and ok.endswith("atexit ran\n")
     assert "cwd project" in ok
     # The script path is relative to the case's folder: missing there, as a fresh run says.

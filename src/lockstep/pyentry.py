@@ -49,8 +49,8 @@ def python_entry(argv: Sequence[str]) -> PythonEntry | str:
 
 
 def start_sensitive(key: str) -> bool:
-    """Whether a fresh interpreter reads ``key`` while it starts (hash seed, paths, locale)."""
-    return key.startswith(("PYTHON", "LC_")) or key in {"LANG", "LANGUAGE"}
+    """Whether a fresh interpreter reads ``key`` while it starts (hash seed, paths, locale, zone)."""
+    return key.startswith(("PYTHON", "LC_")) or key in {"LANG", "LANGUAGE", "TZ"}
 
 
 def cold_reason(case_env: Mapping[str, str], server_env: Mapping[str, str]) -> str:

@@ -126,12 +126,14 @@ def _run_main(request: "dict[str, Any]") -> int:
             import runpy
 
             sys.argv = ["-m", *args]
+            sys.orig_argv = [request["interpreter"], "-m", module, *args]
             sys.path[0] = os.getcwd()
             runpy._run_module_as_main(module, alter_argv=True)  # type: ignore[attr-defined]
         else:
             script = request["script"]
             path = os.path.abspath(script)
             sys.argv = [script, *args]
+            sys.orig_argv = [request["interpreter"], script, *args]
             sys.path[0] = os.path.dirname(os.path.realpath(path))
             loader = sys.modules["_frozen_importlib_external"].SourceFileLoader("__main__", path)
             main.__dict__.update(__cached__=None, __file__=path, __loader__=loader)
