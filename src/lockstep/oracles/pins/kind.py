@@ -10,7 +10,9 @@ Record probes first: each case runs ``runs`` times (at least 2) and a case
 whose normalized signature varies is refused, naming the case and the first
 difference, and nothing is written.  For Python programs, record also runs
 each case once under :mod:`lockstep.probe.envspy` and notes environment keys the
-program read but ``env_keys`` does not declare.
+program read but ``env_keys`` does not declare.  With ``warm = true``
+(:mod:`lockstep.oracles.pins.warm`) record also runs each case once warm and
+marks the pin ``warm`` only where that run matches the cold one exactly.
 """
 
 from __future__ import annotations
