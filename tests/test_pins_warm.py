@@ -6,8 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from helpers import run_cli, write_files
+from lockstep.pyentry import PythonEntry, cold_reason, python_entry
 
 PROG = """
 import atexit, os, sys
@@ -277,3 +280,36 @@ def test_a_warm_case_past_the_timeout_or_the_cap_is_killed_as_a_cold_one(tmp_pat
     assert result.code != 0
     assert "killed at the timeout" in result.output, result.output
     assert "stdout exceeded the 64 KiB cap" in result.output, result.output
+
+
+_word = st.text(st.characters(codec="utf-8", exclude_characters="\0"), min_size=1, max_size=12)
+
+
+@given(
+    python=st.sampled_from(["python", "python3", "python3.11", "/usr/bin/python3"]),
+    script=_word.filter(lambda w: not w.startswith("-")),
+    args=st.lists(_word, max_size=4),
+)
+def test_python_entry_reads_a_script_command(python: str, script: str, args: list[str]) -> None:
+    entry = python_entry([python, script, *args])
+    assert isinstance(entry, PythonEntry)
+    assert (entry.script, entry.module, entry.args) == (script, "", tuple(args))
+    module = python_entry([python, "-m", "pkg.cli", *args])
+    assert isinstance(module, PythonEntry) and module.module == "pkg.cli"
+    assert isinstance(python_entry([python, "-u", script]), str)
+    assert isinstance(python_entry(["node", script]), str)
+
+
+@given(st.dictionaries(st.from_regex(r"[A-Z_]{1,12}", fullmatch=True), st.text(max_size=5)))
+def test_cold_reason_names_exactly_the_start_time_keys(env: dict[str, str]) -> None:
+    server = {"LC_ALL": "C.UTF-8", "LANG": "C.UTF-8", "TZ": "UTC", "PYTHONHASHSEED": "0"}
+    sensitive = [
+        k
+        for k, v in env.items()
+        if (k.startswith(("PYTHON", "LC_")) or k in {"LANG", "LANGUAGE", "TZ"})
+        and server.get(k) != v
+    ]
+    reason = cold_reason(env, server)
+    assert bool(reason) == bool(sensitive)
+    if sensitive:
+        assert min(sensitive) in reason
