@@ -1,7 +1,11 @@
 """Pins benchmark: replaying N pins of a small Python CLI, against a shell loop, prysk and TextTest.
 
 Run ``python bench/bench_pins.py [--cases N] [--repeat R] [--probe-cases P] [--probe-runs K]
-[--work DIR] [--write-results]``.
+[--work DIR] [--write-results] [--warm]``.
+
+With ``--warm`` it measures warm pins instead (``warm = true``): the shell loop,
+cold replay and warm replay of the same CLI, 1 job, side by side, once as is and
+once importing a stdlib-heavy set first; its figures go to "Pins, warm".
 
 It builds a project with a small deterministic Python CLI (an invoice
 calculator: parses its arguments and an env key, prints a few lines on stdout
@@ -83,12 +87,18 @@ def make_cases(n: int) -> list[Case]:
     return cases
 
 
-def build_project(root: Path, cases: list[Case]) -> None:
+HEAVY_IMPORTS = ("argparse", "decimal", "email.message", "email.utils", "http.client", "json")
+"""What the heavy variant of the CLI imports first (a stdlib-heavy set, ~40 ms of imports)."""
+
+HEAVY_CLI = "import " + ", ".join(HEAVY_IMPORTS) + "\n" + CLI
+
+
+def build_project(root: Path, cases: list[Case], *, cli: str = CLI, extra: str = "") -> None:
     root.mkdir(parents=True)
-    (root / "calc.py").write_text(CLI, encoding="utf-8")
+    (root / "calc.py").write_text(cli, encoding="utf-8")
     (root / "lockstep.toml").write_text(
         '[[pins]]\nname = "calc"\ncommand = ["python", "calc.py"]\ncases = "cases.toml"\n'
-        'env_keys = ["TAX_RATE"]\nrules = ["uuid", "iso-timestamp"]\n',
+        'env_keys = ["TAX_RATE"]\nrules = ["uuid", "iso-timestamp"]\n' + extra,
         encoding="utf-8",
     )
     lines = []
@@ -240,6 +250,84 @@ def table(rows: list[Timed], base: float, base_label: str) -> list[str]:
     return out
 
 
+def warm_rows(work: Path, cases: list[Case], repeat: int, *, heavy: bool) -> list[Timed]:
+    """The shell loop, cold replay and warm replay of one program, 1 job, side by side."""
+    name = "heavy" if heavy else "light"
+    root = work / f"warm-{name}"
+    if root.exists():
+        shutil.rmtree(root)
+    imports = ", ".join(f'"{m}"' for m in HEAVY_IMPORTS) if heavy else ""
+    build_project(
+        root,
+        cases,
+        cli=HEAVY_CLI if heavy else CLI,
+        extra=f"warm = true\nwarm_imports = [{imports}]\n",
+    )
+    expected_outputs(root, cases)
+    build_shell(root, cases)
+    timed([*LOCKSTEP, "record", "calc"], root, label=f"record warm {name}")
+    refused = (root / "lockstep" / "calc.pins.jsonl").read_text().count('"warm":false')
+    if refused:
+        sys.exit(f"warm {name}: {refused} cases refused warm")
+    cold_root = work / f"cold-{name}"
+    if cold_root.exists():
+        shutil.rmtree(cold_root)
+    shutil.copytree(root, cold_root)
+    config = cold_root / "lockstep.toml"
+    config.write_text(config.read_text().split("warm = true")[0])
+    what = "imports " + ", ".join(HEAVY_IMPORTS) if heavy else "no imports beyond os, sys"
+    replay = [*LOCKSTEP, "replay", "calc", "--jobs", "1", "--quiet"]
+    return [
+        Timed(
+            f"{name} CLI ({what}): shell loop",
+            best(repeat, ["sh", "loop.sh"], root, label="shell loop"),
+        ),
+        Timed(f"{name} CLI: lockstep replay, cold", best(repeat, replay, cold_root, label="cold")),
+        Timed(f"{name} CLI: lockstep replay, warm", best(repeat, replay, root, label="warm")),
+    ]
+
+
+def warm_main(args: argparse.Namespace) -> None:
+    """``--warm``: warm pins against cold pins and the shell loop (its own RESULTS section)."""
+    work = args.work or Path(tempfile.mkdtemp(prefix="lockstep-bench-pins-warm-"))
+    work.mkdir(parents=True, exist_ok=True)
+    cases = make_cases(args.cases)
+    print(f"warm pins benchmark: {args.cases} cases, fastest of {args.repeat}; {machine()}")
+    lines = [f"Replay of {args.cases} pins, 1 job (seconds, fastest of {args.repeat}):", ""]
+    summary = []
+    for heavy in (False, True):
+        rows = warm_rows(work, cases, args.repeat, heavy=heavy)
+        floor = rows[0].seconds
+        lines += [*table(rows, floor, "shell loop"), ""]
+        summary.append(
+            f"{'heavy' if heavy else 'light'}: warm is {floor / rows[2].seconds:.1f}× faster than "
+            f"the shell loop and {rows[1].seconds / rows[2].seconds:.1f}× faster than cold replay"
+        )
+    lines += [*summary, "(goal: warm ≥ 4× faster than the shell loop)"]
+    for line in lines:
+        print(line)
+    if args.write_results:
+        section = "\n".join(
+            [
+                "## Pins, warm",
+                "",
+                f"`python bench/bench_pins.py --warm --cases {args.cases} --repeat {args.repeat}`"
+                f" — {machine()}; {versions()}.",
+                "",
+                "The same invoice CLI as in *Pins*, and a heavy variant that first imports a"
+                " stdlib-heavy set (`warm_imports` lists the same modules).  The shell loop starts"
+                " a fresh interpreter per case (the floor of any cold runner); cold replay is"
+                " `lockstep replay` without `warm`; warm replay forks each case from a preloaded"
+                " server.  Record proved every case identical warm and cold (no case refused).",
+                "",
+                *lines,
+                "",
+            ]
+        )
+        write_section("## Pins, warm", section)
+        print(f"\nwrote the 'Pins, warm' section of {RESULTS}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--cases", type=int, default=200)
@@ -248,7 +336,13 @@ def main() -> None:
     parser.add_argument("--probe-runs", type=int, default=10)
     parser.add_argument("--work", type=Path, default=None)
     parser.add_argument("--write-results", action="store_true")
+    parser.add_argument(
+        "--warm", action="store_true", help="only warm pins vs cold pins and the shell loop"
+    )
     args = parser.parse_args()
+    if args.warm:
+        warm_main(args)
+        return
 
     work = args.work or Path(tempfile.mkdtemp(prefix="lockstep-bench-pins-"))
     root = work / "project"

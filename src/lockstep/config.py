@@ -38,6 +38,7 @@ from typing import Annotated, Any, Final, Literal
 import msgspec
 
 from lockstep.errors import ConfigError, LockstepError
+from lockstep.pyentry import MODULE_NAME, python_entry
 
 CONFIG_FILE: Final = "lockstep.toml"
 PYPROJECT: Final = "pyproject.toml"
@@ -144,6 +145,11 @@ class PinsSpec(_Table, frozen=True):
     max_output: int | str = DEFAULT_MAX_OUTPUT
     """Cap on each of stdout and stderr: bytes, or a size such as ``"64MiB"``; a case that
     writes more is killed there and is an error (see :func:`parse_size`)."""
+    warm: bool = False
+    """Run Python cases by forking a preloaded server (``python SCRIPT`` or ``-m MODULE`` only);
+    record proves per case that warm and cold outputs are identical."""
+    warm_imports: list[str] = []
+    """Modules the warm server imports once, before forking any case."""
 
     kind: Literal["pins"] = "pins"
 
@@ -350,6 +356,15 @@ def _check_pins(pins: PinsSpec, where: str) -> None:
         parse_size(pins.max_output)
     except ValueError as e:
         raise ConfigError(f"{where}.max_output: {e}") from None
+    if pins.warm:
+        entry = python_entry(pins.command)
+        if isinstance(entry, str):
+            raise ConfigError(f"{where}.warm: only for Python programs: {entry}")
+    elif pins.warm_imports:
+        raise ConfigError(f"{where}.warm_imports: only used with 'warm = true'")
+    for j, name in enumerate(pins.warm_imports):
+        if not MODULE_NAME.match(name):
+            raise ConfigError(f"{where}.warm_imports[{j}]: {name!r} is not a module name")
 
 
 def _check_consistency(config: Config, source: str) -> None:

@@ -77,7 +77,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Final
+from typing import IO, Final, Protocol
 
 from lockstep.errors import TargetError
 
@@ -542,6 +542,50 @@ if hasattr(os, "register_at_fork"):
 # ---------------------------------------------------------------- waiting
 
 
+class MainProcess(Protocol):
+    """A case's main process however it was started: a fresh ``Popen``, or a warm fork."""
+
+    @property
+    def pid(self) -> int: ...
+
+    def exited(self, seconds: float) -> bool:
+        """Wait up to ``seconds``; True once the process has exited (not reaped yet)."""
+        ...
+
+    def wait(self) -> int:
+        """Reap it; its exit code (negative: killed by that signal)."""
+        ...
+
+    def close(self) -> None: ...
+
+
+Starter = Callable[
+    [list[str], Path, Mapping[str, str], "IO[bytes] | int", IO[bytes], IO[bytes]], MainProcess
+]
+"""Starts ``(command, cwd, env, stdin, stdout, stderr)`` as a case's main process."""
+
+
+class _PopenMain:
+    """A fresh process: waited for through a pidfd where there is one, else ``waitid``."""
+
+    def __init__(self, proc: subprocess.Popen[bytes]) -> None:
+        self.proc = proc
+        self.waiter = _Waiter(proc)
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def exited(self, seconds: float) -> bool:
+        return self.waiter.wait(seconds)
+
+    def wait(self) -> int:
+        return self.proc.wait()
+
+    def close(self) -> None:
+        self.waiter.close()
+
+
 class _Waiter:
     """Wait for the main process's exit in slices, without polling where a pidfd exists."""
 
@@ -575,7 +619,7 @@ class _Waiter:
 
 
 def _watch(
-    proc: subprocess.Popen[bytes],
+    proc: MainProcess,
     case: _Case | None,
     tracker: _Tracker,
     streams: Sequence[tuple[str, IO[bytes]]],
@@ -587,28 +631,22 @@ def _watch(
     Returns ``(timed_out, truncated stream)``.  Between slices of waiting, the
     case's process tree is noted (so its orphans can be told apart later).
     """
-    waiter = _Waiter(proc)
-    try:
-        pause = _POLL_FIRST
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return True, None
-            if waiter.wait(min(pause, left)):
-                return False, _over_cap(streams, cap)
-            pause = min(pause * 2, _POLL_MAX)
-            if case is not None:
-                tracker.observe(case)
-            truncated = _over_cap(streams, cap)
-            if truncated:
-                return False, truncated
-    finally:
-        waiter.close()
+    pause = _POLL_FIRST
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return True, None
+        if proc.exited(min(pause, left)):
+            return False, _over_cap(streams, cap)
+        pause = min(pause * 2, _POLL_MAX)
+        if case is not None:
+            tracker.observe(case)
+        truncated = _over_cap(streams, cap)
+        if truncated:
+            return False, truncated
 
 
-def _end(
-    proc: subprocess.Popen[bytes], case: _Case | None, tracker: _Tracker, *, killed: bool
-) -> int:
+def _end(proc: MainProcess, case: _Case | None, tracker: _Tracker, *, killed: bool) -> int:
     """Kill what must go (everything if ``killed``, else what outlived the main process).
 
     Returns how many processes outlived a main process that exited by itself.
@@ -642,6 +680,7 @@ def run(
     cwd: Path,
     timeout: float,
     max_output: int = DEFAULT_OUTPUT_CAP,
+    starter: Starter | None = None,
 ) -> RunResult:
     """Run ``argv`` once in ``cwd`` with exactly ``env``; never raises for the program's failures.
 
@@ -651,7 +690,8 @@ def run(
 
     A program that cannot be started at all (not found, not executable) raises
     :class:`~lockstep.errors.TargetError`: that is a configuration problem, not
-    behaviour to pin.
+    behaviour to pin.  ``starter`` starts the main process another way (a warm
+    fork, :mod:`lockstep.oracles.pins.warm`); watching, caps and cleanup are the same.
     """
     command = resolve_argv(argv)
     started = time.monotonic()
@@ -667,11 +707,17 @@ def run(
         with tracker.lock:
             tracker.begin()
             try:
-                proc = _start(command, argv, cwd, env, stdin_file, out, err)
+                if starter is None:
+                    proc: MainProcess = _PopenMain(
+                        _start(command, argv, cwd, env, stdin_file, out, err)
+                    )
+                else:
+                    proc = starter(command, cwd, env, stdin_file, out, err)
                 case = tracker.register(proc.pid, env)
             except BaseException:
                 tracker.end()
                 raise
+        stack.callback(proc.close)
         try:
             streams = (("stdout", out), ("stderr", err))
             timed_out, truncated = _watch(

@@ -14,7 +14,8 @@ Line 1 is a header; every further line is one pin, sorted by id::
   runs in exactly the environment and normalizes with exactly the rules the
   freeze used, and a change of either is a visible line in review.
 * A pin has exactly the fields ``id, argv, env, stdin, exit_code, stdout,
-  stderr, cwd_rel``; a missing or unknown field is an error naming ``FILE:LINE``.
+  stderr, cwd_rel`` (and ``warm``, below); a missing or unknown field is an
+  error naming ``FILE:LINE``.
   ``argv`` is the whole command as run (the oracle's ``command`` then the
   case's arguments); ``env`` holds only the case's keys (the base is in the
   header).
@@ -22,6 +23,9 @@ Line 1 is a header; every further line is one pin, sorted by id::
   UTF-8 is a JSON string; anything else is kept losslessly as the tagged form
   ``{"$bytes": "<base64>"}`` (the same tag the canonical codec uses for bytes).
   ``stdin`` uses the same form.
+* In an oracle with ``warm = true``, each pin also has ``warm``: ``true`` where
+  record found the case's warm run identical to its cold runs, ``false`` where
+  it differed or the case must run cold.  Replay runs warm only the ``true`` ones.
 """
 
 from __future__ import annotations
@@ -76,7 +80,9 @@ class Header(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=Tr
     rules: list[RuleRecord]
 
 
-class Pin(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+class Pin(
+    msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True, omit_defaults=True
+):
     """One frozen run; exactly the documented fields."""
 
     id: str
@@ -87,6 +93,9 @@ class Pin(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True)
     stdout: Stream
     stderr: Stream
     cwd_rel: str
+    warm: bool | None = None
+    """Only in a ``warm = true`` oracle: whether record found this case's warm run identical
+    to its cold runs (``true``: replay may run it warm; ``false``: replay runs it cold)."""
 
 
 _encoder = msgspec.json.Encoder(order="sorted")

@@ -10,11 +10,15 @@ Record probes first: each case runs ``runs`` times (at least 2) and a case
 whose normalized signature varies is refused, naming the case and the first
 difference, and nothing is written.  For Python programs, record also runs
 each case once under :mod:`lockstep.probe.envspy` and notes environment keys the
-program read but ``env_keys`` does not declare.
+program read but ``env_keys`` does not declare.  With ``warm = true``
+(:mod:`lockstep.oracles.pins.warm`) record also runs each case once warm and
+marks the pin ``warm`` only where that run matches the cold one exactly.
 """
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import os
 import shlex
 from collections import Counter
@@ -66,6 +70,7 @@ from lockstep.oracles.pins.format import (
     to_stream,
 )
 from lockstep.oracles.pins.program import program_files
+from lockstep.oracles.pins.warm import WarmPool, WarmUnavailable
 from lockstep.oracles.stale import Mismatch, mismatches, rules_mismatch, stale_outcome
 from lockstep.oracles.status import file_status
 from lockstep.parallel import run_parallel
@@ -198,7 +203,7 @@ def _varies(spec: PinsSpec, varying: list[ProbeReport], runs: int) -> Nondetermi
     )
 
 
-def _pin(case: PinCase, target: ProbeTarget, result: RunResult) -> Pin:
+def _pin(case: PinCase, target: ProbeTarget, result: RunResult, warm: bool | None) -> Pin:
     return Pin(
         id=case.id,
         argv=list(target.argv),
@@ -208,7 +213,67 @@ def _pin(case: PinCase, target: ProbeTarget, result: RunResult) -> Pin:
         stdout=to_stream(result.stdout),
         stderr=to_stream(result.stderr),
         cwd_rel=case.cwd_rel,
+        warm=warm,
     )
+
+
+def _warm_pool(project: Project, spec: PinsSpec, header: Header) -> WarmPool:
+    """The warm servers of one record or replay (started lazily, one per worker thread)."""
+    env = build_env({}, base=header.env_base, inherit=tuple(header.env_inherit))
+    return WarmPool(list(spec.command), list(spec.warm_imports), env, project.root)
+
+
+def _same(a: RunResult, b: RunResult) -> str:
+    """The first stream in which two normalized runs differ, or ``""``."""
+    for name in ("exit_code", "stdout", "stderr"):
+        if getattr(a, name) != getattr(b, name):
+            return name
+    return ""
+
+
+def _warm_verdicts(
+    project: Project,
+    spec: PinsSpec,
+    header: Header,
+    targets: list[ProbeTarget],
+    cold: list[RunResult],
+    rules: RuleSet,
+    report: RecordReport,
+) -> list[bool]:
+    """Run each case once warm; warm is allowed only where it matches the cold run exactly."""
+    pool = _warm_pool(project, spec, header)
+    refused: list[str] = []
+
+    def task(t: ProbeTarget, c: RunResult) -> Callable[[], bool]:
+        def go() -> bool:
+            reason = pool.cold_reason(t)
+            if reason:
+                refused.append(f"{t.label} ({reason})")
+                return False
+            try:
+                warm = normalize(pool.run(t), rules.fresh())
+            except WarmUnavailable as e:
+                refused.append(f"{t.label} ({e})")
+                return False
+            differs = _same(c, warm)
+            if differs:
+                refused.append(f"{t.label} ({differs} differs warm)")
+            return not differs
+
+        return go
+
+    try:
+        verdicts = list(
+            run_parallel((task(t, c) for t, c in zip(targets, cold, strict=True)), jobs=_jobs())
+        )
+    finally:
+        pool.close()
+    if pool.failure and not any(verdicts):
+        report.notes.append(f"warm: {pool.failure}; every case runs cold")
+    elif refused:
+        shown = ", ".join(sorted(refused)[:5]) + (", …" if len(refused) > 5 else "")
+        report.notes.append(f"warm refused for {len(refused)} case(s), replayed cold: {shown}")
+    return verdicts
 
 
 def _discover_notes(spec: PinsSpec, targets: list[ProbeTarget], jobs: int) -> list[str]:
@@ -350,9 +415,13 @@ def _freeze(
     varying = [r for r in reports if not r.deterministic]
     if varying:
         raise _varies(spec, varying, runs)
+    cold = [normalize(r.raw[0].example, rules.fresh()) for r in reports]
+    warm: list[bool | None] = [None] * len(cases)
+    if spec.warm:
+        warm = list(_warm_verdicts(project, spec, header, targets, cold, rules, report))
     fresh = {
-        c.id: _pin(c, t, normalize(r.raw[0].example, rules.fresh()))
-        for c, t, r in zip(cases, targets, reports, strict=True)
+        c.id: _pin(c, t, result, w)
+        for c, t, result, w in zip(cases, targets, cold, warm, strict=True)
     }
     total: Counter[str] = Counter()
     for r in reports:
@@ -419,8 +488,15 @@ def _compare(spec_name: str, pin: Pin, result: RunResult, rules: RuleSet) -> Out
     )
 
 
-def _run_case(spec: PinsSpec, pin: Pin, target: ProbeTarget) -> _Ran:
-    """Run the case as the configuration and the cases file say (never as the pin says)."""
+def _run_case(spec: PinsSpec, pin: Pin, target: ProbeTarget, pool: WarmPool | None = None) -> _Ran:
+    """Run the case as the configuration and the cases file say (never as the pin says).
+
+    Warm only where record proved it the same as cold (``pin.warm``); cold if the
+    server cannot run it.
+    """
+    if pool is not None and pin.warm and not pool.cold_reason(target):
+        with contextlib.suppress(WarmUnavailable):
+            return _Ran(pin, pool.run(target))
     try:
         result = run(
             target.argv,
@@ -468,11 +544,16 @@ class _Plan:
     header_stale: list[Mismatch]
     """How the file's header (rules, environment base) differs from the configuration."""
 
+    pool: WarmPool | None = None
+    """The warm servers when the oracle has ``warm = true``."""
+
     def target(self, project: Project, case: PinCase) -> ProbeTarget:
         return case_target(project, self.spec, case)
 
 
-def _plan(project: Project, pins_spec: PinsSpec, pins_file: PinsFile) -> _Plan:
+def _plan(
+    project: Project, pins_spec: PinsSpec, pins_file: PinsFile, *, warm: bool = False
+) -> _Plan:
     rules = resolve_rules(pins_spec.rules, project, where=project.key(pins_spec))
     header = pins_file.header
     header_stale = rules_mismatch(header.rules, rules.records()) + mismatches(
@@ -487,6 +568,7 @@ def _plan(project: Project, pins_spec: PinsSpec, pins_file: PinsFile) -> _Plan:
         cases={c.id: c for c in read_cases(project, pins_spec)},
         cases_shown=display_path(cases_path(project, pins_spec), project.root),
         header_stale=header_stale,
+        pool=_warm_pool(project, pins_spec, header) if warm and pins_spec.warm else None,
     )
 
 
@@ -511,7 +593,9 @@ def _judge(project: Project, plan: _Plan, pin: Pin) -> Outcome | Callable[[], Ou
     stale = plan.header_stale + _pin_stale(pin, case, target)
     if stale:
         return stale_outcome(plan.spec.name, pin.id, stale, config_name=project.config_name)
-    return lambda: _outcome(plan.spec.name, _run_case(plan.spec, pin, target), plan.rules)
+    return lambda: _outcome(
+        plan.spec.name, _run_case(plan.spec, pin, target, plan.pool), plan.rules
+    )
 
 
 def _given(outcome: Outcome) -> Callable[[], Outcome]:
@@ -528,7 +612,7 @@ def replay(project: Project, spec: OracleSpec, options: ReplayOptions) -> Iterat
     pins_spec = _spec(spec)
     _check_spec(project, pins_spec)
     pins_file = open_pins(oracle_path(project, pins_spec), project.root, name=pins_spec.name)
-    plan = _plan(project, pins_spec, pins_file)
+    plan = _plan(project, pins_spec, pins_file, warm=True)
     pinned: set[str] = set()
 
     def tasks() -> Iterator[Callable[[], Outcome]]:
@@ -539,7 +623,11 @@ def replay(project: Project, spec: OracleSpec, options: ReplayOptions) -> Iterat
             verdict = _judge(project, plan, pin)
             yield verdict if callable(verdict) else _given(verdict)
 
-    yield from run_parallel(tasks(), jobs=max(1, options.jobs))
+    try:
+        yield from run_parallel(tasks(), jobs=max(1, options.jobs))
+    finally:
+        if plan.pool is not None:
+            plan.pool.close()
     for case_id in plan.cases:
         if case_id not in pinned and options.selects(case_id):
             yield Outcome(
@@ -559,7 +647,9 @@ def case_runner(project: Project, spec: OracleSpec) -> CaseRunner:
     pins_spec = _spec(spec)
     _check_spec(project, pins_spec)
     pins_file = open_pins(oracle_path(project, pins_spec), project.root, name=pins_spec.name)
-    plan = _plan(project, pins_spec, pins_file)
+    plan = _plan(project, pins_spec, pins_file, warm=True)
+    if plan.pool is not None:
+        atexit.register(plan.pool.close)
     offsets = pins_file.offsets()
 
     def replay_one(case_id: str) -> Outcome:
