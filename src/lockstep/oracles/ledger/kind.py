@@ -54,11 +54,13 @@ from lockstep.oracles.ledger.format import (
 )
 from lockstep.oracles.ledger.recorder import Installation, Recording, merge_parts
 from lockstep.oracles.ledger.replay import Replayer, install_worker, replay_batch
+from lockstep.oracles.ledger.secret_rows import without_secrets
 from lockstep.oracles.lifecycle import ModeWords, check_record_mode
 from lockstep.oracles.stale import Mismatch, mismatches, stale_outcome
 from lockstep.oracles.status import file_status
 from lockstep.oracles.verify import in_process_probe, verify
 from lockstep.parallel import batched, map_processes
+from lockstep.secrets import policy_for, scrubber_for
 from lockstep.store import display_path, iter_lines
 from lockstep.targets import resolve_callable, root_on_path
 
@@ -154,7 +156,8 @@ def write_recording(
     report = RecordReport(spec.name, path, mode)
     report.notes.extend(recording.notes())
     report.refused = [f"{r.call} [{r.id}]" for r in recording.refused]
-    rows = _reproducible(project, spec, recording, signature, report)
+    secret_free = without_secrets(policy_for(project), recording.rows, report)
+    rows = _reproducible(project, spec, recording, secret_free, signature, report)
     if keep:
         rows = dict(sorted({**keep, **rows}.items()))
     write_ledger(path, report, recording.fn, rows, signature, project.config.lockstep.stem_length)
@@ -165,6 +168,7 @@ def _reproducible(
     project: Project,
     spec: LedgerSpec,
     recording: Recording,
+    rows: dict[str, LedgerRow],
     signature: list[Param],
     report: RecordReport,
 ) -> dict[str, LedgerRow]:
@@ -174,7 +178,6 @@ def _reproducible(
     registry a test filled, a frozen clock, set order under one hash seed) are refused
     here, with what differed, instead of making the next replay red.
     """
-    rows = recording.rows
 
     def candidate(folder: Path) -> list[str]:
         write_rows(
@@ -223,6 +226,7 @@ def _replayer(
         tolerance=spec.float_tolerance,
         stem_length=project.config.lockstep.stem_length,
         loop=asyncio.new_event_loop() if inspect.iscoroutinefunction(target) else None,
+        scrubber=scrubber_for(project) or None,
     )
 
 

@@ -1,0 +1,146 @@
+"""The one check every oracle kind makes before it writes a case: scrub, then scan.
+
+:func:`policy_for` reads the project's ``[[secret]]`` tables and ``[lockstep] secrets``
+once.  A kind hands :meth:`SecretPolicy.refusal` the fields of one case as they are
+about to be written (already scrubbed); any string in them that detect-secrets flags,
+or in which a scrubbed value still shows encoded, makes the case refused: the message
+names the case, the field, the line and the detector, never the value (only its sha256,
+which is what an allow entry takes -- detect-secrets' own baselines keep a hash too).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+from lockstep.config import Project
+from lockstep.secrets.detect import detector
+from lockstep.secrets.scrub import NamedSecret, Scrubber
+
+INLINE_ALLOW: Final = "pragma: allowlist secret"
+"""detect-secrets' own inline marker: a line carrying it is not reported."""
+
+
+@dataclass(frozen=True, order=True)
+class Finding:
+    """One secret found in one field of one case; carries no part of the value."""
+
+    field: str
+    line: int
+    detector: str
+    digest: str = ""
+    """sha256 of the flagged value ("" for a scrubbed value that leaked encoded)."""
+
+    def text(self) -> str:
+        where = f"{self.field}:{self.line}" if self.line > 1 else self.field
+        return f"{where}: {self.detector}"
+
+    def advice(self) -> str:
+        if not self.digest:
+            return (
+                "a [[secret]] value shows where it is not scrubbed (encoded, or in an "
+                "exception or id); make the code not emit it there"
+            )
+        return (
+            "scrub it with [[secret]] env or pattern, or if it is no secret: "
+            f'[[secret]] allow = "{self.digest}"'
+        )
+
+
+def strings(value: Any, path: str) -> Iterator[tuple[str, str]]:
+    """Every string of a JSON-like value (keys too), with where it sits: ``args[0].name``."""
+    if isinstance(value, str):
+        yield path, value
+    elif isinstance(value, bytes | bytearray):
+        yield path, bytes(value).decode("utf-8", "replace")
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            if isinstance(key, str):
+                yield f"{path}.{key}" if path else key, key
+            yield from strings(item, f"{path}.{key}" if path else str(key))
+    elif isinstance(value, list | tuple):
+        for i, item in enumerate(value):
+            yield from strings(item, f"{path}[{i}]")
+
+
+def _map_strings(value: Any, fn: Any) -> Any:
+    if isinstance(value, str):
+        return fn(value)
+    if isinstance(value, dict):
+        return {(fn(k) if isinstance(k, str) else k): _map_strings(v, fn) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_map_strings(v, fn) for v in value]
+    return value
+
+
+@dataclass(frozen=True)
+class SecretPolicy:
+    """What the project says about secrets: on or off, what to scrub, what to allow."""
+
+    enabled: bool
+    scrubber: Scrubber
+    allowed: frozenset[str]
+
+    def findings(self, fields: Mapping[str, Any]) -> list[Finding]:
+        """The secrets in a case's fields (``{"stdout": b"...", "args": [...]}``)."""
+        if not self.enabled:
+            return []
+        found: set[Finding] = set()
+        scan = detector()
+        for name, value in fields.items():
+            for where, text in strings(value, name):
+                if not scan.maybe(text):
+                    continue
+                for lineno, hit in scan.scan_text(text):
+                    if hit.secret_digest in self.allowed:
+                        continue
+                    line = text.splitlines()[lineno - 1] if text else ""
+                    if INLINE_ALLOW in line:
+                        continue
+                    found.add(Finding(where, lineno, hit.detector, hit.secret_digest))
+                for leaked in self.scrubber.leaks(text):
+                    found.add(Finding(where, 0, f"value of {leaked}"))
+        return sorted(found)
+
+    def refusal(self, case: str, fields: Mapping[str, Any]) -> str | None:
+        """The line for ``RecordReport.refused`` if the case holds a secret, else None."""
+        found = self.findings(fields)
+        if not found:
+            return None
+        shown = "; ".join(f.text() for f in found[:5])
+        more = f" (and {len(found) - 5} more)" if len(found) > 5 else ""
+        return f"{case}: secret refused, nothing of it written: {shown}{more}; {found[0].advice()}"
+
+    def scrub_value(self, value: Any) -> Any:
+        """A JSON-like value with every configured secret replaced by its placeholder."""
+        if not self.scrubber:
+            return value
+        return _map_strings(value, self.scrubber.scrub)
+
+    def reveal_value(self, value: Any) -> Any:
+        """A recorded JSON-like value with placeholders replaced by today's real values."""
+        if not self.scrubber:
+            return value
+        return _map_strings(value, self.scrubber.reveal)
+
+
+def policy_for(project: Project) -> SecretPolicy:
+    """The project's policy (values of ``env`` secrets are read from the environment now)."""
+    config = project.config
+    return SecretPolicy(
+        enabled=config.lockstep.secrets == "on",
+        scrubber=scrubber_for(project),
+        allowed=frozenset(s.allow for s in config.secret if s.allow),
+    )
+
+
+def scrubber_for(project: Project) -> Scrubber:
+    """The ``[[secret]]`` tables that scrub (env and pattern), in file order."""
+    return Scrubber(
+        tuple(
+            NamedSecret(s.name or s.env, s.env, s.pattern)
+            for s in project.config.secret
+            if not s.allow
+        )
+    )
