@@ -59,6 +59,7 @@ COMMAND_MODULES: dict[str, str] = {
     "replay": "lockstep.cli.oracle_commands",
     "diff": "lockstep.cli.oracle_commands",
     "status": "lockstep.cli.oracle_commands",
+    "scan": "lockstep.cli.oracle_commands",
     "probe": "lockstep.cli.probe_command",
     "accept": "lockstep.cli.tape_commands",
     "guard": "lockstep.cli.gate_commands",

@@ -6,7 +6,15 @@
 * :mod:`.files` -- ``lockstep scan``: existing oracle files and fixtures.
 """
 
-from lockstep.secrets.policy import Finding, SecretPolicy, policy_for, scrubber_for
+from lockstep.secrets.policy import SECRET_REFUSED, Finding, SecretPolicy, policy_for, scrubber_for
 from lockstep.secrets.scrub import Scrubber, SecretMissing
 
-__all__ = ["Finding", "Scrubber", "SecretMissing", "SecretPolicy", "policy_for", "scrubber_for"]
+__all__ = [
+    "SECRET_REFUSED",
+    "Finding",
+    "Scrubber",
+    "SecretMissing",
+    "SecretPolicy",
+    "policy_for",
+    "scrubber_for",
+]

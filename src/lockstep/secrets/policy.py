@@ -18,6 +18,8 @@ from lockstep.config import Project
 from lockstep.secrets.detect import detector
 from lockstep.secrets.scrub import NamedSecret, Scrubber
 
+SECRET_REFUSED: Final = ": secret refused, "
+"""What every refusal line for a secret holds (so a summary can count them apart)."""
 INLINE_ALLOW: Final = "pragma: allowlist secret"
 """detect-secrets' own inline marker: a line carrying it is not reported."""
 
@@ -110,7 +112,7 @@ class SecretPolicy:
             return None
         shown = "; ".join(f.text() for f in found[:5])
         more = f" (and {len(found) - 5} more)" if len(found) > 5 else ""
-        return f"{case}: secret refused, nothing of it written: {shown}{more}; {found[0].advice()}"
+        return f"{case}{SECRET_REFUSED}nothing of it written: {shown}{more}; {found[0].advice()}"
 
     def scrub_value(self, value: Any) -> Any:
         """A JSON-like value with every configured secret replaced by its placeholder."""
