@@ -83,7 +83,8 @@ def record(
     if secrets:
         out.print(
             f"{secrets} case(s) refused because they hold a secret (see above): nothing of "
-            "them was written; scrub the value with [[secret]], or allow a false positive"
+            "them was written; scrub the value with [[secret]], or allow a false positive",
+            markup=False,
         )
     if refused > secrets:
         out.print(

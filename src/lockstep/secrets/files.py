@@ -19,7 +19,7 @@ from wcmatch import glob
 
 from lockstep.config import Project
 from lockstep.secrets.detect import detector
-from lockstep.secrets.policy import INLINE_ALLOW, SecretPolicy, strings
+from lockstep.secrets.policy import INLINE_ALLOW, SecretPolicy
 
 MAX_FILE: Final = 64 * 1024 * 1024
 """Bigger files are read only up to here (an oracle file of more is itself a finding)."""
@@ -57,19 +57,14 @@ def _files(paths: Iterable[Path]) -> Iterator[Path]:
             yield path
 
 
-def _field_of(line: str, hit_digests: set[str], policy: SecretPolicy) -> list[tuple[str, str]]:
-    """Which field of a JSON line each finding sits in (``[]`` when the line is not JSON)."""
+def _json_line(line: str) -> Any:
+    """A line that is a JSON object or array (a JSONL oracle file's row), else None."""
+    if not line.lstrip().startswith(("{", "[")):
+        return None
     try:
-        value: Any = json.loads(line)
+        return json.loads(line)
     except ValueError:
-        return []
-    scan = detector()
-    found: list[tuple[str, str]] = []
-    for where, text in strings(value, ""):
-        for _, hit in scan.scan_text(text):
-            if hit.secret_digest not in policy.allowed:
-                found.append((where or "value", hit.detector))
-    return found
+        return None
 
 
 def _key_of(line: str) -> str:
@@ -92,16 +87,19 @@ def scan_file(path: Path, shown: str, policy: SecretPolicy) -> list[FileFinding]
     for lineno, line in enumerate(text.splitlines(), start=1):
         if INLINE_ALLOW in line or not scan.maybe(line):
             continue
-        hits = [h for h in scan.scan_line(line) if h.secret_digest not in policy.allowed]
-        leaks = policy.scrubber.leaks(line)
-        if not hits and not leaks:
+        value = _json_line(line)
+        if value is not None:  # a JSON line: scan its strings, and name the field
+            findings.update(
+                FileFinding(shown, lineno, f.field or "value", f.detector)
+                for f in policy.findings({"": value})
+            )
             continue
-        fields = _field_of(line, {h.secret_digest for h in hits}, policy) if hits else []
-        if fields:
-            findings.update(FileFinding(shown, lineno, f, d) for f, d in fields)
-        else:
-            findings.update(FileFinding(shown, lineno, _key_of(line), h.detector) for h in hits)
-        findings.update(FileFinding(shown, lineno, _key_of(line), f"value of {p}") for p in leaks)
+        hits = [h for h in scan.scan_line(line) if h.secret_digest not in policy.allowed]
+        leaks = [f"value of {p}" for p in policy.scrubber.leaks(line)]
+        key = _key_of(line)
+        findings.update(
+            FileFinding(shown, lineno, key, d) for d in [h.detector for h in hits] + leaks
+        )
     return sorted(findings)
 
 

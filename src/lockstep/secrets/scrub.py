@@ -138,7 +138,7 @@ class Scrubber:
         for placeholder, secret in self._by_placeholder.items():
             if placeholder in text:
                 value = self.environ.get(secret.env)
-                if value is None:
+                if not value:  # empty is not set: "" cannot be what was scrubbed
                     raise SecretMissing(secret.name, secret.env)
                 text = text.replace(placeholder, value)
         return text

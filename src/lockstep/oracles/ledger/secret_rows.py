@@ -1,7 +1,8 @@
 """Ledger rows without secrets: scrubbed and scanned before writing, revealed at replay.
 
 Recording replaces each ``[[secret]] env`` value in a row's arguments, result, mutations
-and exception stem by its ``<NAME>`` placeholder, then refuses a row in which
+and exception stem by its ``<NAME>`` placeholder (the row's id, a digest of its input,
+is then the digest of the scrubbed input, so no digest of a secret is kept), then refuses a row in which
 detect-secrets still finds something.  Replay puts today's value back in the whole row
 (:func:`revealed`) before calling the target and comparing, so the function is handed
 exactly what it was handed at record, and compares against what it returned then; a
@@ -16,7 +17,7 @@ from typing import Any
 import msgspec
 
 from lockstep.model import Drift, Outcome, RecordReport
-from lockstep.oracles.ledger.format import LedgerRow
+from lockstep.oracles.ledger.format import LedgerRow, input_key, row_id
 from lockstep.secrets import Scrubber, SecretPolicy
 
 _FIELDS = ("args", "kwargs", "result", "mutated", "exc_stem")
@@ -40,14 +41,19 @@ def without_secrets(
     kept: dict[str, LedgerRow] = {}
     for rid, row in rows.items():
         if policy.scrubber:
-            row = _map_row(row, policy.scrub_value)
+            scrubbed = _map_row(row, policy.scrub_value)
+            if (scrubbed.args, scrubbed.kwargs) != (row.args, row.kwargs):
+                # The id is a digest of the input as written: the scrubbed one.
+                new_id = row_id(input_key(scrubbed.args, scrubbed.kwargs))
+                scrubbed = msgspec.structs.replace(scrubbed, id=new_id)
+            row = scrubbed
         fields = {"id": row.id, **{n: getattr(row, n) for n in _FIELDS}, "exc_type": row.exc_type}
         refusal = policy.refusal(
             f"{row.fn} [{rid}]",
             {k: v for k, v in fields.items() if v is not msgspec.UNSET},
         )
         if refusal is None:
-            kept[rid] = row
+            kept[row.id] = row
         else:
             report.refused.append(refusal)
     return kept
