@@ -396,3 +396,27 @@ def test_suggestion_never_files_a_secret_as_volatile() -> None:
     assert all(one not in s.example and two not in s.pattern for s in found)
     plain = suggest([run("batch 17\n"), run("batch 18\n")])
     assert plain and not plain[0].secret
+
+
+def test_record_io_leaves_out_a_row_with_a_secret_and_warns(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    line = json.dumps(VECTORS["openai"][1])
+    write_files(
+        tmp_path,
+        {
+            "app.py": "from lockstep import record_io\n\n"
+            "@record_io(ledger='echo.ledger.jsonl')\ndef echo(value):\n    return value\n\n"
+            f"echo('plain')\necho({line})\n",
+        },
+    )
+    proc = subprocess.run(
+        [sys.executable, "app.py"], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "secret refused" in proc.stderr and "OpenAI Token" in proc.stderr
+    assert_not_printed(proc.stderr)
+    rows = (tmp_path / "echo.ledger.jsonl").read_text().splitlines()[1:]
+    assert len(rows) == 1 and '"plain"' in rows[0]
+    assert VECTORS["openai"][0] not in (tmp_path / "echo.ledger.jsonl").read_text()

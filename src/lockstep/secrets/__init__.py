@@ -6,7 +6,14 @@
 * :mod:`.files` -- ``lockstep scan``: existing oracle files and fixtures.
 """
 
-from lockstep.secrets.policy import SECRET_REFUSED, Finding, SecretPolicy, policy_for, scrubber_for
+from lockstep.secrets.policy import (
+    SECRET_REFUSED,
+    Finding,
+    SecretPolicy,
+    policy_for,
+    policy_near,
+    scrubber_for,
+)
 from lockstep.secrets.scrub import Scrubber, SecretMissing
 
 __all__ = [
@@ -16,5 +23,6 @@ __all__ = [
     "SecretMissing",
     "SecretPolicy",
     "policy_for",
+    "policy_near",
     "scrubber_for",
 ]

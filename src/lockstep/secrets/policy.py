@@ -12,9 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Final
 
-from lockstep.config import Project
+from lockstep.config import Project, load_project
+from lockstep.errors import LockstepError
 from lockstep.secrets.detect import detector
 from lockstep.secrets.scrub import NamedSecret, Scrubber
 
@@ -146,3 +148,13 @@ def scrubber_for(project: Project) -> Scrubber:
             if not s.allow
         )
     )
+
+
+def policy_near(path: Path) -> SecretPolicy:
+    """The policy of the project ``path`` is in, for a writer without a project in hand
+    (``@record_io`` inside the user's program); without one: scan on, nothing scrubbed."""
+    try:
+        project = load_project(path.parent)
+    except LockstepError:
+        return SecretPolicy(enabled=True, scrubber=Scrubber(), allowed=frozenset())
+    return policy_for(project)
