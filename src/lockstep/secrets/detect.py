@@ -15,11 +15,13 @@ high-entropy), then the heuristic filters.  Two choices differ from its defaults
 * ``Hex High Entropy String`` is left out and ``Public IP`` too: recorded behaviour is
   full of digests, ids and addresses that are not secrets (a hex key is still found by
   the keyword plugin when it is named as one, and by the service-token plugins).
-* Each plugin runs behind a cheap *gate*, a condition every one of its findings meets:
-  the keyword plugin needs one of its own keywords, the private-key plugin ``BEGIN``,
-  basic auth a ``user:password@`` URL, the token plugins a run of at least 10 token
-  characters (the shortest token they match).  A line no gate opens for (numbers,
-  prose, short words: most recorded lines) skips detect-secrets entirely.
+* Each plugin runs behind a *gate*, a condition every one of its findings meets:
+  the keyword plugin needs one of its keywords, the private-key plugin ``BEGIN``, basic
+  auth a ``://...@`` URL, the entropy plugin a quoted base64-like string long enough to
+  reach its limit, a token plugin a run of at least 11 token characters (the shortest
+  real token they match) and then a search hit of one of its own patterns (much
+  cheaper than its full analysis).  A line no gate opens for (numbers, prose, short
+  words: most recorded lines) skips detect-secrets entirely.
 
 Results are cached per line, so a value recorded again (``--force``, a ledger's 100,000th
 call with the same argument) is not scanned again.
@@ -27,17 +29,53 @@ call with the same argument) is not scanned again.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
+import itertools
 import re
 import threading
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Final
 
 _CACHE_SIZE: Final = 1 << 16
+KEYWORD_PARTS: Final = ("key", "pass", "pwd", "secret", "contras")
+"""Every keyword of detect-secrets' keyword plugin (its ``DENYLIST``) contains one of these
+(a test checks it against the installed version)."""
+_QUOTED_LONG: Final = re.compile(r"""(['"])[A-Za-z0-9+/=]{23,}\1""")
+"""The base64 entropy plugin's quoted strings that can pass its limit: a string of n
+characters has at most log2(n) bits of entropy per character, and 4.5 needs n >= 23."""
+_RUN: Final = re.compile(r"[A-Za-z0-9+/=_\-.~]{11,}")
+"""A run of token characters as long as the shortest real token a token plugin matches
+(Artifactory's ``AP`` keys: 11; AWS: 20; GitHub: 40...)."""
+_GATE_OF: Final = {
+    "KeywordDetector": "keyword",
+    "PrivateKeyDetector": "begin",
+    "BasicAuthDetector": "basic",
+    "Base64HighEntropyString": "quoted",
+}
+"""The gate of each plugin that is not a token plugin (those have ``run``)."""
 _LEFT_OUT: Final = frozenset({"HexHighEntropyString", "IPPublicDetector"})
 _BASE64_LIMIT: Final = 4.5
 """detect-secrets' own default entropy limit for base64-like quoted strings."""
+
+
+def _open_gates(text: str) -> set[str]:
+    """Which plugin gates open for ``text`` (see :data:`_GATE_OF`); empty for most lines."""
+    gates: set[str] = set()
+    lowered = text.lower()
+    if any(part in lowered for part in KEYWORD_PARTS):
+        gates.add("keyword")
+    if "BEGIN" in text:
+        gates.add("begin")
+    if "://" in text and "@" in text:
+        gates.add("basic")
+    if _RUN.search(text):
+        gates.add("run")
+        if ('"' in text or "'" in text) and _QUOTED_LONG.search(text):
+            gates.add("quoted")
+    return gates
 
 
 @dataclass(frozen=True, order=True)
@@ -57,44 +95,33 @@ class Detector:
         from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
         from detect_secrets.filters import heuristic
         from detect_secrets.plugins.high_entropy_strings import Base64HighEntropyString
-        from detect_secrets.plugins.keyword import DENYLIST
 
-        keywords = re.compile("|".join(DENYLIST), re.IGNORECASE)
-        long_run = re.compile(r"[A-Za-z0-9+/=_\-.~]{10,}")
-        longer_run = re.compile(r"[A-Za-z0-9+/=_\-.~]{20,}")
-        gates: dict[str, re.Pattern[str]] = {
-            "KeywordDetector": keywords,
-            "PrivateKeyDetector": re.compile("BEGIN"),
-            "BasicAuthDetector": re.compile(r"://[^\s@]*:[^\s@]*@"),
-            "CloudantDetector": longer_run,
-            "SendGridDetector": longer_run,
-        }
-        self._plugins: list[tuple[re.Pattern[str], Any]] = []
+        self._plugins: list[tuple[str, Any]] = []
         classes: list[Any] = list(get_mapping_from_secret_type_to_class().values())
         for cls in sorted(classes, key=lambda c: str(c.__name__)):
             if cls.__name__ in _LEFT_OUT:
                 continue
             plugin = cls(limit=_BASE64_LIMIT) if cls is Base64HighEntropyString else cls()
-            self._plugins.append((gates.get(cls.__name__, long_run), plugin))
+            self._plugins.append((_GATE_OF.get(cls.__name__, "run"), plugin))
         self._heuristic = heuristic
-        self._prefilter = re.compile(
-            "|".join(f"(?:{g.pattern})" for g in (long_run, *gates.values())), re.IGNORECASE
-        )
         self._lock = threading.Lock()
         self.scan_line = lru_cache(maxsize=_CACHE_SIZE)(self._scan_line)
 
     def maybe(self, text: str) -> bool:
         """Whether ``text`` could hold a finding at all (the cheap necessary condition)."""
-        return self._prefilter.search(text) is not None
+        return bool(_candidate_lines(text, text.split("\n")))
 
     def _scan_line(self, line: str) -> tuple[Hit, ...]:
-        if self._prefilter.search(line) is None:
+        gates = _open_gates(line)
+        if not gates:
             return ()
         hits: set[Hit] = set()
         with self._lock:
             for gate, plugin in self._plugins:
-                if gate.search(line) is None:
+                if gate not in gates:
                     continue
+                if gate == "run" and not any(p.search(line) for p in plugin.denylist):
+                    continue  # a token plugin finds only where one of its patterns matches
                 for found in plugin.analyze_line(filename="lockstep", line=line):
                     value = found.secret_value or ""
                     if self._filtered(value, line, plugin):
@@ -116,13 +143,42 @@ class Detector:
         )
 
     def scan_text(self, text: str) -> list[tuple[int, Hit]]:
-        """Every finding of a multi-line text, with its 1-based line number."""
-        if not self.maybe(text):
-            return []
+        """Every finding of a multi-line text, with its 1-based line number (lines split
+        at ``\\n``).  Only lines where some gate may open are scanned; they are found by
+        a few searches over the whole text, not one per line."""
+        lines = text.split("\n")
         found: list[tuple[int, Hit]] = []
-        for lineno, line in enumerate(text.splitlines() or [""], start=1):
-            found.extend((lineno, hit) for hit in self.scan_line(line))
+        for index in _candidate_lines(text, lines):
+            found.extend((index + 1, hit) for hit in self.scan_line(lines[index].rstrip("\r")))
         return found
+
+
+def _positions(haystack: str, needle: str) -> Iterator[int]:
+    at = haystack.find(needle)
+    while at >= 0:
+        yield at
+        at = haystack.find(needle, at + 1)
+
+
+def _line_indexes(text: str, lines: list[str], starts: Iterable[int]) -> set[int]:
+    """The indexes in ``lines`` (``text.split("\\n")``) of the characters at ``starts``."""
+    if len(lines) == 1:
+        return {0} if any(True for _ in starts) else set()
+    ends = list(itertools.accumulate(len(line) + 1 for line in lines))
+    return {bisect.bisect_right(ends, start) for start in starts}
+
+
+def _candidate_lines(text: str, lines: list[str]) -> list[int]:
+    """The lines of ``text`` in which some gate of :func:`_open_gates` may open."""
+    starts = [m.start() for m in _RUN.finditer(text)]
+    for needle in ("BEGIN", "://"):
+        starts.extend(_positions(text, needle))
+    found = _line_indexes(text, lines, starts)
+    lowered = text.lower()
+    keyword_starts = [at for part in KEYWORD_PARTS for at in _positions(lowered, part)]
+    if keyword_starts:  # lowering may change lengths: map through the lowered lines
+        found |= _line_indexes(lowered, lowered.split("\n"), keyword_starts)
+    return sorted(found)
 
 
 _DETECTOR: Detector | None = None

@@ -47,7 +47,7 @@ def without_secrets(
                 new_id = row_id(input_key(scrubbed.args, scrubbed.kwargs))
                 scrubbed = msgspec.structs.replace(scrubbed, id=new_id)
             row = scrubbed
-        fields = {"id": row.id, **{n: getattr(row, n) for n in _FIELDS}, "exc_type": row.exc_type}
+        fields = {**{n: getattr(row, n) for n in _FIELDS}, "exc_type": row.exc_type}
         refusal = policy.refusal(
             f"{row.fn} [{rid}]",
             {k: v for k, v in fields.items() if v is not msgspec.UNSET},
