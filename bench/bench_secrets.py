@@ -25,8 +25,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_corpus import HARNESS, SEED, fixture_doc  # noqa: E402
-from results_file import write_section  # noqa: E402
+from bench_corpus import HARNESS, SEED, fixture_doc
+from results_file import write_section
 
 LEDGER_TARGET = """\
 def label(n, name):
@@ -77,7 +77,9 @@ def record_once(root: Path, secrets: str) -> float:
     )
     seconds = time.perf_counter() - start
     if proc.returncode != 0:
-        raise SystemExit(f"record failed ({secrets}):\n{proc.stdout.decode()}{proc.stderr.decode()}")
+        raise SystemExit(
+            f"record failed ({secrets}):\n{proc.stdout.decode()}{proc.stderr.decode()}"
+        )
     return seconds
 
 
@@ -109,7 +111,9 @@ def main() -> None:
         corpus_project(corpus, args.cases)
         off, on = compare(corpus, args.repeat)
         rows.append((f"corpus, {args.cases:,} fixtures", off, on))
-        print(f"corpus {args.cases:,}: off {off:.2f} s, on {on:.2f} s = {on / off:.2f}x", flush=True)
+        print(
+            f"corpus {args.cases:,}: off {off:.2f} s, on {on:.2f} s = {on / off:.2f}x", flush=True
+        )
         ledger = Path(tmp) / "ledger"
         ledger_project(ledger, args.rows)
         off, on = compare(ledger, args.repeat)
@@ -121,7 +125,7 @@ def main() -> None:
         f"`python bench/bench_secrets.py --repeat {args.repeat}` (load average "
         f"{load_average()}, {os.cpu_count()} cores). Whole `lockstep record` runs from scratch "
         '(verification included), best of each, alternating `[lockstep] secrets = "off"` and '
-        "the default `\"on\"`.",
+        'the default `"on"`.',
         "",
         "| recording | scan off | scan on | on / off | goal |",
         "|---|---:|---:|---:|---|",

@@ -10,6 +10,7 @@ which is what an allow entry takes -- detect-secrets' own baselines keep a hash 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,6 +69,38 @@ def strings(value: Any, path: str) -> Iterator[tuple[str, str]]:
             yield from strings(item, f"{path}[{i}]")
 
 
+def _json_document(text: str) -> Any:
+    """``text`` parsed, when it is a JSON object or array; else None."""
+    if not text.lstrip().startswith(("{", "[")):
+        return None
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+
+
+def _leaves(value: Any, path: str) -> Iterator[tuple[str, str]]:
+    """Each string of a parsed JSON document (keys too) as a line ``"key": "value"``, with
+    its path; numbers and literals hold no secret and are left out."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            here = f"{path}.{key}"
+            if isinstance(item, str):
+                yield here, f'"{key}": "{item}"'
+            else:
+                yield here, f'"{key}"'
+                if isinstance(item, dict | list):
+                    yield from _leaves(item, here)
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            if isinstance(item, str):
+                yield f"{path}[{i}]", f'"{item}"'
+            elif isinstance(item, dict | list):
+                yield from _leaves(item, f"{path}[{i}]")
+    elif isinstance(value, str):
+        yield path, f'"{value}"'
+
+
 def _map_strings(value: Any, fn: Any) -> Any:
     if isinstance(value, str):
         return fn(value)
@@ -91,21 +124,44 @@ class SecretPolicy:
         if not self.enabled:
             return []
         found: set[Finding] = set()
-        scan = detector()
         for name, value in fields.items():
             for where, text in strings(value, name):
-                if not scan.maybe(text):
-                    continue
-                for lineno, hit in scan.scan_text(text):
-                    if hit.secret_digest in self.allowed:
-                        continue
-                    line = text.splitlines()[lineno - 1] if text else ""
-                    if INLINE_ALLOW in line:
-                        continue
-                    found.add(Finding(where, lineno, hit.detector, hit.secret_digest))
-                for leaked in self.scrubber.leaks(text):
-                    found.add(Finding(where, 0, f"value of {leaked}"))
+                found.update(self._text_findings(where, text))
+                found.update(
+                    Finding(where, 0, f"value of {leaked}") for leaked in self.scrubber.leaks(text)
+                )
         return sorted(found)
+
+    def _text_findings(self, where: str, text: str) -> Iterator[Finding]:
+        """What the detector finds in one string; a JSON document is read as its leaves.
+
+        A rendered document is often JSON on one line: scanned as a line, every gate
+        would open on it.  Its leaves, one ``"key": "value"`` line each (the context the
+        keyword plugin reads), are short lines that mostly repeat from case to case.
+        """
+        scan = detector()
+        if not scan.maybe(text):
+            return
+        doc = _json_document(text)
+        if doc is not None:
+            try:
+                leaves = list(_leaves(doc, where))
+            except RecursionError:
+                doc = None
+        if doc is None:
+            paths, lines = [where], text.split("\n")
+            body = text
+        else:
+            paths = [path for path, _ in leaves]
+            lines = [line for _, line in leaves]
+            body = "\n".join(lines)
+        for lineno, hit in scan.scan_text(body):
+            if hit.secret_digest in self.allowed or INLINE_ALLOW in lines[lineno - 1]:
+                continue
+            if doc is None:
+                yield Finding(where, lineno, hit.detector, hit.secret_digest)
+            else:
+                yield Finding(paths[lineno - 1], 1, hit.detector, hit.secret_digest)
 
     def refusal(self, case: str, fields: Mapping[str, Any]) -> str | None:
         """The line for ``RecordReport.refused`` if the case holds a secret, else None."""
