@@ -420,3 +420,28 @@ def test_record_io_leaves_out_a_row_with_a_secret_and_warns(tmp_path: Path) -> N
     rows = (tmp_path / "echo.ledger.jsonl").read_text().splitlines()[1:]
     assert len(rows) == 1 and '"plain"' in rows[0]
     assert VECTORS["openai"][0] not in (tmp_path / "echo.ledger.jsonl").read_text()
+
+
+def test_a_pattern_secret_is_scrubbed_from_output_and_refused_in_a_ledger_row(
+    tmp_path: Path,
+) -> None:
+    session = "sess-" + "0123456789abcdef" * 2
+    write_files(
+        tmp_path,
+        {
+            "lockstep.toml": '[[secret]]\nname = "SESSION"\npattern = "sess-[0-9a-f]{32}"\n\n'
+            '[[corpus]]\nname = "page"\nfixtures = "fx/*.txt"\nrender = "harness:render"\n\n'
+            '[[ledger]]\nname = "echo"\ntarget = "harness:echo"\ndriver = "drive.py"\n',
+            "harness.py": f"def render(path):\n    return 'cookie: {session}\\n'\n\n"
+            "def echo(value):\n    return value\n",
+            "fx/a.txt": "a",
+            "drive.py": f"from harness import echo\necho('plain')\necho('{session}')\n",
+        },
+    )
+    result = invoke_cli("record", cwd=tmp_path)
+    assert result.code == 1, result.output
+    assert "args[0]: value of <SESSION>" in result.output
+    blobs = [p.read_text() for p in (tmp_path / "lockstep/blobs").rglob("*") if p.is_file()]
+    assert blobs == ["cookie: <SESSION>\n"]
+    assert session not in (tmp_path / "lockstep/echo.ledger.jsonl").read_text()
+    assert invoke_cli("replay", cwd=tmp_path).code == 0

@@ -172,11 +172,13 @@ class SecretPolicy:
         more = f" (and {len(found) - 5} more)" if len(found) > 5 else ""
         return f"{case}{SECRET_REFUSED}nothing of it written: {shown}{more}; {found[0].advice()}"
 
-    def scrub_value(self, value: Any) -> Any:
-        """A JSON-like value with every configured secret replaced by its placeholder."""
+    def scrub_value(self, value: Any, *, patterns: bool = True) -> Any:
+        """A JSON-like value with every configured secret replaced by its placeholder
+        (``patterns=False``: only the ``env`` values, which a replay can put back)."""
         if not self.scrubber:
             return value
-        return _map_strings(value, self.scrubber.scrub)
+        scrub = self.scrubber.scrub if patterns else self.scrubber.scrub_values
+        return _map_strings(value, scrub)
 
     def reveal_value(self, value: Any) -> Any:
         """A recorded JSON-like value with placeholders replaced by today's real values."""

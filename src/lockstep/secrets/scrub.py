@@ -100,6 +100,7 @@ class Scrubber:
             for form in (value, *sorted(encoded_forms(value)))
         ]
         self._by_placeholder = {s.placeholder: s for s in self.secrets if s.env}
+        self._placeholders = [s.placeholder for s in self.secrets]
 
     def __bool__(self) -> bool:
         return bool(self.secrets)
@@ -125,10 +126,22 @@ class Scrubber:
             count += n
         return text, count
 
+    def scrub_values(self, text: str) -> str:
+        """:meth:`scrub` of the ``env`` secrets only: what :meth:`reveal` can put back."""
+        for value, placeholder in self._values:
+            if value in text:
+                text = text.replace(value, placeholder)
+        return text
+
     def leaks(self, text: str) -> list[str]:
-        """The placeholders of secrets whose value still shows in ``text``, as itself (where
-        nothing scrubbed it) or in another spelling."""
-        return sorted({ph for form, ph in self._forms if form in text})
+        """The placeholders of secrets that still show in ``text``: an ``env`` value as
+        itself (where nothing scrubbed it) or in another spelling, a pattern's match."""
+        found = {ph for form, ph in self._forms if form in text}
+        if self._patterns:
+            for placeholder in self._placeholders:
+                text = text.replace(placeholder, "")
+            found.update(ph for pattern, ph in self._patterns if pattern.search(text))
+        return sorted(found)
 
     def reveal(self, text: str) -> str:
         """``text`` with each env secret's placeholder replaced by its value from the

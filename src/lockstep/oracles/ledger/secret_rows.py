@@ -1,9 +1,11 @@
 """Ledger rows without secrets: scrubbed and scanned before writing, revealed at replay.
 
-Recording replaces each ``[[secret]] env`` value in a row's arguments, result, mutations
-and exception stem by its ``<NAME>`` placeholder (the row's id, a digest of its input,
-is then the digest of the scrubbed input, so no digest of a secret is kept), then refuses a row in which
-detect-secrets still finds something.  Replay puts today's value back in the whole row
+Recording replaces each ``[[secret]] env`` value in a row's arguments, result,
+mutations and exception stem by its ``<NAME>`` placeholder (the row's id, a digest of
+its input, is then the digest of the scrubbed input: no digest of a secret is kept),
+then refuses a row in which detect-secrets still finds something, or a ``[[secret]]
+pattern`` matches (a matched value cannot be handed back to the function at replay, so
+it is not scrubbed here).  Replay puts today's value back in the whole row
 (:func:`revealed`) before calling the target and comparing, so the function is handed
 exactly what it was handed at record, and compares against what it returned then; a
 drift is shown scrubbed again (:func:`scrubbed_outcome`).
@@ -41,7 +43,7 @@ def without_secrets(
     kept: dict[str, LedgerRow] = {}
     for rid, row in rows.items():
         if policy.scrubber:
-            scrubbed = _map_row(row, policy.scrub_value)
+            scrubbed = _map_row(row, lambda v: policy.scrub_value(v, patterns=False))
             if (scrubbed.args, scrubbed.kwargs) != (row.args, row.kwargs):
                 # The id is a digest of the input as written: the scrubbed one.
                 new_id = row_id(input_key(scrubbed.args, scrubbed.kwargs))
