@@ -107,10 +107,6 @@ class Detector:
         self._lock = threading.Lock()
         self.scan_line = lru_cache(maxsize=_CACHE_SIZE)(self._scan_line)
 
-    def maybe(self, text: str) -> bool:
-        """Whether ``text`` could hold a finding at all (the cheap necessary condition)."""
-        return bool(_candidate_lines(text, text.split("\n")))
-
     def _scan_line(self, line: str) -> tuple[Hit, ...]:
         gates = _open_gates(line)
         if not gates:
@@ -143,14 +139,8 @@ class Detector:
         )
 
     def scan_text(self, text: str) -> list[tuple[int, Hit]]:
-        """Every finding of a multi-line text, with its 1-based line number (lines split
-        at ``\\n``).  Only lines where some gate may open are scanned; they are found by
-        a few searches over the whole text, not one per line."""
-        lines = text.split("\n")
-        found: list[tuple[int, Hit]] = []
-        for index in _candidate_lines(text, lines):
-            found.extend((index + 1, hit) for hit in self.scan_line(lines[index].rstrip("\r")))
-        return found
+        """:func:`scan_text` (kept on the detector for callers that hold one)."""
+        return scan_text(text)
 
 
 def _positions(haystack: str, needle: str) -> Iterator[int]:
@@ -179,6 +169,28 @@ def _candidate_lines(text: str, lines: list[str]) -> list[int]:
     if keyword_starts:  # lowering may change lengths: map through the lowered lines
         found |= _line_indexes(lowered, lowered.split("\n"), keyword_starts)
     return sorted(found)
+
+
+def scan_text(text: str) -> list[tuple[int, Hit]]:
+    """Every finding of a multi-line text, with its 1-based line number (lines split at
+    ``\\n``).  Only lines where some gate may open are scanned; they are found by a few
+    searches over the whole text, not one per line, and detect-secrets is imported only
+    when there is one."""
+    lines = text.split("\n")
+    indexes = _candidate_lines(text, lines)
+    if not indexes:
+        return []
+    scan_line = detector().scan_line
+    found: list[tuple[int, Hit]] = []
+    for index in indexes:
+        found.extend((index + 1, hit) for hit in scan_line(lines[index].rstrip("\r")))
+    return found
+
+
+def may_hold_secret(text: str) -> bool:
+    """Whether ``text`` could hold a finding at all: the gates, checked without importing
+    detect-secrets (so a recording with nothing suspicious never pays for its import)."""
+    return bool(_candidate_lines(text, text.split("\n")))
 
 
 _DETECTOR: Detector | None = None

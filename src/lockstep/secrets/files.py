@@ -18,7 +18,7 @@ from typing import Any, Final
 from wcmatch import glob
 
 from lockstep.config import Project
-from lockstep.secrets.detect import detector
+from lockstep.secrets.detect import detector, may_hold_secret
 from lockstep.secrets.policy import INLINE_ALLOW, SecretPolicy
 
 MAX_FILE: Final = 64 * 1024 * 1024
@@ -82,10 +82,9 @@ def scan_file(path: Path, shown: str, policy: SecretPolicy) -> list[FileFinding]
     with path.open("rb") as fh:
         data = fh.read(MAX_FILE)
     text = data.decode("utf-8", "replace")
-    scan = detector()
     findings: set[FileFinding] = set()
     for lineno, line in enumerate(text.splitlines(), start=1):
-        if INLINE_ALLOW in line or not scan.maybe(line):
+        if INLINE_ALLOW in line or not may_hold_secret(line):
             continue
         value = _json_line(line)
         if value is not None:  # a JSON line: scan its strings, and name the field
@@ -94,7 +93,7 @@ def scan_file(path: Path, shown: str, policy: SecretPolicy) -> list[FileFinding]
                 for f in policy.findings({"": value})
             )
             continue
-        hits = [h for h in scan.scan_line(line) if h.secret_digest not in policy.allowed]
+        hits = [h for h in detector().scan_line(line) if h.secret_digest not in policy.allowed]
         leaks = [f"value of {p}" for p in policy.scrubber.leaks(line)]
         key = _key_of(line)
         findings.update(

@@ -18,7 +18,7 @@ from typing import Any, Final
 
 from lockstep.config import Project, load_project
 from lockstep.errors import LockstepError
-from lockstep.secrets.detect import detector
+from lockstep.secrets.detect import may_hold_secret, scan_text
 from lockstep.secrets.scrub import NamedSecret, Scrubber
 
 SECRET_REFUSED: Final = ": secret refused, "
@@ -139,10 +139,11 @@ class SecretPolicy:
         would open on it.  Its leaves, one ``"key": "value"`` line each (the context the
         keyword plugin reads), are short lines that mostly repeat from case to case.
         """
-        scan = detector()
-        if not scan.maybe(text):
-            return
-        doc = _json_document(text)
+        doc = None
+        if text.lstrip()[:1] in ("{", "["):  # (a plain text is gated once, in scan_text)
+            if not may_hold_secret(text):
+                return
+            doc = _json_document(text)
         if doc is not None:
             try:
                 leaves = list(_leaves(doc, where))
@@ -155,7 +156,7 @@ class SecretPolicy:
             paths = [path for path, _ in leaves]
             lines = [line for _, line in leaves]
             body = "\n".join(lines)
-        for lineno, hit in scan.scan_text(body):
+        for lineno, hit in scan_text(body):
             if hit.secret_digest in self.allowed or INLINE_ALLOW in lines[lineno - 1]:
                 continue
             if doc is None:
