@@ -43,9 +43,9 @@ _CACHE_SIZE: Final = 1 << 16
 KEYWORD_PARTS: Final = ("key", "pass", "pwd", "secret", "contras")
 """Every keyword of detect-secrets' keyword plugin (its ``DENYLIST``) contains one of these
 (a test checks it against the installed version)."""
-_QUOTED_LONG: Final = re.compile(r"""(['"])[A-Za-z0-9+/=]{23,}\1""")
-"""The base64 entropy plugin's quoted strings that can pass its limit: a string of n
-characters has at most log2(n) bits of entropy per character, and 4.5 needs n >= 23."""
+_QUOTED_LONG: Final = re.compile(r"""(['"])[A-Za-z0-9+/=_\-]{23,}\1""")
+"""The base64 entropy plugin's quoted strings (its charset) that can pass its limit: n
+characters have at most log2(n) bits of entropy per character, and 4.5 needs n >= 23."""
 _RUN: Final = re.compile(r"[A-Za-z0-9+/=_\-.~]{11,}")
 """A run of token characters as long as the shortest real token a token plugin matches
 (Artifactory's ``AP`` keys: 11; AWS: 20; GitHub: 40...)."""

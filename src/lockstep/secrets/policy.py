@@ -124,12 +124,14 @@ class SecretPolicy:
         if not self.enabled:
             return []
         found: set[Finding] = set()
-        for name, value in fields.items():
-            for where, text in strings(value, name):
-                found.update(self._text_findings(where, text))
-                found.update(
-                    Finding(where, 0, f"value of {leaked}") for leaked in self.scrubber.leaks(text)
-                )
+        items = [item for name, value in fields.items() for item in strings(value, name)]
+        if not self.scrubber and not may_hold_secret("\n".join(t for _, t in items)):
+            return []  # the usual case, decided in one pass over all the case's strings
+        for where, text in items:
+            found.update(self._text_findings(where, text))
+            found.update(
+                Finding(where, 0, f"value of {leaked}") for leaked in self.scrubber.leaks(text)
+            )
         return sorted(found)
 
     def _text_findings(self, where: str, text: str) -> Iterator[Finding]:
