@@ -445,3 +445,14 @@ def test_a_pattern_secret_is_scrubbed_from_output_and_refused_in_a_ledger_row(
     assert blobs == ["cookie: <SESSION>\n"]
     assert session not in (tmp_path / "lockstep/echo.ledger.jsonl").read_text()
     assert invoke_cli("replay", cwd=tmp_path).code == 0
+
+
+@pytest.mark.parametrize("layout", [{"separators": (",", ":")}, {"indent": 1}])
+def test_every_vector_is_found_inside_a_json_document(layout: dict[str, object]) -> None:
+    from lockstep.secrets.policy import SecretPolicy
+    from lockstep.secrets.scrub import Scrubber
+
+    policy = SecretPolicy(enabled=True, scrubber=Scrubber(), allowed=frozenset())
+    for kind, (_, line) in VECTORS.items():
+        doc = json.dumps({"n": 1, "message": line, "tags": [line]}, **layout)  # type: ignore[arg-type]
+        assert policy.findings({"output": doc.encode()}), kind

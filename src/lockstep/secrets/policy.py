@@ -10,7 +10,7 @@ which is what an allow entry takes -- detect-secrets' own baselines keep a hash 
 
 from __future__ import annotations
 
-import json
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +23,8 @@ from lockstep.secrets.scrub import NamedSecret, Scrubber
 
 SECRET_REFUSED: Final = ": secret refused, "
 """What every refusal line for a secret holds (so a summary can count them apart)."""
+_MEMBER_START: Final = re.compile(r'(?<=[,{\[])(?=")')
+"""Where a member of a one-line JSON document starts."""
 INLINE_ALLOW: Final = "pragma: allowlist secret"
 """detect-secrets' own inline marker: a line carrying it is not reported."""
 
@@ -69,38 +71,6 @@ def strings(value: Any, path: str) -> Iterator[tuple[str, str]]:
             yield from strings(item, f"{path}[{i}]")
 
 
-def _json_document(text: str) -> Any:
-    """``text`` parsed, when it is a JSON object or array; else None."""
-    if not text.lstrip().startswith(("{", "[")):
-        return None
-    try:
-        return json.loads(text)
-    except (ValueError, RecursionError):
-        return None
-
-
-def _leaves(value: Any, path: str) -> Iterator[tuple[str, str]]:
-    """Each string of a parsed JSON document (keys too) as a line ``"key": "value"``, with
-    its path; numbers and literals hold no secret and are left out."""
-    if isinstance(value, dict):
-        for key, item in value.items():
-            here = f"{path}.{key}"
-            if isinstance(item, str):
-                yield here, f'"{key}": "{item}"'
-            else:
-                yield here, f'"{key}"'
-                if isinstance(item, dict | list):
-                    yield from _leaves(item, here)
-    elif isinstance(value, list):
-        for i, item in enumerate(value):
-            if isinstance(item, str):
-                yield f"{path}[{i}]", f'"{item}"'
-            elif isinstance(item, dict | list):
-                yield from _leaves(item, f"{path}[{i}]")
-    elif isinstance(value, str):
-        yield path, f'"{value}"'
-
-
 def _map_strings(value: Any, fn: Any) -> Any:
     if isinstance(value, str):
         return fn(value)
@@ -135,36 +105,26 @@ class SecretPolicy:
         return sorted(found)
 
     def _text_findings(self, where: str, text: str) -> Iterator[Finding]:
-        """What the detector finds in one string; a JSON document is read as its leaves.
+        """What the detector finds in one string, line by line.
 
-        A rendered document is often JSON on one line: scanned as a line, every gate
-        would open on it.  Its leaves, one ``"key": "value"`` line each (the context the
-        keyword plugin reads), are short lines that mostly repeat from case to case.
+        A document of JSON on one line (a rendered corpus output) is read as its members,
+        one per line (split before each ``"`` that follows ``,``, ``{`` or ``[``): as a
+        single line, every gate would open on it; its members are short lines that mostly
+        repeat from case to case (cached), with the ``"key": "value"`` context the
+        keyword plugin reads (JSON's escaped quotes and newlines are undone first).
         """
-        doc = None
-        if text.lstrip()[:1] in ("{", "["):  # (a plain text is gated once, in scan_text)
-            if not may_hold_secret(text):
-                return
-            doc = _json_document(text)
-        if doc is not None:
-            try:
-                leaves = list(_leaves(doc, where))
-            except RecursionError:
-                doc = None
-        if doc is None:
-            paths, lines = [where], text.split("\n")
-            body = text
-        else:
-            paths = [path for path, _ in leaves]
-            lines = [line for _, line in leaves]
-            body = "\n".join(lines)
+        json_like = text.lstrip()[:1] in ("{", "[")
+        one_line_json = json_like and "\n" not in text
+        body = text
+        if one_line_json:  # members on lines of their own
+            body = "\n".join(_MEMBER_START.split(text)).replace("\\n", "\n")
+        if json_like:  # the escapes that hide a token's quotes, undone
+            body = body.replace('\\"', '"').replace("\\/", "/")
+        lines = body.split("\n")
         for lineno, hit in scan_text(body):
             if hit.secret_digest in self.allowed or INLINE_ALLOW in lines[lineno - 1]:
                 continue
-            if doc is None:
-                yield Finding(where, lineno, hit.detector, hit.secret_digest)
-            else:
-                yield Finding(paths[lineno - 1], 1, hit.detector, hit.secret_digest)
+            yield Finding(where, 1 if one_line_json else lineno, hit.detector, hit.secret_digest)
 
     def refusal(self, case: str, fields: Mapping[str, Any]) -> str | None:
         """The line for ``RecordReport.refused`` if the case holds a secret, else None."""
