@@ -126,12 +126,18 @@ def test_pre_commit_hook_definition(git_repo: GitRepo) -> None:
     """The shipped hook has the fields the pre-commit framework requires, and its entry
     (run against the index, no file names) rejects a mixed commit."""
     manifest = (Path(__file__).parents[1] / ".pre-commit-hooks.yaml").read_text("utf-8")
-    hook = dict(
-        line.strip().lstrip("- ").split(": ", 1)
-        for line in manifest.splitlines()
-        if line.startswith(("- ", "  ")) and ": " in line
-    )
-    assert hook["id"] == "lockstep-guard"
+    hooks = [
+        dict(
+            line.strip().lstrip("- ").split(": ", 1)
+            for line in ("- " + block).splitlines()
+            if line.startswith(("- ", "  ")) and ": " in line
+        )
+        for block in manifest.split("\n- ")[1:]
+    ]
+    assert [h["id"] for h in hooks] == ["lockstep-guard", "lockstep-scan"]
+    assert hooks[1]["entry"] == "lockstep scan"
+    assert hooks[1]["pass_filenames"] == "false"
+    hook = hooks[0]
     assert hook["language"] == "python"
     assert hook["pass_filenames"] == "false"
     assert hook["always_run"] == "true"

@@ -95,6 +95,9 @@ class Settings(_Table, frozen=True):
     record_exclude: list[Annotated[str, msgspec.Meta(min_length=1)]] = []
     """Tests kept out of ``pytest --lockstep-record``: node ids, files or folders, or
     ``fnmatch`` patterns of node ids (as the ``lockstep_skip`` marker does for one test)."""
+    secrets: Literal["on", "off"] = "on"
+    """Scan every value before it is written to an oracle file (see ``lockstep.secrets``);
+    ``"off"`` is an explicit line the guard and the review count as an oracle change."""
 
 
 class CorpusSpec(_Table, frozen=True):
@@ -180,6 +183,21 @@ class RuleSpec(_Table, frozen=True):
     ignore_case: bool = False
 
 
+class SecretSpec(_Table, frozen=True):
+    """A ``[[secret]]``: a value scrubbed by where it comes from, or an allowed false positive.
+
+    Exactly one of ``env`` (the value of an environment variable), ``pattern`` (every
+    match of a regex; needs ``name``) or ``allow`` (the sha256 of a value the detector
+    flags but that is no secret).  Checked by :func:`_check_secret`.
+    """
+
+    env: str = ""
+    name: str = ""
+    """The placeholder's name: ``<NAME>`` (defaults to ``env``)."""
+    pattern: str = ""
+    allow: str = ""
+
+
 class GatesSpec(_Table, frozen=True):
     """The ``[gates]`` table: settings for guard, budget and review."""
 
@@ -212,10 +230,11 @@ class Config(_Table, frozen=True):
     pins: list[PinsSpec] = []
     tape: list[TapeSpec] = []
     rule: list[RuleSpec] = []
+    secret: list[SecretSpec] = []
     gates: GatesSpec = GatesSpec()
 
 
-_ARRAY_KEYS: Final = ("corpus", "ledger", "pins", "tape", "rule", "gates")
+_ARRAY_KEYS: Final = ("corpus", "ledger", "pins", "tape", "rule", "secret", "gates")
 
 
 @dataclass(frozen=True)
@@ -393,7 +412,42 @@ def _check_consistency(config: Config, source: str) -> None:
             raise ConfigError(f"{source}: rule[{i}].pattern: does not compile: {e}") from None
     for i, pins in enumerate(config.pins):
         _check_pins(pins, f"{source}: pins[{i}]")
+    for i, secret in enumerate(config.secret):
+        _check_secret(secret, f"{source}: secret[{i}]")
     _check_numbers(config, source)
+
+
+SECRET_NAME: Final = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_SHA256: Final = re.compile(r"^[0-9a-f]{64}$")
+
+
+def _check_secret(secret: SecretSpec, where: str) -> None:
+    """One of env / pattern / allow; a name fit for a ``<NAME>`` placeholder; a pattern
+    that compiles and cannot match the empty string; an allow that is a sha256."""
+    given = [k for k in ("env", "pattern", "allow") if getattr(secret, k)]
+    if len(given) != 1:
+        raise ConfigError(f"{where}: give exactly one of env, pattern or allow")
+    name = secret.name or secret.env
+    if secret.allow:
+        if secret.name:
+            raise ConfigError(f"{where}.name: an allow entry has no placeholder name")
+        if not _SHA256.match(secret.allow):
+            raise ConfigError(f"{where}.allow: must be the value's sha256 (64 lowercase hex)")
+        return
+    if not name:
+        raise ConfigError(f"{where}.name: a pattern secret needs a name for its placeholder")
+    if not SECRET_NAME.match(name):
+        key = "name" if secret.name else "env"
+        raise ConfigError(
+            f"{where}.{key}: {name!r} cannot name a placeholder (letters, digits and '_')"
+        )
+    if secret.pattern:
+        try:
+            compiled = re.compile(secret.pattern)
+        except (re.error, RecursionError, OverflowError) as e:
+            raise ConfigError(f"{where}.pattern: does not compile: {e}") from None
+        if compiled.match(""):
+            raise ConfigError(f"{where}.pattern: matches the empty string")
 
 
 MAX_STEM: Final = 100_000

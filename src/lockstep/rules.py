@@ -136,10 +136,32 @@ def rule_from_spec(spec: RuleSpec) -> Rule:
     )
 
 
+SECRETS_RULE: Final = "secrets"
+
+
+def secrets_rule(encoded: str) -> Rule:
+    """The ``[[secret]]`` scrubbing as a rule, first of every oracle's rules.
+
+    Its record keeps the secrets' names, variables and patterns (never a value), so the
+    oracle file says what was scrubbed, a change of ``[[secret]]`` makes the oracle
+    stale like any rule change, and a replay worker rebuilds it with today's values.
+    """
+    from lockstep.secrets import Scrubber
+
+    scrubber = Scrubber.decode(encoded)
+    record = RuleRecord(name=SECRETS_RULE, replace=encoded, builtin=True)
+    return Rule(SECRETS_RULE, scrubber.scrub_count, record)
+
+
 def rule_from_record(record: RuleRecord, *, where: str) -> Rule:
     """Rebuild a rule exactly as an oracle file recorded it."""
     if record.builtin and record.name == "json-sort-keys":
         return Rule(record.name, _json_sort_keys, record)
+    if record.builtin and record.name == SECRETS_RULE:
+        try:
+            return secrets_rule(record.replace)
+        except (ValueError, TypeError) as e:
+            raise ConfigError(f"{where}: rule {record.name!r} is not readable: {e}") from None
     try:
         return _regex_rule(record)
     except (re.error, RecursionError, OverflowError) as e:
@@ -192,6 +214,10 @@ def resolve_rules(names: Sequence[str], project: Project, *, where: str) -> Rule
     """Turn configured rule names into a :class:`RuleSet`; an unknown name is a config error."""
     user = {r.name: r for r in project.config.rule}
     rules: list[Rule] = []
+    if any(not s.allow for s in project.config.secret):
+        from lockstep.secrets import scrubber_for
+
+        rules.append(secrets_rule(scrubber_for(project).encode()))
     for i, name in enumerate(names):
         if name in user:
             try:

@@ -60,6 +60,7 @@ COMMAND_MODULES: dict[str, str] = {
     "diff": "lockstep.cli.oracle_commands",
     "status": "lockstep.cli.oracle_commands",
     "report": "lockstep.cli.report_command",
+    "scan": "lockstep.cli.oracle_commands",
     "probe": "lockstep.cli.probe_command",
     "accept": "lockstep.cli.accept_command",
     "guard": "lockstep.cli.gate_commands",

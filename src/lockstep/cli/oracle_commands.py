@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from pathlib import Path
 
@@ -42,6 +43,8 @@ from lockstep.report.terminal import (
     summary_table,
     summary_text,
 )
+from lockstep.secrets import SECRET_REFUSED, policy_for
+from lockstep.secrets.files import default_paths, scan_paths
 from lockstep.store import display_path
 
 _select = select_specs
@@ -76,18 +79,26 @@ def record(
     chosen = asked[0] if asked else RecordMode.CREATE
     project = project_from(ctx)
     out = console()
-    refused = 0
+    refused = secrets = 0
     for spec in _select(project, names):
         with progress(out, f"record {spec.name}"):
             report = kind_of(spec).record(project, spec, chosen)
         out.print(record_text(report, project.root), end="")
+        secrets += sum(SECRET_REFUSED in line for line in report.refused)
         refused += len(report.refused)
-    if refused:
+    if secrets:
         out.print(
-            f"{refused} input(s) refused: their behaviour varies between calls or does not "
+            f"{secrets} case(s) refused because they hold a secret (see above): nothing of "
+            "them was written; scrub the value with [[secret]], or allow a false positive",
+            markup=False,
+        )
+    if refused > secrets:
+        out.print(
+            f"{refused - secrets} input(s) refused: their behaviour varies between calls or does not "
             "reproduce in a fresh interpreter, so they are not frozen (see above); make them "
             "deterministic, name the volatile part with a rule, or record them in a clean state"
         )
+    if refused:
         sys.exit(EXIT_FAIL)
 
 
@@ -258,3 +269,30 @@ def status(ctx: click.Context) -> None:
     out.print(status_table(rows, project.root))
     bad = [r for r in rows if r.present and not r.readable]
     sys.exit(EXIT_FAIL if bad else EXIT_OK)
+
+
+@main.command()
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.pass_context
+def scan(ctx: click.Context, paths: tuple[Path, ...]) -> None:
+    """Check oracle files and fixtures for secrets (default: the oracle folder and every
+    configured fixture and cases file); exit 1 listing FILE:LINE: FIELD: DETECTOR."""
+    project = project_from(ctx)
+    missing = [p for p in paths if not p.exists()]
+    if missing:
+        raise UsageError(f"scan: no such file or folder: {missing[0]}")
+    inputs = [i.pattern for spec in project.oracles() for i in kind_of(spec).inputs(project, spec)]
+    chosen = list(paths) or default_paths(project, inputs)
+    policy = dataclasses.replace(policy_for(project), enabled=True)
+    findings = scan_paths(chosen, project.root, policy)
+    out = console()
+    for finding in findings:
+        out.print(finding.text(), markup=False)
+    if findings:
+        out.print(
+            f"{len(findings)} secret(s) found; scrub them ([[secret]] env or pattern) and "
+            're-record, or allow a false positive with [[secret]] allow = "<sha256>"',
+            markup=False,
+        )
+        sys.exit(EXIT_FAIL)
+    out.print(f"no secrets in {len(chosen)} path(s)", markup=False)

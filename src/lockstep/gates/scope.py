@@ -2,8 +2,8 @@
 
 The guard and the review both ask it.  *Oracle side*: everything under the
 oracle folder (locks, ledgers, tapes, pins, blobs), the fixture and cases
-files the oracles name, and the oracle and ``[[rule]]`` tables of the
-configuration — changing a rule or a fixture re-records the oracle as surely
+files the oracles name, and the oracle, ``[[rule]]`` and ``[[secret]]`` tables and
+the ``[lockstep] secrets`` setting of the configuration — changing a rule or a fixture re-records the oracle as surely
 as editing its lock.  *Production*: the ``[gates] production`` globs minus
 ``exclude``, relative to the project root.
 """
@@ -23,7 +23,9 @@ from lockstep.config import GatesSpec, Project
 from lockstep.gates.git import Git, Head
 from lockstep.oracles import kind_of
 
-_ORACLE_TABLES: Final = ("corpus", "ledger", "pins", "tape", "rule")
+_ORACLE_TABLES: Final = ("corpus", "ledger", "pins", "tape", "rule", "secret")
+_SECRETS_SETTING: Final = "lockstep.secrets"
+"""``[lockstep] secrets = "off"``: turning the scan off is an oracle change, like a rule."""
 BLOB: Final = "blob"
 """The reason of a path in the oracle folder's content-addressed blob store."""
 
@@ -197,7 +199,8 @@ class Scope:
         """The oracle and ``[[rule]]`` tables that differ between ``base`` and ``head``."""
         before = _oracle_tables(self.git.read(self.config_path, base), self.config_path)
         after = _oracle_tables(self.git.read(self.config_path, head), self.config_path)
-        return [t for t in _ORACLE_TABLES if before.get(t) != after.get(t)]
+        keys = (*_ORACLE_TABLES, _SECRETS_SETTING)
+        return [t for t in keys if before.get(t) != after.get(t)]
 
     def split(self, paths: Iterable[str], base: str, head: Head) -> Sides:
         """Split the changed ``paths`` of ``base``→``head`` into oracle and production sides."""
@@ -210,7 +213,7 @@ class Scope:
             elif path == self.config_path:
                 tables = self.config_tables_changed(base, head)
                 if tables:
-                    names = ", ".join(f"[[{t}]]" for t in tables)
+                    names = ", ".join(t if "." in t else f"[[{t}]]" for t in tables)
                     oracle.append(OracleTouch(path, f"config tables {names}"))
             elif self.is_production(path):
                 production.append(path)
@@ -228,4 +231,10 @@ def _oracle_tables(data: bytes | None, name: str) -> dict[str, Any]:
     if name.endswith("pyproject.toml"):
         tool = parsed.get("tool", {})
         parsed = tool.get("lockstep", {}) if isinstance(tool, dict) else {}
-    return {k: parsed.get(k) for k in _ORACLE_TABLES if k in parsed}
+        settings = parsed
+    else:
+        settings = parsed.get("lockstep", {})
+    tables: dict[str, Any] = {k: parsed.get(k) for k in _ORACLE_TABLES if k in parsed}
+    if isinstance(settings, dict) and "secrets" in settings:
+        tables[_SECRETS_SETTING] = settings["secrets"]
+    return tables

@@ -45,6 +45,9 @@ class Suggestion:
     """What was recognised: ``uuid``, ``pid``, ``duration``, ``port``, ``value`` ..."""
     example: str = ""
     """One differing value seen, for the reader."""
+    secret: str = ""
+    """The detector that calls a varying value a secret: such a suggestion is never
+    proposed (a rule would file a credential under "volatile"; it must be scrubbed)."""
 
     def record(self) -> RuleRecord:
         if self.builtin:
@@ -236,6 +239,18 @@ def _text(data: bytes) -> str | None:
         return None
 
 
+def _unless_secret(suggestion: Suggestion, values: Sequence[str]) -> Suggestion:
+    """``suggestion`` marked (and its example dropped) if a varying value is a secret."""
+    from lockstep.secrets.detect import detector
+
+    scan = detector()
+    for value in values:
+        hits = scan.scan_text(value) or scan.scan_text(json.dumps(value))
+        if hits:
+            return replace(suggestion, secret=hits[0][1].detector, example="")
+    return suggestion
+
+
 def suggest(variants: Sequence[RunResult], *, taken: Sequence[str] = ()) -> list[Suggestion]:
     """Rules that would make ``variants`` agree: built-ins first, then user rules as found.
 
@@ -258,9 +273,9 @@ def suggest(variants: Sequence[RunResult], *, taken: Sequence[str] = ()) -> list
                     values.extend(v for v in found.values if v not in values)
                 else:
                     kinds.setdefault(found.name, found)
-    proposed = [
-        *kinds.values(),
-        *(_generic(prefix, word, values) for prefix, (word, values) in anchored.items()),
+    proposed = [_unless_secret(s, [s.example]) for s in kinds.values()] + [
+        _unless_secret(_generic(prefix, word, values), values)
+        for prefix, (word, values) in anchored.items()
     ]
     names = set(taken)
     chosen: list[Suggestion] = []
@@ -284,6 +299,8 @@ class Verified:
     suggestions: tuple[Suggestion, ...]
     reports: tuple[ProbeReport, ...]
     rounds: int
+    secrets: tuple[Suggestion, ...] = ()
+    """What varies but is a secret: said so, never proposed as a rule."""
 
     @property
     def working(self) -> bool:
@@ -309,6 +326,7 @@ def suggest_and_verify(
 ) -> Verified:
     """Suggest rules from the probes' variants, then re-probe until one signature (or give up)."""
     chosen: list[Suggestion] = []
+    secrets: list[Suggestion] = []
     current = list(reports)
     rounds = 0
     while rounds < max_rounds:
@@ -319,6 +337,10 @@ def suggest_and_verify(
                 continue
             examples = [v.example for v in report.normalized]
             for s in suggest(examples, taken=[*taken, *(x.name for x in new)]):
+                if s.secret:
+                    if all(s.name != x.name for x in secrets):
+                        secrets.append(s)
+                    continue
                 if all((s.name, s.pattern) != (x.name, x.pattern) for x in (*chosen, *new)):
                     new.append(s)
         if not new:
@@ -339,4 +361,4 @@ def suggest_and_verify(
     # set minimal and the verification true.
     fired = {name for r in current for name, count in r.fired.items() if count}
     chosen = [s for s in chosen if s.name in fired]
-    return Verified(tuple(chosen), tuple(current), rounds)
+    return Verified(tuple(chosen), tuple(current), rounds, tuple(secrets))

@@ -49,12 +49,14 @@ from lockstep.oracles.tape.document import (
     change_lines,
     check_why,
     read_document,
+    secret_refusal,
     successor,
     write_document,
 )
 from lockstep.oracles.tape.recorder import COMPARE_MODES, CompareMode, Event, Tape
 from lockstep.pytest.project import load
 from lockstep.rules import BUILTIN_NAMES, RuleSet, resolve_rules
+from lockstep.secrets import SecretPolicy, policy_for
 from lockstep.store import display_path
 
 RECORD_FLAG: Final = "--lockstep-record-tapes"
@@ -117,6 +119,7 @@ class FixtureTape(Tape):
         record: bool,
         why: str | None,
         stem_length: int,
+        secrets: SecretPolicy,
     ) -> None:
         super().__init__(rules=rules, stem_length=stem_length)
         self.node_id = node_id
@@ -129,6 +132,7 @@ class FixtureTape(Tape):
         self._checked = False
         self.accepted: Acceptance | None = None
         """The history entry written by this test's re-record, if it changed the tape."""
+        self.secrets = secrets
 
     @property
     def shown_path(self) -> str:
@@ -226,6 +230,9 @@ class FixtureTape(Tape):
             output=Output(),
             accepted=self.accepted,
         )
+        refusal = secret_refusal(self.secrets, doc)
+        if refusal is not None:
+            raise TapeMismatch(f"{self.shown_path}: not written: {refusal}")
         write_document(self.path, doc)
 
 
@@ -379,6 +386,7 @@ def tape(request: pytest.FixtureRequest) -> Iterator[FixtureTape]:
         record=settings.record,
         why=settings.why,
         stem_length=settings.project.config.lockstep.stem_length,
+        secrets=policy_for(settings.project),
     )
     yield fixture_tape
     problem = ""

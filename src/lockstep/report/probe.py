@@ -86,6 +86,16 @@ def report_text(report: ProbeReport, jobs: int) -> Text:
 def suggestion_text(verified: Verified, existing: list[str]) -> Text:
     """The rules proposed for what varies, whether re-probing with them was enough, and the TOML."""
     text = Text()
+    for s in verified.secrets:
+        text.append(
+            f"not suggested: what varies at {s.name!r} is a secret ({s.secret}); ", style="bold red"
+        )
+        text.append(
+            "a rule would file it as volatile: scrub it with [[secret]] (env or pattern) "
+            "so that it is never recorded\n"
+        )
+    if not verified.suggestions and verified.secrets:
+        return text
     if not verified.suggestions:
         text.append(
             "no rule suggested: the variants differ in a way no rule can name "

@@ -56,6 +56,7 @@ from lockstep.oracles.status import file_status
 from lockstep.oracles.verify import in_process_probe, verify
 from lockstep.parallel import batched, map_processes
 from lockstep.rules import RuleRecord, resolve_rules
+from lockstep.secrets import SecretPolicy, policy_for
 from lockstep.store import BlobBatch, BlobStore, display_path, sha256_hex
 from lockstep.targets import resolve_callable
 
@@ -118,7 +119,11 @@ def _record(
         fresh: dict[str, Entry] = {}
         if todo:
             renderer = renderer_for(project, corpus, rules, corpus.loose)
-            fresh = {fid: _freeze(fid, found[fid], renderer, batch, report) for fid in todo}
+            policy = policy_for(project)
+            frozen = (
+                (fid, _freeze(fid, found[fid], renderer, batch, report, policy)) for fid in todo
+            )
+            fresh = {fid: entry for fid, entry in frozen if entry is not None}
             fresh = _reproducible(project, corpus, rules.records(), fresh, report)
         entries = merge(report, old_by_id, fresh, found, same=lambda a, b: a == b, only=only)
         lock = Lock(
@@ -167,10 +172,26 @@ def _reproducible(
 
 
 def _freeze(
-    fixture_id: str, fixture_path: Path, renderer: Renderer, batch: BlobBatch, report: RecordReport
-) -> Entry:
-    """Render one fixture and store its bytes; a render that raised is noted as behaviour."""
+    fixture_id: str,
+    fixture_path: Path,
+    renderer: Renderer,
+    batch: BlobBatch,
+    report: RecordReport,
+    policy: SecretPolicy,
+) -> Entry | None:
+    """Render one fixture and store its bytes; a render that raised is noted as behaviour.
+
+    A rendering that holds a secret is refused before its bytes reach the blob store.
+    """
     rendered = renderer(fixture_id, fixture_path)
+    raised = rendered.raised
+    refusal = policy.refusal(
+        fixture_id,
+        {"id": fixture_id, "output": rendered.data, "exception": raised and raised.exc_stem},
+    )
+    if refusal is not None:
+        report.refused.append(refusal)
+        return None
     digest = batch.put(rendered.data)
     if rendered.raised is not None:
         report.notes.append(

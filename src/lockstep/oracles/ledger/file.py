@@ -38,7 +38,9 @@ from lockstep.oracles.ledger.format import (
     row_id,
     signature_changes,
 )
+from lockstep.oracles.ledger.secret_rows import without_secrets
 from lockstep.oracles.lifecycle import check_contract, merge
+from lockstep.secrets import policy_near
 from lockstep.store import AtomicLines, decode_line, display_path, iter_lines, lock_for
 
 
@@ -280,7 +282,13 @@ def merge_into_file(
     signature: list[Param],
     stem_length: int,
 ) -> list[str]:
-    """Add new rows to ``path`` (creating it), under its lock: what ``@record_io`` does at exit."""
+    """Add new rows to ``path`` (creating it), under its lock: what ``@record_io`` does at exit.
+
+    Returns the report's notes, and first a line for each row left out because it holds
+    a secret (``@record_io`` runs inside the user's program: it tells them on stderr).
+    """
+    secrets = RecordReport(path.name, path, RecordMode.NEW_ONLY)
+    rows = without_secrets(policy_near(path), dict(rows), secrets)
     with lock_for(path):
         mode = RecordMode.NEW_ONLY if path.exists() else RecordMode.CREATE
         if path.exists():
@@ -291,4 +299,4 @@ def merge_into_file(
                 )
         report = RecordReport(path.name, path, mode)
         write_ledger(path, report, fn, rows, signature, stem_length)
-    return report.notes
+    return [*secrets.refused, *report.notes]

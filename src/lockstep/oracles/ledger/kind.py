@@ -65,12 +65,14 @@ from lockstep.oracles.ledger.format import (
 from lockstep.oracles.ledger.mining import LedgerSubject
 from lockstep.oracles.ledger.recorder import Installation, Recording, merge_parts
 from lockstep.oracles.ledger.replay import Replayer, install_worker, replay_batch
+from lockstep.oracles.ledger.secret_rows import without_secrets
 from lockstep.oracles.lifecycle import ModeWords, check_record_mode
 from lockstep.oracles.mining import MiningSubject
 from lockstep.oracles.stale import Mismatch, mismatches, stale_outcome
 from lockstep.oracles.status import file_status
 from lockstep.oracles.verify import Prestarted, in_process_probe, prestarted, verify
 from lockstep.parallel import batched, map_processes
+from lockstep.secrets import policy_for, scrubber_for
 from lockstep.store import display_path, iter_lines
 from lockstep.targets import resolve_callable, root_on_path
 
@@ -228,7 +230,8 @@ def write_recording(
     report.notes.extend(recording.notes())
     for r in recording.refused:
         _refuse(report, r.id, f"{r.call} [{r.id}]", recording.contexts.get(r.id, ""))
-    rows = _reproducible(project, spec, recording, signature, report, started)
+    secret_free = without_secrets(policy_for(project), recording.rows, report)
+    rows = _reproducible(project, spec, recording, secret_free, signature, report, started)
     if keep:
         rows = dict(sorted({**keep, **rows}.items()))
     write_ledger(path, report, recording.fn, rows, signature, project.config.lockstep.stem_length)
@@ -246,6 +249,7 @@ def _reproducible(
     project: Project,
     spec: LedgerSpec,
     recording: Recording,
+    rows: dict[str, LedgerRow],
     signature: list[Param],
     report: RecordReport,
     started: Prestarted | None = None,
@@ -256,7 +260,6 @@ def _reproducible(
     registry a test filled, a frozen clock, set order under one hash seed) are refused
     here, with what differed, instead of making the next replay red.
     """
-    rows = recording.rows
 
     def candidate(folder: Path) -> list[str]:
         write_rows(
@@ -312,6 +315,7 @@ def _replayer(
         tolerance=spec.float_tolerance,
         stem_length=project.config.lockstep.stem_length,
         loop=_event_loop() if inspect.iscoroutinefunction(target) else None,
+        scrubber=scrubber_for(project) or None,
     )
 
 

@@ -66,6 +66,7 @@ from lockstep.oracles.ledger.format import (
     signature_of,
 )
 from lockstep.oracles.ledger.materialize import materialize
+from lockstep.secrets import SECRET_REFUSED
 from lockstep.targets import root_on_path, split_target
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -976,6 +977,9 @@ def _flush_all() -> None:
             # the process the user started; its workers' rows are merged silently.
             if notes and _is_top_process():
                 _stderr(f"lockstep: {_shown(state.ledger)}: {notes[0]}")
+                for line in notes[1:]:  # a row left out for a secret: said even at exit
+                    if SECRET_REFUSED in line:
+                        _stderr(f"lockstep: {_shown(state.ledger)}: {line}")
 
 
 def _reproducible_rows(state: _DecoratorState, recording: Recording) -> dict[str, LedgerRow]:
@@ -1041,7 +1045,9 @@ def _flush(state: _DecoratorState, *, report: bool) -> list[str]:
                 else:
                     state.flushed_calls = part.calls
                     state.kept_notes.extend(
-                        f"{line}; another process or an earlier run recorded it first"
+                        line
+                        if SECRET_REFUSED in line
+                        else f"{line}; another process or an earlier run recorded it first"
                         for line in kept
                     )
             kept_notes: list[str] = []

@@ -26,6 +26,8 @@ from lockstep.errors import CanonError, DataError
 from lockstep.model import Drift, Outcome, ReplayOptions, Status
 from lockstep.oracles.ledger.file import parse_row
 from lockstep.oracles.ledger.format import LedgerRow, call_text, outcome_text
+from lockstep.oracles.ledger.secret_rows import revealed, scrubbed_outcome
+from lockstep.secrets import Scrubber, SecretMissing
 
 if TYPE_CHECKING:
     import asyncio
@@ -74,6 +76,8 @@ class Replayer:
     tolerance: float
     stem_length: int
     loop: asyncio.AbstractEventLoop | None = None  # only for an async target
+    scrubber: Scrubber | None = None
+    """The ``[[secret]]`` values to put back into each row (None: nothing configured)."""
 
     def same(self, expected: JSON, actual: JSON) -> bool:
         if canon.canonical_json(expected) == canon.canonical_json(actual):
@@ -89,6 +93,20 @@ class Replayer:
         return self.tolerance > 0 and _close(expected, actual, self.tolerance)
 
     def run(self, lineno: int, row: LedgerRow) -> Outcome:
+        if self.scrubber is not None:
+            return self._run_revealed(lineno, row, self.scrubber)
+        return self._run(lineno, row)
+
+    def _run_revealed(self, lineno: int, row: LedgerRow, scrubber: Scrubber) -> Outcome:
+        """Replay a row recorded with secrets scrubbed: with today's values put back."""
+        try:
+            real = revealed(row, scrubber)
+        except SecretMissing as e:
+            return Outcome(self.oracle, row.id, Status.ERROR, note=str(e))
+        outcome = self._run(lineno, real)
+        return scrubbed_outcome(outcome, scrubber, call_text(row.fn, row.args, row.kwargs))
+
+    def _run(self, lineno: int, row: LedgerRow) -> Outcome:
         args: list[Any] = row.args
         kwargs: dict[str, Any] = row.kwargs
         # Scalars thaw to themselves: such rows (the usual kind) need no decoding at all.

@@ -78,6 +78,7 @@ from lockstep.probe.envspy import discover
 from lockstep.probe.runs import ProbeReport, ProbeTarget, normalize, probe_many
 from lockstep.process import ENV_BASE, ENV_INHERIT, RunResult, build_env, is_python, run
 from lockstep.rules import RuleSet, resolve_rules, rule_counts_text
+from lockstep.secrets import Scrubber, SecretMissing, policy_for, scrubber_for
 from lockstep.store import AtomicLines, display_path, sha256_hex
 
 SUFFIX: Final = ".pins.jsonl"
@@ -140,15 +141,24 @@ def case_target(
     *,
     env_base: Mapping[str, str] = ENV_BASE,
     env_inherit: Iterable[str] = ENV_INHERIT,
+    scrubber: Scrubber | None = None,
 ) -> ProbeTarget:
-    """How one case runs (labelled by its id): what record probes and ``lockstep probe NAME`` runs."""
+    """How one case runs (labelled by its id): what record probes and ``lockstep probe NAME`` runs.
+
+    A ``<NAME>`` placeholder of a ``[[secret]]`` in the command, the case's argv, env or
+    stdin is handed to the program as the real value from the environment
+    (:class:`~lockstep.secrets.SecretMissing` when it is not set).
+    """
     shown = display_path(cases_path(project, spec), project.root)
+    reveal = (scrubber if scrubber is not None else scrubber_for(project)).reveal
     return ProbeTarget(
         label=case.id,
-        argv=(*spec.command, *case.argv),
-        env=build_env(case.env, base=env_base, inherit=tuple(env_inherit)),
+        argv=tuple(reveal(a) for a in (*spec.command, *case.argv)),
+        env=build_env(
+            {k: reveal(v) for k, v in case.env.items()}, base=env_base, inherit=tuple(env_inherit)
+        ),
         cwd=resolve_cwd(project, case.cwd_rel, where=f"{shown}: case {case.id!r}: cwd_rel"),
-        stdin=case.stdin.encode("utf-8"),
+        stdin=reveal(case.stdin).encode("utf-8"),
         timeout=spec.timeout,
         max_output=spec.max_output_bytes,
         # Runs after the first use another hash seed unless the case pins one itself.
@@ -203,12 +213,27 @@ def _varies(spec: PinsSpec, varying: list[ProbeReport], runs: int) -> Nondetermi
     )
 
 
-def _pin(case: PinCase, target: ProbeTarget, result: RunResult, warm: bool | None) -> Pin:
+def _recorded_inputs(
+    case: PinCase, target: ProbeTarget, scrubber: Scrubber
+) -> tuple[list[str], dict[str, str], bytes]:
+    """argv, env and stdin as a pin records them: every ``[[secret]]`` value scrubbed."""
+    scrub = scrubber.scrub
+    return (
+        [scrub(a) for a in target.argv],
+        {k: scrub(v) for k, v in case.env.items()},
+        scrub(case.stdin).encode("utf-8"),
+    )
+
+
+def _pin(
+    case: PinCase, target: ProbeTarget, result: RunResult, scrubber: Scrubber, warm: bool | None
+) -> Pin:
+    argv, env, stdin = _recorded_inputs(case, target, scrubber)
     return Pin(
         id=case.id,
-        argv=list(target.argv),
-        env=dict(case.env),
-        stdin=to_stream(target.stdin),
+        argv=argv,
+        env=env,
+        stdin=to_stream(stdin),
         exit_code=result.exit_code,
         stdout=to_stream(result.stdout),
         stderr=to_stream(result.stderr),
@@ -377,7 +402,9 @@ def _stale_notes(project: Project, spec: PinsSpec, old: PinsFile) -> list[str]:
         pin.id
         for pin in old.pins()
         if pin.id in plan.cases
-        and _pin_stale(pin, plan.cases[pin.id], plan.target(project, plan.cases[pin.id]))
+        and _pin_stale(
+            pin, plan.cases[pin.id], plan.target(project, plan.cases[pin.id]), plan.scrubber
+        )
     ]
     if not stale:
         return []
@@ -401,8 +428,16 @@ def _freeze(
         return {}
     runs = max(MIN_RUNS, spec.runs)
     jobs = _jobs()
+    policy = policy_for(project)
     targets = [
-        case_target(project, spec, c, env_base=header.env_base, env_inherit=header.env_inherit)
+        case_target(
+            project,
+            spec,
+            c,
+            env_base=header.env_base,
+            env_inherit=header.env_inherit,
+            scrubber=policy.scrubber,
+        )
         for c in cases
     ]
     reports = probe_many(targets, runs=runs, jobs=jobs, rules=rules)
@@ -419,10 +454,14 @@ def _freeze(
     warm: list[bool | None] = [None] * len(cases)
     if spec.warm:
         warm = list(_warm_verdicts(project, spec, header, targets, cold, rules, report))
-    fresh = {
-        c.id: _pin(c, t, result, w)
-        for c, t, result, w in zip(cases, targets, cold, warm, strict=True)
-    }
+    fresh: dict[str, Pin] = {}
+    for c, t, result, w in zip(cases, targets, cold, warm, strict=True):
+        pin = _pin(c, t, result, policy.scrubber, w)
+        refusal = policy.refusal(c.id, _secret_fields(pin))
+        if refusal is not None:
+            report.refused.append(refusal)
+        else:
+            fresh[c.id] = pin
     total: Counter[str] = Counter()
     for r in reports:
         total.update(r.fired)
@@ -433,6 +472,19 @@ def _freeze(
             f"{len(cases)} case{'' if len(cases) == 1 else 's'})"
         )
     return fresh
+
+
+def _secret_fields(pin: Pin) -> dict[str, object]:
+    """Every field of a pin a secret could sit in, as text (what the scan reads)."""
+    return {
+        "id": pin.id,
+        "argv": pin.argv,
+        "env": pin.env,
+        "stdin": from_stream(pin.stdin),
+        "stdout": from_stream(pin.stdout),
+        "stderr": from_stream(pin.stderr),
+        "cwd_rel": pin.cwd_rel,
+    }
 
 
 # ---------------------------------------------------------------- replay
@@ -539,6 +591,7 @@ class _Plan:
 
     spec: PinsSpec
     rules: RuleSet
+    scrubber: Scrubber
     cases: dict[str, PinCase]
     cases_shown: str
     header_stale: list[Mismatch]
@@ -548,7 +601,7 @@ class _Plan:
     """The warm servers when the oracle has ``warm = true``."""
 
     def target(self, project: Project, case: PinCase) -> ProbeTarget:
-        return case_target(project, self.spec, case)
+        return case_target(project, self.spec, case, scrubber=self.scrubber)
 
 
 def _plan(
@@ -565,6 +618,7 @@ def _plan(
     return _Plan(
         spec=pins_spec,
         rules=rules,
+        scrubber=scrubber_for(project),
         cases={c.id: c for c in read_cases(project, pins_spec)},
         cases_shown=display_path(cases_path(project, pins_spec), project.root),
         header_stale=header_stale,
@@ -572,13 +626,14 @@ def _plan(
     )
 
 
-def _pin_stale(pin: Pin, case: PinCase, target: ProbeTarget) -> list[Mismatch]:
+def _pin_stale(pin: Pin, case: PinCase, target: ProbeTarget, scrubber: Scrubber) -> list[Mismatch]:
     """How a pin's record of its run differs from the case as configured now."""
+    argv, env, stdin = _recorded_inputs(case, target, scrubber)
     return mismatches(
         [
-            ("argv", pin.argv, list(target.argv)),
-            ("env", pin.env, dict(case.env)),
-            ("stdin", from_stream(pin.stdin), target.stdin),
+            ("argv", pin.argv, argv),
+            ("env", pin.env, env),
+            ("stdin", from_stream(pin.stdin), stdin),
             ("cwd_rel", pin.cwd_rel, case.cwd_rel),
         ]
     )
@@ -589,8 +644,11 @@ def _judge(project: Project, plan: _Plan, pin: Pin) -> Outcome | Callable[[], Ou
     case = plan.cases.get(pin.id)
     if case is None:
         return _missing(plan.spec.name, pin.id, plan.cases_shown)
-    target = plan.target(project, case)
-    stale = plan.header_stale + _pin_stale(pin, case, target)
+    try:
+        target = plan.target(project, case)
+    except SecretMissing as e:
+        return Outcome(plan.spec.name, pin.id, Status.ERROR, note=str(e))
+    stale = plan.header_stale + _pin_stale(pin, case, target, plan.scrubber)
     if stale:
         return stale_outcome(plan.spec.name, pin.id, stale, config_name=project.config_name)
     return lambda: _outcome(

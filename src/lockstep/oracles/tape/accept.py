@@ -11,12 +11,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lockstep.config import OracleSpec, Project
-from lockstep.errors import UsageError
+from lockstep.errors import Rejected, UsageError
 from lockstep.oracles.tape.document import (
     Acceptance,
     TapeDocument,
     change_lines,
     check_why,
+    secret_refusal,
     successor,
     write_document,
 )
@@ -29,6 +30,7 @@ from lockstep.oracles.tape.kind import (
     same_output,
     tape_spec,
 )
+from lockstep.secrets import policy_for
 from lockstep.store import display_path
 
 
@@ -96,6 +98,9 @@ def plan_accept(project: Project, spec: OracleSpec, *, why: str, test: Path) -> 
         output=run.output,
         accepted=entry,
     )
+    refusal = secret_refusal(policy_for(project), document)
+    if refusal is not None:
+        raise Rejected(f"{tspec.name}: the tape cannot be accepted: {refusal}")
     return AcceptPlan(
         oracle=tspec.name,
         path=path,

@@ -25,6 +25,7 @@ from lockstep.errors import DataError, UsageError
 from lockstep.oracles.tape.compare import compare, setting_changes
 from lockstep.oracles.tape.recorder import CompareMode, Event
 from lockstep.rules import RuleRecord
+from lockstep.secrets import SecretPolicy
 from lockstep.store import atomic_write, display_path, pretty_json, read_json
 
 VERSION: Final = 1
@@ -65,6 +66,18 @@ class TapeDocument(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_o
     events: list[Event]
     output: Output
     history: list[Acceptance] = []
+
+
+def secret_refusal(policy: SecretPolicy, doc: TapeDocument) -> str | None:
+    """Why ``doc`` may not be written (a secret in its events or output), or None.
+
+    Every path that writes a tape (``lockstep record``, the pytest fixture, accept) asks.
+    """
+    fields = {
+        "events": msgspec.to_builtins(doc.events),
+        "output": msgspec.to_builtins(doc.output),
+    }
+    return policy.refusal(doc.name, fields)
 
 
 def check_why(why: str, *, flag: str = "--why") -> str:

@@ -63,12 +63,14 @@ from lockstep.oracles.tape.document import (
     Output,
     TapeDocument,
     read_document,
+    secret_refusal,
     successor,
     write_document,
 )
 from lockstep.oracles.tape.recorder import CompareMode, Event, Tape
 from lockstep.oracles.verify import in_process_probe, verify
 from lockstep.rules import RuleRecord, RuleSet, resolve_rules
+from lockstep.secrets import policy_for
 from lockstep.store import display_path
 from lockstep.targets import resolve_callable, root_on_path
 
@@ -241,6 +243,12 @@ def record(project: Project, spec: OracleSpec, mode: RecordMode, /) -> RecordRep
         report.replaced, report.added = report.added, []
     doc = fresh.get(tspec.name)
     if doc is None or doc == old:
+        return report
+    refusal = secret_refusal(policy_for(project), doc)
+    if refusal is not None:
+        report.refused.append(refusal)
+        report.added.clear()
+        report.replaced.clear()
         return report
     if not _reproduces(project, tspec, doc, report):
         report.added.clear()

@@ -1,0 +1,91 @@
+"""Ledger rows without secrets: scrubbed and scanned before writing, revealed at replay.
+
+Recording replaces each ``[[secret]] env`` value in a row's arguments, result,
+mutations and exception stem by its ``<NAME>`` placeholder (the row's id, a digest of
+its input, is then the digest of the scrubbed input: no digest of a secret is kept),
+then refuses a row in which detect-secrets still finds something, or a ``[[secret]]
+pattern`` matches (a matched value cannot be handed back to the function at replay, so
+it is not scrubbed here).  Replay puts today's value back in the whole row
+(:func:`revealed`) before calling the target and comparing, so the function is handed
+exactly what it was handed at record, and compares against what it returned then; a
+drift is shown scrubbed again (:func:`scrubbed_outcome`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import msgspec
+
+from lockstep.model import Drift, Outcome, RecordReport
+from lockstep.oracles.ledger.format import LedgerRow, input_key, row_id
+from lockstep.secrets import Scrubber, SecretPolicy
+
+_FIELDS = ("args", "kwargs", "result", "mutated", "exc_stem")
+
+
+def _map_row(row: LedgerRow, fn: Any) -> LedgerRow:
+    changes = {
+        name: fn(value)
+        for name in _FIELDS
+        if (value := getattr(row, name)) is not msgspec.UNSET and value is not None
+    }
+    return msgspec.structs.replace(row, **changes)
+
+
+def without_secrets(
+    policy: SecretPolicy, rows: dict[str, LedgerRow], report: RecordReport
+) -> dict[str, LedgerRow]:
+    """``rows`` scrubbed; a row that still holds a secret is refused (named in ``report``)."""
+    if not policy.enabled and not policy.scrubber:
+        return rows
+    kept: dict[str, LedgerRow] = {}
+    for rid, row in rows.items():
+        if policy.scrubber:
+            scrubbed = _map_row(row, lambda v: policy.scrub_value(v, patterns=False))
+            if (scrubbed.args, scrubbed.kwargs) != (row.args, row.kwargs):
+                # The id is a digest of the input as written: the scrubbed one.
+                new_id = row_id(input_key(scrubbed.args, scrubbed.kwargs))
+                scrubbed = msgspec.structs.replace(scrubbed, id=new_id)
+            row = scrubbed
+        fields = {**{n: getattr(row, n) for n in _FIELDS}, "exc_type": row.exc_type}
+        refusal = policy.refusal(
+            f"{row.fn} [{rid}]",
+            {k: v for k, v in fields.items() if v is not msgspec.UNSET},
+        )
+        if refusal is None:
+            kept[row.id] = row
+        else:
+            report.refused.append(refusal)
+    return kept
+
+
+def revealed(row: LedgerRow, scrubber: Scrubber) -> LedgerRow:
+    """The row with every placeholder replaced by its value from the environment
+    (:class:`~lockstep.secrets.SecretMissing` when a variable is not set)."""
+
+    def reveal(value: Any) -> Any:
+        if isinstance(value, str):
+            return scrubber.reveal(value)
+        if isinstance(value, dict):
+            return {
+                (scrubber.reveal(k) if isinstance(k, str) else k): reveal(v)
+                for k, v in value.items()
+            }
+        if isinstance(value, list):
+            return [reveal(v) for v in value]
+        return value
+
+    return _map_row(row, reveal)
+
+
+def scrubbed_outcome(outcome: Outcome, scrubber: Scrubber, note: str) -> Outcome:
+    """A drift as the user sees it: the values in it scrubbed, the call as recorded."""
+    if not outcome.drifts:
+        return outcome
+    scrub = scrubber.scrub
+    drifts = tuple(
+        Drift(d.aspect, scrub(d.expected), scrub(d.actual), scrub(d.diff)) for d in outcome.drifts
+    )
+    return replace(outcome, drifts=drifts, note=note)

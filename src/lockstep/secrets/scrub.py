@@ -1,0 +1,167 @@
+"""Scrubbing by value: a configured secret becomes ``<NAME>`` in everything recorded.
+
+A ``[[secret]] env = "API_TOKEN"`` names a value by where it comes from.  Recording
+replaces that value with the placeholder ``<API_TOKEN>`` wherever it appears; replay
+puts the real value back where the program or function is handed it (:meth:`Scrubber.reveal`)
+and scrubs what comes out again before comparing, so the comparison is exact while the
+secret itself never reaches a file.  ``[[secret]] name = "session", pattern = "..."``
+scrubs every match of a regex the same way (a value that cannot be named in advance).
+
+A value that survives scrubbing in another spelling -- base64 (at any of the three byte
+alignments), URL-quoted, JSON-escaped, hex -- is reported by :meth:`Scrubber.leaks`:
+the caller refuses the case rather than write it.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Final
+from urllib.parse import quote, quote_plus
+
+from lockstep.errors import UsageError
+
+MIN_VALUE: Final = 4
+"""Shorter values are not scrubbed (``<X>`` in place of every ``a`` would wreck the record)."""
+
+
+class SecretMissing(UsageError):
+    """A placeholder must be revealed but its environment variable is not set."""
+
+    def __init__(self, name: str, env: str) -> None:
+        super().__init__(
+            f"the recorded value <{name}> stands for ${env}, which is not set here: "
+            f"export {env} (its real value) to replay this case"
+        )
+        self.env = env
+
+
+@dataclass(frozen=True)
+class NamedSecret:
+    """One ``[[secret]]`` that scrubs: by environment variable or by pattern."""
+
+    name: str
+    env: str = ""
+    pattern: str = ""
+
+    @property
+    def placeholder(self) -> str:
+        return f"<{self.name}>"
+
+
+def encoded_forms(value: str) -> set[str]:
+    """The spellings of ``value`` other than itself that a program may print it in."""
+    raw = value.encode("utf-8")
+    forms = {
+        quote(value, safe=""),
+        quote_plus(value, safe=""),
+        json.dumps(value)[1:-1],
+        json.dumps(value, ensure_ascii=False)[1:-1],
+        json.dumps(value)[1:-1].replace("/", "\\/"),
+        raw.hex(),
+        raw.hex().upper(),
+    }
+    for pad in range(3):  # base64 of the value inside a longer byte string, at each alignment
+        encoded = base64.b64encode(b"\0" * pad + raw + b"\0\0").decode("ascii")
+        start = -(-8 * pad // 6)
+        end = 8 * (pad + len(raw)) // 6
+        middle = encoded[start:end]
+        if len(middle) >= MIN_VALUE:
+            forms.add(middle)
+            forms.add(middle.replace("+", "-").replace("/", "_"))
+    forms.discard(value)
+    return {f for f in forms if len(f) >= MIN_VALUE}
+
+
+@dataclass
+class Scrubber:
+    """The configured secrets with today's values (read from the environment once)."""
+
+    secrets: tuple[NamedSecret, ...] = ()
+    environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+
+    def __post_init__(self) -> None:
+        self._values: list[tuple[str, str]] = sorted(
+            (
+                (value, s.placeholder)
+                for s in self.secrets
+                if s.env and len(value := self.environ.get(s.env, "")) >= MIN_VALUE
+            ),
+            key=lambda pair: -len(pair[0]),
+        )
+        self._patterns = [(re.compile(s.pattern), s.placeholder) for s in self.secrets if s.pattern]
+        self._forms = [
+            (form, ph)
+            for value, ph in self._values
+            for form in (value, *sorted(encoded_forms(value)))
+        ]
+        self._by_placeholder = {s.placeholder: s for s in self.secrets if s.env}
+        self._placeholders = [s.placeholder for s in self.secrets]
+
+    def __bool__(self) -> bool:
+        return bool(self.secrets)
+
+    def scrub(self, text: str) -> str:
+        """``text`` with every configured value replaced by its placeholder."""
+        for value, placeholder in self._values:
+            if value in text:
+                text = text.replace(value, placeholder)
+        for pattern, placeholder in self._patterns:
+            text = pattern.sub(placeholder, text)
+        return text
+
+    def scrub_count(self, text: str) -> tuple[str, int]:
+        """:meth:`scrub`, and how many values it replaced (for the rule counts)."""
+        count = 0
+        for value, placeholder in self._values:
+            if value in text:
+                count += text.count(value)
+                text = text.replace(value, placeholder)
+        for pattern, placeholder in self._patterns:
+            text, n = pattern.subn(placeholder, text)
+            count += n
+        return text, count
+
+    def scrub_values(self, text: str) -> str:
+        """:meth:`scrub` of the ``env`` secrets only: what :meth:`reveal` can put back."""
+        for value, placeholder in self._values:
+            if value in text:
+                text = text.replace(value, placeholder)
+        return text
+
+    def leaks(self, text: str) -> list[str]:
+        """The placeholders of secrets that still show in ``text``: an ``env`` value as
+        itself (where nothing scrubbed it) or in another spelling, a pattern's match."""
+        found = {ph for form, ph in self._forms if form in text}
+        if self._patterns:
+            for placeholder in self._placeholders:
+                text = text.replace(placeholder, "")
+            found.update(ph for pattern, ph in self._patterns if pattern.search(text))
+        return sorted(found)
+
+    def reveal(self, text: str) -> str:
+        """``text`` with each env secret's placeholder replaced by its value from the
+        environment (what the program or function was handed at record time)."""
+        if "<" not in text:
+            return text
+        for placeholder, secret in self._by_placeholder.items():
+            if placeholder in text:
+                value = self.environ.get(secret.env)
+                if not value:  # empty is not set: "" cannot be what was scrubbed
+                    raise SecretMissing(secret.name, secret.env)
+                text = text.replace(placeholder, value)
+        return text
+
+    def encode(self) -> str:
+        """The secrets as an oracle file's rule record keeps them: names, never values."""
+        return json.dumps([[s.name, s.env, s.pattern] for s in self.secrets])
+
+    @classmethod
+    def decode(cls, text: str) -> Scrubber:
+        """The scrubber an oracle file recorded (:meth:`encode`), with today's values."""
+        items: Iterable[list[str]] = json.loads(text)
+        return cls(tuple(NamedSecret(name, env, pattern) for name, env, pattern in items))
