@@ -175,3 +175,22 @@ def test_return_kinds_reads_only_the_functions_own_returns(
     func = ast.parse(f"def f(x):\n    {body}\n").body[0]
     assert isinstance(func, ast.FunctionDef)
     assert return_kinds(func) == kinds
+
+
+def test_a_timestamp_that_did_not_vary_while_probing_still_gets_its_rule(tmp_path: Path) -> None:
+    """Every probe run may fall within one second: the stamp then agrees across runs, yet
+    tomorrow's replay would differ. init gives the built-in rule whenever the output has one."""
+    write_files(
+        tmp_path,
+        {
+            "stamp.py": (
+                "import datetime\n\n"
+                "if __name__ == '__main__':\n"
+                "    print('exported at', datetime.date(2024, 5, 1).isoformat() + 'T09:30:00')\n"
+            ),
+        },
+    )
+    result = invoke_cli("init", "--pins", "stamp.py", cwd=tmp_path)
+    assert result.code == 0, result.output
+    pins = _config(tmp_path)["pins"]
+    assert [p["rules"] for p in pins] == [["iso-timestamp"]]  # type: ignore[union-attr,index]

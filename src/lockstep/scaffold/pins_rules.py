@@ -4,23 +4,29 @@ A script whose output carries a timestamp or a run id would be refused by
 ``lockstep record`` (its runs differ).  ``lockstep init`` runs each case a few
 times the way the pins kind will (:meth:`~lockstep.oracles.OracleKind.probe_targets`)
 and takes the probe's verified rule suggestions, so the configuration it writes
-records as is.
+records as is.  A few runs can all fall within one second, so a timestamp, a UUID or a
+temporary path the output carries is given its built-in rule even when the runs agreed:
+those values differ on the next day's replay.
 """
 
 from __future__ import annotations
 
+import re
 import tomllib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
 from lockstep.config import Config, PinsSpec, Project
 from lockstep.oracles import kind_named
-from lockstep.probe.runs import probe_many
+from lockstep.probe.runs import ProbeReport, probe_many
 from lockstep.probe.suggest import Suggestion, suggest_and_verify
-from lockstep.rules import RuleSet
+from lockstep.rules import BUILTIN_PATTERNS, RuleSet
 
 PROBE_RUNS: Final = 4
+VOLATILE_BY_NATURE: Final = ("iso-timestamp", "uuid", "tmp-path", "hex-address")
+"""Built-in rules given whenever their pattern appears in the output, varying or not."""
 
 
 @dataclass(frozen=True)
@@ -38,14 +44,31 @@ def probe_rules(root: Path, spec: PinsSpec, *, jobs: int = 2) -> ProbedRules:
     project = Project(root=root, config_path=root / "lockstep.toml", config=Config(pins=[spec]))
     targets = list(kind_named("pins").probe_targets(project, spec))
     reports = probe_many(targets, runs=PROBE_RUNS, jobs=jobs, rules=RuleSet())
+    seen = _volatile_in(reports)
     flaky = [r for r in reports if not r.deterministic]
     if not flaky:
-        return ProbedRules((), (), True)
+        return ProbedRules(seen, (), True)
     verified = suggest_and_verify(flaky, rules=RuleSet(), runs=PROBE_RUNS, jobs=jobs)
+    names = [s.name for s in verified.suggestions]
     return ProbedRules(
-        tuple(s.name for s in verified.suggestions),
+        (*names, *(name for name in seen if name not in names)),
         tuple(s for s in verified.suggestions if not s.builtin),
         verified.working,
+    )
+
+
+def _volatile_in(reports: Iterable[ProbeReport]) -> tuple[str, ...]:
+    """The :data:`VOLATILE_BY_NATURE` rules whose pattern occurs in any run's output."""
+    texts = [
+        stream.decode("utf-8", "replace")
+        for report in reports
+        for variant in report.raw
+        for stream in (variant.example.stdout, variant.example.stderr)
+    ]
+    return tuple(
+        name
+        for name in VOLATILE_BY_NATURE
+        if any(re.search(BUILTIN_PATTERNS[name][0], text) for text in texts)
     )
 
 
