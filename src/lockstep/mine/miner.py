@@ -88,6 +88,8 @@ class MineReport:
     """``saturated after N rounds`` or ``budget of S s spent``."""
     record: RecordReport | None
     """The record path's report on the kept inputs (None when none were kept)."""
+    unit: str = "row"
+    """What one added case is called: ``row``, ``fixture``."""
 
     @property
     def added(self) -> int:
@@ -163,7 +165,7 @@ def mine(
     near = harvest_near(target)
     for call, constant in constant_calls(seeds, pool):
         state.learn(call, always=near_constant(constant, near))
-    strategy = inputs_like(seeds, pool, target)
+    strategy = inputs_like(seeds, pool, target, hinted=subject.typed)
     curve = [
         RoundPoint(
             0, clock() - start, state.tried, len(state.arcs), len(state.classes), len(state.kept)
@@ -213,4 +215,5 @@ def mine(
         curve=tuple(curve),
         stopped=stopped,
         record=record,
+        unit=subject.unit,
     )
