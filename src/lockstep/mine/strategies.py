@@ -375,6 +375,8 @@ def _nested_variants(value: Any, pool: Constants) -> Iterator[Any]:
     dict given a source literal as a key it lacks (holding that dict's first value)."""
     for where, leaf in list(_leaves(value))[:MAX_LEAVES]:
         for constant in _candidates(leaf, pool):
+            if constant == leaf and type(constant) is type(leaf):
+                continue  # the document as it is
             copied = copy.deepcopy(value)
             _at(copied, where[:-1])[where[-1]] = constant
             yield copied
