@@ -29,7 +29,7 @@ from lockstep.canon import JSON
 from lockstep.config import OracleSpec, Project
 from lockstep.errors import CanonError, LockstepError, UsageError
 from lockstep.gates.git import Git
-from lockstep.mine.constants import harvest_files, source_file
+from lockstep.mine.constants import harvest_files
 from lockstep.mine.last_run import StoredRun
 from lockstep.mine.search import draw_each, smallest_failure
 from lockstep.mine.sides import Side, Unanswerable, outcome_from, pipeline, side
@@ -205,8 +205,7 @@ def compare_oracle(
             note = f"{spec.name}: no input generated ({e})"
     rel = project.root.resolve().relative_to(git.root.resolve())
     files: list[Path] = []
-    path = source_file(subject.target)
-    if path is not None:
+    for path in subject.sources:
         files.append(path)
         with contextlib.suppress(ValueError):
             files.append(tree / path.resolve().relative_to(git.root.resolve()))

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from lockstep.errors import UsageError
-from lockstep.mine.constants import Constants, harvest_files, harvest_near, source_file
+from lockstep.mine.constants import Constants, harvest_files, harvest_near
 from lockstep.mine.coverage import Arc, ArcCollector, executable_lines, lines_of
 from lockstep.mine.search import draw_each
 from lockstep.mine.strategies import constant_calls, inputs_like, near_constant
@@ -150,11 +150,11 @@ def mine(
     if not seeds:
         raise UsageError(f"{name}: the oracle holds no case to start from; record some first")
     target = subject.target
-    path = source_file(target)
-    pool = harvest_files([path] if path else [])
+    files = list(subject.sources)
+    pool = harvest_files(files)
     if extra_sources is not None:
         pool = pool.merged(extra_sources)
-    collector = ArcCollector.for_paths([path] if path else [])
+    collector = ArcCollector.for_paths(files)
     body = executable_lines(target)
     state = _State(collector, subject)
     for call in seeds:

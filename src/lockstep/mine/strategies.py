@@ -336,6 +336,9 @@ MAX_LEAVES: Final = 32
 MAX_NESTED: Final = 3000
 """Most calls made by putting constants inside container arguments (a document's fields)."""
 
+MAX_LAYOUTS: Final = 16
+"""Most recorded container layouts (which fields a document has) constants are put into."""
+
 Where = tuple[int | str, ...]
 """A path into a container: keys and indices."""
 
@@ -391,6 +394,23 @@ def _nested_variants(value: Any, pool: Constants) -> Iterator[Any]:
                 yield copied
 
 
+def _containers(seeds: Sequence[Call]) -> list[tuple[Call, int | str, Any]]:
+    """Each container argument of a recorded layout not seen yet (documents differ in which
+    fields they have), with its call and slot: where constants go inside containers."""
+    found: list[tuple[Call, int | str, Any]] = []
+    layouts: set[tuple[int | str, tuple[Where, ...]]] = set()
+    for call in seeds:
+        slots: list[tuple[int | str, Any]] = [*enumerate(call.args), *call.kwargs.items()]
+        for where, value in slots:
+            if not isinstance(value, dict | list) or len(layouts) >= MAX_LAYOUTS:
+                continue
+            layout = (where, tuple(path for path, _ in _leaves(value)))
+            if layout not in layouts:
+                layouts.add(layout)
+                found.append((call, where, value))
+    return found
+
+
 def constant_calls(seeds: Sequence[Call], pool: Constants) -> list[tuple[Call, Any]]:
     """Every source constant as a whole argument, in every recorded slot of its type; then
     inside container arguments (a document's fields and keys).
@@ -420,16 +440,13 @@ def constant_calls(seeds: Sequence[Call], pool: Constants) -> list[tuple[Call, A
             seen.add(key)
             out.append((call, constant))
 
-    nested: list[tuple[Call, int | str, Any]] = []
     for base in by_shape.values():
         slots: list[tuple[int | str, Any]] = [*enumerate(base.args), *base.kwargs.items()]
         for where, value in slots:
             for constant in _candidates(value, pool):
                 add(base, where, constant, constant)
-            if isinstance(value, dict | list):
-                nested.append((base, where, value))
     budget = MAX_NESTED
-    for base, where, value in nested:
+    for base, where, value in _containers(seeds):
         for variant in _nested_variants(value, pool):
             if budget <= 0:
                 return out

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Final, Protocol
 
 from lockstep.canon import JSON
@@ -53,6 +54,13 @@ class MiningSubject(Protocol):
     @property
     def target(self) -> Callable[..., Any]:
         """The code whose source constants and coverage count (the target or render)."""
+        ...
+
+    @property
+    def sources(self) -> tuple[Path, ...]:
+        """The source files whose literals feed the generator and whose arcs count as
+        coverage: the target's module; a render's module and the project modules it uses
+        (a render is often a thin harness around the code under freeze)."""
         ...
 
     @property

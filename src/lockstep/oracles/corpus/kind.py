@@ -397,7 +397,10 @@ def mining(project: Project, spec: OracleSpec) -> MiningSubject:
     def record_new() -> RecordReport:
         return _record(project, corpus, RecordMode.NEW_ONLY, None)
 
-    return CorpusSubject(project, corpus, renderer, oracle_path(project, corpus), record_new)
+    sources = used_scope(project, renderer.func).files
+    return CorpusSubject(
+        project, corpus, renderer, oracle_path(project, corpus), record_new, sources
+    )
 
 
 def case_inputs(project: Project, spec: OracleSpec) -> Iterator[CaseInput]:

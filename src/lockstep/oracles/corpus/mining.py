@@ -93,6 +93,8 @@ class CorpusSubject:
     """The oracle file (it may not exist in an old checkout: only the recorded inputs need it)."""
     record_new: Callable[[], RecordReport]
     """The kind's ``--new-only`` record path (verify, scan for secrets, write the lock)."""
+    sources: tuple[Path, ...]
+    """The render's module and the project modules it uses (its strength scope)."""
     typed: bool = False
     unit: str = "fixture"
     _scratch: tempfile.TemporaryDirectory[str] | None = field(default=None, repr=False)

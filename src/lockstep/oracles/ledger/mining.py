@@ -53,6 +53,15 @@ class LedgerSubject:
     unit: str = "row"
 
     @property
+    def sources(self) -> tuple[Path, ...]:
+        """The target's module (through decorators); none for a built-in."""
+        try:
+            name = inspect.getsourcefile(inspect.unwrap(self.target))
+        except (TypeError, ValueError):
+            return ()
+        return (Path(name),) if name else ()
+
+    @property
     def stem_length(self) -> int:
         return self.replayer.stem_length
 
