@@ -47,7 +47,8 @@ DESCRIBED: Final = 400
 
 
 class Fixture(msgspec.Struct, frozen=True):
-    """An encoded input: the fixture's file name and its exact bytes."""
+    """An encoded input: the fixture's id (its path under the glob's folder; a generated
+    one's file name) and its exact bytes.  The render sees a file of the id's last name."""
 
     name: str
     data: bytes
@@ -117,7 +118,7 @@ class CorpusSubject:
                     "recorded fixtures"
                 )
             self._recorded = {
-                fid: Fixture(path.name, path.read_bytes())
+                fid: Fixture(fid, path.read_bytes())
                 for fid, path in fixtures(self.project, self.spec).items()
             }
         return self._recorded
