@@ -257,6 +257,12 @@ class CorpusSubject:
                 path.unlink(missing_ok=True)
             raise
         added = set(report.added)
+        others = sorted(added - set(written))
+        if others:
+            report.notes.append(
+                "also added fixtures that were on disk but not in the lock "
+                f"(record --new-only adds every new fixture): {', '.join(others)}"
+            )
         for name, path in written.items():
             if name not in added:
                 path.unlink(missing_ok=True)
