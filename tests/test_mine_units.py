@@ -115,3 +115,48 @@ def test_the_arc_collector_sees_which_branch_ran() -> None:
     percent = collector.run(lambda: parse("5%"))[1]
     assert plain != percent and not percent <= plain
     assert collector.run(lambda: parse("plain"))[1] == plain
+
+
+_JSON_SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-99, 99), st.text(max_size=6))
+_JSON = st.recursive(
+    _JSON_SCALARS,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=4), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=60, suppress_health_check=list(HealthCheck))
+@given(st.dictionaries(st.text(max_size=4), _JSON, min_size=1, max_size=4))
+def test_constants_inside_a_document_change_one_place_each(document: dict[str, Any]) -> None:
+    pool = harvest_source('KEYS = ("n/a", "discount")\nLIMIT = 7\n')
+    before = canon.canonical_json(document)
+    calls = constant_calls([Call((document,), {})], pool)
+    assert canon.canonical_json(document) == before  # the recorded input is never mutated
+    for call, constant in calls:
+        (variant,) = call.args
+        if constant is not None:  # a whole-argument constant
+            continue
+        assert isinstance(variant, dict) and variant != document
+        assert set(document) <= set(variant)  # a key is added, never removed
+        assert len(set(variant) - set(document)) <= 1
+
+
+def test_record_like_documents_keep_each_keys_types_and_offer_source_keys() -> None:
+    seeds = [
+        Call(({"name": "apple", "price": "1.5", "qty": 2},), {}),
+        Call(({"name": "pear", "price": "2"},), {}),
+    ]
+    pool = harvest_source('def f(d):\n    return "discount" in d\n')
+    drawn: list[dict[str, Any]] = []
+    draw_each(
+        inputs_like(seeds, pool, lambda path: path, hinted=False),
+        lambda call: drawn.append(call.args[0]),
+        examples=200,
+        seed_value=3,
+    )
+    records = [d for d in drawn if isinstance(d, dict) and {"name", "price"} <= set(d)]
+    assert len(records) > len(drawn) // 3
+    assert any("discount" in d for d in records)
+    assert any("qty" in d for d in records) and any("qty" not in d for d in records)

@@ -14,6 +14,7 @@ coverage.py remains the tool for a report over a whole run.
 
 from __future__ import annotations
 
+import os
 import sys
 import types
 from collections.abc import Callable, Iterable
@@ -55,7 +56,8 @@ class ArcCollector:
 
     @classmethod
     def for_paths(cls, paths: Iterable[Path]) -> ArcCollector:
-        return cls(frozenset(str(p) for p in paths))
+        """Each path as given and resolved (a module's ``co_filename`` may be either)."""
+        return cls(frozenset(name for p in paths for name in (str(p), os.path.realpath(p))))
 
     def run(self, fn: Callable[[], T]) -> tuple[T, frozenset[Arc]]:
         """Call ``fn`` with the tracer on; return its value and the arcs it ran."""
@@ -76,10 +78,19 @@ class ArcCollector:
 
             return trace
 
+        traced: dict[str, bool] = {}
+        """Per code file: whether it is one of ``files`` (resolved once per file)."""
+
         def calls(frame: types.FrameType, event: str, arg: Any) -> Any:
             code = frame.f_code
-            if event == "call" and code.co_filename in files:
-                return local(f"{code.co_filename}:{code.co_firstlineno}")
+            if event != "call":
+                return None
+            name = code.co_filename
+            hit = traced.get(name)
+            if hit is None:
+                hit = traced[name] = name in files or os.path.realpath(name) in files
+            if hit:
+                return local(f"{name}:{code.co_firstlineno}")
             return None
 
         previous = sys.gettrace()

@@ -26,18 +26,17 @@ from hypothesis.strategies import SearchStrategy
 
 from lockstep import canon
 from lockstep.canon import JSON
-from lockstep.canon.text import call_text
 from lockstep.config import OracleSpec, Project
 from lockstep.errors import CanonError, LockstepError, UsageError
 from lockstep.gates.git import Git
-from lockstep.mine.constants import harvest_files, source_file
+from lockstep.mine.constants import harvest_files
 from lockstep.mine.last_run import StoredRun
 from lockstep.mine.search import draw_each, smallest_failure
 from lockstep.mine.sides import Side, Unanswerable, outcome_from, pipeline, side
 from lockstep.mine.strategies import inputs_like
 from lockstep.model import Outcome
 from lockstep.oracles import kind_of
-from lockstep.oracles.mining import Call, MiningSubject
+from lockstep.oracles.mining import MINABLE_KINDS, Call, MiningSubject
 
 DEFAULT_GENERATE: Final = 200
 
@@ -68,6 +67,8 @@ class DifferentialResult:
     differences: tuple[Difference, ...]
     skipped: tuple[str, ...] = ()
     """Oracles left out because their kind cannot be compared this way."""
+    notes: tuple[str, ...] = ()
+    """Why an oracle's inputs were compared without generated ones."""
 
     @property
     def inputs(self) -> int:
@@ -100,19 +101,13 @@ class DifferentialResult:
         )
 
 
-def _call_text(subject: MiningSubject, value: JSON) -> str:
-    name = getattr(subject.target, "__name__", "target")
-    assert isinstance(value, list)
-    args, kwargs = value
-    assert isinstance(args, list) and isinstance(kwargs, dict)
-    return call_text(name, args, kwargs)
-
-
 def _explain(outcome: Outcome, rev: str) -> tuple[str, ...]:
+    """Per aspect both outcomes, and the readable diff of the two when there is one."""
     lines: list[str] = []
     for drift in outcome.drifts:
         lines.append(f"{drift.aspect}: at {rev}: {drift.expected}")
         lines.append(f"{' ' * len(drift.aspect)}  now: {drift.actual}")
+        lines += [f"  {line}" for line in drift.diff.rstrip("\n").splitlines()]
     return tuple(lines) or (outcome.note or outcome.status.value,)
 
 
@@ -177,7 +172,7 @@ class _Comparison:
 
     def difference(self, origin: str, value: JSON, outcome: Outcome) -> Difference:
         return Difference(
-            self.name, origin, _call_text(self.subject, value), _explain(outcome, self.rev)
+            self.name, origin, self.subject.describe(value), _explain(outcome, self.rev)
         )
 
 
@@ -191,29 +186,37 @@ def compare_oracle(
     *,
     generate: int,
     seed: int,
-) -> tuple[int, int, int, Difference | None]:
-    """``(recorded, generated, differing recorded, smallest difference)`` for one oracle.
+) -> tuple[int, int, int, Difference | None, str]:
+    """``(recorded, generated, differing recorded, smallest difference, note)`` for one oracle.
 
     The recorded and the generated inputs are compared in batches with both sides busy at
     once; only when a generated input differs are the draws replayed one by one, as a
-    property Hypothesis shrinks.
+    property Hypothesis shrinks.  Recorded inputs that cannot be varied (a corpus of
+    fixtures that are not JSON) are compared as they are, and the note says why none
+    were generated.
     """
-    seeds = subject.seeds()
+    recorded = subject.recorded()
+    note = ""
+    seeds: list[Call] = []
+    if generate > 0:
+        try:
+            seeds = subject.seeds()
+        except UsageError as e:
+            note = f"{spec.name}: no input generated ({e})"
     rel = project.root.resolve().relative_to(git.root.resolve())
     files: list[Path] = []
-    path = source_file(subject.target)
-    if path is not None:
+    for path in subject.sources:
         files.append(path)
         with contextlib.suppress(ValueError):
             files.append(tree / path.resolve().relative_to(git.root.resolve()))
-    strategy = inputs_like(seeds, harvest_files(files), subject.target)
+    strategy = inputs_like(seeds, harvest_files(files), subject.target, hinted=subject.typed)
     config = project.config_path
     with (
         side(f"{spec.name} at {rev}", config, tree / rel, spec.name) as old,
         side(f"{spec.name} in the working tree", config, project.root, spec.name) as new,
     ):
         comparison = _Comparison(spec.name, subject, old, new, rev)
-        comparison.batch([subject.encode_input(call) for call in seeds])
+        comparison.batch(recorded)
         differing_recorded = len(comparison.found)
         drawn: list[JSON] = []
 
@@ -222,7 +225,8 @@ def compare_oracle(
             if value is not None:
                 drawn.append(value)
 
-        draw_each(strategy, keep, examples=generate, seed_value=seed)
+        if seeds:
+            draw_each(strategy, keep, examples=generate, seed_value=seed)
         comparison.batch(drawn)
         difference = None
         if len(comparison.found) > differing_recorded:
@@ -231,7 +235,7 @@ def compare_oracle(
             _, value, outcome = min(comparison.found, key=lambda f: f[0])
             origin = "recorded input" if differing_recorded else "generated input"
             difference = comparison.difference(origin, value, outcome)
-    return len(seeds), len(drawn), differing_recorded, difference
+    return len(recorded), len(drawn), differing_recorded, difference, note
 
 
 def replay_against(
@@ -260,17 +264,22 @@ def replay_against(
                 raise
             skipped.append(spec.name)
     if not subjects:
-        raise UsageError("replay --against: no configured oracle can be compared (ledgers can)")
+        raise UsageError(
+            f"replay --against: no configured oracle can be compared ({MINABLE_KINDS} can)"
+        )
     recorded = generated = differing = 0
     differences: list[Difference] = []
+    notes: list[str] = []
     with git.worktree(base, "lockstep-against-") as tree:
         for spec, subject in subjects:
-            r, g, d, difference = compare_oracle(
+            r, g, d, difference, note = compare_oracle(
                 project, spec, subject, git, tree, rev, generate=generate, seed=seed
             )
             recorded += r
             generated += g
             differing += d
+            if note:
+                notes.append(note)
             if difference is not None:
                 differences.append(difference)
     return DifferentialResult(
@@ -282,4 +291,5 @@ def replay_against(
         generated=generated,
         differing_recorded=differing,
         differences=tuple(differences),
+        notes=tuple(notes),
     )

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from lockstep.errors import UsageError
-from lockstep.mine.constants import Constants, harvest_files, harvest_near, source_file
+from lockstep.mine.constants import Constants, harvest_files, harvest_near
 from lockstep.mine.coverage import Arc, ArcCollector, executable_lines, lines_of
 from lockstep.mine.search import draw_each
 from lockstep.mine.strategies import constant_calls, inputs_like, near_constant
@@ -88,6 +88,8 @@ class MineReport:
     """``saturated after N rounds`` or ``budget of S s spent``."""
     record: RecordReport | None
     """The record path's report on the kept inputs (None when none were kept)."""
+    unit: str = "row"
+    """What one added case is called: ``row``, ``fixture``."""
 
     @property
     def added(self) -> int:
@@ -148,11 +150,11 @@ def mine(
     if not seeds:
         raise UsageError(f"{name}: the oracle holds no case to start from; record some first")
     target = subject.target
-    path = source_file(target)
-    pool = harvest_files([path] if path else [])
+    files = list(subject.sources)
+    pool = harvest_files(files)
     if extra_sources is not None:
         pool = pool.merged(extra_sources)
-    collector = ArcCollector.for_paths([path] if path else [])
+    collector = ArcCollector.for_paths(files)
     body = executable_lines(target)
     state = _State(collector, subject)
     for call in seeds:
@@ -163,7 +165,7 @@ def mine(
     near = harvest_near(target)
     for call, constant in constant_calls(seeds, pool):
         state.learn(call, always=near_constant(constant, near))
-    strategy = inputs_like(seeds, pool, target)
+    strategy = inputs_like(seeds, pool, target, hinted=subject.typed)
     curve = [
         RoundPoint(
             0, clock() - start, state.tried, len(state.arcs), len(state.classes), len(state.kept)
@@ -213,4 +215,5 @@ def mine(
         curve=tuple(curve),
         stopped=stopped,
         record=record,
+        unit=subject.unit,
     )

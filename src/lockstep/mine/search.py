@@ -9,12 +9,14 @@ and filtering by nature), and a seed, so a run is repeatable.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
 from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
-from hypothesis.errors import Flaky, Found
+from hypothesis.errors import Flaky, Found, HypothesisWarning
 from hypothesis.strategies import SearchStrategy
 
 T = TypeVar("T")
@@ -26,6 +28,15 @@ def keep_files_in(folder: Path) -> None:
     from hypothesis.configuration import set_hypothesis_home_dir
 
     set_hypothesis_home_dir(folder / "hypothesis")
+
+
+@contextmanager
+def _quiet() -> Iterator[None]:
+    """No Hypothesis warnings on the user's terminal (a large strategy's repr is costly to
+    build, and Hypothesis says so; lockstep never shows that repr)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", HypothesisWarning)
+        yield
 
 
 def _settings(examples: int, phases: tuple[Phase, ...]) -> settings:
@@ -52,7 +63,8 @@ def draw_each(
     def run(value: T) -> None:
         callback(value)
 
-    run()
+    with _quiet():
+        run()
 
 
 class Counterexample(Exception):
@@ -83,7 +95,8 @@ def smallest_failure(
             raise Counterexample(value)
 
     try:
-        run()
+        with _quiet():
+            run()
     except (Counterexample, Found, Flaky):
         # Hypothesis re-runs the shrunk example last before raising: that is the smallest.
         return last[-1] if last else None

@@ -25,7 +25,7 @@ import copy
 import inspect
 import string
 import typing
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from decimal import Decimal
 from typing import Any, Final
 
@@ -179,11 +179,48 @@ def _sequences(t: type, vals: Sequence[Any], pool: Constants, depth: int) -> Sea
     return items.map(tuple) if t is tuple else items
 
 
+def _records(vals: Sequence[dict[Any, Any]], pool: Constants, depth: int) -> SearchStrategy[Any]:
+    """Dicts used as records (a JSON document, a row): each key keeps its own value types;
+    a key every sample has is always there, one only some have is there sometimes, and
+    each of the source's string literals may appear as a key of its own."""
+    by_key: dict[str, list[Any]] = {}
+    for v in vals:
+        for k, x in v.items():
+            by_key.setdefault(k, []).append(x)
+    every = {k for k in by_key if all(k in v for v in vals)}
+    required = {k: values_like(xs, pool, depth + 1) for k, xs in by_key.items() if k in every}
+    optional = {k: values_like(xs, pool, depth + 1) for k, xs in by_key.items() if k not in every}
+    values = [x for xs in by_key.values() for x in xs]
+    extra = [k for k in pool.strings[:MAX_EXTRA_KEYS] if k not in by_key]
+    if extra and values:
+        optional.update({k: values_like(values, pool, depth + 1) for k in extra})
+    return st.fixed_dictionaries(required, optional=optional)
+
+
+MAX_EXTRA_KEYS: Final = 24
+"""Source literals offered as extra keys of a record-like dict."""
+
+
 def _dicts(vals: Sequence[dict[Any, Any]], pool: Constants, depth: int) -> SearchStrategy[Any]:
     keys = [k for v in vals for k in v]
     values = [x for v in vals for x in v.values()]
     if not keys:
         return st.just({})
+    if all(isinstance(k, str) for k in keys):
+        # records first: Hypothesis shrinks towards the first branch, and a record with one
+        # value changed is the smallest difference a reader understands
+        return st.one_of(_records(vals, pool, depth), _free_dicts(vals, keys, values, pool, depth))
+    return _free_dicts(vals, keys, values, pool, depth)
+
+
+def _free_dicts(
+    vals: Sequence[dict[Any, Any]],
+    keys: list[Any],
+    values: list[Any],
+    pool: Constants,
+    depth: int,
+) -> SearchStrategy[Any]:
+    """Any keys drawn like the recorded keys, any values drawn like the recorded values."""
     key_strategy = values_like(keys, pool, depth + 1)
     if all(isinstance(k, str) for k in keys) and pool.strings:
         key_strategy = st.one_of(key_strategy, st.sampled_from(list(pool.strings)))
@@ -223,20 +260,21 @@ def _parameter_names(target: Callable[..., Any]) -> list[str]:
 
 
 def inputs_like(
-    seeds: Sequence[Call], pool: Constants, target: Callable[..., Any]
+    seeds: Sequence[Call], pool: Constants, target: Callable[..., Any], *, hinted: bool = True
 ) -> SearchStrategy[Call]:
     """Calls shaped like ``seeds``: for each way the target was called (how many positional
-    arguments, which keywords), each argument drawn like the recorded ones in that slot."""
+    arguments, which keywords), each argument drawn like the recorded ones in that slot;
+    with ``hinted``, also from the target's parameter type hints."""
     shapes: dict[tuple[int, tuple[str, ...]], list[Call]] = {}
     for call in seeds:
         shapes.setdefault((len(call.args), tuple(sorted(call.kwargs))), []).append(call)
-    hinted = _hinted(target)
+    hints = _hinted(target) if hinted else {}
     names = _parameter_names(target)
 
     def slot(samples: list[Any], name: str | None) -> SearchStrategy[Any]:
         like = values_like(samples, pool)
-        if name is not None and name in hinted:
-            return st.one_of(like, hinted[name])
+        if name is not None and name in hints:
+            return st.one_of(like, hints[name])
         return like
 
     calls: list[SearchStrategy[Call]] = []
@@ -278,44 +316,140 @@ def near_constant(value: Any, near: Constants) -> bool:
     return isinstance(value, float) and value in near.floats
 
 
+def _candidates(value: Any, pool: Constants) -> Sequence[Any]:
+    """The source constants that may stand in for ``value`` (of its type)."""
+    if isinstance(value, bool):
+        return ()
+    if isinstance(value, str):
+        return [*pool.strings, *_affixed(value, pool)]
+    if isinstance(value, bytes):
+        return pool.blobs
+    if isinstance(value, int):
+        return pool.ints
+    if isinstance(value, float):
+        return pool.floats
+    return ()
+
+
+MAX_LEAVES: Final = 32
+"""Scalars inside one container argument that constants are put in place of."""
+MAX_NESTED: Final = 3000
+"""Most calls made by putting constants inside container arguments (a document's fields)."""
+
+MAX_LAYOUTS: Final = 16
+"""Most recorded container layouts (which fields a document has) constants are put into."""
+
+Where = tuple[int | str, ...]
+"""A path into a container: keys and indices."""
+
+
+def _leaves(value: Any, where: Where = ()) -> Iterator[tuple[Where, Any]]:
+    """The scalars in a (JSON-like) container, with their paths, in order."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(key, str):
+                yield from _leaves(item, (*where, key))
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            yield from _leaves(item, (*where, i))
+    elif where:
+        yield where, value
+
+
+def _dict_nodes(value: Any, where: Where = ()) -> Iterator[tuple[Where, dict[str, Any]]]:
+    if isinstance(value, dict):
+        yield where, value
+        for key, item in value.items():
+            if isinstance(key, str):
+                yield from _dict_nodes(item, (*where, key))
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            yield from _dict_nodes(item, (*where, i))
+
+
+def _at(value: Any, where: Where) -> Any:
+    for step in where:
+        value = value[step]
+    return value
+
+
+def _nested_variants(value: Any, pool: Constants) -> Iterator[Any]:
+    """``value`` (a container) with one scalar replaced by a constant of its type, or one
+    dict given a source literal as a key it lacks (holding that dict's first value)."""
+    for where, leaf in list(_leaves(value))[:MAX_LEAVES]:
+        for constant in _candidates(leaf, pool):
+            if constant == leaf and type(constant) is type(leaf):
+                continue  # the document as it is
+            copied = copy.deepcopy(value)
+            _at(copied, where[:-1])[where[-1]] = constant
+            yield copied
+    for where, node in list(_dict_nodes(value))[:MAX_LEAVES]:
+        if not node:
+            continue
+        first = next(iter(node.values()))
+        for key in pool.strings[:MAX_EXTRA_KEYS]:
+            if key not in node:
+                copied = copy.deepcopy(value)
+                _at(copied, where)[key] = copy.deepcopy(first)
+                yield copied
+
+
+def _containers(seeds: Sequence[Call]) -> list[tuple[Call, int | str, Any]]:
+    """Each container argument of a recorded layout not seen yet (documents differ in which
+    fields they have), with its call and slot: where constants go inside containers."""
+    found: list[tuple[Call, int | str, Any]] = []
+    layouts: set[tuple[int | str, tuple[Where, ...]]] = set()
+    for call in seeds:
+        slots: list[tuple[int | str, Any]] = [*enumerate(call.args), *call.kwargs.items()]
+        for where, value in slots:
+            if not isinstance(value, dict | list) or len(layouts) >= MAX_LAYOUTS:
+                continue
+            layout = (where, tuple(path for path, _ in _leaves(value)))
+            if layout not in layouts:
+                layouts.add(layout)
+                found.append((call, where, value))
+    return found
+
+
 def constant_calls(seeds: Sequence[Call], pool: Constants) -> list[tuple[Call, Any]]:
-    """Every source constant as a whole argument, in every recorded slot of its type.
+    """Every source constant as a whole argument, in every recorded slot of its type; then
+    inside container arguments (a document's fields and keys).
 
     A sentinel word in a set (``x in {"n/a", "-"}``) takes one path and one result for
     every member, so coverage would keep just one of them; each member is its own
     behaviour to freeze, so each gets a row.  The other arguments are the first
-    recorded call's.  Each call comes with the value put in its slot.
+    recorded call's.  Each call comes with the value put in its slot (None for a value
+    put inside a container: such a call is kept only on its merits).
     """
     out: list[tuple[Call, Any]] = []
     seen: set[str] = set()
     by_shape: dict[tuple[int, tuple[str, ...]], Call] = {}
     for call in seeds:
         by_shape.setdefault((len(call.args), tuple(sorted(call.kwargs))), call)
+
+    def add(base: Call, where: int | str, value: Any, constant: Any) -> None:
+        args = list(copy.deepcopy(base.args))
+        kwargs = copy.deepcopy(base.kwargs)
+        if isinstance(where, int):
+            args[where] = value
+        else:
+            kwargs[where] = value
+        call = Call(tuple(args), kwargs)
+        key = repr((call.args, sorted(call.kwargs.items())))
+        if key not in seen:
+            seen.add(key)
+            out.append((call, constant))
+
     for base in by_shape.values():
         slots: list[tuple[int | str, Any]] = [*enumerate(base.args), *base.kwargs.items()]
         for where, value in slots:
-            if isinstance(value, bool):
-                continue
-            if isinstance(value, str):
-                candidates: Sequence[Any] = [*pool.strings, *_affixed(value, pool)]
-            elif isinstance(value, bytes):
-                candidates = pool.blobs
-            elif isinstance(value, int):
-                candidates = pool.ints
-            elif isinstance(value, float):
-                candidates = pool.floats
-            else:
-                continue
-            for constant in candidates:
-                args = list(copy.deepcopy(base.args))
-                kwargs = copy.deepcopy(base.kwargs)
-                if isinstance(where, int):
-                    args[where] = constant
-                else:
-                    kwargs[where] = constant
-                call = Call(tuple(args), kwargs)
-                key = repr((call.args, sorted(call.kwargs.items())))
-                if key not in seen:
-                    seen.add(key)
-                    out.append((call, constant))
+            for constant in _candidates(value, pool):
+                add(base, where, constant, constant)
+    budget = MAX_NESTED
+    for base, where, value in _containers(seeds):
+        for variant in _nested_variants(value, pool):
+            if budget <= 0:
+                return out
+            budget -= 1
+            add(base, where, variant, None)
     return out

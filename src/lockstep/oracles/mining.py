@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from pathlib import Path
+from typing import Any, Final, Protocol
 
 from lockstep.canon import JSON
 from lockstep.config import OracleSpec, Project
@@ -43,15 +44,48 @@ class Ran:
 
 
 class MiningSubject(Protocol):
-    """A recorded oracle's target, callable directly; every member is required."""
+    """A recorded oracle's target, callable directly; every member is required.
+
+    An input is a :class:`Call`: a ledger's are the target's arguments; a corpus's are one
+    positional argument, the parsed JSON document of a fixture (its render is called with
+    a file holding it).
+    """
 
     @property
     def target(self) -> Callable[..., Any]:
         """The code whose source constants and coverage count (the target or render)."""
         ...
 
+    @property
+    def sources(self) -> tuple[Path, ...]:
+        """The source files whose literals feed the generator and whose arcs count as
+        coverage: the target's module; a render's module and the project modules it uses
+        (a render is often a thin harness around the code under freeze)."""
+        ...
+
+    @property
+    def typed(self) -> bool:
+        """Whether the target's parameter type hints describe the inputs (a ledger's do; a
+        render's ``path: Path`` says nothing about the document in the file)."""
+        ...
+
+    @property
+    def unit(self) -> str:
+        """What one added case is called in reports: ``row``, ``fixture``."""
+        ...
+
     def seeds(self) -> list[Call]:
-        """The recorded inputs, thawed, in file order."""
+        """The recorded inputs, thawed, in file order (what generated inputs are shaped
+        like); a usage error when the recorded inputs cannot be varied."""
+        ...
+
+    def recorded(self) -> list[JSON]:
+        """The recorded inputs exactly as recorded, encoded (:meth:`encode_input`'s form):
+        what ``replay --against`` compares first, even when they cannot be varied."""
+        ...
+
+    def describe(self, value: JSON) -> str:
+        """An encoded input as a user reads it: a call, a fixture."""
         ...
 
     def run(self, call: Call) -> Ran:
@@ -79,11 +113,15 @@ class MiningSubject(Protocol):
         ...
 
 
+MINABLE_KINDS: Final = "ledger and corpus oracles"
+"""The kinds with a subject, for the refusals of the others."""
+
+
 def no_mining(project: Project, spec: OracleSpec) -> MiningSubject:
-    """``mining`` for a kind that has no subject to call directly (yet)."""
+    """``mining`` for a kind that has no subject to call directly."""
     raise UsageError(
         f"oracle {spec.name!r} is a {spec.kind} oracle: 'lockstep mine' and "
-        "'replay --against' work on ledger oracles"
+        f"'replay --against' work on {MINABLE_KINDS}"
     )
 
 

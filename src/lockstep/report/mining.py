@@ -14,7 +14,7 @@ def mine_lines(report: MineReport) -> list[str]:
     lines = [
         f"mine {report.oracle} (seed {report.seed}, {report.constants} source constant(s)): "
         f"tried {report.tried} input(s), kept {report.kept}, "
-        f"added {report.added} row(s)",
+        f"added {report.added} {report.unit}(s)",
         f"  coverage before: {report.before.text()}",
         f"  coverage after:  {report.after.text()}",
         f"  stopped: {report.stopped}",
@@ -30,7 +30,7 @@ def mine_lines(report: MineReport) -> list[str]:
 
 def differential_lines(result: DifferentialResult) -> list[str]:
     """The verdict, and the smallest input on which the versions differ with both outcomes."""
-    lines = [result.summary()]
+    lines = [result.summary(), *result.notes]
     for found in result.differences:
         lines.append(f"  {found.origin}: {found.call}")
         lines += [f"    {line}" for line in found.explanation]

@@ -18,7 +18,7 @@ from lockstep.config import CorpusSpec, Project
 from lockstep.errors import ConfigError
 
 
-def _glob_base(pattern: str) -> str:
+def glob_base(pattern: str) -> str:
     """The folder part of a glob before its first wildcard."""
     parts = Path(pattern).parts
     fixed: list[str] = []
@@ -39,7 +39,7 @@ def fixtures(project: Project, spec: CorpusSpec) -> dict[str, Path]:
     ten-thousand-fixture corpus.
     """
     where = project.where(spec)
-    base_rel = _glob_base(spec.fixtures)
+    base_rel = glob_base(spec.fixtures)
     base = project.resolve(base_rel, key=project.key(spec, "fixtures"))
     if not base.is_dir():
         raise ConfigError(f"{where}.fixtures: folder {base_rel!r} does not exist")

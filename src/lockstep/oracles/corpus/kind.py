@@ -11,12 +11,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
 
-from lockstep import canon
 from lockstep.config import CorpusSpec, OracleSpec, Project
-from lockstep.diff import document_diff, shown_texts
 from lockstep.errors import ConfigError, DataError, UsageError
 from lockstep.model import (
-    Drift,
     OracleStatus,
     Outcome,
     RecordMode,
@@ -33,8 +30,10 @@ from lockstep.oracles import (
     spec_as,
     used_scope,
 )
+from lockstep.oracles.corpus.compare import rendering_drift, summary
 from lockstep.oracles.corpus.fixtures import fixtures
 from lockstep.oracles.corpus.lock import LOCK_VERSION, Entry, Lock, read_lock, write_lock
+from lockstep.oracles.corpus.mining import CorpusSubject
 from lockstep.oracles.corpus.render import (
     Rendered,
     Renderer,
@@ -50,7 +49,7 @@ from lockstep.oracles.lifecycle import (
     record_entry_points,
     wanted,
 )
-from lockstep.oracles.mining import no_mining
+from lockstep.oracles.mining import MiningSubject
 from lockstep.oracles.stale import Mismatch, mismatches, rules_mismatch, stale_outcome
 from lockstep.oracles.status import file_status
 from lockstep.oracles.verify import in_process_probe, verify
@@ -212,27 +211,15 @@ def _compare(oracle: str, entry: Entry, rendered: Rendered, blobs: BlobStore) ->
         and rendered.raised == entry.raised
     ):
         return Outcome(oracle, entry.id, Status.PASS, rules_fired=rendered.fired)
-    expected = blobs.get(entry.sha256)
-    summary_exp = _summary(entry.raised, entry.nbytes, entry.sha256)
-    summary_act = _summary(rendered.raised, len(rendered.data), actual_sha)
-    if expected is None:
-        diff = "(the recorded document is not in the blob store; only hashes can be compared)\n"
-    else:
-        diff = document_diff(
-            expected,
-            rendered.data,
-            label_expected=f"{entry.id} (recorded)",
-            label_actual=f"{entry.id} (now)",
-        )
-    aspect = "exception" if (entry.raised or rendered.raised) else "output"
-    texts = None if expected is None else shown_texts(expected, rendered.data)
-    return Outcome(
-        oracle,
-        entry.id,
-        Status.DRIFT,
-        (Drift(aspect, summary_exp, summary_act, diff, texts),),
-        rules_fired=rendered.fired,
+    drift = rendering_drift(
+        blobs.get(entry.sha256),
+        summary(entry.raised, entry.nbytes, entry.sha256),
+        entry.raised,
+        rendered,
+        label_expected=f"{entry.id} (recorded)",
+        label_actual=f"{entry.id} (now)",
     )
+    return Outcome(oracle, entry.id, Status.DRIFT, (drift,), rules_fired=rendered.fired)
 
 
 def _new_fixture(oracle: str, fixture_id: str) -> Outcome:
@@ -251,12 +238,6 @@ def _vanished_fixture(oracle: str, fixture_id: str) -> Outcome:
         Status.MISSING,
         note="the fixture is gone; 'lockstep record --trim' drops it from the lock",
     )
-
-
-def _summary(raised: canon.FrozenException | None, nbytes: int, sha: str) -> str:
-    if raised is not None:
-        return f"raised {raised.exc_type}: {raised.exc_stem}"
-    return f"{nbytes} bytes, sha256 {sha[:12]}"
 
 
 def replay(project: Project, spec: OracleSpec, options: ReplayOptions) -> Iterator[Outcome]:
@@ -406,8 +387,20 @@ probe_targets = in_process_probe(oracle_path)
 
 record, accept = record_entry_points(_record)
 
-mining = no_mining
-"""Not mined yet: 'lockstep mine' and 'replay --against' name the kinds they support."""
+
+def mining(project: Project, spec: OracleSpec) -> MiningSubject:
+    """The render, imported once, with this kind's rendering, comparison and record path."""
+    corpus = _spec(spec)
+    rules = resolve_rules(corpus.rules, project, where=project.key(corpus))
+    renderer = renderer_for(project, corpus, rules, corpus.loose)
+
+    def record_new() -> RecordReport:
+        return _record(project, corpus, RecordMode.NEW_ONLY, None)
+
+    sources = used_scope(project, renderer.func).files
+    return CorpusSubject(
+        project, corpus, renderer, oracle_path(project, corpus), record_new, sources
+    )
 
 
 def case_inputs(project: Project, spec: OracleSpec) -> Iterator[CaseInput]:

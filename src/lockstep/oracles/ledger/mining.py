@@ -22,6 +22,7 @@ import msgspec
 
 from lockstep import canon
 from lockstep.canon import JSON
+from lockstep.canon.text import call_text
 from lockstep.config import LedgerSpec
 from lockstep.errors import CanonError, DataError, UsageError
 from lockstep.model import Outcome, RecordReport
@@ -48,6 +49,18 @@ class LedgerSubject:
     """The kind's ``--new-only`` record path for a recording (verify, merge, write)."""
     replayer: Replayer
 
+    typed: bool = True
+    unit: str = "row"
+
+    @property
+    def sources(self) -> tuple[Path, ...]:
+        """The target's module (through decorators); none for a built-in."""
+        try:
+            name = inspect.getsourcefile(inspect.unwrap(self.target))
+        except (TypeError, ValueError):
+            return ()
+        return (Path(name),) if name else ()
+
     @property
     def stem_length(self) -> int:
         return self.replayer.stem_length
@@ -70,6 +83,15 @@ class LedgerSubject:
                 raise DataError(f"{self.spec.name}: row {row.id}: {e}") from None
             calls.append(Call(tuple(args), dict(kwargs)))
         return calls
+
+    def recorded(self) -> list[JSON]:
+        return [self.encode_input(call) for call in self.seeds()]
+
+    def describe(self, value: JSON) -> str:
+        assert isinstance(value, list)
+        args, kwargs = value
+        assert isinstance(args, list) and isinstance(kwargs, dict)
+        return call_text(getattr(self.target, "__name__", "target"), args, kwargs)
 
     def _row(self, call: Call) -> LedgerRow:
         recorder = TargetRecorder(self.spec.target, stem_length=self.stem_length)

@@ -55,7 +55,7 @@ from lockstep.oracles.lifecycle import (
     record_entry_points,
     wanted,
 )
-from lockstep.oracles.mining import no_mining
+from lockstep.oracles.mining import MINABLE_KINDS, MiningSubject
 from lockstep.oracles.pins.cases import PinCase, cases_path, read_cases, resolve_cwd
 from lockstep.oracles.pins.format import (
     FORMAT,
@@ -793,7 +793,15 @@ def inputs(project: Project, spec: OracleSpec) -> tuple[OracleInput, ...]:
 
 record, accept = record_entry_points(_record)
 
-mining = no_mining
-"""Not mined yet: 'lockstep mine' and 'replay --against' name the kinds they support."""
+
+def mining(project: Project, spec: OracleSpec) -> MiningSubject:
+    """Refused, with the reason: a pins case is a whole program run, and its argv and stdin
+    are free text whose meaning only the program's own parser knows -- variants drawn
+    from them would mostly test the argument parser.  Generating them is out of scope."""
+    raise UsageError(
+        f"oracle {spec.name!r} is a pins oracle: 'lockstep mine' and 'replay --against' work "
+        f"on {MINABLE_KINDS} (argv/stdin variants of whole programs are not generated)"
+    )
+
 
 KIND: Final = kind_from(globals(), name="pins", suffix=SUFFIX, parallel_by_default=True)
