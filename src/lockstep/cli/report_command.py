@@ -33,17 +33,19 @@ from lockstep.cli.app import (
 )
 from lockstep.cli.progress import progress
 from lockstep.config import OracleSpec, Project
-from lockstep.errors import UsageError
+from lockstep.errors import LockstepError, UsageError
 from lockstep.model import Outcome, ReplayOptions
 from lockstep.oracles import default_jobs, kind_of
 from lockstep.oracles import replay as replay_oracle
 from lockstep.probe.runs import probe_many
 from lockstep.report.html import (
     MAX_CASES,
+    DifferentialSection,
     Extras,
     ReportRun,
     ReviewSection,
     SignatureSection,
+    StrengthSection,
     render_html,
 )
 from lockstep.report.junit import junit_xml
@@ -174,6 +176,24 @@ junit_option = _file_option(
     help="Also review this range (as 'lockstep review' does) and show its decision table.",
 )
 @click.option(
+    "--strength",
+    "with_strength",
+    is_flag=True,
+    help="Also measure coverage by case and show, on the source, the lines no case reaches.",
+)
+@click.option(
+    "--mutants",
+    is_flag=True,
+    help="With --strength: also run the mutation score and mark the lines whose mutants "
+    "survived replay (stops at --budget).",
+)
+@click.option(
+    "--budget",
+    default="60s",
+    show_default=True,
+    help="With --mutants: stop evaluating mutants after this long (e.g. 90s, 2m).",
+)
+@click.option(
     "--fail-on-drift",
     is_flag=True,
     help="Exit 1 when the replay is not green, as 'lockstep replay' does (default: exit 0).",
@@ -188,6 +208,9 @@ def report(
     shard: str | None,
     probe_runs: int | None,
     review_range: str | None,
+    with_strength: bool,
+    mutants: bool,
+    budget: str,
     fail_on_drift: bool,
 ) -> None:
     """Replay every oracle (or NAMES) and write one HTML page of what moved.
@@ -201,6 +224,9 @@ def report(
     project = project_from(ctx)
     specs = select_specs(project, names)
     options = replay_options(jobs, shard)
+    if mutants and not with_strength:
+        raise UsageError("--mutants: add --strength (mutants are part of the strength section)")
+    seconds = _budget(budget) if mutants else None
     out = console()
     files = ReportFiles(html=out_path, junit=junit_path)
     tally = Tally()
@@ -213,7 +239,13 @@ def report(
                 tick()
     signatures = () if probe_runs is None else probe_sections(project, specs, probe_runs, out)
     reviewed = None if review_range is None else review_section(project, review_range, jobs)
-    files.write(project, tally, out, Extras(review=reviewed, signatures=signatures))
+    extras = Extras(
+        review=reviewed,
+        signatures=signatures,
+        strength=strength_of(project, specs, mutants, seconds) if with_strength else None,
+        differential=differential_of(project),
+    )
+    files.write(project, tally, out, extras)
     out.print(f"{'green' if tally.green else 'not green'}: {tally.line()}")
     sys.exit(EXIT_FAIL if fail_on_drift and not tally.green else EXIT_OK)
 
@@ -231,6 +263,42 @@ def probe_sections(
             reports = probe_many(targets, runs=runs, jobs=jobs, rules=rules, on_run=tick)
         sections += [SignatureSection.of(report) for report in reports]
     return tuple(sections)
+
+
+def _budget(text: str) -> float:
+    from lockstep.cli.strength_command import parse_budget
+
+    return parse_budget(text)
+
+
+def strength_of(
+    project: Project, specs: list[OracleSpec], mutants: bool, budget: float | None
+) -> StrengthSection:
+    """Coverage by case (and with ``mutants`` the mutation score) on the source, for the page."""
+    from lockstep.report.strength_html import strength_section  # coverage.py: only when asked
+    from lockstep.strength import MutationOptions, analyze
+
+    options = MutationOptions(budget=budget)
+    return strength_section(analyze(project, specs, mutants=mutants, options=options), project.root)
+
+
+def differential_of(project: Project) -> DifferentialSection | None:
+    """The last ``replay --against`` run, judged as review judges it (None when none ran)."""
+    from lockstep.mine import last_run
+
+    if last_run.load(project) is None:
+        return None
+    from lockstep.gates.git import Git
+    from lockstep.gates.review import differential_row
+
+    try:
+        head = Git(project.root).resolve("HEAD")
+    except LockstepError:
+        return None
+    row = differential_row(project, head)
+    if row is None:
+        return None
+    return DifferentialSection(row.ok, " ".join(row.evidence))
 
 
 def review_section(project: Project, revision_range: str, jobs: int | None) -> ReviewSection:

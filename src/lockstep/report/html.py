@@ -123,6 +123,15 @@ class Extras:
     review: ReviewSection | None = None
     signatures: tuple[SignatureSection, ...] = ()
     strength: StrengthSection | None = None
+    differential: DifferentialSection | None = None
+
+
+@dataclass(frozen=True)
+class DifferentialSection:
+    """The last ``lockstep replay --against`` run: old and new code compared directly."""
+
+    passed: bool
+    text: str
 
 
 @dataclass(frozen=True)
@@ -203,4 +212,5 @@ def render_html(run: ReportRun, extras: Extras | None = None) -> str:
         review=extras.review,
         signatures=extras.signatures,
         strength=extras.strength,
+        differential=extras.differential,
     )
