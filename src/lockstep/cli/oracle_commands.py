@@ -44,7 +44,6 @@ from lockstep.report.terminal import (
     summary_text,
 )
 from lockstep.secrets import SECRET_REFUSED, policy_for
-from lockstep.secrets.files import default_paths, scan_paths
 from lockstep.store import display_path
 
 _select = select_specs
@@ -282,6 +281,8 @@ def scan(ctx: click.Context, paths: tuple[Path, ...]) -> None:
     if missing:
         raise UsageError(f"scan: no such file or folder: {missing[0]}")
     inputs = [i.pattern for spec in project.oracles() for i in kind_of(spec).inputs(project, spec)]
+    from lockstep.secrets.files import default_paths, scan_paths  # only for this command
+
     chosen = list(paths) or default_paths(project, inputs)
     policy = dataclasses.replace(policy_for(project), enabled=True)
     findings = scan_paths(chosen, project.root, policy)

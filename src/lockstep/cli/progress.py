@@ -17,17 +17,10 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    SpinnerColumn,
-    TextColumn,
-    TimeElapsedColumn,
-)
+if TYPE_CHECKING:
+    from rich.console import Console
 
 DELAY: Final = 0.5
 """Seconds a run may take before a bar appears."""
@@ -48,6 +41,15 @@ def progress(out: Console, label: str, total: int | None = None) -> Iterator[Tic
     if not out.is_terminal:
         yield _noop
         return
+    from rich.progress import (  # only on a terminal: the bar's modules take a while to load
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        SpinnerColumn,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
     columns = [SpinnerColumn(), TextColumn("{task.description}")]
     if total is not None:
         columns += [BarColumn(), MofNCompleteColumn()]

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from click.decorators import FC
@@ -37,21 +38,18 @@ from lockstep.errors import LockstepError, UsageError
 from lockstep.model import Outcome, ReplayOptions
 from lockstep.oracles import default_jobs, kind_of
 from lockstep.oracles import replay as replay_oracle
-from lockstep.probe.runs import probe_many
-from lockstep.report.html import (
-    MAX_CASES,
-    DifferentialSection,
-    Extras,
-    ReportRun,
-    ReviewSection,
-    SignatureSection,
-    StrengthSection,
-    render_html,
-)
-from lockstep.report.junit import junit_xml
 from lockstep.report.summary import Tally
 from lockstep.rules import resolve_rules
 from lockstep.store import atomic_write, display_path
+
+if TYPE_CHECKING:  # the page's and JUnit's modules (jinja2...) load only when a file is asked
+    from lockstep.report.html import (
+        DifferentialSection,
+        Extras,
+        ReviewSection,
+        SignatureSection,
+        StrengthSection,
+    )
 
 REPLAY_JOBS_DEFAULT = "[lockstep] jobs, else pins one per core, other kinds 1"
 """What ``--jobs`` is when a replaying command is not given one (``oracles.default_jobs``)."""
@@ -100,6 +98,8 @@ class ReportFiles:
             return
         if self.html is None and self.junit is None:
             return
+        from lockstep.report.html import MAX_CASES
+
         if self.html is not None and self.drawn < MAX_CASES:
             self.drawn += 1
         elif any(d.texts is not None for d in outcome.drifts):
@@ -113,6 +113,8 @@ class ReportFiles:
         """Write each file asked for and say where it is."""
         seconds = time.monotonic() - self.started
         if self.html is not None:
+            from lockstep.report.html import ReportRun, render_html
+
             run = ReportRun(
                 title=str(project.root),
                 tally=tally,
@@ -123,6 +125,8 @@ class ReportFiles:
             atomic_write(self.html, render_html(run, extras).encode("utf-8"))
             out.print(f"report: {display_path(self.html)}")
         if self.junit is not None:
+            from lockstep.report.junit import junit_xml
+
             atomic_write(self.junit, junit_xml(self.outcomes, seconds=seconds))
             out.print(f"junit: {display_path(self.junit)}")
 
@@ -239,6 +243,8 @@ def report(
                 tick()
     signatures = () if probe_runs is None else probe_sections(project, specs, probe_runs, out)
     reviewed = None if review_range is None else review_section(project, review_range, jobs)
+    from lockstep.report.html import Extras
+
     extras = Extras(
         review=reviewed,
         signatures=signatures,
@@ -254,6 +260,9 @@ def probe_sections(
     project: Project, specs: list[OracleSpec], runs: int, out: Console
 ) -> tuple[SignatureSection, ...]:
     """Each case of each oracle probed ``runs`` times: its signatures, for the report."""
+    from lockstep.probe.runs import probe_many
+    from lockstep.report.html import SignatureSection
+
     sections: list[SignatureSection] = []
     for spec in specs:
         targets = list(kind_of(spec).probe_targets(project, spec))
@@ -285,6 +294,7 @@ def strength_of(
 def differential_of(project: Project) -> DifferentialSection | None:
     """The last ``replay --against`` run, judged as review judges it (None when none ran)."""
     from lockstep.mine import last_run
+    from lockstep.report.html import DifferentialSection
 
     if last_run.load(project) is None:
         return None
@@ -305,6 +315,7 @@ def review_section(project: Project, revision_range: str, jobs: int | None) -> R
     """The decision table of ``lockstep review RANGE``, for the report."""
     from lockstep.gates.git import Git  # only when asked: the gates' imports are not cheap
     from lockstep.gates.review import parse_range, review
+    from lockstep.report.html import ReviewSection
 
     git = Git(project.root)
     return ReviewSection.of(

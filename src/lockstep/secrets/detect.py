@@ -18,10 +18,18 @@ high-entropy), then the heuristic filters.  Two choices differ from its defaults
 * Each plugin runs behind a *gate*, a condition every one of its findings meets:
   the keyword plugin needs one of its keywords, the private-key plugin ``BEGIN``, basic
   auth a ``://...@`` URL, the entropy plugin a quoted base64-like string long enough to
-  reach its limit, a token plugin a run of at least 11 token characters (the shortest
-  real token they match) and then a search hit of one of its own patterns (much
-  cheaper than its full analysis).  A line no gate opens for (numbers, prose, short
-  words: most recorded lines) skips detect-secrets entirely.
+  reach its limit, a token plugin a hit of one of :data:`TOKEN_ANCHORS` or
+  :data:`TOKEN_WORDS` (a few fast literal searches for all token plugins at once) and
+  then a search hit of one of its own patterns (much cheaper than its full analysis).  A line no gate opens for (numbers, prose, short words, ids
+  like ``case_000123.json``: most recorded lines) skips detect-secrets entirely, and a
+  text no gate opens for anywhere never imports it (see :func:`may_hold_secret`).
+
+The anchors are written from the token plugins' patterns of the detect-secrets release
+named in :data:`ANCHORED_RELEASE` (each found in every match of some pattern: its literal
+prefix, or the pattern without its boundary conditions); a test checks the installed
+release's patterns against :data:`ANCHORED_PATTERNS` and generates strings from each
+pattern in which an anchor must be found.  With any other release installed, the token
+gate falls back to the wider :data:`_RUN` (every token those plugins match is such a run).
 
 Results are cached per line, so a value recorded again (``--force``, a ledger's 100,000th
 call with the same argument) is not scanned again.
@@ -46,9 +54,51 @@ KEYWORD_PARTS: Final = ("key", "pass", "pwd", "secret", "contras")
 _QUOTED_LONG: Final = re.compile(r"""(['"])[A-Za-z0-9+/=_\-]{23,}\1""")
 """The base64 entropy plugin's quoted strings (its charset) that can pass its limit: n
 characters have at most log2(n) bits of entropy per character, and 4.5 needs n >= 23."""
+_LONG_RUN: Final = re.compile(r"[A-Za-z\d+/=_\-]{23}")
+"""23 token characters: in every Discord and Telegram token, and (without its quotes, which
+JSON escapes may hide until undone) in every :data:`_QUOTED_LONG`."""
+_RUN_BYTES: Final = bytes(
+    0x61 if chr(b) in "+/=_-" or (chr(b).isalnum() and b < 0x80) else 0x20 for b in range(256)
+)
+"""For ASCII text: each byte of :data:`_LONG_RUN`'s characters to ``a``, any other to a space
+(a C-speed translation, then one substring search)."""
 _RUN: Final = re.compile(r"[A-Za-z0-9+/=_\-.~]{11,}")
 """A run of token characters as long as the shortest real token a token plugin matches
 (Artifactory's ``AP`` keys: 11; AWS: 20; GitHub: 40...)."""
+ANCHORED_RELEASE: Final = "1.5.0"
+"""The detect-secrets release :data:`TOKEN_ANCHORS` were written from."""
+ANCHORED_PATTERNS: Final = "36cf123b"
+"""sha256 (first 8 hex digits) of that release's token-plugin patterns and flags
+(:func:`token_patterns_digest`); a test compares it with the installed release."""
+TOKEN_ANCHORS: Final = tuple(
+    re.compile(pattern)
+    for pattern in (
+        r"(?:A3T[A-Z0-9]|ABIA|ACCA|AKIA|ASIA)[0-9A-Z]{16}",  # AWS key id
+        r"AKC[a-zA-Z0-9]{10}",  # Artifactory
+        r"AP[\dABCDEF][a-zA-Z0-9]{8}",  # Artifactory
+        r"AccountKey=",  # Azure storage
+        r"gh[pousr]_",  # GitHub
+        r"gl(?:pat|dt|ft|soat|rt|cbt|imt|ptt|agent|oas)-",  # GitLab
+        r"GR1348941",  # GitLab
+        r"eyJ",  # JWT
+        r"-us[0-9]",  # Mailchimp
+        r"_authToken=",  # npm
+        r"T3BlbkFJ",  # OpenAI
+        r"pypi-AgE",  # PyPI
+        r"SG\.",  # SendGrid
+        r"sq0csp-",  # Square
+        r"k_live_",  # Stripe
+        r"AC[a-z0-9]{32}",  # Twilio
+        r"SK[a-z0-9]{32}",  # Twilio
+    )
+)
+"""Each a literal or a pattern with a literal prefix: one fast search each.  Discord and
+Telegram tokens have no literal: each holds a :data:`_LONG_RUN` instead."""
+TOKEN_WORDS: Final = ("aws", "key", "pw", "pass", "token", "cloudant", "softlayer", "xox", "slack")
+"""The anchors of the case-insensitive patterns (AWS secrets, Cloudant, IBM, SoftLayer,
+Slack), searched in the lowered text (or by :data:`_TOKEN_WORDS_ANY_CASE` if not ASCII)."""
+_TOKEN_WORDS_ANY_CASE: Final = re.compile("|".join(TOKEN_WORDS), re.IGNORECASE)
+_KEYWORD_ANY_CASE: Final = re.compile("|".join(KEYWORD_PARTS), re.IGNORECASE)
 _GATE_OF: Final = {
     "KeywordDetector": "keyword",
     "PrivateKeyDetector": "begin",
@@ -61,20 +111,89 @@ _BASE64_LIMIT: Final = 4.5
 """detect-secrets' own default entropy limit for base64-like quoted strings."""
 
 
+_PRIVATE_KEY_MARKS: Final = ("BEGIN", "PuTTY-User-Key-File")
+"""A literal in each of the private-key plugin's patterns."""
+
+
+def token_patterns_digest(plugins: Iterable[Any]) -> str:
+    """The first 8 hex digits of sha256 over the token plugins' names, patterns and flags
+    (``plugins``: detect-secrets' plugin classes; see :data:`ANCHORED_PATTERNS`)."""
+    parts = sorted(
+        f"{cls.__name__}\0{p.pattern}\0{int(p.flags)}"
+        for cls in plugins
+        if cls.__name__ not in _GATE_OF and cls.__name__ not in _LEFT_OUT
+        for p in getattr(cls, "denylist", ())
+    )
+    return hashlib.sha256("\n".join(parts).encode("utf-8")).hexdigest()[:8]
+
+
+@lru_cache(maxsize=1)
+def _anchored() -> bool:
+    """Whether the installed detect-secrets is the release :data:`TOKEN_ANCHORS` was
+    written from (read from the package's metadata: no import of it)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("detect-secrets") == ANCHORED_RELEASE
+    except PackageNotFoundError:
+        return False
+
+
+def _has_keyword(text: str, lowered: str) -> bool:
+    """Whether a keyword plugin keyword may be in ``text`` (``lowered``: ``text.lower()``);
+    outside ASCII by the regular-expression engine's own case folding."""
+    if text.isascii():
+        return any(part in lowered for part in KEYWORD_PARTS)
+    return any(part in lowered for part in KEYWORD_PARTS) or bool(_KEYWORD_ANY_CASE.search(text))
+
+
+def _has_long_run(text: str) -> bool:
+    """Whether :data:`_LONG_RUN` is found in ``text`` (ASCII text without the regex engine,
+    whose search retries inside every shorter run)."""
+    if text.isascii():
+        return b"a" * 23 in text.encode("ascii").translate(_RUN_BYTES)
+    return bool(_LONG_RUN.search(text))
+
+
+def _token_found(text: str, lowered: str) -> bool:
+    """Whether some token plugin's anchor is in ``text`` (``lowered``: ``text.lower()``);
+    with another detect-secrets release, whether a :data:`_RUN` is."""
+    if not _anchored():
+        return bool(_RUN.search(text))
+    if any(anchor.search(text) for anchor in TOKEN_ANCHORS) or _has_long_run(text):
+        return True
+    if text.isascii():
+        return any(word in lowered for word in TOKEN_WORDS)
+    return bool(_TOKEN_WORDS_ANY_CASE.search(text))
+
+
+def _token_starts(text: str, lowered: str) -> list[int]:
+    """Where :func:`_token_found` finds an anchor in ``text``."""
+    if not _anchored():
+        return [m.start() for m in _RUN.finditer(text)]
+    anchors = (*TOKEN_ANCHORS, _LONG_RUN)
+    starts = [m.start() for anchor in anchors for m in anchor.finditer(text)]
+    if text.isascii():
+        starts.extend(at for word in TOKEN_WORDS for at in _positions(lowered, word))
+    else:
+        starts.extend(m.start() for m in _TOKEN_WORDS_ANY_CASE.finditer(text))
+    return starts
+
+
 def _open_gates(text: str) -> set[str]:
     """Which plugin gates open for ``text`` (see :data:`_GATE_OF`); empty for most lines."""
     gates: set[str] = set()
     lowered = text.lower()
-    if any(part in lowered for part in KEYWORD_PARTS):
+    if _has_keyword(text, lowered):
         gates.add("keyword")
-    if "BEGIN" in text:
+    if any(mark in text for mark in _PRIVATE_KEY_MARKS):
         gates.add("begin")
     if "://" in text and "@" in text:
         gates.add("basic")
-    if _RUN.search(text):
+    if _token_found(text, lowered):
         gates.add("run")
-        if ('"' in text or "'" in text) and _QUOTED_LONG.search(text):
-            gates.add("quoted")
+    if ('"' in text or "'" in text) and _QUOTED_LONG.search(text):
+        gates.add("quoted")
     return gates
 
 
@@ -160,14 +279,16 @@ def _line_indexes(text: str, lines: list[str], starts: Iterable[int]) -> set[int
 
 def _candidate_lines(text: str, lines: list[str]) -> list[int]:
     """The lines of ``text`` in which some gate of :func:`_open_gates` may open."""
-    starts = [m.start() for m in _RUN.finditer(text)]
-    for needle in ("BEGIN", "://"):
+    lowered = text.lower()
+    starts = _token_starts(text, lowered)
+    for needle in (*_PRIVATE_KEY_MARKS, "://"):
         starts.extend(_positions(text, needle))
     found = _line_indexes(text, lines, starts)
-    lowered = text.lower()
     keyword_starts = [at for part in KEYWORD_PARTS for at in _positions(lowered, part)]
     if keyword_starts:  # lowering may change lengths: map through the lowered lines
         found |= _line_indexes(lowered, lowered.split("\n"), keyword_starts)
+    if not text.isascii():  # what case folding finds that lowering does not
+        found |= _line_indexes(text, lines, (m.start() for m in _KEYWORD_ANY_CASE.finditer(text)))
     return sorted(found)
 
 
@@ -188,9 +309,18 @@ def scan_text(text: str) -> list[tuple[int, Hit]]:
 
 
 def may_hold_secret(text: str) -> bool:
-    """Whether ``text`` could hold a finding at all: the gates, checked without importing
-    detect-secrets (so a recording with nothing suspicious never pays for its import)."""
-    return bool(_candidate_lines(text, text.split("\n")))
+    """Whether ``text`` could hold a finding at all: the gates, checked over the whole text
+    at once without importing detect-secrets (so a recording with nothing suspicious never
+    pays for its import).  Wider than :func:`_candidate_lines` (a quote and a long run
+    need not share a line), never narrower."""
+    lowered = text.lower()
+    return bool(
+        _has_keyword(text, lowered)
+        or any(mark in text for mark in _PRIVATE_KEY_MARKS)
+        or ("://" in text and "@" in text)
+        or _token_found(text, lowered)
+        or (('"' in text or "'" in text) and _has_long_run(text))
+    )
 
 
 _DETECTOR: Detector | None = None
