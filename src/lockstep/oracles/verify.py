@@ -74,6 +74,7 @@ class Verification:
 
     seed: int
     verdicts: dict[str, Verdict]
+    """The cases that did not reproduce, by id; every other case of the candidate did."""
 
     def failed(self) -> list[Verdict]:
         return [v for v in self.verdicts.values() if not v.reproduced]
@@ -149,8 +150,8 @@ def verify(
     """Replay a candidate oracle of ``spec`` in a fresh interpreter with another hash seed.
 
     ``write_candidate(folder)`` writes the oracle file (as its kind names it) into
-    ``folder`` and returns the ids of the cases it holds.  Every id gets a verdict; an
-    id the child never reported counts as not reproduced.  When some case does not
+    ``folder`` and returns the ids of the cases it holds.  An id the child reports gets a
+    verdict; every other id reproduced.  When some case does not
     reproduce, the candidate is replayed once more under a second hash seed: a case
     that reproduces there, or differs otherwise, owes its outcome to the hash seed (set
     or dict order), which its verdict says.
@@ -176,12 +177,12 @@ def verify(
         if reported:
             again = _spawn(project, spec, rel, SECOND_SEED, source, env)
             second = _collect(again, spec, None)
-    # The child reports only the cases that did not reproduce; the others did.
+    # The child reports only the cases that did not reproduce; the others did (and get no
+    # verdict object: at a million cases those would cost more than the rest of a record).
     verdicts: dict[str, Verdict] = {}
-    for case_id in dict.fromkeys(ids):
+    for case_id in ids:
         verdict = reported.get(case_id)
         if verdict is None:
-            verdicts[case_id] = Verdict(case_id, True)
             continue
         again_verdict = second.get(case_id) if second is not None else None
         seeded = again_verdict is None or again_verdict.reason != verdict.reason

@@ -258,9 +258,15 @@ def write_ledger(
 def write_rows(
     path: Path, fn: str, signature: list[Param], stem_length: int, rows: Iterable[LedgerRow]
 ) -> None:
-    """Write a whole ledger (header stating its body, then ``rows`` sorted by id), atomically."""
-    lines = [ENCODER.encode(row) for row in sorted(rows, key=lambda r: r.id)]
-    count, digest = body_digest(lines)
+    """Write a whole ledger (header stating its body, then ``rows`` sorted by id), atomically.
+
+    The header (line 1) states the body's digest, so the body is encoded twice -- once
+    for the digest, once to write it -- rather than held as lines: at a million rows the
+    lines would cost more memory than the rows themselves, and encoding is cheap.
+    """
+    ordered = sorted(rows, key=_by_id)
+    encode = ENCODER.encode
+    count, digest = body_digest(map(encode, ordered))
     header = LedgerHeader(
         lockstep_ledger=FORMAT_VERSION,
         fn=fn,
@@ -271,8 +277,12 @@ def write_rows(
     )
     with AtomicLines(path) as out:
         out.write(ENCODER.encode(header))
-        for line in lines:
-            out.write(line)
+        for row in ordered:
+            out.write(encode(row))
+
+
+def _by_id(row: LedgerRow) -> str:
+    return row.id
 
 
 def merge_into_file(

@@ -176,7 +176,7 @@ def _drive(
             _call_again(project, spec, calls)
     finally:
         installation.undo()
-    return merge_parts(spec.target, [wrapped.recorder.part()]), wrapped.signature
+    return merge_parts(spec.target, [wrapped.recorder.part(release=True)]), wrapped.signature
 
 
 def _call_again(project: Project, spec: LedgerSpec, rows: list[LedgerRow]) -> None:
@@ -283,6 +283,8 @@ def _reproducible(
             f"outside the recording ({verdict.reason})"
         )
         _refuse(report, row.id, line, "; ".join(causes))
+    if not failed:
+        return rows
     dropped = {v.case_id for v in failed}
     return {rid: row for rid, row in rows.items() if rid not in dropped}
 
