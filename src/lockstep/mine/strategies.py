@@ -252,6 +252,21 @@ def _hinted(target: Callable[..., Any]) -> dict[str, SearchStrategy[Any]]:
     return out
 
 
+def _defaults(target: Callable[..., Any]) -> dict[str, Any]:
+    """Parameters with a default that a keyword can set: a recorded caller may never have
+    passed one, yet its other values lead to code no recorded call reaches."""
+    try:
+        parameters = inspect.signature(target).parameters.values()
+    except (TypeError, ValueError):
+        return {}
+    settable = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    return {
+        p.name: p.default
+        for p in parameters
+        if p.kind in settable and p.default is not inspect.Parameter.empty
+    }
+
+
 def _parameter_names(target: Callable[..., Any]) -> list[str]:
     try:
         return list(inspect.signature(target).parameters)
@@ -270,6 +285,7 @@ def inputs_like(
         shapes.setdefault((len(call.args), tuple(sorted(call.kwargs))), []).append(call)
     hints = _hinted(target) if hinted else {}
     names = _parameter_names(target)
+    defaults = _defaults(target)
 
     def slot(samples: list[Any], name: str | None) -> SearchStrategy[Any]:
         like = values_like(samples, pool)
@@ -283,11 +299,16 @@ def inputs_like(
             slot([c.args[i] for c in group], names[i] if i < len(names) else None) for i in range(n)
         ]
         keyword = {k: slot([c.kwargs[k] for c in group], k) for k in keys}
+        unset = {
+            name: slot([default], name)
+            for name, default in defaults.items()
+            if name not in keys and name not in names[:n]
+        }
         calls.append(
             st.builds(
                 lambda args, kwargs: Call(tuple(args), dict(kwargs)),
                 st.tuples(*positional),
-                st.fixed_dictionaries(keyword),
+                st.fixed_dictionaries(keyword, optional=unset),
             )
         )
     if not calls:
