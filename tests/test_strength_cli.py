@@ -234,7 +234,16 @@ def test_pins_are_measured_in_their_own_processes(tmp_path: Path) -> None:
 
 
 def test_pytest_prints_the_strength_summary_at_the_end(shop: Path) -> None:
-    write_files(shop, {"tests/test_nothing.py": "def test_ok():\n    assert True\n"})
+    write_files(
+        shop,
+        {
+            "tests/test_fees.py": (
+                "from decimal import Decimal\n\nfrom shop.fees import fee\n\n\n"
+                "def test_member_pays_half():\n"
+                "    assert fee('10', member=True) == Decimal('1.00')\n"
+            )
+        },
+    )
     result = run_pytest(
         "--lockstep-strength", "-q", "tests", cwd=shop, plugins=("lockstep.pytest.plugin",)
     )
