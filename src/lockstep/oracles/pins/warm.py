@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import IO, Any, Final
 
 from lockstep.errors import LockstepError
+from lockstep.oracles.pins.warm_server import read_frame
 from lockstep.probe.runs import ProbeTarget
 from lockstep.process import MainProcess, RunResult, resolve_argv, run
 from lockstep.pyentry import PythonEntry, cold_reason, python_entry
@@ -42,19 +43,9 @@ class WarmUnavailable(LockstepError):
 
 
 def _read_message(sock: socket.socket) -> dict[str, Any]:
-    head = b""
-    while len(head) < 4:
-        more = sock.recv(4 - len(head))
-        if not more:
-            raise WarmUnavailable("the warm server exited")
-        head += more
-    size = int.from_bytes(head, "big")
-    body = b""
-    while len(body) < size:
-        more = sock.recv(size - len(body))
-        if not more:
-            raise WarmUnavailable("the warm server exited")
-        body += more
+    body = read_frame(sock)
+    if body is None:
+        raise WarmUnavailable("the warm server exited")
     found: dict[str, Any] = marshal.loads(body)
     return found
 

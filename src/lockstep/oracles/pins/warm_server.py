@@ -43,6 +43,25 @@ def _send(sock: "socket.socket", obj: "dict[str, Any]") -> None:
     sock.sendall(len(data).to_bytes(4, "big") + data)
 
 
+def read_frame(sock: "socket.socket", head: bytes = b"") -> "bytes | None":
+    """One length-prefixed message (4-byte big-endian size, then the body), ``head`` being
+    what was already read of it; None when the peer closed first.  The lockstep side reads
+    the server's replies with this same function."""
+    while len(head) < 4:
+        more = sock.recv(4 - len(head))
+        if not more:
+            return None
+        head += more
+    size = int.from_bytes(head[:4], "big")
+    body = head[4:]
+    while len(body) < size:
+        more = sock.recv(size - len(body))
+        if not more:
+            return None
+        body += more
+    return body
+
+
 def _recv(sock: "socket.socket") -> "tuple[dict[str, Any] | None, list[int]]":
     """One request and the descriptors sent with it; None at end of input."""
     import marshal
@@ -51,19 +70,8 @@ def _recv(sock: "socket.socket") -> "tuple[dict[str, Any] | None, list[int]]":
     head, fds, _flags, _addr = socket.recv_fds(sock, 4, 3)
     if not head:
         return None, []
-    while len(head) < 4:
-        more = sock.recv(4 - len(head))
-        if not more:
-            return None, fds
-        head += more
-    size = int.from_bytes(head, "big")
-    body = b""
-    while len(body) < size:
-        more = sock.recv(size - len(body))
-        if not more:
-            return None, fds
-        body += more
-    return marshal.loads(body), fds
+    body = read_frame(sock, head)
+    return (None if body is None else marshal.loads(body)), fds
 
 
 def _rebuild_stdio() -> None:
