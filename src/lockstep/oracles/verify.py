@@ -24,7 +24,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -141,7 +141,7 @@ def prestarted(project: Project, spec: OracleSpec) -> Iterator[Prestarted]:
 def verify(
     project: Project,
     spec: OracleSpec,
-    write_candidate: Callable[[Path], list[str]],
+    write_candidate: Callable[[Path], Collection[str]],
     *,
     source: Sequence[str] = (),
     env: Mapping[str, str] | None = None,
@@ -180,7 +180,10 @@ def verify(
     # The child reports only the cases that did not reproduce; the others did (and get no
     # verdict object: at a million cases those would cost more than the rest of a record).
     verdicts: dict[str, Verdict] = {}
-    for case_id in ids:
+    # In the candidate's order; a candidate too large to list (a ledger on disk) is
+    # asked about the reported ids only.
+    order = ids if isinstance(ids, list) else sorted(c for c in reported if c in ids)
+    for case_id in order:
         verdict = reported.get(case_id)
         if verdict is None:
             continue

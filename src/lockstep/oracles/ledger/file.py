@@ -13,7 +13,7 @@ at exit.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import BinaryIO
 
@@ -39,7 +39,8 @@ from lockstep.oracles.ledger.format import (
     signature_changes,
 )
 from lockstep.oracles.ledger.secret_rows import without_secrets
-from lockstep.oracles.lifecycle import check_contract, merge
+from lockstep.oracles.ledger.spool import RowFile
+from lockstep.oracles.lifecycle import check_contract
 from lockstep.secrets import policy_near
 from lockstep.store import AtomicLines, decode_line, display_path, iter_lines, lock_for
 
@@ -222,13 +223,16 @@ def write_ledger(
 
     Every mode but ``--force`` keeps the file's header, and so needs the target's
     signature to be the recorded one; ``--new-only`` also needs the same stem
-    length (one contract per file).
+    length (one contract per file).  The rows on disk and ``rows`` are both in id
+    order, so they are merged as two streams (:func:`_joined`) into a scratch
+    file: a million rows are never all in memory.
     """
-    existing: dict[str, LedgerRow] = {}
+    old: Iterable[LedgerRow] = ()
     if report.mode is not RecordMode.CREATE and path.exists():
         try:
             recorded = read_header(path)
-            existing = {row.id: row for _, row in iter_rows(path, recorded)}
+            for _ in iter_rows(path, recorded):  # every line checked before any is used
+                pass
         except DataError as e:
             if report.mode is not RecordMode.FORCE:
                 raise
@@ -244,29 +248,106 @@ def write_ledger(
                     what="stem length",
                 )
                 fn, signature, stem_length = recorded.fn, recorded.signature, recorded.stem_length
-    merged = merge(
-        report,
-        existing,
-        rows,
-        rows.keys(),
-        same=lambda a, b: outcome_of(a) == outcome_of(b),
-        kept=_kept_note,
-    )
-    write_rows(path, fn, signature, stem_length, merged.values())
+            old = (row for _, row in iter_rows(path, recorded))
+    merged = RowFile.from_rows(_joined(report, old, rows))
+    write_rows(path, fn, signature, stem_length, merged)
+
+
+def _in_order(rows: Mapping[str, LedgerRow]) -> Iterator[LedgerRow]:
+    if isinstance(rows, RowFile):
+        return rows.values()
+    return (rows[rid] for rid in sorted(rows))
+
+
+def _joined(
+    report: RecordReport, old: Iterable[LedgerRow], fresh: Mapping[str, LedgerRow]
+) -> Iterator[LedgerRow]:
+    """The rows the ledger holds after ``report.mode``, in id order, each sorted into
+    the report: the ledger's own streaming form of :func:`lifecycle.merge
+    <lockstep.oracles.lifecycle.merge>` (same categories, same order).
+
+    ``--new-only`` keeps every old row and adds the new ones (saying when a fresh row
+    differs from the one kept); ``--trim`` keeps the old rows whose input was seen now;
+    ``--force`` (and a first recording) writes what was frozen now.
+    """
+    mode = report.mode
+    for rid, before, now in _paired(iter(old), _in_order(fresh)):
+        if mode is RecordMode.TRIM:
+            if before is None:
+                continue
+            if now is None:
+                report.trimmed.append(rid)
+                continue
+            report.unchanged.append(rid)
+            yield before
+        elif mode is RecordMode.NEW_ONLY:
+            if before is not None:
+                report.unchanged.append(rid)
+                if now is not None and outcome_of(before) != outcome_of(now):
+                    report.notes.append(_kept_note(rid, before, now))
+                yield before
+            elif now is not None:
+                report.added.append(rid)
+                yield now
+        elif now is None:
+            report.trimmed.append(rid)
+        else:
+            if before is None:
+                report.added.append(rid)
+            elif outcome_of(before) == outcome_of(now):
+                report.unchanged.append(rid)
+            else:
+                report.replaced.append(rid)
+            yield now
+
+
+def _paired(
+    old: Iterator[LedgerRow], fresh: Iterator[LedgerRow]
+) -> Iterator[tuple[str, LedgerRow | None, LedgerRow | None]]:
+    """Two id-ordered streams walked together: ``(id, old row or None, fresh row or None)``."""
+    a = next(old, None)
+    b = next(fresh, None)
+    while a is not None or b is not None:
+        if b is None or (a is not None and a.id < b.id):
+            assert a is not None
+            yield a.id, a, None
+            a = next(old, None)
+        elif a is None or b.id < a.id:
+            yield b.id, None, b
+            b = next(fresh, None)
+        else:
+            yield a.id, a, b
+            a, b = next(old, None), next(fresh, None)
 
 
 def write_rows(
-    path: Path, fn: str, signature: list[Param], stem_length: int, rows: Iterable[LedgerRow]
+    path: Path,
+    fn: str,
+    signature: list[Param],
+    stem_length: int,
+    rows: Iterable[LedgerRow] | RowFile,
 ) -> None:
     """Write a whole ledger (header stating its body, then ``rows`` sorted by id), atomically.
 
-    The header (line 1) states the body's digest, so the body is encoded twice -- once
-    for the digest, once to write it -- rather than held as lines: at a million rows the
-    lines would cost more memory than the rows themselves, and encoding is cheap.
+    The header (line 1) states the body's digest, so the body is read twice -- once
+    for the digest, once to write it -- rather than held as lines.  A
+    :class:`~lockstep.oracles.ledger.spool.RowFile` is copied line by line from disk
+    (its lines are the ledger's, already in id order); other rows are sorted here.
     """
-    ordered = sorted(rows, key=_by_id)
-    encode = ENCODER.encode
-    count, digest = body_digest(map(encode, ordered))
+    lines: Callable[[], Iterator[bytes]]
+    if isinstance(rows, RowFile):
+        spooled = rows
+
+        def lines() -> Iterator[bytes]:
+            return (line for _, line in spooled.lines())
+
+    else:
+        ordered = sorted(rows, key=_by_id)
+
+        def lines() -> Iterator[bytes]:
+            return map(ENCODER.encode, ordered)
+
+    count, digest = body_digest(lines())
     header = LedgerHeader(
         lockstep_ledger=FORMAT_VERSION,
         fn=fn,
@@ -277,8 +358,8 @@ def write_rows(
     )
     with AtomicLines(path) as out:
         out.write(ENCODER.encode(header))
-        for row in ordered:
-            out.write(encode(row))
+        for line in lines():
+            out.write(line)
 
 
 def _by_id(row: LedgerRow) -> str:

@@ -19,7 +19,7 @@ import asyncio
 import dataclasses
 import inspect
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Final
 
@@ -66,6 +66,7 @@ from lockstep.oracles.ledger.mining import LedgerSubject
 from lockstep.oracles.ledger.recorder import Installation, Recording, merge_parts
 from lockstep.oracles.ledger.replay import Replayer, install_worker, replay_batch
 from lockstep.oracles.ledger.secret_rows import without_secrets
+from lockstep.oracles.ledger.spool import RowFile, sorted_union
 from lockstep.oracles.lifecycle import ModeWords, check_record_mode
 from lockstep.oracles.mining import MiningSubject
 from lockstep.oracles.stale import Mismatch, mismatches, stale_outcome
@@ -169,6 +170,7 @@ def _drive(
         wrapped = installation.wrap(
             spec.target, project.root, where=project.where(spec, "target"), stem_length=stem
         )
+        wrapped.recorder.spill = True  # its part is taken once: a large recording stays flat
         installation.watch_context()
         if calls is None:
             run_driver(project, spec)
@@ -233,7 +235,11 @@ def write_recording(
     secret_free = without_secrets(policy_for(project), recording.rows, report)
     rows = _reproducible(project, spec, recording, secret_free, signature, report, started)
     if keep:
-        rows = dict(sorted({**keep, **rows}.items()))
+        rows = (
+            sorted_union(keep, rows)
+            if isinstance(rows, RowFile)
+            else dict(sorted({**keep, **rows}.items()))
+        )
     write_ledger(path, report, recording.fn, rows, signature, project.config.lockstep.stem_length)
     return report
 
@@ -249,11 +255,11 @@ def _reproducible(
     project: Project,
     spec: LedgerSpec,
     recording: Recording,
-    rows: dict[str, LedgerRow],
+    rows: Mapping[str, LedgerRow],
     signature: list[Param],
     report: RecordReport,
     started: Prestarted | None = None,
-) -> dict[str, LedgerRow]:
+) -> Mapping[str, LedgerRow]:
     """The recorded rows that replay green in a fresh interpreter with another hash seed.
 
     Rows that owe their outcome to the recording's context (a patched collaborator, a
@@ -261,15 +267,15 @@ def _reproducible(
     here, with what differed, instead of making the next replay red.
     """
 
-    def candidate(folder: Path) -> list[str]:
+    def candidate(folder: Path) -> Collection[str]:
         write_rows(
             folder / f"{spec.name}{SUFFIX}",
             recording.fn,
             signature,
             project.config.lockstep.stem_length,
-            rows.values(),
+            rows if isinstance(rows, RowFile) else rows.values(),
         )
-        return list(rows)
+        return rows.keys()
 
     checked = verify(project, spec, candidate, started=started)
     failed = checked.failed()
@@ -286,6 +292,8 @@ def _reproducible(
     if not failed:
         return rows
     dropped = {v.case_id for v in failed}
+    if isinstance(rows, RowFile):
+        return rows.without(dropped)
     return {rid: row for rid, row in rows.items() if rid not in dropped}
 
 

@@ -34,6 +34,7 @@ import atexit
 import contextlib
 import functools
 import inspect
+import itertools
 import marshal
 import os
 import signal
@@ -42,7 +43,7 @@ import threading
 import time
 import warnings
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
@@ -57,6 +58,8 @@ from lockstep.canon.codec import allow_callables_from
 from lockstep.errors import CanonError, TargetError
 from lockstep.oracles.ledger.file import merge_into_file, outcome_of
 from lockstep.oracles.ledger.format import (
+    ENCODER,
+    ROW_DECODER,
     LedgerRow,
     Param,
     call_text,
@@ -65,6 +68,13 @@ from lockstep.oracles.ledger.format import (
     signature_of,
 )
 from lockstep.oracles.ledger.materialize import materialize
+from lockstep.oracles.ledger.spool import (
+    RowFile,
+    RunRecord,
+    merged_runs,
+    spill_threshold,
+    write_run,
+)
 from lockstep.secrets import SECRET_REFUSED
 from lockstep.targets import root_on_path, split_target
 
@@ -174,6 +184,9 @@ class RecordingPart(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_
     contexts: dict[str, str] = {}
     """Row id -> what differed from the recording's start when the row (or an outcome of its
     input that differed) was first seen: a likely cause should the row not reproduce."""
+    runs: list[str] = []
+    """Scratch files (:mod:`.spool`) holding the rows of a recorder that spilled: its
+    rows are there, not in ``entries``, and :func:`merge_parts` removes them."""
 
 
 class _Seen(msgspec.Struct, gc=False):
@@ -256,6 +269,12 @@ class TargetRecorder:
         self.context: Callable[[], str] | None = None
         """Set while a context watch runs (:mod:`.context`): asked once per new row."""
         self._contexts: dict[bytes, str] = {}
+        self.spill = False
+        """Write the table out as a run (:mod:`.spool`) every :data:`.spool.SPILL_AT` rows, so a
+        recording's memory stays flat however many distinct calls it sees.  Only for a
+        recorder whose :meth:`part` is taken once, with ``release``."""
+        self._runs: list[str] = []
+        self._spill_at = spill_threshold()
 
     # -- around one call ------------------------------------------------------------
 
@@ -411,6 +430,9 @@ class TargetRecorder:
                     outcome,
                     pending.call_index,
                 )
+                if self.spill and len(self._seen) >= self._spill_at:
+                    self._spill()
+                    return
             elif seen.outcome != outcome and outcome not in seen.other_outcomes:
                 seen.other_outcomes += (outcome,)
                 seen.other_calls += (pending.call_index,)
@@ -421,6 +443,26 @@ class TargetRecorder:
                 and len(self._memo) < MEMO_LIMIT
             ):
                 self._memo[memo_key] = self._seen[key]
+
+    def _spill(self) -> None:
+        """Write the table out as one sorted run and start an empty one (lock held).
+
+        The memo goes too (its entries are the spilled rows): an input seen again is
+        frozen again and lands in a later run, where the merge compares its outcome with
+        the one spilled here.
+        """
+        table = self._seen
+        self._seen, self._memo = {}, {}
+        records: list[tuple[str, int, bytes, bytes]] = []
+        encode = ENCODER.encode
+        while table:
+            key, seen = table.popitem()
+            rid = row_id(key)
+            records.append((rid, seen.first_call, seen.outcome, encode(_row(self.fn, rid, seen))))
+            for other, call in zip(seen.other_outcomes, seen.other_calls, strict=True):
+                records.append((rid, call, other, b""))
+        if records:
+            self._runs.append(write_run(records))
 
     def _note_again(
         self, seen: _Seen, ok: bool, result: JSON, exc_type: str, exc_stem: str
@@ -467,6 +509,7 @@ class TargetRecorder:
         self._skip_sites = {}
         self._faults = Counter()
         self._contexts = {}
+        self._runs = []  # the parent's: it merges them
         self.calls = 0
         self._lock = threading.Lock()  # another thread may have held it at the fork
 
@@ -499,6 +542,19 @@ class TargetRecorder:
         """
         locked = self._lock.acquire(timeout=SNAPSHOT_WAIT)
         try:
+            if self._runs:  # the rows are on disk: the rest follows them there
+                self._spill()
+                runs, self._runs = self._runs, []
+                return RecordingPart(
+                    fn=self.fn,
+                    calls=self.calls,
+                    entries=[],
+                    unfreezable=dict(self._unfreezable),
+                    skip_sites={k: list(v) for k, v in self._skip_sites.items()},
+                    faults=dict(self._faults),
+                    contexts={row_id(key): hint for key, hint in self._contexts.items()},
+                    runs=runs,
+                )
             table = self._seen
             if release:
                 self._seen, self._memo = {}, {}
@@ -602,8 +658,9 @@ class Recording:
 
     fn: str
     calls: int
-    rows: dict[str, LedgerRow]
-    """Distinct, deterministic rows by id."""
+    rows: Mapping[str, LedgerRow]
+    """Distinct, deterministic rows by id, in id order (a :class:`~.spool.RowFile` on
+    disk when the recorder spilled)."""
     refused: list[RefusedInput]
     unfreezable: dict[str, int]
     faults: dict[str, int]
@@ -680,48 +737,126 @@ class _MergedRows:
                     known.append(outcome)
 
 
+@dataclass
+class _Tally:
+    """What every part says besides its rows, summed."""
+
+    calls: int = 0
+    refused: dict[str, RefusedInput] = field(default_factory=dict)
+    unfreezable: Counter[str] = field(default_factory=Counter)
+    skip_sites: dict[str, list[str]] = field(default_factory=dict)
+    faults: Counter[str] = field(default_factory=Counter)
+    contexts: dict[str, str] = field(default_factory=dict)
+
+    def add(self, part: RecordingPart) -> None:
+        self.calls += part.calls
+        for rid, hint in part.contexts.items():
+            self.contexts.setdefault(rid, hint)
+        self.unfreezable.update(part.unfreezable)
+        for reason, sites in part.skip_sites.items():
+            kept = self.skip_sites.setdefault(reason, [])
+            kept.extend(site for site in sites if site not in kept and len(kept) < SKIP_SITES)
+        self.faults.update(part.faults)
+        for r in part.refused:
+            self.refused.setdefault(r.id, r)
+
+    def recording(self, fn: str, rows: Mapping[str, LedgerRow], late_rows: int) -> Recording:
+        return Recording(
+            fn=fn,
+            calls=self.calls,
+            rows=rows,
+            refused=sorted(self.refused.values(), key=lambda r: r.id),
+            unfreezable=dict(self.unfreezable),
+            faults=dict(self.faults),
+            late_rows=late_rows,
+            skip_sites=self.skip_sites,
+            contexts=self.contexts,
+        )
+
+
 def merge_parts(fn: str, parts: Iterable[RecordingPart]) -> Recording:
     """Combine parts from several processes.
 
     An input whose outcome differs between processes is refused like one that
-    differed within a process.
+    differed within a process.  Parts whose rows were spilled to disk are merged
+    there (:func:`_merge_spilled`), and their run files are removed.
     """
+    parts = list(parts)
+    if any(part.runs for part in parts):
+        return _merge_spilled(fn, parts)
     merged = _MergedRows()
-    refused: dict[str, RefusedInput] = {}
-    unfreezable: Counter[str] = Counter()
-    skip_sites: dict[str, list[str]] = {}
-    faults: Counter[str] = Counter()
-    contexts: dict[str, str] = {}
-    calls = 0
+    tally = _Tally()
     for part in parts:
-        calls += part.calls
-        for rid, hint in part.contexts.items():
-            contexts.setdefault(rid, hint)
-        unfreezable.update(part.unfreezable)
-        for reason, sites in part.skip_sites.items():
-            kept = skip_sites.setdefault(reason, [])
-            kept.extend(site for site in sites if site not in kept and len(kept) < SKIP_SITES)
-        faults.update(part.faults)
-        for r in part.refused:
-            refused.setdefault(r.id, r)
+        tally.add(part)
         merged.add(part.entries, part.calls * (1 - LATE_FRACTION))
+    refused = tally.refused
     rows = merged.rows
     for rid, known in merged.others.items():
         if rid not in refused:
             refused[rid] = _refusal(rows[rid], known)
     for rid in refused:
         rows.pop(rid, None)
-    return Recording(
-        fn=fn,
-        calls=calls,
-        rows=rows if merged.in_order else dict(sorted(rows.items())),
-        refused=sorted(refused.values(), key=lambda r: r.id),
-        unfreezable=dict(unfreezable),
-        faults=dict(faults),
-        late_rows=sum(1 for rid in merged.late if rid in rows),
-        skip_sites=skip_sites,
-        contexts=contexts,
+    return tally.recording(
+        fn,
+        rows if merged.in_order else dict(sorted(rows.items())),
+        sum(1 for rid in merged.late if rid in rows),
     )
+
+
+def _merge_spilled(fn: str, parts: list[RecordingPart]) -> Recording:
+    """:func:`merge_parts` on disk: every part's runs (and rows) read at once in id order.
+
+    A group of records with one id is one input: its first record (lowest part, then
+    lowest call) is its row; a second outcome anywhere -- another spill window, another
+    process -- refuses it.  The rows kept go to a :class:`~.spool.RowFile`.
+    """
+    tally = _Tally()
+    for part in parts:
+        tally.add(part)
+    refused = tally.refused
+    thresholds = [part.calls * (1 - LATE_FRACTION) for part in parts]
+    runs = [(index, path) for index, part in enumerate(parts) for path in part.runs]
+    extra = [_entry_records(index, part.entries) for index, part in enumerate(parts)]
+    late_rows = 0
+
+    def kept() -> Iterator[tuple[str, bytes]]:
+        nonlocal late_rows
+        for rid, group in itertools.groupby(merged_runs(runs, extra), key=lambda r: r[0]):
+            line = b""
+            first_call = 0
+            outcomes: list[bytes] = []
+            calls: list[int] = []
+            late = True
+            last_part = -1
+            for _, index, call, outcome, row_line in group:
+                if not line and row_line:
+                    line, first_call = row_line, call
+                if outcome not in outcomes:
+                    outcomes.append(outcome)
+                    calls.append(call)
+                if index != last_part:  # a part's first record of the id: its first sight
+                    late = late and call > thresholds[index]
+                    last_part = index
+            if rid in refused or not line:
+                continue
+            if len(outcomes) > 1:
+                row = ROW_DECODER.decode(line)
+                others = [o for o in outcomes if o != outcome_of(row)]
+                refused[rid] = _refusal(row, others, [first_call, *calls[1:]])
+                continue
+            late_rows += late
+            yield rid, line
+
+    rows = RowFile.from_lines(kept())
+    return tally.recording(fn, rows, late_rows)
+
+
+def _entry_records(index: int, entries: list[PartEntry]) -> Iterator[RunRecord]:
+    """A part's in-memory rows as run records (its entries are sorted by id)."""
+    encode = ENCODER.encode
+    for entry in entries:
+        row = entry.row
+        yield row.id, index, entry.first_call, outcome_of(row), encode(row)
 
 
 # --------------------------------------------------------------------------- wrapping

@@ -13,6 +13,7 @@ drift is shown scrubbed again (:func:`scrubbed_outcome`).
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -20,6 +21,7 @@ import msgspec
 
 from lockstep.model import Drift, Outcome, RecordReport
 from lockstep.oracles.ledger.format import LedgerRow, input_key, row_id
+from lockstep.oracles.ledger.spool import RowFile
 from lockstep.secrets import Scrubber, SecretPolicy
 
 _FIELDS = ("args", "kwargs", "result", "mutated", "exc_stem")
@@ -35,13 +37,25 @@ def _map_row(row: LedgerRow, fn: Any) -> LedgerRow:
 
 
 def without_secrets(
-    policy: SecretPolicy, rows: dict[str, LedgerRow], report: RecordReport
-) -> dict[str, LedgerRow]:
-    """``rows`` scrubbed; a row that still holds a secret is refused (named in ``report``)."""
+    policy: SecretPolicy, rows: Mapping[str, LedgerRow], report: RecordReport
+) -> Mapping[str, LedgerRow]:
+    """``rows`` scrubbed; a row that still holds a secret is refused (named in ``report``).
+
+    Rows spilled to disk (:class:`~lockstep.oracles.ledger.spool.RowFile`) are
+    scanned as a stream into a new row file.
+    """
     if not policy.enabled and not policy.scrubber:
         return rows
-    kept: dict[str, LedgerRow] = {}
-    for rid, row in rows.items():
+    if isinstance(rows, RowFile):
+        return RowFile.from_rows(_kept(policy, rows.values(), report))
+    return {row.id: row for row in _kept(policy, rows.values(), report)}
+
+
+def _kept(
+    policy: SecretPolicy, rows: Iterable[LedgerRow], report: RecordReport
+) -> Iterator[LedgerRow]:
+    for row in rows:
+        rid = row.id
         if policy.scrubber:
             scrubbed = _map_row(row, lambda v: policy.scrub_value(v, patterns=False))
             if (scrubbed.args, scrubbed.kwargs) != (row.args, row.kwargs):
@@ -55,10 +69,9 @@ def without_secrets(
             {k: v for k, v in fields.items() if v is not msgspec.UNSET},
         )
         if refusal is None:
-            kept[row.id] = row
+            yield row
         else:
             report.refused.append(refusal)
-    return kept
 
 
 def revealed(row: LedgerRow, scrubber: Scrubber) -> LedgerRow:

@@ -1,0 +1,256 @@
+"""Rows on disk while a large recording is merged, checked and written.
+
+A recording of a million distinct calls does not fit the memory a gate should take
+if every row stays a Python object from the first call to the final write.  So a
+recorder that holds :data:`SPILL_AT` rows writes them out as one *run* (a scratch
+file sorted by row id) and starts an empty table; :func:`merged_runs` later reads
+every run of every process in id order at once (``heapq.merge``, an external merge
+sort), which is also where an input seen in two windows or two processes with two
+outcomes is found.  What survives goes to a :class:`RowFile`: ledger lines sorted by
+id, read back as often as the writer needs (secret scan, verification candidate,
+final write) and searched by bisection, so a lookup by id costs a few reads, not a
+table in memory.
+
+These are scratch files in the system's temporary folder, never oracle files: a
+:class:`RowFile` removes its file when it is garbage collected, and a run is removed
+by the merge that reads it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import heapq
+import mmap
+import os
+import tempfile
+import weakref
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Final
+
+from lockstep.oracles.ledger.format import ENCODER, ROW_DECODER, LedgerRow
+
+SPILL_AT: Final = 50_000
+"""Distinct rows a recorder holds in memory before it writes them out as a run."""
+
+SPILL_AT_VARIABLE: Final = "LOCKSTEP_SPILL_AT"
+"""Environment variable that sets another threshold (a positive number of rows)."""
+
+
+def spill_threshold() -> int:
+    """:data:`SPILL_AT`, or the positive number in ``$LOCKSTEP_SPILL_AT`` (anything else
+    is ignored: a recorder runs inside the user's process and must not fail it)."""
+    raw = os.environ.get(SPILL_AT_VARIABLE, "")
+    return int(raw) if raw.isdigit() and int(raw) > 0 else SPILL_AT
+
+
+_SEP: Final = b"\t"
+
+
+def scratch_file(prefix: str) -> tuple[int, Path]:
+    """A new empty scratch file (descriptor and path) in the system's temporary folder."""
+    fd, name = tempfile.mkstemp(prefix=f"lockstep-{prefix}-", suffix=".spool")
+    return fd, Path(name)
+
+
+def _remove(path: Path) -> None:
+    with contextlib.suppress(OSError):
+        path.unlink()
+
+
+# --------------------------------------------------------------------------- runs
+
+
+def run_record(rid: str, first_call: int, outcome: bytes, line: bytes) -> bytes:
+    """One line of a run: the row's id, the call that first gave ``outcome``, the
+    outcome's canonical bytes and the row's ledger line (empty for an outcome other
+    than the row's first).  JSON escapes tabs and newlines, so neither occurs inside
+    a field."""
+    return b"%s\t%d\t%s\t%s\n" % (rid.encode("ascii"), first_call, outcome, line)
+
+
+def write_run(records: list[tuple[str, int, bytes, bytes]]) -> str:
+    """Write ``records`` sorted by (id, call) to a new run; its path."""
+    records.sort(key=lambda r: (r[0], r[1]))
+    fd, path = scratch_file("run")
+    with os.fdopen(fd, "wb") as out:
+        out.writelines(run_record(*r) for r in records)
+    return str(path)
+
+
+RunRecord = tuple[str, int, int, bytes, bytes]
+"""``(id, part, first_call, outcome, ledger line)`` as :func:`merged_runs` yields them."""
+
+
+def _read_run(path: str, part: int) -> Iterator[RunRecord]:
+    try:
+        with open(path, "rb") as fh:
+            for raw in fh:
+                rid, call, outcome, line = raw.rstrip(b"\n").split(_SEP, 3)
+                yield rid.decode("ascii"), part, int(call), outcome, line
+    finally:
+        _remove(Path(path))
+
+
+def merged_runs(
+    runs: Iterable[tuple[int, str]], extra: Iterable[Iterator[RunRecord]] = ()
+) -> Iterator[RunRecord]:
+    """Every record of ``runs`` (``(part, path)``) and of the sorted iterators ``extra``,
+    in (id, part, call) order.  Each run file is removed once read through."""
+    streams = [_read_run(path, part) for part, path in runs]
+    return heapq.merge(*streams, *extra, key=lambda r: (r[0], r[1], r[2]))
+
+
+# --------------------------------------------------------------------------- row files
+
+
+class RowFile(Mapping[str, LedgerRow]):
+    """Ledger rows sorted by id in a scratch file: a read-only mapping from id to row.
+
+    Iterating reads the file again each time (nothing is cached); ``row_id in rows``
+    and ``rows[row_id]`` bisect the file through ``mmap``.  Each line is
+    ``<id>\\t<ledger line>``, the ledger line exactly as the ledger file holds it, so
+    writing a ledger from here copies bytes without decoding a row.
+    """
+
+    def __init__(self, path: Path, count: int) -> None:
+        self.path = path
+        self._count = count
+        self._finalizer = weakref.finalize(self, _remove, path)
+
+    # -- building -------------------------------------------------------------------
+
+    @classmethod
+    def from_lines(cls, lines: Iterable[tuple[str, bytes]]) -> RowFile:
+        """A row file of ``(id, ledger line)`` pairs given in strictly increasing id order."""
+        fd, path = scratch_file("rows")
+        count = 0
+        last = ""
+        try:
+            with os.fdopen(fd, "wb") as out:
+                for rid, line in lines:
+                    if rid <= last:
+                        raise ValueError(f"row {rid} is not after row {last}")
+                    last = rid
+                    out.write(b"%s\t%s\n" % (rid.encode("ascii"), line))
+                    count += 1
+        except BaseException:
+            _remove(path)
+            raise
+        return cls(path, count)
+
+    @classmethod
+    def from_rows(cls, rows: Iterable[LedgerRow]) -> RowFile:
+        """A row file of ``rows`` in any order (ids distinct; a later duplicate is dropped).
+
+        Rows already in id order stream straight to disk; the few that arrive out of
+        order (a row whose id changed when a secret was scrubbed from its input) are
+        held back and merged in at the end.
+        """
+        encode = ENCODER.encode
+        strays: list[LedgerRow] = []
+
+        def in_order() -> Iterator[LedgerRow]:
+            last = ""
+            for row in rows:
+                if row.id > last:
+                    last = row.id
+                    yield row
+                else:
+                    strays.append(row)
+
+        first = cls.from_lines((row.id, encode(row)) for row in in_order())
+        if not strays:
+            return first
+        strays.sort(key=lambda r: r.id)
+        merged = heapq.merge(first.values(), strays, key=lambda r: r.id)
+        return cls.from_lines((row.id, encode(row)) for row in _first_of_each(merged))
+
+    # -- reading --------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return self._count
+
+    def lines(self) -> Iterator[tuple[str, bytes]]:
+        """``(id, ledger line)`` in id order."""
+        with self.path.open("rb") as fh:
+            for raw in fh:
+                rid, line = raw.rstrip(b"\n").split(_SEP, 1)
+                yield rid.decode("ascii"), line
+
+    def __iter__(self) -> Iterator[str]:
+        return (rid for rid, _ in self.lines())
+
+    def values(self) -> Iterator[LedgerRow]:  # type: ignore[override]
+        decode = ROW_DECODER.decode
+        return (decode(line) for _, line in self.lines())
+
+    def items(self) -> Iterator[tuple[str, LedgerRow]]:  # type: ignore[override]
+        decode = ROW_DECODER.decode
+        return ((rid, decode(line)) for rid, line in self.lines())
+
+    def keys(self) -> Iterator[str]:  # type: ignore[override]
+        return iter(self)
+
+    def __getitem__(self, rid: str) -> LedgerRow:
+        line = self._find(rid)
+        if line is None:
+            raise KeyError(rid)
+        return ROW_DECODER.decode(line)
+
+    def __contains__(self, rid: object) -> bool:
+        return isinstance(rid, str) and self._find(rid) is not None
+
+    def _find(self, rid: str) -> bytes | None:
+        """The ledger line of ``rid``, by bisecting the file's bytes."""
+        if not self._count:
+            return None
+        want = rid.encode("ascii", "replace")
+        with self.path.open("rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as m:
+            lo, hi = 0, len(m)  # invariant: a line starting in [lo, hi) may hold ``rid``
+            while lo < hi:
+                mid = (lo + hi) // 2
+                start = m.rfind(b"\n", 0, mid) + 1
+                end = m.find(b"\n", start)
+                tab = m.find(_SEP, start, end)
+                key = m[start:tab]
+                if key == want:
+                    return m[tab + 1 : end]
+                if key < want:
+                    lo = end + 1
+                else:
+                    hi = start
+        return None
+
+    def without(self, ids: set[str]) -> RowFile:
+        """A new row file holding every row but ``ids``."""
+        return RowFile.from_lines((rid, line) for rid, line in self.lines() if rid not in ids)
+
+
+def _first_of_each(rows: Iterable[LedgerRow]) -> Iterator[LedgerRow]:
+    last = None
+    for row in rows:
+        if row.id != last:
+            last = row.id
+            yield row
+
+
+def sorted_union(first: Mapping[str, LedgerRow], second: Mapping[str, LedgerRow]) -> RowFile:
+    """``{**first, **second}`` in id order, on disk (``second`` wins an id both hold)."""
+    encode = ENCODER.encode
+
+    def lines(rows: Mapping[str, LedgerRow], rank: int) -> Iterator[tuple[str, int, bytes]]:
+        if isinstance(rows, RowFile):
+            return ((rid, rank, line) for rid, line in rows.lines())
+        return ((rid, rank, encode(rows[rid])) for rid in sorted(rows))
+
+    merged = heapq.merge(lines(second, 0), lines(first, 1))  # by id, then ``second`` first
+    last: list[str] = [""]
+
+    def distinct() -> Iterator[tuple[str, bytes]]:
+        for rid, _, line in merged:
+            if rid != last[0]:
+                last[0] = rid
+                yield rid, line
+
+    return RowFile.from_lines(distinct())

@@ -1,0 +1,208 @@
+"""A large recording spills its rows to disk; the ledger and the report stay exactly the same.
+
+``LOCKSTEP_SPILL_AT`` makes the recorder write its table out every few rows, so a small
+driver exercises every path a million-row recording takes: runs merged on disk, an input
+whose outcome changes between two spill windows refused, the secret scan, the
+verification candidate and the final write streamed from a row file.  Each project is
+recorded twice, once spilling and once in memory, and must give the same bytes.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Mapping
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from helpers import run_cli, write_files
+from lockstep.model import RecordMode, RecordReport
+from lockstep.oracles.ledger.file import _joined
+from lockstep.oracles.ledger.format import LedgerRow, input_key, row_id
+from lockstep.oracles.ledger.spool import RowFile, sorted_union
+from lockstep.oracles.lifecycle import merge
+
+TARGET = """\
+CALLS = {"n": 0}
+
+
+def price(qty, unit, *, code=""):
+    \"\"\"A legacy pricing rule; after 300 calls its 'cache' starts answering differently.\"\"\"
+    CALLS["n"] += 1
+    if qty < 0:
+        raise ValueError(f"negative quantity {qty}")
+    if code == "drift" and CALLS["n"] > 300:
+        return -1
+    if isinstance(unit, list):
+        unit.append(qty)
+        return sum(unit)
+    total = qty * unit
+    return f"{code}{total}" if code else total
+"""
+
+DRIVER = """\
+from shop.prices import price
+
+
+def call(*args, **kwargs):
+    try:
+        price(*args, **kwargs)
+    except ValueError:
+        pass
+
+
+def main():
+    call(7, 3, code="drift")           # seen first in the first window ...
+    for i in range(240):
+        call(i, i % 5, code="A" if i % 2 else "")
+        call(i % 9, 2)                  # repeats
+        call(-i - 1, 1)                 # exceptions
+        call(i, [i, 1])                 # mutated
+    call(7, 3, code="drift")           # ... and again, many windows later, answering -1
+"""
+
+
+def _project(root: Path) -> None:
+    write_files(
+        root,
+        {
+            "shop/__init__.py": "",
+            "shop/prices.py": TARGET,
+            "drive.py": DRIVER,
+            "lockstep.toml": (
+                '[[ledger]]\nname = "price"\ntarget = "shop.prices:price"\ndriver = "drive:main"\n'
+            ),
+        },
+    )
+
+
+def _record(root: Path, scratch: Path, spill_at: str | None, *args: str) -> tuple[int, str]:
+    env = {"TMPDIR": str(scratch)}
+    if spill_at is not None:
+        env["LOCKSTEP_SPILL_AT"] = spill_at
+    result = run_cli("record", "price", *args, cwd=root, env=env, timeout=300)
+    return result.code, result.stdout
+
+
+def test_spilled_recording_writes_the_same_ledger_and_report(tmp_path: Path) -> None:
+    spilled, whole = tmp_path / "spilled", tmp_path / "whole"
+    scratch = tmp_path / "scratch"
+    for root in (spilled, whole, scratch):
+        root.mkdir()
+        if root is not scratch:
+            _project(root)
+
+    code, out = _record(spilled, scratch, "7")
+    code_whole, out_whole = _record(whole, scratch, None)
+
+    assert code == code_whole == 1, out  # the drifting input is refused: a finding
+    assert out == out_whole
+    assert "refused" in out and "price(7, 3, code='drift')" in out
+    ledger = "lockstep/price.ledger.jsonl"
+    assert (spilled / ledger).read_bytes() == (whole / ledger).read_bytes()
+    assert b'"drift"' not in (spilled / ledger).read_bytes()
+    assert len((spilled / ledger).read_bytes().splitlines()) > 700
+    assert list(scratch.iterdir()) == []  # every run and row file removed
+
+    replay = run_cli("replay", "price", cwd=spilled)
+    assert replay.code == 0, replay.output
+
+
+def test_spilled_rerecord_in_every_mode_matches_the_in_memory_one(tmp_path: Path) -> None:
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    base = tmp_path / "base"
+    _project(base)
+    assert _record(base, scratch, None)[0] == 1
+    # the code changes: one branch answers differently, so --force replaces rows
+    changed = TARGET.replace("return sum(unit)", "return sum(unit) + 1")
+    for mode in ("--force", "--new-only", "--trim"):
+        outputs = []
+        for spill_at in ("5", None):
+            root = tmp_path / f"{mode.strip('-')}-{spill_at}"
+            shutil.copytree(base, root)
+            (root / "shop/prices.py").write_text(changed)
+            outputs.append((*_record(root, scratch, spill_at, mode), root))
+        (code_a, out_a, a), (code_b, out_b, b) = outputs
+        assert (code_a, out_a) == (code_b, out_b), mode
+        ledger = "lockstep/price.ledger.jsonl"
+        assert (a / ledger).read_bytes() == (b / ledger).read_bytes(), mode
+    assert list(scratch.iterdir()) == []
+
+
+# --------------------------------------------------------------------------- properties
+
+
+def _row(a: int, result: int) -> LedgerRow:
+    args = [a]
+    rid = row_id(input_key(args, {}))
+    return LedgerRow(id=rid, fn="m:f", args=args, kwargs={}, ok=True, result=result)
+
+
+_ROWS = st.dictionaries(st.integers(0, 40), st.integers(0, 2), max_size=25).map(
+    lambda d: {r.id: r for r in (_row(a, v) for a, v in d.items())}
+)
+
+
+def _report(mode: RecordMode) -> RecordReport:
+    return RecordReport("price", Path("x"), mode)
+
+
+def _same(a: LedgerRow, b: LedgerRow) -> bool:
+    return (a.ok, a.result) == (b.ok, b.result)
+
+
+def _kept(rid: str, _old: LedgerRow, row: LedgerRow) -> str:
+    from lockstep.oracles.ledger.file import _kept_note
+
+    return _kept_note(rid, _old, row)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    old=_ROWS,
+    fresh=_ROWS,
+    mode=st.sampled_from(list(RecordMode)),
+    spilled=st.booleans(),
+)
+def test_streamed_merge_is_the_shared_merge(
+    old: dict[str, LedgerRow], fresh: dict[str, LedgerRow], mode: RecordMode, spilled: bool
+) -> None:
+    """The ledger's streaming join gives the rows and report the shared mode merge gives."""
+    if mode is RecordMode.CREATE:
+        old = {}
+    expected_report = _report(mode)
+    expected = merge(expected_report, old, fresh, fresh.keys(), same=_same, kept=_kept)
+    given_fresh: Mapping[str, LedgerRow] = RowFile.from_rows(fresh.values()) if spilled else fresh
+    report = _report(mode)
+    rows = list(_joined(report, (old[k] for k in sorted(old)), given_fresh))
+    assert [r.id for r in rows] == list(expected)
+    assert rows == list(expected.values())
+    assert report == expected_report
+
+
+@settings(max_examples=150, deadline=None)
+@given(rows=_ROWS, more=_ROWS, probes=st.lists(st.integers(0, 60), max_size=10))
+def test_row_file_is_a_sorted_mapping(
+    rows: dict[str, LedgerRow], more: dict[str, LedgerRow], probes: list[int]
+) -> None:
+    """Any order in, id order out; lookups by bisection agree with a dict; union lets the
+    second mapping win."""
+    shuffled = sorted(rows.values(), key=lambda r: r.result or 0)
+    spooled = RowFile.from_rows(shuffled)
+    assert list(spooled) == sorted(rows)
+    assert dict(spooled.items()) == rows
+    assert len(spooled) == len(rows)
+    for a in probes:
+        rid = _row(a, 0).id
+        assert (rid in spooled) == (rid in rows)
+        if rid in rows:
+            assert spooled[rid] == rows[rid]
+    union = sorted_union(rows, RowFile.from_rows(more.values()))
+    assert dict(union.items()) == {**rows, **more}
+    assert list(union) == sorted({**rows, **more})
+    dropped = set(list(rows)[:3])
+    assert dict(spooled.without(dropped).items()) == {
+        k: v for k, v in rows.items() if k not in dropped
+    }
