@@ -88,3 +88,21 @@ def test_a_target_that_no_longer_imports_is_an_error_of_the_change(project: Path
     assert rows.code == 1, rows.output
     assert "ERROR rows::a.json" in rows.stdout
     assert "has no attribute 'render'" in rows.stdout
+
+
+def test_cases_left_after_a_mid_replay_failure_are_found_by_counting() -> None:
+    """Replay keeps a count, not every id (a million-case replay stays flat): the cases
+    left are the listing's after the count, when the last one replayed is where the
+    count says; otherwise they cannot be told apart and the oracle gets one ERROR."""
+    from lockstep.model import ReplayOptions, Shard
+    from lockstep.oracles import _not_replayed
+
+    ids = [f"c{i}" for i in range(10)]
+    every = ReplayOptions()
+    assert _not_replayed(iter(ids), every, 0, "") == ids
+    assert _not_replayed(iter(ids), every, 4, "c3") == ids[4:]
+    assert _not_replayed(iter(ids), every, 10, "c9") == []
+    assert _not_replayed(iter(ids), every, 4, "c7") is None  # another order
+    shard = ReplayOptions(shard=Shard(1, 2))
+    selected = [c for c in ids if shard.selects(c)]
+    assert _not_replayed(iter(ids), shard, 1, selected[0]) == selected[1:]

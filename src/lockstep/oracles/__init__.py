@@ -310,19 +310,38 @@ def replay(project: Project, spec: OracleSpec, options: ReplayOptions) -> Iterat
             f"'lockstep record {spec.name}' on the trusted commit and commit the file",
         )
         return
-    seen: set[str] = set()
+    replayed = 0
+    last = ""
     try:
         for outcome in kind.replay(project, spec, options):
-            seen.add(outcome.case_id)
+            replayed += 1
+            last = outcome.case_id
             yield outcome
     except TargetError as e:
-        failed = [
-            case_id
-            for case_id in kind.case_ids(project, spec)
-            if case_id not in seen and options.selects(case_id)
-        ]
+        note = f"cannot run: {e}"
+        failed = _not_replayed(kind.case_ids(project, spec), options, replayed, last)
+        if failed is None:  # replayed out of the listing's order: not told apart
+            yield Outcome(spec.name, spec.name, Status.ERROR, note=note)
+            return
         for case_id in failed or [spec.name]:
-            yield Outcome(spec.name, case_id, Status.ERROR, note=f"cannot run: {e}")
+            yield Outcome(spec.name, case_id, Status.ERROR, note=note)
+
+
+def _not_replayed(
+    case_ids: Iterator[str], options: ReplayOptions, replayed: int, last: str
+) -> list[str] | None:
+    """The selected cases after the first ``replayed``, when replay yielded them in the
+    listing's order (checked on ``last``), else None.
+
+    Counting instead of keeping every replayed id keeps a million-case replay flat.
+    """
+    selected = (case_id for case_id in case_ids if options.selects(case_id))
+    if replayed == 0:
+        return list(selected)
+    for index, case_id in enumerate(selected, start=1):
+        if index == replayed:
+            return list(selected) if case_id == last else None
+    return None
 
 
 def case_runner(project: Project, spec: OracleSpec) -> CaseRunner:
