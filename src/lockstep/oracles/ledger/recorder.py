@@ -42,6 +42,7 @@ import sys
 import threading
 import time
 import warnings
+import weakref
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -72,6 +73,7 @@ from lockstep.oracles.ledger.spool import (
     RowFile,
     RunRecord,
     merged_runs,
+    remove_runs,
     spill_threshold,
     write_run,
 )
@@ -275,6 +277,9 @@ class TargetRecorder:
         recorder whose :meth:`part` is taken once, with ``release``."""
         self._runs: list[str] = []
         self._spill_at = spill_threshold()
+        # Runs not handed over (the driver failed, the recording was abandoned) go with
+        # the recorder; a forked child, which inherits the list, leaves them alone.
+        weakref.finalize(self, remove_runs, self._runs, os.getpid())
 
     # -- around one call ------------------------------------------------------------
 
@@ -509,7 +514,7 @@ class TargetRecorder:
         self._skip_sites = {}
         self._faults = Counter()
         self._contexts = {}
-        self._runs = []  # the parent's: it merges them
+        self._runs.clear()  # the parent's: it merges them (and its finalizer spares them here)
         self.calls = 0
         self._lock = threading.Lock()  # another thread may have held it at the fork
 
@@ -544,7 +549,8 @@ class TargetRecorder:
         try:
             if self._runs:  # the rows are on disk: the rest follows them there
                 self._spill()
-                runs, self._runs = self._runs, []
+                runs = list(self._runs)  # handed over: merge_parts removes them
+                self._runs.clear()
                 return RecordingPart(
                     fn=self.fn,
                     calls=self.calls,

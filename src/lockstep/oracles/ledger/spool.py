@@ -61,6 +61,14 @@ def _remove(path: Path) -> None:
 # --------------------------------------------------------------------------- runs
 
 
+def remove_runs(runs: list[str], owner: int) -> None:
+    """Remove ``runs`` in the process ``owner`` that wrote them (not in a forked child)."""
+    if os.getpid() == owner:
+        for run in runs:
+            _remove(Path(run))
+        runs.clear()
+
+
 def run_record(rid: str, first_call: int, outcome: bytes, line: bytes) -> bytes:
     """One line of a run: the row's id, the call that first gave ``outcome``, the
     outcome's canonical bytes and the row's ledger line (empty for an outcome other
