@@ -328,7 +328,10 @@ def driven_project(root: Path, calls: int) -> None:
 def bench_record_memory(sizes: tuple[int, ...] = (100_000, 1_000_000)) -> dict[int, float]:
     """Peak RSS of ``lockstep record`` (the CLI, and its verifying interpreter) for a driver
     making ``size`` distinct calls (issue goal: under 200 MB at 1,000,000 rows)."""
-    print("Peak RSS while recording (largest ru_maxrss of the record command and its children)")
+    print(
+        "Peak RSS while recording (largest ru_maxrss of the record command and its children),"
+        " then while replaying"
+    )
     figures: dict[int, float] = {}
     for size in sizes:
         with tempfile.TemporaryDirectory() as tmp:
@@ -336,11 +339,18 @@ def bench_record_memory(sizes: tuple[int, ...] = (100_000, 1_000_000)) -> dict[i
             driven_project(root, size)
             code = (
                 "import resource, subprocess, sys, time\n"
+                "def peak():\n"
+                "    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss\n"
                 "start = time.perf_counter()\n"
                 "proc = subprocess.run([sys.argv[1], 'record', 'add'], capture_output=True)\n"
                 "assert proc.returncode == 0, proc.stderr\n"
                 "took = time.perf_counter() - start\n"
-                "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, took)\n"
+                "print(peak(), took)\n"
+            )
+            replay_code = code.split("start =")[0] + (
+                "proc = subprocess.run([sys.argv[1], 'replay', 'add', '-q'], capture_output=True)\n"
+                "assert proc.returncode == 0, proc.stderr\n"
+                "print(peak())\n"
             )
             lockstep_cli = str(Path(sys.executable).with_name("lockstep"))
             out = subprocess.run(
@@ -351,8 +361,20 @@ def bench_record_memory(sizes: tuple[int, ...] = (100_000, 1_000_000)) -> dict[i
                 text=True,
             ).stdout.split()
             kib, took = int(out[0]), float(out[1])
+            replayed = int(
+                subprocess.run(
+                    [sys.executable, "-c", replay_code, lockstep_cli],
+                    cwd=root,
+                    check=True,
+                    capture_output=True,
+                    text=True,
+                ).stdout
+            )
             figures[size] = kib / 1024
-            print(f"  {size:>9,} rows: peak RSS {kib / 1024:7.1f} MiB, {took:6.1f} s")
+            print(
+                f"  {size:>9,} rows: peak RSS {kib / 1024:7.1f} MiB, {took:6.1f} s; "
+                f"replaying them: peak RSS {replayed / 1024:7.1f} MiB"
+            )
     return figures
 
 

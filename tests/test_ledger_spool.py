@@ -13,6 +13,7 @@ import shutil
 from collections.abc import Mapping
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -206,3 +207,40 @@ def test_row_file_is_a_sorted_mapping(
     assert dict(spooled.without(dropped).items()) == {
         k: v for k, v in rows.items() if k not in dropped
     }
+
+
+def test_a_spill_that_cannot_be_written_keeps_the_rows_in_memory(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A full disk: the recorder never fails the user's call; the rows written so far stay
+    on disk, the rest stay in memory, spilling stops and the report says why."""
+    from lockstep.oracles.ledger import recorder as recorder_module
+
+    def record(rec: recorder_module.TargetRecorder, values: range) -> None:
+        for i in values:
+            rec.returned(rec.before((i, 2), {}), i * 2)
+
+    monkeypatch.setenv("LOCKSTEP_SPILL_AT", "5")
+    whole = recorder_module.TargetRecorder("m:f")
+    record(whole, range(30))
+    expected = recorder_module.merge_parts("m:f", [whole.part(release=True)])
+
+    rec = recorder_module.TargetRecorder("m:f")
+    rec.spill = True
+    record(rec, range(12))  # two runs written
+    real_write_run = recorder_module.write_run
+
+    def full_disk(records: list[tuple[str, int, bytes, bytes]]) -> str:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(recorder_module, "write_run", full_disk)
+    record(rec, range(12, 30))
+    assert not rec.spill
+    part = rec.part(release=True)
+    monkeypatch.setattr(recorder_module, "write_run", real_write_run)
+    assert len(part.runs) == 2 and part.entries
+    recording = recorder_module.merge_parts("m:f", [part])
+    assert isinstance(recording.rows, RowFile)
+    assert dict(recording.rows.items()) == dict(expected.rows.items())
+    assert recording.late_rows == expected.late_rows
+    assert any("No space left on device" in note for note in recording.notes())

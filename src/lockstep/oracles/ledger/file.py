@@ -39,7 +39,7 @@ from lockstep.oracles.ledger.format import (
     signature_changes,
 )
 from lockstep.oracles.ledger.secret_rows import without_secrets
-from lockstep.oracles.ledger.spool import RowFile
+from lockstep.oracles.ledger.spool import SPILL_AT, RowFile
 from lockstep.oracles.lifecycle import check_contract
 from lockstep.secrets import policy_near
 from lockstep.store import AtomicLines, decode_line, display_path, iter_lines, lock_for
@@ -224,10 +224,11 @@ def write_ledger(
     Every mode but ``--force`` keeps the file's header, and so needs the target's
     signature to be the recorded one; ``--new-only`` also needs the same stem
     length (one contract per file).  The rows on disk and ``rows`` are both in id
-    order, so they are merged as two streams (:func:`_joined`) into a scratch
-    file: a million rows are never all in memory.
+    order, so they are merged as two streams (:func:`_joined`); when either side is
+    large, into a scratch file, so a million rows are never all in memory.
     """
     old: Iterable[LedgerRow] = ()
+    old_rows = 0
     if report.mode is not RecordMode.CREATE and path.exists():
         try:
             recorded = read_header(path)
@@ -249,8 +250,12 @@ def write_ledger(
                 )
                 fn, signature, stem_length = recorded.fn, recorded.signature, recorded.stem_length
             old = (row for _, row in iter_rows(path, recorded))
-    merged = RowFile.from_rows(_joined(report, old, rows))
-    write_rows(path, fn, signature, stem_length, merged)
+            old_rows = recorded.rows
+    joined = _joined(report, old, rows)
+    if isinstance(rows, RowFile) or old_rows > SPILL_AT:
+        write_rows(path, fn, signature, stem_length, RowFile.from_rows(joined))
+    else:  # small enough to hold: no scratch file
+        write_rows(path, fn, signature, stem_length, list(joined))
 
 
 def _in_order(rows: Mapping[str, LedgerRow]) -> Iterator[LedgerRow]:

@@ -454,20 +454,27 @@ class TargetRecorder:
 
         The memo goes too (its entries are the spilled rows): an input seen again is
         frozen again and lands in a later run, where the merge compares its outcome with
-        the one spilled here.
+        the one spilled here.  When the run cannot be written (no space, no temporary
+        folder), the rows stay in memory, spilling stops and the report says so: the
+        recorder runs inside the user's calls and never fails one.
         """
         table = self._seen
-        self._seen, self._memo = {}, {}
         records: list[tuple[str, int, bytes, bytes]] = []
         encode = ENCODER.encode
-        while table:
-            key, seen = table.popitem()
+        for key, seen in table.items():
             rid = row_id(key)
             records.append((rid, seen.first_call, seen.outcome, encode(_row(self.fn, rid, seen))))
             for other, call in zip(seen.other_outcomes, seen.other_calls, strict=True):
                 records.append((rid, call, other, b""))
-        if records:
+        if not records:
+            return
+        try:
             self._runs.append(write_run(records))
+        except OSError as e:
+            self.spill = False
+            self._faults[f"writing rows to a scratch file: {e}; they were kept in memory"] += 1
+            return
+        self._seen, self._memo = {}, {}
 
     def _note_again(
         self, seen: _Seen, ok: bool, result: JSON, exc_type: str, exc_stem: str
@@ -547,20 +554,11 @@ class TargetRecorder:
         """
         locked = self._lock.acquire(timeout=SNAPSHOT_WAIT)
         try:
+            runs: list[str] = []
             if self._runs:  # the rows are on disk: the rest follows them there
                 self._spill()
                 runs = list(self._runs)  # handed over: merge_parts removes them
                 self._runs.clear()
-                return RecordingPart(
-                    fn=self.fn,
-                    calls=self.calls,
-                    entries=[],
-                    unfreezable=dict(self._unfreezable),
-                    skip_sites={k: list(v) for k, v in self._skip_sites.items()},
-                    faults=dict(self._faults),
-                    contexts={row_id(key): hint for key, hint in self._contexts.items()},
-                    runs=runs,
-                )
             table = self._seen
             if release:
                 self._seen, self._memo = {}, {}
@@ -593,6 +591,7 @@ class TargetRecorder:
             skip_sites={k: list(v) for k, v in self._skip_sites.items()},
             faults=dict(self._faults),
             contexts={row_id(key): hint for key, hint in contexts},
+            runs=runs,
         )
 
 

@@ -28,6 +28,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Final
 
+from lockstep.errors import DataError
 from lockstep.oracles.ledger.format import ENCODER, ROW_DECODER, LedgerRow
 
 SPILL_AT: Final = 50_000
@@ -81,8 +82,12 @@ def write_run(records: list[tuple[str, int, bytes, bytes]]) -> str:
     """Write ``records`` sorted by (id, call) to a new run; its path."""
     records.sort(key=lambda r: (r[0], r[1]))
     fd, path = scratch_file("run")
-    with os.fdopen(fd, "wb") as out:
-        out.writelines(run_record(*r) for r in records)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.writelines(run_record(*r) for r in records)
+    except BaseException:
+        _remove(path)
+        raise
     return str(path)
 
 
@@ -130,8 +135,15 @@ class RowFile(Mapping[str, LedgerRow]):
 
     @classmethod
     def from_lines(cls, lines: Iterable[tuple[str, bytes]]) -> RowFile:
-        """A row file of ``(id, ledger line)`` pairs given in strictly increasing id order."""
-        fd, path = scratch_file("rows")
+        """A row file of ``(id, ledger line)`` pairs given in strictly increasing id order.
+
+        A scratch file that cannot be written (no space, no temporary folder) stops the
+        record with one line; the oracle on disk is not touched.
+        """
+        try:
+            fd, path = scratch_file("rows")
+        except OSError as e:
+            raise DataError(_cannot_write(Path(tempfile.gettempdir()), e)) from None
         count = 0
         last = ""
         try:
@@ -142,6 +154,9 @@ class RowFile(Mapping[str, LedgerRow]):
                     last = rid
                     out.write(b"%s\t%s\n" % (rid.encode("ascii"), line))
                     count += 1
+        except OSError as e:
+            _remove(path)
+            raise DataError(_cannot_write(path, e)) from None
         except BaseException:
             _remove(path)
             raise
@@ -233,6 +248,13 @@ class RowFile(Mapping[str, LedgerRow]):
     def without(self, ids: set[str]) -> RowFile:
         """A new row file holding every row but ``ids``."""
         return RowFile.from_lines((rid, line) for rid, line in self.lines() if rid not in ids)
+
+
+def _cannot_write(path: Path, e: OSError) -> str:
+    return (
+        f"{path}: cannot write the recording's rows to a scratch file: "
+        f"{e.strerror or e}; set TMPDIR to a folder with room"
+    )
 
 
 def _first_of_each(rows: Iterable[LedgerRow]) -> Iterator[LedgerRow]:
