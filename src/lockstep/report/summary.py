@@ -78,6 +78,19 @@ class Tally:
             for oracle, fired in self.rules_fired.items()
         ]
 
+    def verdict(self) -> str:
+        """``green``; ``DRIFT`` when some case behaved differently from its oracle (or its
+        record is stale); ``NOT GREEN`` when nothing drifted but the run still proves less
+        than it should (new cases nobody froze, an unrecorded oracle, a case that could not
+        run)."""
+        if self.green:
+            return "green"
+        return "DRIFT" if self.drifted else "NOT GREEN"
+
+    def summary(self) -> str:
+        """The verdict line, then what to run for new or vanished cases (plain text)."""
+        return "\n".join([f"{self.verdict()}: {self.line()}", *self.next_steps()])
+
     def line(self) -> str:
         """``12 cases: 11 passed, 1 drifted``."""
         total = self.total

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from lockstep.config import CorpusSpec, OracleSpec, Project
 from lockstep.errors import ConfigError, DataError, UsageError
@@ -30,17 +30,9 @@ from lockstep.oracles import (
     spec_as,
     used_scope,
 )
-from lockstep.oracles.corpus.compare import rendering_drift, summary
 from lockstep.oracles.corpus.fixtures import fixtures
 from lockstep.oracles.corpus.lock import LOCK_VERSION, Entry, Lock, read_lock, write_lock
-from lockstep.oracles.corpus.mining import CorpusSubject
-from lockstep.oracles.corpus.render import (
-    Rendered,
-    Renderer,
-    renderer_for,
-    worker_init,
-    worker_render,
-)
+from lockstep.oracles.corpus.render import Rendered, Renderer, renderer_for
 from lockstep.oracles.lifecycle import (
     ModeWords,
     check_contract,
@@ -49,15 +41,18 @@ from lockstep.oracles.lifecycle import (
     record_entry_points,
     wanted,
 )
-from lockstep.oracles.mining import MiningSubject
 from lockstep.oracles.stale import Mismatch, mismatches, rules_mismatch, stale_outcome
 from lockstep.oracles.status import file_status
-from lockstep.oracles.verify import in_process_probe, verify
-from lockstep.parallel import batched, map_processes
+from lockstep.oracles.verify import in_process_probe
 from lockstep.rules import RuleRecord, resolve_rules
-from lockstep.secrets import SecretPolicy, policy_for
 from lockstep.store import BlobBatch, BlobStore, display_path, sha256_hex
 from lockstep.targets import resolve_callable
+
+if TYPE_CHECKING:
+    # Loaded where they are used, not here: a green replay needs none of them (the diff of
+    # a drift, recording's secret scan and verification, the process pool, mining).
+    from lockstep.oracles.mining import MiningSubject
+    from lockstep.secrets import SecretPolicy
 
 SUFFIX: Final = ".lock.json"
 _MODE_WORDS: Final = ModeWords(
@@ -117,6 +112,8 @@ def _record(
     with blobs.batch() as batch:
         fresh: dict[str, Entry] = {}
         if todo:
+            from lockstep.secrets import policy_for
+
             renderer = renderer_for(project, corpus, rules, corpus.loose)
             policy = policy_for(project)
             frozen = (
@@ -150,6 +147,8 @@ def _reproducible(
     A render that iterates a set of strings, reads a clock or depends on state the
     recording process built would drift on the next replay: it is refused now instead.
     """
+
+    from lockstep.oracles.verify import verify
 
     def candidate(folder: Path) -> list[str]:
         lock = Lock(
@@ -211,6 +210,8 @@ def _compare(oracle: str, entry: Entry, rendered: Rendered, blobs: BlobStore) ->
         and rendered.raised == entry.raised
     ):
         return Outcome(oracle, entry.id, Status.PASS, rules_fired=rendered.fired)
+    from lockstep.oracles.corpus.compare import rendering_drift, summary
+
     drift = rendering_drift(
         blobs.get(entry.sha256),
         summary(entry.raised, entry.nbytes, entry.sha256),
@@ -305,6 +306,9 @@ def _replay_parallel(
     jobs: int,
 ) -> Iterator[Outcome]:
     """Batches of fixtures to ``jobs`` processes through the one bounded executor."""
+    from lockstep.oracles.corpus.render import worker_init, worker_render
+    from lockstep.parallel import batched, map_processes
+
     by_id = {entry.id: entry for entry, _ in todo}
     init_args = (
         str(project.root),
@@ -390,6 +394,8 @@ record, accept = record_entry_points(_record)
 
 def mining(project: Project, spec: OracleSpec) -> MiningSubject:
     """The render, imported once, with this kind's rendering, comparison and record path."""
+    from lockstep.oracles.corpus.mining import CorpusSubject
+
     corpus = _spec(spec)
     rules = resolve_rules(corpus.rules, project, where=project.key(corpus))
     renderer = renderer_for(project, corpus, rules, corpus.loose)
