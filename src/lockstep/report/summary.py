@@ -17,7 +17,10 @@ class Tally:
     """Per oracle, spans each rule replaced over the whole replay (rules in their order)."""
 
     def add(self, outcome: Outcome) -> None:
-        self.counts.setdefault(outcome.oracle, Counter())[outcome.status] += 1
+        counts = self.counts.get(outcome.oracle)
+        if counts is None:  # not setdefault(oracle, Counter()): a Counter per case adds up
+            counts = self.counts[outcome.oracle] = Counter()
+        counts[outcome.status] += 1
         if outcome.rules_fired:
             fired = self.rules_fired.setdefault(outcome.oracle, {})
             for name, count in outcome.rules_fired:

@@ -43,7 +43,6 @@ from lockstep.oracles.lifecycle import (
 )
 from lockstep.oracles.stale import Mismatch, mismatches, rules_mismatch, stale_outcome
 from lockstep.oracles.status import file_status
-from lockstep.oracles.verify import in_process_probe
 from lockstep.rules import RuleRecord, resolve_rules
 from lockstep.store import BlobBatch, BlobStore, display_path, sha256_hex
 from lockstep.targets import resolve_callable
@@ -52,6 +51,7 @@ if TYPE_CHECKING:
     # Loaded where they are used, not here: a green replay needs none of them (the diff of
     # a drift, recording's secret scan and verification, the process pool, mining).
     from lockstep.oracles.mining import MiningSubject
+    from lockstep.probe.runs import ProbeTarget
     from lockstep.secrets import SecretPolicy
 
 SUFFIX: Final = ".lock.json"
@@ -252,19 +252,8 @@ def replay(project: Project, spec: OracleSpec, options: ReplayOptions) -> Iterat
     lock = read_lock(path)
     found = fixtures(project, corpus)
     blobs = _blobs(project)
-    todo: list[tuple[Entry, Path]] = []
-    for entry in lock.entries:
-        if not options.selects(entry.id):
-            continue
-        fixture_path = found.get(entry.id)
-        if fixture_path is None:
-            yield _vanished_fixture(corpus.name, entry.id)
-            continue
-        todo.append((entry, fixture_path))
-    locked = {e.id for e in lock.entries}
-    for fixture_id in found:
-        if fixture_id not in locked and options.selects(fixture_id):
-            yield _new_fixture(corpus.name, fixture_id)
+    todo, unmatched = _pair(corpus.name, lock, found, options)
+    yield from unmatched
     if not todo:
         return
     rules = resolve_rules(corpus.rules, project, where=project.key(corpus))
@@ -279,6 +268,32 @@ def replay(project: Project, spec: OracleSpec, options: ReplayOptions) -> Iterat
     renderer = renderer_for(project, corpus, rules, corpus.loose)
     for entry, fixture_path in todo:
         yield _compare(corpus.name, entry, renderer(entry.id, fixture_path), blobs)
+
+
+def _pair(
+    oracle: str, lock: Lock, found: dict[str, Path], options: ReplayOptions
+) -> tuple[list[tuple[Entry, Path]], list[Outcome]]:
+    """The selected locked entries with their fixture, and the outcomes of the selected
+    entries whose fixture is gone and of the fixtures the lock does not know."""
+    every = options.only is None and options.shard is None
+    todo: list[tuple[Entry, Path]] = []
+    unmatched: list[Outcome] = []
+    for entry in lock.entries:
+        if not every and not options.selects(entry.id):
+            continue
+        fixture_path = found.get(entry.id)
+        if fixture_path is None:
+            unmatched.append(_vanished_fixture(oracle, entry.id))
+            continue
+        todo.append((entry, fixture_path))
+    if len(found) > len(todo):  # else every fixture on disk is a locked one being replayed
+        locked = {e.id for e in lock.entries}
+        unmatched.extend(
+            _new_fixture(oracle, fixture_id)
+            for fixture_id in found
+            if fixture_id not in locked and options.selects(fixture_id)
+        )
+    return todo, unmatched
 
 
 def _stale(corpus: CorpusSpec, lock: Lock, rules: list[RuleRecord]) -> list[Mismatch]:
@@ -386,7 +401,11 @@ def inputs(project: Project, spec: OracleSpec) -> tuple[OracleInput, ...]:
     return (OracleInput(corpus.fixtures, f"fixtures of corpus {corpus.name!r}"),)
 
 
-probe_targets = in_process_probe(oracle_path)
+def probe_targets(project: Project, spec: OracleSpec) -> tuple[ProbeTarget, ...]:
+    """The whole recorded corpus, replayed in a fresh interpreter per probe run."""
+    from lockstep.oracles.verify import in_process_probe
+
+    return in_process_probe(oracle_path)(project, spec)
 
 
 record, accept = record_entry_points(_record)
