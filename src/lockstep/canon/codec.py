@@ -812,7 +812,7 @@ def canonical_json(obj: JSON) -> bytes:
         raise CanonError(f"cannot be written as JSON: {type(e).__name__}: {e}") from None
 
 
-def _plain_json(v: Any, d: int) -> bool:  # noqa: C901 -- one flat walk, as in the encoders
+def _plain_json(v: Any, d: int) -> bool:
     """Whether ``v`` freezes to itself: only exact dicts with str keys, lists, str, int,
     bool, None and finite floats, nested at most :data:`MAX_DEPTH` deep.
 
@@ -825,38 +825,27 @@ def _plain_json(v: Any, d: int) -> bool:  # noqa: C901 -- one flat walk, as in t
     """
     t = type(v)
     if t is dict:
-        if d > MAX_DEPTH:
-            return False
-        d += 1
-        for k, x in v.items():
+        for k in v:
             if type(k) is not str:
                 return False
-            tx = type(x)
-            if tx in _PLAIN_SCALARS:
-                continue
-            if tx is float:
-                if not math.isfinite(x):
-                    return False
-            elif not _plain_json(x, d):
+        values: Iterable[Any] = v.values()
+    elif t is list:
+        values = v
+    else:
+        return t in _PLAIN_SCALARS or (t is float and math.isfinite(v))
+    if d > MAX_DEPTH:
+        return False
+    d += 1
+    for x in values:
+        tx = type(x)
+        if tx in _PLAIN_SCALARS:
+            continue
+        if tx is float:
+            if not math.isfinite(x):
                 return False
-        return True
-    if t is list:
-        if d > MAX_DEPTH:
+        elif not _plain_json(x, d):
             return False
-        d += 1
-        for x in v:
-            tx = type(x)
-            if tx in _PLAIN_SCALARS:
-                continue
-            if tx is float:
-                if not math.isfinite(x):
-                    return False
-            elif not _plain_json(x, d):
-                return False
-        return True
-    if t in _PLAIN_SCALARS:
-        return True
-    return t is float and math.isfinite(v)
+    return True
 
 
 def dumps(value: Any, *, loose: bool = False, path: str = "value") -> bytes:
