@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from lockstep import canon
 from lockstep.canon import codec
 from lockstep.errors import CanonError
-from test_canon import values
+from test_canon import Color, Level, values
 
 
 def slow_bytes(value: Any, *, loose: bool = False) -> bytes:
@@ -97,3 +97,69 @@ def test_a_registered_encoder_takes_a_leaf_type_out_of_the_table() -> None:
 def test_a_type_outside_the_table_still_goes_through_the_encoder() -> None:
     assert dt.date not in canon.LEAF_ENCODERS
     assert canon.dumps(dt.date(2024, 1, 2)) == b'{"$date":"2024-01-02"}'
+
+
+def dumps_or_error(value: Any, *, loose: bool = False) -> bytes | str:
+    try:
+        return canon.dumps(value, loose=loose)
+    except CanonError as e:
+        return f"CanonError: {e}"
+
+
+def slow_bytes_or_error(value: Any, *, loose: bool = False) -> bytes | str:
+    try:
+        return slow_bytes(value, loose=loose)
+    except CanonError as e:
+        return f"CanonError: {e}"
+
+
+# What a render that builds a JSON document returns, with what must still be tagged or
+# refused mixed in: keys and strings starting with "$", non-str keys, NaN and infinities,
+# int and str subclasses, tuples, lone surrogates and ints too long to be frozen.
+json_like = st.recursive(
+    st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(),
+        st.floats(allow_nan=True, allow_infinity=True),
+        st.text(max_size=6),
+        st.text(alphabet='$a"\\\udcff', max_size=4),
+        st.sampled_from([Color.RED, Level.LOW, Decimal("1.0")]),
+        st.tuples(st.sampled_from([1, -1]), st.sampled_from([4299, 4300, 4301])).map(
+            lambda sign_digits: sign_digits[0] * 10 ** (sign_digits[1] - 1)
+        ),
+    ),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4),
+        st.dictionaries(st.text(alphabet='$ab"', max_size=3), inner, max_size=4),
+        st.dictionaries(st.integers(-2, 2) | st.booleans() | st.none(), inner, max_size=2),
+        st.lists(inner, max_size=3).map(tuple),
+    ),
+    max_leaves=16,
+)
+
+
+@given(json_like, st.booleans())
+@settings(max_examples=600)
+def test_dumps_gives_the_slow_encoders_bytes_or_error(value: Any, loose: bool) -> None:
+    """``dumps`` writes a plain JSON value as it is (``codec._plain_json``): the same bytes
+    as the path-tracking encoder, and every value that needs a tag or is refused still is."""
+    assert dumps_or_error(value, loose=loose) == slow_bytes_or_error(value, loose=loose)
+
+
+@given(values)
+@settings(max_examples=300)
+def test_dumps_of_any_value_gives_the_slow_encoders_bytes(value: Any) -> None:
+    assert dumps_or_error(value) == slow_bytes_or_error(value)
+
+
+@pytest.mark.parametrize("depth", [canon.MAX_DEPTH - 1, canon.MAX_DEPTH, canon.MAX_DEPTH + 1])
+@pytest.mark.parametrize("container", ["list", "dict"])
+def test_dumps_of_deep_plain_json_keeps_the_depth_limit(depth: int, container: str) -> None:
+    value: Any = 1
+    for _ in range(depth):
+        value = [value] if container == "list" else {"k": value}
+    assert dumps_or_error(value) == slow_bytes_or_error(value)
+    if depth > canon.MAX_DEPTH:
+        with pytest.raises(CanonError, match="levels deep"):
+            canon.dumps(value)

@@ -38,7 +38,6 @@ from typing import Annotated, Any, Final, Literal
 import msgspec
 
 from lockstep.errors import ConfigError, LockstepError
-from lockstep.pyentry import MODULE_NAME, python_entry
 
 CONFIG_FILE: Final = "lockstep.toml"
 PYPROJECT: Final = "pyproject.toml"
@@ -375,6 +374,8 @@ def _check_pins(pins: PinsSpec, where: str) -> None:
         parse_size(pins.max_output)
     except ValueError as e:
         raise ConfigError(f"{where}.max_output: {e}") from None
+    from lockstep.pyentry import MODULE_NAME, python_entry  # pins only: not for other kinds
+
     if pins.warm:
         entry = python_entry(pins.command)
         if isinstance(entry, str):

@@ -67,9 +67,6 @@ import fcntl
 import hashlib
 import os
 import re
-import secrets
-import shutil
-import socket
 import stat
 import threading
 from collections.abc import Iterator
@@ -214,6 +211,8 @@ def _refuse_link_quiet(path: Path) -> bool:
 @lru_cache(maxsize=1)
 def _machine_tag() -> str:
     """Six hex digits naming this machine, boot and pid namespace (pids mean something only here)."""
+    import socket  # here, not at the top: reading oracles (replay) never names a temp file
+
     parts = [socket.gethostname()]
     with contextlib.suppress(OSError):
         parts.append(Path("/proc/sys/kernel/random/boot_id").read_text().strip())
@@ -224,6 +223,8 @@ def _machine_tag() -> str:
 
 def temp_name(target: str) -> str:
     """The name of a temp file for ``target``: ``.<target>.<tag>-<pid>-<random>.tmp``."""
+    import secrets
+
     return f".{target}.{_machine_tag()}-{os.getpid()}-{secrets.token_hex(4)}{TMP_SUFFIX}"
 
 
@@ -288,6 +289,8 @@ def _sweep(folder: Path, held_target: str | None, *, every_temp: bool = False) -
         try:
             if entry.is_dir(follow_symlinks=False):
                 if name.endswith(TMP_SUFFIX) and _stale_temp(name, None):
+                    import shutil
+
                     shutil.rmtree(entry.path, ignore_errors=True)  # never follows a link
                 continue
             if not entry.is_file(follow_symlinks=False):
@@ -322,6 +325,8 @@ def temp_folder(parent: Path, purpose: str) -> Iterator[Path]:
     try:
         yield path
     finally:
+        import shutil
+
         shutil.rmtree(path, ignore_errors=True)
 
 

@@ -100,7 +100,6 @@ from __future__ import annotations
 import base64
 import binascii
 import dataclasses
-import datetime as dt
 import enum
 import functools
 import json
@@ -109,15 +108,22 @@ import pathlib
 import re
 import sys
 import types
-import uuid
-import zoneinfo
 from collections.abc import Callable, Iterable
 from decimal import Decimal
-from typing import Any, Final, NamedTuple, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, Final, NamedTuple, TypeAlias, TypeVar
 
 import msgspec
 
 from lockstep.errors import CanonError
+
+if TYPE_CHECKING:
+    import datetime as dt
+    import uuid
+
+# datetime, uuid and zoneinfo are imported where a value of theirs is frozen or thawed (the
+# rare paths below), not here: a replay whose renders return plain JSON, the usual case,
+# never pays for them.  The checks are unchanged: a datetime reaches ``_stdlib`` whether or
+# not this module imported its class first.
 
 JSON: TypeAlias = bool | int | float | str | list["JSON"] | dict[str, "JSON"] | None
 """A value made only of JSON types: what the tagged form is built from."""
@@ -251,23 +257,29 @@ def _b64(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
 
 
-_STABLE_REPR: Final = frozenset(
-    {
-        int,
-        float,
-        bool,
-        type(None),
-        bytes,
-        Decimal,
-        complex,
-        uuid.UUID,
-        dt.date,
-        dt.datetime,
-        dt.time,
-        dt.timedelta,
-        *_PATH_CLASSES.values(),
-    }
-)
+@functools.cache
+def _stable_repr() -> frozenset[type[Any]]:
+    """Key types whose ``repr`` is the same text in every process (for error messages)."""
+    import datetime as dt
+    import uuid
+
+    return frozenset(
+        {
+            int,
+            float,
+            bool,
+            type(None),
+            bytes,
+            Decimal,
+            complex,
+            uuid.UUID,
+            dt.date,
+            dt.datetime,
+            dt.time,
+            dt.timedelta,
+            *_PATH_CLASSES.values(),
+        }
+    )
 
 
 def _key_text(key: Any) -> str:
@@ -281,7 +293,7 @@ def _key_text(key: Any) -> str:
             return repr(key)
         except ValueError:  # more digits than this process turns into text
             return f"<int of {key.bit_length()} bits>"
-    if t in _STABLE_REPR:
+    if t in _stable_repr():
         return repr(key)
     if t is tuple:
         inner = ", ".join(_key_text(k) for k in key)
@@ -443,6 +455,9 @@ class _Encoder:
 
     def _stdlib(self, v: Any, t: type[Any], depth: int) -> JSON | None:
         """Dates, times, UUIDs, complex numbers and paths; None for anything else."""
+        import datetime as dt
+        import uuid
+
         if t is dt.datetime:
             _level(depth + 1)
             return {"$datetime": [v.isoformat(), _zone_key(v.tzinfo), v.fold]}
@@ -539,6 +554,8 @@ _LOOSE = _Encoder(loose=True)
 
 
 def _zone_key(tz: dt.tzinfo | None) -> str | None:
+    import zoneinfo
+
     if isinstance(tz, zoneinfo.ZoneInfo):
         return tz.key
     return None
@@ -795,8 +812,56 @@ def canonical_json(obj: JSON) -> bytes:
         raise CanonError(f"cannot be written as JSON: {type(e).__name__}: {e}") from None
 
 
+def _plain_json(v: Any, d: int) -> bool:
+    """Whether ``v`` freezes to itself: only exact dicts with str keys, lists, str, int,
+    bool, None and finite floats, nested at most :data:`MAX_DEPTH` deep.
+
+    Such a value (what a render that builds a JSON document returns) needs no tag, so
+    its canonical bytes are the JSON writer's on the value itself: this walk copies
+    nothing, where the encoders build the tagged copy.  It checks the same limits the
+    fast encoder checks (a container at level ``d`` > :data:`MAX_DEPTH` is refused);
+    keys starting with ``$``, lone surrogates and huge ints are left to :func:`dumps`,
+    which checks the written text.
+    """
+    t = type(v)
+    if t is dict:
+        for k in v:
+            if type(k) is not str:
+                return False
+        values: Iterable[Any] = v.values()
+    elif t is list:
+        values = v
+    else:
+        return t in _PLAIN_SCALARS or (t is float and math.isfinite(v))
+    if d > MAX_DEPTH:
+        return False
+    d += 1
+    for x in values:
+        tx = type(x)
+        if tx in _PLAIN_SCALARS:
+            continue
+        if tx is float:
+            if not math.isfinite(x):
+                return False
+        elif not _plain_json(x, d):
+            return False
+    return True
+
+
 def dumps(value: Any, *, loose: bool = False, path: str = "value") -> bytes:
     """Canonical JSON bytes of a Python value (``encode`` then ``canonical_json``)."""
+    if _plain_json(value, 1):  # plain JSON (see _plain_json): written as it is
+        try:
+            text = _encoder.encode(value)
+        except Exception:  # a lone surrogate, an int past this process's digits: below
+            pass
+        else:
+            # ``"$`` is where a key that would need a ``$dict`` tag starts (or merely a
+            # string value starting with ``$``: the encoder below decides).
+            if b'"$' not in text and (
+                len(text) < MAX_INT_DIGITS - 1 or _LONG_DIGITS.search(text) is None
+            ):
+                return text
     try:  # encode's fast path, its one writer pass being the canonical bytes themselves
         text = _encoder.encode((_FAST_LOOSE if loose else _FAST_STRICT)(value, 1))
         if len(text) < MAX_INT_DIGITS - 1 or _LONG_DIGITS.search(text) is None:
@@ -1003,6 +1068,8 @@ def _dec_dict(payload: Any, path: str, depth: int) -> dict[Any, Any]:
 
 @functools.cache
 def _zone_keys() -> frozenset[str]:
+    import zoneinfo
+
     return frozenset(zoneinfo.available_timezones())
 
 
@@ -1011,6 +1078,8 @@ def _dec_tz(key: Any, path: str) -> dt.tzinfo | None:
         return None
     if type(key) is not str or key not in _zone_keys():
         raise CanonError(f"unknown time zone {key!r}", path)
+    import zoneinfo
+
     return zoneinfo.ZoneInfo(key)
 
 
@@ -1020,6 +1089,8 @@ def _dec_clock(tag: str, payload: Any, path: str, depth: int) -> Any:
     text = _str_payload(tag, iso, path)
     if type(fold) is not int or fold not in (0, 1):
         raise CanonError(f"malformed {tag} value: fold must be 0 or 1, got {fold!r}", path)
+    import datetime as dt
+
     value = (dt.datetime if tag == "$datetime" else dt.time).fromisoformat(text)
     tz = _dec_tz(zone, path)
     if tz is not None:
@@ -1041,6 +1112,8 @@ def _dec_time(payload: Any, path: str, depth: int) -> dt.time:
 
 def _dec_date(payload: Any, path: str, depth: int) -> dt.date:
     text = _str_payload("$date", payload, path)
+    import datetime as dt
+
     value = dt.date.fromisoformat(text)
     if value.isoformat() != text:
         raise _not_canonical("$date", text, path)
@@ -1062,11 +1135,15 @@ def _dec_timedelta(payload: Any, path: str, depth: int) -> dt.timedelta:
                 f"malformed $timedelta value: {name} must be an int in {low}..{high}", path
             )
     days, seconds, microseconds = parts
+    import datetime as dt
+
     return dt.timedelta(days=days, seconds=seconds, microseconds=microseconds)
 
 
 def _dec_uuid(payload: Any, path: str, depth: int) -> uuid.UUID:
     text = _str_payload("$uuid", payload, path)
+    import uuid
+
     value = uuid.UUID(text)
     if str(value) != text:
         raise _not_canonical("$uuid", text, path)

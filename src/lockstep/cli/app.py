@@ -11,15 +11,17 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
-from rich.console import Console
 
 from lockstep import __version__
 from lockstep.config import Project, load_project
 from lockstep.errors import LockstepError, Rejected
 from lockstep.model import ReplayOptions, Shard
+
+if TYPE_CHECKING:  # rich loads when a command first prints through it (see cli.output)
+    from rich.console import Console
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -41,10 +43,14 @@ def _width(stream: object) -> int | None:
 
 def console() -> Console:
     """The stdout console (colour only on a terminal; plain text in pipes and CI logs)."""
+    from rich.console import Console
+
     return Console(highlight=False, soft_wrap=True, width=_width(sys.stdout))
 
 
 def err_console() -> Console:
+    from rich.console import Console
+
     return Console(stderr=True, highlight=False, soft_wrap=True, width=_width(sys.stderr))
 
 

@@ -1,13 +1,19 @@
-"""``record``, ``replay``, ``diff`` and ``status``: the same four verbs for every oracle kind."""
+"""``record``, ``replay``, ``diff`` and ``status``: the same four verbs for every oracle kind.
+
+``replay`` is the command run most often, in CI and in a refactoring loop, so what it
+imports is kept to what a green run needs: the terminal renderers (rich's tables and
+text), the secrets scanner and the report files load only when a run prints a failing
+case, a table or a file (see :mod:`lockstep.cli.output`).
+"""
 
 from __future__ import annotations
 
 import dataclasses
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console
 
 from lockstep.cli.app import (
     EXIT_FAIL,
@@ -19,6 +25,7 @@ from lockstep.cli.app import (
     replay_options,
     shard_option,
 )
+from lockstep.cli.output import Lines, lines
 from lockstep.cli.progress import progress
 from lockstep.cli.report_command import (
     REPLAY_JOBS_DEFAULT,
@@ -35,16 +42,10 @@ from lockstep.oracles import kind_of
 from lockstep.oracles import replay as replay_oracle
 from lockstep.oracles.pending import PendingSink, pending_path
 from lockstep.report.summary import Tally
-from lockstep.report.terminal import (
-    outcome_line,
-    outcome_text,
-    record_text,
-    status_table,
-    summary_table,
-    summary_text,
-)
-from lockstep.secrets import SECRET_REFUSED, policy_for
 from lockstep.store import display_path
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 _select = select_specs
 
@@ -76,6 +77,9 @@ def record(
         flags = " and ".join(f"--{m.value}" for m in asked)
         raise UsageError(f"record takes one mode, not {flags}: each is a different update")
     chosen = asked[0] if asked else RecordMode.CREATE
+    from lockstep.report.terminal import record_text
+    from lockstep.secrets import SECRET_REFUSED
+
     project = project_from(ctx)
     out = console()
     refused = secrets = 0
@@ -184,10 +188,10 @@ def replay(
     project = project_from(ctx)
     specs = _select(project, names)
     options = replay_options(jobs, shard)
-    out = console()
+    out = lines()
     tally = Tally()
     files = ReportFiles(html=report_path, junit=junit_path)
-    max_diff_lines = None if full_diff or not out.is_terminal else max(10, out.height - 6)
+    max_diff_lines = None if full_diff or not out.is_terminal else max(10, out.console.height - 6)
     for spec in specs:
         tally.start(spec.name)
         shown = hidden = 0
@@ -201,6 +205,8 @@ def replay(
                 tick()
                 if outcome.status is Status.PASS:
                     continue
+                from lockstep.report.terminal import outcome_line, outcome_text
+
                 if quiet:
                     out.print(outcome_line(outcome))
                     continue
@@ -216,16 +222,28 @@ def replay(
             )
         _say_pending(out, project, spec, pending.commit())
     if len(tally.counts) > 1 and not quiet:
+        from lockstep.report.terminal import summary_table
+
         out.print(summary_table(tally))
     if not quiet:
         for line in tally.rules_lines():
             out.print(line)
-    out.print(summary_text(tally))
+    _say_summary(out, tally)
     files.write(project, tally, out)
     sys.exit(EXIT_OK if tally.green else EXIT_FAIL)
 
 
-def _say_pending(out: Console, project: Project, spec: OracleSpec, kept: int) -> None:
+def _say_summary(out: Lines, tally: Tally) -> None:
+    """The verdict: in bold colour on a terminal, plain text elsewhere (no rich to load)."""
+    if out.is_terminal:
+        from lockstep.report.terminal import summary_text
+
+        out.print(summary_text(tally))
+    else:
+        out.literal(tally.summary())
+
+
+def _say_pending(out: Console | Lines, project: Project, spec: OracleSpec, kept: int) -> None:
     if kept:
         shown = display_path(pending_path(project, spec), project.root)
         out.print(
@@ -246,6 +264,8 @@ def diff(ctx: click.Context, name: str, case_id: str) -> None:
     outcomes = list(replay_oracle(project, spec, options))
     if not outcomes:
         raise UsageError(f"{name}: no case with id {case_id!r}")
+    from lockstep.report.terminal import outcome_text
+
     out = console()
     for outcome in outcomes:
         if outcome.ok:
@@ -261,6 +281,8 @@ def status(ctx: click.Context) -> None:
     """List the oracles, how many cases each holds, and whether each file is present and readable."""
     project = project_from(ctx)
     rows = [kind_of(spec).status(project, spec) for spec in project.oracles()]
+    from lockstep.report.terminal import status_table
+
     out = console()
     if not rows:
         out.print(f"{project.config_name}: no oracles are configured")
@@ -281,6 +303,7 @@ def scan(ctx: click.Context, paths: tuple[Path, ...]) -> None:
     if missing:
         raise UsageError(f"scan: no such file or folder: {missing[0]}")
     inputs = [i.pattern for spec in project.oracles() for i in kind_of(spec).inputs(project, spec)]
+    from lockstep.secrets import policy_for
     from lockstep.secrets.files import default_paths, scan_paths  # only for this command
 
     chosen = list(paths) or default_paths(project, inputs)

@@ -19,6 +19,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Final
 
+from lockstep.cli.output import Lines
+
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -33,7 +35,7 @@ def _noop() -> None:
 
 
 @contextmanager
-def progress(out: Console, label: str, total: int | None = None) -> Iterator[Tick]:
+def progress(out: Console | Lines, label: str, total: int | None = None) -> Iterator[Tick]:
     """A ``tick()`` that advances a bar shown after :data:`DELAY` s on a terminal; else a no-op.
 
     ``total`` unknown (a streamed oracle) shows a count and the elapsed time.
@@ -41,6 +43,7 @@ def progress(out: Console, label: str, total: int | None = None) -> Iterator[Tic
     if not out.is_terminal:
         yield _noop
         return
+    console = out.console if isinstance(out, Lines) else out
     from rich.progress import (  # only on a terminal: the bar's modules take a while to load
         BarColumn,
         MofNCompleteColumn,
@@ -56,7 +59,7 @@ def progress(out: Console, label: str, total: int | None = None) -> Iterator[Tic
     else:
         columns.append(TextColumn("{task.completed} done"))
     columns.append(TimeElapsedColumn())
-    bar = Progress(*columns, console=out, transient=True)
+    bar = Progress(*columns, console=console, transient=True)
     task = bar.add_task(label, total=total)
     began = time.monotonic()
     lock = threading.Lock()

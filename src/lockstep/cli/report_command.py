@@ -14,13 +14,11 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 from click.decorators import FC
-from rich.console import Console
 
 from lockstep.cli.app import (
     EXIT_FAIL,
@@ -43,6 +41,9 @@ from lockstep.rules import resolve_rules
 from lockstep.store import atomic_write, display_path
 
 if TYPE_CHECKING:  # the page's and JUnit's modules (jinja2...) load only when a file is asked
+    from rich.console import Console
+
+    from lockstep.cli.output import Lines
     from lockstep.report.html import (
         DifferentialSection,
         Extras,
@@ -86,7 +87,8 @@ class ReportFiles:
     junit: Path | None = None
     outcomes: list[Outcome] = field(default_factory=list)
     started: float = field(default_factory=time.monotonic)
-    started_at: datetime = field(default_factory=lambda: datetime.now(UTC))
+    started_at: float = field(default_factory=time.time)
+    """When the run began (seconds since the epoch), for the page's header."""
 
     drawn: int = 0
 
@@ -108,11 +110,13 @@ class ReportFiles:
         self.outcomes.append(outcome)
 
     def write(
-        self, project: Project, tally: Tally, out: Console, extras: Extras | None = None
+        self, project: Project, tally: Tally, out: Console | Lines, extras: Extras | None = None
     ) -> None:
         """Write each file asked for and say where it is."""
         seconds = time.monotonic() - self.started
         if self.html is not None:
+            from datetime import UTC, datetime
+
             from lockstep.report.html import ReportRun, render_html
 
             run = ReportRun(
@@ -120,7 +124,9 @@ class ReportFiles:
                 tally=tally,
                 failing=tuple(o for o in self.outcomes if not o.ok),
                 seconds=seconds,
-                generated=self.started_at.isoformat(timespec="seconds"),
+                generated=datetime.fromtimestamp(self.started_at, UTC).isoformat(
+                    timespec="seconds"
+                ),
             )
             atomic_write(self.html, render_html(run, extras).encode("utf-8"))
             out.print(f"report: {display_path(self.html)}")

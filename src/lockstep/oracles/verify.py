@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -38,7 +37,9 @@ from lockstep.model import Outcome, ReplayOptions, Status
 from lockstep.store import temp_folder
 
 if TYPE_CHECKING:  # not at import: replay never loads the probe machinery, and @record_io
-    # verifies at exit, when no executor may start
+    # verifies at exit, when no executor may start; subprocess loads when a child starts
+    import subprocess
+
     from lockstep.probe.runs import ProbeTarget
 
 CHILD_TIMEOUT: Final = 600.0
@@ -206,6 +207,8 @@ def _spawn(
     extra_env: Mapping[str, str] | None,
 ) -> subprocess.Popen[bytes]:
     """Start the fresh interpreter on the candidate in ``rel`` (``-``: read it from stdin)."""
+    import subprocess
+
     env = {
         **os.environ,
         **(extra_env or {}),
@@ -227,6 +230,8 @@ def _collect(
     proc: subprocess.Popen[bytes], spec: OracleSpec, given: bytes | None
 ) -> dict[str, Verdict]:
     """The cases that did not reproduce, once the child has replayed the candidate."""
+    import subprocess
+
     try:
         stdout, stderr = proc.communicate(given, timeout=CHILD_TIMEOUT)
     except subprocess.TimeoutExpired:

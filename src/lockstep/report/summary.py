@@ -17,7 +17,10 @@ class Tally:
     """Per oracle, spans each rule replaced over the whole replay (rules in their order)."""
 
     def add(self, outcome: Outcome) -> None:
-        self.counts.setdefault(outcome.oracle, Counter())[outcome.status] += 1
+        counts = self.counts.get(outcome.oracle)
+        if counts is None:  # not setdefault(oracle, Counter()): a Counter per case adds up
+            counts = self.counts[outcome.oracle] = Counter()
+        counts[outcome.status] += 1
         if outcome.rules_fired:
             fired = self.rules_fired.setdefault(outcome.oracle, {})
             for name, count in outcome.rules_fired:
@@ -77,6 +80,19 @@ class Tally:
             f"rules fired in {oracle}: " + ", ".join(f"{n}×{c}" for n, c in fired.items())
             for oracle, fired in self.rules_fired.items()
         ]
+
+    def verdict(self) -> str:
+        """``green``; ``DRIFT`` when some case behaved differently from its oracle (or its
+        record is stale); ``NOT GREEN`` when nothing drifted but the run still proves less
+        than it should (new cases nobody froze, an unrecorded oracle, a case that could not
+        run)."""
+        if self.green:
+            return "green"
+        return "DRIFT" if self.drifted else "NOT GREEN"
+
+    def summary(self) -> str:
+        """The verdict line, then what to run for new or vanished cases (plain text)."""
+        return "\n".join([f"{self.verdict()}: {self.line()}", *self.next_steps()])
 
     def line(self) -> str:
         """``12 cases: 11 passed, 1 drifted``."""

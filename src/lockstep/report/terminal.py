@@ -87,21 +87,10 @@ def outcome_line(outcome: Outcome) -> Text:
 
 
 def summary_text(tally: Tally) -> Text:
-    """The verdict line, then what to run for new or vanished cases.
-
-    ``DRIFT`` when some case behaved differently from its oracle (or its record is
-    stale); ``NOT GREEN`` when nothing drifted but the run still proves less than it
-    should (new cases nobody froze, an unrecorded oracle, a case that could not run),
-    with what to run for new or vanished cases.
-    """
-    if tally.green:
-        verdict = "green"
-    elif not tally.drifted:
-        verdict = "NOT GREEN"
-    else:
-        verdict = "DRIFT"
-    text = Text(f"{verdict}: {tally.line()}", style="bold green" if tally.green else "bold red")
-    for line in tally.next_steps():
+    """:meth:`Tally.summary`, its verdict line in bold green or red."""
+    first, *rest = tally.summary().split("\n")
+    text = Text(first, style="bold green" if tally.green else "bold red")
+    for line in rest:
         text.append(f"\n{line}")
     return text
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from lockstep.config import CorpusSpec, OracleSpec, Project
 from lockstep.errors import ConfigError, DataError, UsageError
@@ -30,17 +30,9 @@ from lockstep.oracles import (
     spec_as,
     used_scope,
 )
-from lockstep.oracles.corpus.compare import rendering_drift, summary
 from lockstep.oracles.corpus.fixtures import fixtures
 from lockstep.oracles.corpus.lock import LOCK_VERSION, Entry, Lock, read_lock, write_lock
-from lockstep.oracles.corpus.mining import CorpusSubject
-from lockstep.oracles.corpus.render import (
-    Rendered,
-    Renderer,
-    renderer_for,
-    worker_init,
-    worker_render,
-)
+from lockstep.oracles.corpus.render import Rendered, Renderer, renderer_for
 from lockstep.oracles.lifecycle import (
     ModeWords,
     check_contract,
@@ -49,15 +41,18 @@ from lockstep.oracles.lifecycle import (
     record_entry_points,
     wanted,
 )
-from lockstep.oracles.mining import MiningSubject
 from lockstep.oracles.stale import Mismatch, mismatches, rules_mismatch, stale_outcome
 from lockstep.oracles.status import file_status
-from lockstep.oracles.verify import in_process_probe, verify
-from lockstep.parallel import batched, map_processes
 from lockstep.rules import RuleRecord, resolve_rules
-from lockstep.secrets import SecretPolicy, policy_for
 from lockstep.store import BlobBatch, BlobStore, display_path, sha256_hex
 from lockstep.targets import resolve_callable
+
+if TYPE_CHECKING:
+    # Loaded where they are used, not here: a green replay needs none of them (the diff of
+    # a drift, recording's secret scan and verification, the process pool, mining).
+    from lockstep.oracles.mining import MiningSubject
+    from lockstep.probe.runs import ProbeTarget
+    from lockstep.secrets import SecretPolicy
 
 SUFFIX: Final = ".lock.json"
 _MODE_WORDS: Final = ModeWords(
@@ -117,6 +112,8 @@ def _record(
     with blobs.batch() as batch:
         fresh: dict[str, Entry] = {}
         if todo:
+            from lockstep.secrets import policy_for
+
             renderer = renderer_for(project, corpus, rules, corpus.loose)
             policy = policy_for(project)
             frozen = (
@@ -150,6 +147,8 @@ def _reproducible(
     A render that iterates a set of strings, reads a clock or depends on state the
     recording process built would drift on the next replay: it is refused now instead.
     """
+
+    from lockstep.oracles.verify import verify
 
     def candidate(folder: Path) -> list[str]:
         lock = Lock(
@@ -211,6 +210,8 @@ def _compare(oracle: str, entry: Entry, rendered: Rendered, blobs: BlobStore) ->
         and rendered.raised == entry.raised
     ):
         return Outcome(oracle, entry.id, Status.PASS, rules_fired=rendered.fired)
+    from lockstep.oracles.corpus.compare import rendering_drift, summary
+
     drift = rendering_drift(
         blobs.get(entry.sha256),
         summary(entry.raised, entry.nbytes, entry.sha256),
@@ -251,19 +252,8 @@ def replay(project: Project, spec: OracleSpec, options: ReplayOptions) -> Iterat
     lock = read_lock(path)
     found = fixtures(project, corpus)
     blobs = _blobs(project)
-    todo: list[tuple[Entry, Path]] = []
-    for entry in lock.entries:
-        if not options.selects(entry.id):
-            continue
-        fixture_path = found.get(entry.id)
-        if fixture_path is None:
-            yield _vanished_fixture(corpus.name, entry.id)
-            continue
-        todo.append((entry, fixture_path))
-    locked = {e.id for e in lock.entries}
-    for fixture_id in found:
-        if fixture_id not in locked and options.selects(fixture_id):
-            yield _new_fixture(corpus.name, fixture_id)
+    todo, unmatched = _pair(corpus.name, lock, found, options)
+    yield from unmatched
     if not todo:
         return
     rules = resolve_rules(corpus.rules, project, where=project.key(corpus))
@@ -278,6 +268,32 @@ def replay(project: Project, spec: OracleSpec, options: ReplayOptions) -> Iterat
     renderer = renderer_for(project, corpus, rules, corpus.loose)
     for entry, fixture_path in todo:
         yield _compare(corpus.name, entry, renderer(entry.id, fixture_path), blobs)
+
+
+def _pair(
+    oracle: str, lock: Lock, found: dict[str, Path], options: ReplayOptions
+) -> tuple[list[tuple[Entry, Path]], list[Outcome]]:
+    """The selected locked entries with their fixture, and the outcomes of the selected
+    entries whose fixture is gone and of the fixtures the lock does not know."""
+    every = options.only is None and options.shard is None
+    todo: list[tuple[Entry, Path]] = []
+    unmatched: list[Outcome] = []
+    for entry in lock.entries:
+        if not every and not options.selects(entry.id):
+            continue
+        fixture_path = found.get(entry.id)
+        if fixture_path is None:
+            unmatched.append(_vanished_fixture(oracle, entry.id))
+            continue
+        todo.append((entry, fixture_path))
+    if len(found) > len(todo):  # else every fixture on disk is a locked one being replayed
+        locked = {e.id for e in lock.entries}
+        unmatched.extend(
+            _new_fixture(oracle, fixture_id)
+            for fixture_id in found
+            if fixture_id not in locked and options.selects(fixture_id)
+        )
+    return todo, unmatched
 
 
 def _stale(corpus: CorpusSpec, lock: Lock, rules: list[RuleRecord]) -> list[Mismatch]:
@@ -305,6 +321,9 @@ def _replay_parallel(
     jobs: int,
 ) -> Iterator[Outcome]:
     """Batches of fixtures to ``jobs`` processes through the one bounded executor."""
+    from lockstep.oracles.corpus.render import worker_init, worker_render
+    from lockstep.parallel import batched, map_processes
+
     by_id = {entry.id: entry for entry, _ in todo}
     init_args = (
         str(project.root),
@@ -382,7 +401,11 @@ def inputs(project: Project, spec: OracleSpec) -> tuple[OracleInput, ...]:
     return (OracleInput(corpus.fixtures, f"fixtures of corpus {corpus.name!r}"),)
 
 
-probe_targets = in_process_probe(oracle_path)
+def probe_targets(project: Project, spec: OracleSpec) -> tuple[ProbeTarget, ...]:
+    """The whole recorded corpus, replayed in a fresh interpreter per probe run."""
+    from lockstep.oracles.verify import in_process_probe
+
+    return in_process_probe(oracle_path)(project, spec)
 
 
 record, accept = record_entry_points(_record)
@@ -390,6 +413,8 @@ record, accept = record_entry_points(_record)
 
 def mining(project: Project, spec: OracleSpec) -> MiningSubject:
     """The render, imported once, with this kind's rendering, comparison and record path."""
+    from lockstep.oracles.corpus.mining import CorpusSubject
+
     corpus = _spec(spec)
     rules = resolve_rules(corpus.rules, project, where=project.key(corpus))
     renderer = renderer_for(project, corpus, rules, corpus.loose)
