@@ -244,3 +244,76 @@ def test_a_spill_that_cannot_be_written_keeps_the_rows_in_memory(
     assert dict(recording.rows.items()) == dict(expected.rows.items())
     assert recording.late_rows == expected.late_rows
     assert any("No space left on device" in note for note in recording.notes())
+
+
+# --------------------------------------------------------------------------- under pytest
+
+UNITS = """\
+import os
+
+
+def label(qty):
+    return f"{qty}{os.environ.get('UNIT', '')}"
+"""
+
+UNIT_TESTS = """\
+import pytest
+
+from shop.units import label
+
+
+@pytest.mark.parametrize("n", range(60))
+def test_many(n):
+    assert label(n).startswith(str(n))
+    assert label(n + 1000) == str(n + 1000)
+
+
+def test_unit(monkeypatch):
+    monkeypatch.setenv("UNIT", "kg")
+    assert label(5000) == "5000kg"
+"""
+
+
+def _pytest_project(root: Path) -> None:
+    write_files(
+        root,
+        {
+            "shop/__init__.py": "",
+            "shop/units.py": UNITS,
+            "tests/test_units.py": UNIT_TESTS,
+            "pytest.ini": "[pytest]\npythonpath = .\n",
+            "lockstep.toml": '[[ledger]]\nname = "label"\ntarget = "shop.units:label"\n',
+        },
+    )
+
+
+def test_pytest_recording_spills_under_xdist_and_names_refused_tests(tmp_path: Path) -> None:
+    from helpers import run_pytest
+
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    outputs = []
+    for spill_at in ("7", None):
+        root = tmp_path / f"suite-{spill_at}"
+        _pytest_project(root)
+        env = {"TMPDIR": str(scratch), **({"LOCKSTEP_SPILL_AT": spill_at} if spill_at else {})}
+        result = run_pytest(
+            "-q",
+            "-n",
+            "2",
+            "--lockstep-record=label",
+            cwd=root,
+            env=env,
+            plugins=("lockstep.pytest.plugin", "xdist.plugin"),
+        )
+        assert result.code == 0, result.output
+        refused = [line for line in result.stdout.splitlines() if "refused 1 row(s) from" in line]
+        assert refused == [
+            "  refused 1 row(s) from tests/test_units.py::test_unit "
+            f"(cause: environment variable(s) changed: UNIT): {refused[0].rsplit(': ', 1)[1]}"
+        ], result.stdout
+        outputs.append((root / "lockstep/label.ledger.jsonl").read_bytes())
+        assert run_cli("replay", "label", cwd=root).code == 0
+    assert outputs[0] == outputs[1]
+    assert len(outputs[0].splitlines()) == 121  # header and 120 rows; label(5000) refused
+    assert list(scratch.glob("lockstep-*")) == []

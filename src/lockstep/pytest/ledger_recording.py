@@ -24,7 +24,10 @@ What the user controls, test by test:
   unrecorded; the summary says how many calls each such test made.
 * Each recording remembers which test first produced each row (from the
   recorder's call counter at every test's start and each row's first call), so
-  a refused row names its test.
+  a refused row names its test.  A worker whose recorder spilled its rows to
+  disk (more than 50,000 distinct rows, :mod:`lockstep.oracles.ledger.spool`)
+  hands over its runs and the test starts instead; the controller then reads
+  the runs once more for the tests of the rows it refused only.
 * A run in which any test failed or errored writes nothing unless
   ``--lockstep-record-allow-failures`` is given: rows from a broken run are
   suspect.  The controller sees every report, the workers' too.
@@ -159,6 +162,11 @@ class _SpoolLine(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_onl
     """Node id of each kept-out test -> calls of the target it made (unrecorded)."""
     matched: list[str] = []
     """``record_exclude`` entries that named at least one test of this process."""
+    starts: list[int] = []
+    tests: list[str] = []
+    """A part whose rows were spilled to disk (:mod:`lockstep.oracles.ledger.spool`) has no
+    ``first_test`` map as large as its rows: its process's call count at each test's start
+    and the tests, so the controller names the tests of the rows it refuses."""
 
 
 @dataclass
@@ -232,7 +240,9 @@ class LedgerRecording:
     refusal: str = ""
     matched: set[str] = field(default_factory=set)
     first_tests: dict[str, dict[str, str]] = field(default_factory=dict)
-    """Ledger name -> row id -> node id of a test that first produced the row."""
+    """Ledger name -> row id -> node id of a test that first produced the row (for a
+    recording spilled to disk, only the refused rows: the map would be as large as the
+    ledger)."""
 
     @property
     def reports(self) -> list[RecordReport]:
@@ -248,6 +258,8 @@ class LedgerRecording:
                     where=self.project.where(target.spec, "target"),
                     stem_length=stem,
                 )
+                # its part is taken once, at the session's end: a large run stays flat
+                target.wrapped.recorder.spill = True
             self.installation.watch_context()
         except LockstepError as e:
             self.installation.undo()
@@ -312,6 +324,8 @@ class LedgerRecording:
                 first_test=target.first_tests(part),
                 skipped=target.skipped,
                 matched=sorted(self.matched),
+                starts=target.starts if part.runs else [],
+                tests=target.tests if part.runs else [],
             )
             JsonlAppender(target.spool).append(msgspec.json.encode(line))
         if not self.controller:
@@ -322,7 +336,7 @@ class LedgerRecording:
                 f"({_INCOMPLETE_RUN[exitstatus]}); rows from a partial run would trim or miss cases"
             )
             for target in self.targets:
-                _remove_spool(target.spool)
+                _discard_spool(target.spool)
             return
         if self.failed and not self.allow_failures:
             self.refusal = (
@@ -331,7 +345,7 @@ class LedgerRecording:
                 f"fix or deselect them, or pass {ALLOW_FAILURES}"
             )
             for target in self.targets:
-                _remove_spool(target.spool)
+                _discard_spool(target.spool)
             return
         for target in self.targets:
             self._write(target)
@@ -341,12 +355,12 @@ class LedgerRecording:
         from lockstep.oracles.ledger.recorder import RecordingPart, merge_parts
 
         assert target.wrapped is not None
+        parts: list[RecordingPart] = []
         try:
             lines = [line for _, line in iter_jsonl(target.spool, _SpoolLine)]
             parts = [msgspec.json.decode(line.part, type=RecordingPart) for line in lines]
-            recording = merge_parts(target.spec.target, parts)
+            recording = merge_parts(target.spec.target, parts, remove_runs=False)
             tests_of = _tests_of(lines)
-            self.first_tests[target.spec.name] = {rid: nodes[0] for rid, nodes in tests_of.items()}
             skipped: dict[str, int] = {}
             for line in lines:
                 self.matched.update(line.matched)
@@ -359,13 +373,20 @@ class LedgerRecording:
                     self.project, target.spec, self.mode, recording, target.wrapped.signature
                 )
                 unseen = sum(1 for rid in report.unchanged if rid not in recording.rows)
+            _add_spilled_tests(tests_of, lines, parts, _refused_ids(report))
+            self.first_tests[target.spec.name] = {rid: nodes[0] for rid, nodes in tests_of.items()}
             self.outcomes.append(_Outcome(report, unseen, skipped, _name_refused(report, tests_of)))
         except LockstepError as e:
             self.errors.append(str(e))
         except msgspec.DecodeError as e:  # a part this version of lockstep did not write
             self.errors.append(f"{target.spool.name}: {e}")
         finally:
+            from lockstep.oracles.ledger.spool import remove_run
+
             _remove_spool(target.spool)
+            for part in parts:
+                for run in part.runs:
+                    remove_run(run)
 
     def _force(
         self, target: _Target, recording: Recording, signature: list[Param]
@@ -459,6 +480,26 @@ class LedgerRecording:
             terminalreporter.write_line(f"lockstep: error: {error}", red=True)
 
 
+def _discard_spool(spool: Path) -> None:
+    """Remove the spool unread, and the scratch files its parts name (best effort: a
+    line this version cannot read names none it knows of)."""
+    from lockstep.oracles.ledger.spool import remove_run
+
+    try:
+        for _, line in iter_jsonl(spool, _SpoolLine):
+            for run in msgspec.json.decode(line.part, type=_PartRuns).runs:
+                remove_run(run)
+    except (LockstepError, msgspec.DecodeError, OSError):
+        pass
+    _remove_spool(spool)
+
+
+class _PartRuns(msgspec.Struct):
+    """Just the scratch files of a recording part (its other fields are ignored)."""
+
+    runs: list[str] = []
+
+
 def _remove_spool(spool: Path) -> None:
     spool.unlink(missing_ok=True)
     Path(lock_for(spool).lock_file).unlink(missing_ok=True)
@@ -473,6 +514,45 @@ def _tests_of(lines: Iterable[_SpoolLine]) -> dict[str, list[str]]:
             if nodeid not in nodes:
                 nodes.append(nodeid)
     return out
+
+
+def _refused_ids(report: RecordReport) -> set[str]:
+    return {rid for line in report.refused for rid in _ROW_ID.findall(line)[:1]}
+
+
+def _add_spilled_tests(
+    tests_of: dict[str, list[str]],
+    lines: Sequence[_SpoolLine],
+    parts: Sequence[RecordingPart],
+    ids: set[str],
+) -> None:
+    """Name the tests of rows ``ids`` that processes spilled to disk: read their runs
+    once more (only when something was refused).  As :meth:`_Target.first_tests` does,
+    the test is the one of the input's first call, or of the first call that gave
+    another outcome where the process saw two."""
+    from lockstep.oracles.ledger.spool import read_run
+
+    if not ids:
+        return
+    for line, part in zip(lines, parts, strict=True):
+        first: dict[str, tuple[int, bytes]] = {}
+        other: dict[str, int] = {}
+        for run in part.runs:  # runs in the order written: calls only grow from one to the next
+            for rid, _, call, outcome, _ in read_run(run, 0, remove=False):
+                if rid not in ids:
+                    continue
+                seen = first.get(rid)
+                if seen is None:
+                    first[rid] = (call, outcome)
+                elif outcome != seen[1] and rid not in other:
+                    other[rid] = call
+        for rid, (first_call, _) in sorted(first.items()):
+            call = other.get(rid, first_call)
+            i = bisect.bisect_left(line.starts, call) - 1
+            if i >= 0:
+                nodes = tests_of.setdefault(rid, [])
+                if line.tests[i] not in nodes:
+                    nodes.append(line.tests[i])
 
 
 def _name_refused(report: RecordReport, tests_of: dict[str, list[str]]) -> dict[str, list[str]]:

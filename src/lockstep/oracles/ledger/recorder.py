@@ -779,16 +779,17 @@ class _Tally:
         )
 
 
-def merge_parts(fn: str, parts: Iterable[RecordingPart]) -> Recording:
+def merge_parts(fn: str, parts: Iterable[RecordingPart], *, remove_runs: bool = True) -> Recording:
     """Combine parts from several processes.
 
     An input whose outcome differs between processes is refused like one that
     differed within a process.  Parts whose rows were spilled to disk are merged
-    there (:func:`_merge_spilled`), and their run files are removed.
+    there (:func:`_merge_spilled`), and their run files are removed unless
+    ``remove_runs`` is False (the caller reads them again, then removes them).
     """
     parts = list(parts)
     if any(part.runs for part in parts):
-        return _merge_spilled(fn, parts)
+        return _merge_spilled(fn, parts, remove_runs)
     merged = _MergedRows()
     tally = _Tally()
     for part in parts:
@@ -808,7 +809,7 @@ def merge_parts(fn: str, parts: Iterable[RecordingPart]) -> Recording:
     )
 
 
-def _merge_spilled(fn: str, parts: list[RecordingPart]) -> Recording:
+def _merge_spilled(fn: str, parts: list[RecordingPart], remove_runs: bool) -> Recording:
     """:func:`merge_parts` on disk: every part's runs (and rows) read at once in id order.
 
     A group of records with one id is one input: its first record (lowest part, then
@@ -826,7 +827,8 @@ def _merge_spilled(fn: str, parts: list[RecordingPart]) -> Recording:
 
     def kept() -> Iterator[tuple[str, bytes]]:
         nonlocal late_rows
-        for rid, group in itertools.groupby(merged_runs(runs, extra), key=lambda r: r[0]):
+        records = merged_runs(runs, extra, remove=remove_runs)
+        for rid, group in itertools.groupby(records, key=lambda r: r[0]):
             line = b""
             first_call = 0
             outcomes: list[bytes] = []

@@ -66,7 +66,7 @@ def remove_runs(runs: list[str], owner: int) -> None:
     """Remove ``runs`` in the process ``owner`` that wrote them (not in a forked child)."""
     if os.getpid() == owner:
         for run in runs:
-            _remove(Path(run))
+            remove_run(run)
         runs.clear()
 
 
@@ -95,22 +95,49 @@ RunRecord = tuple[str, int, int, bytes, bytes]
 """``(id, part, first_call, outcome, ledger line)`` as :func:`merged_runs` yields them."""
 
 
-def _read_run(path: str, part: int) -> Iterator[RunRecord]:
-    try:
-        with open(path, "rb") as fh:
-            for raw in fh:
-                rid, call, outcome, line = raw.rstrip(b"\n").split(_SEP, 3)
-                yield rid.decode("ascii"), part, int(call), outcome, line
-    finally:
+def is_run(path: str) -> bool:
+    """Whether ``path`` names a run as :func:`write_run` names them: a part's list of runs
+    travels between processes, and nothing else is ever read or removed as one."""
+    name = os.path.basename(path)
+    return name.startswith("lockstep-run-") and name.endswith(".spool") and not os.path.islink(path)
+
+
+def remove_run(path: str) -> None:
+    if is_run(path):
         _remove(Path(path))
 
 
+def read_run(path: str, part: int, *, remove: bool = True) -> Iterator[RunRecord]:
+    """The records of one run, in its order; the file is removed once read through
+    (or given up on) unless ``remove`` is False."""
+    if not is_run(path):
+        raise DataError(f"{path}: not a lockstep scratch file of recorded rows")
+    try:
+        with open(path, "rb") as fh:
+            for lineno, raw in enumerate(fh, start=1):
+                try:
+                    rid, call, outcome, line = raw.rstrip(b"\n").split(_SEP, 3)
+                    record = (rid.decode("ascii"), part, int(call), outcome, line)
+                except ValueError:
+                    raise DataError(
+                        f"{path}:{lineno}: a scratch file of rows was altered"
+                    ) from None
+                yield record
+    finally:
+        if remove:
+            remove_run(path)
+
+
 def merged_runs(
-    runs: Iterable[tuple[int, str]], extra: Iterable[Iterator[RunRecord]] = ()
+    runs: Iterable[tuple[int, str]],
+    extra: Iterable[Iterator[RunRecord]] = (),
+    *,
+    remove: bool = True,
 ) -> Iterator[RunRecord]:
     """Every record of ``runs`` (``(part, path)``) and of the sorted iterators ``extra``,
-    in (id, part, call) order.  Each run file is removed once read through."""
-    streams = [_read_run(path, part) for part, path in runs]
+    in (id, part, call) order.  Each run file is removed once read through, unless
+    ``remove`` is False (the caller reads the runs again, then removes them)."""
+    streams = [read_run(path, part, remove=remove) for part, path in runs]
     return heapq.merge(*streams, *extra, key=lambda r: (r[0], r[1], r[2]))
 
 
@@ -129,7 +156,9 @@ class RowFile(Mapping[str, LedgerRow]):
     def __init__(self, path: Path, count: int) -> None:
         self.path = path
         self._count = count
-        self._finalizer = weakref.finalize(self, _remove, path)
+        self._mapped: list[mmap.mmap] = []
+        """The file mapped once for lookups (kept: a caller may ask about every id)."""
+        self._finalizer = weakref.finalize(self, _close_and_remove, self._mapped, path)
 
     # -- building -------------------------------------------------------------------
 
@@ -229,25 +258,35 @@ class RowFile(Mapping[str, LedgerRow]):
         if not self._count:
             return None
         want = rid.encode("ascii", "replace")
-        with self.path.open("rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as m:
-            lo, hi = 0, len(m)  # invariant: a line starting in [lo, hi) may hold ``rid``
-            while lo < hi:
-                mid = (lo + hi) // 2
-                start = m.rfind(b"\n", 0, mid) + 1
-                end = m.find(b"\n", start)
-                tab = m.find(_SEP, start, end)
-                key = m[start:tab]
-                if key == want:
-                    return m[tab + 1 : end]
-                if key < want:
-                    lo = end + 1
-                else:
-                    hi = start
+        if not self._mapped:
+            with self.path.open("rb") as fh:
+                self._mapped.append(mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ))
+        m = self._mapped[0]
+        lo, hi = 0, len(m)  # invariant: a line starting in [lo, hi) may hold ``rid``
+        while lo < hi:
+            mid = (lo + hi) // 2
+            start = m.rfind(b"\n", 0, mid) + 1
+            end = m.find(b"\n", start)
+            tab = m.find(_SEP, start, end)
+            key = m[start:tab]
+            if key == want:
+                return m[tab + 1 : end]
+            if key < want:
+                lo = end + 1
+            else:
+                hi = start
         return None
 
     def without(self, ids: set[str]) -> RowFile:
         """A new row file holding every row but ``ids``."""
         return RowFile.from_lines((rid, line) for rid, line in self.lines() if rid not in ids)
+
+
+def _close_and_remove(mapped: list[mmap.mmap], path: Path) -> None:
+    for m in mapped:
+        m.close()
+    mapped.clear()
+    _remove(path)
 
 
 def _cannot_write(path: Path, e: OSError) -> str:
