@@ -25,6 +25,8 @@ from lockstep.oracles.ledger.spool import RowFile, sorted_union
 from lockstep.oracles.lifecycle import merge
 
 TARGET = """\
+import os
+
 CALLS = {"n": 0}
 
 
@@ -38,11 +40,13 @@ def price(qty, unit, *, code=""):
     if isinstance(unit, list):
         unit.append(qty)
         return sum(unit)
-    total = qty * unit
+    total = qty * unit + (1 if os.environ.get("SHOP_BONUS") else 0)
     return f"{code}{total}" if code else total
 """
 
 DRIVER = """\
+import os
+
 from shop.prices import price
 
 
@@ -61,6 +65,10 @@ def main():
         call(-i - 1, 1)                 # exceptions
         call(i, [i, 1])                 # mutated
     call(7, 3, code="drift")           # ... and again, many windows later, answering -1
+    os.environ["SHOP_BONUS"] = "1"     # rows that do not reproduce in a fresh interpreter
+    for i in (31, 5, 977, 402, 64):
+        call(i, 11)
+    del os.environ["SHOP_BONUS"]
 """
 
 
@@ -100,6 +108,8 @@ def test_spilled_recording_writes_the_same_ledger_and_report(tmp_path: Path) -> 
     assert code == code_whole == 1, out  # the drifting input is refused: a finding
     assert out == out_whole
     assert "refused" in out and "price(7, 3, code='drift')" in out
+    for i in (31, 5, 977, 402, 64):  # each found by the fresh interpreter, none missed
+        assert f"price({i}, 11) [" in out and "SHOP_BONUS" in out
     ledger = "lockstep/price.ledger.jsonl"
     assert (spilled / ledger).read_bytes() == (whole / ledger).read_bytes()
     assert b'"drift"' not in (spilled / ledger).read_bytes()

@@ -24,7 +24,7 @@ import mmap
 import os
 import tempfile
 import weakref
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, KeysView, Mapping
 from pathlib import Path
 from typing import Final
 
@@ -241,8 +241,8 @@ class RowFile(Mapping[str, LedgerRow]):
         decode = ROW_DECODER.decode
         return ((rid, decode(line)) for rid, line in self.lines())
 
-    def keys(self) -> Iterator[str]:  # type: ignore[override]
-        return iter(self)
+    def keys(self) -> KeysView[str]:
+        return KeysView(self)
 
     def __getitem__(self, rid: str) -> LedgerRow:
         line = self._find(rid)
