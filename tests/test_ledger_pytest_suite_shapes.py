@@ -120,3 +120,37 @@ def test_a_row_owed_to_an_environment_variable_is_refused_with_its_cause(tmp_pat
     )
     replay = run_pytest("-p", "no:xdist", "--lockstep", "lockstep", cwd=root)
     assert replay.code == 0, replay.output
+
+
+def test_a_row_holding_a_test_modules_class_is_refused_and_the_rest_written(
+    tmp_path: Path,
+) -> None:
+    """A NamedTuple defined in a test module freezes by name, but replay never imports
+    the tests: the fresh interpreter cannot thaw that row.  It is refused with the reason
+    and its test; the other rows are written (once, the whole record failed)."""
+    root = _project(
+        tmp_path,
+        **{
+            "tests/test_scores.py": (
+                "from typing import NamedTuple\n\n"
+                "from school.marks import grade\n\n\n"
+                "class Score(NamedTuple):\n    points: int\n\n\n"
+                "def test_named_score():\n"
+                "    assert grade(Score(95)[0]) == 'A'\n"
+                "    assert grade(Score(60)) is not None or True\n"
+            ),
+            "school/marks.py": MARKS.replace(
+                "def grade(score):\n",
+                "def grade(score):\n    score = score if isinstance(score, int) else score[0]\n",
+            ),
+        },
+    )
+    result = run_pytest("-p", "no:xdist", "--lockstep-record=grade", cwd=root)
+    assert result.code == 0, result.output
+    assert "a recorded value does not thaw in a fresh interpreter" in result.output
+    assert "test_scores:Score" in result.output
+    assert "tests/test_scores.py::test_named_score" in result.output
+    ledger = root / "lockstep" / "grade.ledger.jsonl"
+    assert len(ledger.read_text().splitlines()) == 4  # header + 95, 50, 3: Score(60) refused
+    replay = run_pytest("-p", "no:xdist", "--lockstep", "lockstep", cwd=root)
+    assert replay.code == 0, replay.output

@@ -151,6 +151,10 @@ class ReplayOptions:
     shard: Shard | None = None
     only: frozenset[str] | None = None
     """Replay only these case ids (``lockstep diff``, pytest items)."""
+    candidate: bool = False
+    """Replaying a candidate in record's fresh interpreter (:mod:`lockstep.oracles.verify`):
+    a recorded value that does not thaw there (a NamedTuple of a test module, say) makes
+    its case an ERROR that says so, where in a committed oracle it is a corrupt line."""
 
     def selects(self, case_id: str) -> bool:
         if self.only is not None and case_id not in self.only:

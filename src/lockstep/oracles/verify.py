@@ -350,7 +350,7 @@ def verdict_lines(
         project = Project(root=project.root, config_path=project.config_path, config=config)
     spec = project.oracle(name)
     replayed = 0
-    for outcome in replay(project, spec, ReplayOptions()):
+    for outcome in replay(project, spec, ReplayOptions(candidate=True)):
         replayed += 1
         if outcome.status is not Status.PASS:
             line = {"id": outcome.case_id, "ok": False, "reason": reason_of(outcome)}

@@ -316,6 +316,7 @@ def _replayer(
     path: Path,
     header: LedgerHeader | None,
     target: Callable[..., Any],
+    candidate: bool = False,
 ) -> Replayer:
     return Replayer(
         oracle=spec.name,
@@ -326,6 +327,7 @@ def _replayer(
         stem_length=project.config.lockstep.stem_length,
         loop=_event_loop() if inspect.iscoroutinefunction(target) else None,
         scrubber=scrubber_for(project) or None,
+        candidate=candidate,
     )
 
 
@@ -351,7 +353,7 @@ def replay(project: Project, spec: OracleSpec, options: ReplayOptions) -> Iterat
     if options.jobs > 1:
         yield from _replay_parallel(project, spec, options)
         return
-    replayer = _replayer(project, spec, path, header, target)
+    replayer = _replayer(project, spec, path, header, target, options.candidate)
     # iter_rows inlined: at 100,000 rows a second, each generator layer per row shows.
     run = replayer.run
     fn = header.fn
@@ -407,7 +409,9 @@ def case_runner(project: Project, spec: OracleSpec) -> CaseRunner:
 def _init_worker(project: Project, spec: LedgerSpec, options: ReplayOptions) -> None:
     path, header, target = _prepare(project, spec)
     sys.path.insert(0, str(project.root))
-    install_worker(_replayer(project, spec, path, header, target), options, header.fn)
+    install_worker(
+        _replayer(project, spec, path, header, target, options.candidate), options, header.fn
+    )
 
 
 def _replay_parallel(

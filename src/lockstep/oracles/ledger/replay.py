@@ -78,6 +78,8 @@ class Replayer:
     loop: asyncio.AbstractEventLoop | None = None  # only for an async target
     scrubber: Scrubber | None = None
     """The ``[[secret]]`` values to put back into each row (None: nothing configured)."""
+    candidate: bool = False
+    """See :attr:`lockstep.model.ReplayOptions.candidate`."""
 
     def same(self, expected: JSON, actual: JSON) -> bool:
         if canon.canonical_json(expected) == canon.canonical_json(actual):
@@ -118,6 +120,8 @@ class Replayer:
                 args = _decode(args, path="args")
                 kwargs = _decode(kwargs, path="kwargs") if kwargs else {}
             except CanonError as e:
+                if self.candidate:
+                    return self._not_thawed(row, e)
                 raise DataError(f"{self.shown}:{lineno}: row {row.id}: {e}") from None
         ok = True
         result: Any = None
@@ -145,15 +149,23 @@ class Replayer:
             return Outcome(self.oracle, row.id, Status.PASS)
         return self._compare(lineno, row, args, kwargs, ok, result, exc)
 
-    def _check_recorded(self, lineno: int, row: LedgerRow) -> None:
-        """A recorded value that does not thaw is a corrupt line, never a drift to show."""
+    def _check_recorded(self, lineno: int, row: LedgerRow) -> Outcome | None:
+        """A recorded value that does not thaw is a corrupt line, never a drift to show
+        (in a candidate: a case that does not reproduce, see :attr:`candidate`)."""
         try:
             if row.ok and not isinstance(row.result, msgspec.UnsetType):
                 _decode(row.result, path="result")
             if isinstance(row.mutated, dict):
                 _decode(row.mutated, path="mutated")
         except CanonError as e:
+            if self.candidate:
+                return self._not_thawed(row, e)
             raise DataError(f"{self.shown}:{lineno}: row {row.id}: {e}") from None
+        return None
+
+    def _not_thawed(self, row: LedgerRow, e: CanonError) -> Outcome:
+        note = f"a recorded value does not thaw in a fresh interpreter: {e}"
+        return Outcome(self.oracle, row.id, Status.ERROR, note=note)
 
     def _compare(
         self,
@@ -209,7 +221,9 @@ class Replayer:
             drifts.append(mutation)
         if not drifts:
             return Outcome(self.oracle, row.id, Status.PASS)
-        self._check_recorded(lineno, row)
+        unthawed = self._check_recorded(lineno, row)
+        if unthawed is not None:
+            return unthawed
         return Outcome(
             self.oracle,
             row.id,
