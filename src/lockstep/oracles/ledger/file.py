@@ -28,6 +28,7 @@ from lockstep.oracles.ledger.format import (
     FORMAT_VERSION,
     HEADER_DECODER,
     ROW_DECODER,
+    ROW_ENCODER,
     LedgerHeader,
     LedgerRow,
     Param,
@@ -350,7 +351,7 @@ def write_rows(
         ordered = sorted(rows, key=_by_id)
 
         def lines() -> Iterator[bytes]:
-            return map(ENCODER.encode, ordered)
+            return map(ROW_ENCODER.encode, ordered)
 
     count, digest = body_digest(lines())
     header = LedgerHeader(

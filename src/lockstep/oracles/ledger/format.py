@@ -119,17 +119,21 @@ class LedgerHeader(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_o
 
 
 class LedgerRow(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
-    """One distinct call and its outcome."""
+    """One distinct call and its outcome.
 
-    id: str
-    fn: str
+    The fields are declared in alphabetical order: :data:`ROW_ENCODER` writes them in
+    declaration order, which is then the order the ledger has always written them in.
+    """
+
     args: list[Any]
+    exc_stem: str | msgspec.UnsetType = msgspec.UNSET
+    exc_type: str | msgspec.UnsetType = msgspec.UNSET
+    fn: str
+    id: str
     kwargs: dict[str, Any]
+    mutated: dict[str, Any] | msgspec.UnsetType = msgspec.UNSET
     ok: bool
     result: Any | msgspec.UnsetType = msgspec.UNSET
-    exc_type: str | msgspec.UnsetType = msgspec.UNSET
-    exc_stem: str | msgspec.UnsetType = msgspec.UNSET
-    mutated: dict[str, Any] | msgspec.UnsetType = msgspec.UNSET
 
     def __post_init__(self) -> None:
         has_exc = self.exc_type is not msgspec.UNSET or self.exc_stem is not msgspec.UNSET
@@ -146,6 +150,10 @@ class LedgerRow(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only
 
 
 ENCODER: Final = msgspec.json.Encoder(order="sorted")
+ROW_ENCODER: Final = msgspec.json.Encoder()
+"""Writes a row line: every dict in insertion order, so a dict argument is replayed in the
+order it was passed (``",".join(row)`` depends on it), while the row's id, a digest of the
+canonical (sorted) input, and every comparison ignore key order as Python's ``==`` does."""
 HEADER_DECODER: Final = msgspec.json.Decoder(LedgerHeader)
 ROW_DECODER: Final = msgspec.json.Decoder(LedgerRow)
 

@@ -59,8 +59,8 @@ from lockstep.canon.codec import allow_callables_from
 from lockstep.errors import CanonError, TargetError
 from lockstep.oracles.ledger.file import merge_into_file, outcome_of
 from lockstep.oracles.ledger.format import (
-    ENCODER,
     ROW_DECODER,
+    ROW_ENCODER,
     LedgerRow,
     Param,
     call_text,
@@ -202,7 +202,10 @@ class _Seen(msgspec.Struct, gc=False):
     """
 
     key: bytes
-    """Canonical bytes of the frozen input ``[args, kwargs]`` (the same object as the key)."""
+    """Bytes of the frozen input ``[args, kwargs]``: the table's key (its canonical bytes,
+    the same object) unless a dict in it was passed out of sorted order; then the same
+    input with every dict in the order it was passed (see :func:`_ordered`), what the row
+    is written from, so replay passes the same dict."""
     ok: bool
     result: JSON
     exc_type: str
@@ -426,7 +429,7 @@ class TargetRecorder:
             seen = self._seen.get(key)
             if seen is None:
                 self._seen[key] = _Seen(
-                    key,
+                    _ordered(pending, key) if pending.mutable else key,
                     ok,
                     result,
                     exc_type,
@@ -460,7 +463,7 @@ class TargetRecorder:
         """
         table = self._seen
         records: list[tuple[str, int, bytes, bytes]] = []
-        encode = ENCODER.encode
+        encode = ROW_ENCODER.encode
         for key, seen in table.items():
             rid = row_id(key)
             records.append((rid, seen.first_call, seen.outcome, encode(_row(self.fn, rid, seen))))
@@ -593,6 +596,24 @@ class TargetRecorder:
             contexts={row_id(key): hint for key, hint in contexts},
             runs=runs,
         )
+
+
+def _ordered(pending: _Pending, key: bytes) -> bytes:
+    """The input's bytes with its dicts in insertion order (``key`` itself when that is
+    its order).
+
+    The caller asks only for an input that holds something mutable (a dict makes its
+    argument mutable: the recorder knows that already, for free).  Only a dict of two
+    keys or more can be out of order, and in canonical JSON (no spaces) its second key
+    always follows ``,"``; an input without those two bytes is not written again.
+    """
+    if key.find(b',"') == -1:
+        return key
+    ordered = _write_in_order([pending.enc_args, pending.enc_kwargs])
+    return key if ordered == key else ordered
+
+
+_write_in_order = msgspec.json.Encoder().encode
 
 
 def _row(fn: str, rid: str, seen: _Seen) -> LedgerRow:
@@ -860,7 +881,7 @@ def _merge_spilled(fn: str, parts: list[RecordingPart], remove_runs: bool) -> Re
 
 def _entry_records(index: int, entries: list[PartEntry]) -> Iterator[RunRecord]:
     """A part's in-memory rows as run records (its entries are sorted by id)."""
-    encode = ENCODER.encode
+    encode = ROW_ENCODER.encode
     for entry in entries:
         row = entry.row
         yield row.id, index, entry.first_call, outcome_of(row), encode(row)

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Final
 
 from lockstep.errors import DataError
-from lockstep.oracles.ledger.format import ENCODER, ROW_DECODER, LedgerRow
+from lockstep.oracles.ledger.format import ROW_DECODER, ROW_ENCODER, LedgerRow
 
 SPILL_AT: Final = 50_000
 """Distinct rows a recorder holds in memory before it writes them out as a run."""
@@ -199,7 +199,7 @@ class RowFile(Mapping[str, LedgerRow]):
         order (a row whose id changed when a secret was scrubbed from its input) are
         held back and merged in at the end.
         """
-        encode = ENCODER.encode
+        encode = ROW_ENCODER.encode
         strays: list[LedgerRow] = []
 
         def in_order() -> Iterator[LedgerRow]:
@@ -306,7 +306,7 @@ def _first_of_each(rows: Iterable[LedgerRow]) -> Iterator[LedgerRow]:
 
 def sorted_union(first: Mapping[str, LedgerRow], second: Mapping[str, LedgerRow]) -> RowFile:
     """``{**first, **second}`` in id order, on disk (``second`` wins an id both hold)."""
-    encode = ENCODER.encode
+    encode = ROW_ENCODER.encode
 
     def lines(rows: Mapping[str, LedgerRow], rank: int) -> Iterator[tuple[str, int, bytes]]:
         if isinstance(rows, RowFile):
