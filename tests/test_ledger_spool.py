@@ -327,3 +327,11 @@ def test_pytest_recording_spills_under_xdist_and_names_refused_tests(tmp_path: P
     assert outputs[0] == outputs[1]
     assert len(outputs[0].splitlines()) == 121  # header and 120 rows; label(5000) refused
     assert list(scratch.glob("lockstep-*")) == []
+
+
+def test_a_bad_spill_threshold_is_said_once_and_the_default_used(tmp_path: Path) -> None:
+    _project(tmp_path)
+    result = run_cli("record", "price", cwd=tmp_path, env={"LOCKSTEP_SPILL_AT": "lots"})
+    assert result.code == 1, result.output  # the drifting input, refused as always
+    assert "LOCKSTEP_SPILL_AT='lots' is not a whole number of rows" in result.stderr
+    assert (tmp_path / "lockstep/price.ledger.jsonl").exists()

@@ -60,7 +60,7 @@ def browser() -> Iterator[Any]:
     if missing:
         if os.environ.get("LOCKSTEP_REQUIRE_BROWSER"):
             pytest.fail(f"LOCKSTEP_REQUIRE_BROWSER is set, but {missing}")
-        pytest.skip(missing)
+        pytest.skip(f"the browser tests need Playwright driving Chromium: {missing}")
     from playwright.sync_api import sync_playwright
 
     executable = _chromium()

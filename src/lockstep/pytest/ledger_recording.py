@@ -190,17 +190,15 @@ class _Target:
         out: dict[str, str] = {}
         starts, tests = self.starts, self.tests
         for entry in part.entries:
-            # the call numbered c was made by the last test that started with fewer calls
-            i = bisect.bisect_left(starts, entry.first_call) - 1
-            if i >= 0:
-                out[entry.row.id] = tests[i]
+            test = _test_of(starts, tests, entry.first_call)
+            if test:
+                out[entry.row.id] = test
         for refused in part.refused:
             # the test to look at is the one in which the input first behaved differently
             calls = refused.first_calls[1:] or refused.first_calls
-            if calls:
-                i = bisect.bisect_left(starts, calls[0]) - 1
-                if i >= 0:
-                    out[refused.id] = tests[i]
+            test = _test_of(starts, tests, calls[0]) if calls else ""
+            if test:
+                out[refused.id] = test
         return out
 
 
@@ -516,6 +514,13 @@ def _tests_of(lines: Iterable[_SpoolLine]) -> dict[str, list[str]]:
     return out
 
 
+def _test_of(starts: Sequence[int], tests: Sequence[str], call: int) -> str:
+    """The test that made call number ``call``: the last one that started with fewer
+    calls made ("" for a call before the first test, in a fixture at collection)."""
+    i = bisect.bisect_left(starts, call) - 1
+    return tests[i] if i >= 0 else ""
+
+
 def _refused_ids(report: RecordReport) -> set[str]:
     return {rid for line in report.refused for rid in _ROW_ID.findall(line)[:1]}
 
@@ -547,12 +552,11 @@ def _add_spilled_tests(
                 elif outcome != seen[1] and rid not in other:
                     other[rid] = call
         for rid, (first_call, _) in sorted(first.items()):
-            call = other.get(rid, first_call)
-            i = bisect.bisect_left(line.starts, call) - 1
-            if i >= 0:
+            test = _test_of(line.starts, line.tests, other.get(rid, first_call))
+            if test:
                 nodes = tests_of.setdefault(rid, [])
-                if line.tests[i] not in nodes:
-                    nodes.append(line.tests[i])
+                if test not in nodes:
+                    nodes.append(test)
 
 
 def _name_refused(report: RecordReport, tests_of: dict[str, list[str]]) -> dict[str, list[str]]:

@@ -23,6 +23,7 @@ import heapq
 import mmap
 import os
 import tempfile
+import warnings
 import weakref
 from collections.abc import Iterable, Iterator, KeysView, Mapping
 from pathlib import Path
@@ -39,10 +40,23 @@ SPILL_AT_VARIABLE: Final = "LOCKSTEP_SPILL_AT"
 
 
 def spill_threshold() -> int:
-    """:data:`SPILL_AT`, or the positive number in ``$LOCKSTEP_SPILL_AT`` (anything else
-    is ignored: a recorder runs inside the user's process and must not fail it)."""
-    raw = os.environ.get(SPILL_AT_VARIABLE, "")
-    return int(raw) if raw.isdigit() and int(raw) > 0 else SPILL_AT
+    """:data:`SPILL_AT`, or the positive number in ``$LOCKSTEP_SPILL_AT``.
+
+    Anything else is said in one warning and ignored: a recorder runs inside the user's
+    process (``@record_io``, a test run) and must not fail it.
+    """
+    raw = os.environ.get(SPILL_AT_VARIABLE, "").strip()
+    if not raw:
+        return SPILL_AT
+    if raw.isdigit() and int(raw) > 0 and len(raw) < 10:
+        return int(raw)
+    warnings.warn(
+        f"lockstep: {SPILL_AT_VARIABLE}={raw!r} is not a whole number of rows from 1 to "
+        f"999999999; rows are written to disk every {SPILL_AT:,}",
+        UserWarning,
+        stacklevel=2,
+    )
+    return SPILL_AT
 
 
 _SEP: Final = b"\t"
@@ -215,8 +229,10 @@ class RowFile(Mapping[str, LedgerRow]):
         if not strays:
             return first
         strays.sort(key=lambda r: r.id)
-        merged = heapq.merge(first.values(), strays, key=lambda r: r.id)
-        return cls.from_lines((row.id, encode(row)) for row in _first_of_each(merged))
+        merged = heapq.merge(  # stable: at an id both hold, the row first given comes first
+            first.lines(), ((row.id, encode(row)) for row in strays), key=_by_id
+        )
+        return cls.from_lines(_first_per_id(merged))
 
     # -- reading --------------------------------------------------------------------
 
@@ -296,30 +312,27 @@ def _cannot_write(path: Path, e: OSError) -> str:
     )
 
 
-def _first_of_each(rows: Iterable[LedgerRow]) -> Iterator[LedgerRow]:
+def _by_id(pair: tuple[str, bytes]) -> str:
+    return pair[0]
+
+
+def _first_per_id(pairs: Iterable[tuple[str, bytes]]) -> Iterator[tuple[str, bytes]]:
+    """The first ``(id, line)`` of each id, from pairs in id order."""
     last = None
-    for row in rows:
-        if row.id != last:
-            last = row.id
-            yield row
+    for rid, line in pairs:
+        if rid != last:
+            last = rid
+            yield rid, line
 
 
 def sorted_union(first: Mapping[str, LedgerRow], second: Mapping[str, LedgerRow]) -> RowFile:
     """``{**first, **second}`` in id order, on disk (``second`` wins an id both hold)."""
     encode = ROW_ENCODER.encode
 
-    def lines(rows: Mapping[str, LedgerRow], rank: int) -> Iterator[tuple[str, int, bytes]]:
+    def lines(rows: Mapping[str, LedgerRow]) -> Iterator[tuple[str, bytes]]:
         if isinstance(rows, RowFile):
-            return ((rid, rank, line) for rid, line in rows.lines())
-        return ((rid, rank, encode(rows[rid])) for rid in sorted(rows))
+            return rows.lines()
+        return ((rid, encode(rows[rid])) for rid in sorted(rows))
 
-    merged = heapq.merge(lines(second, 0), lines(first, 1))  # by id, then ``second`` first
-    last: list[str] = [""]
-
-    def distinct() -> Iterator[tuple[str, bytes]]:
-        for rid, _, line in merged:
-            if rid != last[0]:
-                last[0] = rid
-                yield rid, line
-
-    return RowFile.from_lines(distinct())
+    # heapq.merge is stable: at an id both hold, ``second``'s line comes first
+    return RowFile.from_lines(_first_per_id(heapq.merge(lines(second), lines(first), key=_by_id)))
