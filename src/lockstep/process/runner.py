@@ -15,12 +15,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Final, Protocol
 
+from lockstep.config import DEFAULT_MAX_OUTPUT
 from lockstep.errors import TargetError
 from lockstep.process.env import resolve_argv
 from lockstep.process.tracker import TrackedCase, Tracker, current_tracker, kill_group
 
-DEFAULT_OUTPUT_CAP: Final = 32 * 1024 * 1024
-"""Bytes kept of each of stdout and stderr; a case writing more is killed (``max_output``)."""
+DEFAULT_OUTPUT_CAP: Final = DEFAULT_MAX_OUTPUT
+"""Bytes kept of each of stdout and stderr; a case writing more is killed (the default of a
+``[[pins]]`` table's ``max_output``)."""
 
 _POLL_FIRST: Final = 0.002
 _POLL_MAX: Final = 0.025

@@ -40,7 +40,7 @@ def display_path(path: Path, root: Path | None = None) -> str:
     return str(path)
 
 
-def _shown(path: Path) -> str:
+def _relative_to_cwd(path: Path) -> str:
     """``path`` relative to the cwd when inside it, without following any link."""
     absolute = Path(os.path.abspath(path))
     try:
@@ -63,7 +63,7 @@ def _link_error(link: Path) -> DataError:
     except OSError:
         target = ""
     return DataError(
-        f"{_shown(link)}: is a symbolic link{target}; lockstep never writes oracle files "
+        f"{_relative_to_cwd(link)}: is a symbolic link{target}; lockstep never writes oracle files "
         "through a link: replace it with a real folder or file (nothing was written)"
     )
 
@@ -102,12 +102,14 @@ def safe_folder(folder: Path, *, create: bool = True) -> Path:
                 info = os.lstat(current)
             except OSError as e:
                 raise DataError(
-                    f"{_shown(Path(current))}: cannot create folder: {e.strerror}"
+                    f"{_relative_to_cwd(Path(current))}: cannot create folder: {e.strerror}"
                 ) from None
         if stat.S_ISLNK(info.st_mode):
             raise _link_error(Path(current))
         if not stat.S_ISDIR(info.st_mode):
-            raise DataError(f"{_shown(Path(current))}: is not a folder (nothing was written)")
+            raise DataError(
+                f"{_relative_to_cwd(Path(current))}: is not a folder (nothing was written)"
+            )
     return Path(absolute)
 
 
@@ -125,7 +127,7 @@ def _refuse_link(path: Path) -> bool:
 def _open_error(path: Path, err: OSError) -> DataError:
     if _refuse_link_quiet(path):
         return _link_error(path)
-    return DataError(f"{_shown(path)}: cannot write: {err.strerror}")
+    return DataError(f"{_relative_to_cwd(path)}: cannot write: {err.strerror}")
 
 
 def _refuse_link_quiet(path: Path) -> bool:
@@ -168,7 +170,7 @@ def _create_temp(folder: Path, target: str) -> tuple[int, Path]:
         except FileExistsError:
             continue
         except OSError as e:
-            raise DataError(f"{_shown(folder)}: cannot write: {e.strerror}") from None
+            raise DataError(f"{_relative_to_cwd(folder)}: cannot write: {e.strerror}") from None
 
 
 def _pid_gone(pid: int) -> bool:
@@ -217,7 +219,7 @@ def temp_folder(parent: Path, purpose: str) -> Iterator[Path]:
         except FileExistsError:
             continue
         except OSError as e:
-            raise DataError(f"{_shown(folder)}: cannot write: {e.strerror}") from None
+            raise DataError(f"{_relative_to_cwd(folder)}: cannot write: {e.strerror}") from None
     try:
         yield path
     finally:
