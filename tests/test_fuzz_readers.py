@@ -614,11 +614,11 @@ def test_decoding_generated_tag_trees(tree: Any) -> None:
     except CanonError as e:
         _check_message(str(e), "args", lines=False)
         with pytest.raises((CanonError, _core._TooDeep)):  # the path-naming decoder too
-            decoding._dec(tree, "args", 1)
+            decoding.decode_at(tree, "args", 1)
         return
     # the fast decoder and the path-naming one agree; what decodes freezes and thaws alike
     frozen = canon.dumps(value)
-    assert canon.dumps(decoding._dec(tree, "args", 1)) == frozen
+    assert canon.dumps(decoding.decode_at(tree, "args", 1)) == frozen
     assert canon.dumps(canon.loads(frozen)) == frozen
 
 

@@ -54,8 +54,9 @@ _decoder = msgspec.json.Decoder()
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
 
 
-class _Unfreezable(Exception):
-    """Raised inside the encoder; carries the path segments back up to the caller."""
+class Unfreezable(Exception):
+    """Raised inside the encoder (by a fallback encoder too, to refuse a value with a reason);
+    carries the path segments back up to the caller."""
 
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
@@ -63,7 +64,7 @@ class _Unfreezable(Exception):
         self.segments: list[str] = []
 
 
-class _TooDeep(_Unfreezable):
+class _TooDeep(Unfreezable):
     """More than :data:`MAX_DEPTH` levels: reported at the value's root, not 200 segments down."""
 
     def __init__(self) -> None:
@@ -140,7 +141,7 @@ def _check_text(s: str) -> str:
     if not s.isascii():
         bad = _SURROGATE.search(s)
         if bad is not None:
-            raise _Unfreezable(
+            raise Unfreezable(
                 f"a string with a lone surrogate (U+{ord(bad.group()):04X} at index "
                 f"{bad.start()}) cannot be written as UTF-8; encode such text to bytes first"
             )
@@ -150,11 +151,12 @@ def _check_text(s: str) -> str:
 def _check_int(v: int) -> int:
     if _INT_LOW < v < _INT_HIGH:
         return v
-    raise _Unfreezable(
+    raise Unfreezable(
         f"an int of more than {MAX_INT_DIGITS} characters (sign included) cannot be frozen"
     )
 
 
-def _level(level: int) -> None:
+def check_level(level: int) -> None:
+    """Refuse a container the encoder would make at ``level`` past :data:`MAX_DEPTH`."""
     if level > MAX_DEPTH:
         raise _TooDeep

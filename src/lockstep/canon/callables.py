@@ -5,8 +5,8 @@ from __future__ import annotations
 import types
 from typing import Any, Final
 
-from lockstep.canon._core import _short, _Unfreezable
-from lockstep.canon.decoding import TAG_DECODERS, _dec_list, _list_payload, _str_payload
+from lockstep.canon._core import Unfreezable, _short
+from lockstep.canon.decoding import TAG_DECODERS, decode_items, list_payload, str_payload
 from lockstep.canon.registry import _TYPES_BY_NAME, _imported_object
 from lockstep.errors import CanonError
 
@@ -108,12 +108,12 @@ def _callable_name(v: Any) -> str:
     qualname = getattr(v, "__qualname__", "")
     name = f"{module}:{qualname}"
     if not module or "<" in qualname or _named_callable(name) is not v:
-        raise _Unfreezable(
+        raise Unfreezable(
             f"cannot freeze {type(v).__name__} {qualname or v!r}: only module-level functions "
             "and classes freeze (by name); a lambda, closure, bound method or partial does not"
         )
     if not _in_scope(name):
-        raise _Unfreezable(
+        raise Unfreezable(
             f"cannot freeze {name}: a callable argument freezes by name only from the "
             "target's own package (or a few pure builtins such as len, str.lower)"
         )
@@ -121,7 +121,7 @@ def _callable_name(v: Any) -> str:
 
 
 def _dec_fn(payload: Any, path: str, depth: int) -> Any:
-    name = _str_payload("$fn", payload, path)
+    name = str_payload("$fn", payload, path)
     found = _named_callable(name) if _in_scope(name) else None
     if found is None:
         raise CanonError(
@@ -133,8 +133,8 @@ def _dec_fn(payload: Any, path: str, depth: int) -> Any:
 
 
 def _dec_iter(payload: Any, path: str, depth: int) -> Any:
-    items = _list_payload("$iter", payload, path, depth)
-    return IterItems(_dec_list(items, path, depth + 2))
+    items = list_payload("$iter", payload, path, depth)
+    return IterItems(decode_items(items, path, depth + 2))
 
 
 TAG_DECODERS["$fn"] = _dec_fn

@@ -101,9 +101,12 @@ This module is the codec's one import point; the work is done in
 :mod:`~lockstep.canon.encoding`, :mod:`~lockstep.canon.decoding` (the tag table),
 :mod:`~lockstep.canon.callables` (``$fn``, ``$iter``) and
 :mod:`~lockstep.canon.exceptions`.  A new tag family is a module of this package that
-adds its decoders to :data:`~lockstep.canon.decoding.TAG_DECODERS` and, for types no
-built-in rule freezes, a function to :data:`~lockstep.canon.encoding.FALLBACK_ENCODERS`;
-it is imported below, before :data:`KNOWN_TAGS` is taken.
+adds its decoders to :data:`~lockstep.canon.decoding.TAG_DECODERS` (thawing the parts of a
+payload with ``decode_at``/``decode_items`` after checking its shape with
+``list_payload``/``str_payload``) and, for types no built-in rule freezes, a function to
+:data:`~lockstep.canon.encoding.FALLBACK_ENCODERS` (freezing parts with the encoder's
+``child``/``seq``, refusing with ``Unfreezable``); it is imported below, before
+:data:`KNOWN_TAGS` is taken.
 """
 
 from __future__ import annotations

@@ -67,13 +67,14 @@ def _malformed(tag: str, want: str, payload: Any, path: str) -> CanonError:
     return CanonError(f"malformed {tag} value: expected {want}, got {_json_kind(payload)}", path)
 
 
-def _str_payload(tag: str, payload: Any, path: str) -> str:
+def str_payload(tag: str, payload: Any, path: str) -> str:
+    """The payload of ``tag``, which must be a string."""
     if type(payload) is not str:
         raise _malformed(tag, "a string", payload, path)
     return payload
 
 
-def _list_payload(tag: str, payload: Any, path: str, depth: int, want: str = "") -> list[Any]:
+def list_payload(tag: str, payload: Any, path: str, depth: int, want: str = "") -> list[Any]:
     """The payload array of a tag object at ``depth``, of the length ``want`` shows if given."""
     if type(payload) is not list or (want and len(payload) != want.count(",") + 1):
         raise _malformed(tag, want or "an array", payload, path)
@@ -89,11 +90,11 @@ def _not_canonical(tag: str, payload: str, path: str) -> CanonError:
 
 
 def _dec_tuple(payload: Any, path: str, depth: int) -> tuple[Any, ...]:
-    return tuple(_dec_list(_list_payload("$tuple", payload, path, depth), path, depth + 2))
+    return tuple(decode_items(list_payload("$tuple", payload, path, depth), path, depth + 2))
 
 
 def _dec_bytes(payload: Any, path: str, depth: int, tag: str = "$bytes") -> bytes:
-    text = _str_payload(tag, payload, path)
+    text = str_payload(tag, payload, path)
     data = base64.b64decode(text, validate=True)
     if _b64(data) != text:
         raise _not_canonical(tag, text, path)
@@ -105,7 +106,7 @@ def _dec_bytearray(payload: Any, path: str, depth: int) -> bytearray:
 
 
 def _dec_decimal(payload: Any, path: str, depth: int) -> Decimal:
-    text = _str_payload("$decimal", payload, path)
+    text = str_payload("$decimal", payload, path)
     try:
         value = Decimal(text)
     except ArithmeticError:  # decimal.InvalidOperation: not a number, or an exponent too large
@@ -126,16 +127,16 @@ def _dec_float(payload: Any, path: str, depth: int) -> float:
 
 def _dec_complex(payload: Any, path: str, depth: int) -> complex:
     want = "[real, imag] floats"
-    parts = _list_payload("$complex", payload, path, depth, want)
-    real, imag = (_dec(p, path, depth + 2) for p in parts)
+    parts = list_payload("$complex", payload, path, depth, want)
+    real, imag = (decode_at(p, path, depth + 2) for p in parts)
     if type(real) is not float or type(imag) is not float:
         raise CanonError(f"malformed $complex value: expected {want}", path)
     return complex(real, imag)
 
 
 def _dec_members(tag: str, payload: Any, path: str, depth: int) -> list[Any]:
-    items = _list_payload(tag, payload, path, depth)
-    return [_dec(m, f"{path}[<member>]", depth + 2) for m in items]
+    items = list_payload(tag, payload, path, depth)
+    return [decode_at(m, f"{path}[<member>]", depth + 2) for m in items]
 
 
 def _dec_set(payload: Any, path: str, depth: int) -> set[Any]:
@@ -156,12 +157,12 @@ def _dec_frozenset(payload: Any, path: str, depth: int) -> frozenset[Any]:
 
 def _dec_dict(payload: Any, path: str, depth: int) -> dict[Any, Any]:
     out: dict[Any, Any] = {}
-    for pair in _list_payload("$dict", payload, path, depth):
-        k, v = _list_payload("$dict", pair, path, depth + 1, "[key, value] pairs")
-        key = _dec(k, path, depth + 3)
+    for pair in list_payload("$dict", payload, path, depth):
+        k, v = list_payload("$dict", pair, path, depth + 1, "[key, value] pairs")
+        key = decode_at(k, path, depth + 3)
         if key in out:
             raise CanonError(f"malformed $dict value: key {_key_text(key)} appears twice", path)
-        out[key] = _dec(v, f"{path}{_key_segment(key)}", depth + 3)
+        out[key] = decode_at(v, f"{path}{_key_segment(key)}", depth + 3)
     return out
 
 
@@ -184,8 +185,8 @@ def _dec_tz(key: Any, path: str) -> dt.tzinfo | None:
 
 def _dec_clock(tag: str, payload: Any, path: str, depth: int) -> Any:
     """``$datetime`` and ``$time``: ``[iso, zone key or null, fold]``, checked to be canonical."""
-    iso, zone, fold = _list_payload(tag, payload, path, depth, "[iso text, zone, fold]")
-    text = _str_payload(tag, iso, path)
+    iso, zone, fold = list_payload(tag, payload, path, depth, "[iso text, zone, fold]")
+    text = str_payload(tag, iso, path)
     if type(fold) is not int or fold not in (0, 1):
         raise CanonError(f"malformed {tag} value: fold must be 0 or 1, got {fold!r}", path)
     import datetime as dt
@@ -210,7 +211,7 @@ def _dec_time(payload: Any, path: str, depth: int) -> dt.time:
 
 
 def _dec_date(payload: Any, path: str, depth: int) -> dt.date:
-    text = _str_payload("$date", payload, path)
+    text = str_payload("$date", payload, path)
     import datetime as dt
 
     value = dt.date.fromisoformat(text)
@@ -227,7 +228,7 @@ _TIMEDELTA_PARTS: Final = (
 
 
 def _dec_timedelta(payload: Any, path: str, depth: int) -> dt.timedelta:
-    parts = _list_payload("$timedelta", payload, path, depth, "[days, seconds, microseconds]")
+    parts = list_payload("$timedelta", payload, path, depth, "[days, seconds, microseconds]")
     for value, (name, low, high) in zip(parts, _TIMEDELTA_PARTS, strict=True):
         if type(value) is not int or not low <= value <= high:
             raise CanonError(
@@ -240,7 +241,7 @@ def _dec_timedelta(payload: Any, path: str, depth: int) -> dt.timedelta:
 
 
 def _dec_uuid(payload: Any, path: str, depth: int) -> uuid.UUID:
-    text = _str_payload("$uuid", payload, path)
+    text = str_payload("$uuid", payload, path)
     import uuid
 
     value = uuid.UUID(text)
@@ -250,19 +251,19 @@ def _dec_uuid(payload: Any, path: str, depth: int) -> uuid.UUID:
 
 
 def _dec_path(payload: Any, path: str, depth: int) -> pathlib.PurePath:
-    name, text = _list_payload("$path", payload, path, depth, "[class name, path]")
+    name, text = list_payload("$path", payload, path, depth, "[class name, path]")
     cls = _PATH_CLASSES.get(name) if type(name) is str else None
     if cls is None:
         raise CanonError(f"malformed $path value: {name!r} is not a pathlib class", path)
-    value = cls(_str_payload("$path", text, path))
+    value = cls(str_payload("$path", text, path))
     if str(value) != text:
         raise _not_canonical("$path", text, path)
     return value
 
 
 def _dec_enum(payload: Any, path: str, depth: int) -> Any:
-    name, member = _list_payload("$enum", payload, path, depth, "[type name, member]")
-    cls = _resolve("$enum", _str_payload("$enum", name, path), path)
+    name, member = list_payload("$enum", payload, path, depth, "[type name, member]")
+    cls = _resolve("$enum", str_payload("$enum", name, path), path)
     found = cls.__members__.get(member) if type(member) is str else None
     if found is None:
         raise CanonError(f"{name} has no member {member!r}", path)
@@ -270,8 +271,8 @@ def _dec_enum(payload: Any, path: str, depth: int) -> Any:
 
 
 def _dec_dataclass(payload: Any, path: str, depth: int) -> Any:
-    name, fields = _list_payload("$dataclass", payload, path, depth, "[type name, fields]")
-    cls = _resolve("$dataclass", _str_payload("$dataclass", name, path), path)
+    name, fields = list_payload("$dataclass", payload, path, depth, "[type name, fields]")
+    cls = _resolve("$dataclass", str_payload("$dataclass", name, path), path)
     if type(fields) is not dict:
         raise _malformed("$dataclass", "an object of fields", fields, path)
     if depth + 2 > MAX_DEPTH:
@@ -285,29 +286,29 @@ def _dec_dataclass(payload: Any, path: str, depth: int) -> Any:
         )
     obj = object.__new__(cls)
     for field_name, item in fields.items():
-        object.__setattr__(obj, field_name, _dec(item, f"{path}.{field_name}", depth + 3))
+        object.__setattr__(obj, field_name, decode_at(item, f"{path}.{field_name}", depth + 3))
     return obj
 
 
 def _dec_namedtuple(payload: Any, path: str, depth: int) -> Any:
-    name, items = _list_payload("$namedtuple", payload, path, depth, "[type name, items]")
-    cls = _resolve("$namedtuple", _str_payload("$namedtuple", name, path), path)
-    items = _list_payload("$namedtuple", items, path, depth + 1)
+    name, items = list_payload("$namedtuple", payload, path, depth, "[type name, items]")
+    cls = _resolve("$namedtuple", str_payload("$namedtuple", name, path), path)
+    items = list_payload("$namedtuple", items, path, depth + 1)
     if len(items) != len(cls._fields):
         raise CanonError(
             f"malformed $namedtuple value: {name} has {len(cls._fields)} fields "
             f"({', '.join(cls._fields)}), not {len(items)}",
             path,
         )
-    return tuple.__new__(cls, _dec_list(items, path, depth + 3))
+    return tuple.__new__(cls, decode_items(items, path, depth + 3))
 
 
 def _dec_ext(payload: Any, path: str, depth: int) -> Any:
-    name, inner = _list_payload("$ext", payload, path, depth, "[encoder name, value]")
+    name, inner = list_payload("$ext", payload, path, depth, "[encoder name, value]")
     ext = _EXT_BY_NAME.get(name) if type(name) is str else None
     if ext is None:
         raise CanonError(f"no encoder is registered under the name {name!r}", path)
-    value = _dec(inner, path, depth + 2)
+    value = decode_at(inner, path, depth + 2)
     try:
         return ext.from_json(value)
     except Exception as e:
@@ -356,8 +357,9 @@ def loads_json(data: bytes | str, *, path: str = "value") -> JSON:
         raise CanonError(_TOO_DEEP, path) from None
 
 
-def _dec_list(items: list[Any], path: str, depth: int) -> list[Any]:
-    return [_dec(item, f"{path}[{i}]", depth) for i, item in enumerate(items)]
+def decode_items(items: list[Any], path: str, depth: int) -> list[Any]:
+    """Thaw each item of an array whose items sit at ``depth``; a path names the index."""
+    return [decode_at(item, f"{path}[{i}]", depth) for i, item in enumerate(items)]
 
 
 def _dec_tag(key: str, payload: Any, path: str, depth: int) -> Any:
@@ -372,7 +374,7 @@ def _dec_tag(key: str, payload: Any, path: str, depth: int) -> Any:
         raise CanonError(f"malformed {key} value: {e}", path) from None
 
 
-def _dec(obj: Any, path: str, depth: int) -> Any:
+def decode_at(obj: Any, path: str, depth: int) -> Any:
     """The path-tracking decoder; ``depth`` is the level ``obj`` sits at (1 = outermost)."""
     t = type(obj)
     if t in (str, int, float, bool) or obj is None:
@@ -380,7 +382,7 @@ def _dec(obj: Any, path: str, depth: int) -> Any:
     if t is list:
         if depth > MAX_DEPTH:
             raise _TooDeep
-        return _dec_list(obj, path, depth + 1)
+        return decode_items(obj, path, depth + 1)
     if t is not dict:
         raise CanonError(f"not a JSON value: {t.__name__}", path)
     if depth > MAX_DEPTH:
@@ -395,7 +397,7 @@ def _dec(obj: Any, path: str, depth: int) -> Any:
     for key in obj:
         if key.startswith("$"):
             raise CanonError(f"tag {_short(key, 40)} must be the only key of its object", path)
-    return {k: _dec(v, f"{path}{_key_segment(k)}", depth + 1) for k, v in obj.items()}
+    return {k: decode_at(v, f"{path}{_key_segment(k)}", depth + 1) for k, v in obj.items()}
 
 
 def _fast_decoder() -> Callable[[Any, int], Any]:  # noqa: C901 -- one flat dispatch, as in the encoder
@@ -460,7 +462,7 @@ def decode(obj: JSON, *, path: str = "value") -> Any:
     except Exception:  # the slow path below raises the right, path-naming error
         pass
     try:
-        return _dec(obj, path, 1)
+        return decode_at(obj, path, 1)
     except (_TooDeep, RecursionError):
         raise CanonError(_TOO_DEEP, path) from None
 

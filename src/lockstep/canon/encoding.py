@@ -29,15 +29,15 @@ from lockstep.canon._core import (
     JSON,
     MAX_DEPTH,
     MAX_INT_DIGITS,
+    Unfreezable,
     _b64,
     _check_int,
     _check_text,
     _checker,
     _encoder,
     _key_segment,
-    _level,
     _TooDeep,
-    _Unfreezable,
+    check_level,
     qualified_name,
 )
 from lockstep.canon.callables import _CALLABLE_TYPES, IterItems, _callable_name
@@ -65,18 +65,21 @@ def _enum_name(v: enum.Enum) -> str | None:
     return None
 
 
-FallbackEncoder: TypeAlias = "Callable[[_Encoder, Any, int], JSON | None]"
+FallbackEncoder: TypeAlias = "Callable[[Encoder, Any, int], JSON | None]"
 """Freezes a value of a type no built-in rule knows, or returns None to pass it on.
 
-Called with the path-tracking encoder (encode the value's parts through its ``_child``
-and ``_seq`` so a refusal inside names its place), the value and its level."""
+Called with the path-tracking encoder (encode the value's parts through its ``child``
+and ``seq`` so a refusal inside names its place), the value and its level; it checks
+the levels of the containers it makes itself with :func:`~lockstep.canon._core.check_level`
+(a tag object around an array at ``depth``: ``check_level(depth + 1)``), as decoding
+refuses anything deeper than :data:`MAX_DEPTH`."""
 
 FALLBACK_ENCODERS: list[FallbackEncoder] = []
 """Tried in order for a value that no built-in rule, registered encoder or builtin base type
 freezes, before it is refused: where a module of this package adds a tag family."""
 
 
-class _Encoder:
+class Encoder:
     """One encoding pass that tracks where it is; ``loose`` is fixed for the pass.
 
     ``depth`` is the level (1 = outermost) at which a container made for the value
@@ -99,70 +102,70 @@ class _Encoder:
         if t is float:
             if math.isfinite(v):
                 return v  # type: ignore[no-any-return]
-            _level(depth)
+            check_level(depth)
             return {"$float": "nan" if v != v else ("inf" if v > 0 else "-inf")}
         if t is list or (t is tuple and self.loose):
-            _level(depth)
-            return self._seq(v, depth + 1)
+            check_level(depth)
+            return self.seq(v, depth + 1)
         if t is tuple:
-            _level(depth + 1)
-            return {"$tuple": self._seq(v, depth + 2)}
+            check_level(depth + 1)
+            return {"$tuple": self.seq(v, depth + 2)}
         if t is dict:
             return self._dict(v, depth)
         ext = _EXT_BY_TYPE.get(t)
         if ext is not None:
             return self._ext(ext, v, depth)
         if t is bytes or t is bytearray:
-            _level(depth)
+            check_level(depth)
             return {"$bytes" if t is bytes else "$bytearray": _b64(bytes(v))}
         if t is Decimal:
-            _level(depth)
+            check_level(depth)
             return {"$decimal": str(v)}
         if t is set or t is frozenset:
-            _level(depth + 1)
-            members = [self._child(m, "[<member>]", depth + 2) for m in v]
+            check_level(depth + 1)
+            members = [self.child(m, "[<member>]", depth + 2) for m in v]
             return {"$set" if t is set else "$frozenset": _sorted_by_bytes(members)}
         return self._rare(v, t, depth)
 
     def _ext(self, ext: Extension, v: Any, depth: int) -> JSON:
-        _level(depth + 1)
+        check_level(depth + 1)
         try:
             inner = ext.to_json(v)
         except Exception as e:
-            raise _Unfreezable(
+            raise Unfreezable(
                 f"the encoder registered as {ext.name!r} raised {type(e).__name__}: {e}"
             ) from None
-        return {"$ext": [ext.name, self._child(inner, "", depth + 2)]}
+        return {"$ext": [ext.name, self.child(inner, "", depth + 2)]}
 
     def _rare(self, v: Any, t: type[Any], depth: int) -> JSON:
         """Types outside the hot path: user classes, the standard library, builtin subclasses."""
         if isinstance(v, enum.Enum):
             name = _enum_name(v)
             if name is None:
-                raise _Unfreezable(
+                raise Unfreezable(
                     f"{v!r} is not a member of {t.__module__}.{t.__qualname__} (a Flag "
                     "combination?); register an encoder with lockstep.register_encoder()"
                 )
-            _level(depth + 1)
+            check_level(depth + 1)
             return {"$enum": [qualified_name(t), name]}
         if dataclasses.is_dataclass(v) and not isinstance(v, type):
-            _level(depth + 2)
+            check_level(depth + 2)
             fields = {
-                f.name: self._child(getattr(v, f.name), f".{f.name}", depth + 3)
+                f.name: self.child(getattr(v, f.name), f".{f.name}", depth + 3)
                 for f in dataclasses.fields(v)
             }
             return {"$dataclass": [qualified_name(t), fields]}
         if isinstance(v, tuple) and _is_namedtuple_class(t) and len(v) == len(t._fields):
-            _level(depth + 2)
-            return {"$namedtuple": [qualified_name(t), self._seq(v, depth + 3)]}
+            check_level(depth + 2)
+            return {"$namedtuple": [qualified_name(t), self.seq(v, depth + 3)]}
         stdlib = self._stdlib(v, t, depth)
         if stdlib is not None:
             return stdlib
         if t is IterItems:
-            _level(depth + 1)
-            return {"$iter": self._seq(v.items, depth + 2)}
+            check_level(depth + 1)
+            return {"$iter": self.seq(v.items, depth + 2)}
         if t in _CALLABLE_TYPES or isinstance(v, type):
-            _level(depth)
+            check_level(depth)
             return {"$fn": _callable_name(v)}
         for ext in _EXT_BY_TYPE.values():
             if isinstance(v, ext.cls):
@@ -175,25 +178,25 @@ class _Encoder:
         import uuid
 
         if t is dt.datetime:
-            _level(depth + 1)
+            check_level(depth + 1)
             return {"$datetime": [v.isoformat(), _zone_key(v.tzinfo), v.fold]}
         if t is dt.date:
-            _level(depth)
+            check_level(depth)
             return {"$date": v.isoformat()}
         if t is dt.time:
-            _level(depth + 1)
+            check_level(depth + 1)
             return {"$time": [v.isoformat(), _zone_key(v.tzinfo), v.fold]}
         if t is dt.timedelta:
-            _level(depth + 1)
+            check_level(depth + 1)
             return {"$timedelta": [v.days, v.seconds, v.microseconds]}
         if t is uuid.UUID:
-            _level(depth)
+            check_level(depth)
             return {"$uuid": str(v)}
         if t is complex:
-            _level(depth + 1)
+            check_level(depth + 1)
             return {"$complex": [self.enc(v.real, depth + 2), self.enc(v.imag, depth + 2)]}
         if t.__name__ in _PATH_CLASSES and _PATH_CLASSES[t.__name__] is t:
-            _level(depth + 1)
+            check_level(depth + 1)
             return {"$path": [t.__name__, _check_text(str(v))]}
         return None
 
@@ -203,8 +206,8 @@ class _Encoder:
         if isinstance(v, dict):
             return self._dict(v, depth)
         if isinstance(v, list):
-            _level(depth)
-            return self._seq(v, depth + 1)
+            check_level(depth)
+            return self.seq(v, depth + 1)
         if isinstance(v, bool):
             return bool(v)
         if isinstance(v, str):
@@ -217,26 +220,28 @@ class _Encoder:
             out = fallback(self, v, depth)
             if out is not None:
                 return out
-        raise _Unfreezable(
+        raise Unfreezable(
             f"cannot freeze a {t.__module__}.{t.__qualname__}; "
             "register an encoder with lockstep.register_encoder()"
         )
 
-    def _child(self, v: Any, segment: str, depth: int) -> JSON:
+    def child(self, v: Any, segment: str, depth: int) -> JSON:
+        """Freeze a part of a value at ``depth``; a refusal inside adds ``segment`` to its path."""
         try:
             return self.enc(v, depth)
-        except _Unfreezable as e:
+        except Unfreezable as e:
             e.segments.append(segment)
             raise
 
-    def _seq(self, v: Iterable[Any], depth: int) -> list[JSON]:
+    def seq(self, v: Iterable[Any], depth: int) -> list[JSON]:
+        """Freeze items at ``depth`` to a list; a refusal inside adds the item's index."""
         out: list[JSON] = []
         append = out.append
         enc = self.enc
         for i, item in enumerate(v):
             try:
                 append(enc(item, depth))
-            except _Unfreezable as e:
+            except Unfreezable as e:
                 e.segments.append(f"[{i}]")
                 raise
         return out
@@ -249,28 +254,28 @@ class _Encoder:
                 plain = False
                 break
         if plain:
-            _level(depth)
+            check_level(depth)
             out: dict[str, JSON] = {}
             for k, item in v.items():
                 try:
                     out[_check_text(k)] = enc(item, depth + 1)
-                except _Unfreezable as e:
+                except Unfreezable as e:
                     e.segments.append(_key_segment(k))
                     raise
             return out
-        _level(depth + 2)
+        check_level(depth + 2)
         pairs: list[JSON] = []
         for k, item in v.items():
             try:
                 pairs.append([enc(k, depth + 3), enc(item, depth + 3)])
-            except _Unfreezable as e:
+            except Unfreezable as e:
                 e.segments.append(_key_segment(k))
                 raise
         return {"$dict": sorted(pairs, key=_encoder.encode)}
 
 
-_STRICT = _Encoder(loose=False)
-_LOOSE = _Encoder(loose=True)
+_STRICT = Encoder(loose=False)
+_LOOSE = Encoder(loose=True)
 
 
 def _zone_key(tz: dt.tzinfo | None) -> str | None:
@@ -281,7 +286,7 @@ def _zone_key(tz: dt.tzinfo | None) -> str | None:
     return None
 
 
-def _fast_encoder(slow: _Encoder) -> Callable[[Any, int], JSON]:  # noqa: C901 -- see enc below
+def _fast_encoder(slow: Encoder) -> Callable[[Any, int], JSON]:  # noqa: C901 -- see enc below
     """The hot path: the same encoding as ``slow`` without tracking where it is in the value.
 
     Recording wraps every call of a target, so freezing small arguments must cost
@@ -404,7 +409,7 @@ def _slow_encode(value: Any, loose: bool, path: str) -> JSON:
         _checker.encode(out)
     except _TooDeep:
         raise CanonError(_TOO_DEEP, path) from None
-    except _Unfreezable as e:
+    except Unfreezable as e:
         raise CanonError(e.reason, path + "".join(reversed(e.segments))) from None
     except RecursionError:
         raise CanonError(_TOO_DEEP, path) from None
