@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import Result, run_pytest, snapshot_tree, write_files
+from helpers import Result, copy_project, pytest_in, snapshot_tree, write_files
 
 PRICING = """
 import os
@@ -126,18 +126,6 @@ def make_project(root: Path) -> Path:
         },
     )
     return root
-
-
-def copy_project(source: Path, root: Path) -> Path:
-    for rel, data in snapshot_tree(source).items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_bytes(data)
-    return root
-
-
-def pytest_in(root: Path, *args: str, xdist: bool = False) -> Result:
-    plugins = ("lockstep.pytest.plugin", *(("xdist.plugin",) if xdist else ()))
-    return run_pytest(*args, cwd=root, plugins=plugins)
 
 
 def rows(root: Path, name: str) -> dict[str, dict[str, object]]:

@@ -37,6 +37,7 @@ from typing import Annotated, Any, Final, Literal
 
 import msgspec
 
+from lockstep.canon import DEFAULT_STEM
 from lockstep.errors import ConfigError, LockstepError
 
 CONFIG_FILE: Final = "lockstep.toml"
@@ -47,6 +48,8 @@ MAX_TIMEOUT: Final = 7 * 24 * 3600.0
 
 
 DEFAULT_MAX_OUTPUT: Final = 32 * 1024 * 1024
+"""Bytes kept of each of a pinned run's stdout and stderr unless ``max_output`` says otherwise
+(:data:`lockstep.process.DEFAULT_OUTPUT_CAP` is this value)."""
 MAX_OUTPUT_LIMIT: Final = 4 * 1024**3
 _SIZE: Final = re.compile(r"^\s*([0-9]{1,13})\s*(B|KiB|MiB|GiB)?\s*$")
 _UNITS: Final[dict[str | None, int]] = {
@@ -86,7 +89,7 @@ class Settings(_Table, frozen=True):
 
     dir: str = "lockstep"
     """Folder (relative to the root) where oracle files live."""
-    stem_length: int = 48
+    stem_length: int = DEFAULT_STEM
     """Characters of an exception message frozen as its stem."""
     jobs: int = 0
     """Default replay workers when ``--jobs`` is not given; 0 lets each oracle kind choose

@@ -48,12 +48,6 @@ def console() -> Console:
     return Console(highlight=False, soft_wrap=True, width=_width(sys.stdout))
 
 
-def err_console() -> Console:
-    from rich.console import Console
-
-    return Console(stderr=True, highlight=False, soft_wrap=True, width=_width(sys.stderr))
-
-
 def fail_usage(message: str) -> NoReturn:
     """Print one line and exit 2."""
     click.echo(f"lockstep: error: {message}", err=True)
