@@ -50,13 +50,12 @@ from typing import TYPE_CHECKING, Any, Final, cast
 import msgspec
 import pytest
 
-from lockstep.config import LedgerSpec, Project
 from lockstep.errors import DataError, LockstepError
 from lockstep.model import RecordMode, RecordReport
 from lockstep.pytest.project import project_for
-from lockstep.store import JsonlAppender, iter_jsonl, lock_for
 
 if TYPE_CHECKING:  # the recording machinery is imported only when a run asks for it
+    from lockstep.config import LedgerSpec, Project
     from lockstep.oracles.ledger.format import LedgerRow, Param
     from lockstep.oracles.ledger.recorder import (
         Installation,
@@ -325,6 +324,8 @@ class LedgerRecording:
                 starts=target.starts if part.runs else [],
                 tests=target.tests if part.runs else [],
             )
+            from lockstep.store import JsonlAppender
+
             JsonlAppender(target.spool).append(msgspec.json.encode(line))
         if not self.controller:
             return
@@ -351,6 +352,7 @@ class LedgerRecording:
     def _write(self, target: _Target) -> None:
         from lockstep.oracles.ledger import kind as ledger_oracle
         from lockstep.oracles.ledger.recorder import RecordingPart, merge_parts
+        from lockstep.store import iter_jsonl
 
         assert target.wrapped is not None
         parts: list[RecordingPart] = []
@@ -482,6 +484,7 @@ def _discard_spool(spool: Path) -> None:
     """Remove the spool unread, and the scratch files its parts name (best effort: a
     line this version cannot read names none it knows of)."""
     from lockstep.oracles.ledger.spool import remove_run
+    from lockstep.store import iter_jsonl
 
     try:
         for _, line in iter_jsonl(spool, _SpoolLine):
@@ -499,6 +502,8 @@ class _PartRuns(msgspec.Struct):
 
 
 def _remove_spool(spool: Path) -> None:
+    from lockstep.store import lock_for
+
     spool.unlink(missing_ok=True)
     Path(lock_for(spool).lock_file).unlink(missing_ok=True)
 
