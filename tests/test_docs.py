@@ -136,7 +136,7 @@ def _require_docs_tools() -> None:
     message = (
         f"the docs extra is not installed (missing {', '.join(missing)}): pip install -e '.[docs]'"
     )
-    if os.environ.get("CI"):
+    if os.environ.get("LOCKSTEP_REQUIRE_DOCS"):  # .ci/run installs the extra: never skip there
         pytest.fail(f"CI must build the docs, but {message}")
     pytest.skip(message)
 
