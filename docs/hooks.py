@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import itertools
 import re
 from pathlib import Path
 from typing import Any
@@ -103,7 +104,7 @@ def _attribute_docs(source: str) -> dict[str, tuple[str, dict[str, str]]]:
             continue
         fields: dict[str, str] = {}
         body = node.body
-        for here, after in zip(body, body[1:], strict=False):
+        for here, after in itertools.pairwise(body):
             if (
                 isinstance(here, ast.AnnAssign)
                 and isinstance(here.target, ast.Name)
