@@ -146,6 +146,8 @@ def _default(field: Any) -> str:
         value = field.default_factory()
     if isinstance(value, str):
         return f'`"{value}"`'
+    if value is None:
+        return "none"
     if isinstance(value, bool):
         return f"`{str(value).lower()}`"
     if isinstance(value, list):
@@ -154,10 +156,14 @@ def _default(field: Any) -> str:
 
 
 def _md(text: str) -> str:
-    """A docstring as one table cell: reST literals become Markdown code, roles plain."""
+    """A docstring as one table cell: reST literals become Markdown code, roles plain, and
+    ``<`` outside code is escaped (``<dir>`` is not an HTML tag)."""
     text = re.sub(r":[a-z]+:`~?([^`]+)`", r"`\1`", text)
     text = text.replace("``", "`")
-    return " ".join(text.split()).replace("|", "\\|")
+    parts = " ".join(text.split()).split("`")
+    for i in range(0, len(parts), 2):  # the even parts are outside backticks
+        parts[i] = parts[i].replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return "`".join(parts).replace("|", "\\|")
 
 
 def config_reference() -> str:
