@@ -42,7 +42,7 @@ def test_the_demo_tells_its_whole_story_and_leaves_a_working_project(tmp_path: P
     assert verdicts[-1] == "→ red (exit 1), as expected"
     review = run_cli("review", "HEAD~1..HEAD", cwd=folder, timeout=300)
     assert review.code == 1, review.output
-    assert "FAILS" in review.stdout
+    assert "review: rejected" in review.stdout
     # every code change it printed is a cp of a file the demo folder holds
     copies = [line[2:].split() for line in out.splitlines() if line.startswith("$ cp ")]
     assert len(copies) == 13
