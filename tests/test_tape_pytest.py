@@ -93,7 +93,7 @@ def test_a_missing_golden_fails_with_the_command_that_records_it(tmp_path: Path)
         in result.stdout
     )
     assert "pytest --lockstep-record-tapes tests/test_shop.py::test_total" in result.stdout
-    assert "lockstep/pytest/tape_fixture.py" not in result.stdout  # a message, not a traceback
+    assert "lockstep/pytest/tape_" not in result.stdout  # a message, not a traceback
     assert not (root / "frozen").exists()
 
 

@@ -47,16 +47,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, cast
 
-import msgspec
 import pytest
 
-from lockstep.config import LedgerSpec, Project
 from lockstep.errors import DataError, LockstepError
 from lockstep.model import RecordMode, RecordReport
 from lockstep.pytest.project import project_for
-from lockstep.store import JsonlAppender, iter_jsonl, lock_for
 
 if TYPE_CHECKING:  # the recording machinery is imported only when a run asks for it
+    from lockstep.config import LedgerSpec, Project
     from lockstep.oracles.ledger.format import LedgerRow, Param
     from lockstep.oracles.ledger.recorder import (
         Installation,
@@ -65,6 +63,7 @@ if TYPE_CHECKING:  # the recording machinery is imported only when a run asks fo
         TargetRecorder,
         Wrapped,
     )
+    from lockstep.pytest.ledger_spool import SpoolLine
 
 RUN_KEY: Final = "lockstep_record_run"
 """The ``workerinput`` key carrying the controller's run id to xdist workers."""
@@ -149,24 +148,6 @@ class _Paused:
     def __bool__(self) -> bool:
         self.calls += 1
         return False
-
-
-class _SpoolLine(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
-    """One process's recording of one target, as appended to the spool."""
-
-    part: msgspec.Raw
-    """The :class:`~lockstep.oracles.ledger.recorder.RecordingPart` (decoded by the controller)."""
-    first_test: dict[str, str] = {}
-    """Row id -> node id of the test during which this process first produced it."""
-    skipped: dict[str, int] = {}
-    """Node id of each kept-out test -> calls of the target it made (unrecorded)."""
-    matched: list[str] = []
-    """``record_exclude`` entries that named at least one test of this process."""
-    starts: list[int] = []
-    tests: list[str] = []
-    """A part whose rows were spilled to disk (:mod:`lockstep.oracles.ledger.spool`) has no
-    ``first_test`` map as large as its rows: its process's call count at each test's start
-    and the tests, so the controller names the tests of the rows it refuses."""
 
 
 @dataclass
@@ -314,10 +295,14 @@ class LedgerRecording:
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        import msgspec
+
+        from lockstep.pytest.ledger_spool import SpoolLine
+
         self.installation.undo()
         for target in self.targets:
             part = target.recorder.part()
-            line = _SpoolLine(
+            line = SpoolLine(
                 part=msgspec.Raw(msgspec.json.encode(part)),
                 first_test=target.first_tests(part),
                 skipped=target.skipped,
@@ -325,6 +310,8 @@ class LedgerRecording:
                 starts=target.starts if part.runs else [],
                 tests=target.tests if part.runs else [],
             )
+            from lockstep.store import JsonlAppender
+
             JsonlAppender(target.spool).append(msgspec.json.encode(line))
         if not self.controller:
             return
@@ -349,13 +336,17 @@ class LedgerRecording:
             self._write(target)
 
     def _write(self, target: _Target) -> None:
+        import msgspec
+
         from lockstep.oracles.ledger import kind as ledger_oracle
         from lockstep.oracles.ledger.recorder import RecordingPart, merge_parts
+        from lockstep.pytest.ledger_spool import SpoolLine
+        from lockstep.store import iter_jsonl
 
         assert target.wrapped is not None
         parts: list[RecordingPart] = []
         try:
-            lines = [line for _, line in iter_jsonl(target.spool, _SpoolLine)]
+            lines = [line for _, line in iter_jsonl(target.spool, SpoolLine)]
             parts = [msgspec.json.decode(line.part, type=RecordingPart) for line in lines]
             recording = merge_parts(target.spec.target, parts, remove_runs=False)
             tests_of = _tests_of(lines)
@@ -481,29 +472,29 @@ class LedgerRecording:
 def _discard_spool(spool: Path) -> None:
     """Remove the spool unread, and the scratch files its parts name (best effort: a
     line this version cannot read names none it knows of)."""
+    import msgspec
+
     from lockstep.oracles.ledger.spool import remove_run
+    from lockstep.pytest.ledger_spool import PartRuns, SpoolLine
+    from lockstep.store import iter_jsonl
 
     try:
-        for _, line in iter_jsonl(spool, _SpoolLine):
-            for run in msgspec.json.decode(line.part, type=_PartRuns).runs:
+        for _, line in iter_jsonl(spool, SpoolLine):
+            for run in msgspec.json.decode(line.part, type=PartRuns).runs:
                 remove_run(run)
     except (LockstepError, msgspec.DecodeError, OSError):
         pass
     _remove_spool(spool)
 
 
-class _PartRuns(msgspec.Struct):
-    """Just the scratch files of a recording part (its other fields are ignored)."""
-
-    runs: list[str] = []
-
-
 def _remove_spool(spool: Path) -> None:
+    from lockstep.store import lock_for
+
     spool.unlink(missing_ok=True)
     Path(lock_for(spool).lock_file).unlink(missing_ok=True)
 
 
-def _tests_of(lines: Iterable[_SpoolLine]) -> dict[str, list[str]]:
+def _tests_of(lines: Iterable[SpoolLine]) -> dict[str, list[str]]:
     """Row id -> the tests that first produced it, one per process, in spool order."""
     out: dict[str, list[str]] = {}
     for line in lines:
@@ -527,7 +518,7 @@ def _refused_ids(report: RecordReport) -> set[str]:
 
 def _add_spilled_tests(
     tests_of: dict[str, list[str]],
-    lines: Sequence[_SpoolLine],
+    lines: Sequence[SpoolLine],
     parts: Sequence[RecordingPart],
     ids: set[str],
 ) -> None:

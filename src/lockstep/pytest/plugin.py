@@ -11,16 +11,21 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
-from lockstep.config import OracleSpec, Project
-from lockstep.oracles import all_kinds, kind_of
 from lockstep.pytest import ledger_recording as pytest_ledger
 from lockstep.pytest import strength as pytest_strength
 from lockstep.pytest import tape_fixture as pytest_tape
-from lockstep.pytest.items import OracleFile, write_kept
 from lockstep.pytest.project import add_config_option, project_for
+
+# Free when unused: pytest loads this plugin in every run of a project that installed
+# lockstep, so the oracle kinds, the collected items and the strength report are imported
+# by the hooks that need them, once a --lockstep* option or the ini key asks for them.
+if TYPE_CHECKING:
+    from lockstep.config import OracleSpec, Project
+    from lockstep.pytest.items import OracleFile
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -53,6 +58,10 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
+    if not _enabled(session.config):  # no lockstep items ran: nothing was kept
+        return
+    from lockstep.pytest.items import write_kept
+
     write_kept(session)  # --lockstep-keep-pending: this session's drifts, for 'lockstep accept'
 
 
@@ -66,6 +75,8 @@ _COLLECTED = pytest.StashKey[set[Path]]()
 def _oracle_file(
     parent: pytest.Collector, project: Project, spec: OracleSpec, path: Path
 ) -> OracleFile:
+    from lockstep.pytest.items import OracleFile
+
     node = OracleFile.from_parent(parent, path=path)
     node.project = project
     node.spec = spec
@@ -77,6 +88,8 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> OracleFile
     """``pytest lockstep/transform.lock.json::basic.json`` collects (and selects) oracle cases."""
     if not _enabled(parent.config):
         return None
+    from lockstep.oracles import all_kinds, kind_of
+
     if not file_path.name.endswith(tuple(kind.suffix for kind in all_kinds())):
         return None
     project = project_for(parent.config)
@@ -107,6 +120,8 @@ def pytest_collection_modifyitems(
     is usually outside ``testpaths``), before -k/-m deselection sees the list."""
     if not _enabled(config):
         return
+    from lockstep.oracles import kind_of
+
     project = project_for(config)
     collected = config.stash.get(_COLLECTED, set())
     for spec in project.oracles():
