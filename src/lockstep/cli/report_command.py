@@ -23,14 +23,17 @@ from click.decorators import FC
 from lockstep.cli.app import (
     EXIT_FAIL,
     EXIT_OK,
+    chosen_time_limit,
     console,
     jobs_option_showing,
     main,
     project_from,
     replay_options,
     shard_option,
+    time_limit_option,
 )
 from lockstep.cli.progress import progress
+from lockstep.cli.revisions import RANGE
 from lockstep.config import OracleSpec, Project
 from lockstep.errors import LockstepError, UsageError
 from lockstep.model import Outcome, ReplayOptions
@@ -182,8 +185,9 @@ junit_option = _file_option(
     "--review",
     "review_range",
     default=None,
-    metavar="BASE..HEAD",
-    help="Also review this range (as 'lockstep review' does) and show its decision table.",
+    type=RANGE,
+    help="Also review RANGE (as 'lockstep review RANGE' does: BASE..HEAD, BASE...HEAD or "
+    "BASE) and show its decision table.",
 )
 @click.option(
     "--strength",
@@ -195,14 +199,9 @@ junit_option = _file_option(
     "--mutants",
     is_flag=True,
     help="With --strength: also run the mutation score and mark the lines whose mutants "
-    "survived replay (stops at --budget).",
+    "survived replay (stops at --time-limit).",
 )
-@click.option(
-    "--budget",
-    default="60s",
-    show_default=True,
-    help="With --mutants: stop evaluating mutants after this long (e.g. 90s, 2m).",
-)
+@time_limit_option("60s", "With --mutants: stop evaluating mutants after this long (90s, 2m).")
 @click.option(
     "--fail-on-drift",
     is_flag=True,
@@ -220,7 +219,8 @@ def report(
     review_range: str | None,
     with_strength: bool,
     mutants: bool,
-    budget: str,
+    time_limit: str,
+    old_time_limit: str | None,
     fail_on_drift: bool,
 ) -> None:
     """Replay every oracle (or NAMES) and write one HTML page of what moved.
@@ -236,7 +236,8 @@ def report(
     options = replay_options(jobs, shard)
     if mutants and not with_strength:
         raise UsageError("--mutants: add --strength (mutants are part of the strength section)")
-    seconds = _budget(budget) if mutants else None
+    limit = chosen_time_limit(time_limit, old_time_limit) or "60s"
+    seconds = _time_limit(limit) if mutants else None
     out = console()
     files = ReportFiles(html=out_path, junit=junit_path)
     tally = Tally()
@@ -280,10 +281,10 @@ def probe_sections(
     return tuple(sections)
 
 
-def _budget(text: str) -> float:
-    from lockstep.cli.strength_command import parse_budget
+def _time_limit(text: str) -> float:
+    from lockstep.cli.strength_command import parse_time_limit
 
-    return parse_budget(text)
+    return parse_time_limit(text)
 
 
 def strength_of(
