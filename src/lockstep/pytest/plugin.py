@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -47,7 +48,22 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     pytest_strength.addoption(parser)  # --lockstep-strength
 
 
+RECORD_IO_OFF = "LOCKSTEP_RECORD_IO_OFF"
+"""While ``--lockstep`` replays, a function still decorated with ``@record_io`` does not
+record its calls into the ledger being replayed (the recorder's variable of that name)."""
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    if _enabled(config) and not config.getoption("--lockstep-record", default=None):
+        before = os.environ.get(RECORD_IO_OFF)
+        os.environ[RECORD_IO_OFF] = "1"
+        config.add_cleanup(
+            lambda: (
+                os.environ.pop(RECORD_IO_OFF, None)
+                if before is None
+                else os.environ.__setitem__(RECORD_IO_OFF, before)
+            )
+        )
     pytest_ledger.configure(config)  # --lockstep-record: wrap ledger targets for this run
     pytest_tape.configure(config)  # the tape fixture and its marker
 
