@@ -57,13 +57,14 @@ def pytest_configure(config: pytest.Config) -> None:
     if _enabled(config) and not config.getoption("--lockstep-record", default=None):
         before = os.environ.get(RECORD_IO_OFF)
         os.environ[RECORD_IO_OFF] = "1"
-        config.add_cleanup(
-            lambda: (
+
+        def restore() -> None:
+            if before is None:
                 os.environ.pop(RECORD_IO_OFF, None)
-                if before is None
-                else os.environ.__setitem__(RECORD_IO_OFF, before)
-            )
-        )
+            else:
+                os.environ[RECORD_IO_OFF] = before
+
+        config.add_cleanup(restore)
     pytest_ledger.configure(config)  # --lockstep-record: wrap ledger targets for this run
     pytest_tape.configure(config)  # the tape fixture and its marker
 
