@@ -121,6 +121,7 @@ class ReportFiles:
             from datetime import UTC, datetime
 
             from lockstep.report.html import ReportRun, render_html
+            from lockstep.report.revision import working_tree
 
             run = ReportRun(
                 title=str(project.root),
@@ -130,6 +131,7 @@ class ReportFiles:
                 generated=datetime.fromtimestamp(self.started_at, UTC).isoformat(
                     timespec="seconds"
                 ),
+                tree=working_tree(project.root),
             )
             atomic_write(self.html, render_html(run, extras).encode("utf-8"))
             out.print(f"report: {display_path(self.html)}")
