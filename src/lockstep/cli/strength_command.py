@@ -118,13 +118,14 @@ def strength(
     --json prints the report as one JSON document.
     """
     limit = chosen_time_limit(time_limit, old_time_limit)
+    seconds = parse_time_limit(limit) if limit is not None else None
     project = project_from(ctx)
     specs = _select(project, names)
     replay = replay_options(jobs, shard)
     options = MutationOptions(
         jobs=replay.jobs if jobs is not None else default_jobs(),
         shard=replay.shard,
-        budget=parse_time_limit(limit) if limit is not None else None,
+        budget=seconds,
         cache=not no_cache,
     )
     report = analyze(project, specs, mutants=mode == "mutants", options=options)
