@@ -18,7 +18,7 @@ import pytest
 from gates_project import edit, frozen_shop
 from helpers import GitRepo, invoke_cli, run_cli
 from lockstep import __version__
-from lockstep.cli.app import COMMANDS, JOBS_HELP, main
+from lockstep.cli.app import COMMANDS, JOBS_HELP, REPLAY_JOBS_DEFAULT, main
 from lockstep.report.documents import PendingDoc, ReplayDoc, StatusDoc
 
 VARIANTS = Path(str(resources.files("lockstep.demo") / "variants"))
@@ -97,6 +97,10 @@ def test_every_jobs_option_says_the_same_and_shows_its_true_default() -> None:
             if "--jobs" in getattr(param, "opts", ()):
                 assert isinstance(param, click.Option)
                 assert param.help == JOBS_HELP, name
+    for name in ("replay", "report", "review", "step"):  # the commands that replay oracles
+        [jobs] = [p for p in _command(name).params if "--jobs" in getattr(p, "opts", ())]
+        assert isinstance(jobs, click.Option)
+        assert jobs.show_default == REPLAY_JOBS_DEFAULT and jobs.default is None, name
     strength = _help("strength")
     assert "(0 = one per core). [default: (one per core)]" in strength
     assert "[default: 1]" not in strength.split("--shard")[0].split("--jobs")[1]

@@ -412,6 +412,9 @@ def replay_options(jobs: int | None, shard: str | None, *, default: int = 1) -> 
 
 
 JOBS_HELP: Final = "Worker processes (0 = one per core)."
+REPLAY_JOBS_DEFAULT: Final = "[lockstep] jobs, else pins one per core, other kinds 1"
+"""What ``--jobs`` is when a command that replays oracles (replay, report, review, step) is
+not given one (``oracles.default_jobs``)."""
 
 
 def jobs_option_showing(default: str | None) -> Callable[[F], F]:

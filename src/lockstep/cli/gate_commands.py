@@ -16,9 +16,10 @@ from rich.console import Console
 from lockstep.cli.app import (
     EXIT_FAIL,
     EXIT_OK,
+    REPLAY_JOBS_DEFAULT,
     console,
     deprecated,
-    jobs_option,
+    jobs_option_showing,
     main,
     project_from,
     replay_options,
@@ -178,7 +179,7 @@ def _is_revision(git: Git, text: str) -> bool:
     show_default=True,
     help="A terminal table, or Markdown to paste into a pull request.",
 )
-@jobs_option
+@jobs_option_showing(REPLAY_JOBS_DEFAULT)
 @click.pass_context
 def review_command(
     ctx: click.Context, revision_range: str | None, fmt: str, jobs: int | None
@@ -194,7 +195,7 @@ def review_command(
     project = project_from(ctx)
     git = Git(project.root)
     change = parse_range(git, revision_range)
-    result = review(project, git, change, replay_options(jobs, None))
+    result = review(project, git, change, replay_options(jobs, None), jobs_given=jobs is not None)
     if fmt == "md":
         click.echo(review_markdown(result), nl=False)
     else:
@@ -213,7 +214,7 @@ def review_command(
     show_default=True,
     help="Probe runs per pinned case.",
 )
-@jobs_option
+@jobs_option_showing(REPLAY_JOBS_DEFAULT)
 @click.pass_context
 def step_command(ctx: click.Context, revert: bool, runs: int, jobs: int | None) -> None:
     """One transformation, judged: probe pinned cases, replay every oracle, check the budget.
@@ -222,7 +223,9 @@ def step_command(ctx: click.Context, revert: bool, runs: int, jobs: int | None) 
     """
     project = project_from(ctx)
     git = Git(project.root)
-    result = step(project, git, runs=runs, options=replay_options(jobs, None))
+    result = step(
+        project, git, runs=runs, options=replay_options(jobs, None), jobs_given=jobs is not None
+    )
     out = _plain()
     out.print_all(step_lines(result))
     if result.ok:

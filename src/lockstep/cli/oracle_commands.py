@@ -18,6 +18,7 @@ import click
 from lockstep.cli.app import (
     EXIT_FAIL,
     EXIT_OK,
+    REPLAY_JOBS_DEFAULT,
     console,
     err_console,
     jobs_option_showing,
@@ -31,7 +32,6 @@ from lockstep.cli.app import (
 from lockstep.cli.output import Lines, lines
 from lockstep.cli.progress import progress
 from lockstep.cli.report_command import (
-    REPLAY_JOBS_DEFAULT,
     ReportFiles,
     junit_option,
     report_option,

@@ -23,6 +23,7 @@ from click.decorators import FC
 from lockstep.cli.app import (
     EXIT_FAIL,
     EXIT_OK,
+    REPLAY_JOBS_DEFAULT,
     chosen_time_limit,
     console,
     jobs_option_showing,
@@ -54,9 +55,6 @@ if TYPE_CHECKING:  # the page's and JUnit's modules (jinja2...) load only when a
         SignatureSection,
         StrengthSection,
     )
-
-REPLAY_JOBS_DEFAULT = "[lockstep] jobs, else pins one per core, other kinds 1"
-"""What ``--jobs`` is when a replaying command is not given one (``oracles.default_jobs``)."""
 
 
 def select_specs(project: Project, names: tuple[str, ...]) -> list[OracleSpec]:
@@ -328,5 +326,11 @@ def review_section(project: Project, revision_range: str, jobs: int | None) -> R
 
     git = Git(project.root)
     return ReviewSection.of(
-        review(project, git, parse_range(git, revision_range), replay_options(jobs, None))
+        review(
+            project,
+            git,
+            parse_range(git, revision_range),
+            replay_options(jobs, None),
+            jobs_given=jobs is not None,
+        )
     )
