@@ -203,9 +203,7 @@ def replay(
     options = replay_options(jobs, shard)
     out = lines()
     if as_json:
-        _replay_json(
-            ctx, project, specs, jobs, options, keep_pending, verbose, report_path, junit_path
-        )
+        _replay_json(project, specs, jobs, options, keep_pending, verbose, report_path, junit_path)
     tally = Tally()
     files = ReportFiles(html=report_path, junit=junit_path)
     max_diff_lines = None if full_diff or not out.is_terminal else max(10, out.console.height - 6)
@@ -273,7 +271,6 @@ class _CasePrinter:
 
 
 def _replay_json(
-    ctx: click.Context,
     project: Project,
     specs: list[OracleSpec],
     jobs: int | None,
