@@ -23,7 +23,6 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, NamedTuple, NoReturn, TypeVar
 
 import click
@@ -359,12 +358,12 @@ def _lockstep_error() -> type[Exception]:
 @click.option(
     "--config",
     "config_path",
-    type=click.Path(path_type=Path, dir_okay=False),
+    type=click.Path(dir_okay=False),  # a str: pathlib loads only when a command runs
     default=None,
     help="Config file (default: nearest lockstep.toml or pyproject.toml with [tool.lockstep]).",
 )
 @click.pass_context
-def main(ctx: click.Context, config_path: Path | None) -> None:
+def main(ctx: click.Context, config_path: str | None) -> None:
     """Freeze what legacy code does today; accept a refactor only while it replays exactly.
 
     \b
@@ -374,7 +373,12 @@ def main(ctx: click.Context, config_path: Path | None) -> None:
     Revisions: REV, or a range BASE..HEAD or BASE...HEAD (see 'lockstep review -h').
     """
     ctx.ensure_object(dict)
-    ctx.obj["config_path"] = config_path
+    if config_path is not None:
+        from pathlib import Path
+
+        ctx.obj["config_path"] = Path(config_path)
+    else:
+        ctx.obj["config_path"] = None
 
 
 def project_from(ctx: click.Context) -> Project:
