@@ -244,12 +244,30 @@ def test_plain_record_refuses_an_existing_ledger(plain: Path, tmp_path: Path) ->
     result = pytest_in(tmp_path, "-q", "--lockstep-record=amount")
     assert result.code == 4, result.output
     assert (
-        "lockstep/amount.ledger.jsonl already exists; say what you want: --new-only"
-        in result.stderr
-    )
+        "lockstep/amount.ledger.jsonl already exists; say what you want: --lockstep-new-only "
+        "(add rows for new inputs), --lockstep-refresh (re-record the rows this run saw) or "
+        "--lockstep-trim (drop rows no call made)"
+    ) in result.stderr
     assert snapshot_tree(tmp_path) == before
-    again = pytest_in(tmp_path, "-q", "--lockstep-record=amount", "--lockstep-record-mode=new-only")
+    again = pytest_in(tmp_path, "-q", "--lockstep-record=amount", "--lockstep-new-only")
     assert again.code == 0, again.output
+    assert snapshot_tree(tmp_path) == before
+    # the old spelling still works
+    old = pytest_in(tmp_path, "-q", "--lockstep-record=amount", "--lockstep-record-mode=new-only")
+    assert old.code == 0, old.output
+    assert snapshot_tree(tmp_path) == before
+
+
+def test_two_record_modes_are_a_usage_error(plain: Path, tmp_path: Path) -> None:
+    for rel, data in snapshot_tree(plain).items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_bytes(data)
+    before = snapshot_tree(tmp_path)
+    result = pytest_in(
+        tmp_path, "-q", "--lockstep-record=amount", "--lockstep-new-only", "--lockstep-trim"
+    )
+    assert result.code == 4, result.output
+    assert "one record mode, not --lockstep-new-only and --lockstep-trim" in result.stderr
     assert snapshot_tree(tmp_path) == before
 
 
@@ -263,10 +281,10 @@ def test_unknown_record_target_is_a_usage_error(tmp_path: Path) -> None:
 
 def test_a_mode_over_a_missing_ledger_is_a_usage_error(tmp_path: Path) -> None:
     root = make_project(tmp_path)
-    result = pytest_in(root, "-q", "--lockstep-record=amount", "--lockstep-record-mode=trim")
+    result = pytest_in(root, "-q", "--lockstep-record=amount", "--lockstep-trim")
     assert result.code == 4, result.output
     assert (
         "lockstep: lockstep/amount.ledger.jsonl does not exist yet; "
-        "run 'lockstep record amount' without a mode first"
+        "run 'pytest --lockstep-record=amount' without a mode first"
     ) in result.stderr
     assert not (root / "lockstep").exists()

@@ -12,8 +12,8 @@ appends its whole recording as one line to a spool file next to the ledger
 nothing is lost or interleaved).  The controller finishes after every worker,
 merges the spool (an input whose outcome differs between workers is refused
 like one that differed within a worker), writes the ledger atomically in the
-chosen ``--lockstep-record-mode`` and removes the spool.  The run id that
-names the spool travels to workers in ``workerinput``, so a stale spool from an
+chosen mode (``--lockstep-new-only``, ``--lockstep-refresh``, ``--lockstep-trim``) and
+removes the spool.  The run id that names the spool travels to workers in ``workerinput``, so a stale spool from an
 interrupted run is never merged into a new one.
 
 What the user controls, test by test:
@@ -31,7 +31,7 @@ What the user controls, test by test:
 * A run in which any test failed or errored writes nothing unless
   ``--lockstep-record-allow-failures`` is given: rows from a broken run are
   suspect.  The controller sees every report, the workers' too.
-* ``--lockstep-record-mode=force`` re-records the rows the run saw and keeps the
+* ``--lockstep-refresh`` re-records the rows the run saw and keeps the
   ledger's other rows: a run of a subset (``-k``, one file) must not drop the
   rows of the tests it did not run.  ``trim`` is the way to drop them.
 """
@@ -83,7 +83,7 @@ _ROW_ID: Final = re.compile(r"\[([0-9a-f]{16})\]")
 
 
 def addoption(parser: pytest.Parser) -> None:
-    """Register ``--lockstep-record``, ``--lockstep-record-mode`` and the failures switch."""
+    """Register ``--lockstep-record``, its modes and the failures switch."""
     group = parser.getgroup("lockstep")
     group.addoption(
         "--lockstep-record",
@@ -93,12 +93,22 @@ def addoption(parser: pytest.Parser) -> None:
         help="Record the calls of a [[ledger]] (its name or pkg.mod:qualname) while the tests "
         "run, and write its ledger at the end. Repeatable.",
     )
+    for flag, mode, words in _MODE_FLAGS:
+        group.addoption(
+            flag,
+            action="append_const",
+            const=mode,
+            dest="lockstep_record_modes",
+            default=[],
+            help=f"With --lockstep-record: {words} (as 'lockstep record --{mode}' does"
+            + (", but only for the rows this run saw)." if mode == "refresh" else ")."),
+        )
     group.addoption(
         "--lockstep-record-mode",
-        choices=[m.value for m in RecordMode],
-        default=RecordMode.CREATE.value,
-        help="create (default: refuse over an existing ledger), new-only, force (re-record the "
-        "rows this run saw, keep the others) or trim (drop the rows this run did not see).",
+        choices=[*PYTEST_MODES, "force"],
+        default=None,
+        help="Deprecated: --lockstep-new-only, --lockstep-refresh (once 'force') or "
+        "--lockstep-trim.",
     )
     group.addoption(
         ALLOW_FAILURES,
@@ -414,7 +424,7 @@ class LedgerRecording:
         kept = sum(1 for rid in report.unchanged if rid in unseen)
         if kept:
             report.notes.append(
-                f"kept {kept} row(s) this run did not see; --lockstep-record-mode=trim drops them"
+                f"kept {kept} row(s) this run did not see; --lockstep-trim drops them"
             )
         return report, kept
 
@@ -603,6 +613,50 @@ def _spec_for(project: Project, wanted: str) -> LedgerSpec:
     )
 
 
+PYTEST_MODES: Final = {
+    "create": RecordMode.CREATE,
+    "new-only": RecordMode.NEW_ONLY,
+    "refresh": RecordMode.FORCE,  # the rows this run saw; the CLI's --force re-records all
+    "trim": RecordMode.TRIM,
+}
+"""The pytest spelling of each record mode: the CLI's words, except ``refresh``."""
+_MODE_FLAGS: Final = (
+    ("--lockstep-new-only", "new-only", "add rows for inputs the ledger does not know"),
+    ("--lockstep-refresh", "refresh", "re-record the rows this run saw, keep the others"),
+    ("--lockstep-trim", "trim", "drop the rows this run did not see"),
+)
+
+
+def record_mode(config: pytest.Config) -> RecordMode:
+    """The one mode the options ask for (create when none); two are a usage error."""
+    asked: list[str] = list(config.getoption("lockstep_record_modes", default=None) or [])
+    old = config.getoption("--lockstep-record-mode", default=None)
+    if old is not None:
+        asked.append("refresh" if old == "force" else str(old))
+    chosen = sorted(set(asked) - {"create"})
+    if len(chosen) > 1:
+        flags = " and ".join(f"--lockstep-{m}" for m in chosen)
+        raise pytest.UsageError(
+            f"lockstep: one record mode, not {flags}: each is a different update"
+        )
+    return PYTEST_MODES[chosen[0]] if chosen else RecordMode.CREATE
+
+
+def _mode_error(message: str, name: str) -> str:
+    """``check_mode``'s message with the pytest spellings of the modes it suggests."""
+    for cli, flag in (
+        ("--new-only (", "--lockstep-new-only ("),
+        ("--force (re-record every row)", "--lockstep-refresh (re-record the rows this run saw)"),
+        ("--trim (", "--lockstep-trim ("),
+        (
+            f"run 'lockstep record {name}' without a mode first",
+            f"run 'pytest --lockstep-record={name}' without a mode first",
+        ),
+    ):
+        message = message.replace(cli, flag)
+    return message
+
+
 def configure(config: pytest.Config) -> None:
     """Wrap the requested targets for this run (controller, plain run or xdist worker)."""
     config.addinivalue_line(
@@ -617,7 +671,7 @@ def configure(config: pytest.Config) -> None:
     from lockstep.oracles.ledger.recorder import Installation
 
     project = project_for(config)
-    mode = RecordMode(config.getoption("--lockstep-record-mode"))
+    mode = record_mode(config)
     workerinput: dict[str, Any] | None = getattr(config, "workerinput", None)
     controller = workerinput is None
     run_id = uuid.uuid4().hex[:12] if workerinput is None else str(workerinput.get(RUN_KEY, ""))
@@ -633,7 +687,7 @@ def configure(config: pytest.Config) -> None:
             try:
                 ledger_oracle.check_mode(project, spec, mode)
             except LockstepError as e:
-                raise pytest.UsageError(f"lockstep: {e}") from None
+                raise pytest.UsageError(f"lockstep: {_mode_error(str(e), spec.name)}") from None
     targets = [
         _Target(
             spec,

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -52,7 +53,23 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     pytest_strength.addoption(parser)  # --lockstep-strength
 
 
+RECORD_IO_OFF = "LOCKSTEP_RECORD_IO_OFF"
+"""While ``--lockstep`` replays, a function still decorated with ``@record_io`` does not
+record its calls into the ledger being replayed (the recorder's variable of that name)."""
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    if _enabled(config) and not config.getoption("--lockstep-record", default=None):
+        before = os.environ.get(RECORD_IO_OFF)
+        os.environ[RECORD_IO_OFF] = "1"
+
+        def restore() -> None:
+            if before is None:
+                os.environ.pop(RECORD_IO_OFF, None)
+            else:
+                os.environ[RECORD_IO_OFF] = before
+
+        config.add_cleanup(restore)
     pytest_ledger.configure(config)  # --lockstep-record: wrap ledger targets for this run
     pytest_tape.configure(config)  # the tape fixture and its marker
 
