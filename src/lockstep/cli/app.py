@@ -42,16 +42,31 @@ def _width(stream: object) -> int | None:
 
 
 def console() -> Console:
-    """The stdout console (colour only on a terminal; plain text in pipes and CI logs)."""
+    """The stdout console (colour only on a terminal; plain text in pipes and CI logs).
+
+    Markup and emoji codes are off: every string it prints holds data (paths, case ids,
+    refusals quoting ``[[secret]]``), which rich would otherwise read as tags (a path
+    holding ``[/x]`` raised MarkupError) or rewrite (``[[secret]]`` became ``[]``).
+    Styles come from ``rich.text.Text`` objects only."""
     from rich.console import Console
 
-    return Console(highlight=False, soft_wrap=True, width=_width(sys.stdout))
+    return Console(
+        highlight=False, markup=False, emoji=False, soft_wrap=True, width=_width(sys.stdout)
+    )
 
 
 def err_console() -> Console:
+    """The stderr console; no markup nor emoji codes, as :func:`console`."""
     from rich.console import Console
 
-    return Console(stderr=True, highlight=False, soft_wrap=True, width=_width(sys.stderr))
+    return Console(
+        stderr=True,
+        highlight=False,
+        markup=False,
+        emoji=False,
+        soft_wrap=True,
+        width=_width(sys.stderr),
+    )
 
 
 def fail_usage(message: str) -> NoReturn:
