@@ -6,6 +6,7 @@ one line on stderr and exit 2; click's own usage errors are exit 2 as well.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import os
 import sys
@@ -48,11 +49,26 @@ def console() -> Console:
     refusals quoting ``[[secret]]``), which rich would otherwise read as tags (a path
     holding ``[/x]`` raised MarkupError) or rewrite (``[[secret]]`` became ``[]``).
     Styles come from ``rich.text.Text`` objects only."""
-    from rich.console import Console
-
-    return Console(
+    return _console_class()(
         highlight=False, markup=False, emoji=False, soft_wrap=True, width=_width(sys.stdout)
     )
+
+
+@functools.cache
+def _console_class() -> type[Console]:
+    """rich's Console, except that a closed stdout (``lockstep replay --report r.html | head``)
+    does not end the command: rich would exit 1 at once, before the report is written and
+    whatever the verdict; here the rest of the output goes nowhere and the command finishes."""
+    from rich.console import Console
+
+    from lockstep.cli.output import stdout_closed
+
+    class _Console(Console):
+        def on_broken_pipe(self) -> None:
+            stdout_closed()
+            self.quiet = True
+
+    return _Console
 
 
 def err_console() -> Console:

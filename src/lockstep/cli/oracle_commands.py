@@ -19,6 +19,7 @@ from lockstep.cli.app import (
     EXIT_FAIL,
     EXIT_OK,
     console,
+    fail_usage,
     jobs_option_showing,
     main,
     project_from,
@@ -289,7 +290,10 @@ def status(ctx: click.Context) -> None:
         return
     out.print(status_table(rows, project.root))
     bad = [r for r in rows if r.present and not r.readable]
-    sys.exit(EXIT_FAIL if bad else EXIT_OK)
+    if bad:  # a corrupt oracle file: exit 2, as replay says it
+        more = f" (and {len(bad) - 1} more unreadable)" if len(bad) > 1 else ""
+        fail_usage(f"{bad[0].message}{more}")
+    sys.exit(EXIT_OK)
 
 
 @main.command()

@@ -46,6 +46,7 @@ class Lines:
     def __init__(self) -> None:
         self._console: Console | None = None
         self._plain = _plain_stream(sys.stdout)
+        self._closed = False
 
     @property
     def console(self) -> Console:
@@ -82,9 +83,28 @@ class Lines:
         self.console.print(Text(text), end=end)
 
     def _write(self, text: str) -> None:
+        if self._closed:
+            return
         out = sys.stdout
-        out.write(text)
-        out.flush()
+        try:
+            out.write(text)
+            out.flush()
+        except BrokenPipeError:
+            stdout_closed()
+            self._closed = True
+
+
+def stdout_closed() -> None:
+    """The reader of stdout went away (``| head``): send the rest of the output to
+    ``/dev/null``, so the command still finishes its work (a report file, say) and exits
+    with its own verdict, and Python's final flush does not fail."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    finally:
+        os.close(devnull)
 
 
 def lines() -> Lines:
