@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from lockstep.config import Project
+from lockstep.gates.base_config import judged_by_base
 from lockstep.gates.git import Change, Git, Side
 from lockstep.gates.scope import Scope, Sides
 
@@ -55,16 +56,17 @@ def local_change(git: Git, *, staged: bool) -> Change:
 
 
 def guard_change(project: Project, git: Git, change: Change) -> GuardReport:
-    """Judge one change as a whole (the index or the working tree against HEAD)."""
-    scope = Scope(project, git)
+    """Judge one change as a whole (the index or the working tree against HEAD), by HEAD's
+    settings (:mod:`.base_config`)."""
+    scope = Scope(judged_by_base(project, git, change.base), git)
     files = git.changed_files(change.base, change.head)
     finding = GuardFinding(change.label, scope.split(files, change.base, change.head))
     return GuardReport(change.label, (finding,))
 
 
 def guard_commits(project: Project, git: Git, base: str, head: str, label: str) -> GuardReport:
-    """Judge each commit of ``base..head`` on its own (CI)."""
-    scope = Scope(project, git)
+    """Judge each commit of ``base..head`` on its own (CI), all by ``base``'s settings."""
+    scope = Scope(judged_by_base(project, git, base), git)
     findings: list[GuardFinding] = []
     for sha in git.commits(base, head):
         parent = git.parent(sha) or base
