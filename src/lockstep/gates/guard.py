@@ -18,6 +18,7 @@ from lockstep.config import Project
 from lockstep.gates.base_config import judged_by_base
 from lockstep.gates.git import Change, Git, Side
 from lockstep.gates.scope import Scope, Sides
+from lockstep.scratch import tracked
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,9 @@ class GuardReport:
     label: str
     findings: tuple[GuardFinding, ...]
     """Every change examined, clean ones included."""
+    tracked_cache: tuple[str, ...] = ()
+    """Files under ``.lockstep-cache/`` that git tracks: scratch arrives in no commit
+    (a committed ``strength.json`` could claim any score)."""
 
     @property
     def violations(self) -> tuple[GuardFinding, ...]:
@@ -40,7 +44,7 @@ class GuardReport:
 
     @property
     def ok(self) -> bool:
-        return not self.violations
+        return not self.violations and not self.tracked_cache
 
     @property
     def oracle_only(self) -> tuple[GuardFinding, ...]:
@@ -61,7 +65,7 @@ def guard_change(project: Project, git: Git, change: Change) -> GuardReport:
     scope = Scope(judged_by_base(project, git, change.base), git)
     files = git.changed_files(change.base, change.head)
     finding = GuardFinding(change.label, scope.split(files, change.base, change.head))
-    return GuardReport(change.label, (finding,))
+    return GuardReport(change.label, (finding,), tuple(tracked(project.root)))
 
 
 def guard_commits(project: Project, git: Git, base: str, head: str, label: str) -> GuardReport:
@@ -72,4 +76,4 @@ def guard_commits(project: Project, git: Git, base: str, head: str, label: str) 
         parent = git.parent(sha) or base
         sides = scope.split(git.commit_files(sha), parent, sha)
         findings.append(GuardFinding(f"commit {git.short(sha)}", sides))
-    return GuardReport(label, tuple(findings))
+    return GuardReport(label, tuple(findings), tuple(tracked(project.root)))

@@ -281,7 +281,7 @@ def run_mutants(
         if verdict is not Verdict.NOT_RUN:
             cache.put(plan.key, CachedVerdict(verdict.value, by, note))
     cache.save()
-    notes = []
+    notes = list(cache.notes)
     if skipped:
         shown = ", ".join(skipped[:8]) + (", …" if len(skipped) > 8 else "")
         notes.append(
