@@ -37,7 +37,7 @@ def _strength(root: Path, cache_home: Path) -> dict[str, Any]:
 
 def _forge(path: Path, key: bytes) -> None:
     """Every verdict set to killed, sealed again with the attacker's own key."""
-    head, _, body = path.read_bytes().partition(b"\n")
+    _, _, body = path.read_bytes().partition(b"\n")
     entries = json.loads(body)
     for verdict in entries.values():
         verdict[0] = "killed"
