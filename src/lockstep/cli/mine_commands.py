@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.text import Text
 
 from lockstep.cli.app import EXIT_FAIL, EXIT_OK, console, main, project_from
+from lockstep.cli.signals import terminate_cleanly
 from lockstep.gates.git import Git
 from lockstep.mine import last_run
 from lockstep.mine.differential import replay_against
@@ -88,9 +89,10 @@ def run_against(
     out = console()
     _say_planted(out, project.root)
     specs = [project.oracle(n) for n in names] if names else list(project.oracles())
-    result = replay_against(
-        project, specs, rev, generate=generate, seed=seed, skip_unsupported=not names
-    )
+    with terminate_cleanly("the temporary worktree is removed"):
+        result = replay_against(
+            project, specs, rev, generate=generate, seed=seed, skip_unsupported=not names
+        )
     for name in result.skipped:
         out.print(Text(f"{name}: not compared (its kind has no target to call directly)"))
     for line in differential_lines(result):
