@@ -170,6 +170,16 @@ def differential_row(project: Project, head: str) -> Row | None:
     )
 
 
+def _replayed_by(judged: Project, at_head: Project) -> Project:
+    """The project row 1 replays: HEAD's files with the base's oracles, rules and options.
+
+    HEAD with no oracle at all still fails closed (nothing will guard the next change),
+    and a base with none (the range brings the first oracles) has no settings to keep."""
+    if not any(at_head.oracles()) or not any(judged.oracles()):
+        return at_head
+    return dataclasses.replace(at_head, config=judged.config)
+
+
 def review(
     project: Project, git: Git, change: Change, options: ReplayOptions | None = None
 ) -> Review:
@@ -187,7 +197,7 @@ def review(
     judged = judged_by_base(project, git, change.base)
 
     with project_at(project, git, head) as at_head:
-        summary = replay_all(dataclasses.replace(at_head, config=judged.config), options)
+        summary = replay_all(_replayed_by(judged, at_head), options)
     rows.append(
         Row(
             "every oracle replays green at HEAD",
