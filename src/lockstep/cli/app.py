@@ -61,14 +61,25 @@ def _console_class() -> type[Console]:
     whatever the verdict; here the rest of the output goes nowhere and the command finishes."""
     from rich.console import Console
 
-    from lockstep.cli.output import stdout_closed
-
     class _Console(Console):
         def on_broken_pipe(self) -> None:
             stdout_closed()
             self.quiet = True
 
     return _Console
+
+
+def stdout_closed() -> None:
+    """The reader of stdout went away (``| head``): send the rest of the output to
+    ``/dev/null``, so the command still finishes its work (a report file, say) and exits
+    with its own verdict, and Python's final flush does not fail."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    finally:
+        os.close(devnull)
 
 
 def err_console() -> Console:

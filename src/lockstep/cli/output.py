@@ -90,21 +90,10 @@ class Lines:
             out.write(text)
             out.flush()
         except BrokenPipeError:
+            from lockstep.cli.app import stdout_closed
+
             stdout_closed()
             self._closed = True
-
-
-def stdout_closed() -> None:
-    """The reader of stdout went away (``| head``): send the rest of the output to
-    ``/dev/null``, so the command still finishes its work (a report file, say) and exits
-    with its own verdict, and Python's final flush does not fail."""
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError):
-        pass
-    finally:
-        os.close(devnull)
 
 
 def lines() -> Lines:
