@@ -212,8 +212,10 @@ def test_status_lists_oracles_and_their_state(project: Path) -> None:
     assert "rows" in result.stdout and "corpus" in result.stdout and " 4 " in result.stdout
     (project / "lockstep/rows.lock.json").write_text("{not json")
     result = invoke_cli("status", cwd=project)
-    assert result.code == 1
+    assert result.code == 2  # a corrupt oracle file, as replay says it
     assert "unreadable" in result.stdout
+    assert result.stderr.startswith("lockstep: error: ") and result.stderr.count("\n") == 1
+    assert invoke_cli("replay", cwd=project).code == 2
 
 
 def test_shards_partition_the_cases(project: Path) -> None:

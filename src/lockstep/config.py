@@ -517,6 +517,21 @@ def find_config(start: Path | None = None) -> Path | None:
     return None
 
 
+def config_from_bytes(data: bytes, name: str, shown: str | None = None) -> Config:
+    """A configuration file's text (``lockstep.toml`` or ``pyproject.toml`` by ``name``),
+    validated: the configuration of another revision, read from git.  Errors name
+    ``shown`` (default: ``name``)."""
+    shown = shown or name
+    parsed = parse_toml(data, shown, ConfigError)
+    if Path(name).name == PYPROJECT:
+        raw = _from_pyproject(parsed)
+        if raw is None:
+            raise ConfigError(f"{shown}: has no [tool.lockstep] table")
+    else:
+        raw = parsed
+    return parse_config(raw, shown)
+
+
 def load_project(start: Path | None = None, *, config_path: Path | None = None) -> Project:
     """Find, read and validate the configuration.
 

@@ -21,6 +21,7 @@ from lockstep.cli.app import (
     REPLAY_JOBS_DEFAULT,
     console,
     err_console,
+    fail_usage,
     jobs_option_showing,
     json_option,
     main,
@@ -380,7 +381,10 @@ def status(ctx: click.Context, as_json: bool) -> None:
         return
     out.print(status_table(rows, project.root))
     bad = [r for r in rows if r.present and not r.readable]
-    sys.exit(EXIT_FAIL if bad else EXIT_OK)
+    if bad:  # a corrupt oracle file: exit 2, as replay says it
+        more = f" (and {len(bad) - 1} more unreadable)" if len(bad) > 1 else ""
+        fail_usage(f"{bad[0].message}{more}")
+    sys.exit(EXIT_OK)
 
 
 @main.command()
