@@ -360,7 +360,7 @@ def test_an_outcome_differing_between_workers_is_reported(tmp_path: Path) -> Non
     assert "LedgerRecordWarning" in err
     assert (
         f"mood(0) [{rows[0].id}]: does not reproduce in a fresh interpreter (result: recorded "
-        "returned 'angry:0', fresh interpreter returned 'calm:0'); not written"
+        "returned 'angry:0', fresh interpreter returned 'calm:0')"
     ) in err
     assert "mood(5) [" in err
 

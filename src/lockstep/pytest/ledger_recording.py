@@ -39,8 +39,8 @@ What the user controls, test by test:
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import fnmatch
-import re
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -79,8 +79,6 @@ SHOWN: Final = 8
 
 FAILED_SHOWN: Final = 3
 """Failed tests named in the one-line refusal of a failing run."""
-
-_ROW_ID: Final = re.compile(r"\[([0-9a-f]{16})\]")
 
 
 def addoption(parser: pytest.Parser) -> None:
@@ -522,7 +520,7 @@ def _test_of(starts: Sequence[int], tests: Sequence[str], call: int) -> str:
 
 
 def _refused_ids(report: RecordReport) -> set[str]:
-    return {rid for line in report.refused for rid in _ROW_ID.findall(line)[:1]}
+    return {r.case_id for r in report.refused}
 
 
 def _add_spilled_tests(
@@ -562,14 +560,12 @@ def _add_spilled_tests(
 def _name_refused(report: RecordReport, tests_of: dict[str, list[str]]) -> dict[str, list[str]]:
     """Add its test(s) to each refused row of ``report``; return the row ids by test."""
     by_test: dict[str, list[str]] = {}
-    for i, line in enumerate(report.refused):
-        for rid in _ROW_ID.findall(line):
-            nodes = tests_of.get(rid)
-            if nodes:
-                report.refused[i] = f"{line} (test: {', '.join(nodes)})"
-                for nodeid in nodes:
-                    by_test.setdefault(nodeid, []).append(rid)
-                break
+    for i, refusal in enumerate(report.refused):
+        nodes = tests_of.get(refusal.case_id)
+        if nodes:
+            report.refused[i] = dataclasses.replace(refusal, tests=tuple(nodes))
+            for nodeid in nodes:
+                by_test.setdefault(nodeid, []).append(refusal.case_id)
     return by_test
 
 
@@ -586,10 +582,11 @@ def _summary_lines(outcome: _Outcome) -> list[str]:
     if outcome.skipped:
         counts += f", left out {skipped_calls} call(s) of {len(outcome.skipped)} excluded test(s)"
     lines = [counts]
+    causes = {r.case_id: r.cause for r in report.refused}
     for nodeid, rids in outcome.refused_by_test.items():
         by_cause: dict[str, list[str]] = {}
         for rid in rids:
-            by_cause.setdefault(report.causes.get(rid, ""), []).append(rid)
+            by_cause.setdefault(causes.get(rid, ""), []).append(rid)
         for cause, ids in by_cause.items():
             because = f" (cause: {cause})" if cause else ""
             lines.append(f"  refused {len(ids)} row(s) from {nodeid}{because}: {_shown(ids)}")

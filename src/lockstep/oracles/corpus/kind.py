@@ -18,6 +18,8 @@ from lockstep.model import (
     Outcome,
     RecordMode,
     RecordReport,
+    Refusal,
+    RefusalReason,
     ReplayOptions,
     Status,
 )
@@ -165,7 +167,10 @@ def _reproducible(
     checked = verify(project, corpus, candidate)
     report.notes.append(checked.note(len(fresh)))
     failed = {v.case_id: v for v in checked.failed()}
-    report.refused.extend(f"{fid}: does not reproduce ({v.because()})" for fid, v in failed.items())
+    report.refused.extend(
+        Refusal(corpus.name, fid, RefusalReason.NOT_REPRODUCED, detail=v.reason, cause=v.cause)
+        for fid, v in failed.items()
+    )
     return {fid: entry for fid, entry in fresh.items() if fid not in failed}
 
 
@@ -184,6 +189,7 @@ def _freeze(
     rendered = renderer(fixture_id, fixture_path)
     raised = rendered.raised
     refusal = policy.refusal(
+        report.oracle,
         fixture_id,
         {"id": fixture_id, "output": rendered.data, "exception": raised and raised.exc_stem},
     )

@@ -378,10 +378,10 @@ def merge_into_file(
     rows: Mapping[str, LedgerRow],
     signature: list[Param],
     stem_length: int,
-) -> list[str]:
+) -> RecordReport:
     """Add new rows to ``path`` (creating it), under its lock: what ``@record_io`` does at exit.
 
-    Returns the report's notes, and first a line for each row left out because it holds
+    Returns the report: its notes, and a refusal for each row left out because it holds
     a secret (``@record_io`` runs inside the user's program: it tells them on stderr).
     """
     secrets = RecordReport(path.name, path, RecordMode.NEW_ONLY)
@@ -394,6 +394,6 @@ def merge_into_file(
                 raise DataError(
                     f"{display_path(path)}:1: ledger was recorded for {header.fn!r}, not {fn!r}"
                 )
-        report = RecordReport(path.name, path, mode)
+        report = RecordReport(path.name, path, mode, refused=secrets.refused)
         write_ledger(path, report, fn, rows, signature, stem_length)
-    return [*secrets.refused, *report.notes]
+    return report

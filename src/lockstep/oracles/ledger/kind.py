@@ -31,6 +31,8 @@ from lockstep.model import (
     Outcome,
     RecordMode,
     RecordReport,
+    Refusal,
+    RefusalReason,
     ReplayOptions,
     Status,
 )
@@ -231,7 +233,16 @@ def write_recording(
     report = RecordReport(spec.name, path, mode)
     report.notes.extend(recording.notes())
     for r in recording.refused:
-        _refuse(report, r.id, f"{r.call} [{r.id}]", recording.contexts.get(r.id, ""))
+        report.refused.append(
+            Refusal(
+                spec.name,
+                r.id,
+                RefusalReason.VARIES,
+                label=f"{r.call} [{r.id}]",
+                detail=" | ".join(r.outcomes),
+                cause=recording.contexts.get(r.id, ""),
+            )
+        )
     secret_free = without_secrets(policy_for(project), recording.rows, report)
     rows = _reproducible(project, spec, recording, secret_free, signature, report, started)
     if keep:
@@ -242,13 +253,6 @@ def write_recording(
         )
     write_ledger(path, report, recording.fn, rows, signature, project.config.lockstep.stem_length)
     return report
-
-
-def _refuse(report: RecordReport, row_id: str, line: str, cause: str) -> None:
-    """A refused row's line, with its likely cause when one was seen (also kept by id)."""
-    report.refused.append(f"{line} (cause: {cause})" if cause else line)
-    if cause:
-        report.causes[row_id] = cause
 
 
 def _reproducible(
@@ -284,11 +288,16 @@ def _reproducible(
     for verdict in failed:
         row = rows[verdict.case_id]
         causes = [c for c in (recording.contexts.get(row.id, ""), verdict.cause) if c]
-        line = (
-            f"{call_text(row.fn, row.args, row.kwargs)} [{row.id}]: does not reproduce "
-            f"outside the recording ({verdict.reason})"
+        report.refused.append(
+            Refusal(
+                spec.name,
+                row.id,
+                RefusalReason.NOT_REPRODUCED,
+                label=f"{call_text(row.fn, row.args, row.kwargs)} [{row.id}]",
+                detail=verdict.reason,
+                cause="; ".join(causes),
+            )
         )
-        _refuse(report, row.id, line, "; ".join(causes))
     if not failed:
         return rows
     dropped = {v.case_id for v in failed}

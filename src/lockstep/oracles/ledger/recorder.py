@@ -57,6 +57,7 @@ from lockstep import canon
 from lockstep.canon import JSON
 from lockstep.canon.codec import allow_callables_from
 from lockstep.errors import CanonError, TargetError
+from lockstep.model import Refusal, RefusalReason
 from lockstep.oracles.ledger.file import merge_into_file, outcome_of
 from lockstep.oracles.ledger.format import (
     ROW_DECODER,
@@ -77,7 +78,6 @@ from lockstep.oracles.ledger.spool import (
     spill_threshold,
     write_run,
 )
-from lockstep.secrets import SECRET_REFUSED
 from lockstep.targets import root_on_path, split_target
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -1099,11 +1099,13 @@ class _DecoratorState:
     """The recorder's call count when its notes were last told to the user."""
     kept_notes: list[str] = field(default_factory=list)
     """Notes from writes not reported yet (the periodic ones are silent)."""
+    kept_refusals: list[Refusal] = field(default_factory=list)
+    """Rows left out by writes not reported yet (a secret, or no reproduction)."""
     unverifiable: str = ""
     """Why this function's rows cannot be replayed in a fresh interpreter ("" if they can)."""
     verified: set[str] = field(default_factory=set)
     """Row ids proven to reproduce in a fresh interpreter (not verified again)."""
-    unreproducible: dict[str, str] = field(default_factory=dict)
+    unreproducible: dict[str, Refusal] = field(default_factory=dict)
     """Row id -> why it did not reproduce: never written, told once."""
 
 
@@ -1168,17 +1170,16 @@ def _flush_all() -> None:
     """Write every decorated function's new rows: at exit, worker exit and SIGTERM."""
     for state in list(_PENDING_FLUSH):
         try:
-            notes = flush(state)
+            told = _flush(state, report=True)
         except Exception as e:  # a warning made an error (-W error), or a bug: nobody can catch it
             _stderr(f"lockstep: {state.ledger}: {type(e).__name__}: {e}")
         else:
             # The report the README promises (calls seen, rows kept, saturation), once, by
             # the process the user started; its workers' rows are merged silently.
-            if notes and _is_top_process():
-                _stderr(f"lockstep: {_shown(state.ledger)}: {notes[0]}")
-                for line in notes[1:]:  # a row left out for a secret: said even at exit
-                    if SECRET_REFUSED in line:
-                        _stderr(f"lockstep: {_shown(state.ledger)}: {line}")
+            if told.notes and _is_top_process():
+                _stderr(f"lockstep: {_shown(state.ledger)}: {told.notes[0]}")
+                for refusal in told.secrets:  # a row left out for a secret: said even at exit
+                    _stderr(f"lockstep: {_shown(state.ledger)}: {refusal.text()}")
 
 
 def _reproducible_rows(state: _DecoratorState, recording: Recording) -> dict[str, LedgerRow]:
@@ -1204,9 +1205,17 @@ def _reproducible_rows(state: _DecoratorState, recording: Recording) -> dict[str
             state.ledger, recording.fn, state.signature, state.recorder.stem_length, fresh
         )
         state.unreproducible.update(failed)
-        state.kept_notes.extend(failed.values())
+        state.kept_refusals.extend(failed.values())
         state.verified.update(rid for rid in fresh if rid not in failed)
     return {rid: row for rid, row in rows.items() if rid not in state.unreproducible}
+
+
+@dataclass(frozen=True)
+class _Told:
+    """What one write told the user: its notes, and the rows it left out for a secret."""
+
+    notes: list[str] = field(default_factory=list)
+    secrets: list[Refusal] = field(default_factory=list)
 
 
 def flush(state: _DecoratorState) -> list[str]:
@@ -1215,16 +1224,16 @@ def flush(state: _DecoratorState) -> list[str]:
     Rows are merged under the ledger's lock (:func:`merge_into_file`), so any number of
     processes may flush into one ledger; a row already in the file is kept as it is.
     """
-    return _flush(state, report=True)
+    return _flush(state, report=True).notes
 
 
-def _flush(state: _DecoratorState, *, report: bool) -> list[str]:
+def _flush(state: _DecoratorState, *, report: bool) -> _Told:
     """Write the new rows; tell the notes only when ``report`` (else keep them for later)."""
     global _writing
     with _FLUSH_LOCK:
         calls = state.recorder.calls
         if calls == state.flushed_calls and (not report or calls == state.reported_calls):
-            return []
+            return _Told()
         _writing = True
         try:
             part = state.recorder.part()
@@ -1232,7 +1241,7 @@ def _flush(state: _DecoratorState, *, report: bool) -> list[str]:
             error: Exception | None = None
             if part.calls != state.flushed_calls:
                 try:
-                    kept = merge_into_file(
+                    written = merge_into_file(
                         state.ledger,
                         recording.fn,
                         _reproducible_rows(state, recording),
@@ -1243,16 +1252,17 @@ def _flush(state: _DecoratorState, *, report: bool) -> list[str]:
                     error = e
                 else:
                     state.flushed_calls = part.calls
+                    state.kept_refusals.extend(written.refused)
                     state.kept_notes.extend(
-                        line
-                        if SECRET_REFUSED in line
-                        else f"{line}; another process or an earlier run recorded it first"
-                        for line in kept
+                        f"{line}; another process or an earlier run recorded it first"
+                        for line in written.notes
                     )
             kept_notes: list[str] = []
+            kept_refusals: list[Refusal] = []
             if report:
                 state.reported_calls = part.calls
                 kept_notes, state.kept_notes = state.kept_notes, []
+                kept_refusals, state.kept_refusals = state.kept_refusals, []
         finally:
             _writing = False
     try:
@@ -1262,16 +1272,17 @@ def _flush(state: _DecoratorState, *, report: bool) -> list[str]:
                 LedgerRecordWarning,
                 stacklevel=3,
             )
-            return []
+            return _Told()
         if not report:
-            return []
-        notes = [*recording.notes(), *kept_notes]
+            return _Told()
+        notes = [*recording.notes(), *(r.text() for r in kept_refusals), *kept_notes]
         dropped = sum(1 for rid in recording.rows if rid in state.unreproducible)
         if dropped:
             notes[0] += f"; {dropped} did not reproduce in a fresh interpreter and were not written"
         for line in notes[1:]:
             warnings.warn(f"lockstep: {line}", LedgerRecordWarning, stacklevel=3)
-        return notes
+        secrets = [r for r in kept_refusals if r.reason is RefusalReason.SECRET]
+        return _Told(notes, secrets)
     finally:
         if _term_pending and _in_main_thread():  # SIGTERM came during this write: end now
             _finish_sigterm()

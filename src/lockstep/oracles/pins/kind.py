@@ -457,7 +457,7 @@ def _freeze(
     fresh: dict[str, Pin] = {}
     for c, t, result, w in zip(cases, targets, cold, warm, strict=True):
         pin = _pin(c, t, result, policy.scrubber, w)
-        refusal = policy.refusal(c.id, _secret_fields(pin))
+        refusal = policy.refusal(spec.name, c.id, _secret_fields(pin))
         if refusal is not None:
             report.refused.append(refusal)
         else:

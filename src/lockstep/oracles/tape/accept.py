@@ -100,7 +100,7 @@ def plan_accept(project: Project, spec: OracleSpec, *, why: str, test: Path) -> 
     )
     refusal = secret_refusal(policy_for(project), document)
     if refusal is not None:
-        raise Rejected(f"{tspec.name}: the tape cannot be accepted: {refusal}")
+        raise Rejected(f"{tspec.name}: the tape cannot be accepted: {refusal.text()}")
     return AcceptPlan(
         oracle=tspec.name,
         path=path,

@@ -41,6 +41,8 @@ from lockstep.model import (
     Outcome,
     RecordMode,
     RecordReport,
+    Refusal,
+    RefusalReason,
     ReplayOptions,
     Status,
 )
@@ -282,7 +284,15 @@ def _reproduces(project: Project, tspec: TapeSpec, doc: TapeDocument, report: Re
     checked = verify(project, tspec, candidate)
     report.notes.append(checked.note(1))
     for verdict in checked.failed():
-        report.refused.append(f"{tspec.name}: does not reproduce ({verdict.because()})")
+        report.refused.append(
+            Refusal(
+                tspec.name,
+                tspec.name,
+                RefusalReason.NOT_REPRODUCED,
+                detail=verdict.reason,
+                cause=verdict.cause,
+            )
+        )
     return not checked.failed()
 
 
