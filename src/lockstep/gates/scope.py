@@ -19,11 +19,11 @@ from typing import Any, Final
 
 from wcmatch import glob
 
-from lockstep.config import GatesSpec, Project
+from lockstep.config import KINDS, GatesSpec, Project
 from lockstep.gates.git import Git, Head
 from lockstep.oracles import kind_of
 
-_ORACLE_TABLES: Final = ("corpus", "ledger", "pins", "tape", "rule", "secret")
+_ORACLE_TABLES: Final = (*KINDS, "rule", "secret")
 _SECRETS_SETTING: Final = "lockstep.secrets"
 """``[lockstep] secrets = "off"``: turning the scan off is an oracle change, like a rule."""
 BLOB: Final = "blob"

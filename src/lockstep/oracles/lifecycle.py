@@ -24,7 +24,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from lockstep.config import OracleSpec, Project
 from lockstep.errors import UsageError
 from lockstep.model import RecordMode, RecordReport
 from lockstep.store import display_path
@@ -165,28 +164,3 @@ def _sort_fresh(
             report.unchanged.append(cid)
         else:
             report.replaced.append(cid)
-
-
-RecordBody = Callable[[Project, OracleSpec, RecordMode, "frozenset[str] | None"], RecordReport]
-"""A kind's record written once for both entry points: ``only`` is None for ``record``."""
-
-
-def record_entry_points(
-    body: RecordBody,
-) -> tuple[
-    Callable[[Project, OracleSpec, RecordMode], RecordReport],
-    Callable[[Project, OracleSpec, frozenset[str]], RecordReport],
-]:
-    """The protocol's ``record`` and ``accept`` of a kind whose record can be narrowed.
-
-    ``accept`` is ``--force`` narrowed to the accepted cases (:func:`wanted` and
-    :func:`merge` take the same ``only``).
-    """
-
-    def record(project: Project, spec: OracleSpec, mode: RecordMode) -> RecordReport:
-        return body(project, spec, mode, None)
-
-    def accept(project: Project, spec: OracleSpec, cases: frozenset[str]) -> RecordReport:
-        return body(project, spec, RecordMode.FORCE, cases)
-
-    return record, accept

@@ -432,7 +432,7 @@ class LedgerRecording:
         from lockstep.oracles.ledger import kind as ledger_oracle
         from lockstep.oracles.ledger.file import iter_rows, read_header
 
-        path = ledger_oracle.oracle_path(self.project, spec)
+        path = ledger_oracle.KIND.oracle_path(self.project, spec)
         try:
             header = read_header(path)
             if header.fn != fn:

@@ -24,10 +24,9 @@ import shlex
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Final
 
-from lockstep.config import OracleSpec, PinsSpec, Project
+from lockstep.config import PinsSpec, Project
 from lockstep.diff import document_diff, shown_texts
 from lockstep.errors import DataError, Rejected, TargetError, UsageError
 from lockstep.model import (
@@ -43,19 +42,16 @@ from lockstep.oracles import (
     CaseInput,
     CaseRunner,
     OracleInput,
+    OracleKind,
     StrengthScope,
-    kind_from,
-    spec_as,
 )
 from lockstep.oracles.lifecycle import (
     ModeWords,
     check_contract,
     check_record_mode,
     merge,
-    record_entry_points,
     wanted,
 )
-from lockstep.oracles.mining import MINABLE_KINDS, MiningSubject
 from lockstep.oracles.pins.cases import PinCase, cases_path, read_cases, resolve_cwd
 from lockstep.oracles.pins.format import (
     FORMAT,
@@ -101,14 +97,6 @@ class CaseTooLoud(TargetError):
 
 
 # ---------------------------------------------------------------- helpers
-
-
-def oracle_path(project: Project, spec: OracleSpec) -> Path:
-    return project.oracle_dir / f"{spec.name}{SUFFIX}"
-
-
-def _spec(spec: OracleSpec) -> PinsSpec:
-    return spec_as(spec, PinsSpec, "pins")
 
 
 def _check_spec(project: Project, spec: PinsSpec) -> None:
@@ -346,15 +334,14 @@ def _discover_notes(spec: PinsSpec, targets: list[ProbeTarget], jobs: int) -> li
 
 
 def _record(
-    project: Project, spec: OracleSpec, mode: RecordMode, only: frozenset[str] | None
+    project: Project, pins_spec: PinsSpec, mode: RecordMode, only: frozenset[str] | None
 ) -> RecordReport:
     """Probe every case, refuse a varying one, then write the pins file whole (or nothing).
 
     ``only`` narrows ``--force`` to the cases being accepted (``lockstep accept``).
     """
-    pins_spec = _spec(spec)
     _check_spec(project, pins_spec)
-    path = oracle_path(project, pins_spec)
+    path = KIND.oracle_path(project, pins_spec)
     report = RecordReport(pins_spec.name, path, mode)
     exists = check_record_mode(path, project.root, pins_spec.name, mode, _MODE_WORDS)
     old: PinsFile | None = None
@@ -660,148 +647,142 @@ def _given(outcome: Outcome) -> Callable[[], Outcome]:
     return lambda: outcome
 
 
-def replay(project: Project, spec: OracleSpec, options: ReplayOptions) -> Iterator[Outcome]:
-    """Re-run every selected case (``options.jobs`` at a time) and compare strictly.
+class PinsKind(OracleKind[PinsSpec]):
+    """Whole process runs → exit code, stdout, stderr."""
 
-    Each case runs exactly as ``command`` and the cases file say now; a pin whose
-    recorded argv, env, stdin or folder differs from that, or a file recorded
-    under other rules or another environment base, is stale: reported, not run.
-    """
-    pins_spec = _spec(spec)
-    _check_spec(project, pins_spec)
-    pins_file = open_pins(oracle_path(project, pins_spec), project.root, name=pins_spec.name)
-    plan = _plan(project, pins_spec, pins_file, warm=True)
-    pinned: set[str] = set()
+    name = "pins"
+    suffix = SUFFIX
+    parallel_by_default = True
+    not_minable = "argv/stdin variants of whole programs are not generated"
+    """A pins case is a whole program run, and its argv and stdin are free text whose
+    meaning only the program's own parser knows -- variants drawn from them would mostly
+    test the argument parser.  Generating them is out of scope."""
 
-    def tasks() -> Iterator[Callable[[], Outcome]]:
-        for pin in pins_file.pins():
-            pinned.add(pin.id)
-            if not options.selects(pin.id):
-                continue
-            verdict = _judge(project, plan, pin)
-            yield verdict if callable(verdict) else _given(verdict)
+    def record_cases(
+        self, project: Project, spec: PinsSpec, mode: RecordMode, only: frozenset[str] | None
+    ) -> RecordReport:
+        return _record(project, spec, mode, only)
 
-    try:
-        yield from run_parallel(tasks(), jobs=max(1, options.jobs))
-    finally:
+    def replay(
+        self, project: Project, pins_spec: PinsSpec, options: ReplayOptions
+    ) -> Iterator[Outcome]:
+        """Re-run every selected case (``options.jobs`` at a time) and compare strictly.
+
+        Each case runs exactly as ``command`` and the cases file say now; a pin whose
+        recorded argv, env, stdin or folder differs from that, or a file recorded
+        under other rules or another environment base, is stale: reported, not run.
+        """
+        _check_spec(project, pins_spec)
+        pins_file = open_pins(
+            self.oracle_path(project, pins_spec), project.root, name=pins_spec.name
+        )
+        plan = _plan(project, pins_spec, pins_file, warm=True)
+        pinned: set[str] = set()
+
+        def tasks() -> Iterator[Callable[[], Outcome]]:
+            for pin in pins_file.pins():
+                pinned.add(pin.id)
+                if not options.selects(pin.id):
+                    continue
+                verdict = _judge(project, plan, pin)
+                yield verdict if callable(verdict) else _given(verdict)
+
+        try:
+            yield from run_parallel(tasks(), jobs=max(1, options.jobs))
+        finally:
+            if plan.pool is not None:
+                plan.pool.close()
+        for case_id in plan.cases:
+            if case_id not in pinned and options.selects(case_id):
+                yield Outcome(
+                    pins_spec.name,
+                    case_id,
+                    Status.NEW,
+                    note=f"not pinned; 'lockstep record {pins_spec.name} --new-only' adds it",
+                )
+
+    def case_runner(self, project: Project, pins_spec: PinsSpec) -> CaseRunner:
+        """Replay one pin by id (a pytest item): the file is indexed once, each pin read on demand.
+
+        The index holds byte offsets, not pins, so memory stays flat however large
+        the recorded outputs are.
+        """
+        _check_spec(project, pins_spec)
+        pins_file = open_pins(
+            self.oracle_path(project, pins_spec), project.root, name=pins_spec.name
+        )
+        plan = _plan(project, pins_spec, pins_file, warm=True)
         if plan.pool is not None:
-            plan.pool.close()
-    for case_id in plan.cases:
-        if case_id not in pinned and options.selects(case_id):
-            yield Outcome(
-                pins_spec.name,
-                case_id,
-                Status.NEW,
-                note=f"not pinned; 'lockstep record {pins_spec.name} --new-only' adds it",
+            atexit.register(plan.pool.close)
+        offsets = pins_file.offsets()
+
+        def replay_one(case_id: str) -> Outcome:
+            if case_id not in offsets:
+                if case_id in plan.cases:
+                    return Outcome(pins_spec.name, case_id, Status.NEW, note="not pinned")
+                return Outcome(pins_spec.name, case_id, Status.MISSING, note="no such pin")
+            verdict = _judge(project, plan, pins_file.pin_at(*offsets[case_id]))
+            return verdict() if callable(verdict) else verdict
+
+        return replay_one
+
+    def case_ids(self, project: Project, spec: PinsSpec) -> Iterator[str]:
+        """The pinned ids, streaming (one pytest item each)."""
+        pins_file = open_pins(self.oracle_path(project, spec), project.root, name=spec.name)
+        for pin in pins_file.pins():
+            yield pin.id
+
+    def status(self, project: Project, pins_spec: PinsSpec) -> OracleStatus:
+        """Present, readable, how many pins, and whether the config's rules still match the file's."""
+        path = self.oracle_path(project, pins_spec)
+
+        def read() -> tuple[int, str]:
+            pins_file = open_pins(path, project.root)
+            plan = _plan(project, pins_spec, pins_file)
+            count = 0
+            stale: list[str] = []
+            for pin in pins_file.pins():
+                count += 1
+                verdict = _judge(project, plan, pin)
+                if not callable(verdict) and verdict.status is Status.STALE:
+                    stale.append(pin.id)
+            if not stale:
+                return count, ""
+            fields = ", ".join(sorted({m.field for m in plan.header_stale})) or "cases"
+            return count, (
+                f"{len(stale)} stale (recorded {fields} differ from the configuration and cases "
+                f"now: {', '.join(stale[:3])}{', …' if len(stale) > 3 else ''}); "
+                "'lockstep record --force' re-records them"
             )
 
+        return file_status(pins_spec, path, read)
 
-def case_runner(project: Project, spec: OracleSpec) -> CaseRunner:
-    """Replay one pin by id (a pytest item): the file is indexed once, each pin read on demand.
-
-    The index holds byte offsets, not pins, so memory stays flat however large
-    the recorded outputs are.
-    """
-    pins_spec = _spec(spec)
-    _check_spec(project, pins_spec)
-    pins_file = open_pins(oracle_path(project, pins_spec), project.root, name=pins_spec.name)
-    plan = _plan(project, pins_spec, pins_file, warm=True)
-    if plan.pool is not None:
-        atexit.register(plan.pool.close)
-    offsets = pins_file.offsets()
-
-    def replay_one(case_id: str) -> Outcome:
-        if case_id not in offsets:
-            if case_id in plan.cases:
-                return Outcome(pins_spec.name, case_id, Status.NEW, note="not pinned")
-            return Outcome(pins_spec.name, case_id, Status.MISSING, note="no such pin")
-        verdict = _judge(project, plan, pins_file.pin_at(*offsets[case_id]))
-        return verdict() if callable(verdict) else verdict
-
-    return replay_one
-
-
-def case_ids(project: Project, spec: OracleSpec) -> Iterator[str]:
-    """The pinned ids, streaming (one pytest item each)."""
-    pins_file = open_pins(oracle_path(project, _spec(spec)), project.root, name=spec.name)
-    for pin in pins_file.pins():
-        yield pin.id
-
-
-def status(project: Project, spec: OracleSpec) -> OracleStatus:
-    """Present, readable, how many pins, and whether the config's rules still match the file's."""
-    pins_spec = _spec(spec)
-    path = oracle_path(project, pins_spec)
-
-    def read() -> tuple[int, str]:
-        pins_file = open_pins(path, project.root)
-        plan = _plan(project, pins_spec, pins_file)
-        count = 0
-        stale: list[str] = []
-        for pin in pins_file.pins():
-            count += 1
-            verdict = _judge(project, plan, pin)
-            if not callable(verdict) and verdict.status is Status.STALE:
-                stale.append(pin.id)
-        if not stale:
-            return count, ""
-        fields = ", ".join(sorted({m.field for m in plan.header_stale})) or "cases"
-        return count, (
-            f"{len(stale)} stale (recorded {fields} differ from the configuration and cases "
-            f"now: {', '.join(stale[:3])}{', …' if len(stale) > 3 else ''}); "
-            "'lockstep record --force' re-records them"
+    def probe_targets(self, project: Project, pins_spec: PinsSpec) -> tuple[ProbeTarget, ...]:
+        """Every configured case as ``lockstep probe NAME`` runs it, labelled ``NAME::id``."""
+        _check_spec(project, pins_spec)
+        targets = tuple(
+            replace(case_target(project, pins_spec, case), label=f"{pins_spec.name}::{case.id}")
+            for case in read_cases(project, pins_spec)
         )
+        if not targets:
+            raise UsageError(f"{pins_spec.name}: the cases file has no [[case]]")
+        return targets
 
-    return file_status(pins_spec, path, read)
+    def case_inputs(self, project: Project, pins_spec: PinsSpec) -> Iterator[CaseInput]:
+        """Each configured case: its argv (and stdin), as the cases file gives them."""
+        for case in read_cases(project, pins_spec):
+            argv = shlex.join([*pins_spec.command, *case.argv])
+            stdin = f" < {len(case.stdin)} bytes of stdin" if case.stdin else ""
+            yield CaseInput(case.id, f"{argv}{stdin}", (*case.argv, case.stdin))
 
+    def strength_scope(self, project: Project, spec: PinsSpec) -> StrengthScope:
+        """The program's Python: a ``script.py`` or ``-m module`` of the command, and the project's
+        modules it imports (found from its import statements, without running it)."""
+        return StrengthScope(program_files(project.root, spec.command), False)
 
-def probe_targets(project: Project, spec: OracleSpec) -> tuple[ProbeTarget, ...]:
-    """Every configured case as ``lockstep probe NAME`` runs it, labelled ``NAME::id``."""
-    pins_spec = _spec(spec)
-    _check_spec(project, pins_spec)
-    targets = tuple(
-        replace(case_target(project, pins_spec, case), label=f"{pins_spec.name}::{case.id}")
-        for case in read_cases(project, pins_spec)
-    )
-    if not targets:
-        raise UsageError(f"{pins_spec.name}: the cases file has no [[case]]")
-    return targets
-
-
-def case_inputs(project: Project, spec: OracleSpec) -> Iterator[CaseInput]:
-    """Each configured case: its argv (and stdin), as the cases file gives them."""
-    pins_spec = _spec(spec)
-    for case in read_cases(project, pins_spec):
-        argv = shlex.join([*pins_spec.command, *case.argv])
-        stdin = f" < {len(case.stdin)} bytes of stdin" if case.stdin else ""
-        yield CaseInput(case.id, f"{argv}{stdin}", (*case.argv, case.stdin))
+    def inputs(self, project: Project, pins_spec: PinsSpec) -> tuple[OracleInput, ...]:
+        """The cases file: changing a case re-records the pins."""
+        return (OracleInput(pins_spec.cases, f"cases of pins {pins_spec.name!r}"),)
 
 
-def strength_scope(project: Project, spec: OracleSpec) -> StrengthScope:
-    """The program's Python: a ``script.py`` or ``-m module`` of the command, and the project's
-    modules it imports (found from its import statements, without running it)."""
-    return StrengthScope(
-        program_files(project.root, spec_as(spec, PinsSpec, "pins").command), False
-    )
-
-
-def inputs(project: Project, spec: OracleSpec) -> tuple[OracleInput, ...]:
-    """The cases file: changing a case re-records the pins."""
-    pins_spec = _spec(spec)
-    return (OracleInput(pins_spec.cases, f"cases of pins {pins_spec.name!r}"),)
-
-
-record, accept = record_entry_points(_record)
-
-
-def mining(project: Project, spec: OracleSpec) -> MiningSubject:
-    """Refused, with the reason: a pins case is a whole program run, and its argv and stdin
-    are free text whose meaning only the program's own parser knows -- variants drawn
-    from them would mostly test the argument parser.  Generating them is out of scope."""
-    raise UsageError(
-        f"oracle {spec.name!r} is a pins oracle: 'lockstep mine' and 'replay --against' work "
-        f"on {MINABLE_KINDS} (argv/stdin variants of whole programs are not generated)"
-    )
-
-
-KIND: Final = kind_from(globals(), name="pins", suffix=SUFFIX, parallel_by_default=True)
+KIND: Final = PinsKind()
