@@ -39,6 +39,7 @@ from lockstep.oracles.lifecycle import (
     check_contract,
     check_record_mode,
     merge,
+    read_existing,
     wanted,
 )
 from lockstep.oracles.stale import Mismatch, mismatches, rules_mismatch, stale_outcome
@@ -78,14 +79,7 @@ def _record(
     path = KIND.oracle_path(project, corpus)
     report = RecordReport(corpus.name, path, mode)
     exists = check_record_mode(path, project.root, corpus.name, mode, _MODE_WORDS)
-    old: Lock | None = None
-    if exists:
-        try:
-            old = read_lock(path)
-        except DataError as e:
-            if mode is not RecordMode.FORCE or only is not None:
-                raise
-            report.notes.append(f"replaced an unreadable file ({e})")
+    old = read_existing(lambda: read_lock(path), exists, report, narrowed=only is not None)
     found = fixtures(project, corpus)
     rules = resolve_rules(corpus.rules, project, where=project.key(corpus))
     if old is not None:
@@ -120,9 +114,25 @@ def _record(
             rules=rules.records(),
             entries=list(entries.values()),
         )
-        if old is None or lock != old:
+        written = old is None or lock != old
+        if written:
             write_lock(path, lock)
+    if written and (report.trimmed or report.replaced):
+        _discard_unreferenced(project, blobs)
     return report
+
+
+def _discard_unreferenced(project: Project, blobs: BlobStore) -> None:
+    """Remove the blobs no corpus lock in the oracle folder refers to any more (those of
+    trimmed or re-recorded fixtures).  The folder is shared by every corpus, so each lock
+    in it is read; when one cannot be read, nothing is removed."""
+    keep: set[str] = set()
+    for lock_path in sorted(project.oracle_dir.glob(f"*{SUFFIX}")):
+        try:
+            keep.update(e.sha256 for e in read_lock(lock_path).entries)
+        except DataError:
+            return
+    blobs.discard_unreferenced(keep)
 
 
 def _reproducible(

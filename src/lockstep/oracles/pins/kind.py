@@ -28,7 +28,7 @@ from typing import Final
 
 from lockstep.config import PinsSpec, Project
 from lockstep.diff import document_diff, shown_texts
-from lockstep.errors import DataError, Rejected, TargetError, UsageError
+from lockstep.errors import Rejected, TargetError, UsageError
 from lockstep.model import (
     Drift,
     OracleStatus,
@@ -50,6 +50,7 @@ from lockstep.oracles.lifecycle import (
     check_contract,
     check_record_mode,
     merge,
+    read_existing,
     wanted,
 )
 from lockstep.oracles.pins.cases import PinCase, cases_path, read_cases, resolve_cwd
@@ -344,17 +345,13 @@ def _record(
     path = KIND.oracle_path(project, pins_spec)
     report = RecordReport(pins_spec.name, path, mode)
     exists = check_record_mode(path, project.root, pins_spec.name, mode, _MODE_WORDS)
-    old: PinsFile | None = None
-    old_lines: dict[str, bytes] = {}
-    if exists:
-        try:
-            old = open_pins(path, project.root)
-            old_lines = {pin.id: encode(pin) for pin in old.pins()}
-        except DataError as e:
-            if mode is not RecordMode.FORCE or only is not None:
-                raise
-            old = None
-            report.notes.append(f"replaced an unreadable file ({e})")
+
+    def read() -> tuple[PinsFile, dict[str, bytes]]:
+        pins = open_pins(path, project.root)
+        return pins, {pin.id: encode(pin) for pin in pins.pins()}
+
+    found = read_existing(read, exists, report, narrowed=only is not None)
+    old, old_lines = found if found is not None else (None, {})
     cases = {c.id: c for c in sorted(read_cases(project, pins_spec), key=lambda c: c.id)}
     rules = resolve_rules(pins_spec.rules, project, where=project.key(pins_spec))
     header = Header(

@@ -31,7 +31,6 @@ from lockstep.diff import unified
 from lockstep.errors import (
     CanonError,
     ConfigError,
-    DataError,
     LockstepError,
     TargetError,
 )
@@ -54,7 +53,14 @@ from lockstep.oracles import (
     spec_as,
     used_scope,
 )
-from lockstep.oracles.lifecycle import ModeWords, check_contract, check_record_mode, merge, wanted
+from lockstep.oracles.lifecycle import (
+    ModeWords,
+    check_contract,
+    check_record_mode,
+    merge,
+    read_existing,
+    wanted,
+)
 from lockstep.oracles.stale import mismatches, rules_mismatch, stale_outcome
 from lockstep.oracles.status import file_status
 from lockstep.oracles.tape.compare import compare, render_result, render_tape, setting_changes
@@ -239,14 +245,7 @@ class TapeKind(OracleKind[TapeSpec]):
         path = self.oracle_path(project, tspec)
         report = RecordReport(tspec.name, path, mode)
         exists = check_record_mode(path, project.root, tspec.name, mode, _MODE_WORDS)
-        old: TapeDocument | None = None
-        if exists:
-            try:
-                old = read_tape(project, tspec)
-            except DataError as e:
-                if mode is not RecordMode.FORCE:
-                    raise
-                report.notes.append(f"replaced an unreadable file ({e})")
+        old = read_existing(lambda: read_tape(project, tspec), exists, report)
         rules = config_rules(project, tspec)
         if old is not None:
             check_contract(
