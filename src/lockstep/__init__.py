@@ -17,7 +17,7 @@ from lockstep.canon import decode, dumps, encode, register_encoder, register_typ
 from lockstep.errors import LockstepError
 
 if TYPE_CHECKING:
-    from lockstep.oracles.ledger.recorder import record_io
+    from lockstep.oracles.ledger.decorator import record_io
     from lockstep.oracles.tape.recorder import Tape
 
 __all__ = [
@@ -34,7 +34,7 @@ __all__ = [
 
 __version__ = "0.1.0"
 
-_LAZY = {"record_io": "lockstep.oracles.ledger.recorder", "Tape": "lockstep.oracles.tape.recorder"}
+_LAZY = {"record_io": "lockstep.oracles.ledger.decorator", "Tape": "lockstep.oracles.tape.recorder"}
 
 
 def __getattr__(name: str) -> Any:

@@ -3,7 +3,7 @@
 ``record`` wraps the ``[[ledger]]`` target in-process, runs the configured
 ``driver`` (:mod:`.driver`) and writes the distinct calls it saw
 (:mod:`.recorder`, :mod:`.file`); ``pytest --lockstep-record`` feeds the same
-writer from a test run (:mod:`lockstep.pytest.ledger_recording`).  ``replay``
+writer from a test run (:mod:`.pytest_recording`).  ``replay``
 streams the file, thaws each row's arguments, calls the current target and
 compares canonical outcomes (:mod:`.replay`).
 
@@ -15,7 +15,6 @@ another signature prove nothing.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import inspect
 import sys
@@ -56,17 +55,19 @@ from lockstep.oracles.ledger.file import (
     write_rows,
 )
 from lockstep.oracles.ledger.format import (
+    SUFFIX,
     LedgerHeader,
     LedgerRow,
     Param,
     call_text,
     signature_of,
 )
-from lockstep.oracles.ledger.mining import LedgerSubject
-from lockstep.oracles.ledger.recorder import Installation, Recording, merge_parts
+from lockstep.oracles.ledger.merging import Recording, merge_parts
+from lockstep.oracles.ledger.mining import LedgerSubject, awaited
 from lockstep.oracles.ledger.replay import Replayer, install_worker, replay_batch
 from lockstep.oracles.ledger.secret_rows import without_secrets
 from lockstep.oracles.ledger.spool import RowFile, sorted_union
+from lockstep.oracles.ledger.wrapping import Installation
 from lockstep.oracles.lifecycle import ModeWords, check_record_mode
 from lockstep.oracles.mining import MiningSubject
 from lockstep.oracles.stale import Mismatch, mismatches, stale_outcome
@@ -77,7 +78,6 @@ from lockstep.secrets import policy_for, scrubber_for
 from lockstep.store import display_path, iter_lines
 from lockstep.targets import resolve_callable, root_on_path
 
-SUFFIX: Final = ".ledger.jsonl"
 BATCH: Final = 2000
 """Rows per work unit when replaying with several processes."""
 _MODE_WORDS: Final = ModeWords(
@@ -131,13 +131,11 @@ def _call_again(project: Project, spec: LedgerSpec, rows: list[LedgerRow]) -> No
         try:
             result = target(*args, **kwargs)
             if inspect.isawaitable(result):
-                asyncio.run(_awaited(result))
+                import asyncio
+
+                asyncio.run(awaited(result))
         except Exception:  # an exception is the row's outcome; the recorder froze it
             continue
-
-
-async def _awaited(result: Any) -> None:
-    await result
 
 
 def check_mode(project: Project, spec: LedgerSpec, mode: RecordMode) -> None:
