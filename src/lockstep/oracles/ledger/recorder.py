@@ -621,7 +621,11 @@ def _describe_outcome_bytes(outcome: bytes) -> str:
 
 SKIP_SITES: Final = 3
 """Call sites kept per reason a call was skipped."""
-_OWN_FILES: Final = frozenset({__file__.removesuffix("c")})
+_OWN_FILES: Final = frozenset(
+    os.path.join(os.path.dirname(__file__.removesuffix("c")), f"{name}.py")
+    for name in ("recorder", "wrapping", "decorator")
+)
+"""The recorder's own modules: a call site is the first frame outside them."""
 
 
 def _caller_site() -> str:
