@@ -31,8 +31,9 @@ def test_oracle_rerecorded_with_code_fails_naming_both_sides(git_repo: GitRepo) 
     assert result.code == 1, result.output
     assert "working tree: oracle files and production code change together" in result.stdout
     assert "    lockstep/prices.lock.json (oracle file)\n" in result.stdout
-    # the re-rendered documents' blobs are counted, not listed hash by hash
-    assert "    lockstep/blobs/ (2 blob file(s) of rendered output)\n" in result.stdout
+    # the re-rendered documents' blobs are counted, not listed hash by hash: two written,
+    # and the two they replace removed (no lock refers to them any more)
+    assert "    lockstep/blobs/ (4 blob file(s) of rendered output)\n" in result.stdout
     assert "production side:\n    shop/prices.py" in result.stdout
 
 

@@ -20,11 +20,11 @@ from typing import Any, Final
 
 from wcmatch import glob
 
-from lockstep.config import GatesSpec, Project
+from lockstep.config import KINDS, GatesSpec, Project
 from lockstep.gates.git import Git, Head
 from lockstep.oracles import kind_of
 
-_ORACLE_TABLES: Final = ("corpus", "ledger", "pins", "tape", "rule", "secret", "gates")
+_ORACLE_TABLES: Final = (*KINDS, "rule", "secret", "gates")
 _SETTINGS: Final = "lockstep"
 """The ``[lockstep]`` table: each of its settings is compared on its own, as
 ``lockstep.<key>`` (``lockstep.secrets``: turning the scan off is an oracle change)."""
