@@ -110,7 +110,13 @@ def test_sigterm_removes_the_worktree_and_exits_143(cells: GitRepo) -> None:
         while not _worktrees(cells) and time.monotonic() < deadline and proc.poll() is None:
             time.sleep(0.05)
         trees = _worktrees(cells)
-        assert trees, "the run never added its worktree"
+        if not trees and proc.poll() is not None:
+            _, early = proc.communicate(timeout=60)
+            raise AssertionError(
+                f"the run ended (exit {proc.returncode}) before it added "
+                f"its worktree: {early.decode()[-2000:]}"
+            )
+        assert trees, "the run never added its worktree within 60 s"
         time.sleep(0.5)  # well into the comparison
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=60)
