@@ -107,6 +107,7 @@ import math
 import pathlib
 import re
 import sys
+import threading
 import types
 from collections.abc import Callable, Iterable
 from decimal import Decimal
@@ -451,6 +452,8 @@ class _Encoder:
         for ext in _EXT_BY_TYPE.values():
             if isinstance(v, ext.cls):
                 return self._ext(ext, v, depth)
+        if _freezes_by_structure(t) and not isinstance(v, BaseException):
+            return _freeze_object(self, v, t, depth)
         return self._builtin_subclass(v, t, depth)
 
     def _stdlib(self, v: Any, t: type[Any], depth: int) -> JSON | None:
@@ -460,13 +463,15 @@ class _Encoder:
 
         if t is dt.datetime:
             _level(depth + 1)
-            return {"$datetime": [v.isoformat(), _zone_key(v.tzinfo), v.fold]}
+            zone = _freeze_tzinfo(self, v.tzinfo, depth + 2)
+            return {"$datetime": [v.isoformat(), zone, v.fold]}
         if t is dt.date:
             _level(depth)
             return {"$date": v.isoformat()}
         if t is dt.time:
             _level(depth + 1)
-            return {"$time": [v.isoformat(), _zone_key(v.tzinfo), v.fold]}
+            zone = _freeze_tzinfo(self, v.tzinfo, depth + 2)
+            return {"$time": [v.isoformat(), zone, v.fold]}
         if t is dt.timedelta:
             _level(depth + 1)
             return {"$timedelta": [v.days, v.seconds, v.microseconds]}
@@ -551,14 +556,6 @@ class _Encoder:
 
 _STRICT = _Encoder(loose=False)
 _LOOSE = _Encoder(loose=True)
-
-
-def _zone_key(tz: dt.tzinfo | None) -> str | None:
-    import zoneinfo
-
-    if isinstance(tz, zoneinfo.ZoneInfo):
-        return tz.key
-    return None
 
 
 def _fast_encoder(slow: _Encoder) -> Callable[[Any, int], JSON]:  # noqa: C901 -- see enc below
@@ -714,6 +711,291 @@ def encode_call(
     enc_args = encode(list(args), path="args")  # type: ignore[assignment]
     enc_kwargs = encode(kwargs, path="kwargs")
     return enc_args, enc_kwargs  # type: ignore[return-value]
+
+
+# --------------------------------------------------------------------------- the project's own objects
+#
+# Real code passes and returns objects of its own classes (a Duration, a Version, a Money).
+# Such an object freezes by structure, the way pickle's state protocol sees it:
+#
+#     {"$obj": ["pkg.mod:Qual", {"base": ..., "new": [...], "state": ...}]}
+#
+# * ``base``: for a subclass of a builtin value type (str, int, float, complex, bytes,
+#   bytearray, tuple, list, dict, set, frozenset, Decimal, date, datetime, time, timedelta),
+#   the value as that exact builtin, read through the builtin's own slots (never a method
+#   the subclass overrides, such as ``__str__`` or ``__iter__``);
+# * ``new``: the arguments of ``cls.__new__`` when the class's own ``__reduce_ex__`` says so in
+#   pickle's ``copyreg.__newobj__`` form (any other reduce form is refused);
+# * ``state``: ``__getstate__()`` -- the class's own where it defines one, else Python's
+#   default (``__dict__``, and ``(__dict__, {slot: value})`` for ``__slots__``).
+#
+# Neither ``__repr__`` nor ``__eq__`` is ever asked, so a changed attribute is a changed
+# frozen form even where ``__eq__`` would call the objects equal.
+#
+# Which classes: the project's own, i.e. defined under a package allowed with
+# :func:`allow_callables_from` (the configured targets' packages) or matching a pattern given
+# to :func:`allow_classes_matching` (``[lockstep] freeze_classes``); and tzinfo classes of any
+# library, since a tz-aware datetime must keep its zone.  Decoding is as inert as for
+# ``$dataclass``: the name resolves only to a class already imported (no import, no
+# ``getattr``) that passes the same test; the object is made with the builtin base's
+# ``__new__`` (``object.__new__`` for a plain class) -- or, for the ``new`` form, the class's
+# own ``__new__`` -- and its state set with ``__setstate__`` where the class defines it,
+# else straight into ``__dict__`` and the slots.  The only code that runs is the project's
+# own class's (its ``__new__``/``__setstate__``/``__getstate__``), never a class named
+# only by the data.  A reference cycle through objects is refused with the class named;
+# an object reached twice is frozen twice (identity is not part of the contract).
+
+_CLASS_PATTERNS: list[str] = []
+"""``fnmatch`` patterns of ``module.QualName`` whose classes freeze by structure too."""
+
+_ACTIVE_OBJECTS: Final = threading.local()
+"""Per thread, ``ids``: the objects being frozen, outermost first (a cycle meets one again)."""
+
+
+def allow_classes_matching(*patterns: str) -> None:
+    """Let classes whose ``module.QualName`` matches one of ``patterns`` freeze by structure."""
+    _CLASS_PATTERNS.extend(p for p in patterns if p and p not in _CLASS_PATTERNS)
+
+
+def _own_class(cls: type[Any]) -> bool:
+    """Whether ``cls`` is the project's own: under an allowed package, or matched by a pattern."""
+    module = getattr(cls, "__module__", None)
+    if not isinstance(module, str):
+        return False
+    if module.split(".")[0] in _CALLABLE_SCOPE:
+        return True
+    if _CLASS_PATTERNS:
+        import fnmatch
+
+        dotted = f"{module}.{cls.__qualname__}"
+        return any(fnmatch.fnmatchcase(dotted, p) for p in _CLASS_PATTERNS)
+    return False
+
+
+def _tzinfo_class(cls: type[Any]) -> bool:
+    import datetime as dt
+
+    return issubclass(cls, dt.tzinfo) and cls not in (dt.tzinfo, dt.timezone)
+
+
+def _freezes_by_structure(cls: type[Any]) -> bool:
+    return isinstance(cls, type) and (_own_class(cls) or _tzinfo_class(cls))
+
+
+@functools.cache
+def _value_bases() -> tuple[type[Any], ...]:
+    """Builtin value types a project class may extend, most derived first (bool cannot be)."""
+    import datetime as dt
+
+    return (
+        dt.datetime,  # before date: datetime is a date
+        dt.date,
+        dt.time,
+        dt.timedelta,
+        Decimal,
+        str,
+        int,
+        float,
+        complex,
+        bytes,
+        bytearray,
+        tuple,
+        list,
+        dict,
+        set,
+        frozenset,
+    )
+
+
+def _value_base(cls: type[Any]) -> type[Any] | None:
+    for base in _value_bases():
+        if issubclass(cls, base):
+            return base
+    return None
+
+
+def _as_base(v: Any, base: type[Any]) -> Any:  # noqa: C901 -- one flat dispatch by base
+    """``v`` as an exact ``base`` value, read through the builtin's own slots and descriptors."""
+    import datetime as dt
+
+    if base is str:
+        return str.__str__(v)
+    if base is int:
+        return int.__int__(v)
+    if base is float:
+        return float.__float__(v)
+    if base is complex:
+        return complex(complex.real.__get__(v), complex.imag.__get__(v))
+    if base is bytes:
+        return bytes(memoryview(v))
+    if base is bytearray:
+        return bytearray(memoryview(v))
+    if base is tuple or base is list:
+        return base(base.__getitem__(v, slice(None)))
+    if base is dict:
+        return dict(dict.items(v))
+    if base is set or base is frozenset:
+        return base(base.__iter__(v))
+    if base is Decimal:
+        return Decimal(v)
+    if base is dt.timedelta:
+        get = dt.timedelta.__dict__
+        return dt.timedelta(
+            get["days"].__get__(v), get["seconds"].__get__(v), get["microseconds"].__get__(v)
+        )
+    names = {
+        dt.date: ("year", "month", "day"),
+        dt.datetime: ("year", "month", "day", "hour", "minute", "second", "microsecond"),
+        dt.time: ("hour", "minute", "second", "microsecond"),
+    }[base]
+    owners = base.__mro__
+    parts = [_slot(owners, name).__get__(v) for name in names]
+    if base is dt.date:
+        return dt.date(*parts)
+    tz = _slot(owners, "tzinfo").__get__(v)
+    fold = _slot(owners, "fold").__get__(v)
+    return base(*parts, tzinfo=tz, fold=fold)
+
+
+def _slot(owners: tuple[type[Any], ...], name: str) -> Any:
+    for owner in owners:
+        if name in owner.__dict__:
+            return owner.__dict__[name]
+    raise AttributeError(name)
+
+
+def _from_base(cls: type[Any], base: type[Any], value: Any) -> Any:
+    """A ``cls`` instance holding the builtin ``value``, made by the builtin's ``__new__``."""
+    import datetime as dt
+
+    if base in (list, dict, set, bytearray):
+        obj = base.__new__(cls)
+        grow: Any = getattr(base, "extend" if base in (list, bytearray) else "update")
+        grow(obj, value)
+        return obj
+    if base is dt.timedelta:
+        return dt.timedelta.__new__(cls, value.days, value.seconds, value.microseconds)
+    if base is dt.date:
+        return dt.date.__new__(cls, value.year, value.month, value.day)
+    if base is dt.datetime:
+        return dt.datetime.__new__(
+            cls,
+            *(value.year, value.month, value.day, value.hour, value.minute, value.second),
+            value.microsecond,
+            value.tzinfo,
+            fold=value.fold,
+        )
+    if base is dt.time:
+        return dt.time.__new__(
+            cls,
+            *(value.hour, value.minute, value.second, value.microsecond),
+            value.tzinfo,
+            fold=value.fold,
+        )
+    return base.__new__(cls, value)
+
+
+def _own_reduce(cls: type[Any]) -> bool:
+    """Whether the class (not a builtin base) defines ``__reduce__``/``__reduce_ex__``."""
+    for owner in cls.__mro__:
+        if owner is object or owner.__module__ in ("builtins", "datetime", "decimal", "_decimal"):
+            return False
+        if "__reduce_ex__" in owner.__dict__ or "__reduce__" in owner.__dict__:
+            return True
+    return False
+
+
+def _custom(cls: type[Any], name: str) -> bool:
+    """Whether ``cls`` has its own ``name`` (``__getstate__``/``__setstate__``), not object's."""
+    found = getattr(cls, name, None)
+    return found is not None and found is not getattr(object, name, None)
+
+
+def _object_body(
+    self: _Encoder, v: Any, t: type[Any], depth: int, *, reduce: bool
+) -> dict[str, JSON]:
+    """The ``{"base", "new", "state"}`` body of an object; ``reduce`` heeds the class's own
+    ``__reduce__`` (the project's classes; another library's tzinfo is read by its state)."""
+    import copyreg
+
+    body: dict[str, JSON] = {}
+    base = _value_base(t)
+    if base is not None:
+        body["base"] = self._child(_as_base(v, base), "", depth + 1)
+    if reduce and _own_reduce(t):
+        reduced = v.__reduce_ex__(2)
+        if (
+            not isinstance(reduced, tuple)
+            or len(reduced) < 2
+            or reduced[0] is not copyreg.__newobj__  # type: ignore[attr-defined]
+            or not reduced[1]
+            or reduced[1][0] is not t
+        ):
+            raise _Unfreezable(
+                f"{qualified_name(t)} defines __reduce__ in a form other than "
+                "copyreg.__newobj__; register an encoder for it (see [lockstep] encoders)"
+            )
+        if base is None:
+            body["new"] = self._child(list(reduced[1][1:]), ".__new__", depth + 1)
+        state = reduced[2] if len(reduced) > 2 else None
+    else:
+        state = v.__getstate__() if _custom(t, "__getstate__") else object.__getstate__(v)
+    if state is not None:
+        body["state"] = self._child(state, "", depth + 1)
+    return body
+
+
+def _freeze_object(self: _Encoder, v: Any, t: type[Any], depth: int) -> JSON:
+    name = qualified_name(t)
+    if "<" in t.__qualname__ or _already_imported(name) is not t:
+        raise _Unfreezable(
+            f"cannot freeze a {name}: the class is not reachable by its name "
+            "(defined inside a function?), so it could not be rebuilt"
+        )
+    active: list[int] | None = getattr(_ACTIVE_OBJECTS, "ids", None)
+    if active is None:
+        active = _ACTIVE_OBJECTS.ids = []
+    if id(v) in active:
+        raise _Unfreezable(f"a {name} holds a reference cycle back to itself")
+    _level(depth + 2)
+    active.append(id(v))
+    try:
+        body = _object_body(self, v, t, depth + 2, reduce=_own_class(t))
+    except _Unfreezable:
+        raise
+    except RecursionError:
+        raise _TooDeep from None
+    except Exception as e:
+        raise _Unfreezable(
+            f"cannot freeze a {name}: reading its state raised {type(e).__name__}: {e}"
+        ) from None
+    finally:
+        active.pop()
+    return {"$obj": [name, body]}
+
+
+def _freeze_tzinfo(self: _Encoder, tz: Any, depth: int) -> JSON:
+    """The zone of a datetime or time: null (none, or a fixed ``datetime.timezone`` offset,
+    which the ISO text carries), a ``zoneinfo`` key, or any other tzinfo by structure."""
+    if tz is None:
+        return None
+    import datetime as dt
+    import zoneinfo
+
+    t = type(tz)
+    if t is dt.timezone:
+        if tz.tzname(None) != dt.timezone(tz.utcoffset(None)).tzname(None):
+            raise _Unfreezable(
+                f"cannot keep the named fixed offset {tz.tzname(None)!r} of a datetime "
+                "(only its offset would come back)"
+            )
+        return None
+    if t is zoneinfo.ZoneInfo:
+        return tz.key  # type: ignore[no-any-return]
+    try:
+        return _freeze_object(self, tz, t, depth)
+    except _Unfreezable as e:
+        raise _Unfreezable(f"cannot keep the datetime's tzinfo: {e.reason}") from None
 
 
 # --------------------------------------------------------------------------- one value at once
@@ -1073,9 +1355,16 @@ def _zone_keys() -> frozenset[str]:
     return frozenset(zoneinfo.available_timezones())
 
 
-def _dec_tz(key: Any, path: str) -> dt.tzinfo | None:
+def _dec_tz(key: Any, path: str, depth: int) -> dt.tzinfo | None:
     if key is None:
         return None
+    if type(key) is dict:
+        import datetime as dt
+
+        tz = _dec(key, f"{path}.tzinfo", depth)
+        if not isinstance(tz, dt.tzinfo):
+            raise CanonError(f"a time zone must be a tzinfo, not {type(tz).__name__}", path)
+        return tz
     if type(key) is not str or key not in _zone_keys():
         raise CanonError(f"unknown time zone {key!r}", path)
     import zoneinfo
@@ -1092,7 +1381,7 @@ def _dec_clock(tag: str, payload: Any, path: str, depth: int) -> Any:
     import datetime as dt
 
     value = (dt.datetime if tag == "$datetime" else dt.time).fromisoformat(text)
-    tz = _dec_tz(zone, path)
+    tz = _dec_tz(zone, path, depth + 2)
     if tz is not None:
         value = value.replace(tzinfo=tz)
     if fold:
@@ -1348,6 +1637,70 @@ def _dec_iter(payload: Any, path: str, depth: int) -> Any:
     return IterItems(_dec_list(items, path, depth + 2))
 
 
+def _dec_obj(payload: Any, path: str, depth: int) -> Any:
+    name, body = _list_payload("$obj", payload, path, depth, "[type name, body]")
+    name = _str_payload("$obj", name, path)
+    cls = _TYPES_BY_NAME.get(name) or _already_imported(name)
+    if cls is None or not _freezes_by_structure(cls) or issubclass(cls, BaseException):
+        raise CanonError(
+            f"$obj names {_short(name)}, which is not a class of the project (or a tzinfo "
+            "class) already imported",
+            path,
+        )
+    if type(body) is not dict or not set(body) <= {"base", "new", "state"}:
+        raise _malformed("$obj", 'an object of "base", "new" and "state"', body, path)
+    if depth + 2 > MAX_DEPTH:
+        raise _TooDeep
+    base = _value_base(cls)
+    if ("base" in body) != (base is not None) or ("new" in body and not _own_reduce(cls)):
+        raise CanonError(f"malformed $obj value: not the form lockstep writes for {name}", path)
+    if base is not None:
+        value = _dec(body["base"], path, depth + 3)
+        if type(value) is not base:
+            raise CanonError(f"malformed $obj value: the base of {name} is not a {base}", path)
+        obj = _from_base(cls, base, value)
+    elif "new" in body:
+        args = _dec(body["new"], path, depth + 3)
+        if type(args) is not list:
+            raise _malformed("$obj", "a list of __new__ arguments", body["new"], path)
+        obj = cls.__new__(cls, *args)
+    else:
+        obj = _allocate(cls)
+    if "state" in body:
+        state = _dec(body["state"], path, depth + 3)
+        if state is None:
+            raise CanonError(f"malformed $obj value: a null state of {name}", path)
+        _set_state(obj, cls, state, path)
+    return obj
+
+
+def _allocate(cls: type[Any]) -> Any:
+    """An empty ``cls`` instance from the nearest builtin ``__new__`` (``object``'s for a plain
+    class, ``tzinfo``'s for a tzinfo): the class's own Python ``__new__`` does not run."""
+    for owner in cls.__mro__:
+        new = owner.__dict__.get("__new__")
+        if new is not None and not isinstance(new, staticmethod | types.FunctionType):
+            return new(cls)
+    return object.__new__(cls)
+
+
+def _set_state(obj: Any, cls: type[Any], state: Any, path: str) -> None:
+    """Pickle's default ``__setstate__``, without ``setattr`` hooks: ``__dict__`` and slots."""
+    if _custom(cls, "__setstate__"):
+        obj.__setstate__(state)
+        return
+    slots: Any = None
+    if type(state) is tuple and len(state) == 2:
+        state, slots = state
+    for part in (state, slots):
+        if part is not None and (type(part) is not dict or any(type(k) is not str for k in part)):
+            raise CanonError(f"malformed $obj value: the state of {qualified_name(cls)}", path)
+    if state:
+        object.__getattribute__(obj, "__dict__").update(state)
+    for key, value in (slots or {}).items():
+        object.__setattr__(obj, key, value)
+
+
 _TAGS: Final[dict[str, Callable[[Any, str, int], Any]]] = {
     "$tuple": _dec_tuple,
     "$bytes": _dec_bytes,
@@ -1370,6 +1723,7 @@ _TAGS: Final[dict[str, Callable[[Any, str, int], Any]]] = {
     "$ext": _dec_ext,
     "$fn": _dec_fn,
     "$iter": _dec_iter,
+    "$obj": _dec_obj,
 }
 
 KNOWN_TAGS: Final = frozenset(_TAGS)

@@ -23,7 +23,7 @@ from collections.abc import Callable, Collection, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Final
 
-from lockstep import canon
+from lockstep import canon, project_codec
 from lockstep.config import LedgerSpec, OracleSpec, Project
 from lockstep.errors import UsageError
 from lockstep.model import (
@@ -166,6 +166,7 @@ def _drive(
         _require_driver(project, spec)
     stem = project.config.lockstep.stem_length
     installation = Installation()
+    project_codec.apply(project, spec.target)
     try:
         wrapped = installation.wrap(
             spec.target, project.root, where=project.where(spec, "target"), stem_length=stem
@@ -306,7 +307,7 @@ def _prepare(project: Project, spec: LedgerSpec) -> tuple[Path, LedgerHeader, Ca
     check_header_target(path, header, spec)
     target = resolve_callable(spec.target, project.root, where=project.where(spec, "target"))
     check_signature(path, header, signature_of(target))
-    canon.allow_callables_from(spec.target.partition(":")[0])  # callbacks frozen by name
+    project_codec.apply(project, spec.target)  # its classes and callbacks thaw by name
     return path, header, target
 
 
