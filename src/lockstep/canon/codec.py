@@ -915,34 +915,43 @@ def _object_body(
     self: _Encoder, v: Any, t: type[Any], depth: int, *, reduce: bool
 ) -> dict[str, JSON]:
     """The ``{"base", "new", "state"}`` body of an object; ``reduce`` heeds the class's own
-    ``__reduce__`` (the project's classes; another library's tzinfo is read by its state)."""
-    import copyreg
-
+    ``__reduce__`` when it is in pickle's ``copyreg.__newobj__`` form (any other form, such as
+    a singleton's ``(factory, ())``, is passed over for the default state: the verification
+    refuses a row whose objects that state does not rebuild)."""
     body: dict[str, JSON] = {}
     base = _value_base(t)
     if base is not None:
         body["base"] = self._child(_as_base(v, base), "", depth + 1)
-    if reduce and _own_reduce(t):
-        reduced = v.__reduce_ex__(2)
-        if (
-            not isinstance(reduced, tuple)
-            or len(reduced) < 2
-            or reduced[0] is not copyreg.__newobj__  # type: ignore[attr-defined]
-            or not reduced[1]
-            or reduced[1][0] is not t
-        ):
-            raise _Unfreezable(
-                f"{qualified_name(t)} defines __reduce__ in a form other than "
-                "copyreg.__newobj__; register an encoder for it (see [lockstep] encoders)"
-            )
+    reduced = _newobj_reduction(v, t) if reduce and _own_reduce(t) else None
+    if reduced is not None:
+        new_args, state = reduced
         if base is None:
-            body["new"] = self._child(list(reduced[1][1:]), ".__new__", depth + 1)
-        state = reduced[2] if len(reduced) > 2 else None
+            body["new"] = self._child(new_args, ".__new__", depth + 1)
     else:
         state = v.__getstate__() if _custom(t, "__getstate__") else object.__getstate__(v)
     if state is not None:
         body["state"] = self._child(state, "", depth + 1)
     return body
+
+
+def _newobj_reduction(v: Any, t: type[Any]) -> tuple[list[Any], Any] | None:
+    """``(__new__ arguments, state)`` when ``v.__reduce_ex__(2)`` has the form
+    ``(copyreg.__newobj__, (cls, *args), state, ...)``; None for any other form."""
+    import copyreg
+
+    try:
+        reduced = v.__reduce_ex__(2)
+    except Exception:
+        return None
+    if (
+        isinstance(reduced, tuple)
+        and len(reduced) >= 2
+        and reduced[0] is copyreg.__newobj__  # type: ignore[attr-defined]
+        and isinstance(reduced[1], tuple)
+        and reduced[1][:1] == (t,)
+    ):
+        return list(reduced[1][1:]), reduced[2] if len(reduced) > 2 else None
+    return None
 
 
 def _freeze_object(self: _Encoder, v: Any, t: type[Any], depth: int) -> JSON:

@@ -1041,9 +1041,19 @@ class Installation:
         setattr(owner, attr, replacement)
         if owner is module:
             self._rebind_imports(raw, replacement, module)
+        elif isinstance(owner, type):
+            self._rebind_aliases(owner, attr, raw, replacement)
         wrapped = Wrapped(target, rec, signature)
         self.wrapped.append(wrapped)
         return wrapped
+
+    def _rebind_aliases(self, owner: type[Any], attr: str, original: Any, replacement: Any) -> None:
+        """Other names of the same member in its class (``__radd__ = __add__``): a call
+        through the alias is a call of the target."""
+        for name, value in list(vars(owner).items()):
+            if name != attr and value is original:
+                self._patches.append(_Patch(owner, name, original, True))
+                setattr(owner, name, replacement)
 
     def _rebind_imports(self, original: Any, replacement: Any, home: Any) -> None:
         for mod in list(sys.modules.values()):
