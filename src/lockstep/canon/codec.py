@@ -21,7 +21,8 @@ A tag is a JSON object with exactly one key that starts with ``$``::
     {"$timedelta": [days, seconds, microseconds]}       {"$uuid": "..."}
     {"$path": [pathlib class name, str]}                {"$enum": ["mod:Qual", member]}
     {"$dataclass": ["mod:Qual", {field: value}]}        {"$namedtuple": ["mod:Qual", [...]]}
-    {"$ext": [registered name, value]}
+    {"$ext": [registered name, value]}                  {"$slice": [start, stop, step]}
+    {"$obj": ["mod:Qual", {"base": ..., "new": [...], "state": ...}]}   (see below)
 
 Plain JSON objects are only ever produced for dicts whose keys are all strings
 not starting with ``$``, so a user's dict can never be mistaken for a tag.
@@ -361,6 +362,23 @@ def _enum_name(v: enum.Enum) -> str | None:
     return None
 
 
+def _flag_names(v: enum.Flag, t: type[Any]) -> list[JSON]:
+    """The member names a Flag combination is made of, by value; refused when they do not
+    make it up again (bits no member names)."""
+    members = sorted(v, key=lambda m: m.value)
+    names: list[JSON] = [m.name for m in members]
+    if _combine_flags(t, members) != v or any(_enum_name(m) is None for m in members):
+        raise _Unfreezable(f"{v!r} holds bits no member of {qualified_name(t)} names")
+    return names
+
+
+def _combine_flags(cls: Any, members: list[Any]) -> Any:
+    combined = cls(0)
+    for member in members:
+        combined |= member
+    return combined
+
+
 class _Encoder:
     """One encoding pass that tracks where it is; ``loose`` is fixed for the pass.
 
@@ -423,6 +441,9 @@ class _Encoder:
         """Types outside the hot path: user classes, the standard library, builtin subclasses."""
         if isinstance(v, enum.Enum):
             name = _enum_name(v)
+            if name is None and isinstance(v, enum.Flag):
+                _level(depth + 2)
+                return {"$enum": [qualified_name(t), _flag_names(v, t)]}
             if name is None:
                 raise _Unfreezable(
                     f"{v!r} is not a member of {t.__module__}.{t.__qualname__} (a Flag "
@@ -478,6 +499,11 @@ class _Encoder:
         if t is uuid.UUID:
             _level(depth)
             return {"$uuid": str(v)}
+        if t is slice:
+            _level(depth + 1)
+            return {
+                "$slice": [self._child(part, "", depth + 2) for part in (v.start, v.stop, v.step)]
+            }
         if t is complex:
             _level(depth + 1)
             return {"$complex": [self.enc(v.real, depth + 2), self.enc(v.imag, depth + 2)]}
@@ -1462,6 +1488,12 @@ def _dec_path(payload: Any, path: str, depth: int) -> pathlib.PurePath:
 def _dec_enum(payload: Any, path: str, depth: int) -> Any:
     name, member = _list_payload("$enum", payload, path, depth, "[type name, member]")
     cls = _resolve("$enum", _str_payload("$enum", name, path), path)
+    if type(member) is list and issubclass(cls, enum.Flag):
+        members: list[Any] = [cls.__members__.get(m) if type(m) is str else None for m in member]
+        values: list[Any] = [getattr(m, "value", None) for m in members]
+        if None in members or values != sorted(set(values)):
+            raise CanonError(f"malformed $enum value: {member!r} are not {name} flags", path)
+        return _combine_flags(cls, members)
     found = cls.__members__.get(member) if type(member) is str else None
     if found is None:
         raise CanonError(f"{name} has no member {member!r}", path)
@@ -1646,6 +1678,11 @@ def _dec_iter(payload: Any, path: str, depth: int) -> Any:
     return IterItems(_dec_list(items, path, depth + 2))
 
 
+def _dec_slice(payload: Any, path: str, depth: int) -> slice:
+    parts = _list_payload("$slice", payload, path, depth, "[start, stop, step]")
+    return slice(*_dec_list(parts, path, depth + 2))
+
+
 def _dec_obj(payload: Any, path: str, depth: int) -> Any:
     name, body = _list_payload("$obj", payload, path, depth, "[type name, body]")
     name = _str_payload("$obj", name, path)
@@ -1733,6 +1770,7 @@ _TAGS: Final[dict[str, Callable[[Any, str, int], Any]]] = {
     "$fn": _dec_fn,
     "$iter": _dec_iter,
     "$obj": _dec_obj,
+    "$slice": _dec_slice,
 }
 
 KNOWN_TAGS: Final = frozenset(_TAGS)

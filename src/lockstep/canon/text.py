@@ -255,6 +255,10 @@ def _timedelta(payload: object) -> str:
 
 def _enum(payload: object) -> str:
     cls, member = _list(payload, 2)
+    if isinstance(member, list):  # a Flag combination
+        return (
+            " | ".join(f"{_class_name(cls)}.{_str(m)}" for m in member) or f"{_class_name(cls)}(0)"
+        )
     return f"{_class_name(cls)}.{_str(member)}"
 
 
@@ -328,4 +332,5 @@ _TAGS: Final[dict[str, Callable[[object], str]]] = {
     "$fn": lambda p: _class_name(p),
     "$iter": lambda p: f"iter([{_items(_list(p))}])",
     "$obj": _obj,
+    "$slice": lambda p: f"slice({_items(_list(p, 3))})",
 }

@@ -102,8 +102,26 @@ def case_ids(project: Project, spec: OracleSpec) -> Iterator[str]:
     path = oracle_path(project, spec)
     header = read_header(path)
     check_header_target(path, header, spec)
+    if header.rows == 0:
+        yield NO_ROWS
+        return
     for _, row in iter_rows(path, header):
         yield row.id
+
+
+NO_ROWS: Final = "(no rows)"
+"""The one case an empty ledger replays as: an ERROR, since nothing guards the target."""
+
+
+def _no_rows(project: Project, spec: LedgerSpec, path: Path) -> Outcome:
+    return Outcome(
+        spec.name,
+        NO_ROWS,
+        Status.ERROR,
+        note=f"{display_path(path, project.root)} holds 0 rows: no call was recorded, so "
+        "nothing guards the target; record it again while something calls "
+        f"{spec.target} (a driver, or 'pytest --lockstep-record={spec.name}')",
+    )
 
 
 def status(project: Project, spec: OracleSpec) -> OracleStatus:
@@ -345,6 +363,10 @@ def replay(project: Project, spec: OracleSpec, options: ReplayOptions) -> Iterat
     spec = _ledger_spec(spec)
     path, header, target = _prepare(project, spec)
     selects = None if options.only is None and options.shard is None else options.selects
+    if header.rows == 0:
+        if selects is None or selects(NO_ROWS):
+            yield _no_rows(project, spec, path)
+        return
     stale = _stale(project, header)
     if stale:
         for _, row in iter_rows(path, header):
@@ -397,6 +419,8 @@ def case_runner(project: Project, spec: OracleSpec) -> CaseRunner:
 
     def run(case_id: str) -> Outcome:
         found = rows.get(case_id)
+        if found is None and case_id == NO_ROWS and not rows:
+            return _no_rows(project, spec, path)
         if found is None:
             return Outcome(spec.name, case_id, Status.MISSING, note="no such row in the ledger")
         if stale:

@@ -969,6 +969,9 @@ def _wrap_member(raw: Any, rec: TargetRecorder, *, where: str) -> tuple[Any, lis
             classmethod(_wrap_function(inner, rec, skip_first=True)),
             signature_of(inner, drop_first=True),
         )
+    if isinstance(raw, property) and raw.fget is not None:
+        getter = _wrap_function(raw.fget, rec, skip_first=False)
+        return raw.getter(getter), signature_of(raw.fget)
     if isinstance(raw, type):
         raise TargetError(f"{where}: is a class; name the method to record (Class.method)")
     if not callable(raw):
