@@ -363,15 +363,9 @@ def replay(project: Project, spec: OracleSpec, options: ReplayOptions) -> Iterat
     spec = _ledger_spec(spec)
     path, header, target = _prepare(project, spec)
     selects = None if options.only is None and options.shard is None else options.selects
-    if header.rows == 0:
-        if selects is None or selects(NO_ROWS):
-            yield _no_rows(project, spec, path)
-        return
-    stale = _stale(project, header)
-    if stale:
-        for _, row in iter_rows(path, header):
-            if selects is None or selects(row.id):
-                yield stale_outcome(spec.name, row.id, stale, config_name=project.config_name)
+    early = _not_replayable(project, spec, path, header, selects)
+    if early is not None:
+        yield from early
         return
     if options.jobs > 1:
         yield from _replay_parallel(project, spec, options)
@@ -400,6 +394,28 @@ def replay(project: Project, spec: OracleSpec, options: ReplayOptions) -> Iterat
     finally:
         if replayer.loop is not None:
             replayer.loop.close()
+
+
+def _not_replayable(
+    project: Project,
+    spec: LedgerSpec,
+    path: Path,
+    header: LedgerHeader,
+    selects: Callable[[str], bool] | None,
+) -> Iterator[Outcome] | None:
+    """The outcomes of a ledger whose rows cannot replay as they are (it holds none, or
+    they were frozen under another contract); None when they can."""
+    if header.rows == 0:
+        chosen = selects is None or selects(NO_ROWS)
+        return iter([_no_rows(project, spec, path)] if chosen else [])
+    stale = _stale(project, header)
+    if not stale:
+        return None
+    return (
+        stale_outcome(spec.name, row.id, stale, config_name=project.config_name)
+        for _, row in iter_rows(path, header)
+        if selects is None or selects(row.id)
+    )
 
 
 def _stale(project: Project, header: LedgerHeader) -> list[Mismatch]:
