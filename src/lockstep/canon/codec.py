@@ -104,6 +104,7 @@ import dataclasses
 import enum
 import functools
 import json
+import marshal
 import math
 import pathlib
 import re
@@ -197,6 +198,9 @@ _T = TypeVar("_T", bound=type[Any])
 _EXT_BY_TYPE: dict[type[Any], Extension] = {}
 _EXT_BY_NAME: dict[str, Extension] = {}
 _TYPES_BY_NAME: dict[str, type[Any]] = {}
+_OBJECT_PLANS: dict[type[Any], str | None] = {}
+"""Per type, the qualified name when its objects freeze as just ``__dict__`` (the common
+plain class: the hot path encodes those inline), else None; cleared when the scope changes."""
 
 
 def register_encoder(
@@ -218,6 +222,7 @@ def register_encoder(
     ext = Extension(ext_name, cls, to_json, from_json)
     _EXT_BY_TYPE[cls] = ext
     _EXT_BY_NAME[ext_name] = ext
+    _OBJECT_PLANS.clear()
     LEAF_ENCODERS.pop(cls, None)
 
 
@@ -602,6 +607,7 @@ def _fast_encoder(slow: _Encoder) -> Callable[[Any, int], JSON]:  # noqa: C901 -
     sort_key = _encoder.encode
     rare = slow._rare
     limit = MAX_DEPTH
+    plans = _OBJECT_PLANS
 
     # One flat type dispatch, kept inline on purpose: this runs once per recorded argument,
     # and splitting it into helpers adds a call per value on the hot path.
@@ -663,6 +669,12 @@ def _fast_encoder(slow: _Encoder) -> Callable[[Any, int], JSON]:  # noqa: C901 -
             d += 2
             members = sorted((enc(m, d) for m in v), key=sort_key)
             return {"$set" if t is set else "$frozenset": members}
+        plan = plans[t] if t in plans else _object_plan(t)
+        if plan is not None:  # a plain object of the project's own class: its __dict__
+            if d + 2 > limit:
+                raise _TooDeep  # a cycle too: the slow path names it
+            state = v.__dict__
+            return {"$obj": [plan, {"state": enc(state, d + 3)} if state else {}]}
         return rare(v, t, d)
 
     return enc
@@ -781,6 +793,7 @@ _ACTIVE_OBJECTS: Final = threading.local()
 def allow_classes_matching(*patterns: str) -> None:
     """Let classes whose ``module.QualName`` matches one of ``patterns`` freeze by structure."""
     _CLASS_PATTERNS.extend(p for p in patterns if p and p not in _CLASS_PATTERNS)
+    _OBJECT_PLANS.clear()
 
 
 def _own_class(cls: type[Any]) -> bool:
@@ -978,6 +991,107 @@ def _newobj_reduction(v: Any, t: type[Any]) -> tuple[list[Any], Any] | None:
     ):
         return list(reduced[1][1:]), reduced[2] if len(reduced) > 2 else None
     return None
+
+
+def _object_plan(t: type[Any]) -> str | None:
+    """Whether objects of ``t`` freeze as ``{"state": __dict__}`` and nothing else."""
+    plan: str | None = None
+    try:
+        name = qualified_name(t)
+        if (
+            _freezes_by_structure(t)
+            and not issubclass(t, BaseException | enum.Enum | tuple)
+            and not dataclasses.is_dataclass(t)
+            and _value_base(t) is None
+            and not _custom(t, "__getstate__")
+            and not _own_reduce(t)
+            and not any("__slots__" in vars(c) for c in t.__mro__)
+            and not any(issubclass(t, ext.cls) for ext in _EXT_BY_TYPE.values())
+            and "<" not in t.__qualname__
+            and _already_imported(name) is t
+        ):
+            plan = name
+    except Exception:
+        plan = None
+    _OBJECT_PLANS[t] = plan
+    return plan
+
+
+class _NoKey(Exception):
+    """A value :func:`object_key` does not cover (or too large to be worth it)."""
+
+
+_KEY_LEAVES: Final = frozenset({int, str, bytes, bool, float, type(None)})
+_STR_ONLY: Final = {str}
+
+KEY_BUDGET: Final = 256
+"""Most containers and objects :func:`object_key` walks in one call before giving up."""
+
+
+def _flat(state: dict[Any, Any]) -> bool:
+    """Whether marshal may write an object's ``__dict__`` as it is: string names, and values
+    that are scalars or tuples or lists of scalars (marshal keeps a tuple, a list and each
+    scalar type apart, as canon does; it would not keep a bytearray apart from bytes)."""
+    leaves = _KEY_LEAVES
+    for x in state.values():
+        kind = type(x)
+        if kind not in leaves and not (
+            (kind is tuple or kind is list) and set(map(type, x)) <= leaves
+        ):
+            return False
+    return set(map(type, state)) == _STR_ONLY
+
+
+def object_key(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bytes | None:
+    """A cheap key of a call's arguments made of plain objects of the project's own classes,
+    builtin containers and scalars: two calls with equal keys freeze to equal canonical
+    bytes (the key may tell apart more, which costs only a miss).  None for anything else.
+
+    A recorder remembers an input it has seen by this key, so a repeated call with an
+    object argument is not frozen again (and its object result is compared by key too).
+    """
+    budget = [KEY_BUDGET]
+    plans = _OBJECT_PLANS
+    leaves = _KEY_LEAVES
+
+    def form(v: Any, depth: int) -> Any:
+        # Leaves are tested inline before each call: a call per attribute would cost more
+        # than the freeze this key saves.
+        t = type(v)
+        budget[0] -= 1
+        if budget[0] < 0 or depth > 32:
+            raise _NoKey
+        depth += 1
+        out: list[Any]
+        if t is dict:
+            out = ["d"]
+            append = out.append
+            for k, x in v.items():
+                append(k if type(k) in leaves else form(k, depth))
+                append(x if type(x) in leaves else form(x, depth))
+            return tuple(out)
+        if t is tuple or t is list:
+            out = ["t" if t is tuple else "l"]
+            append = out.append
+            for x in v:
+                append(x if type(x) in leaves else form(x, depth))
+            return tuple(out)
+        if t is Decimal:
+            return ("D", str(v))
+        plan = plans[t] if t in plans else _object_plan(t)
+        if plan is None:
+            raise _NoKey
+        state = v.__dict__
+        if not state:
+            return ("o", plan)
+        if _flat(state):
+            return ("o", plan, state)  # marshal writes the dict itself, in C
+        return ("o", plan, form(state, depth))
+
+    try:
+        return marshal.dumps((form(args, 0), form(kwargs, 0) if kwargs else None), 2)
+    except (_NoKey, RecursionError, ValueError):
+        return None
 
 
 def _freeze_object(self: _Encoder, v: Any, t: type[Any], depth: int) -> JSON:
@@ -1618,6 +1732,7 @@ class IterItems:
 def allow_callables_from(*packages: str) -> None:
     """Let ``$fn`` name functions and classes of these top-level packages (and their modules)."""
     _CALLABLE_SCOPE.update(p.split(".")[0] for p in packages if p)
+    _OBJECT_PLANS.clear()
 
 
 def _in_scope(name: str) -> bool:
