@@ -745,7 +745,7 @@ def pytest_plugin(s: Sandbox) -> None:
 # --------------------------------------------------------------------------- help
 
 
-COMMANDS = ("accept", "brief", "budget", "demo", "diff", "guard", "probe")
+COMMANDS = ("accept", "brief", "budget", "demo", "diff", "guard", "pending", "probe")
 COMMANDS += ("record", "replay", "review", "status", "step")
 
 

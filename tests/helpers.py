@@ -15,8 +15,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 import lockstep
+
+if TYPE_CHECKING:
+    from lockstep.oracles.ledger.format import LedgerRow
 
 
 @dataclass(frozen=True)
@@ -234,6 +238,31 @@ def snapshot_tree(root: Path) -> dict[str, bytes]:
         for p in sorted(root.rglob("*"))
         if p.is_file() and "__pycache__" not in p.parts and ".git" not in p.parts
     }
+
+
+def copy_project(source: Path, root: Path) -> Path:
+    """Copy every file of ``source`` (as :func:`snapshot_tree` sees them) into ``root``."""
+    for rel, data in snapshot_tree(source).items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_bytes(data)
+    return root
+
+
+def pytest_in(
+    root: Path, *args: str, xdist: bool = False, env: dict[str, str] | None = None
+) -> Result:
+    """A real pytest run in an example project with only lockstep's plugin (and xdist) loaded:
+    entry-point autoloading of every installed plugin costs seconds per run and proves nothing."""
+    plugins = ("lockstep.pytest.plugin", *(("xdist.plugin",) if xdist else ()))
+    return run_pytest(*args, cwd=root, env=env, plugins=plugins)
+
+
+def rows_of(path: Path) -> list[LedgerRow]:
+    """Every row of the ledger file at ``path``, in file order."""
+    from lockstep.oracles.ledger.kind import iter_rows, read_header
+
+    header = read_header(path)
+    return [row for _, row in iter_rows(path, header)]
 
 
 class GitRepo:

@@ -79,7 +79,11 @@ def test_only_the_kind_and_its_wiring_import_a_kind(graph: grimp.ImportGraph, ki
     # API re-exports record_io and Tape lazily; the tape command accepts tape drifts.
     allowed_outside = {
         "ledger": {"lockstep.pytest.ledger_recording"},
-        "tape": {"lockstep.pytest.tape_fixture", "lockstep.cli.tape_commands"},
+        "tape": {
+            "lockstep.pytest.tape_fixture",
+            "lockstep.pytest.tape_golden",
+            "lockstep.cli.tape_commands",
+        },
     }.get(kind, set())
     offenders = {
         importer

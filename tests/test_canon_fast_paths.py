@@ -3,7 +3,7 @@
 Recorders freeze on every call, so :func:`canon.encode` answers scalars at once,
 :data:`canon.LEAF_ENCODERS` freezes a value of a known type with one lookup, and
 :func:`canon.encode_call_keyed` freezes and keys a call in one writer pass.  Each is
-checked here against the slow encoder (``codec._slow_encode``) on generated values.
+checked here against the slow encoder (``encoding._slow_encode``) on generated values.
 """
 
 from __future__ import annotations
@@ -17,13 +17,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lockstep import canon
-from lockstep.canon import codec
+from lockstep.canon import encoding
 from lockstep.errors import CanonError
 from test_canon import Color, Level, values
 
 
 def slow_bytes(value: Any, *, loose: bool = False) -> bytes:
-    return canon.canonical_json(codec._slow_encode(value, loose, "value"))
+    return canon.canonical_json(encoding._slow_encode(value, loose, "value"))
 
 
 @given(values)
@@ -60,7 +60,10 @@ def test_encode_call_keyed_is_encode_call_plus_its_key(
     assert (enc_args, enc_kwargs) == canon.encode_call(args, kwargs)
     assert key == canon.canonical_json([enc_args, enc_kwargs])
     assert key == canon.canonical_json(
-        [codec._slow_encode(list(args), False, "args"), codec._slow_encode(kwargs, False, "kwargs")]
+        [
+            encoding._slow_encode(list(args), False, "args"),
+            encoding._slow_encode(kwargs, False, "kwargs"),
+        ]
     )
 
 
@@ -142,7 +145,7 @@ json_like = st.recursive(
 @given(json_like, st.booleans())
 @settings(max_examples=600)
 def test_dumps_gives_the_slow_encoders_bytes_or_error(value: Any, loose: bool) -> None:
-    """``dumps`` writes a plain JSON value as it is (``codec._plain_json``): the same bytes
+    """``dumps`` writes a plain JSON value as it is (``encoding._plain_json``): the same bytes
     as the path-tracking encoder, and every value that needs a tag or is refused still is."""
     assert dumps_or_error(value, loose=loose) == slow_bytes_or_error(value, loose=loose)
 

@@ -35,6 +35,21 @@ def test_the_demo_tells_its_whole_story_and_leaves_a_working_project(tmp_path: P
     replay = run_cli("replay", "-q", cwd=folder, timeout=300)
     assert replay.code == 0, replay.output
     assert "passed" in replay.stdout
+    # it ends on the red review of its last commit, and says so
+    verdicts = [line.strip() for line in out.splitlines() if line.strip().startswith("→")]
+    commands = [line for line in out.splitlines() if line.startswith("$ ")]
+    assert commands[-1] == "$ lockstep review 'HEAD~1..HEAD'"
+    assert verdicts[-1] == "→ red (exit 1), as expected"
+    review = run_cli("review", "HEAD~1..HEAD", cwd=folder, timeout=300)
+    assert review.code == 1, review.output
+    assert "review: rejected" in review.stdout
+    # every code change it printed is a cp of a file the demo folder holds
+    copies = [line[2:].split() for line in out.splitlines() if line.startswith("$ cp ")]
+    assert len(copies) == 13
+    for _, source, dest in copies:
+        assert source.startswith(".variants/") and (folder / source).is_file(), source
+        assert (folder / dest).is_file(), dest
+    assert "<" not in "".join(line for line in out.splitlines() if line.startswith("$ cp"))
 
 
 def test_the_demo_refuses_a_folder_that_is_not_empty(tmp_path: Path) -> None:
@@ -58,6 +73,30 @@ def test_without_git_the_demo_skips_only_what_needs_git(
     events = list(runner.run_story(tmp_path / "demo", story))
     assert not (tmp_path / "demo" / ".git").exists()
     assert not any(e.unexpected for e in events)
-    assert [e.exit_code for e in events if isinstance(e.step, Run)] == [0, 0, 0, 1, 1, 0]
+    assert [e.exit_code for e in events if isinstance(e.step, Run)] == [0, 0, 0, 0, 0, 1, 1, 0, 0]
     last = events[-1].step
     assert isinstance(last, Say) and "needs git" in last.text
+
+
+def test_a_step_of_the_demo_can_be_repeated_by_hand(tmp_path: Path) -> None:
+    """The variants ship in the demo folder (ignored by git): the printed cp works as is."""
+    from lockstep.demo import runner
+    from lockstep.demo.chapters import corpus
+
+    folder = tmp_path / "demo"
+    runner.prepare(folder, [corpus.CHAPTER])
+    assert (folder / ".variants" / "rows_tidy_rounding.py").is_file()
+    assert run_cli("record", "transform", cwd=folder, timeout=300).code == 0
+    if runner.have_git():
+        status = runner._git(folder, "status", "--porcelain").stdout
+        assert ".variants" not in status  # ignored: no gate counts the variants as a change
+    (folder / "transform" / "rows.py").write_bytes(
+        (folder / ".variants" / "rows_tidy_rounding.py").read_bytes()
+    )
+    red = run_cli("replay", "transform", cwd=folder, timeout=300)
+    assert red.code == 1, red.output
+    assert "DRIFT transform::half_cent.json" in red.stdout
+    (folder / "transform" / "rows.py").write_bytes(
+        (folder / ".variants" / "rows_extract_helper.py").read_bytes()
+    )
+    assert run_cli("replay", "transform", cwd=folder, timeout=300).code == 0

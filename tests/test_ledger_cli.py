@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import Result, invoke_cli, run_cli, snapshot_tree, write_files
+from helpers import Result, copy_project, invoke_cli, run_cli, snapshot_tree, write_files
 
 PRICING = '''
 from decimal import Decimal, InvalidOperation
@@ -107,13 +107,6 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def copy_of(recorded: Path, dest: Path) -> Path:
-    for rel, data in snapshot_tree(recorded).items():
-        (dest / rel).parent.mkdir(parents=True, exist_ok=True)
-        (dest / rel).write_bytes(data)
-    return dest
-
-
 def one_line_error(result: Result) -> str:
     assert result.code == 2, result.output
     lines = result.stderr.strip().splitlines()
@@ -154,7 +147,7 @@ def test_record_reports_saturation(tmp_path: Path) -> None:
 
 
 def test_replay_green_then_a_faithful_rewrite_stays_green(recorded: Path, tmp_path: Path) -> None:
-    root = copy_of(recorded, tmp_path)
+    root = copy_project(recorded, tmp_path)
     assert invoke_cli("replay", cwd=root).code == 0
     rewrite = PRICING.replace(
         '        return (Decimal(raw), "USD")',
@@ -168,7 +161,7 @@ def test_replay_green_then_a_faithful_rewrite_stays_green(recorded: Path, tmp_pa
 def test_list_for_tuple_is_drift_with_the_call_written_as_python(
     recorded: Path, tmp_path: Path
 ) -> None:
-    root = copy_of(recorded, tmp_path)
+    root = copy_project(recorded, tmp_path)
     write_files(
         root,
         {
@@ -185,7 +178,7 @@ def test_list_for_tuple_is_drift_with_the_call_written_as_python(
 
 
 def test_exception_stem_and_outcome_drift(recorded: Path, tmp_path: Path) -> None:
-    root = copy_of(recorded, tmp_path)
+    root = copy_project(recorded, tmp_path)
     write_files(
         root,
         {"shop/pricing.py": PRICING.replace('raise ValueError("empty amount")', "return None")},
@@ -198,7 +191,7 @@ def test_exception_stem_and_outcome_drift(recorded: Path, tmp_path: Path) -> Non
 
 
 def test_argument_mutation_is_behaviour(recorded: Path, tmp_path: Path) -> None:
-    root = copy_of(recorded, tmp_path)
+    root = copy_project(recorded, tmp_path)
     row = rows(root / "lockstep/tag_all.ledger.jsonl")[0]
     assert row["mutated"] == {"0": ["a", "b"]}
     write_files(
@@ -216,7 +209,7 @@ def test_argument_mutation_is_behaviour(recorded: Path, tmp_path: Path) -> None:
 
 
 def test_float_tolerance_is_opt_in(recorded: Path, tmp_path: Path) -> None:
-    root = copy_of(recorded, tmp_path)
+    root = copy_project(recorded, tmp_path)
     write_files(root, {"shop/pricing.py": PRICING.replace("return a / b", "return a * (1 / b)")})
     # 1.0 * (1/3.0) differs from 1.0/3.0 in the last bit or not at all; both are within 1e-9.
     assert invoke_cli("replay", "ratio", cwd=root).code == 0
@@ -229,7 +222,7 @@ def test_float_tolerance_is_opt_in(recorded: Path, tmp_path: Path) -> None:
 
 
 def test_loose_mode_accepts_a_list_for_a_tuple(recorded: Path, tmp_path: Path) -> None:
-    root = copy_of(recorded, tmp_path)
+    root = copy_project(recorded, tmp_path)
     config = (
         (root / "lockstep.toml")
         .read_text()
@@ -249,7 +242,7 @@ def test_loose_mode_accepts_a_list_for_a_tuple(recorded: Path, tmp_path: Path) -
 
 
 def test_changed_signature_is_refused_naming_the_parameters(recorded: Path, tmp_path: Path) -> None:
-    root = copy_of(recorded, tmp_path)
+    root = copy_project(recorded, tmp_path)
     write_files(
         root,
         {
@@ -270,7 +263,7 @@ def test_changed_signature_is_refused_naming_the_parameters(recorded: Path, tmp_
 
 
 def test_jobs_and_shards_cover_every_row_once(recorded: Path, tmp_path: Path) -> None:
-    root = copy_of(recorded, tmp_path)
+    root = copy_project(recorded, tmp_path)
     write_files(
         root,
         {
@@ -292,7 +285,7 @@ def test_jobs_and_shards_cover_every_row_once(recorded: Path, tmp_path: Path) ->
 
 
 def test_record_modes(recorded: Path, tmp_path: Path) -> None:
-    root = copy_of(recorded, tmp_path)
+    root = copy_project(recorded, tmp_path)
     (root / "lockstep/ratio.ledger.jsonl").unlink()
     before = snapshot_tree(root)
     line = one_line_error(invoke_cli("record", "parse_amount", cwd=root))
@@ -457,7 +450,7 @@ def test_driver_that_raises(tmp_path: Path) -> None:
 def test_bad_ledger_line(recorded: Path, tmp_path: Path, line: str, message: str) -> None:
     """A bad row is named by FILE:LINE even when the header's count and digest were fixed up
     to match (a careful hand edit), so each check is reached on its own."""
-    root = copy_of(recorded, tmp_path)
+    root = copy_project(recorded, tmp_path)
     path = root / LEDGER
     lines = path.read_text(encoding="utf-8").splitlines()
     header, rows = json.loads(lines[0]), lines[1:]
@@ -485,7 +478,7 @@ def test_bad_ledger_line(recorded: Path, tmp_path: Path, line: str, message: str
 
 
 def test_ledger_recorded_for_another_function(recorded: Path, tmp_path: Path) -> None:
-    root = copy_of(recorded, tmp_path)
+    root = copy_project(recorded, tmp_path)
     (root / LEDGER).write_bytes((root / "lockstep/ratio.ledger.jsonl").read_bytes())
     before = snapshot_tree(root)
     error = one_line_error(invoke_cli("replay", "parse_amount", cwd=root))

@@ -13,7 +13,14 @@ def test_ledger_chapter_plays_out(tmp_path: Path) -> None:
     assert ORDER.index("ledger") == ORDER.index("corpus") + 1
     story = prepare(tmp_path / "demo", [ledger.CHAPTER])
     events = list(run_story(tmp_path / "demo", story))
-    runs = [e for e in events if isinstance(e.step, Run)]
+    # each code change is a `cp` of a variant the demo folder holds (.variants/)
+    runs = [e for e in events if isinstance(e.step, Run) and e.step.argv[0] != "cp"]
+    copies = [e for e in events if isinstance(e.step, Run) and e.step.argv[0] == "cp"]
+    assert [e.step.argv[1] for e in copies] == [
+        ".variants/messy_faithful.py",
+        ".variants/messy_list.py",
+        ".variants/messy_faithful.py",
+    ]
     assert [e.exit_code for e in runs] == [0, 0, 1, 0]
     assert not any(e.unexpected for e in events)
     red = runs[2].output

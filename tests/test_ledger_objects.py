@@ -129,6 +129,19 @@ class Fixed(dt.tzinfo):
 class Node:
     def __init__(self):
         self.parent = self
+
+
+class Label:
+    """Hashable by its text: a set of labels is only as wide as __eq__ says."""
+
+    def __init__(self, text):
+        self.text = text
+
+    def __eq__(self, other):
+        return isinstance(other, Label) and self.text == other.text
+
+    def __hash__(self):
+        return hash(self.text)
 '''
 
 BOOK = '''
@@ -160,15 +173,19 @@ def normalize(code, tags, cents, perms):
 
 def depth(node):
     return 1
+
+
+def widest(labels):
+    return max(len(label.text) for label in labels)
 '''
 
 DRIVE = """
 import datetime as dt
 from decimal import Decimal
 
-from ledgerbook.book import depth, invoice_total, normalize, shift, stamp
+from ledgerbook.book import depth, invoice_total, normalize, shift, stamp, widest
 from ledgerbook.values import (
-    Account, Cents, Code, Day, Fixed, Kind, Line, Money, Node, Perm, Rate, Tags, Term,
+    Account, Cents, Code, Day, Fixed, Kind, Label, Line, Money, Node, Perm, Rate, Tags, Term,
 )
 
 lines = [Line("a", 2, Money("1.50")), Line("b", 1, Money("0.25", "EUR"))]
@@ -196,6 +213,7 @@ LEDGERS = {
     "shift": "ledgerbook.book:shift",
     "normalize": "ledgerbook.book:normalize",
     "depth": "ledgerbook.book:depth",
+    "widest": "ledgerbook.book:widest",
     "money_add": "ledgerbook.values:Money.add",
     "money_str": "ledgerbook.values:Money.__str__",
     "money_cents": "ledgerbook.values:Money.cents",
@@ -367,3 +385,19 @@ def test_an_oracle_naming_a_class_outside_the_project_is_refused(
     assert hostile in result.stderr and "not a class of the project" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
     assert not (root / "IMPORTED").exists() and not (root / "RAN").exists()
+
+
+def test_values_today_s_code_cannot_rebuild_are_an_error_not_a_corrupt_file(
+    recorded: Path, tmp_path: Path
+) -> None:
+    assert len(_rows(recorded, "widest")) == 1
+    root = _copy_with(
+        recorded, tmp_path, "return hash(self.text)", "return 0", "ledgerbook/values.py"
+    )
+    source = (root / "ledgerbook/values.py").read_text()
+    (root / "ledgerbook/values.py").write_text(
+        source.replace("self.text == other.text", "len(self.text) > 0")
+    )
+    result = run_cli("replay", "widest", cwd=root)
+    assert result.code == 1, result.output
+    assert "do not rebuild with today's code" in result.output

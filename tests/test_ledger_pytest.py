@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import Result, run_pytest, snapshot_tree, write_files
+from helpers import copy_project, pytest_in, snapshot_tree, write_files
 
 PRICING = """
 from decimal import Decimal
@@ -153,13 +153,6 @@ def make_project(root: Path) -> Path:
     return root
 
 
-def pytest_in(root: Path, *args: str, xdist: bool = False) -> Result:
-    """A real pytest run in the example project with only lockstep's plugin (and xdist) loaded:
-    entry-point autoloading of every installed plugin costs seconds per run and proves nothing."""
-    plugins = ["-p", "lockstep.pytest.plugin", *(["-p", "xdist.plugin"] if xdist else [])]
-    return run_pytest(*plugins, *args, cwd=root, env={"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})
-
-
 def record_args(*extra: str) -> list[str]:
     return [*(f"--lockstep-record={name}" for name in ALL), *extra]
 
@@ -224,10 +217,7 @@ def test_xdist_workers_write_the_same_ledger(plain: Path, tmp_path: Path) -> Non
 
 
 def test_every_row_is_a_pytest_item_and_a_rewrite_goes_red(plain: Path, tmp_path: Path) -> None:
-    root = tmp_path
-    for rel, data in snapshot_tree(plain).items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_bytes(data)
+    root = copy_project(plain, tmp_path)
     green = pytest_in(root, "-q", "--lockstep", "lockstep")
     assert green.code == 0, green.output
     assert "19 passed" in green.stdout
@@ -249,19 +239,35 @@ def test_every_row_is_a_pytest_item_and_a_rewrite_goes_red(plain: Path, tmp_path
 
 
 def test_plain_record_refuses_an_existing_ledger(plain: Path, tmp_path: Path) -> None:
-    for rel, data in snapshot_tree(plain).items():
-        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / rel).write_bytes(data)
+    copy_project(plain, tmp_path)
     before = snapshot_tree(tmp_path)
     result = pytest_in(tmp_path, "-q", "--lockstep-record=amount")
     assert result.code == 4, result.output
     assert (
-        "lockstep/amount.ledger.jsonl already exists; say what you want: --new-only"
-        in result.stderr
-    )
+        "lockstep/amount.ledger.jsonl already exists; say what you want: --lockstep-new-only "
+        "(add rows for new inputs), --lockstep-refresh (re-record the rows this run saw) or "
+        "--lockstep-trim (drop rows no call made)"
+    ) in result.stderr
     assert snapshot_tree(tmp_path) == before
-    again = pytest_in(tmp_path, "-q", "--lockstep-record=amount", "--lockstep-record-mode=new-only")
+    again = pytest_in(tmp_path, "-q", "--lockstep-record=amount", "--lockstep-new-only")
     assert again.code == 0, again.output
+    assert snapshot_tree(tmp_path) == before
+    # the old spelling still works
+    old = pytest_in(tmp_path, "-q", "--lockstep-record=amount", "--lockstep-record-mode=new-only")
+    assert old.code == 0, old.output
+    assert snapshot_tree(tmp_path) == before
+
+
+def test_two_record_modes_are_a_usage_error(plain: Path, tmp_path: Path) -> None:
+    for rel, data in snapshot_tree(plain).items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_bytes(data)
+    before = snapshot_tree(tmp_path)
+    result = pytest_in(
+        tmp_path, "-q", "--lockstep-record=amount", "--lockstep-new-only", "--lockstep-trim"
+    )
+    assert result.code == 4, result.output
+    assert "one record mode, not --lockstep-new-only and --lockstep-trim" in result.stderr
     assert snapshot_tree(tmp_path) == before
 
 
@@ -275,10 +281,10 @@ def test_unknown_record_target_is_a_usage_error(tmp_path: Path) -> None:
 
 def test_a_mode_over_a_missing_ledger_is_a_usage_error(tmp_path: Path) -> None:
     root = make_project(tmp_path)
-    result = pytest_in(root, "-q", "--lockstep-record=amount", "--lockstep-record-mode=trim")
+    result = pytest_in(root, "-q", "--lockstep-record=amount", "--lockstep-trim")
     assert result.code == 4, result.output
     assert (
         "lockstep: lockstep/amount.ledger.jsonl does not exist yet; "
-        "run 'lockstep record amount' without a mode first"
+        "run 'pytest --lockstep-record=amount' without a mode first"
     ) in result.stderr
     assert not (root / "lockstep").exists()

@@ -1,5 +1,5 @@
 """``pytest --lockstep-record`` controls: keeping tests out of the recording, refusing a failing
-run, what each ``--lockstep-record-mode`` does to the rows a run did not see, and the summary.
+run, what each record mode (``--lockstep-refresh``, ``--lockstep-trim``) does to the rows a run did not see, and the summary.
 
 Every test is a real pytest run (plain or under xdist) in an example project."""
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import Result, run_pytest, snapshot_tree, write_files
+from helpers import Result, copy_project, pytest_in, snapshot_tree, write_files
 
 PRICING = """
 import os
@@ -126,18 +126,6 @@ def make_project(root: Path) -> Path:
         },
     )
     return root
-
-
-def copy_project(source: Path, root: Path) -> Path:
-    for rel, data in snapshot_tree(source).items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_bytes(data)
-    return root
-
-
-def pytest_in(root: Path, *args: str, xdist: bool = False) -> Result:
-    plugins = ("lockstep.pytest.plugin", *(("xdist.plugin",) if xdist else ()))
-    return run_pytest(*args, cwd=root, plugins=plugins)
 
 
 def rows(root: Path, name: str) -> dict[str, dict[str, object]]:
@@ -306,7 +294,7 @@ def test_a_failing_run_leaves_an_existing_ledger_as_it_was(
     root = copy_project(plain[0], tmp_path)
     write_files(root, {"tests/test_fail.py": FAILING})
     before = snapshot_tree(root / "lockstep")
-    result = pytest_in(root, "-q", *RECORD, "--lockstep-record-mode=force")
+    result = pytest_in(root, "-q", *RECORD, "--lockstep-refresh")
     assert result.code == 1, result.output
     assert "lockstep: nothing recorded: 2 test(s) failed or errored" in result.stdout
     assert snapshot_tree(root / "lockstep") == before
@@ -331,15 +319,13 @@ def test_force_on_a_subset_keeps_the_rows_the_run_did_not_see(
     assert (
         "counts: added 0, replaced 1, kept 4 (3 not seen by this run), trimmed 0, refused 0" in text
     )
-    assert "kept 3 row(s) this run did not see; --lockstep-record-mode=trim drops them" in text
+    assert "kept 3 row(s) this run did not see; --lockstep-trim drops them" in text
     price = rows(root, "price")
     assert sorted(price) == ["0", "1", "2", "3", "4"]
     assert price["0"]["result"] == 0.0 and isinstance(price["0"]["result"], float)
     assert price["3"] == rows(plain[0], "price")["3"]
 
-    trimmed = pytest_in(
-        root, "-q", *SUBSET, "--lockstep-record=price", "--lockstep-record-mode=trim"
-    )
+    trimmed = pytest_in(root, "-q", *SUBSET, "--lockstep-record=price", "--lockstep-trim")
     assert trimmed.code == 0, trimmed.output
     assert "counts: added 0, replaced 0, kept 2, trimmed 3, refused 0" in summary(trimmed.stdout)
     assert sorted(rows(root, "price")) == ["0", "1"]

@@ -18,18 +18,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from helpers import rows_of
 from lockstep import canon, record_io
 from lockstep.errors import DataError, LockstepError
-from lockstep.oracles.ledger.format import LedgerRow
 from lockstep.oracles.ledger.kind import iter_rows, read_header
 from lockstep.oracles.ledger.recorder import LedgerRecordWarning
 
 SHARED = ["a", "shared", "list"]
-
-
-def rows_of(path: Path) -> list[LedgerRow]:
-    header = read_header(path)
-    return [row for _, row in iter_rows(path, header)]
 
 
 def test_same_object_returned_and_same_exception_reraised(tmp_path: Path) -> None:

@@ -182,7 +182,7 @@ def test_mine_is_deterministic_with_a_seed(tmp_path: Path) -> None:
         repo = GitRepo(tmp_path / name)
         _project(repo)
         assert run_cli("record", "cells", cwd=repo.root).code == 0
-        result = run_cli("mine", "cells", "--seed", "11", "--budget", "30s", cwd=repo.root)
+        result = run_cli("mine", "cells", "--seed", "11", "--time-limit", "30s", cwd=repo.root)
         assert result.code == 0, result.output
         ledgers.append((repo.root / "lockstep/cells.ledger.jsonl").read_bytes())
     assert ledgers[0] == ledgers[1]
@@ -194,8 +194,8 @@ def test_mine_and_against_refuse_bad_input_with_one_line(tmp_path: Path) -> None
     not_yet = invoke_cli("mine", "cells", cwd=repo.root)
     assert not_yet.code == 2
     assert "not recorded yet" in not_yet.stderr and "lockstep record cells" in not_yet.stderr
-    bad_budget = invoke_cli("mine", "cells", "--budget", "soon", cwd=repo.root)
-    assert bad_budget.code == 2 and "--budget" in bad_budget.stderr
+    bad_budget = invoke_cli("mine", "cells", "--time-limit", "soon", cwd=repo.root)
+    assert bad_budget.code == 2 and "--time-limit" in bad_budget.stderr
     unknown = invoke_cli("mine", "nope", cwd=repo.root)
     assert unknown.code == 2 and "no oracle named 'nope'" in unknown.stderr
     assert run_cli("record", "cells", cwd=repo.root).code == 0

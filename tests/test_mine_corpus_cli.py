@@ -195,7 +195,7 @@ def test_mine_is_deterministic_with_a_seed(tmp_path: Path) -> None:
         repo = GitRepo(tmp_path / name)
         _project(repo)
         assert run_cli("record", "items", cwd=repo.root).code == 0
-        result = run_cli("mine", "items", "--seed", "5", "--budget", "30s", cwd=repo.root)
+        result = run_cli("mine", "items", "--seed", "5", "--time-limit", "30s", cwd=repo.root)
         assert result.code == 0, result.output
         locks.append((repo.root / "lockstep/items.lock.json").read_bytes())
     assert locks[0] == locks[1]
@@ -205,7 +205,7 @@ def test_mine_refuses_a_glob_that_would_not_match_mined_fixtures(tmp_path: Path)
     repo = GitRepo(tmp_path / "repo")
     _project(repo, CONFIG.replace("fixtures/*.json", "fixtures/[ap]*.json"))
     assert run_cli("record", "items", cwd=repo.root).code == 0
-    result = invoke_cli("mine", "items", "--budget", "5s", cwd=repo.root)
+    result = invoke_cli("mine", "items", "--time-limit", "5s", cwd=repo.root)
     assert result.code == 2
     assert "would not match mined fixtures" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1

@@ -159,3 +159,38 @@ def test_probe_usage_errors_are_one_line_and_exit_2(tmp_path: Path) -> None:
         assert expected in result.stderr, result.stderr
         if "KEY=VALUE" not in expected:
             assert len(lines) == 1, result.stderr
+
+
+COUNTED = """
+import pathlib
+counter = pathlib.Path("count.txt")
+n = int(counter.read_text()) if counter.exists() else 0
+counter.write_text(str(n + 1))
+ids = ["30e52521-d7c6-4068-ad5b-81d21730bc49", "9d514a07-da68-4fc7-a999-0e0f2f0d1650"]
+print(f"job {ids[(n // 2) % 2]} at 2026-11-29T21:25:4{n % 10}")
+print(f"run-{n // 3:08x} batch {n * 7 % 5} token-{n:04d}")
+"""
+
+
+def test_probe_suggest_prints_the_same_bytes_whatever_the_hash_seed(tmp_path: Path) -> None:
+    # Each run prints something else, the same sequence every time (a counter file): two
+    # probes under different hash seeds must print byte-identical suggestions.
+    write_files(tmp_path, {"counted.py": COUNTED})
+    outputs = []
+    for seed in ("1", "2", "3"):
+        (tmp_path / "count.txt").unlink(missing_ok=True)
+        result = run_cli(
+            "probe",
+            "--suggest",
+            "-n",
+            "4",
+            "--",
+            "python",
+            "counted.py",
+            cwd=tmp_path,
+            env={"PYTHONHASHSEED": seed},
+        )
+        assert result.code == 1, result.output
+        assert "suggested rules" in result.stdout
+        outputs.append(result.stdout)
+    assert outputs[0] == outputs[1] == outputs[2]

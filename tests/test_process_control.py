@@ -346,12 +346,12 @@ def test_the_orphan_program_is_what_the_tests_think_it_is(tmp_path: Path) -> Non
 
 
 def _tracker(monkeypatch: pytest.MonkeyPatch, **flags: object) -> None:
-    from lockstep import process
+    from lockstep.process import tracker as tracking
 
-    tracker = process._Tracker()
+    tracker = tracking.Tracker()
     for name, value in flags.items():
         setattr(tracker, name, value)
-    monkeypatch.setattr(process, "_TRACKER", tracker)
+    monkeypatch.setattr(tracking, "_TRACKER", tracker)
 
 
 def test_without_the_children_files_an_orphan_is_still_found(

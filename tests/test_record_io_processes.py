@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from lockstep.oracles.ledger.format import LedgerRow
-from lockstep.oracles.ledger.kind import iter_rows, read_header
+from helpers import rows_of
+from lockstep.oracles.ledger.kind import read_header
 
 TIMEOUT = 180
 
@@ -29,11 +29,6 @@ def square(x):
 START_METHODS = [
     m for m in ("fork", "spawn", "forkserver") if m in multiprocessing.get_all_start_methods()
 ]
-
-
-def rows_of(path: Path) -> list[LedgerRow]:
-    header = read_header(path)
-    return [row for _, row in iter_rows(path, header)]
 
 
 def squares_in(path: Path) -> dict[int, int]:

@@ -262,3 +262,67 @@ def test_whole_documents_are_kept_only_for_the_cases_the_page_draws(tmp_path: Pa
     whole = [o for o in files.outcomes if o.drifts and o.drifts[0].texts is not None]
     assert len(whole) == MAX_CASES
     assert len(files.outcomes) == 2 * (MAX_CASES + 5)  # JUnit has one testcase per case
+
+
+# ------------------------------------------------------------------ groups, revision, accept hints
+
+
+def _drift(old: str, new: str, at: int) -> Drift:
+    diff = f"--- recorded\n+++ now\n@@ -{at},1 +{at},1 @@\n-{old}\n+{new}\n"
+    return Drift("output", f"sha {at}", f"sha {at + 1}", diff)
+
+
+def test_drifts_that_share_one_change_are_one_group_under_an_index() -> None:
+    same = [
+        Outcome("rows", f"case-{n}.json", Status.DRIFT, (_drift("total 1.5", "total 1.50", n),))
+        for n in range(3)
+    ]
+    other = Outcome("rows", "odd.json", Status.DRIFT, (_drift("name x", "name y", 7),))
+    new = Outcome("rows", "fresh.json", Status.NEW)
+    page = _page([same[0], other, same[1], same[2], new])
+    index = page[page.index('<nav id="index">') : page.index("</nav>")]
+    assert index.count("<li>") == 3  # one change in three cases, another, the new case
+    assert '<a href="#group-1">' in index and "3 case(s)" in index
+    assert "total 1.5 → total 1.50" in index
+    group = page[page.index('id="group-1"') : page.index('id="group-2"')]
+    assert group.count('<article class="case drift"') == 3
+    assert "2 more case(s) with the same change" in group
+    assert (
+        "lockstep accept rows --case case-0.json --case case-1.json --case case-2.json "
+        "--why &#34;…&#34;" in group
+    )
+    assert "lockstep replay rows --keep-pending" in group
+    assert "lockstep record rows --new-only" in page[page.index('id="group-3"') :]
+    assert not re.search(r"<script\b", page)
+
+
+def test_a_big_group_spells_out_ten_cases_and_counts_the_rest() -> None:
+    cases = [Outcome("rows", f"c{n:02d}", Status.DRIFT, (_drift("a", "b", n),)) for n in range(29)]
+    page = _page(cases)
+    assert page.count('<li><a href="#group-') == 1
+    assert "29 case(s) with one change" in page
+    assert "--case c09 --why" in page and "--case c10" not in page
+    assert "and 19 more --case (lockstep pending rows lists them)" in page
+
+
+def test_the_page_names_the_commit_replayed_and_the_working_tree(tmp_path: Path) -> None:
+    root = hostile_red_project(tmp_path / "p")
+    repo = GitRepo(root)
+    sha = repo.commit("totals padded with a zero")
+    out = tmp_path / "r.html"  # outside the repository: the page is no change of it
+    result = invoke_cli("replay", "--report", str(out), cwd=root)
+    assert result.code == 1, result.output
+    page = out.read_text(encoding="utf-8")
+    revision = page[page.index('id="revision"') :].split("</p>")[0]
+    assert f'<code title="{sha}">{sha[:12]}</code> totals padded with a zero' in revision
+    assert "working tree clean" in revision
+    (root / "legacy" / "harness.py").write_text("# edited\n", encoding="utf-8")
+    invoke_cli("replay", "--report", str(out), cwd=root)
+    assert "working tree: 1 file(s) changed" in out.read_text(encoding="utf-8")
+
+
+def test_outside_git_the_page_says_so(tmp_path: Path) -> None:
+    root = hostile_red_project(tmp_path / "p")
+    invoke_cli("report", "--out", "r.html", cwd=root)
+    page = (root / "r.html").read_text(encoding="utf-8")
+    assert "not a git repository (or no commit yet)" in page

@@ -56,7 +56,7 @@ def _project(root: Path) -> GitRepo:
 def test_the_report_draws_unreached_lines_and_survivors_on_the_source(tmp_path: Path) -> None:
     repo = _project(tmp_path / "shop")
     result = invoke_cli(
-        "report", "--strength", "--mutants", "--budget", "60s", "--out", "r.html", cwd=repo.root
+        "report", "--strength", "--mutants", "--time-limit", "60s", "--out", "r.html", cwd=repo.root
     )
     assert result.code == 0, result.output
     page = (repo.root / "r.html").read_text(encoding="utf-8")

@@ -179,7 +179,7 @@ def test_shards_split_the_mutants_and_a_budget_stops_cleanly(shop: Path) -> None
     assert one["total"] and two["total"]
 
     partial = _json(
-        "countdown", "--mutants", "--no-cache", "--jobs", "1", "--budget", "1s", cwd=shop
+        "countdown", "--mutants", "--no-cache", "--jobs", "1", "--time-limit", "1s", cwd=shop
     )
     mutants = partial["mutants"]
     assert mutants["budget_hit"]
@@ -256,7 +256,7 @@ def test_pytest_prints_the_strength_summary_at_the_end(shop: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (("--budget", "soon"), "--budget"),
+        (("--time-limit", "soon"), "--time-limit"),
         (("nosuch",), "no oracle named 'nosuch'"),
         (("--shard", "3/2"), "--shard"),
     ],

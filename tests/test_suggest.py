@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import re
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from lockstep.probe.suggest import suggest
 from lockstep.process import RunResult
 
@@ -78,3 +81,23 @@ def test_names_already_taken_are_not_reused() -> None:
 def test_nothing_to_suggest_for_a_single_variant_or_unanchored_noise() -> None:
     assert suggest(runs("same\n")) == []
     assert suggest(runs("123\n", "456\n")) == []
+
+
+_VARYING = (
+    "job 30e52521-d7c6-4068-ad5b-81d21730bc49 at 2026-11-29T21:25:48\nrun-28b0c328 batch 17\n",
+    "job 30e52521-d7c6-4068-ad5b-81d21730bc49 at 2026-11-29T21:25:49\nrun-28b0c328 batch 17\n",
+    "job 9d514a07-da68-4fc7-a999-0e0f2f0d1650 at 2026-11-29T21:25:49\nrun-6a2e30bc batch 17\n",
+    "job 9d514a07-da68-4fc7-a999-0e0f2f0d1650 at 2026-11-29T21:25:49\nrun-6a2e30bc batch 42\n",
+)
+
+
+@given(st.permutations(range(1, len(_VARYING))))
+def test_suggestions_come_in_one_order_whichever_variant_shows_a_value_first(
+    order: list[int],
+) -> None:
+    # Which pair of variants first shows a varying value depends on the runs' timing; the
+    # list of rules (and so the TOML printed) must not.
+    variants = runs(_VARYING[0], *(_VARYING[i] for i in order))
+    found = [(s.name, s.pattern) for s in suggest(variants)]
+    assert found == [(s.name, s.pattern) for s in suggest(runs(*_VARYING))]
+    assert [name for name, _ in found] == ["uuid", "iso-timestamp", "batch", "run"]

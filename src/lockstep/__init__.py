@@ -4,19 +4,18 @@ The public API is deliberately small.  Everything else lives in modules whose
 names say what they do (``canon``, ``store``, ``config``, ``oracles``, ``gates``)
 and may change between releases.
 
-``record_io`` and ``Tape`` are imported on first use, so that ``lockstep replay``
-(which imports this package on every start) does not pay for the recorder and
-the tape machinery it does not need.
+Every name is imported on first use, so that ``lockstep --help`` and ``lockstep replay``
+(which import this package on every start) pay neither for the codec's msgspec types
+nor for the recorder and the tape machinery they do not need.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from lockstep.canon import decode, dumps, encode, register_encoder, register_type
-from lockstep.errors import LockstepError
-
 if TYPE_CHECKING:
+    from lockstep.canon import decode, dumps, encode, register_encoder, register_type
+    from lockstep.errors import LockstepError
     from lockstep.oracles.ledger.recorder import record_io
     from lockstep.oracles.tape.recorder import Tape
 
@@ -34,7 +33,16 @@ __all__ = [
 
 __version__ = "0.1.0"
 
-_LAZY = {"record_io": "lockstep.oracles.ledger.recorder", "Tape": "lockstep.oracles.tape.recorder"}
+_LAZY = {
+    "LockstepError": "lockstep.errors",
+    "decode": "lockstep.canon",
+    "dumps": "lockstep.canon",
+    "encode": "lockstep.canon",
+    "register_encoder": "lockstep.canon",
+    "register_type": "lockstep.canon",
+    "record_io": "lockstep.oracles.ledger.recorder",
+    "Tape": "lockstep.oracles.tape.recorder",
+}
 
 
 def __getattr__(name: str) -> Any:

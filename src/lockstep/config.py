@@ -37,6 +37,7 @@ from typing import Annotated, Any, Final, Literal
 
 import msgspec
 
+from lockstep.canon import DEFAULT_STEM
 from lockstep.errors import ConfigError, LockstepError
 
 CONFIG_FILE: Final = "lockstep.toml"
@@ -47,6 +48,8 @@ MAX_TIMEOUT: Final = 7 * 24 * 3600.0
 
 
 DEFAULT_MAX_OUTPUT: Final = 32 * 1024 * 1024
+"""Bytes kept of each of a pinned run's stdout and stderr unless ``max_output`` says otherwise
+(:data:`lockstep.process.DEFAULT_OUTPUT_CAP` is this value)."""
 MAX_OUTPUT_LIMIT: Final = 4 * 1024**3
 _SIZE: Final = re.compile(r"^\s*([0-9]{1,13})\s*(B|KiB|MiB|GiB)?\s*$")
 _UNITS: Final[dict[str | None, int]] = {
@@ -86,7 +89,7 @@ class Settings(_Table, frozen=True):
 
     dir: str = "lockstep"
     """Folder (relative to the root) where oracle files live."""
-    stem_length: int = 48
+    stem_length: int = DEFAULT_STEM
     """Characters of an exception message frozen as its stem."""
     jobs: int = 0
     """Default replay workers when ``--jobs`` is not given; 0 lets each oracle kind choose
@@ -111,6 +114,7 @@ class CorpusSpec(_Table, frozen=True):
     """A ``[[corpus]]`` oracle: fixture files → render callable → canonical bytes → lock."""
 
     name: str
+    """Unique name of the oracle: the stem of its file (``<dir>/<name>.*``) and what commands take."""
     fixtures: str
     """Glob, relative to the root, of the fixture files (``fixtures/*.json``)."""
     render: str
@@ -127,14 +131,17 @@ class LedgerSpec(_Table, frozen=True):
     """A ``[[ledger]]`` oracle: a function's calls → outcomes."""
 
     name: str
+    """Unique name of the oracle: the stem of its file (``<dir>/<name>.*``) and what commands take."""
     target: str
     """``pkg.mod:qualname`` of the function under freeze."""
     driver: str | None = None
     """What calls the target when recording without pytest: ``pkg.mod:func`` or a script path."""
     loose: bool = False
+    """Freeze tuples as lists: a tuple where a list was recorded is not drift."""
     float_tolerance: float = 0.0
     """Absolute tolerance for float results on replay; 0 means exact."""
     rules: list[str] = []
+    """Normalization rules (built-in or ``[[rule]]`` names) applied to text values before comparing."""
 
     kind: Literal["ledger"] = "ledger"
 
@@ -143,13 +150,17 @@ class PinsSpec(_Table, frozen=True):
     """A ``[[pins]]`` oracle: whole process runs → exit code, stdout, stderr."""
 
     name: str
+    """Unique name of the oracle: the stem of its file (``<dir>/<name>.*``) and what commands take."""
     command: list[str]
     """The program as an argv prefix (``["python", "export.py"]``)."""
     cases: str
     """Path of a TOML file with ``[[case]]`` tables."""
     env_keys: list[str] = []
+    """The environment variables a case may set (its ``env``); nothing else reaches the program."""
     rules: list[str] = []
+    """Normalization rules applied to stdout and stderr before hashing and comparing, in order."""
     timeout: float = 30.0
+    """Seconds a case may run (up to a week); then its whole process tree is killed."""
     runs: int = 2
     """Runs per case at record time; a case whose normalized output varies is refused."""
     max_output: int | str = DEFAULT_MAX_OUTPUT
@@ -173,10 +184,13 @@ class TapeSpec(_Table, frozen=True):
     """A ``[[tape]]`` oracle: the collaborator calls a driver makes, in order."""
 
     name: str
+    """Unique name of the oracle: the stem of its file (``<dir>/<name>.*``) and what commands take."""
     driver: str
     """``pkg.mod:func`` taking a :class:`lockstep.Tape`; it wires spies and runs the target."""
     mode: Literal["ordered", "multiset", "counts"] = "ordered"
+    """How calls are compared: in order, as a multiset (any order), or only counts per collaborator."""
     rules: list[str] = []
+    """Normalization rules applied to the frozen call arguments and outcomes."""
 
     kind: Literal["tape"] = "tape"
 
@@ -185,9 +199,13 @@ class RuleSpec(_Table, frozen=True):
     """A user ``[[rule]]``: a named regex replacement applied before hashing/comparing."""
 
     name: str
+    """The rule's name, as oracles list it in ``rules``."""
     pattern: str
+    """A Python regular expression."""
     replace: str
+    """What each match becomes (``re.sub`` replacement syntax)."""
     ignore_case: bool = False
+    """Match without regard to case."""
 
 
 class SecretSpec(_Table, frozen=True):
@@ -199,10 +217,13 @@ class SecretSpec(_Table, frozen=True):
     """
 
     env: str = ""
+    """An environment variable whose value is scrubbed to ``<ENV>`` in everything recorded."""
     name: str = ""
     """The placeholder's name: ``<NAME>`` (defaults to ``env``)."""
     pattern: str = ""
+    """A regex; every match is scrubbed to ``<NAME>`` (needs ``name``)."""
     allow: str = ""
+    """The sha256 of a flagged value that is no secret (the refusal prints it)."""
 
 
 class GatesSpec(_Table, frozen=True):
@@ -219,6 +240,7 @@ class GatesSpec(_Table, frozen=True):
             "**/conftest.py",
         ]
     )
+    """Globs taken out of ``production``: tests are not production code."""
     budget: list[list[int]] = msgspec.field(default_factory=lambda: [[3, 20], [10, 10], [25, 5]])
     """``[max fan-in, max changed lines]`` rows, ascending; beyond the last row the budget is 0."""
     seam_limit: int = 1

@@ -105,6 +105,17 @@ def _review(out: Console, items: list[Pending]) -> tuple[list[Pending], list[Pen
     return accept, reject, skipped
 
 
+def _ask_why(out: Console) -> str:
+    """The reason for the cases a review accepted, asked once (accepting needs one)."""
+    try:
+        answer: str = click.prompt("why is the new behaviour intended (one sentence)")
+    except click.Abort:
+        raise UsageError("--why is required to accept: nothing was accepted") from None
+    if not sys.stdin.isatty():
+        out.print()
+    return check_why(answer)
+
+
 def _by_oracle(items: list[Pending]) -> dict[str, tuple[OracleSpec, list[Pending]]]:
     grouped: dict[str, tuple[OracleSpec, list[Pending]]] = {}
     for item in items:
@@ -157,7 +168,10 @@ def _reject(out: Console, project: Project, reject: list[Pending]) -> None:
 @main.command()
 @click.argument("names", nargs=-1)
 @click.option(
-    "--why", default=None, help="One sentence: why the new behaviour is intended (kept in history)."
+    "--why",
+    default=None,
+    help="One sentence: why the new behaviour is intended (kept in history). Needed to "
+    "accept, not to reject; asked for when a review accepts a case without it.",
 )
 @click.option("--all", "all_", is_flag=True, help="Accept every pending case (no questions).")
 @click.option("--case", "cases", multiple=True, metavar="ID", help="Accept this case (repeatable).")
@@ -199,9 +213,13 @@ def accept(
             )
         accept_tape(project, names[0], why, test)
         return
-    if not reject:
+    scripted = bool(all_ or cases)
+    if not reject and (why is not None or scripted):
         if why is None:
-            raise UsageError("--why is required: say in one sentence why the change is intended")
+            raise UsageError(
+                "--why is required to accept: say in one sentence why the change is intended "
+                "(--reject needs no reason)"
+            )
         why = check_why(why)
     specs = [project.oracle(name) for name in (*names, *oracles)] or list(project.oracles())
     items = pending_cases(project, specs)
@@ -226,6 +244,8 @@ def accept(
         raise UsageError("--reject needs --all or --case ID")
     else:
         to_accept, to_reject, skipped = _review(out, items)
+    if to_accept and why is None:
+        why = _ask_why(out)
     _reject(out, project, to_reject)
     landed, clean = _apply(out, project, to_accept, why)
     left = len(pending_cases(project, specs))

@@ -16,13 +16,16 @@ from rich.console import Console
 from lockstep.cli.app import (
     EXIT_FAIL,
     EXIT_OK,
+    REPLAY_JOBS_DEFAULT,
     console,
-    jobs_option,
+    deprecated,
+    jobs_option_showing,
     main,
     project_from,
     replay_options,
 )
-from lockstep.errors import UsageError
+from lockstep.cli.revisions import RANGE, REV
+from lockstep.errors import LockstepError, UsageError
 from lockstep.gates.brief import make_brief
 from lockstep.gates.budget import check_budget
 from lockstep.gates.git import Change, Git
@@ -52,31 +55,44 @@ def _plain() -> _PlainConsole:
 
 
 @main.command()
+@click.argument("revision_range", metavar="[RANGE]", type=RANGE, required=False)
 @click.option("--staged", is_flag=True, help="Check the staged files (for a pre-commit hook).")
 @click.option(
     "--base",
-    "base",
+    "old_base",
     default=None,
-    metavar="REV",
-    help="Check each commit of REV..HEAD (for CI).",
+    type=REV,
+    hidden=True,
+    help="Deprecated: 'lockstep guard REV' checks each commit of REV..HEAD.",
 )
 @click.pass_context
-def guard(ctx: click.Context, staged: bool, base: str | None) -> None:
+def guard(
+    ctx: click.Context, revision_range: str | None, staged: bool, old_base: str | None
+) -> None:
     """Fail when one change touches both oracle files and production code.
 
     Oracle files: everything under the oracle folder (locks, ledgers, tapes,
     pins, blobs), the fixtures and cases files oracles name, and the oracle
     and [[rule]] tables of the configuration. Default: the working tree
-    against HEAD.
+    against HEAD; --staged: the index (for a pre-commit hook); RANGE: each
+    commit of the range on its own (for CI).
+
+    RANGE is BASE..HEAD, BASE...HEAD (from their merge base) or BASE (meaning
+    BASE..HEAD). The deprecated --base REV means the RANGE REV.
     """
-    if staged and base:
-        raise UsageError("--staged and --base are exclusive: a hook checks the index, CI a range")
+    if old_base is not None:
+        deprecated("guard --base REV", "guard REV")
+        if revision_range is not None:
+            raise UsageError("give the range once: guard RANGE (--base is its old spelling)")
+        revision_range = old_base
+    if staged and revision_range:
+        raise UsageError("--staged and a RANGE are exclusive: a hook checks the index, CI a range")
     project = project_from(ctx)
     git = Git(project.root)
-    if base is not None:
-        report = guard_commits(
-            project, git, git.resolve(base), git.resolve("HEAD"), f"{base}..HEAD"
-        )
+    if revision_range is not None:
+        change = parse_range(git, revision_range)
+        assert isinstance(change.head, str)
+        report = guard_commits(project, git, change.base, change.head, change.label)
     else:
         report = guard_change(project, git, local_change(git, staged=staged))
     _plain().print_all(guard_lines(report))
@@ -84,32 +100,77 @@ def guard(ctx: click.Context, staged: bool, base: str | None) -> None:
 
 
 @main.command()
-@click.argument("target", required=False)
+@click.argument("revision_range", metavar="[RANGE]", type=RANGE, required=False)
 @click.option(
-    "--base", default=None, metavar="REV", help="Measure the change since REV (default HEAD)."
+    "--target",
+    default=None,
+    metavar="MODULE",
+    help="The module the change is about (pkg.module, path/to/module.py or pkg.module:func), "
+    "weighed even before it is edited.",
 )
 @click.option("--staged", is_flag=True, help="Measure only the staged change.")
+@click.option(
+    "--base",
+    "old_base",
+    default=None,
+    type=REV,
+    hidden=True,
+    help="Deprecated: the change since REV, uncommitted edits included.",
+)
 @click.pass_context
-def budget(ctx: click.Context, target: str | None, base: str | None, staged: bool) -> None:
+def budget(
+    ctx: click.Context,
+    revision_range: str | None,
+    target: str | None,
+    staged: bool,
+    old_base: str | None,
+) -> None:
     """Weigh the changed lines against the fan-in of the module under change.
 
     Every changed production module counts and the smallest allowance wins.
-    TARGET (pkg.module, path/to/module.py or pkg.module:func) names the module
-    the change is about, weighed along with them (even before it is edited).
-    Budget rows come from [gates] budget.
+    Default: the working tree against HEAD; --staged: the index; RANGE: the
+    committed change BASE..HEAD (BASE alone means BASE..HEAD). Budget rows
+    come from [gates] budget. This budget is one of changed lines; a time
+    limit is --time-limit on mine, report and strength.
+
+    Deprecated, still accepted: 'budget MODULE' (use --target MODULE) and
+    --base REV (the change since REV, uncommitted edits included).
     """
     project = project_from(ctx)
     git = Git(project.root)
-    change = local_change(git, staged=staged)
-    if base is not None:
-        change = Change(git.resolve(base), change.head, f"{base}..{change.label}")
+    if (
+        revision_range is not None
+        and ".." not in revision_range
+        and not _is_revision(git, revision_range)
+    ):
+        deprecated("budget MODULE", "budget --target MODULE")
+        if target is not None:
+            raise UsageError(f"{revision_range!r} is no revision, and --target is given")
+        target, revision_range = revision_range, None
+    if revision_range is not None and (staged or old_base is not None):
+        raise UsageError("a RANGE is a committed change: leave out --staged and --base")
+    if revision_range is not None:
+        change = parse_range(git, revision_range)
+    else:
+        change = local_change(git, staged=staged)
+        if old_base is not None:
+            deprecated("budget --base REV", "budget REV (the committed change REV..HEAD)")
+            change = Change(git.resolve(old_base), change.head, f"{old_base}..{change.label}")
     report = check_budget(project, git, change, target)
     _plain().print_all(budget_lines(report))
     sys.exit(EXIT_OK if report.ok else EXIT_FAIL)
 
 
+def _is_revision(git: Git, text: str) -> bool:
+    try:
+        git.resolve(text)
+    except LockstepError:
+        return False
+    return True
+
+
 @main.command("review")
-@click.argument("revision_range", metavar="[BASE..HEAD]", required=False)
+@click.argument("revision_range", metavar="[RANGE]", type=RANGE, required=False)
 @click.option(
     "--format",
     "fmt",
@@ -118,15 +179,15 @@ def budget(ctx: click.Context, target: str | None, base: str | None, staged: boo
     show_default=True,
     help="A terminal table, or Markdown to paste into a pull request.",
 )
-@jobs_option
+@jobs_option_showing(REPLAY_JOBS_DEFAULT)
 @click.pass_context
 def review_command(
     ctx: click.Context, revision_range: str | None, fmt: str, jobs: int | None
 ) -> None:
     """Print the decision table for a change and exit 1 if any row fails.
 
-    BASE..HEAD, BASE...HEAD or BASE (meaning BASE..HEAD); without a range, the
-    current branch against its upstream. Rows: every oracle replays green at
+    RANGE is BASE..HEAD, BASE...HEAD (from their merge base) or BASE (meaning
+    BASE..HEAD); without one, the current branch against its upstream. Rows: every oracle replays green at
     HEAD; oracle files unchanged or changed alone; public signatures
     unchanged; one seam; no new reads; logging and printing unchanged;
     within budget.
@@ -134,7 +195,7 @@ def review_command(
     project = project_from(ctx)
     git = Git(project.root)
     change = parse_range(git, revision_range)
-    result = review(project, git, change, replay_options(jobs, None))
+    result = review(project, git, change, replay_options(jobs, None), jobs_given=jobs is not None)
     if fmt == "md":
         click.echo(review_markdown(result), nl=False)
     else:
@@ -153,7 +214,7 @@ def review_command(
     show_default=True,
     help="Probe runs per pinned case.",
 )
-@jobs_option
+@jobs_option_showing(REPLAY_JOBS_DEFAULT)
 @click.pass_context
 def step_command(ctx: click.Context, revert: bool, runs: int, jobs: int | None) -> None:
     """One transformation, judged: probe pinned cases, replay every oracle, check the budget.
@@ -162,7 +223,9 @@ def step_command(ctx: click.Context, revert: bool, runs: int, jobs: int | None) 
     """
     project = project_from(ctx)
     git = Git(project.root)
-    result = step(project, git, runs=runs, options=replay_options(jobs, None))
+    result = step(
+        project, git, runs=runs, options=replay_options(jobs, None), jobs_given=jobs is not None
+    )
     out = _plain()
     out.print_all(step_lines(result))
     if result.ok:

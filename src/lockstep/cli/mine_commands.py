@@ -8,7 +8,15 @@ import sys
 import click
 from rich.text import Text
 
-from lockstep.cli.app import EXIT_FAIL, EXIT_OK, console, main, project_from
+from lockstep.cli.app import (
+    EXIT_FAIL,
+    EXIT_OK,
+    chosen_time_limit,
+    console,
+    main,
+    project_from,
+    time_limit_option,
+)
 from lockstep.gates.git import Git
 from lockstep.mine import last_run
 from lockstep.mine.differential import replay_against
@@ -27,22 +35,21 @@ def parse_duration(text: str) -> float:
     match = _DURATION.match(text)
     if not match or float(match.group(1)) <= 0:
         raise click.BadParameter(
-            f"{text!r} is not a duration such as 60s, 2m or 90", param_hint="--budget"
+            f"{text!r} is not a duration such as 60s, 2m or 90", param_hint="--time-limit"
         )
     return float(match.group(1)) * _SCALE[match.group(2) or "s"]
 
 
 @main.command()
 @click.argument("name")
-@click.option(
-    "--budget",
-    default="60s",
-    show_default=True,
-    help="Most time to spend generating (60s, 2m); mining stops earlier once saturated.",
+@time_limit_option(
+    "60s", "Most time to spend generating (60s, 2m); mining stops earlier once saturated."
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the generator.")
 @click.pass_context
-def mine(ctx: click.Context, name: str, budget: str, seed: int) -> None:
+def mine(
+    ctx: click.Context, name: str, time_limit: str, old_time_limit: str | None, seed: int
+) -> None:
     """Grow oracle NAME with generated inputs that reach new code or new outcomes.
 
     Inputs are shaped like the recorded ones and seeded with the constants in the
@@ -50,7 +57,7 @@ def mine(ctx: click.Context, name: str, budget: str, seed: int) -> None:
     outcome class, and the kept ones are recorded like any call (verified in a fresh
     interpreter first).  Exit 1 when some were refused.
     """
-    seconds = parse_duration(budget)
+    seconds = parse_duration(chosen_time_limit(time_limit, old_time_limit) or "60s")
     project = project_from(ctx)
     spec = project.oracle(name)
     keep_files_in(last_run.cache_folder(project))

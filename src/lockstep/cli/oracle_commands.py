@@ -11,33 +11,37 @@ from __future__ import annotations
 import dataclasses
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 import click
 
 from lockstep.cli.app import (
     EXIT_FAIL,
     EXIT_OK,
+    REPLAY_JOBS_DEFAULT,
     console,
+    err_console,
     jobs_option_showing,
+    json_option,
     main,
     project_from,
     replay_options,
     shard_option,
+    verbosity,
 )
 from lockstep.cli.output import Lines, lines
 from lockstep.cli.progress import progress
 from lockstep.cli.report_command import (
-    REPLAY_JOBS_DEFAULT,
     ReportFiles,
     junit_option,
     report_option,
     select_specs,
     spec_options,
 )
+from lockstep.cli.revisions import REV
 from lockstep.config import OracleSpec, Project
 from lockstep.errors import UsageError
-from lockstep.model import RecordMode, ReplayOptions, Status
+from lockstep.model import Outcome, RecordMode, ReplayOptions, Status
 from lockstep.oracles import kind_of
 from lockstep.oracles import replay as replay_oracle
 from lockstep.oracles.pending import PendingSink, pending_path
@@ -115,12 +119,6 @@ drifted the same way says so in ten rows as well as in ten thousand)."""
 @jobs_option_showing(REPLAY_JOBS_DEFAULT)
 @shard_option
 @click.option(
-    "--quiet",
-    "-q",
-    is_flag=True,
-    help="Print each failing case on one line (its id, no diff), then the summary.",
-)
-@click.option(
     "--show",
     "show",
     type=click.IntRange(min=0),
@@ -145,7 +143,7 @@ drifted the same way says so in ten rows as well as in ten thousand)."""
 @junit_option
 @click.option(
     "--against",
-    metavar="REV",
+    type=REV,
     default=None,
     help="Differential: run the code at REV and the working tree side by side on the "
     "recorded and generated inputs (no stored output is trusted); exit 1 on a difference.",
@@ -159,13 +157,13 @@ drifted the same way says so in ten rows as well as in ten thousand)."""
     help="With --against: inputs to generate besides the recorded ones.",
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="With --against: seed.")
+@json_option
 @click.pass_context
 def replay(
     ctx: click.Context,
     names: tuple[str, ...],
     jobs: int | None,
     shard: str | None,
-    quiet: bool,
     show: int,
     keep_pending: bool,
     full_diff: bool,
@@ -174,27 +172,45 @@ def replay(
     against: str | None,
     generate: int,
     seed: int,
+    as_json: bool,
 ) -> None:
     """Re-run every recorded case and compare: the gate (exit 1 unless all pass).
 
     Exit 1 on any drift, error or missing case, and on new cases too (inputs
     the oracle does not know yet): nothing froze their behaviour, so the run is
-    not green until 'lockstep record NAME --new-only' adds them.
+    not green until 'lockstep record NAME --new-only' adds them. -q prints each
+    failing case on one line (its id, no diff); -v lists the passing ones too.
+
+    \b
+    --json prints one document (schema 1) instead of the text:
+      schema   1, the layout version; command "replay"
+      verdict  "green", "DRIFT" or "NOT GREEN"; green: true when exit 0
+      summary  the verdict line
+      oracles  [{name, counts: {pass, drift, new, missing, error, stale}, rules_fired}]
+      cases    [{oracle, case, status, note, drifts: [{aspect, expected, actual, diff}]}]
+               every case that did not pass (passing ones too with -v)
     """
     if against is not None:
+        if as_json:
+            raise UsageError("--json: not with --against (the differential prints text)")
         from lockstep.cli.mine_commands import run_against  # imports Hypothesis: only here
 
         run_against(ctx, names, against, generate, seed)
+    quiet = verbosity(ctx) < 0
+    verbose = verbosity(ctx) > 0
     project = project_from(ctx)
     specs = _select(project, names)
     options = replay_options(jobs, shard)
     out = lines()
+    if as_json:
+        _replay_json(project, specs, jobs, options, keep_pending, verbose, report_path, junit_path)
     tally = Tally()
     files = ReportFiles(html=report_path, junit=junit_path)
     max_diff_lines = None if full_diff or not out.is_terminal else max(10, out.console.height - 6)
+    printer = _CasePrinter(out, quiet, verbose, show, max_diff_lines)
     for spec in specs:
         tally.start(spec.name)
-        shown = hidden = 0
+        printer.start()
         chosen = spec_options(project, spec, options, jobs)
         pending = PendingSink(project, spec, chosen, enabled=keep_pending)
         with progress(out, f"replay {spec.name}") as tick:
@@ -203,21 +219,10 @@ def replay(
                 files.keep(outcome)
                 pending.add(outcome)
                 tick()
-                if outcome.status is Status.PASS:
-                    continue
-                from lockstep.report.terminal import outcome_line, outcome_text
-
-                if quiet:
-                    out.print(outcome_line(outcome))
-                    continue
-                if show and shown >= show:
-                    hidden += 1
-                    continue
-                shown += 1
-                out.print(outcome_text(outcome, max_diff_lines=max_diff_lines), end="")
-        if hidden:
+                printer.add(outcome)
+        if printer.hidden:
             out.print(
-                f"… {hidden} more failing cases of {spec.name} not shown "
+                f"… {printer.hidden} more failing cases of {spec.name} not shown "
                 f"(--show 0 prints all; 'lockstep diff {spec.name} ID' prints one)"
             )
         _say_pending(out, project, spec, pending.commit())
@@ -230,6 +235,71 @@ def replay(
             out.print(line)
     _say_summary(out, tally)
     files.write(project, tally, out)
+    sys.exit(EXIT_OK if tally.green else EXIT_FAIL)
+
+
+@dataclasses.dataclass
+class _CasePrinter:
+    """How replay prints each case: failing ones in full up to ``show`` per oracle (one line
+    each with -q), passing ones only with -v."""
+
+    out: Lines
+    quiet: bool
+    verbose: bool
+    show: int
+    max_diff_lines: int | None
+    shown: int = 0
+    hidden: int = 0
+
+    def start(self) -> None:
+        self.shown = self.hidden = 0
+
+    def add(self, outcome: Outcome) -> None:
+        if outcome.status is Status.PASS:
+            if self.verbose:
+                self.out.literal(f"pass {outcome.oracle}::{outcome.case_id}")
+            return
+        from lockstep.report.terminal import outcome_line, outcome_text
+
+        if self.quiet:
+            self.out.print(outcome_line(outcome))
+        elif self.show and self.shown >= self.show:
+            self.hidden += 1
+        else:
+            self.shown += 1
+            self.out.print(outcome_text(outcome, max_diff_lines=self.max_diff_lines), end="")
+
+
+def _replay_json(
+    project: Project,
+    specs: list[OracleSpec],
+    jobs: int | None,
+    options: ReplayOptions,
+    keep_pending: bool,
+    verbose: bool,
+    report_path: Path | None,
+    junit_path: Path | None,
+) -> NoReturn:
+    """``replay --json``: the same replay, one document on stdout (file notes on stderr)."""
+    from lockstep.report.documents import replay_doc, to_json
+
+    tally = Tally()
+    files = ReportFiles(html=report_path, junit=junit_path)
+    shown: list[Outcome] = []
+    notes = err_console()
+    for spec in specs:
+        tally.start(spec.name)
+        chosen = spec_options(project, spec, options, jobs)
+        pending = PendingSink(project, spec, chosen, enabled=keep_pending)
+        for outcome in replay_oracle(project, spec, chosen):
+            tally.add(outcome)
+            files.keep(outcome)
+            pending.add(outcome)
+            if verbose or not outcome.ok:
+                shown.append(outcome)
+        _say_pending(notes, project, spec, pending.commit())
+    click.echo(to_json(replay_doc(tally, shown)), nl=False)
+    files.write(project, tally, notes)
     sys.exit(EXIT_OK if tally.green else EXIT_FAIL)
 
 
@@ -276,11 +346,32 @@ def diff(ctx: click.Context, name: str, case_id: str) -> None:
 
 
 @main.command()
+@json_option
 @click.pass_context
-def status(ctx: click.Context) -> None:
-    """List the oracles, how many cases each holds, and whether each file is present and readable."""
+def status(ctx: click.Context, as_json: bool) -> None:
+    """List the oracles, how many cases each holds, and whether each file is present and readable.
+
+    Exit 1 when an oracle file is present but unreadable. Pending drifts (kept by
+    'replay --keep-pending') are counted; 'lockstep pending' lists them.
+
+    \b
+    --json prints one document (schema 1) instead of the table:
+      schema   1, the layout version; command "status"
+      config   the configuration file read
+      oracles  [{name, kind, path, present, readable, cases, message, pending}]
+    """
     project = project_from(ctx)
-    rows = [kind_of(spec).status(project, spec) for spec in project.oracles()]
+    specs = list(project.oracles())
+    rows = [kind_of(spec).status(project, spec) for spec in specs]
+    if as_json:
+        from lockstep.oracles.pending import read_pending
+        from lockstep.report.documents import status_doc, to_json
+
+        counted = [
+            (row, len(read_pending(project, spec))) for row, spec in zip(rows, specs, strict=True)
+        ]
+        click.echo(to_json(status_doc(project.config_path, project.root, counted)), nl=False)
+        sys.exit(EXIT_FAIL if any(r.present and not r.readable for r in rows) else EXIT_OK)
     from lockstep.report.terminal import status_table
 
     out = console()
@@ -290,6 +381,63 @@ def status(ctx: click.Context) -> None:
     out.print(status_table(rows, project.root))
     bad = [r for r in rows if r.present and not r.readable]
     sys.exit(EXIT_FAIL if bad else EXIT_OK)
+
+
+@main.command()
+@click.argument("names", nargs=-1)
+@json_option
+@click.pass_context
+def pending(ctx: click.Context, names: tuple[str, ...], as_json: bool) -> None:
+    """List the drifts 'lockstep replay --keep-pending' kept, oracle by oracle.
+
+    Every oracle, or NAMES. Each line is a case id and the aspects that
+    drifted; 'lockstep diff NAME ID' shows one, 'lockstep accept' decides them.
+    Exit 0 whatever is pending (a listing, not a gate).
+
+    \b
+    --json prints one document (schema 1) instead:
+      schema   1, the layout version; command "pending"
+      total    pending drifts in all
+      oracles  [{name, path, cases: [{oracle, case, status, note,
+                 drifts: [{aspect, expected, actual, diff}]}]}]
+               only oracles with pending drifts
+    """
+    from lockstep.oracles.pending import read_pending
+
+    project = project_from(ctx)
+    specs = [project.oracle(name) for name in names] if names else list(project.oracles())
+    kept = [
+        (
+            spec.name,
+            display_path(pending_path(project, spec), project.root),
+            read_pending(project, spec),
+        )
+        for spec in specs
+    ]
+    if as_json:
+        from lockstep.report.documents import pending_doc, to_json
+
+        click.echo(to_json(pending_doc(kept)), nl=False)
+        sys.exit(EXIT_OK)
+    out = lines()
+    total = 0
+    for name, shown, entries in kept:
+        if not entries:
+            continue
+        total += len(entries)
+        out.literal(f"{name}: {len(entries)} pending drift(s) in {shown}")
+        for entry in entries:
+            aspects = ", ".join(d.aspect for d in entry.drifts) or "drift"
+            out.literal(f"  {entry.case}  {aspects}")
+    if not total:
+        out.literal("nothing pending: 'lockstep replay --keep-pending' keeps drifts for review")
+        sys.exit(EXIT_OK)
+    out.literal(
+        f"{total} pending drift(s): 'lockstep diff NAME ID' shows one; "
+        "'lockstep accept NAME --case ID --why \"...\"' accepts it, "
+        "'lockstep accept NAME --case ID --reject' drops it"
+    )
+    sys.exit(EXIT_OK)
 
 
 @main.command()

@@ -14,7 +14,15 @@ from pathlib import Path
 
 import click
 
-from lockstep.cli.app import EXIT_FAIL, EXIT_OK, console, default_jobs, main, project_from
+from lockstep.cli.app import (
+    EXIT_FAIL,
+    EXIT_OK,
+    console,
+    jobs_option,
+    main,
+    project_from,
+    replay_options,
+)
 from lockstep.cli.progress import progress
 from lockstep.config import Project, find_config
 from lockstep.errors import UsageError
@@ -65,14 +73,7 @@ def _rules(names: list[str], project: Project | None) -> RuleSet:
     metavar="R[,R...]",
     help="Rules to apply (built-ins or [[rule]] names); default: the oracle's rules.",
 )
-@click.option(
-    "--jobs",
-    "-j",
-    type=click.IntRange(min=0),
-    default=1,
-    show_default=True,
-    help="Parallel runs (0 = cores).",
-)
+@jobs_option
 @click.option(
     "--suggest", is_flag=True, help="Propose rules for what varies, verified by re-probing."
 )
@@ -110,7 +111,7 @@ def probe(
     """
     has_config = ctx.find_root().obj.get("config_path") or find_config() is not None
     project = project_from(ctx) if has_config else None
-    jobs = default_jobs() if jobs == 0 else jobs
+    jobs = replay_options(jobs, None).jobs  # 0: one per core; below 0: a usage error
     names = _rule_names(rules_opt)
     spec = None
     if project is not None and len(command) == 1:

@@ -40,7 +40,9 @@ def progress(out: Console | Lines, label: str, total: int | None = None) -> Iter
 
     ``total`` unknown (a streamed oracle) shows a count and the elapsed time.
     """
-    if not out.is_terminal:
+    from lockstep.cli.app import verbosity
+
+    if verbosity() < 0 or not out.is_terminal:  # -q: no bars
         yield _noop
         return
     console = out.console if isinstance(out, Lines) else out

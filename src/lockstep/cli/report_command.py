@@ -23,14 +23,18 @@ from click.decorators import FC
 from lockstep.cli.app import (
     EXIT_FAIL,
     EXIT_OK,
+    REPLAY_JOBS_DEFAULT,
+    chosen_time_limit,
     console,
     jobs_option_showing,
     main,
     project_from,
     replay_options,
     shard_option,
+    time_limit_option,
 )
 from lockstep.cli.progress import progress
+from lockstep.cli.revisions import RANGE
 from lockstep.config import OracleSpec, Project
 from lockstep.errors import LockstepError, UsageError
 from lockstep.model import Outcome, ReplayOptions
@@ -51,9 +55,6 @@ if TYPE_CHECKING:  # the page's and JUnit's modules (jinja2...) load only when a
         SignatureSection,
         StrengthSection,
     )
-
-REPLAY_JOBS_DEFAULT = "[lockstep] jobs, else pins one per core, other kinds 1"
-"""What ``--jobs`` is when a replaying command is not given one (``oracles.default_jobs``)."""
 
 
 def select_specs(project: Project, names: tuple[str, ...]) -> list[OracleSpec]:
@@ -118,6 +119,7 @@ class ReportFiles:
             from datetime import UTC, datetime
 
             from lockstep.report.html import ReportRun, render_html
+            from lockstep.report.revision import working_tree
 
             run = ReportRun(
                 title=str(project.root),
@@ -127,6 +129,7 @@ class ReportFiles:
                 generated=datetime.fromtimestamp(self.started_at, UTC).isoformat(
                     timespec="seconds"
                 ),
+                tree=working_tree(project.root),
             )
             atomic_write(self.html, render_html(run, extras).encode("utf-8"))
             out.print(f"report: {display_path(self.html)}")
@@ -182,8 +185,9 @@ junit_option = _file_option(
     "--review",
     "review_range",
     default=None,
-    metavar="BASE..HEAD",
-    help="Also review this range (as 'lockstep review' does) and show its decision table.",
+    type=RANGE,
+    help="Also review RANGE (as 'lockstep review RANGE' does: BASE..HEAD, BASE...HEAD or "
+    "BASE) and show its decision table.",
 )
 @click.option(
     "--strength",
@@ -195,14 +199,9 @@ junit_option = _file_option(
     "--mutants",
     is_flag=True,
     help="With --strength: also run the mutation score and mark the lines whose mutants "
-    "survived replay (stops at --budget).",
+    "survived replay (stops at --time-limit).",
 )
-@click.option(
-    "--budget",
-    default="60s",
-    show_default=True,
-    help="With --mutants: stop evaluating mutants after this long (e.g. 90s, 2m).",
-)
+@time_limit_option("60s", "With --mutants: stop evaluating mutants after this long (90s, 2m).")
 @click.option(
     "--fail-on-drift",
     is_flag=True,
@@ -220,7 +219,8 @@ def report(
     review_range: str | None,
     with_strength: bool,
     mutants: bool,
-    budget: str,
+    time_limit: str,
+    old_time_limit: str | None,
     fail_on_drift: bool,
 ) -> None:
     """Replay every oracle (or NAMES) and write one HTML page of what moved.
@@ -236,7 +236,8 @@ def report(
     options = replay_options(jobs, shard)
     if mutants and not with_strength:
         raise UsageError("--mutants: add --strength (mutants are part of the strength section)")
-    seconds = _budget(budget) if mutants else None
+    limit = chosen_time_limit(time_limit, old_time_limit) or "60s"
+    seconds = _time_limit(limit) if mutants else None
     out = console()
     files = ReportFiles(html=out_path, junit=junit_path)
     tally = Tally()
@@ -280,10 +281,10 @@ def probe_sections(
     return tuple(sections)
 
 
-def _budget(text: str) -> float:
-    from lockstep.cli.strength_command import parse_budget
+def _time_limit(text: str) -> float:
+    from lockstep.cli.strength_command import parse_time_limit
 
-    return parse_budget(text)
+    return parse_time_limit(text)
 
 
 def strength_of(
@@ -325,5 +326,11 @@ def review_section(project: Project, revision_range: str, jobs: int | None) -> R
 
     git = Git(project.root)
     return ReviewSection.of(
-        review(project, git, parse_range(git, revision_range), replay_options(jobs, None))
+        review(
+            project,
+            git,
+            parse_range(git, revision_range),
+            replay_options(jobs, None),
+            jobs_given=jobs is not None,
+        )
     )

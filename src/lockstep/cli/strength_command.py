@@ -15,12 +15,14 @@ import click
 
 from lockstep.cli.app import (
     EXIT_OK,
+    chosen_time_limit,
     console,
     default_jobs,
-    jobs_option,
+    jobs_option_showing,
     main,
     project_from,
     replay_options,
+    time_limit_option,
 )
 from lockstep.config import OracleSpec, Project
 from lockstep.errors import UsageError
@@ -33,12 +35,12 @@ _DURATION = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*(ms|s|m|h)?\s*$")
 _SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
 
 
-def parse_budget(text: str) -> float:
+def parse_time_limit(text: str) -> float:
     """``60s``, ``2m``, ``1.5h`` or plain seconds; anything else is a usage error."""
     match = _DURATION.match(text)
     if not match or float(match.group(1)) <= 0:
         raise click.BadParameter(
-            f"expected a duration such as 60s, 2m or 90, got {text!r}", param_hint="--budget"
+            f"expected a duration such as 60s, 2m or 90, got {text!r}", param_hint="--time-limit"
         )
     return float(match.group(1)) * _SECONDS[match.group(2)]
 
@@ -72,18 +74,15 @@ def _select(project: Project, names: tuple[str, ...]) -> list[OracleSpec]:
     flag_value="mutants",
     help="Also inject mutants and report which survive replay.",
 )
-@jobs_option
+@jobs_option_showing("one per core")
 @click.option(
     "--shard",
     default=None,
     metavar="K/N",
     help="Evaluate only slice K of N of the mutants (deterministic), for CI matrices.",
 )
-@click.option(
-    "--budget",
-    default=None,
-    metavar="DURATION",
-    help="Stop evaluating mutants after this long (60s, 2m); the score stays honest.",
+@time_limit_option(
+    None, "Stop evaluating mutants after this long (60s, 2m); the score stays honest."
 )
 @click.option(
     "--no-cache", is_flag=True, help="Evaluate every mutant again (ignore .lockstep-cache/)."
@@ -104,7 +103,8 @@ def strength(
     mode: str,
     jobs: int | None,
     shard: str | None,
-    budget: str | None,
+    time_limit: str | None,
+    old_time_limit: str | None,
     no_cache: bool,
     show: int,
     per_line: bool,
@@ -115,14 +115,17 @@ def strength(
     \b
     Every oracle, or NAMES.  Mutants are evaluated in --jobs worker processes
     (default: one per core); --shard K/N evaluates one slice of them.
+    --json prints the report as one JSON document.
     """
+    limit = chosen_time_limit(time_limit, old_time_limit)
+    seconds = parse_time_limit(limit) if limit is not None else None
     project = project_from(ctx)
     specs = _select(project, names)
     replay = replay_options(jobs, shard)
     options = MutationOptions(
         jobs=replay.jobs if jobs is not None else default_jobs(),
         shard=replay.shard,
-        budget=parse_budget(budget) if budget is not None else None,
+        budget=seconds,
         cache=not no_cache,
     )
     report = analyze(project, specs, mutants=mode == "mutants", options=options)

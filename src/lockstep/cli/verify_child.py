@@ -12,6 +12,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from lockstep.canon import DEFAULT_STEM
 from lockstep.errors import LockstepError
 from lockstep.oracles.verify import verdict_lines
 
@@ -21,7 +22,7 @@ def main(argv: list[str] | None = None) -> int:
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--config")
     source.add_argument("--target", help="a @record_io target (no configuration)")
-    parser.add_argument("--stem", type=int, default=48)
+    parser.add_argument("--stem", type=int, default=DEFAULT_STEM)
     parser.add_argument(
         "--dir", required=True, help="the candidate's folder; - reads it from stdin"
     )
@@ -29,9 +30,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     config = Path(args.config) if args.config else None
     folder = args.dir
-    if folder == "-":  # started ahead of the recording: the imports are done while it runs
-        import lockstep.oracles  # noqa: F401 - every kind, imported now rather than later
-
+    if folder == "-":  # started ahead of the recording: the imports above are done while it runs
         folder = sys.stdin.readline().strip()
         if not folder:
             return 0

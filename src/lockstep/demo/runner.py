@@ -12,7 +12,7 @@ from importlib import resources
 from pathlib import Path
 
 from lockstep.demo.chapters import chapters
-from lockstep.demo.steps import Chapter, Commit, CopyIn, Run, Say, Step
+from lockstep.demo.steps import VARIANTS_DIR, Chapter, Commit, CopyIn, Run, Say, Step
 
 CONFIG_HEADER = '[lockstep]\ndir = "lockstep"\n'
 
@@ -37,16 +37,22 @@ def _bundled(folder: str) -> Path:
 
 def prepare(dest: Path, story: list[Chapter] | None = None) -> list[Chapter]:
     """Copy the bundled project into ``dest`` (which must be empty or absent), write its config,
-    and make it a git repository with one commit: the trusted state."""
+    and make it a git repository with one commit: the trusted state.
+
+    The story's refactors are copied too, into ``.variants/`` (ignored by git, so no gate
+    counts them), so every step the demo prints can be repeated by hand."""
     story = chapters() if story is None else story
     if dest.exists() and any(dest.iterdir()):
         raise FileExistsError(f"{dest} is not empty")
     shutil.copytree(
         _bundled("project"), dest, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__")
     )
+    shutil.copytree(
+        _bundled("variants"), dest / VARIANTS_DIR, ignore=shutil.ignore_patterns("__pycache__")
+    )
     config = CONFIG_HEADER + "".join("\n" + c.config.strip() + "\n" for c in story)
     (dest / "lockstep.toml").write_text(config, encoding="utf-8")
-    (dest / ".gitignore").write_text("__pycache__/\n", encoding="utf-8")
+    (dest / ".gitignore").write_text(f"__pycache__/\n{VARIANTS_DIR}/\n", encoding="utf-8")
     if have_git():
         _git(dest, "init", "-q", "-b", "main")
         _git(dest, "add", "-A")

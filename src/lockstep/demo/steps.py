@@ -26,10 +26,23 @@ class Run:
 
 @dataclass(frozen=True)
 class CopyIn:
-    """Copy a bundled file from ``demo/variants/`` over a file of the demo folder (a refactor)."""
+    """Copy a bundled file from ``demo/variants/`` over a file of the demo folder (a refactor).
+
+    The story itself uses :func:`copy_in`, a ``cp`` the reader can repeat by hand: the
+    demo folder holds the variants (``.variants/``: ignored by git, and hidden from pytest's collection).
+    """
 
     variant: str
     dest: str
+
+
+VARIANTS_DIR = ".variants"
+"""The demo folder's copy of ``demo/variants/``: every refactor of the story, to repeat by hand."""
+
+
+def copy_in(variant: str, dest: str) -> Run:
+    """A refactor step: ``cp variants/VARIANT DEST``, shown and run as the command it is."""
+    return Run(("cp", f"{VARIANTS_DIR}/{variant}", dest))
 
 
 @dataclass(frozen=True)

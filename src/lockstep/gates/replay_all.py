@@ -9,6 +9,7 @@ prove the behaviour unchanged, so the gates fail closed.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -18,7 +19,7 @@ from lockstep.config import Project, load_project
 from lockstep.errors import LockstepError
 from lockstep.gates.git import Git
 from lockstep.model import Outcome, ReplayOptions
-from lockstep.oracles import kind_of
+from lockstep.oracles import default_jobs, kind_of
 from lockstep.oracles import replay as replay_oracle
 
 KEPT_OUTCOMES: Final = 3
@@ -71,8 +72,14 @@ class ReplaySummary:
         return tuple(str(o) for o in self.oracles)
 
 
-def replay_all(project: Project, options: ReplayOptions | None = None) -> ReplaySummary:
-    """Replay every configured oracle; an oracle that cannot run is red with its reason."""
+def replay_all(
+    project: Project, options: ReplayOptions | None = None, *, jobs_given: bool = True
+) -> ReplaySummary:
+    """Replay every configured oracle; an oracle that cannot run is red with its reason.
+
+    ``jobs_given`` False: each oracle replays with the workers ``lockstep replay`` would
+    give it without ``--jobs`` (``[lockstep] jobs``, else its kind's default).
+    """
     options = options or ReplayOptions()
     results: list[OracleReplay] = []
     for spec in project.oracles():
@@ -89,7 +96,11 @@ def replay_all(project: Project, options: ReplayOptions | None = None) -> Replay
         # a target that prints must not garble a report written to stdout (--format md)
         try:
             with contextlib.redirect_stdout(sys.stderr):
-                for outcome in replay_oracle(project, spec, options):
+                chosen = options
+                if not jobs_given:
+                    jobs = default_jobs(spec, project.config.lockstep.jobs)
+                    chosen = dataclasses.replace(options, jobs=jobs)
+                for outcome in replay_oracle(project, spec, chosen):
                     if outcome.ok:
                         passed += 1
                         continue

@@ -165,7 +165,12 @@ def differential_row(project: Project, head: str) -> Row | None:
 
 
 def review(
-    project: Project, git: Git, change: Change, options: ReplayOptions | None = None
+    project: Project,
+    git: Git,
+    change: Change,
+    options: ReplayOptions | None = None,
+    *,
+    jobs_given: bool = True,
 ) -> Review:
     """Fill in the decision table for ``change`` (``base`` and ``head`` are commits)."""
     assert isinstance(change.head, str)
@@ -179,7 +184,7 @@ def review(
     rows: list[Row] = []
 
     with project_at(project, git, head) as at_head:
-        summary = replay_all(at_head, options)
+        summary = replay_all(at_head, options, jobs_given=jobs_given)
     rows.append(
         Row(
             "every oracle replays green at HEAD",

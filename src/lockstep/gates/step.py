@@ -88,11 +88,16 @@ def probe_pins(project: Project, runs: int) -> ProbeSummary:
 
 
 def step(
-    project: Project, git: Git, *, runs: int = 2, options: ReplayOptions | None = None
+    project: Project,
+    git: Git,
+    *,
+    runs: int = 2,
+    options: ReplayOptions | None = None,
+    jobs_given: bool = True,
 ) -> StepResult:
     """Judge the working tree against HEAD: probe, replay, budget."""
     probe = probe_pins(project, runs)
-    replay = replay_all(project, options)
+    replay = replay_all(project, options, jobs_given=jobs_given)
     budget = check_budget(project, git, local_change(git, staged=False))
     return StepResult(probe, replay, budget)
 

@@ -12,4 +12,24 @@
   difference (shrunk by Hypothesis).
 
 The kinds take part only through :class:`lockstep.oracles.mining.MiningSubject`.
+
+Hypothesis is the ``mine`` extra (``pip install 'lockstep[mine]'``), not a dependency:
+installed, it loads its own pytest plugin into every test run of the project, so only the
+two commands that generate inputs import it, and :func:`require_hypothesis` says in one
+line how to install it when it is missing.
 """
+
+from __future__ import annotations
+
+import importlib.util
+
+from lockstep.errors import UsageError
+
+
+def require_hypothesis(command: str) -> None:
+    """Refuse ``command`` in one line when Hypothesis is not installed."""
+    if importlib.util.find_spec("hypothesis") is None:
+        raise UsageError(
+            f"{command} generates inputs with Hypothesis, which is not installed: "
+            "pip install 'lockstep[mine]'"
+        )

@@ -20,23 +20,24 @@ import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final
-
-from hypothesis.strategies import SearchStrategy
+from typing import TYPE_CHECKING, Final
 
 from lockstep import canon
 from lockstep.canon import JSON
 from lockstep.config import OracleSpec, Project
 from lockstep.errors import CanonError, LockstepError, UsageError
 from lockstep.gates.git import Git
+from lockstep.mine import require_hypothesis
 from lockstep.mine.constants import harvest_files
 from lockstep.mine.last_run import StoredRun
 from lockstep.mine.search import draw_each, smallest_failure
 from lockstep.mine.sides import Side, Unanswerable, outcome_from, pipeline, side
-from lockstep.mine.strategies import inputs_like
 from lockstep.model import Outcome
 from lockstep.oracles import kind_of
 from lockstep.oracles.mining import MINABLE_KINDS, Call, MiningSubject
+
+if TYPE_CHECKING:  # Hypothesis is the 'mine' extra (see lockstep.mine.require_hypothesis)
+    from hypothesis.strategies import SearchStrategy
 
 DEFAULT_GENERATE: Final = 200
 
@@ -209,6 +210,8 @@ def compare_oracle(
         files.append(path)
         with contextlib.suppress(ValueError):
             files.append(tree / path.resolve().relative_to(git.root.resolve()))
+    from lockstep.mine.strategies import inputs_like
+
     strategy = inputs_like(seeds, harvest_files(files), subject.target, hinted=subject.typed)
     config = project.config_path
     with (
@@ -252,6 +255,7 @@ def replay_against(
     ``skip_unsupported``: leave out (and name) oracles whose kind has no subject to
     call directly, instead of refusing -- for a run over every configured oracle.
     """
+    require_hypothesis("replay --against")
     git = Git(project.root)
     base = git.resolve(rev)
     subjects: list[tuple[OracleSpec, MiningSubject]] = []

@@ -29,10 +29,10 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from lockstep.errors import UsageError
+from lockstep.mine import require_hypothesis
 from lockstep.mine.constants import Constants, harvest_files, harvest_near
 from lockstep.mine.coverage import Arc, ArcCollector, executable_lines, lines_of
 from lockstep.mine.search import draw_each
-from lockstep.mine.strategies import constant_calls, inputs_like, near_constant
 from lockstep.model import RecordReport
 from lockstep.oracles.mining import Call, MiningSubject, Ran
 
@@ -145,6 +145,9 @@ def mine(
     extra_sources: Constants | None = None,
 ) -> MineReport:
     """Grow ``subject``'s oracle for at most ``budget`` seconds (see the module docstring)."""
+    require_hypothesis("lockstep mine")
+    from lockstep.mine.strategies import constant_calls, inputs_like, near_constant
+
     start = clock()
     seeds = subject.seeds()
     if not seeds:

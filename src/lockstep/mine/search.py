@@ -13,11 +13,11 @@ import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
-from hypothesis.errors import Flaky, Found, HypothesisWarning
-from hypothesis.strategies import SearchStrategy
+if TYPE_CHECKING:  # Hypothesis is the 'mine' extra: imported when a search runs
+    from hypothesis import Phase, settings
+    from hypothesis.strategies import SearchStrategy
 
 T = TypeVar("T")
 
@@ -34,12 +34,16 @@ def keep_files_in(folder: Path) -> None:
 def _quiet() -> Iterator[None]:
     """No Hypothesis warnings on the user's terminal (a large strategy's repr is costly to
     build, and Hypothesis says so; lockstep never shows that repr)."""
+    from hypothesis.errors import HypothesisWarning
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", HypothesisWarning)
         yield
 
 
 def _settings(examples: int, phases: tuple[Phase, ...]) -> settings:
+    from hypothesis import HealthCheck, Verbosity, settings
+
     return settings(
         database=None,
         deadline=None,
@@ -56,6 +60,7 @@ def draw_each(
     strategy: SearchStrategy[T], callback: Callable[[T], None], *, examples: int, seed_value: int
 ) -> None:
     """Call ``callback`` on up to ``examples`` drawn values (generation only, no shrinking)."""
+    from hypothesis import Phase, given, seed
 
     @seed(seed_value)
     @_settings(examples, (Phase.generate,))
@@ -84,6 +89,9 @@ def smallest_failure(
 ) -> T | None:
     """The smallest value (by Hypothesis' shrinking) on which ``differs`` is true, or None
     when ``examples`` draws found none."""
+    from hypothesis import Phase, given, seed
+    from hypothesis.errors import Flaky, Found
+
     last: list[T] = []
 
     @seed(seed_value)

@@ -159,10 +159,6 @@ class ProbeReport:
             return ()
         return where_differs(variants[0].example, variants[1].example)
 
-    def raw_examples(self) -> list[RunResult]:
-        """One raw run per distinct raw signature (what a rule suggester aligns)."""
-        return [v.example for v in self.raw]
-
 
 @dataclass
 class _Tally:

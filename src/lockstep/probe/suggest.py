@@ -251,6 +251,15 @@ def _unless_secret(suggestion: Suggestion, values: Sequence[str]) -> Suggestion:
     return suggestion
 
 
+def _order(s: Suggestion) -> tuple[int, int, str, str]:
+    """Built-ins first in their own order, then user rules by name: the same list whatever
+    order the variants' differences were found in (a run's timing decides which pair of
+    variants shows a value first)."""
+    builtins = list(BUILTIN_PATTERNS)
+    rank = builtins.index(s.name) if s.builtin and s.name in builtins else len(builtins)
+    return (0 if s.builtin else 1, rank, s.name, s.pattern)
+
+
 def suggest(variants: Sequence[RunResult], *, taken: Sequence[str] = ()) -> list[Suggestion]:
     """Rules that would make ``variants`` agree: built-ins first, then user rules as found.
 
@@ -279,7 +288,7 @@ def suggest(variants: Sequence[RunResult], *, taken: Sequence[str] = ()) -> list
     ]
     names = set(taken)
     chosen: list[Suggestion] = []
-    for s in sorted(proposed, key=lambda s: not s.builtin):
+    for s in sorted(proposed, key=_order):
         if s.name in names:
             if s.builtin:
                 continue
@@ -360,5 +369,5 @@ def suggest_and_verify(
     # A suggestion that never fired in the re-probe changed nothing: leaving it out keeps the
     # set minimal and the verification true.
     fired = {name for r in current for name, count in r.fired.items() if count}
-    chosen = [s for s in chosen if s.name in fired]
-    return Verified(tuple(chosen), tuple(current), rounds, tuple(secrets))
+    chosen = sorted((s for s in chosen if s.name in fired), key=_order)
+    return Verified(tuple(chosen), tuple(current), rounds, tuple(sorted(secrets, key=_order)))

@@ -12,8 +12,8 @@ appends its whole recording as one line to a spool file next to the ledger
 nothing is lost or interleaved).  The controller finishes after every worker,
 merges the spool (an input whose outcome differs between workers is refused
 like one that differed within a worker), writes the ledger atomically in the
-chosen ``--lockstep-record-mode`` and removes the spool.  The run id that
-names the spool travels to workers in ``workerinput``, so a stale spool from an
+chosen mode (``--lockstep-new-only``, ``--lockstep-refresh``, ``--lockstep-trim``) and
+removes the spool.  The run id that names the spool travels to workers in ``workerinput``, so a stale spool from an
 interrupted run is never merged into a new one.
 
 What the user controls, test by test:
@@ -31,7 +31,7 @@ What the user controls, test by test:
 * A run in which any test failed or errored writes nothing unless
   ``--lockstep-record-allow-failures`` is given: rows from a broken run are
   suspect.  The controller sees every report, the workers' too.
-* ``--lockstep-record-mode=force`` re-records the rows the run saw and keeps the
+* ``--lockstep-refresh`` re-records the rows the run saw and keeps the
   ledger's other rows: a run of a subset (``-k``, one file) must not drop the
   rows of the tests it did not run.  ``trim`` is the way to drop them.
 """
@@ -47,17 +47,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, cast
 
-import msgspec
 import pytest
 
-from lockstep import project_codec
-from lockstep.config import LedgerSpec, Project
 from lockstep.errors import DataError, LockstepError
 from lockstep.model import RecordMode, RecordReport
 from lockstep.pytest.project import project_for
-from lockstep.store import JsonlAppender, iter_jsonl, lock_for
 
 if TYPE_CHECKING:  # the recording machinery is imported only when a run asks for it
+    from lockstep.config import LedgerSpec, Project
     from lockstep.oracles.ledger.format import LedgerRow, Param
     from lockstep.oracles.ledger.recorder import (
         Installation,
@@ -66,6 +63,7 @@ if TYPE_CHECKING:  # the recording machinery is imported only when a run asks fo
         TargetRecorder,
         Wrapped,
     )
+    from lockstep.pytest.ledger_spool import SpoolLine
 
 RUN_KEY: Final = "lockstep_record_run"
 """The ``workerinput`` key carrying the controller's run id to xdist workers."""
@@ -85,7 +83,7 @@ _ROW_ID: Final = re.compile(r"\[([0-9a-f]{16})\]")
 
 
 def addoption(parser: pytest.Parser) -> None:
-    """Register ``--lockstep-record``, ``--lockstep-record-mode`` and the failures switch."""
+    """Register ``--lockstep-record``, its modes and the failures switch."""
     group = parser.getgroup("lockstep")
     group.addoption(
         "--lockstep-record",
@@ -95,12 +93,22 @@ def addoption(parser: pytest.Parser) -> None:
         help="Record the calls of a [[ledger]] (its name or pkg.mod:qualname) while the tests "
         "run, and write its ledger at the end. Repeatable.",
     )
+    for flag, mode, words in _MODE_FLAGS:
+        group.addoption(
+            flag,
+            action="append_const",
+            const=mode,
+            dest="lockstep_record_modes",
+            default=[],
+            help=f"With --lockstep-record: {words} (as 'lockstep record --{mode}' does"
+            + (", but only for the rows this run saw)." if mode == "refresh" else ")."),
+        )
     group.addoption(
         "--lockstep-record-mode",
-        choices=[m.value for m in RecordMode],
-        default=RecordMode.CREATE.value,
-        help="create (default: refuse over an existing ledger), new-only, force (re-record the "
-        "rows this run saw, keep the others) or trim (drop the rows this run did not see).",
+        choices=[*PYTEST_MODES, "force"],
+        default=None,
+        help="Deprecated: --lockstep-new-only, --lockstep-refresh (once 'force') or "
+        "--lockstep-trim.",
     )
     group.addoption(
         ALLOW_FAILURES,
@@ -150,24 +158,6 @@ class _Paused:
     def __bool__(self) -> bool:
         self.calls += 1
         return False
-
-
-class _SpoolLine(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
-    """One process's recording of one target, as appended to the spool."""
-
-    part: msgspec.Raw
-    """The :class:`~lockstep.oracles.ledger.recorder.RecordingPart` (decoded by the controller)."""
-    first_test: dict[str, str] = {}
-    """Row id -> node id of the test during which this process first produced it."""
-    skipped: dict[str, int] = {}
-    """Node id of each kept-out test -> calls of the target it made (unrecorded)."""
-    matched: list[str] = []
-    """``record_exclude`` entries that named at least one test of this process."""
-    starts: list[int] = []
-    tests: list[str] = []
-    """A part whose rows were spilled to disk (:mod:`lockstep.oracles.ledger.spool`) has no
-    ``first_test`` map as large as its rows: its process's call count at each test's start
-    and the tests, so the controller names the tests of the rows it refuses."""
 
 
 @dataclass
@@ -250,6 +240,8 @@ class LedgerRecording:
     def install(self) -> None:
         stem = self.project.config.lockstep.stem_length
         try:
+            from lockstep import project_codec
+
             project_codec.apply(self.project, *(t.spec.target for t in self.targets))
             for target in self.targets:
                 target.wrapped = self.installation.wrap(
@@ -316,10 +308,14 @@ class LedgerRecording:
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        import msgspec
+
+        from lockstep.pytest.ledger_spool import SpoolLine
+
         self.installation.undo()
         for target in self.targets:
             part = target.recorder.part()
-            line = _SpoolLine(
+            line = SpoolLine(
                 part=msgspec.Raw(msgspec.json.encode(part)),
                 first_test=target.first_tests(part),
                 skipped=target.skipped,
@@ -327,6 +323,8 @@ class LedgerRecording:
                 starts=target.starts if part.runs else [],
                 tests=target.tests if part.runs else [],
             )
+            from lockstep.store import JsonlAppender
+
             JsonlAppender(target.spool).append(msgspec.json.encode(line))
         if not self.controller:
             return
@@ -351,13 +349,17 @@ class LedgerRecording:
             self._write(target)
 
     def _write(self, target: _Target) -> None:
+        import msgspec
+
         from lockstep.oracles.ledger import kind as ledger_oracle
         from lockstep.oracles.ledger.recorder import RecordingPart, merge_parts
+        from lockstep.pytest.ledger_spool import SpoolLine
+        from lockstep.store import iter_jsonl
 
         assert target.wrapped is not None
         parts: list[RecordingPart] = []
         try:
-            lines = [line for _, line in iter_jsonl(target.spool, _SpoolLine)]
+            lines = [line for _, line in iter_jsonl(target.spool, SpoolLine)]
             parts = [msgspec.json.decode(line.part, type=RecordingPart) for line in lines]
             recording = merge_parts(target.spec.target, parts, remove_runs=False)
             tests_of = _tests_of(lines)
@@ -425,7 +427,7 @@ class LedgerRecording:
         kept = sum(1 for rid in report.unchanged if rid in unseen)
         if kept:
             report.notes.append(
-                f"kept {kept} row(s) this run did not see; --lockstep-record-mode=trim drops them"
+                f"kept {kept} row(s) this run did not see; --lockstep-trim drops them"
             )
         return report, kept
 
@@ -483,29 +485,29 @@ class LedgerRecording:
 def _discard_spool(spool: Path) -> None:
     """Remove the spool unread, and the scratch files its parts name (best effort: a
     line this version cannot read names none it knows of)."""
+    import msgspec
+
     from lockstep.oracles.ledger.spool import remove_run
+    from lockstep.pytest.ledger_spool import PartRuns, SpoolLine
+    from lockstep.store import iter_jsonl
 
     try:
-        for _, line in iter_jsonl(spool, _SpoolLine):
-            for run in msgspec.json.decode(line.part, type=_PartRuns).runs:
+        for _, line in iter_jsonl(spool, SpoolLine):
+            for run in msgspec.json.decode(line.part, type=PartRuns).runs:
                 remove_run(run)
     except (LockstepError, msgspec.DecodeError, OSError):
         pass
     _remove_spool(spool)
 
 
-class _PartRuns(msgspec.Struct):
-    """Just the scratch files of a recording part (its other fields are ignored)."""
-
-    runs: list[str] = []
-
-
 def _remove_spool(spool: Path) -> None:
+    from lockstep.store import lock_for
+
     spool.unlink(missing_ok=True)
     Path(lock_for(spool).lock_file).unlink(missing_ok=True)
 
 
-def _tests_of(lines: Iterable[_SpoolLine]) -> dict[str, list[str]]:
+def _tests_of(lines: Iterable[SpoolLine]) -> dict[str, list[str]]:
     """Row id -> the tests that first produced it, one per process, in spool order."""
     out: dict[str, list[str]] = {}
     for line in lines:
@@ -529,7 +531,7 @@ def _refused_ids(report: RecordReport) -> set[str]:
 
 def _add_spilled_tests(
     tests_of: dict[str, list[str]],
-    lines: Sequence[_SpoolLine],
+    lines: Sequence[SpoolLine],
     parts: Sequence[RecordingPart],
     ids: set[str],
 ) -> None:
@@ -614,6 +616,50 @@ def _spec_for(project: Project, wanted: str) -> LedgerSpec:
     )
 
 
+PYTEST_MODES: Final = {
+    "create": RecordMode.CREATE,
+    "new-only": RecordMode.NEW_ONLY,
+    "refresh": RecordMode.FORCE,  # the rows this run saw; the CLI's --force re-records all
+    "trim": RecordMode.TRIM,
+}
+"""The pytest spelling of each record mode: the CLI's words, except ``refresh``."""
+_MODE_FLAGS: Final = (
+    ("--lockstep-new-only", "new-only", "add rows for inputs the ledger does not know"),
+    ("--lockstep-refresh", "refresh", "re-record the rows this run saw, keep the others"),
+    ("--lockstep-trim", "trim", "drop the rows this run did not see"),
+)
+
+
+def record_mode(config: pytest.Config) -> RecordMode:
+    """The one mode the options ask for (create when none); two are a usage error."""
+    asked: list[str] = list(config.getoption("lockstep_record_modes", default=None) or [])
+    old = config.getoption("--lockstep-record-mode", default=None)
+    if old is not None:
+        asked.append("refresh" if old == "force" else str(old))
+    chosen = sorted(set(asked) - {"create"})
+    if len(chosen) > 1:
+        flags = " and ".join(f"--lockstep-{m}" for m in chosen)
+        raise pytest.UsageError(
+            f"lockstep: one record mode, not {flags}: each is a different update"
+        )
+    return PYTEST_MODES[chosen[0]] if chosen else RecordMode.CREATE
+
+
+def _mode_error(message: str, name: str) -> str:
+    """``check_mode``'s message with the pytest spellings of the modes it suggests."""
+    for cli, flag in (
+        ("--new-only (", "--lockstep-new-only ("),
+        ("--force (re-record every row)", "--lockstep-refresh (re-record the rows this run saw)"),
+        ("--trim (", "--lockstep-trim ("),
+        (
+            f"run 'lockstep record {name}' without a mode first",
+            f"run 'pytest --lockstep-record={name}' without a mode first",
+        ),
+    ):
+        message = message.replace(cli, flag)
+    return message
+
+
 def configure(config: pytest.Config) -> None:
     """Wrap the requested targets for this run (controller, plain run or xdist worker)."""
     config.addinivalue_line(
@@ -628,7 +674,7 @@ def configure(config: pytest.Config) -> None:
     from lockstep.oracles.ledger.recorder import Installation
 
     project = project_for(config)
-    mode = RecordMode(config.getoption("--lockstep-record-mode"))
+    mode = record_mode(config)
     workerinput: dict[str, Any] | None = getattr(config, "workerinput", None)
     controller = workerinput is None
     run_id = uuid.uuid4().hex[:12] if workerinput is None else str(workerinput.get(RUN_KEY, ""))
@@ -644,7 +690,7 @@ def configure(config: pytest.Config) -> None:
             try:
                 ledger_oracle.check_mode(project, spec, mode)
             except LockstepError as e:
-                raise pytest.UsageError(f"lockstep: {e}") from None
+                raise pytest.UsageError(f"lockstep: {_mode_error(str(e), spec.name)}") from None
     targets = [
         _Target(
             spec,

@@ -10,17 +10,23 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
-from lockstep.config import OracleSpec, Project
-from lockstep.oracles import all_kinds, kind_of
 from lockstep.pytest import ledger_recording as pytest_ledger
 from lockstep.pytest import strength as pytest_strength
 from lockstep.pytest import tape_fixture as pytest_tape
-from lockstep.pytest.items import OracleFile, write_kept
 from lockstep.pytest.project import add_config_option, project_for
+
+# Free when unused: pytest loads this plugin in every run of a project that installed
+# lockstep, so the oracle kinds, the collected items and the strength report are imported
+# by the hooks that need them, once a --lockstep* option or the ini key asks for them.
+if TYPE_CHECKING:
+    from lockstep.config import OracleSpec, Project
+    from lockstep.pytest.items import OracleFile
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -47,12 +53,32 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     pytest_strength.addoption(parser)  # --lockstep-strength
 
 
+RECORD_IO_OFF = "LOCKSTEP_RECORD_IO_OFF"
+"""While ``--lockstep`` replays, a function still decorated with ``@record_io`` does not
+record its calls into the ledger being replayed (the recorder's variable of that name)."""
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    if _enabled(config) and not config.getoption("--lockstep-record", default=None):
+        before = os.environ.get(RECORD_IO_OFF)
+        os.environ[RECORD_IO_OFF] = "1"
+
+        def restore() -> None:
+            if before is None:
+                os.environ.pop(RECORD_IO_OFF, None)
+            else:
+                os.environ[RECORD_IO_OFF] = before
+
+        config.add_cleanup(restore)
     pytest_ledger.configure(config)  # --lockstep-record: wrap ledger targets for this run
     pytest_tape.configure(config)  # the tape fixture and its marker
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
+    if not _enabled(session.config):  # no lockstep items ran: nothing was kept
+        return
+    from lockstep.pytest.items import write_kept
+
     write_kept(session)  # --lockstep-keep-pending: this session's drifts, for 'lockstep accept'
 
 
@@ -66,6 +92,8 @@ _COLLECTED = pytest.StashKey[set[Path]]()
 def _oracle_file(
     parent: pytest.Collector, project: Project, spec: OracleSpec, path: Path
 ) -> OracleFile:
+    from lockstep.pytest.items import OracleFile
+
     node = OracleFile.from_parent(parent, path=path)
     node.project = project
     node.spec = spec
@@ -77,6 +105,8 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> OracleFile
     """``pytest lockstep/transform.lock.json::basic.json`` collects (and selects) oracle cases."""
     if not _enabled(parent.config):
         return None
+    from lockstep.oracles import all_kinds, kind_of
+
     if not file_path.name.endswith(tuple(kind.suffix for kind in all_kinds())):
         return None
     project = project_for(parent.config)
@@ -107,6 +137,8 @@ def pytest_collection_modifyitems(
     is usually outside ``testpaths``), before -k/-m deselection sees the list."""
     if not _enabled(config):
         return
+    from lockstep.oracles import kind_of
+
     project = project_for(config)
     collected = config.stash.get(_COLLECTED, set())
     for spec in project.oracles():

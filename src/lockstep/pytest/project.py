@@ -11,15 +11,18 @@ stops the run as a usage error, with lockstep's one-line message.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
-from lockstep.config import CONFIG_FILE, Config, Project, find_config, load_project
 from lockstep.errors import LockstepError
+
+if TYPE_CHECKING:  # the configuration loads when a hook first needs the project
+    from lockstep.config import Project
 
 CONFIG_OPTION = "--lockstep-config"
 
-_PROJECT = pytest.StashKey[Project]()
+_PROJECT = pytest.StashKey["Project"]()
 
 
 def add_config_option(group: pytest.OptionGroup) -> None:
@@ -38,6 +41,8 @@ def load(config: pytest.Config, *, required: bool = True) -> Project:
     configuration) a project with no config file is the defaults rooted at
     pytest's rootdir.
     """
+    from lockstep.config import CONFIG_FILE, Config, Project, find_config, load_project
+
     cached = config.stash.get(_PROJECT, None)
     if cached is not None and (not required or cached.config_path.is_file()):
         return cached

@@ -11,9 +11,7 @@ from __future__ import annotations
 import pytest
 
 from lockstep.errors import LockstepError
-from lockstep.oracles import kind_of
 from lockstep.pytest.project import project_for
-from lockstep.report.strength import report_lines, summary_line
 
 OPTION = "--lockstep-strength"
 BUDGET_OPTION = "--lockstep-strength-budget"
@@ -39,7 +37,10 @@ def addoption(parser: pytest.Parser) -> None:
 def terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
     if not config.getoption(OPTION) or hasattr(config, "workerinput"):
         return
-    from lockstep.strength import MutationOptions, analyze  # only when asked: it imports coverage
+    # Only when asked: strength and its report import coverage (the plugin stays light).
+    from lockstep.oracles import kind_of
+    from lockstep.report.strength import report_lines, summary_line
+    from lockstep.strength import MutationOptions, analyze
 
     project = project_for(config)
     specs = [s for s in project.oracles() if kind_of(s).oracle_path(project, s).exists()]

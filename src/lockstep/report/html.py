@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Final
 
 import jinja2
 
-from lockstep.model import Outcome, Status
+from lockstep.model import Drift, Outcome, Status
+from lockstep.report.revision import WorkingTree
 from lockstep.report.sidebyside import Item, drift_rows, split_unified
 from lockstep.report.summary import Tally
 
@@ -46,6 +47,8 @@ class ReportRun:
     seconds: float
     generated: str
     """When the replay ran, ISO 8601, UTC."""
+    tree: WorkingTree | None = None
+    """The commit replayed and the working tree's state (None: not known)."""
 
 
 @dataclass(frozen=True)
@@ -177,6 +180,104 @@ def _case_view(n: int, outcome: Outcome) -> _CaseView:
     )
 
 
+@dataclass(frozen=True)
+class _GroupView:
+    """Cases of one oracle that share one change: drawn once, the others folded under it."""
+
+    anchor: str
+    oracle: str
+    status: str
+    label: str
+    aspects: str
+    edit: str
+    """The change in one line (its first removed and added lines), for the index."""
+    cases: list[_CaseView]
+    hint: str
+    """What to run about them: accept a drift, record new cases, trim missing ones..."""
+
+
+HINT_CASES: Final = 10
+"""``--case`` options spelled out in an accept hint; a bigger group says how many more."""
+
+
+def _edit_lines(drift: Drift) -> tuple[str, ...]:
+    """The drift's edit: its diff's removed and added lines without positions, or both sides."""
+    lines = tuple(
+        line
+        for line in drift.diff.splitlines()
+        if line[:1] in "+-" and not line.startswith(("+++", "---"))
+    )
+    return lines if lines else (f"-{drift.expected}", f"+{drift.actual}")
+
+
+def change_key(outcome: Outcome) -> tuple[object, ...]:
+    """Outcomes with the same key show one change: the same oracle, status and, per drifted
+    aspect, the same removed and added lines (the diffs are made after the rules, so a
+    volatile value the rules name does not split a group; line numbers do not either)."""
+    edits = tuple((d.aspect, _edit_lines(d)) for d in outcome.drifts)
+    return (outcome.oracle, outcome.status.value, edits if edits else outcome.note)
+
+
+def _quote(text: str) -> str:
+    import shlex
+
+    return shlex.quote(text)
+
+
+def _hint(oracle: str, status: Status, cases: list[str]) -> str:
+    name = _quote(oracle)
+    if status is Status.DRIFT:
+        chosen = " ".join(f"--case {_quote(c)}" for c in cases[:HINT_CASES])
+        more = len(cases) - HINT_CASES
+        tail = (
+            f"  # and {more} more --case (lockstep pending {name} lists them)" if more > 0 else ""
+        )
+        return (
+            f"lockstep replay {name} --keep-pending\n"
+            f'lockstep accept {name} {chosen} --why "…"{tail}'
+        )
+    if status is Status.NEW:
+        return f"lockstep record {name} --new-only"
+    if status is Status.MISSING:
+        return f"lockstep record {name} --trim"
+    if status is Status.STALE:
+        return f"lockstep record {name} --force"
+    return f"lockstep diff {name} {_quote(cases[0])}"
+
+
+def _summary_of(outcome: Outcome) -> str:
+    for drift in outcome.drifts:
+        lines = _edit_lines(drift)
+        removed = next((x[1:] for x in lines if x.startswith("-")), "")
+        added = next((x[1:] for x in lines if x.startswith("+")), "")
+        text = f"{removed.strip()} → {added.strip()}"
+        return text if len(text) <= 100 else text[:99] + "…"
+    return outcome.note[:100]
+
+
+def group_views(shown: tuple[Outcome, ...]) -> list[_GroupView]:
+    """The drawn cases grouped by :func:`change_key`, groups in order of first appearance."""
+    groups: dict[tuple[object, ...], list[tuple[int, Outcome]]] = {}
+    for n, outcome in enumerate(shown, start=1):
+        groups.setdefault(change_key(outcome), []).append((n, outcome))
+    views = []
+    for g, members in enumerate(groups.values(), start=1):
+        first = members[0][1]
+        views.append(
+            _GroupView(
+                f"group-{g}",
+                first.oracle,
+                first.status.value,
+                first.status.value.upper(),
+                ", ".join(dict.fromkeys(d.aspect for d in first.drifts)),
+                _summary_of(first),
+                [_case_view(n, o) for n, o in members],
+                _hint(first.oracle, first.status, [o.case_id for _, o in members]),
+            )
+        )
+    return views
+
+
 def _environment() -> jinja2.Environment:
     return jinja2.Environment(
         loader=jinja2.PackageLoader("lockstep.report", "templates"),
@@ -205,7 +306,7 @@ def render_html(run: ReportRun, extras: Extras | None = None) -> str:
         run=run,
         verdict=verdict(run.tally),
         statuses=statuses,
-        cases=[_case_view(n, o) for n, o in enumerate(shown, start=1)],
+        groups=group_views(shown),
         unlisted=[
             f"{o.status.value.upper()} {o.oracle}::{o.case_id}" for o in run.failing[MAX_CASES:]
         ],

@@ -143,12 +143,6 @@ class SecretPolicy:
         scrub = self.scrubber.scrub if patterns else self.scrubber.scrub_values
         return _map_strings(value, scrub)
 
-    def reveal_value(self, value: Any) -> Any:
-        """A recorded JSON-like value with placeholders replaced by today's real values."""
-        if not self.scrubber:
-            return value
-        return _map_strings(value, self.scrubber.reveal)
-
 
 def policy_for(project: Project) -> SecretPolicy:
     """The project's policy (values of ``env`` secrets are read from the environment now)."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from lockstep.demo.steps import Chapter, Commit, CopyIn, Run, Say
+from lockstep.demo.steps import Chapter, Commit, Run, Say, copy_in
 
 CHAPTER = Chapter(
     title="corpus: a row transformer",
@@ -22,18 +22,18 @@ render = "transform.harness:render"
         Run(("lockstep", "status")),
         Commit("Freeze the transformer's output (lockstep record transform)"),
         Say("Refactor 1: extract the coupon arithmetic into one helper, _discount()."),
-        CopyIn("rows_extract_helper.py", "transform/rows.py"),
+        copy_in("rows_extract_helper.py", "transform/rows.py"),
         Run(("lockstep", "replay", "transform")),
         Commit("Extract _discount() from transform_row"),
         Say(
             "Refactor 2: a tidy-looking _money() helper that uses round(). It reads the same, "
             "but Python's round() is banker's rounding, not ROUND_HALF_UP."
         ),
-        CopyIn("rows_tidy_rounding.py", "transform/rows.py"),
+        copy_in("rows_tidy_rounding.py", "transform/rows.py"),
         Run(("lockstep", "replay", "transform"), expect=1),
         Run(("lockstep", "diff", "transform", "half_cent.json"), expect=1),
         Say("Replay caught it: half a cent moved. Back to the safe version."),
-        CopyIn("rows_extract_helper.py", "transform/rows.py"),
+        copy_in("rows_extract_helper.py", "transform/rows.py"),
         Run(("lockstep", "replay", "transform")),
     ),
 )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from lockstep.demo.steps import Chapter, Commit, CopyIn, Run, Say
+from lockstep.demo.steps import Chapter, Commit, Run, Say, copy_in
 
 CHAPTER = Chapter(
     title="ledger: a function with mixed returns",
@@ -21,17 +21,17 @@ driver = "refs/exercise.py"
         Run(("lockstep", "record", "parse_amount")),
         Commit("Freeze parse_amount's calls (lockstep record parse_amount)"),
         Say("Rewrite 1: the same function as small helpers; every recorded call must reproduce."),
-        CopyIn("messy_faithful.py", "refs/messy.py"),
+        copy_in("messy_faithful.py", "refs/messy.py"),
         Run(("lockstep", "replay", "parse_amount")),
         Commit("Split parse_amount into helpers"),
         Say(
             "Rewrite 2: return a list instead of the (amount, currency) tuple. Equal-looking, "
             "but callers that unpack or hash it see a different type."
         ),
-        CopyIn("messy_list.py", "refs/messy.py"),
+        copy_in("messy_list.py", "refs/messy.py"),
         Run(("lockstep", "replay", "parse_amount"), expect=1),
         Say("Replay names each row, the call as Python, and tuple versus list. Back it out."),
-        CopyIn("messy_faithful.py", "refs/messy.py"),
+        copy_in("messy_faithful.py", "refs/messy.py"),
         Run(("lockstep", "replay", "parse_amount")),
     ),
 )

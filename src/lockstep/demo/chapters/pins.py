@@ -7,7 +7,7 @@ changed exit code on empty input replays red.
 
 from __future__ import annotations
 
-from lockstep.demo.steps import Chapter, Commit, CopyIn, Run, Say
+from lockstep.demo.steps import Chapter, Commit, Run, Say, copy_in
 
 EXPORT = "export/export_invoices.py"
 
@@ -60,17 +60,17 @@ replace = 'run-<RUN>'
         Run(("lockstep", "record", "export")),
         Commit("Pin the nightly export (lockstep record export)"),
         Say("Refactor 1: pull out _money(), _header() and _open(); same bytes, same exit codes."),
-        CopyIn("export_invoices_tidy.py", EXPORT),
+        copy_in("export_invoices_tidy.py", EXPORT),
         Run(("lockstep", "replay", "export")),
         Commit("Extract helpers from the export script"),
         Say(
             "Refactor 2: 'an empty export is a failure, surely' — exit 1 on empty input. "
             "The cron job's alerting depends on that exit code."
         ),
-        CopyIn("export_invoices_empty_exit.py", EXPORT),
+        copy_in("export_invoices_empty_exit.py", EXPORT),
         Run(("lockstep", "replay", "export"), expect=1),
         Say("Replay names the case and the exit code. Back it out."),
-        CopyIn("export_invoices_tidy.py", EXPORT),
+        copy_in("export_invoices_tidy.py", EXPORT),
         Run(("lockstep", "replay", "export")),
     ),
 )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from lockstep.demo.steps import Chapter, Commit, CopyIn, Run, Say
+from lockstep.demo.steps import Chapter, Commit, Run, Say, copy_in
 
 WHY = "Look each currency's rate up once per summary instead of once per line."
 
@@ -28,7 +28,7 @@ driver = "invoicing.tape_driver:drive"
             "A cleanup memoizes the rate per currency. The total is identical to the cent, so an "
             "output-only gate would sign it off."
         ),
-        CopyIn("invoicing_summary_memoized.py", "invoicing/summary.py"),
+        copy_in("invoicing_summary_memoized.py", "invoicing/summary.py"),
         Run(("python", "-m", "invoicing")),
         Run(("lockstep", "replay", "invoice_summary"), expect=1),
         Say(
@@ -36,7 +36,7 @@ driver = "invoicing.tape_driver:drive"
             "twice. If fewer lookups is the point, make it a decision: write the test that pins "
             "the new behaviour and accept the drift with one sentence of why."
         ),
-        CopyIn("test_rates_looked_up_once.py", "test_rates_looked_up_once.py"),
+        copy_in("test_rates_looked_up_once.py", "test_rates_looked_up_once.py"),
         Run(
             (
                 "lockstep",

@@ -1,0 +1,512 @@
+"""Decoding: tagged JSON back to the Python value it was frozen from, inertly.
+
+Each tag is decoded by its entry in :data:`TAG_DECODERS`; a module of this package adds
+a tag family by adding entries (as :mod:`lockstep.canon.callables` does for ``$fn`` and
+``$iter``).  Like encoding, a fast path handles the common shapes and the slow,
+path-tracking decoder runs again to name the place of an error.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import dataclasses
+import enum
+import functools
+import pathlib
+from collections.abc import Callable, Iterable
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any, Final, TypeAlias
+
+import msgspec
+
+from lockstep.canon._core import (
+    _PATH_CLASSES,
+    _TOO_DEEP,
+    JSON,
+    MAX_DEPTH,
+    _b64,
+    _decoder,
+    _key_segment,
+    _key_text,
+    _short,
+    _TooDeep,
+)
+from lockstep.canon.registry import (
+    _EXT_BY_NAME,
+    _KINDS,
+    _TYPES_BY_NAME,
+    _already_imported,
+    combine_flags,
+)
+from lockstep.errors import CanonError, ThawError
+
+if TYPE_CHECKING:
+    import datetime as dt
+    import uuid
+
+
+def _resolve(tag: str, name: str, path: str) -> Any:
+    """The class a tag names: registered or already imported, and of the tagged kind."""
+    kind = _KINDS[tag]
+    cls = _TYPES_BY_NAME.get(name)
+    if cls is None:
+        cls = _already_imported(name)
+    if cls is None or not kind.check(cls):
+        raise CanonError(
+            f"{tag} names {_short(name)}, which is not {kind.noun} already imported or registered",
+            path,
+        )
+    return cls
+
+
+def _json_kind(value: Any) -> str:
+    t = type(value)
+    if value is None:
+        return "null"
+    if t is list:
+        return f"an array of {len(value)}"
+    names = {list: "an array", dict: "an object", str: "a string", bool: "a bool", int: "an int"}
+    return names.get(t, "a float" if t is float else f"a {t.__name__}")
+
+
+def _malformed(tag: str, want: str, payload: Any, path: str) -> CanonError:
+    return CanonError(f"malformed {tag} value: expected {want}, got {_json_kind(payload)}", path)
+
+
+def str_payload(tag: str, payload: Any, path: str) -> str:
+    """The payload of ``tag``, which must be a string."""
+    if type(payload) is not str:
+        raise _malformed(tag, "a string", payload, path)
+    return payload
+
+
+def list_payload(tag: str, payload: Any, path: str, depth: int, want: str = "") -> list[Any]:
+    """The payload array of a tag object at ``depth``, of the length ``want`` shows if given."""
+    if type(payload) is not list or (want and len(payload) != want.count(",") + 1):
+        raise _malformed(tag, want or "an array", payload, path)
+    if depth + 1 > MAX_DEPTH:
+        raise _TooDeep
+    return payload
+
+
+def _not_canonical(tag: str, payload: str, path: str) -> CanonError:
+    return CanonError(
+        f"malformed {tag} value: {_short(payload)} is not the form lockstep writes", path
+    )
+
+
+def _dec_tuple(payload: Any, path: str, depth: int) -> tuple[Any, ...]:
+    return tuple(decode_items(list_payload("$tuple", payload, path, depth), path, depth + 2))
+
+
+def _dec_bytes(payload: Any, path: str, depth: int, tag: str = "$bytes") -> bytes:
+    text = str_payload(tag, payload, path)
+    data = base64.b64decode(text, validate=True)
+    if _b64(data) != text:
+        raise _not_canonical(tag, text, path)
+    return data
+
+
+def _dec_bytearray(payload: Any, path: str, depth: int) -> bytearray:
+    return bytearray(_dec_bytes(payload, path, depth, "$bytearray"))
+
+
+def _dec_decimal(payload: Any, path: str, depth: int) -> Decimal:
+    text = str_payload("$decimal", payload, path)
+    try:
+        value = Decimal(text)
+    except ArithmeticError:  # decimal.InvalidOperation: not a number, or an exponent too large
+        raise CanonError(
+            f"malformed $decimal value: {_short(text)} is not a decimal number lockstep can read",
+            path,
+        ) from None
+    if str(value) != text:
+        raise _not_canonical("$decimal", text, path)
+    return value
+
+
+def _dec_float(payload: Any, path: str, depth: int) -> float:
+    if type(payload) is not str or payload not in ("nan", "inf", "-inf"):
+        raise CanonError(f"bad $float payload {payload!r}", path)
+    return float(payload)
+
+
+def _dec_complex(payload: Any, path: str, depth: int) -> complex:
+    want = "[real, imag] floats"
+    parts = list_payload("$complex", payload, path, depth, want)
+    real, imag = (decode_at(p, path, depth + 2) for p in parts)
+    if type(real) is not float or type(imag) is not float:
+        raise CanonError(f"malformed $complex value: expected {want}", path)
+    return complex(real, imag)
+
+
+def _dec_members(tag: str, payload: Any, path: str, depth: int) -> list[Any]:
+    items = list_payload(tag, payload, path, depth)
+    return [decode_at(m, f"{path}[<member>]", depth + 2) for m in items]
+
+
+_PLAIN_MEMBERS: Final = frozenset({str, int, float, bool, type(None), bytes, tuple, frozenset})
+"""Types whose ``__hash__``/``__eq__`` are Python's own: two such members that collide were
+written twice.  Any other member type brings its class's code to the comparison."""
+
+
+def _twice(tag: str, what: str, members: Iterable[Any], path: str) -> CanonError:
+    """A member (or key) appearing twice: a corrupt file, unless a member's class (the
+    project's code, which may have changed) decided that two members are one."""
+    if all(type(m) in _PLAIN_MEMBERS for m in members):
+        return CanonError(f"malformed {tag} value: {what} appears twice", path)
+    return ThawError(f"two recorded {tag} members are equal under today's code ({what})", path)
+
+
+def _dec_set(payload: Any, path: str, depth: int) -> set[Any]:
+    members = _dec_members("$set", payload, path, depth)
+    out = set(members)
+    if len(out) != len(members):
+        raise _twice("$set", "a member", members, path)
+    return out
+
+
+def _dec_frozenset(payload: Any, path: str, depth: int) -> frozenset[Any]:
+    members = _dec_members("$frozenset", payload, path, depth)
+    out = frozenset(members)
+    if len(out) != len(members):
+        raise _twice("$frozenset", "a member", members, path)
+    return out
+
+
+def _dec_dict(payload: Any, path: str, depth: int) -> dict[Any, Any]:
+    out: dict[Any, Any] = {}
+    for pair in list_payload("$dict", payload, path, depth):
+        k, v = list_payload("$dict", pair, path, depth + 1, "[key, value] pairs")
+        key = decode_at(k, path, depth + 3)
+        if key in out:
+            raise _twice("$dict", f"key {_key_text(key)}", [key, *out], path)
+        out[key] = decode_at(v, f"{path}{_key_segment(key)}", depth + 3)
+    return out
+
+
+@functools.cache
+def _zone_keys() -> frozenset[str]:
+    import zoneinfo
+
+    return frozenset(zoneinfo.available_timezones())
+
+
+def _dec_tz(key: Any, path: str, depth: int) -> dt.tzinfo | None:
+    """A zone: null, a ``zoneinfo`` key, or a tzinfo object (``$obj``, thawed by its rules)."""
+    if key is None:
+        return None
+    if type(key) is dict:
+        import datetime as dt
+
+        tz = decode_at(key, f"{path}.tzinfo", depth)
+        if not isinstance(tz, dt.tzinfo):
+            raise CanonError(f"a time zone must be a tzinfo, not {type(tz).__name__}", path)
+        return tz
+    if type(key) is not str or key not in _zone_keys():
+        raise CanonError(f"unknown time zone {key!r}", path)
+    import zoneinfo
+
+    return zoneinfo.ZoneInfo(key)
+
+
+def _dec_clock(tag: str, payload: Any, path: str, depth: int) -> Any:
+    """``$datetime`` and ``$time``: ``[iso, zone key or null, fold]``, checked to be canonical."""
+    iso, zone, fold = list_payload(tag, payload, path, depth, "[iso text, zone, fold]")
+    text = str_payload(tag, iso, path)
+    if type(fold) is not int or fold not in (0, 1):
+        raise CanonError(f"malformed {tag} value: fold must be 0 or 1, got {fold!r}", path)
+    import datetime as dt
+
+    value = (dt.datetime if tag == "$datetime" else dt.time).fromisoformat(text)
+    tz = _dec_tz(zone, path, depth + 2)
+    if tz is not None:
+        value = value.replace(tzinfo=tz)
+    if fold:
+        value = value.replace(fold=fold)
+    if value.isoformat() != text:
+        raise _not_canonical(tag, text, path)
+    return value
+
+
+def _dec_datetime(payload: Any, path: str, depth: int) -> dt.datetime:
+    return _dec_clock("$datetime", payload, path, depth)  # type: ignore[no-any-return]
+
+
+def _dec_time(payload: Any, path: str, depth: int) -> dt.time:
+    return _dec_clock("$time", payload, path, depth)  # type: ignore[no-any-return]
+
+
+def _dec_date(payload: Any, path: str, depth: int) -> dt.date:
+    text = str_payload("$date", payload, path)
+    import datetime as dt
+
+    value = dt.date.fromisoformat(text)
+    if value.isoformat() != text:
+        raise _not_canonical("$date", text, path)
+    return value
+
+
+_TIMEDELTA_PARTS: Final = (
+    ("days", -999_999_999, 999_999_999),
+    ("seconds", 0, 86_399),
+    ("microseconds", 0, 999_999),
+)
+
+
+def _dec_timedelta(payload: Any, path: str, depth: int) -> dt.timedelta:
+    parts = list_payload("$timedelta", payload, path, depth, "[days, seconds, microseconds]")
+    for value, (name, low, high) in zip(parts, _TIMEDELTA_PARTS, strict=True):
+        if type(value) is not int or not low <= value <= high:
+            raise CanonError(
+                f"malformed $timedelta value: {name} must be an int in {low}..{high}", path
+            )
+    days, seconds, microseconds = parts
+    import datetime as dt
+
+    return dt.timedelta(days=days, seconds=seconds, microseconds=microseconds)
+
+
+def _dec_uuid(payload: Any, path: str, depth: int) -> uuid.UUID:
+    text = str_payload("$uuid", payload, path)
+    import uuid
+
+    value = uuid.UUID(text)
+    if str(value) != text:
+        raise _not_canonical("$uuid", text, path)
+    return value
+
+
+def _dec_path(payload: Any, path: str, depth: int) -> pathlib.PurePath:
+    name, text = list_payload("$path", payload, path, depth, "[class name, path]")
+    cls = _PATH_CLASSES.get(name) if type(name) is str else None
+    if cls is None:
+        raise CanonError(f"malformed $path value: {name!r} is not a pathlib class", path)
+    value = cls(str_payload("$path", text, path))
+    if str(value) != text:
+        raise _not_canonical("$path", text, path)
+    return value
+
+
+def _dec_enum(payload: Any, path: str, depth: int) -> Any:
+    name, member = list_payload("$enum", payload, path, depth, "[type name, member]")
+    cls = _resolve("$enum", str_payload("$enum", name, path), path)
+    if type(member) is list and issubclass(cls, enum.Flag):  # a combination, by member names
+        members: list[Any] = [cls.__members__.get(m) if type(m) is str else None for m in member]
+        values: list[Any] = [getattr(m, "value", None) for m in members]
+        if None in members or values != sorted(set(values)):
+            raise CanonError(f"malformed $enum value: {member!r} are not {name} flags", path)
+        return combine_flags(cls, members)
+    found = cls.__members__.get(member) if type(member) is str else None
+    if found is None:
+        raise CanonError(f"{name} has no member {member!r}", path)
+    return found
+
+
+def _dec_dataclass(payload: Any, path: str, depth: int) -> Any:
+    name, fields = list_payload("$dataclass", payload, path, depth, "[type name, fields]")
+    cls = _resolve("$dataclass", str_payload("$dataclass", name, path), path)
+    if type(fields) is not dict:
+        raise _malformed("$dataclass", "an object of fields", fields, path)
+    if depth + 2 > MAX_DEPTH:
+        raise _TooDeep
+    expected = [f.name for f in dataclasses.fields(cls)]
+    if sorted(fields) != sorted(expected):
+        raise CanonError(
+            f"malformed $dataclass value: {name} has the fields ({', '.join(expected)}), "
+            f"not ({', '.join(_short(k, 40)[1:-1] for k in fields)})",
+            path,
+        )
+    obj = object.__new__(cls)
+    for field_name, item in fields.items():
+        object.__setattr__(obj, field_name, decode_at(item, f"{path}.{field_name}", depth + 3))
+    return obj
+
+
+def _dec_namedtuple(payload: Any, path: str, depth: int) -> Any:
+    name, items = list_payload("$namedtuple", payload, path, depth, "[type name, items]")
+    cls = _resolve("$namedtuple", str_payload("$namedtuple", name, path), path)
+    items = list_payload("$namedtuple", items, path, depth + 1)
+    if len(items) != len(cls._fields):
+        raise CanonError(
+            f"malformed $namedtuple value: {name} has {len(cls._fields)} fields "
+            f"({', '.join(cls._fields)}), not {len(items)}",
+            path,
+        )
+    return tuple.__new__(cls, decode_items(items, path, depth + 3))
+
+
+def _dec_ext(payload: Any, path: str, depth: int) -> Any:
+    name, inner = list_payload("$ext", payload, path, depth, "[encoder name, value]")
+    ext = _EXT_BY_NAME.get(name) if type(name) is str else None
+    if ext is None:
+        raise CanonError(f"no encoder is registered under the name {name!r}", path)
+    value = decode_at(inner, path, depth + 2)
+    try:
+        return ext.from_json(value)
+    except Exception as e:
+        raise CanonError(
+            f"the encoder registered as {name!r} could not rebuild the value: "
+            f"{type(e).__name__}: {e}",
+            path,
+        ) from None
+
+
+def _dec_slice(payload: Any, path: str, depth: int) -> slice:
+    parts = list_payload("$slice", payload, path, depth, "[start, stop, step]")
+    return slice(*decode_items(parts, path, depth + 2))
+
+
+TagDecoder: TypeAlias = Callable[[Any, str, int], Any]
+"""Thaws one tag's payload, given the path for messages and the level the tag object sits at."""
+
+TAG_DECODERS: Final[dict[str, TagDecoder]] = {
+    "$tuple": _dec_tuple,
+    "$bytes": _dec_bytes,
+    "$bytearray": _dec_bytearray,
+    "$decimal": _dec_decimal,
+    "$float": _dec_float,
+    "$complex": _dec_complex,
+    "$set": _dec_set,
+    "$frozenset": _dec_frozenset,
+    "$dict": _dec_dict,
+    "$datetime": _dec_datetime,
+    "$date": _dec_date,
+    "$time": _dec_time,
+    "$timedelta": _dec_timedelta,
+    "$uuid": _dec_uuid,
+    "$path": _dec_path,
+    "$enum": _dec_enum,
+    "$dataclass": _dec_dataclass,
+    "$namedtuple": _dec_namedtuple,
+    "$ext": _dec_ext,
+    "$slice": _dec_slice,
+}
+"""The decoder of each tag by its name: the one place a tag is looked up."""
+
+
+def loads_json(data: bytes | str, *, path: str = "value") -> JSON:
+    """Parse JSON text to plain JSON values (no thawing); text that is not JSON, or nests
+    deeper than the parser goes, is a :class:`CanonError`."""
+    try:
+        return _decoder.decode(data)  # type: ignore[no-any-return]
+    except msgspec.DecodeError as e:
+        raise CanonError(f"not valid JSON: {e}", path) from None
+    except RecursionError:
+        raise CanonError(_TOO_DEEP, path) from None
+
+
+def decode_items(items: list[Any], path: str, depth: int) -> list[Any]:
+    """Thaw each item of an array whose items sit at ``depth``; a path names the index."""
+    return [decode_at(item, f"{path}[{i}]", depth) for i, item in enumerate(items)]
+
+
+def _dec_tag(key: str, payload: Any, path: str, depth: int) -> Any:
+    handler = TAG_DECODERS.get(key)
+    if handler is None:
+        raise CanonError(f"unknown tag {_short(key, 40)}", path)
+    try:
+        return handler(payload, path, depth)
+    except (CanonError, _TooDeep, RecursionError):
+        raise
+    except Exception as e:  # what the standard library says of a bad payload, as one line
+        raise CanonError(f"malformed {key} value: {e}", path) from None
+
+
+def decode_at(obj: Any, path: str, depth: int) -> Any:
+    """The path-tracking decoder; ``depth`` is the level ``obj`` sits at (1 = outermost)."""
+    t = type(obj)
+    if t in (str, int, float, bool) or obj is None:
+        return obj
+    if t is list:
+        if depth > MAX_DEPTH:
+            raise _TooDeep
+        return decode_items(obj, path, depth + 1)
+    if t is not dict:
+        raise CanonError(f"not a JSON value: {t.__name__}", path)
+    if depth > MAX_DEPTH:
+        raise _TooDeep
+    for key in obj:
+        if type(key) is not str:
+            raise CanonError(f"not a JSON object key: {type(key).__name__}", path)
+    if len(obj) == 1:
+        ((key, payload),) = obj.items()
+        if key.startswith("$"):
+            return _dec_tag(key, payload, path, depth)
+    for key in obj:
+        if key.startswith("$"):
+            raise CanonError(f"tag {_short(key, 40)} must be the only key of its object", path)
+    return {k: decode_at(v, f"{path}{_key_segment(k)}", depth + 1) for k, v in obj.items()}
+
+
+def _fast_decoder() -> Callable[[Any, int], Any]:  # noqa: C901 -- one flat dispatch, as in the encoder
+    """The hot path of :func:`decode`: plain JSON, tuples and bytes without path bookkeeping.
+
+    Replay thaws every row's arguments, so this mirrors :func:`_fast_encoder`:
+    it handles the common shapes inline and hands every other tag to the same
+    handlers as the slow path.  Anything unusual (an unknown or misplaced tag, a
+    malformed payload, too deep) raises, and :func:`decode` runs the slow decoder
+    again to name the place in the message; so both paths always agree on the result.
+    """
+    plain = frozenset({str, int, float, bool, type(None)})
+    tags = TAG_DECODERS
+    b64decode = base64.b64decode
+    b64encode = binascii.b2a_base64
+    limit = MAX_DEPTH
+
+    def dec(obj: Any, d: int) -> Any:
+        t = type(obj)
+        if t in plain:
+            return obj
+        if d > limit:
+            raise _TooDeep
+        if t is list:
+            d += 1
+            return [x if type(x) in plain else dec(x, d) for x in obj]
+        if t is not dict:
+            raise _TooDeep  # not JSON: the slow path says so
+        if len(obj) == 1:
+            (key,) = obj
+            if type(key) is str and key[:1] == "$":
+                payload = obj[key]
+                if key == "$tuple" and type(payload) is list and d < limit:
+                    d += 2
+                    return tuple([x if type(x) in plain else dec(x, d) for x in payload])
+                if key == "$bytes" and type(payload) is str:
+                    data = b64decode(payload, validate=True)
+                    if b64encode(data, newline=False) != payload.encode("ascii"):
+                        raise _TooDeep  # not canonical: the slow path says so
+                    return data
+                return tags[key](payload, "value", d)
+        for key in obj:
+            if type(key) is not str or key[:1] == "$":
+                raise _TooDeep  # a misplaced tag: the slow path says so
+        d += 1
+        return {k: (x if type(x) in plain else dec(x, d)) for k, x in obj.items()}
+
+    return dec
+
+
+_FAST_DEC: Final = _fast_decoder()
+
+
+def decode(obj: JSON, *, path: str = "value") -> Any:
+    """Thaw a tagged value back to the Python value it was frozen from.
+
+    Imports nothing and calls nothing named in ``obj`` (see "Decoding is inert"
+    above); a value that is not what :func:`encode` writes is a :class:`CanonError`.
+    """
+    try:
+        return _FAST_DEC(obj, 1)
+    except Exception:  # the slow path below raises the right, path-naming error
+        pass
+    try:
+        return decode_at(obj, path, 1)
+    except (_TooDeep, RecursionError):
+        raise CanonError(_TOO_DEEP, path) from None
+
+
+def loads(data: bytes | str, *, path: str = "value") -> Any:
+    """Parse canonical JSON bytes and thaw them (inverse of :func:`dumps`)."""
+    return decode(loads_json(data, path=path), path=path)

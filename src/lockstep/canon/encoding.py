@@ -1,0 +1,602 @@
+"""Encoding: a Python value to its tagged, canonical JSON form.
+
+Two encoders give the same result: the fast one (recording freezes every call's
+arguments, so it inlines the common types and keeps no path), and the slow one that
+tracks where it is in the value, run again when the fast one fails so that a refusal
+names its place (``args[1]["conn"]``).  Types beyond the built-in rules are added with
+:func:`~lockstep.canon.registry.register_encoder`, or by a module of this package
+appending to :data:`FALLBACK_ENCODERS`.
+"""
+
+from __future__ import annotations
+
+import binascii
+import dataclasses
+import enum
+import math
+from collections.abc import Callable, Iterable
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any, Final, TypeAlias
+
+import msgspec
+
+from lockstep.canon._core import (
+    _INT_HIGH,
+    _INT_LOW,
+    _LONG_DIGITS,
+    _PATH_CLASSES,
+    _TOO_DEEP,
+    JSON,
+    MAX_DEPTH,
+    MAX_INT_DIGITS,
+    Unfreezable,
+    _b64,
+    _check_int,
+    _check_text,
+    _checker,
+    _encoder,
+    _key_segment,
+    _TooDeep,
+    check_level,
+    qualified_name,
+)
+from lockstep.canon.callables import _CALLABLE_TYPES, IterItems, _callable_name
+from lockstep.canon.objects import freeze_object, freeze_tzinfo, freezes_by_structure, object_plan
+from lockstep.canon.registry import (
+    _EXT_BY_TYPE,
+    _OBJECT_PLANS,
+    LEAF_ENCODERS,
+    Extension,
+    _is_namedtuple_class,
+    combine_flags,
+)
+from lockstep.errors import CanonError
+
+if TYPE_CHECKING:
+    pass
+
+# datetime, uuid and zoneinfo are imported where a value of theirs is frozen or thawed (the
+# rare paths below), not here: a replay whose renders return plain JSON, the usual case,
+# never pays for them.  The checks are unchanged: a datetime reaches ``_stdlib`` whether or
+# not this module imported its class first.
+
+
+def _sorted_by_bytes(items: Iterable[JSON]) -> list[JSON]:
+    return sorted(items, key=_encoder.encode)
+
+
+def _enum_name(v: enum.Enum) -> str | None:
+    """The member name an enum value freezes under; None for a Flag combination (no member)."""
+    name = v.name
+    if type(name) is str and type(v).__members__.get(name) is v:
+        return name
+    return None
+
+
+def _flag_names(v: enum.Flag, t: type[Any]) -> list[JSON]:
+    """The member names a Flag combination is made of, by value; refused when they do not
+    make it up again (bits no member names)."""
+    members = sorted(v, key=lambda m: m.value)
+    names: list[JSON] = [m.name for m in members]
+    if combine_flags(t, members) != v or any(_enum_name(m) is None for m in members):
+        raise Unfreezable(f"{v!r} holds bits no member of {qualified_name(t)} names")
+    return names
+
+
+FallbackEncoder: TypeAlias = "Callable[[Encoder, Any, int], JSON | None]"
+"""Freezes a value of a type no built-in rule knows, or returns None to pass it on.
+
+Called with the path-tracking encoder (encode the value's parts through its ``child``
+and ``seq`` so a refusal inside names its place), the value and its level; it checks
+the levels of the containers it makes itself with :func:`~lockstep.canon._core.check_level`
+(a tag object around an array at ``depth``: ``check_level(depth + 1)``), as decoding
+refuses anything deeper than :data:`MAX_DEPTH`."""
+
+FALLBACK_ENCODERS: list[FallbackEncoder] = []
+"""Tried in order for a value that no built-in rule, registered encoder or builtin base type
+freezes, before it is refused: where a module of this package adds a tag family."""
+
+
+class Encoder:
+    """One encoding pass that tracks where it is; ``loose`` is fixed for the pass.
+
+    ``depth`` is the level (1 = outermost) at which a container made for the value
+    being encoded would sit; every container made is checked against :data:`MAX_DEPTH`.
+    """
+
+    __slots__ = ("loose",)
+
+    def __init__(self, loose: bool) -> None:
+        self.loose = loose
+
+    def enc(self, v: Any, depth: int) -> JSON:  # noqa: C901 -- one flat type dispatch
+        t = type(v)
+        if v is None or t is bool:
+            return v  # type: ignore[no-any-return]
+        if t is str:
+            return _check_text(v)
+        if t is int:
+            return _check_int(v)
+        if t is float:
+            if math.isfinite(v):
+                return v  # type: ignore[no-any-return]
+            check_level(depth)
+            return {"$float": "nan" if v != v else ("inf" if v > 0 else "-inf")}
+        if t is list or (t is tuple and self.loose):
+            check_level(depth)
+            return self.seq(v, depth + 1)
+        if t is tuple:
+            check_level(depth + 1)
+            return {"$tuple": self.seq(v, depth + 2)}
+        if t is dict:
+            return self._dict(v, depth)
+        ext = _EXT_BY_TYPE.get(t)
+        if ext is not None:
+            return self._ext(ext, v, depth)
+        if t is bytes or t is bytearray:
+            check_level(depth)
+            return {"$bytes" if t is bytes else "$bytearray": _b64(bytes(v))}
+        if t is Decimal:
+            check_level(depth)
+            return {"$decimal": str(v)}
+        if t is set or t is frozenset:
+            check_level(depth + 1)
+            members = [self.child(m, "[<member>]", depth + 2) for m in v]
+            return {"$set" if t is set else "$frozenset": _sorted_by_bytes(members)}
+        return self._rare(v, t, depth)
+
+    def _ext(self, ext: Extension, v: Any, depth: int) -> JSON:
+        check_level(depth + 1)
+        try:
+            inner = ext.to_json(v)
+        except Exception as e:
+            raise Unfreezable(
+                f"the encoder registered as {ext.name!r} raised {type(e).__name__}: {e}"
+            ) from None
+        return {"$ext": [ext.name, self.child(inner, "", depth + 2)]}
+
+    def _rare(self, v: Any, t: type[Any], depth: int) -> JSON:
+        """Types outside the hot path: user classes, the standard library, builtin subclasses."""
+        if isinstance(v, enum.Enum):
+            name = _enum_name(v)
+            if name is None and isinstance(v, enum.Flag):
+                check_level(depth + 2)
+                return {"$enum": [qualified_name(t), _flag_names(v, t)]}
+            if name is None:
+                raise Unfreezable(
+                    f"{v!r} is not a member of {t.__module__}.{t.__qualname__} (a Flag "
+                    "combination?); register an encoder with lockstep.register_encoder()"
+                )
+            check_level(depth + 1)
+            return {"$enum": [qualified_name(t), name]}
+        if dataclasses.is_dataclass(v) and not isinstance(v, type):
+            check_level(depth + 2)
+            fields = {
+                f.name: self.child(getattr(v, f.name), f".{f.name}", depth + 3)
+                for f in dataclasses.fields(v)
+            }
+            return {"$dataclass": [qualified_name(t), fields]}
+        if isinstance(v, tuple) and _is_namedtuple_class(t) and len(v) == len(t._fields):
+            check_level(depth + 2)
+            return {"$namedtuple": [qualified_name(t), self.seq(v, depth + 3)]}
+        stdlib = self._stdlib(v, t, depth)
+        if stdlib is not None:
+            return stdlib
+        if t is IterItems:
+            check_level(depth + 1)
+            return {"$iter": self.seq(v.items, depth + 2)}
+        if t in _CALLABLE_TYPES or isinstance(v, type):
+            check_level(depth)
+            return {"$fn": _callable_name(v)}
+        for ext in _EXT_BY_TYPE.values():
+            if isinstance(v, ext.cls):
+                return self._ext(ext, v, depth)
+        if freezes_by_structure(t) and not isinstance(v, BaseException):
+            return freeze_object(self, v, t, depth)
+        return self._builtin_subclass(v, t, depth)
+
+    def _stdlib(self, v: Any, t: type[Any], depth: int) -> JSON | None:
+        """Dates, times, UUIDs, complex numbers and paths; None for anything else."""
+        import datetime as dt
+        import uuid
+
+        if t is dt.datetime:
+            check_level(depth + 1)
+            zone = freeze_tzinfo(self, v.tzinfo, depth + 2)
+            return {"$datetime": [v.isoformat(), zone, v.fold]}
+        if t is dt.date:
+            check_level(depth)
+            return {"$date": v.isoformat()}
+        if t is dt.time:
+            check_level(depth + 1)
+            zone = freeze_tzinfo(self, v.tzinfo, depth + 2)
+            return {"$time": [v.isoformat(), zone, v.fold]}
+        if t is dt.timedelta:
+            check_level(depth + 1)
+            return {"$timedelta": [v.days, v.seconds, v.microseconds]}
+        if t is uuid.UUID:
+            check_level(depth)
+            return {"$uuid": str(v)}
+        if t is slice:
+            check_level(depth + 1)
+            return {
+                "$slice": [self.child(part, "", depth + 2) for part in (v.start, v.stop, v.step)]
+            }
+        if t is complex:
+            check_level(depth + 1)
+            return {"$complex": [self.enc(v.real, depth + 2), self.enc(v.imag, depth + 2)]}
+        if t.__name__ in _PATH_CLASSES and _PATH_CLASSES[t.__name__] is t:
+            check_level(depth + 1)
+            return {"$path": [t.__name__, _check_text(str(v))]}
+        return None
+
+    def _builtin_subclass(self, v: Any, t: type[Any], depth: int) -> JSON:
+        """Builtin subclasses (OrderedDict, defaultdict, str/int subclasses) freeze as their
+        base type: they compare equal to it, so the contract is the same."""
+        if isinstance(v, dict):
+            return self._dict(v, depth)
+        if isinstance(v, list):
+            check_level(depth)
+            return self.seq(v, depth + 1)
+        if isinstance(v, bool):
+            return bool(v)
+        if isinstance(v, str):
+            return _check_text(str(v))
+        if isinstance(v, int):
+            return _check_int(int(v))
+        if isinstance(v, float):
+            return self.enc(float(v), depth)
+        for fallback in FALLBACK_ENCODERS:
+            out = fallback(self, v, depth)
+            if out is not None:
+                return out
+        raise Unfreezable(
+            f"cannot freeze a {t.__module__}.{t.__qualname__}; "
+            "register an encoder with lockstep.register_encoder()"
+        )
+
+    def child(self, v: Any, segment: str, depth: int) -> JSON:
+        """Freeze a part of a value at ``depth``; a refusal inside adds ``segment`` to its path."""
+        try:
+            return self.enc(v, depth)
+        except Unfreezable as e:
+            e.segments.append(segment)
+            raise
+
+    def seq(self, v: Iterable[Any], depth: int) -> list[JSON]:
+        """Freeze items at ``depth`` to a list; a refusal inside adds the item's index."""
+        out: list[JSON] = []
+        append = out.append
+        enc = self.enc
+        for i, item in enumerate(v):
+            try:
+                append(enc(item, depth))
+            except Unfreezable as e:
+                e.segments.append(f"[{i}]")
+                raise
+        return out
+
+    def _dict(self, v: dict[Any, Any], depth: int) -> JSON:
+        enc = self.enc
+        plain = True
+        for k in v:
+            if type(k) is not str or k.startswith("$"):
+                plain = False
+                break
+        if plain:
+            check_level(depth)
+            out: dict[str, JSON] = {}
+            for k, item in v.items():
+                try:
+                    out[_check_text(k)] = enc(item, depth + 1)
+                except Unfreezable as e:
+                    e.segments.append(_key_segment(k))
+                    raise
+            return out
+        check_level(depth + 2)
+        pairs: list[JSON] = []
+        for k, item in v.items():
+            try:
+                pairs.append([enc(k, depth + 3), enc(item, depth + 3)])
+            except Unfreezable as e:
+                e.segments.append(_key_segment(k))
+                raise
+        return {"$dict": sorted(pairs, key=_encoder.encode)}
+
+
+_STRICT = Encoder(loose=False)
+_LOOSE = Encoder(loose=True)
+
+
+def _fast_encoder(slow: Encoder) -> Callable[[Any, int], JSON]:  # noqa: C901 -- see enc below
+    """The hot path: the same encoding as ``slow`` without tracking where it is in the value.
+
+    Recording wraps every call of a target, so freezing small arguments must cost
+    about a microsecond.  This encoder inlines the common types and leaves path
+    bookkeeping out; it checks nesting depth as it goes, and leaves strings and
+    ints to one pass of the JSON writer over the result (:func:`_proven`).
+    When anything fails, :func:`encode` runs the slow, path-tracking encoder
+    again to name the place in the message.
+    """
+    loose = slow.loose
+    plain = frozenset({str, int, bool, type(None)})
+    b64 = binascii.b2a_base64
+    isfinite = math.isfinite
+    ext_by_type = _EXT_BY_TYPE
+    sort_key = _encoder.encode
+    rare = slow._rare
+    limit = MAX_DEPTH
+    plans = _OBJECT_PLANS
+
+    # One flat type dispatch, kept inline on purpose: this runs once per recorded argument,
+    # and splitting it into helpers adds a call per value on the hot path.
+    def enc(v: Any, d: int) -> JSON:  # noqa: C901
+        t = type(v)
+        if t in plain:
+            return v  # type: ignore[no-any-return]
+        if t is list:
+            if d > limit:
+                raise _TooDeep
+            d += 1
+            return [x if type(x) in plain else enc(x, d) for x in v]
+        if t is tuple:
+            if loose:
+                if d > limit:
+                    raise _TooDeep
+                d += 1
+                return [x if type(x) in plain else enc(x, d) for x in v]
+            if d >= limit:
+                raise _TooDeep
+            d += 2
+            return {"$tuple": [x if type(x) in plain else enc(x, d) for x in v]}
+        if t is dict:
+            for k in v:
+                if type(k) is not str or k[:1] == "$":
+                    if d + 2 > limit:
+                        raise _TooDeep
+                    d += 3
+                    return {
+                        "$dict": sorted(
+                            ([enc(k, d), enc(x, d)] for k, x in v.items()), key=sort_key
+                        )
+                    }
+            if d > limit:
+                raise _TooDeep
+            d += 1
+            return {k: (x if type(x) in plain else enc(x, d)) for k, x in v.items()}
+        if t is float and isfinite(v):
+            return v  # type: ignore[no-any-return]
+        if d > limit:  # every branch below makes a tag object at level d
+            raise _TooDeep
+        if t is float:
+            return {"$float": "nan" if v != v else ("inf" if v > 0 else "-inf")}
+        if ext_by_type:
+            ext = ext_by_type.get(t)
+            if ext is not None:
+                if d >= limit:
+                    raise _TooDeep
+                return {"$ext": [ext.name, enc(ext.to_json(v), d + 2)]}
+        if t is bytes:
+            return {"$bytes": b64(v, newline=False).decode("ascii")}
+        if t is Decimal:
+            return {"$decimal": str(v)}
+        if t is bytearray:
+            return {"$bytearray": b64(v, newline=False).decode("ascii")}
+        if t is set or t is frozenset:
+            if d >= limit:
+                raise _TooDeep
+            d += 2
+            members = sorted((enc(m, d) for m in v), key=sort_key)
+            return {"$set" if t is set else "$frozenset": members}
+        plan = plans[t] if t in plans else object_plan(t)
+        if plan is not None:  # a plain object of the project's own class: its __dict__
+            if d + 2 > limit:
+                raise _TooDeep  # a cycle too: the slow path names it
+            state = v.__dict__
+            return {"$obj": [plan, {"state": enc(state, d + 3)} if state else {}]}
+        return rare(v, t, d)
+
+    return enc
+
+
+_FAST_STRICT = _fast_encoder(_STRICT)
+_FAST_LOOSE = _fast_encoder(_LOOSE)
+
+
+def _proven(out: JSON) -> bool:
+    """Whether the fast encoder's result is frozen right, by one pass of the JSON writer:
+    it refuses lone surrogates and ints past this process's ``int_max_str_digits``; a run of
+    digits long enough to be an int past :data:`MAX_INT_DIGITS` sends it to the slow path."""
+    text = _checker.encode(out)
+    return len(text) < MAX_INT_DIGITS - 1 or _LONG_DIGITS.search(text) is None
+
+
+def encode(value: Any, *, loose: bool = False, path: str = "value") -> JSON:
+    """Freeze ``value`` to its tagged JSON-compatible form.
+
+    ``path`` names the value in error messages (``args``, ``kwargs``, ``result``).
+    """
+    t = type(value)
+    if (t is int and _INT_LOW < value < _INT_HIGH) or (t is str and value.isascii()):
+        return value  # type: ignore[no-any-return]
+    leaf = LEAF_ENCODERS.get(t)
+    if leaf is not None:
+        return leaf(value)
+    try:
+        out = (_FAST_LOOSE if loose else _FAST_STRICT)(value, 1)
+        if _proven(out):
+            return out
+    except Exception:  # the slow path below raises the right, path-naming error
+        pass
+    return _slow_encode(value, loose, path)
+
+
+def _slow_encode(value: Any, loose: bool, path: str) -> JSON:
+    """Encode again, tracking the path, to say where a value cannot be frozen."""
+    try:
+        out = (_LOOSE if loose else _STRICT).enc(value, 1)
+        _checker.encode(out)
+    except _TooDeep:
+        raise CanonError(_TOO_DEEP, path) from None
+    except Unfreezable as e:
+        raise CanonError(e.reason, path + "".join(reversed(e.segments))) from None
+    except RecursionError:
+        raise CanonError(_TOO_DEEP, path) from None
+    except ValueError as e:  # a limit of this process (int_max_str_digits) below the codec's
+        raise CanonError(f"cannot be written as JSON: {e}", path) from None
+    return out
+
+
+_PLAIN_SCALARS: Final = frozenset({str, int, bool, type(None)})
+
+
+def encode_call(
+    args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[list[JSON], dict[str, JSON]]:
+    """Freeze a call's arguments: ``encode(list(args), path="args")`` and
+    ``encode(kwargs, path="kwargs")`` in one step, without copying ``args`` (a recorder
+    does this on every call with a new input)."""
+    fast = _FAST_STRICT
+    plain = _PLAIN_SCALARS
+    try:
+        enc_args = [x if type(x) in plain else fast(x, 2) for x in args]
+        enc_kwargs = fast(kwargs, 1) if kwargs else {}
+        if _proven((enc_args, enc_kwargs)):  # type: ignore[arg-type]
+            return enc_args, enc_kwargs  # type: ignore[return-value]
+    except Exception:  # encode() below raises the right, path-naming error
+        pass
+    enc_args = encode(list(args), path="args")  # type: ignore[assignment]
+    enc_kwargs = encode(kwargs, path="kwargs")
+    return enc_args, enc_kwargs  # type: ignore[return-value]
+
+
+def encode_call_keyed(  # noqa: C901 -- one flat loop per call, see below
+    args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[list[JSON], dict[str, JSON], bytes]:
+    """:func:`encode_call`, plus ``canonical_json([args, kwargs])`` of the frozen input.
+
+    A recorder keys its rows by those bytes; writing them is also the one pass of the
+    JSON writer that proves the fast encoder's result (see :func:`_proven`), so a call
+    with a new input is frozen and keyed with one writer pass instead of two.
+    """
+    fast = _FAST_STRICT
+    plain = _PLAIN_SCALARS
+    leaves = LEAF_ENCODERS
+    try:
+        # Plain loops, not comprehensions (each one is a function call in 3.11): an argument
+        # is a scalar, a leaf, a tuple of those, or anything else (the fast encoder).
+        enc_args: list[JSON] = []
+        for x in args:
+            t = type(x)
+            if t in plain:
+                enc_args.append(x)
+            elif (leaf := leaves.get(t)) is not None:
+                enc_args.append(leaf(x))
+            elif t is tuple:
+                items: list[JSON] = []
+                for y in x:
+                    u = type(y)
+                    if u in plain:
+                        items.append(y)
+                    elif (leaf := leaves.get(u)) is not None:
+                        items.append(leaf(y))
+                    else:
+                        items.append(fast(y, 4))
+                enc_args.append({"$tuple": items})
+            else:
+                enc_args.append(fast(x, 2))
+        enc_kwargs: dict[str, JSON] = {}
+        for k, x in kwargs.items():
+            t = type(x)
+            if k[:1] == "$":
+                enc_kwargs = fast(kwargs, 1)  # type: ignore[assignment]
+                break
+            if t in plain:
+                enc_kwargs[k] = x
+            elif (leaf := leaves.get(t)) is not None:
+                enc_kwargs[k] = leaf(x)
+            else:
+                enc_kwargs[k] = fast(x, 2)
+        key = _encoder.encode([enc_args, enc_kwargs])
+        if len(key) < MAX_INT_DIGITS - 1 or _LONG_DIGITS.search(key) is None:
+            return enc_args, enc_kwargs, key
+    except Exception:  # encode_call() below raises the right, path-naming error
+        pass
+    slow_args, slow_kwargs = encode_call(args, kwargs)
+    return slow_args, slow_kwargs, canonical_json([slow_args, slow_kwargs])
+
+
+def canonical_json(obj: JSON) -> bytes:
+    """Canonical bytes of an already-encoded value: sorted keys, no spaces, UTF-8 unescaped.
+
+    A value :func:`encode` made is always writable; anything else that is not
+    (a lone surrogate, a huge int, not JSON at all) is a :class:`CanonError`.
+    """
+    try:
+        return _encoder.encode(obj)
+    except (TypeError, ValueError, OverflowError, RecursionError, msgspec.EncodeError) as e:
+        raise CanonError(f"cannot be written as JSON: {type(e).__name__}: {e}") from None
+
+
+def _plain_json(v: Any, d: int) -> bool:
+    """Whether ``v`` freezes to itself: only exact dicts with str keys, lists, str, int,
+    bool, None and finite floats, nested at most :data:`MAX_DEPTH` deep.
+
+    Such a value (what a render that builds a JSON document returns) needs no tag, so
+    its canonical bytes are the JSON writer's on the value itself: this walk copies
+    nothing, where the encoders build the tagged copy.  It checks the same limits the
+    fast encoder checks (a container at level ``d`` > :data:`MAX_DEPTH` is refused);
+    keys starting with ``$``, lone surrogates and huge ints are left to :func:`dumps`,
+    which checks the written text.
+    """
+    t = type(v)
+    if t is dict:
+        for k in v:
+            if type(k) is not str:
+                return False
+        values: Iterable[Any] = v.values()
+    elif t is list:
+        values = v
+    else:
+        return t in _PLAIN_SCALARS or (t is float and math.isfinite(v))
+    if d > MAX_DEPTH:
+        return False
+    d += 1
+    for x in values:
+        tx = type(x)
+        if tx in _PLAIN_SCALARS:
+            continue
+        if tx is float:
+            if not math.isfinite(x):
+                return False
+        elif not _plain_json(x, d):
+            return False
+    return True
+
+
+def dumps(value: Any, *, loose: bool = False, path: str = "value") -> bytes:
+    """Canonical JSON bytes of a Python value (``encode`` then ``canonical_json``)."""
+    if _plain_json(value, 1):  # plain JSON (see _plain_json): written as it is
+        try:
+            text = _encoder.encode(value)
+        except Exception:  # a lone surrogate, an int past this process's digits: below
+            pass
+        else:
+            # ``"$`` is where a key that would need a ``$dict`` tag starts (or merely a
+            # string value starting with ``$``: the encoder below decides).
+            if b'"$' not in text and (
+                len(text) < MAX_INT_DIGITS - 1 or _LONG_DIGITS.search(text) is None
+            ):
+                return text
+    try:  # encode's fast path, its one writer pass being the canonical bytes themselves
+        text = _encoder.encode((_FAST_LOOSE if loose else _FAST_STRICT)(value, 1))
+        if len(text) < MAX_INT_DIGITS - 1 or _LONG_DIGITS.search(text) is None:
+            return text
+    except Exception:  # the slow path below raises the right, path-naming error
+        pass
+    return _encoder.encode(_slow_encode(value, loose, path))
+
+
+def equal(a: Any, b: Any, *, loose: bool = False) -> bool:
+    """True when two values freeze to the same canonical bytes."""
+    return dumps(a, loose=loose) == dumps(b, loose=loose)

@@ -1,0 +1,186 @@
+"""The type registry: what a name in a frozen value may mean.
+
+Encoders a user registered for a type (``$ext``), classes registered to thaw by name
+(``$enum``/``$dataclass``/``$namedtuple``), the leaf table the recorders' fast paths look an
+argument's type up in, and the lookup of a ``module:Qual.Name`` in an already-imported
+module, which imports nothing and runs no code.
+"""
+
+from __future__ import annotations
+
+import binascii
+import dataclasses
+import enum
+import math
+import sys
+import types
+from collections.abc import Callable
+from decimal import Decimal
+from typing import Any, Final, NamedTuple, TypeVar
+
+from lockstep.canon._core import JSON, qualified_name
+
+
+class Extension(NamedTuple):
+    """A user-registered encoder for one type."""
+
+    name: str
+    cls: type[Any]
+    to_json: Callable[[Any], Any]
+    from_json: Callable[[Any], Any]
+
+
+_T = TypeVar("_T", bound=type[Any])
+
+_EXT_BY_TYPE: dict[type[Any], Extension] = {}
+_EXT_BY_NAME: dict[str, Extension] = {}
+_TYPES_BY_NAME: dict[str, type[Any]] = {}
+_OBJECT_PLANS: dict[type[Any], str | None] = {}
+"""Per type, the qualified name when its objects freeze as just ``__dict__`` (the common
+plain class, which the hot path encodes inline), else None (:mod:`~lockstep.canon.objects`);
+cleared whenever what may freeze by structure changes."""
+
+
+def register_encoder(
+    cls: type[Any],
+    to_json: Callable[[Any], Any],
+    from_json: Callable[[Any], Any],
+    *,
+    name: str | None = None,
+) -> None:
+    """Teach the codec to freeze instances of ``cls``.
+
+    ``to_json`` returns any freezable value (it is itself canonicalized, so it may
+    return tuples, Decimals, ...); ``from_json`` rebuilds the instance from the
+    thawed value.  ``name`` is what the oracle file records (default
+    ``module:QualName``); keep it stable, because renaming it changes every
+    recorded value of that type.
+    """
+    ext_name = name or qualified_name(cls)
+    ext = Extension(ext_name, cls, to_json, from_json)
+    _EXT_BY_TYPE[cls] = ext
+    _EXT_BY_NAME[ext_name] = ext
+    _OBJECT_PLANS.clear()
+    LEAF_ENCODERS.pop(cls, None)
+
+
+def unregister_encoder(cls: type[Any]) -> None:
+    """Forget a registered encoder (mostly for tests)."""
+    ext = _EXT_BY_TYPE.pop(cls, None)
+    if ext is not None:
+        _EXT_BY_NAME.pop(ext.name, None)
+    if cls in _BUILTIN_LEAVES:
+        LEAF_ENCODERS[cls] = _BUILTIN_LEAVES[cls]
+
+
+def register_type(cls: _T) -> _T:
+    """Let :func:`decode` thaw ``cls`` (an Enum, a dataclass or a NamedTuple) by its name.
+
+    Needed only for a class that decoding cannot find already imported by
+    ``module:QualName``: one defined inside a function, or in a module that is
+    not imported when values are thawed.  Usable as a class decorator.
+    """
+    if not any(check(cls) for check, _ in _KINDS.values()):
+        raise TypeError(f"{cls!r} is not an Enum, a dataclass or a NamedTuple class")
+    _TYPES_BY_NAME[qualified_name(cls)] = cls
+    return cls
+
+
+def unregister_type(cls: type[Any]) -> None:
+    """Forget a class registered with :func:`register_type` (mostly for tests)."""
+    name = qualified_name(cls)
+    if _TYPES_BY_NAME.get(name) is cls:
+        del _TYPES_BY_NAME[name]
+
+
+def _float_leaf(v: float) -> JSON:
+    if math.isfinite(v):
+        return v
+    return {"$float": "nan" if v != v else ("inf" if v > 0 else "-inf")}
+
+
+_BUILTIN_LEAVES: Final[dict[type[Any], Callable[[Any], JSON]]] = {
+    type(None): lambda v: None,
+    bool: lambda v: v,
+    float: _float_leaf,
+    Decimal: lambda v: {"$decimal": str(v)},
+    bytes: lambda v: {"$bytes": binascii.b2a_base64(v, newline=False).decode("ascii")},
+    bytearray: lambda v: {"$bytearray": binascii.b2a_base64(v, newline=False).decode("ascii")},
+}
+
+LEAF_ENCODERS: Final[dict[type[Any], Callable[[Any], JSON]]] = dict(_BUILTIN_LEAVES)
+"""The frozen form of a value of one of these exact types, by one lookup and one call.
+
+Each is what :func:`encode` writes for such a value: one scalar or one tag around ASCII
+text, never refused, never nested.  A recorder freezing an argument on every call
+looks its type up here before walking the value.  A type given its own encoder with
+:func:`register_encoder` leaves this table (the full encoder then decides).
+"""
+
+
+def _is_enum_class(cls: Any) -> bool:
+    return isinstance(cls, type) and issubclass(cls, enum.Enum)
+
+
+def _is_dataclass_class(cls: Any) -> bool:
+    return isinstance(cls, type) and dataclasses.is_dataclass(cls)
+
+
+def _is_namedtuple_class(cls: Any) -> bool:
+    if not (isinstance(cls, type) and issubclass(cls, tuple)):
+        return False
+    fields = getattr(cls, "_fields", None)
+    return type(fields) is tuple and all(type(f) is str for f in fields)
+
+
+class _Kind(NamedTuple):
+    """What a class-naming tag may resolve to."""
+
+    check: Callable[[Any], bool]
+    noun: str
+
+
+_KINDS: Final = {
+    "$enum": _Kind(_is_enum_class, "an Enum class"),
+    "$dataclass": _Kind(_is_dataclass_class, "a dataclass"),
+    "$namedtuple": _Kind(_is_namedtuple_class, "a NamedTuple class"),
+}
+
+
+def _already_imported(name: str) -> Any:
+    """The class ``module:Qual.Name`` if its module is in ``sys.modules``, else None.
+
+    Looks in ``__dict__`` only: no import, no ``getattr`` (a module's ``__getattr__``
+    or a lazy module would run code), and the class found must carry that very name.
+    """
+    found = _imported_object(name)
+    if isinstance(found, type) and qualified_name(found) == name:
+        return found
+    return None
+
+
+def _imported_object(name: str) -> Any:
+    """What ``module:Qual.Name`` names in an already-imported module, or None.
+
+    Walks ``__dict__``s only (module, then classes): no import, no ``getattr``.
+    """
+    module_name, sep, qualname = name.partition(":")
+    module = sys.modules.get(module_name) if sep else None
+    if not isinstance(module, types.ModuleType) or not qualname:
+        return None
+    namespace: Any = object.__getattribute__(module, "__dict__")
+    found: Any = None
+    for part in qualname.split("."):
+        if not isinstance(namespace, dict | types.MappingProxyType):
+            return None
+        found = namespace.get(part)
+        namespace = found.__dict__ if isinstance(found, type) else None
+    return found
+
+
+def combine_flags(cls: Any, members: list[Any]) -> Any:
+    """``cls(0) | m1 | m2 ...``: a Flag combination made up again from its members."""
+    combined = cls(0)
+    for member in members:
+        combined |= member
+    return combined

@@ -1,0 +1,171 @@
+"""Content-addressed blobs: the rendered outputs a corpus lock names by sha256."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+from pathlib import Path
+
+from lockstep.store.atomic import _write_all
+from lockstep.store.locks import _sweep, lock_for
+from lockstep.store.paths import _create_temp, _refuse_link, safe_folder
+
+
+def sha256_hex(data: bytes) -> str:
+    """Hex sha256 of ``data``: the identity of a rendered output."""
+    return hashlib.sha256(data).hexdigest()
+
+
+# ---------------------------------------------------------------- blobs
+
+
+class BlobStore:
+    """Content-addressed bytes under ``<dir>/blobs/ab/cdef...``.
+
+    Writing the same bytes twice is free; a blob is never rewritten in place.  One
+    lock (``.blobs.lock`` beside the store) guards every write to the store.
+    """
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._lock = lock_for(root)
+
+    def path_for(self, digest: str) -> Path:
+        return self.root / digest[:2] / digest[2:]
+
+    def put(self, data: bytes, digest: str | None = None) -> str:
+        """Store ``data`` and return its sha256.
+
+        Blobs are renamed into place but not fsynced one by one: a corpus of ten
+        thousand fixtures would otherwise pay ten thousand disk flushes.  That is
+        safe because a blob is verified against its name on every read, so a blob
+        torn by a crash reads as missing, never as wrong evidence; the lock file
+        that names the blobs is written with a full fsync.
+        """
+        digest = digest or sha256_hex(data)
+        with self._lock:
+            folder = safe_folder(self.path_for(digest).parent)
+            if self._lock.depth == 1:
+                _sweep(folder, None, every_temp=True)
+            target = folder / digest[2:]
+            if _refuse_link(target):
+                return digest
+            fd, tmp = _create_temp(folder, target.name)
+            try:
+                try:
+                    _write_all(fd, data)
+                finally:
+                    os.close(fd)
+                os.replace(tmp, target)
+            except BaseException:
+                tmp.unlink(missing_ok=True)
+                raise
+        return digest
+
+    def get(self, digest: str) -> bytes | None:
+        """The bytes stored under ``digest``, or None if they are not kept (or fail their hash)."""
+        try:
+            data = self.path_for(digest).read_bytes()
+        except OSError:
+            return None
+        return data if sha256_hex(data) == digest else None
+
+    def has(self, digest: str) -> bool:
+        return self.path_for(digest).exists()
+
+    def batch(self) -> BlobBatch:
+        """Blobs written for one record run, removed again if that run fails."""
+        return BlobBatch(self)
+
+    def sweep(self) -> None:
+        """Remove every temp file in the store's folders (the caller holds the store's lock)."""
+        try:
+            root = safe_folder(self.root, create=False)
+            subs = [e for e in os.scandir(root) if e.is_dir(follow_symlinks=False)]
+        except OSError:
+            return
+        _sweep(root, None, every_temp=True)
+        for sub in subs:
+            _sweep(Path(sub.path), None, every_temp=True)
+
+    def discard_unreferenced(self, keep: set[str]) -> int:
+        """Remove blobs not in ``keep`` (after a trim or force re-record); returns the count."""
+        removed = 0
+        with self._lock:
+            if not os.path.lexists(self.root):
+                return 0
+            root = safe_folder(self.root, create=False)
+            for sub in os.scandir(root):
+                if not sub.is_dir(follow_symlinks=False):
+                    continue
+                for blob in os.scandir(sub.path):
+                    name = blob.name
+                    if (
+                        sub.name + name not in keep
+                        and not name.startswith(".")
+                        and blob.is_file(follow_symlinks=False)
+                    ):
+                        Path(blob.path).unlink(missing_ok=True)
+                        removed += 1
+        return removed
+
+
+class BlobBatch:
+    """The blobs one ``record`` writes: kept when it succeeds, removed when it fails.
+
+    A refused record (a render returning an unfreezable value on the hundredth
+    fixture) must leave the disk as it found it, blobs and folders included.
+    Used as a context manager, the batch holds the store's lock throughout and
+    starts by sweeping leftovers of killed records.
+    """
+
+    def __init__(self, blobs: BlobStore) -> None:
+        self.blobs = blobs
+        self._new_dirs = [d for d in (blobs.root.parent, blobs.root) if not os.path.lexists(d)]
+        self._new_files: list[Path] = []
+        self._holding = False
+
+    def put(self, data: bytes) -> str:
+        digest = sha256_hex(data)
+        target = self.blobs.path_for(digest)
+        if not os.path.lexists(target):
+            if not os.path.lexists(target.parent):
+                self._new_dirs.append(target.parent)
+            self.blobs.put(data, digest)
+            self._new_files.append(target)
+        return digest
+
+    def rollback(self) -> None:
+        for path in self._new_files:
+            path.unlink(missing_ok=True)
+        self._remove_new_dirs()
+
+    def _remove_new_dirs(self) -> None:
+        for folder in sorted(set(self._new_dirs), key=lambda p: len(p.parts), reverse=True):
+            with contextlib.suppress(OSError):
+                folder.rmdir()  # only if empty: never removes what it did not create
+
+    def __enter__(self) -> BlobBatch:
+        self.blobs._lock.acquire()
+        self._holding = True
+        try:
+            self.blobs.sweep()
+        except BaseException:
+            self._release()
+            raise
+        return self
+
+    def _release(self) -> None:
+        if self._holding:
+            self._holding = False
+            self.blobs._lock.release()
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        try:
+            if exc_type is not None:
+                self.rollback()
+        finally:
+            self._release()
+        if exc_type is not None:
+            self._remove_new_dirs()  # the oracle folder held the store's lock file until now

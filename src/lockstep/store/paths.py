@@ -1,0 +1,243 @@
+"""Where oracle bytes go: paths as the user reads them, folders checked for links, and
+temp files named so that a killed writer's leftovers are recognised (see :mod:`lockstep.store`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import re
+import stat
+from collections.abc import Iterator
+from functools import lru_cache
+from pathlib import Path
+from typing import Final
+
+from lockstep.errors import DataError
+
+PROJECT_MARKERS: Final = ("lockstep.toml", "pyproject.toml", ".git")
+"""A folder holding one of these is a project: links below it are refused, above it allowed."""
+
+TMP_SUFFIX: Final = ".tmp"
+_TMP_SHAPE: Final = re.compile(
+    r"^\.(?P<target>.+)\.(?P<tag>[0-9a-f]{6})-(?P<pid>[0-9]+)-[0-9a-f]{8}\.tmp$"
+)
+# Before this shape: tempfile.mkstemp's ``.<file>.<8 chars>.tmp`` and the blob store's
+# ``.<file>.<pid>.tmp``; removed when their target's lock is held.
+_LEGACY_TMP: Final = r"(?:[a-z0-9_]{8}|[0-9]+)"
+
+
+def display_path(path: Path, root: Path | None = None) -> str:
+    """A path as the user should read it: relative to ``root`` (or the cwd) when inside it."""
+    for base in (root, Path.cwd()):
+        if base is None:
+            continue
+        try:
+            return str(path.resolve().relative_to(base.resolve()))
+        except ValueError:
+            continue
+    return str(path)
+
+
+def _relative_to_cwd(path: Path) -> str:
+    """``path`` relative to the cwd when inside it, without following any link."""
+    absolute = Path(os.path.abspath(path))
+    try:
+        return str(absolute.relative_to(Path.cwd()))
+    except ValueError:
+        return str(absolute)
+
+
+# ---------------------------------------------------------------- links
+
+
+@lru_cache(maxsize=4096)
+def _is_project(folder: str) -> bool:
+    return any(os.path.lexists(os.path.join(folder, name)) for name in PROJECT_MARKERS)
+
+
+def _link_error(link: Path) -> DataError:
+    try:
+        target = f" (to {os.readlink(link)})"
+    except OSError:
+        target = ""
+    return DataError(
+        f"{_relative_to_cwd(link)}: is a symbolic link{target}; lockstep never writes oracle files "
+        "through a link: replace it with a real folder or file (nothing was written)"
+    )
+
+
+@lru_cache(maxsize=4096)
+def _checked_from(folder: str) -> int:
+    """How many leading components of ``folder`` are above the project (not checked)."""
+    parts = folder.split(os.sep)
+    for i in range(1, len(parts) + 1):
+        if _is_project(os.sep.join(parts[:i]) or os.sep):
+            return i
+    return 1
+
+
+def safe_folder(folder: Path, *, create: bool = True) -> Path:
+    """``folder`` as an absolute path, created if missing, after checking it holds no link.
+
+    Every component below the project (see :mod:`lockstep.store`) must be a real
+    folder; a link or a file in the way raises :class:`DataError`.
+    """
+    absolute = os.path.abspath(folder)
+    parts = absolute.split(os.sep)
+    start = _checked_from(absolute)
+    current = os.sep.join(parts[:start]) or os.sep
+    for name in parts[start:]:
+        current = os.path.join(current, name)
+        try:
+            info = os.lstat(current)
+        except FileNotFoundError:
+            if not create:
+                break
+            try:
+                os.mkdir(current)
+                continue
+            except FileExistsError:
+                info = os.lstat(current)
+            except OSError as e:
+                raise DataError(
+                    f"{_relative_to_cwd(Path(current))}: cannot create folder: {e.strerror}"
+                ) from None
+        if stat.S_ISLNK(info.st_mode):
+            raise _link_error(Path(current))
+        if not stat.S_ISDIR(info.st_mode):
+            raise DataError(
+                f"{_relative_to_cwd(Path(current))}: is not a folder (nothing was written)"
+            )
+    return Path(absolute)
+
+
+def _refuse_link(path: Path) -> bool:
+    """Raise if ``path`` is a link; return whether it exists (as a file or folder)."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return False
+    if stat.S_ISLNK(info.st_mode):
+        raise _link_error(path)
+    return True
+
+
+def _open_error(path: Path, err: OSError) -> DataError:
+    if _refuse_link_quiet(path):
+        return _link_error(path)
+    return DataError(f"{_relative_to_cwd(path)}: cannot write: {err.strerror}")
+
+
+def _refuse_link_quiet(path: Path) -> bool:
+    try:
+        return stat.S_ISLNK(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+# ---------------------------------------------------------------- temp files
+
+
+@lru_cache(maxsize=1)
+def _machine_tag() -> str:
+    """Six hex digits naming this machine, boot and pid namespace (pids mean something only here)."""
+    import socket  # here, not at the top: reading oracles (replay) never names a temp file
+
+    parts = [socket.gethostname()]
+    with contextlib.suppress(OSError):
+        parts.append(Path("/proc/sys/kernel/random/boot_id").read_text().strip())
+    with contextlib.suppress(OSError):
+        parts.append(str(os.stat("/proc/self/ns/pid").st_ino))
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:6]
+
+
+def temp_name(target: str) -> str:
+    """The name of a temp file for ``target``: ``.<target>.<tag>-<pid>-<random>.tmp``."""
+    import secrets
+
+    return f".{target}.{_machine_tag()}-{os.getpid()}-{secrets.token_hex(4)}{TMP_SUFFIX}"
+
+
+def _create_temp(folder: Path, target: str) -> tuple[int, Path]:
+    """Create a fresh temp file for ``target`` in ``folder`` (never through a link)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
+    while True:
+        tmp = folder / temp_name(target)
+        try:
+            return os.open(tmp, flags, 0o666), tmp
+        except FileExistsError:
+            continue
+        except OSError as e:
+            raise DataError(f"{_relative_to_cwd(folder)}: cannot write: {e.strerror}") from None
+
+
+def _pid_gone(pid: int) -> bool:
+    """Whether no process ``pid`` runs here any more (a zombie counts as gone)."""
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    try:
+        text = Path(f"/proc/{pid}/stat").read_bytes()
+    except OSError:
+        return False
+    return text[text.rfind(b")") + 2 : text.rfind(b")") + 3] in (b"Z", b"X")
+
+
+def _held_target_shape(target: str) -> re.Pattern[str]:
+    return re.compile(
+        rf"^\.{re.escape(target)}\.(?:{_LEGACY_TMP}|[0-9a-f]{{6}}-[0-9]+-[0-9a-f]{{8}})\.tmp$"
+    )
+
+
+def _stale_temp(name: str, held: re.Pattern[str] | None) -> bool:
+    if held is not None and held.match(name):
+        return True
+    match = _TMP_SHAPE.match(name)
+    return bool(match and match["tag"] == _machine_tag() and _pid_gone(int(match["pid"])))
+
+
+@contextlib.contextmanager
+def temp_folder(parent: Path, purpose: str) -> Iterator[Path]:
+    """A private folder inside ``parent`` (an oracle folder) for one step of a run; always removed.
+
+    Named like a temp file (``.<purpose>.<tag>-<pid>-<random>.tmp``), so a run killed
+    while using it leaves nothing that the next write in ``parent`` does not remove.
+    """
+    folder = safe_folder(parent)
+    while True:
+        path = folder / temp_name(purpose)
+        try:
+            path.mkdir()
+            break
+        except FileExistsError:
+            continue
+        except OSError as e:
+            raise DataError(f"{_relative_to_cwd(folder)}: cannot write: {e.strerror}") from None
+    try:
+        yield path
+    finally:
+        import shutil
+
+        shutil.rmtree(path, ignore_errors=True)
+
+
+CACHE_FOLDER = ".lockstep-cache"
+"""Scratch kept between runs (strength verdicts, the last ``replay --against``): never an oracle
+file, never committed: it holds a ``.gitignore`` of ``*``, as pytest's cache does."""
+
+
+def cache_folder(root: Path) -> Path:
+    """``.lockstep-cache/`` under ``root``, made on first use with its ``.gitignore``."""
+    folder = root / CACHE_FOLDER
+    folder.mkdir(exist_ok=True)
+    ignore = folder / ".gitignore"
+    if not ignore.exists():
+        ignore.write_text("# written by lockstep: scratch, never committed\n*\n", encoding="utf-8")
+    return folder
