@@ -205,6 +205,7 @@ account = Account("ann")
 account.post(Money("1"))
 account.post(Money("2"))
 depth(Node())
+widest(frozenset({Label("a"), Label("bb")}))
 """
 
 LEDGERS = {
