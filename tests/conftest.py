@@ -8,7 +8,10 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import tempfile
 from collections.abc import Generator
 from pathlib import Path
 
@@ -16,6 +19,14 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from helpers import GitRepo
+
+# ------------------------------------------------------------------ the user's cache folder
+
+# lockstep keeps a key (and Hypothesis' tables for mine) in $XDG_CACHE_HOME/lockstep: the
+# suite and the commands it starts use a folder of their own, never the user's home
+_CACHE_HOME = tempfile.mkdtemp(prefix="lockstep-tests-cache-")
+atexit.register(shutil.rmtree, _CACHE_HOME, ignore_errors=True)
+os.environ["XDG_CACHE_HOME"] = _CACHE_HOME
 
 # ------------------------------------------------------------------ hypothesis profiles
 
@@ -30,7 +41,14 @@ settings.register_profile(
     max_examples=100,  # hypothesis' default; tests that ask for more keep their @settings
     print_blob=True,  # a failure prints the @reproduce_failure line to paste
 )
-settings.register_profile("dev", settings.get_profile("default"))
+settings.register_profile(
+    "dev",
+    # the README's `python -m pytest` runs this one: no deadline either, since a busy
+    # machine (other jobs, xdist workers on every core) makes any per-example limit trip
+    # on timing alone; examples stay random and the database on, as Hypothesis' default
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 
 
 def _hypothesis_profile() -> str:

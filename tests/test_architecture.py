@@ -5,7 +5,12 @@
 * nothing outside an oracle kind's package imports that kind's modules, except
   through the registry (``lockstep.oracles.kind_of``) -- the command line, the
   gates and the reporters never know a kind's details;
-* nothing below ``cli/`` prints or exits.
+* nothing below ``cli/`` prints or exits;
+* the oracle kinds: listed once (``config.KIND_SPECS``), each a conforming
+  ``OracleKind``; no ``global`` statement under ``oracles/``, no module-level
+  mutable state in the ledger recorder's modules (its process state is one object),
+  no module of ``oracles/`` or ``pytest/`` over 900 lines;
+* refusals are data: no code but their one renderer holds their text.
 """
 
 from __future__ import annotations
@@ -17,9 +22,12 @@ import grimp
 import pytest
 
 import lockstep
+from lockstep.config import KINDS as CONFIGURED_KINDS
+from lockstep.config import Config
+from lockstep.oracles import OracleKind, kind_named
 
 SRC = Path(lockstep.__file__).parent
-KINDS = ("corpus", "ledger", "pins", "tape")
+KINDS = CONFIGURED_KINDS
 
 
 @pytest.fixture(scope="module")
@@ -116,4 +124,109 @@ def test_nothing_below_cli_prints_or_exits() -> None:
                 and func.value.id == "sys"
             ):
                 offenders.append(f"{rel}:{node.lineno}: sys.exit")
+    assert not offenders, offenders
+
+
+def _modules(under: str = "") -> list[tuple[str, ast.Module]]:
+    return [
+        (path.relative_to(SRC).as_posix(), ast.parse(path.read_text(encoding="utf-8")))
+        for path in sorted((SRC / under).rglob("*.py"))
+    ]
+
+
+def test_each_kind_conforms_and_is_listed_once() -> None:
+    """Every registered name is a package whose KIND is a concrete OracleKind of that name
+    (mypy checks the signatures; this checks the registry), decoded by the config."""
+    suffixes = set()
+    for name in KINDS:
+        kind = kind_named(name)
+        assert isinstance(kind, OracleKind) and kind.name == name
+        assert not type(kind).__abstractmethods__, name
+        assert kind.suffix.startswith(".") and kind.suffix not in suffixes
+        suffixes.add(kind.suffix)
+        assert name in Config.__struct_fields__, f"Config has no [[{name}]] tables"
+    offenders = []
+    for rel, tree in _modules():
+        if rel == "config.py" or rel.startswith("demo/"):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Tuple | ast.List | ast.Set | ast.Dict):
+                items = node.keys if isinstance(node, ast.Dict) else node.elts
+                words = {n.value for n in items if isinstance(n, ast.Constant)}
+                if set(KINDS) <= words:
+                    offenders.append(f"{rel}:{node.lineno}")
+    assert not offenders, f"the list of kinds is written again: {offenders}"
+
+
+def test_no_global_statement_under_oracles() -> None:
+    found = [
+        f"{rel}:{node.lineno}"
+        for rel, tree in _modules("oracles")
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Global)
+    ]
+    assert not found, found
+
+
+_MUTABLE_CALLS = {"list", "dict", "set", "local", "RLock", "Lock", "defaultdict", "Counter"}
+
+
+@pytest.mark.parametrize(
+    "module", ["recorder", "merging", "wrapping", "decorator", "exit_hooks", "pytest_recording"]
+)
+def test_the_recorder_keeps_no_module_level_mutable_state(module: str) -> None:
+    """A module-level name is a Final constant (or an alias of a function); the process's
+    exit state is the one ExitState object, EXIT."""
+    rel = f"oracles/ledger/{module}.py"
+    tree = ast.parse((SRC / rel).read_text(encoding="utf-8"))
+    offenders = []
+    for node in tree.body:
+        if isinstance(node, ast.Assign):
+            names = [ast.unparse(t) for t in node.targets]
+            if names != ["__all__"] and not isinstance(node.value, ast.Attribute | ast.Name):
+                offenders.append(f"{rel}:{node.lineno}: not Final")
+        elif isinstance(node, ast.AnnAssign):
+            final = "Final" in ast.unparse(node.annotation)
+            value = node.value
+            mutable = isinstance(
+                value, ast.List | ast.Dict | ast.Set | ast.ListComp | ast.DictComp | ast.SetComp
+            ) or (
+                isinstance(value, ast.Call)
+                and ast.unparse(value.func).rsplit(".", 1)[-1] in _MUTABLE_CALLS
+            )
+            if not final or mutable:
+                offenders.append(f"{rel}:{node.lineno}: {ast.unparse(node.target)}")
+    assert not offenders, offenders
+
+
+def test_no_module_of_the_oracles_or_the_pytest_plugin_is_over_900_lines() -> None:
+    long = [
+        f"{path.relative_to(SRC)}: {n} lines"
+        for folder in ("oracles", "pytest")
+        for path in sorted((SRC / folder).rglob("*.py"))
+        if (n := len(path.read_text(encoding="utf-8").splitlines())) > 900
+    ]
+    assert not long, long
+
+
+def test_no_code_reads_refusal_text() -> None:
+    """A refusal is a :class:`lockstep.model.Refusal`, rendered by its ``text()`` alone: no
+    other code holds the words that tell a secret's refusal apart (to search a message
+    for them), and no pattern recovers a row id from text."""
+    offenders = []
+    for rel, tree in _modules():
+        docs = {
+            id(node.value)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+        }
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Constant) or not isinstance(node.value, str):
+                continue
+            if id(node) in docs:
+                continue
+            if rel != "model.py" and "secret refused" in node.value:
+                offenders.append(f"{rel}:{node.lineno}: secret refused")
+            if "[0-9a-f]{16}" in node.value:
+                offenders.append(f"{rel}:{node.lineno}: a row id pattern")
     assert not offenders, offenders

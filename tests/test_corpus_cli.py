@@ -206,14 +206,35 @@ def test_trim_drops_only_vanished_entries(project: Path) -> None:
     ]
 
 
+def _blobs(root: Path) -> set[str]:
+    return {p.parent.name + p.name for p in (root / "lockstep/blobs").glob("*/*") if p.is_file()}
+
+
+def test_the_blobs_of_trimmed_and_re_recorded_fixtures_are_removed(project: Path) -> None:
+    """A blob stays while some lock refers to it (every corpus shares the folder)."""
+    before = {e["id"]: e["sha256"] for e in lock(project)["entries"]}  # type: ignore[union-attr]
+    assert _blobs(project) == set(before.values())
+    (project / "fixtures/rows/c_missing_name.json").unlink()
+    assert invoke_cli("record", "rows", "--trim", cwd=project).code == 0
+    del before["c_missing_name.json"]
+    assert _blobs(project) == set(before.values())
+    edit(project, "fixtures/rows/a_basic.json", '"qty": 2', '"qty": 3')
+    assert invoke_cli("record", "rows", "--force", cwd=project).code == 0
+    after = {e["id"]: e["sha256"] for e in lock(project)["entries"]}  # type: ignore[union-attr]
+    assert after["a_basic.json"] != before["a_basic.json"]
+    assert _blobs(project) == set(after.values())
+
+
 def test_status_lists_oracles_and_their_state(project: Path) -> None:
     result = invoke_cli("status", cwd=project)
     assert result.code == 0
     assert "rows" in result.stdout and "corpus" in result.stdout and " 4 " in result.stdout
     (project / "lockstep/rows.lock.json").write_text("{not json")
     result = invoke_cli("status", cwd=project)
-    assert result.code == 1
+    assert result.code == 2  # a corrupt oracle file, as replay says it
     assert "unreadable" in result.stdout
+    assert result.stderr.startswith("lockstep: error: ") and result.stderr.count("\n") == 1
+    assert invoke_cli("replay", cwd=project).code == 2
 
 
 def test_shards_partition_the_cases(project: Path) -> None:

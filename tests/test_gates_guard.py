@@ -31,8 +31,9 @@ def test_oracle_rerecorded_with_code_fails_naming_both_sides(git_repo: GitRepo) 
     assert result.code == 1, result.output
     assert "working tree: oracle files and production code change together" in result.stdout
     assert "    lockstep/prices.lock.json (oracle file)\n" in result.stdout
-    # the re-rendered documents' blobs are counted, not listed hash by hash
-    assert "    lockstep/blobs/ (2 blob file(s) of rendered output)\n" in result.stdout
+    # the re-rendered documents' blobs are counted, not listed hash by hash: two written,
+    # and the two they replace removed (no lock refers to them any more)
+    assert "    lockstep/blobs/ (4 blob file(s) of rendered output)\n" in result.stdout
     assert "production side:\n    shop/prices.py" in result.stdout
 
 
@@ -86,14 +87,18 @@ def test_rules_and_fixtures_are_oracle_side(git_repo: GitRepo) -> None:
     assert "fixtures/two.json (fixtures of corpus 'prices')" in fixture.stdout
 
 
-def test_gates_settings_and_tests_are_not_oracle_side(git_repo: GitRepo) -> None:
+def test_tests_are_not_oracle_side_and_gates_settings_are(git_repo: GitRepo) -> None:
     repo = frozen_shop(git_repo)
     edit(repo, "shop/prices.py", "subtotal = subtotal + ", "subtotal += ")
-    with (repo.root / "lockstep.toml").open("a", encoding="utf-8") as fh:
-        fh.write("\n[gates]\nseam_limit = 2\n")
     (repo.root / "tests/test_prices.py").write_text("import shop.prices\n", encoding="utf-8")
     result = invoke_cli("guard", cwd=repo.root)
     assert result.code == 0, result.output
+    # the judge's own settings: loosening them with the code is an oracle change too
+    with (repo.root / "lockstep.toml").open("a", encoding="utf-8") as fh:
+        fh.write("\n[gates]\nseam_limit = 2\n")
+    result = invoke_cli("guard", cwd=repo.root)
+    assert result.code == 1, result.output
+    assert "lockstep.toml (config tables [gates])" in result.stdout
 
 
 def test_staged_and_base_are_exclusive(git_repo: GitRepo) -> None:

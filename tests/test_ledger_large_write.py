@@ -15,7 +15,8 @@ from pathlib import Path
 from helpers import run_cli, write_files
 from lockstep.canon import JSON
 from lockstep.oracles.ledger.format import LedgerRow, input_key, row_id
-from lockstep.oracles.ledger.recorder import PartEntry, RecordingPart, merge_parts
+from lockstep.oracles.ledger.merging import merge_parts
+from lockstep.oracles.ledger.recorder import PartEntry, RecordingPart
 
 TARGET = """\
 def label(a, b=0, *, tag=""):

@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 from helpers import rows_of
 from lockstep import canon, record_io
 from lockstep.errors import DataError, LockstepError
+from lockstep.oracles.ledger.decorator import LedgerRecordWarning
 from lockstep.oracles.ledger.kind import iter_rows, read_header
-from lockstep.oracles.ledger.recorder import LedgerRecordWarning
 
 SHARED = ["a", "shared", "list"]
 
@@ -239,7 +239,7 @@ LOOKALIKE_CALLS: list[tuple[tuple[Any, ...], dict[str, Any]]] = [
 def test_repeated_inputs_record_exactly_what_fresh_inputs_do(
     calls: list[tuple[tuple[Any, ...], dict[str, Any]]],
 ) -> None:
-    from lockstep.oracles.ledger import recorder
+    from lockstep.oracles.ledger import recorder, wrapping
 
     def parts(memo_limit: int) -> bytes:
         def typed(*a: Any, **k: Any) -> str:
@@ -249,7 +249,7 @@ def test_repeated_inputs_record_exactly_what_fresh_inputs_do(
         recorder.MEMO_LIMIT = memo_limit  # type: ignore[misc]
         try:
             rec = recorder.TargetRecorder("m:typed")
-            wrapped = recorder._wrap_function(typed, rec, skip_first=False)
+            wrapped = wrapping._wrap_function(typed, rec, skip_first=False)
             for args, kwargs in calls * 3:
                 wrapped(*args, **kwargs)
         finally:

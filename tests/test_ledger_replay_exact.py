@@ -59,7 +59,7 @@ def test_scalar_rows_pass_exactly_when_canonical_bytes_match(tmp_path: Path) -> 
     write_rows(tmp_path / "lockstep/pick.ledger.jsonl", "lookalike_mod:pick", signature, 48, rows)
     project = load_project(tmp_path)
     try:
-        outcomes = list(ledger.replay(project, project.oracle("pick"), ReplayOptions()))
+        outcomes = list(ledger.KIND.replay(project, project.oracle("pick"), ReplayOptions()))
     finally:
         sys.modules.pop("lookalike_mod", None)
     verdicts = {o.case_id: o.status is Status.PASS for o in outcomes}

@@ -225,6 +225,7 @@ def test_a_spill_that_cannot_be_written_keeps_the_rows_in_memory(
     """A full disk: the recorder never fails the user's call; the rows written so far stay
     on disk, the rest stay in memory, spilling stops and the report says why."""
     from lockstep.oracles.ledger import recorder as recorder_module
+    from lockstep.oracles.ledger.merging import merge_parts
 
     def record(rec: recorder_module.TargetRecorder, values: range) -> None:
         for i in values:
@@ -233,7 +234,7 @@ def test_a_spill_that_cannot_be_written_keeps_the_rows_in_memory(
     monkeypatch.setenv("LOCKSTEP_SPILL_AT", "5")
     whole = recorder_module.TargetRecorder("m:f")
     record(whole, range(30))
-    expected = recorder_module.merge_parts("m:f", [whole.part(release=True)])
+    expected = merge_parts("m:f", [whole.part(release=True)])
 
     rec = recorder_module.TargetRecorder("m:f")
     rec.spill = True
@@ -249,7 +250,7 @@ def test_a_spill_that_cannot_be_written_keeps_the_rows_in_memory(
     part = rec.part(release=True)
     monkeypatch.setattr(recorder_module, "write_run", real_write_run)
     assert len(part.runs) == 2 and part.entries
-    recording = recorder_module.merge_parts("m:f", [part])
+    recording = merge_parts("m:f", [part])
     assert isinstance(recording.rows, RowFile)
     assert dict(recording.rows.items()) == dict(expected.rows.items())
     assert recording.late_rows == expected.late_rows

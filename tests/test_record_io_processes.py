@@ -116,10 +116,10 @@ def test_a_sigterm_noted_just_before_a_wait_still_ends_the_child(
         "import multiprocessing, os, signal, threading\n"
         "from work import square\n"
         "def child():\n"
-        "    import lockstep.oracles.ledger.recorder as recorder\n"
+        "    from lockstep.oracles.ledger.exit_hooks import EXIT\n"
         "    for x in range(20):\n"
         "        square(x)\n"
-        "    os.write(recorder._kicker.write_fd, bytes([signal.SIGTERM]))\n"
+        "    os.write(EXIT.kicker.write_fd, bytes([signal.SIGTERM]))\n"
         "    lock = threading.Lock()\n"
         "    lock.acquire()\n"
         "    lock.acquire()\n"
@@ -292,7 +292,7 @@ def test_sigterm_during_a_write_lets_it_finish_then_dies(tmp_path: Path) -> None
     code, err = run(
         tmp_path,
         "import os, signal\n"
-        "import lockstep.oracles.ledger.recorder as recorder\n"
+        "import lockstep.oracles.ledger.decorator as recorder\n"
         "from work import square\n"
         "real = recorder.merge_into_file\n"
         "def interrupted(*args, **kwargs):\n"
@@ -355,7 +355,7 @@ def test_an_outcome_differing_between_workers_is_reported(tmp_path: Path) -> Non
     assert "LedgerRecordWarning" in err
     assert (
         f"mood(0) [{rows[0].id}]: does not reproduce in a fresh interpreter (result: recorded "
-        "returned 'angry:0', fresh interpreter returned 'calm:0'); not written"
+        "returned 'angry:0', fresh interpreter returned 'calm:0')"
     ) in err
     assert "mood(5) [" in err
 

@@ -77,7 +77,7 @@ def test_rows_from_a_test_suite_that_do_not_reproduce_are_refused(tmp_path: Path
     assert result.code == 0, result.output
     out = result.stdout
     assert "total([(1, 'EUR')])" in out and "recorded returned 2.0" in out
-    assert "label('x')" in out and "does not reproduce outside the recording" in out
+    assert "label('x')" in out and "does not reproduce in a fresh interpreter" in out
     assert "known('temp')" in out and "recorded returned True" in out
     assert "verified 1 of 2 new case(s) in a fresh interpreter" in out
     replay = run_cli("replay", cwd=root)

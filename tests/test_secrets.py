@@ -7,6 +7,7 @@ record, the oracle folder is searched for every one of them, raw and base64-enco
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 from pathlib import Path
 
@@ -132,6 +133,28 @@ def test_ledger_refuses_each_row_with_a_secret_in_any_field(tmp_path: Path) -> N
     for field in ("args[0]", "kwargs.tag", "mutated", "result.value", "exc_stem"):
         assert field in result.output, field
     assert f"{4 * len(KINDS)} case(s) refused because they hold a secret" in result.output
+    assert_no_vector_in(tmp_path / "lockstep")
+
+
+def test_a_secret_used_as_a_dict_key_is_refused_without_naming_the_key(tmp_path: Path) -> None:
+    """A refusal names the field by its path; a dict key in it is recorded data, so a key
+    that is itself the secret is shown by its digest, never as itself."""
+    raw = VECTORS["aws"][0]
+    write_files(
+        tmp_path,
+        {
+            "lockstep.toml": '[[ledger]]\nname = "handle"\ntarget = "svc:handle"\n'
+            'driver = "drive.py"\n',
+            "svc.py": LEDGER_TARGET,
+            "drive.py": f"from svc import handle\nhandle({{{raw!r}: 1}})\nhandle('plain')\n",
+        },
+    )
+    result = invoke_cli("record", cwd=tmp_path)
+    assert result.code == 1, result.output
+    assert_not_printed(result.output)
+    key = hashlib.sha256(raw.encode()).hexdigest()[:8]
+    assert f"args[0].<key {key}>: AWS Access Key" in result.output
+    assert "1 case(s) refused because they hold a secret" in result.output
     assert_no_vector_in(tmp_path / "lockstep")
 
 

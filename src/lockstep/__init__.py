@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from lockstep.canon import decode, dumps, encode, register_encoder, register_type
     from lockstep.errors import LockstepError
-    from lockstep.oracles.ledger.recorder import record_io
+    from lockstep.oracles.ledger.decorator import record_io
     from lockstep.oracles.tape.recorder import Tape
 
 __all__ = [
@@ -40,7 +40,7 @@ _LAZY = {
     "encode": "lockstep.canon",
     "register_encoder": "lockstep.canon",
     "register_type": "lockstep.canon",
-    "record_io": "lockstep.oracles.ledger.recorder",
+    "record_io": "lockstep.oracles.ledger.decorator",
     "Tape": "lockstep.oracles.tape.recorder",
 }
 

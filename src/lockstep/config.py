@@ -249,6 +249,19 @@ class GatesSpec(_Table, frozen=True):
 
 OracleSpec = CorpusSpec | LedgerSpec | PinsSpec | TapeSpec
 
+KIND_SPECS: Final[dict[str, type[OracleSpec]]] = {
+    "corpus": CorpusSpec,
+    "ledger": LedgerSpec,
+    "pins": PinsSpec,
+    "tape": TapeSpec,
+}
+"""The registry of oracle kinds, the one list of them: each name is an array of tables in
+the configuration (``[[corpus]]``, a field of :class:`Config`) and a package
+``lockstep.oracles.<name>`` whose ``kind.KIND`` implements it.  A new kind adds one line
+here, its spec above, and the field of :class:`Config` that msgspec decodes into it."""
+
+KINDS: Final = tuple(KIND_SPECS)
+
 
 class Config(_Table, frozen=True):
     """The whole configuration."""
@@ -263,7 +276,7 @@ class Config(_Table, frozen=True):
     gates: GatesSpec = GatesSpec()
 
 
-_ARRAY_KEYS: Final = ("corpus", "ledger", "pins", "tape", "rule", "secret", "gates")
+_ARRAY_KEYS: Final = (*KINDS, "rule", "secret", "gates")
 
 
 @dataclass(frozen=True)
@@ -292,10 +305,8 @@ class Project:
 
     def oracles(self) -> Iterator[OracleSpec]:
         """Every configured oracle, in file order by kind."""
-        yield from self.config.corpus
-        yield from self.config.ledger
-        yield from self.config.pins
-        yield from self.config.tape
+        for kind in KINDS:
+            yield from getattr(self.config, kind)
 
     def key(self, spec: OracleSpec, field: str = "") -> str:
         """Where ``spec`` (or one of its fields) sits in the configuration: ``corpus[0].render``.
@@ -419,7 +430,7 @@ def _check_pins(pins: PinsSpec, where: str) -> None:
 
 def _check_consistency(config: Config, source: str) -> None:
     seen: dict[str, str] = {}
-    for kind in ("corpus", "ledger", "pins", "tape"):
+    for kind in KINDS:
         for i, spec in enumerate(getattr(config, kind)):
             where = f"{kind}[{i}].name"
             if not NAME_PATTERN.match(spec.name):
@@ -523,6 +534,21 @@ def find_config(start: Path | None = None) -> Path | None:
             if isinstance(data.get("tool"), dict) and "lockstep" in data["tool"]:
                 return pyproject
     return None
+
+
+def config_from_bytes(data: bytes, name: str, shown: str | None = None) -> Config:
+    """A configuration file's text (``lockstep.toml`` or ``pyproject.toml`` by ``name``),
+    validated: the configuration of another revision, read from git.  Errors name
+    ``shown`` (default: ``name``)."""
+    shown = shown or name
+    parsed = parse_toml(data, shown, ConfigError)
+    if Path(name).name == PYPROJECT:
+        raw = _from_pyproject(parsed)
+        if raw is None:
+            raise ConfigError(f"{shown}: has no [tool.lockstep] table")
+    else:
+        raw = parsed
+    return parse_config(raw, shown)
 
 
 def load_project(start: Path | None = None, *, config_path: Path | None = None) -> Project:

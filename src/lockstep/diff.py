@@ -8,8 +8,10 @@ binary gets a short hex summary around the first differing byte.
 
 from __future__ import annotations
 
+import bisect
 import difflib
 import json
+from collections.abc import Iterator, Sequence
 from typing import Final
 
 MAX_DIFF_LINES: Final = 400
@@ -24,25 +26,214 @@ def unified(
     label_actual: str = "actual",
     context: int = 3,
 ) -> str:
-    """A unified line diff of two texts (empty when they are equal)."""
+    """A unified line diff of two texts (empty when they are equal).
+
+    The same text as :func:`difflib.unified_diff`; only the matching of lines is bounded
+    (see :func:`line_matcher`), so a drift of 400,000 interleaved changed lines is
+    explained in seconds instead of hours.
+    """
     if expected == actual:
         return ""
     exp_lines = expected.splitlines(keepends=True)
     act_lines = actual.splitlines(keepends=True)
-    lines = list(
-        difflib.unified_diff(
-            exp_lines, act_lines, fromfile=label_expected, tofile=label_actual, n=context
-        )
-    )
     out: list[str] = []
-    for line in lines:
+    hidden = 0
+    for line in _unified_lines(
+        exp_lines,
+        act_lines,
+        line_matcher(exp_lines, act_lines),
+        label_expected,
+        label_actual,
+        context,
+    ):
+        if len(out) >= MAX_DIFF_LINES:
+            hidden += 1
+            continue
         if not line.endswith("\n"):
             line += "\n\\ No newline at end of file\n"
         out.append(line)
-    if len(out) > MAX_DIFF_LINES:
-        left = len(out) - MAX_DIFF_LINES
-        out = [*out[:MAX_DIFF_LINES], f"... ({left} more diff lines not shown)\n"]
+    if hidden:
+        out.append(f"... ({hidden} more diff lines not shown)\n")
     return "".join(out)
+
+
+MAX_QUADRATIC: Final = 1_000_000
+"""Above this product of the two line counts (after the common head and tail are set
+aside), difflib's own matching is not asked for: its longest-match search rescans a region
+once per matching block, minutes on a 25,000-line output where every other line changed."""
+
+
+def line_matcher(a: Sequence[str], b: Sequence[str]) -> difflib.SequenceMatcher[str]:
+    """The matcher :func:`unified` formats: difflib's own for ordinary sizes (so the diff is
+    exactly ``difflib.unified_diff``'s), an anchored one above :data:`MAX_QUADRATIC`.
+
+    Anchored: the lines that occur once in each side are matched in order (the longest
+    increasing run of their positions, as patience diff does), the gaps between them are
+    matched the same way, and a gap small enough goes to difflib.  A gap that is large and
+    has no line unique to it is shown as removed and added whole: a correct diff, not a
+    minimal one.  Time is about linear in the lines for real outputs.
+    """
+    if len(a) * len(b) <= MAX_QUADRATIC:
+        return difflib.SequenceMatcher(None, a, b)
+    return _AnchoredMatcher(a, b, _anchored_blocks(a, b))
+
+
+class _AnchoredMatcher(difflib.SequenceMatcher[str]):
+    """A SequenceMatcher whose matching blocks were found by :func:`_anchored_blocks`;
+    difflib's opcodes and grouping then work on them unchanged."""
+
+    def __init__(self, a: Sequence[str], b: Sequence[str], blocks: list[difflib.Match]) -> None:
+        super().__init__(None, a, b, autojunk=False)
+        self._blocks = blocks
+
+    def get_matching_blocks(self) -> list[difflib.Match]:
+        return self._blocks
+
+
+Region = tuple[int, int, int, int]
+"""``a[alo:ahi]`` against ``b[blo:bhi]``."""
+
+
+def _anchored_blocks(a: Sequence[str], b: Sequence[str]) -> list[difflib.Match]:
+    blocks: list[difflib.Match] = []
+    pending: list[Region] = [(0, len(a), 0, len(b))]
+    while pending:
+        alo, ahi, blo, bhi = _trim(a, b, pending.pop(), blocks)
+        if alo == ahi or blo == bhi:
+            continue
+        if (ahi - alo) * (bhi - blo) <= MAX_QUADRATIC:
+            matcher = difflib.SequenceMatcher(None, a[alo:ahi], b[blo:bhi])
+            blocks.extend(
+                difflib.Match(alo + m.a, blo + m.b, m.size)
+                for m in matcher.get_matching_blocks()
+                if m.size
+            )
+            continue
+        anchors = _unique_anchors(a, b, alo, ahi, blo, bhi)
+        # the gaps between anchors, each matched on its own
+        prev_a, prev_b = alo, blo
+        for i, j in anchors:
+            blocks.append(difflib.Match(i, j, 1))
+            if prev_a < i and prev_b < j:
+                pending.append((prev_a, i, prev_b, j))
+            prev_a, prev_b = i + 1, j + 1
+        if anchors and prev_a < ahi and prev_b < bhi:
+            pending.append((prev_a, ahi, prev_b, bhi))
+    return _merged(blocks, len(a), len(b))
+
+
+def _trim(
+    a: Sequence[str], b: Sequence[str], region: Region, blocks: list[difflib.Match]
+) -> Region:
+    """The region without its common first and last lines, which go to ``blocks``."""
+    alo, ahi, blo, bhi = region
+    head = 0
+    while alo + head < ahi and blo + head < bhi and a[alo + head] == b[blo + head]:
+        head += 1
+    if head:
+        blocks.append(difflib.Match(alo, blo, head))
+        alo, blo = alo + head, blo + head
+    tail = 0
+    while ahi - tail > alo and bhi - tail > blo and a[ahi - tail - 1] == b[bhi - tail - 1]:
+        tail += 1
+    if tail:
+        blocks.append(difflib.Match(ahi - tail, bhi - tail, tail))
+        ahi, bhi = ahi - tail, bhi - tail
+    return alo, ahi, blo, bhi
+
+
+def _merged(blocks: list[difflib.Match], len_a: int, len_b: int) -> list[difflib.Match]:
+    """Blocks in order, adjacent ones joined, and the closing empty block, as difflib
+    reports them."""
+    blocks.sort()
+    merged: list[difflib.Match] = []
+    for m in blocks:
+        last = merged[-1] if merged else None
+        if last is not None and last.a + last.size == m.a and last.b + last.size == m.b:
+            merged[-1] = difflib.Match(last.a, last.b, last.size + m.size)
+        else:
+            merged.append(m)
+    merged.append(difflib.Match(len_a, len_b, 0))
+    return merged
+
+
+def _unique_anchors(
+    a: Sequence[str], b: Sequence[str], alo: int, ahi: int, blo: int, bhi: int
+) -> list[tuple[int, int]]:
+    """Pairs ``(i, j)`` of lines that occur once in ``a[alo:ahi]`` and once in
+    ``b[blo:bhi]``, the longest run in which both positions increase."""
+    seen_a: dict[str, int] = {}
+    for i in range(alo, ahi):
+        seen_a[a[i]] = -1 if a[i] in seen_a else i
+    seen_b: dict[str, int] = {}
+    for j in range(blo, bhi):
+        line = b[j]
+        if seen_a.get(line, -1) >= 0:
+            seen_b[line] = -1 if line in seen_b else j
+    pairs = sorted((seen_a[line], j) for line, j in seen_b.items() if j >= 0)
+    # longest increasing subsequence of the b positions (patience sorting)
+    tops: list[int] = []
+    top_index: list[int] = []
+    back: list[int] = [-1] * len(pairs)
+    for k, (_, j) in enumerate(pairs):
+        pile = bisect.bisect_left(tops, j)
+        if pile == len(tops):
+            tops.append(j)
+            top_index.append(k)
+        else:
+            tops[pile] = j
+            top_index[pile] = k
+        back[k] = top_index[pile - 1] if pile else -1
+    chain: list[tuple[int, int]] = []
+    k = top_index[-1] if top_index else -1
+    while k >= 0:
+        chain.append(pairs[k])
+        k = back[k]
+    chain.reverse()
+    return chain
+
+
+def _unified_lines(
+    a: Sequence[str],
+    b: Sequence[str],
+    matcher: difflib.SequenceMatcher[str],
+    fromfile: str,
+    tofile: str,
+    n: int,
+) -> Iterator[str]:
+    """:func:`difflib.unified_diff`'s lines, from a given matcher."""
+    started = False
+    for group in matcher.get_grouped_opcodes(n):
+        if not started:
+            started = True
+            yield f"--- {fromfile}\n"
+            yield f"+++ {tofile}\n"
+        first, last = group[0], group[-1]
+        file1 = _unified_range(first[1], last[2])
+        file2 = _unified_range(first[3], last[4])
+        yield f"@@ -{file1} +{file2} @@\n"
+        for tag, i1, i2, j1, j2 in group:
+            if tag == "equal":
+                for line in a[i1:i2]:
+                    yield " " + line
+                continue
+            if tag in {"replace", "delete"}:
+                for line in a[i1:i2]:
+                    yield "-" + line
+            if tag in {"replace", "insert"}:
+                for line in b[j1:j2]:
+                    yield "+" + line
+
+
+def _unified_range(start: int, stop: int) -> str:
+    """A hunk's range as ``difflib`` writes it (``3``, ``3,4``, or ``2,0`` when empty)."""
+    beginning = start + 1
+    length = stop - start
+    if length == 1:
+        return f"{beginning}"
+    if not length:
+        beginning -= 1
+    return f"{beginning},{length}"
 
 
 def _as_json(data: bytes) -> object | None:

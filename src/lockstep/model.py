@@ -9,10 +9,12 @@ never needs a new reporter.
 from __future__ import annotations
 
 import hashlib
+import re
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import NewType
+from typing import Final, NewType
 
 CaseId = NewType("CaseId", str)
 """A case's stable, human-readable id inside one oracle."""
@@ -82,6 +84,147 @@ class RecordMode(StrEnum):
     """Drop entries whose input is gone; nothing else changes."""
 
 
+class RefusalReason(StrEnum):
+    """Why a case was not frozen."""
+
+    SECRET = "secret"
+    """A value about to be written holds a secret (nothing of the case is written)."""
+    VARIES = "varies"
+    """Its outcome changed between calls with the same input during the recording."""
+    NOT_REPRODUCED = "not-reproduced"
+    """It replayed otherwise in a fresh interpreter with another hash seed."""
+
+
+@dataclass(frozen=True, order=True)
+class DictKey:
+    """A field path segment that is a key of a recorded dict.
+
+    The key is recorded data (it may be the very secret found): :func:`field_text` shows
+    it only when it reads as a plain name of letters (``tag``, ``KEY``) and was not
+    itself flagged, else as a short digest.
+    """
+
+    key: str
+
+
+PathSegment = str | int | DictKey
+"""One step of a field path: a field name, a list index or a dict key."""
+
+_NAME_LIKE: Final = re.compile(r"[A-Za-z_]{1,20}")
+
+
+def field_text(path: tuple[PathSegment, ...], hidden: Collection[str] = ()) -> str:
+    """``args[0].name`` or ``result.<key 5e884898>``: a field path as a person reads it.
+
+    A dict key is shown as itself only when it is a short name of letters not in
+    ``hidden`` (the keys found to be secrets); any other key by the first 8 hex digits
+    of its sha256, so a refusal never prints a recorded value.
+    """
+    out: list[str] = []
+    for segment in path:
+        if isinstance(segment, int):
+            out.append(f"[{segment}]")
+            continue
+        if isinstance(segment, DictKey):
+            key = segment.key
+            if key in hidden or not _NAME_LIKE.fullmatch(key):
+                digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
+                key = f"<key {digest[:8]}>"
+            segment = key
+        out.append(f".{segment}" if any(out) else segment)
+    return "".join(out)
+
+
+@dataclass(frozen=True, order=True)
+class SecretFinding:
+    """One secret found in one field of one case; carries no part of the value."""
+
+    path: tuple[PathSegment, ...]
+    line: int
+    detector: str
+    digest: str = ""
+    """sha256 of the flagged value ("" for a scrubbed value that leaked encoded)."""
+    on_key: bool = False
+    """The flagged string is the dict key that ends :attr:`path`, not a value under it."""
+
+    def text(self, hidden: Collection[str] = ()) -> str:
+        where = field_text(self.path, hidden)
+        return (
+            f"{where}:{self.line}: {self.detector}"
+            if self.line > 1
+            else f"{where}: {self.detector}"
+        )
+
+    def advice(self) -> str:
+        if not self.digest:
+            return (
+                "a [[secret]] value shows where it is not scrubbed (encoded, or in an "
+                "exception or id); make the code not emit it there"
+            )
+        return (
+            "scrub it with [[secret]] env or pattern, or if it is no secret: "
+            f'[[secret]] allow = "{self.digest}"'
+        )
+
+
+SECRETS_SHOWN = 5
+"""Findings named in one secret refusal before ``(and N more)``."""
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """One case that record did not freeze, and why: data, rendered only by :meth:`text`."""
+
+    oracle: str
+    case_id: str
+    reason: RefusalReason
+    label: str = ""
+    """How the case reads for a person (``f(1) [3fa2...]``); the case id when empty."""
+    detail: str = ""
+    """What differed (``NOT_REPRODUCED``)."""
+    cause: str = ""
+    """Its likely cause, where one could be seen (a mock.patch active, a module global
+    changed, a frozen clock, a locale switch, hash-seed dependence)."""
+    findings: tuple[SecretFinding, ...] = ()
+    """``SECRET``: where the secrets are (field path, line, detector), never the value."""
+    tests: tuple[str, ...] = ()
+    """The tests that first produced the case (``pytest --lockstep-record``)."""
+
+    @property
+    def field(self) -> tuple[PathSegment, ...]:
+        """The path of the (first) field that holds a secret; empty for other reasons."""
+        return self.findings[0].path if self.findings else ()
+
+    @property
+    def detector(self) -> str:
+        """The detector that flagged the (first) secret; empty for other reasons."""
+        return self.findings[0].detector if self.findings else ""
+
+    def text(self) -> str:
+        """The refusal as one line: the one place a refusal becomes text."""
+        case = self.label or self.case_id
+        if self.reason is RefusalReason.SECRET:
+            hidden = {
+                f.path[-1].key
+                for f in self.findings
+                if f.on_key and isinstance(f.path[-1], DictKey)
+            }
+            shown = "; ".join(f.text(hidden) for f in self.findings[:SECRETS_SHOWN])
+            extra = len(self.findings) - SECRETS_SHOWN
+            more = f" (and {extra} more)" if extra > 0 else ""
+            advice = self.findings[0].advice() if self.findings else ""
+            line = f"{case}: secret refused, nothing of it written: {shown}{more}; {advice}"
+        elif self.reason is RefusalReason.NOT_REPRODUCED:
+            line = f"{case}: does not reproduce in a fresh interpreter ({self.detail})"
+        else:
+            line = case
+        if self.cause:
+            line += f" (cause: {self.cause})"
+        if self.tests:
+            line += f" (test: {', '.join(self.tests)})"
+        return line
+
+
 @dataclass
 class RecordReport:
     """What one ``record`` did, category by category."""
@@ -94,14 +237,11 @@ class RecordReport:
     """Ids whose frozen value changed under ``--force``."""
     unchanged: list[str] = field(default_factory=list)
     trimmed: list[str] = field(default_factory=list)
-    refused: list[str] = field(default_factory=list)
-    """Inputs not frozen because their behaviour varied between runs: a finding, so the
-    command exits 1 even though the rest of the oracle was written."""
+    refused: list[Refusal] = field(default_factory=list)
+    """Cases not frozen (a secret, behaviour that varies or does not reproduce): a finding,
+    so the command exits 1 even though the rest of the oracle was written."""
     notes: list[str] = field(default_factory=list)
     """Free-form lines for the user (saturation, refused inputs, discovered env keys)."""
-    causes: dict[str, str] = field(default_factory=dict)
-    """Refused case id -> its likely cause, where one could be seen (a mock.patch active,
-    a module global changed, a frozen clock, a locale switch, hash-seed dependence)."""
 
 
 @dataclass(frozen=True)

@@ -143,8 +143,8 @@ def _apply(
         for case_id, reason in result.stale:
             out.print(f"STALE {name}::{case_id}: {reason}; not accepted")
             clean = False
-        for line in result.refused:
-            out.print(f"refused {name}: {line}")
+        for refusal in result.refused:
+            out.print(f"refused {name}: {refusal.text()}")
             clean = False
         missed = (
             {i.entry.case for i in items}

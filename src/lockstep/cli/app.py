@@ -17,6 +17,7 @@ the same).
 
 from __future__ import annotations
 
+import functools
 import importlib
 import os
 import sys
@@ -85,26 +86,63 @@ def no_color() -> bool:
 
 def console() -> Console:
     """The stdout console (colour only on a terminal, and not with ``--no-color``/``NO_COLOR``;
-    plain text in pipes and CI logs)."""
+    plain text in pipes and CI logs).
+
+    Markup and emoji codes are off: every string it prints holds data (paths, case ids,
+    refusals quoting ``[[secret]]``), which rich would otherwise read as tags (a path
+    holding ``[/x]`` raised MarkupError) or rewrite (``[[secret]]`` became ``[]``).
+    Styles come from ``rich.text.Text`` objects only."""
+    return _console_class()(
+        highlight=False,
+        markup=False,
+        emoji=False,
+        soft_wrap=True,
+        width=_width(sys.stdout),
+        color_system=None if no_color() else "auto",
+    )
+
+
+@functools.cache
+def _console_class() -> type[Console]:
+    """rich's Console, except that a closed stdout (``lockstep replay --report r.html | head``)
+    does not end the command: rich would exit 1 at once, before the report is written and
+    whatever the verdict; here the rest of the output goes nowhere and the command finishes."""
     from rich.console import Console
 
-    if no_color():
-        return Console(highlight=False, soft_wrap=True, width=_width(sys.stdout), color_system=None)
-    return Console(highlight=False, soft_wrap=True, width=_width(sys.stdout))
+    class _Console(Console):
+        def on_broken_pipe(self) -> None:
+            stdout_closed()
+            self.quiet = True
+
+    return _Console
+
+
+def stdout_closed() -> None:
+    """The reader of stdout went away (``| head``): send the rest of the output to
+    ``/dev/null``, so the command still finishes its work (a report file, say) and exits
+    with its own verdict, and Python's final flush does not fail."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    finally:
+        os.close(devnull)
 
 
 def err_console() -> Console:
+    """The stderr console; no markup nor emoji codes, as :func:`console`."""
     from rich.console import Console
 
-    if no_color():
-        return Console(
-            stderr=True,
-            highlight=False,
-            soft_wrap=True,
-            width=_width(sys.stderr),
-            color_system=None,
-        )
-    return Console(stderr=True, highlight=False, soft_wrap=True, width=_width(sys.stderr))
+    return Console(
+        stderr=True,
+        highlight=False,
+        markup=False,
+        emoji=False,
+        soft_wrap=True,
+        width=_width(sys.stderr),
+        color_system=None if no_color() else "auto",
+    )
 
 
 def fail_usage(message: str) -> NoReturn:

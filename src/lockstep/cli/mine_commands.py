@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import re
 import sys
+from pathlib import Path
 
 import click
+from rich.console import Console
 from rich.text import Text
 
 from lockstep.cli.app import (
@@ -17,14 +19,16 @@ from lockstep.cli.app import (
     project_from,
     time_limit_option,
 )
+from lockstep.cli.signals import terminate_cleanly
 from lockstep.gates.git import Git
 from lockstep.mine import last_run
 from lockstep.mine.differential import replay_against
 from lockstep.mine.miner import mine as mine_oracle
-from lockstep.mine.search import keep_files_in
+from lockstep.mine.search import hypothesis_home, keep_files_in
 from lockstep.oracles import kind_of
 from lockstep.report.mining import differential_lines, mine_lines
 from lockstep.report.terminal import record_text
+from lockstep.scratch import tracked_note
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|min|h)?\s*$")
 _SCALE = {"ms": 0.001, "s": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0}
@@ -60,10 +64,11 @@ def mine(
     seconds = parse_duration(chosen_time_limit(time_limit, old_time_limit) or "60s")
     project = project_from(ctx)
     spec = project.oracle(name)
-    keep_files_in(last_run.cache_folder(project))
+    keep_files_in(hypothesis_home())
+    out = console()
+    _say_planted(out, project.root)
     subject = kind_of(spec).mining(project, spec)
     report = mine_oracle(subject, name, budget=seconds, seed=seed)
-    out = console()
     for line in mine_lines(report):
         out.print(Text(line))
     if report.record is not None:
@@ -72,18 +77,29 @@ def mine(
     sys.exit(EXIT_FAIL if refused else EXIT_OK)
 
 
+def _say_planted(out: Console, root: Path) -> None:
+    """One note when ``.lockstep-cache/`` holds files git tracks: they arrived in a commit,
+    and none of them is read."""
+    note = tracked_note(root)
+    if note:
+        out.print(Text(f"note: {note}"))
+
+
 def run_against(
     ctx: click.Context, names: tuple[str, ...], rev: str, generate: int, seed: int
 ) -> None:
     """``lockstep replay --against REV``: print the differential result, keep it for
     review, exit 1 when the versions differ."""
     project = project_from(ctx)
-    keep_files_in(last_run.cache_folder(project))
-    specs = [project.oracle(n) for n in names] if names else list(project.oracles())
-    result = replay_against(
-        project, specs, rev, generate=generate, seed=seed, skip_unsupported=not names
-    )
+    last_run.cache_folder(project)  # a link in its place: one line, exit 2, nothing run
+    keep_files_in(hypothesis_home())
     out = console()
+    _say_planted(out, project.root)
+    specs = [project.oracle(n) for n in names] if names else list(project.oracles())
+    with terminate_cleanly("the temporary worktree is removed"):
+        result = replay_against(
+            project, specs, rev, generate=generate, seed=seed, skip_unsupported=not names
+        )
     for name in result.skipped:
         out.print(Text(f"{name}: not compared (its kind has no target to call directly)"))
     for line in differential_lines(result):

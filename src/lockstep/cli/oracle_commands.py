@@ -21,6 +21,7 @@ from lockstep.cli.app import (
     REPLAY_JOBS_DEFAULT,
     console,
     err_console,
+    fail_usage,
     jobs_option_showing,
     json_option,
     main,
@@ -41,7 +42,7 @@ from lockstep.cli.report_command import (
 from lockstep.cli.revisions import REV
 from lockstep.config import OracleSpec, Project
 from lockstep.errors import UsageError
-from lockstep.model import Outcome, RecordMode, ReplayOptions, Status
+from lockstep.model import Outcome, RecordMode, RefusalReason, ReplayOptions, Status
 from lockstep.oracles import kind_of
 from lockstep.oracles import replay as replay_oracle
 from lockstep.oracles.pending import PendingSink, pending_path
@@ -82,7 +83,6 @@ def record(
         raise UsageError(f"record takes one mode, not {flags}: each is a different update")
     chosen = asked[0] if asked else RecordMode.CREATE
     from lockstep.report.terminal import record_text
-    from lockstep.secrets import SECRET_REFUSED
 
     project = project_from(ctx)
     out = console()
@@ -91,7 +91,7 @@ def record(
         with progress(out, f"record {spec.name}"):
             report = kind_of(spec).record(project, spec, chosen)
         out.print(record_text(report, project.root), end="")
-        secrets += sum(SECRET_REFUSED in line for line in report.refused)
+        secrets += sum(r.reason is RefusalReason.SECRET for r in report.refused)
         refused += len(report.refused)
     if secrets:
         out.print(
@@ -380,7 +380,10 @@ def status(ctx: click.Context, as_json: bool) -> None:
         return
     out.print(status_table(rows, project.root))
     bad = [r for r in rows if r.present and not r.readable]
-    sys.exit(EXIT_FAIL if bad else EXIT_OK)
+    if bad:  # a corrupt oracle file: exit 2, as replay says it
+        more = f" (and {len(bad) - 1} more unreadable)" if len(bad) > 1 else ""
+        fail_usage(f"{bad[0].message}{more}")
+    sys.exit(EXIT_OK)
 
 
 @main.command()

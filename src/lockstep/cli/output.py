@@ -46,6 +46,7 @@ class Lines:
     def __init__(self) -> None:
         self._console: Console | None = None
         self._plain = _plain_stream(sys.stdout)
+        self._closed = False
 
     @property
     def console(self) -> Console:
@@ -82,9 +83,17 @@ class Lines:
         self.console.print(Text(text), end=end)
 
     def _write(self, text: str) -> None:
+        if self._closed:
+            return
         out = sys.stdout
-        out.write(text)
-        out.flush()
+        try:
+            out.write(text)
+            out.flush()
+        except BrokenPipeError:
+            from lockstep.cli.app import stdout_closed
+
+            stdout_closed()
+            self._closed = True
 
 
 def lines() -> Lines:

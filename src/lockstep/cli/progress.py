@@ -55,7 +55,7 @@ def progress(out: Console | Lines, label: str, total: int | None = None) -> Iter
         TimeElapsedColumn,
     )
 
-    columns = [SpinnerColumn(), TextColumn("{task.description}")]
+    columns = [SpinnerColumn(), TextColumn("{task.description}", markup=False)]
     if total is not None:
         columns += [BarColumn(), MofNCompleteColumn()]
     else:

@@ -131,13 +131,22 @@ class ReportFiles:
                 ),
                 tree=working_tree(project.root),
             )
-            atomic_write(self.html, render_html(run, extras).encode("utf-8"))
+            _write_report(self.html, render_html(run, extras).encode("utf-8"))
             out.print(f"report: {display_path(self.html)}")
         if self.junit is not None:
             from lockstep.report.junit import junit_xml
 
-            atomic_write(self.junit, junit_xml(self.outcomes, seconds=seconds))
+            _write_report(self.junit, junit_xml(self.outcomes, seconds=seconds))
             out.print(f"junit: {display_path(self.junit)}")
+
+
+def _write_report(path: Path, data: bytes) -> None:
+    """Write a report file, or say in one line (exit 2) that it cannot be written."""
+    try:
+        atomic_write(path, data)
+    except (LockstepError, OSError) as e:
+        reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+        raise UsageError(f"cannot write the report {path}: {reason}") from None
 
 
 def _file_option(flag: str, dest: str, help_text: str) -> Callable[[FC], FC]:

@@ -33,7 +33,7 @@ from lockstep.config import OracleSpec, Project
 from lockstep.errors import GitError, Rejected, UsageError
 from lockstep.gates.git import Git
 from lockstep.gates.guard import guard_change, local_change
-from lockstep.model import Outcome, RecordReport, ReplayOptions, Status
+from lockstep.model import Outcome, RecordReport, Refusal, ReplayOptions, Status
 from lockstep.oracles import kind_of, replay
 from lockstep.oracles.pending import (
     PendingCase,
@@ -79,7 +79,7 @@ class AcceptResult:
     """``(case id, why it is stale)``: not accepted; replay --keep-pending refreshes it."""
     green: list[str] = field(default_factory=list)
     """Cases that replay green now: nothing to accept, their pending entries are dropped."""
-    refused: list[str] = field(default_factory=list)
+    refused: list[Refusal] = field(default_factory=list)
     """Record's refusals (the case does not reproduce in a fresh interpreter)."""
     report: RecordReport | None = None
 

@@ -12,8 +12,8 @@ The graph is built from the tree of the revision under judgement — a
 commit's files or the index as git holds them, the working tree as it is on
 disk — never from whatever happens to be checked out, so one review range
 gives one verdict from any checkout.  The configuration (``[gates]`` rows and
-globs, the named harness) is read from that tree too, as it would be with
-that revision checked out.  How changed lines are counted, moved blocks once,
+globs, the named harness) is the base revision's (:mod:`.base_config`): a change
+that loosens its own budget is judged by the budget it had.  How changed lines are counted, moved blocks once,
 is :mod:`lockstep.gates.line_count`'s.
 
 The ``[gates] budget`` rows ``[max fan-in, max changed lines]`` map fan-in to
@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import dataclasses
 import importlib
 import importlib.util
 import sys
@@ -35,6 +36,7 @@ from pathlib import Path
 
 from lockstep.config import Project, load_project
 from lockstep.errors import ConfigError, TargetError
+from lockstep.gates.base_config import config_at
 from lockstep.gates.git import Change, Git, Head, Side
 from lockstep.gates.line_count import count_lines
 from lockstep.gates.scope import Scope, harness_files, is_production_path
@@ -311,11 +313,15 @@ def check_budget(
     Every changed production module counts and the smallest allowance wins;
     a ``target`` is weighed as well, never instead: naming a little-used
     module must not lift the budget of a much-imported one the change edits.
-    Everything is judged in the tree of ``change.head`` (:func:`tree_at`).
+    Everything is judged in the tree of ``change.head`` (:func:`tree_at`), with the
+    settings (``[gates]``, the named harness) of ``change.base``.
     """
     named = None if target is None else resolve_target(project, target)
     prefix = Scope(project, git).prefix
-    with tree_at(project, git, change.head, prefix) as tree:
+    settings = config_at(project, git, change.base)
+    with tree_at(project, git, change.head, prefix) as at_head:
+        # HEAD's code and import graph, BASE's settings: a change never loosens its budget
+        tree = at_head if settings is None else dataclasses.replace(at_head, config=settings)
         scope = Scope(tree, git, prefix=prefix)
         files = [p for p in git.changed_files(change.base, change.head) if scope.is_production(p)]
         count = count_lines(git.hunks(change.base, change.head, files))

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import shutil
 import subprocess
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
@@ -24,6 +25,29 @@ from pathlib import Path
 from typing import Any, Final
 
 from lockstep.errors import GitError
+
+_NO_HOOKS: Final = ("-c", f"core.hooksPath={os.devnull}")
+"""Options that keep git from running any hook (a checked-out revision may bring one)."""
+_OWN_TREE: Final = re.compile(r"^lockstep-[a-z]+-(?P<pid>[0-9]+)-")
+"""The temporary folder of a worktree lockstep added: ``lockstep-<purpose>-<pid>-<random>``."""
+
+
+def _process_gone(pid: int) -> bool:
+    """Whether no process ``pid`` runs here (a zombie counts as gone)."""
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_bytes()
+    except OSError:
+        return False
+    return stat[stat.rfind(b")") + 2 : stat.rfind(b")") + 3] in (b"Z", b"X")
+
 
 _HUNK: Final = re.compile(r"^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
 
@@ -101,7 +125,8 @@ class Git:
                 else proc.stderr.decode("utf-8", "replace")
             )
             reason = err.strip().splitlines()
-            raise GitError(f"git {args[0]} failed: {reason[-1] if reason else 'no message'}")
+            command = next((a for a in args if not a.startswith("-") and "=" not in a), args[0])
+            raise GitError(f"git {command} failed: {reason[-1] if reason else 'no message'}")
 
     def run(self, *args: str) -> str:
         """Run git at the repository root; a failure is a one-line :class:`GitError`."""
@@ -119,15 +144,54 @@ class Git:
     @contextlib.contextmanager
     def worktree(self, sha: str, prefix: str) -> Iterator[Path]:
         """A temporary detached worktree of ``sha`` (the user's working tree is not
-        touched), removed afterwards."""
-        with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+        touched), removed afterwards.
+
+        It is added with hooks off: a ``post-checkout`` hook the revision brings (through
+        a committed ``core.hooksPath`` folder) is not lockstep's to run.  The temporary
+        folder is named ``<prefix><pid>-…``, so leftovers of a run that was killed
+        (SIGKILL leaves no chance to clean up) are recognised and removed by the next
+        run (:meth:`prune_stale_worktrees`).
+        """
+        self.prune_stale_worktrees()
+        with tempfile.TemporaryDirectory(prefix=f"{prefix}{os.getpid()}-") as tmp:
             tree = Path(tmp) / "tree"
-            self.run("worktree", "add", "--detach", "--quiet", str(tree), sha)
+            self.run(*_NO_HOOKS, "worktree", "add", "--detach", "--quiet", str(tree), sha)
             try:
                 yield tree
             finally:
                 with contextlib.suppress(GitError):
                     self.run("worktree", "remove", "--force", str(tree))
+
+    def prune_stale_worktrees(self) -> None:
+        """Remove the worktrees lockstep added for a run that is gone, and their folders.
+
+        Only worktrees of this repository count, and only those that are lockstep's own:
+        a folder ``tree`` in a temporary folder named ``lockstep-<purpose>-<pid>-…`` in
+        the system's temporary folder, whose process no longer runs.  ``git worktree
+        prune`` then drops entries whose folder is gone.
+        """
+        try:
+            listing = self.run("worktree", "list", "--porcelain")
+        except GitError:
+            return
+        temp_root = os.path.realpath(tempfile.gettempdir())
+        for line in listing.splitlines():
+            if not line.startswith("worktree "):
+                continue
+            tree = Path(line.removeprefix("worktree "))
+            match = _OWN_TREE.match(tree.parent.name)
+            if (
+                tree.name != "tree"
+                or match is None
+                or os.path.realpath(tree.parent.parent) != temp_root
+                or not _process_gone(int(match["pid"]))
+            ):
+                continue
+            with contextlib.suppress(GitError):
+                self.run("worktree", "remove", "--force", str(tree))
+            shutil.rmtree(tree.parent, ignore_errors=True)
+        with contextlib.suppress(GitError):
+            self.run("worktree", "prune")
 
     def is_shallow(self) -> bool:
         return self.run("rev-parse", "--is-shallow-repository").strip() == "true"

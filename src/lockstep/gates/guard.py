@@ -15,8 +15,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from lockstep.config import Project
+from lockstep.gates.base_config import judged_by_base
 from lockstep.gates.git import Change, Git, Side
 from lockstep.gates.scope import Scope, Sides
+from lockstep.scratch import tracked
 
 
 @dataclass(frozen=True)
@@ -32,6 +34,9 @@ class GuardReport:
     label: str
     findings: tuple[GuardFinding, ...]
     """Every change examined, clean ones included."""
+    tracked_cache: tuple[str, ...] = ()
+    """Files under ``.lockstep-cache/`` that git tracks: scratch arrives in no commit
+    (a committed ``strength.json`` could claim any score)."""
 
     @property
     def violations(self) -> tuple[GuardFinding, ...]:
@@ -39,7 +44,7 @@ class GuardReport:
 
     @property
     def ok(self) -> bool:
-        return not self.violations
+        return not self.violations and not self.tracked_cache
 
     @property
     def oracle_only(self) -> tuple[GuardFinding, ...]:
@@ -55,19 +60,20 @@ def local_change(git: Git, *, staged: bool) -> Change:
 
 
 def guard_change(project: Project, git: Git, change: Change) -> GuardReport:
-    """Judge one change as a whole (the index or the working tree against HEAD)."""
-    scope = Scope(project, git)
+    """Judge one change as a whole (the index or the working tree against HEAD), by HEAD's
+    settings (:mod:`.base_config`)."""
+    scope = Scope(judged_by_base(project, git, change.base), git)
     files = git.changed_files(change.base, change.head)
     finding = GuardFinding(change.label, scope.split(files, change.base, change.head))
-    return GuardReport(change.label, (finding,))
+    return GuardReport(change.label, (finding,), tuple(tracked(project.root)))
 
 
 def guard_commits(project: Project, git: Git, base: str, head: str, label: str) -> GuardReport:
-    """Judge each commit of ``base..head`` on its own (CI)."""
-    scope = Scope(project, git)
+    """Judge each commit of ``base..head`` on its own (CI), all by ``base``'s settings."""
+    scope = Scope(judged_by_base(project, git, base), git)
     findings: list[GuardFinding] = []
     for sha in git.commits(base, head):
         parent = git.parent(sha) or base
         sides = scope.split(git.commit_files(sha), parent, sha)
         findings.append(GuardFinding(f"commit {git.short(sha)}", sides))
-    return GuardReport(label, tuple(findings))
+    return GuardReport(label, tuple(findings), tuple(tracked(project.root)))

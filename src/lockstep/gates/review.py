@@ -17,16 +17,22 @@ The rows:
 
 A file that does not parse at BASE or HEAD fails the rows that read code,
 naming the file and line, instead of stopping the review.
+
+Every row judges with lockstep's settings as they were at BASE (rules, gates, oracle
+tables: :mod:`.base_config`), so a change cannot loosen its own judge; a change of those
+settings shows in row 2 as an oracle-side change.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Final
 
 from lockstep.config import Project
 from lockstep.errors import LockstepError, UsageError
+from lockstep.gates.base_config import judged_by_base
 from lockstep.gates.budget import check_budget
 from lockstep.gates.code_changes import CodeChanges, code_changes
 from lockstep.gates.git import Change, Git
@@ -164,6 +170,16 @@ def differential_row(project: Project, head: str) -> Row | None:
     )
 
 
+def _replayed_by(judged: Project, at_head: Project) -> Project:
+    """The project row 1 replays: HEAD's files with the base's oracles, rules and options.
+
+    HEAD with no oracle at all still fails closed (nothing will guard the next change),
+    and a base with none (the range brings the first oracles) has no settings to keep."""
+    if not any(at_head.oracles()) or not any(judged.oracles()):
+        return at_head
+    return dataclasses.replace(at_head, config=judged.config)
+
+
 def review(
     project: Project,
     git: Git,
@@ -182,9 +198,11 @@ def review(
             "name a range whose HEAD is ahead of its BASE (e.g. main..HEAD)"
         )
     rows: list[Row] = []
+    # every row judges by the base revision's settings, never by the change's own
+    judged = judged_by_base(project, git, change.base)
 
     with project_at(project, git, head) as at_head:
-        summary = replay_all(at_head, options, jobs_given=jobs_given)
+        summary = replay_all(_replayed_by(judged, at_head), options, jobs_given=jobs_given)
     rows.append(
         Row(
             "every oracle replays green at HEAD",
@@ -210,7 +228,7 @@ def review(
         )
     )
 
-    rows += _code_rows(project, code_changes(project, git, change))
+    rows += _code_rows(judged, code_changes(judged, git, change))
 
     try:
         budget = check_budget(project, git, change)

@@ -2,9 +2,10 @@
 
 The guard and the review both ask it.  *Oracle side*: everything under the
 oracle folder (locks, ledgers, tapes, pins, blobs), the fixture and cases
-files the oracles name, and the oracle, ``[[rule]]`` and ``[[secret]]`` tables and
-the ``[lockstep] secrets`` setting of the configuration — changing a rule or a fixture re-records the oracle as surely
-as editing its lock.  *Production*: the ``[gates] production`` globs minus
+files the oracles name, and every one of lockstep's own settings: the oracle,
+``[[rule]]`` and ``[[secret]]`` tables, ``[gates]`` and the ``[lockstep]`` settings —
+changing a rule or a fixture re-records the oracle as surely as editing its lock, and
+loosening the budget or the production globs changes the judge as surely as a rule.  *Production*: the ``[gates] production`` globs minus
 ``exclude``, relative to the project root.
 """
 
@@ -19,13 +20,14 @@ from typing import Any, Final
 
 from wcmatch import glob
 
-from lockstep.config import GatesSpec, Project
+from lockstep.config import KINDS, GatesSpec, Project
 from lockstep.gates.git import Git, Head
 from lockstep.oracles import kind_of
 
-_ORACLE_TABLES: Final = ("corpus", "ledger", "pins", "tape", "rule", "secret")
-_SECRETS_SETTING: Final = "lockstep.secrets"
-"""``[lockstep] secrets = "off"``: turning the scan off is an oracle change, like a rule."""
+_ORACLE_TABLES: Final = (*KINDS, "rule", "secret", "gates")
+_SETTINGS: Final = "lockstep"
+"""The ``[lockstep]`` table: each of its settings is compared on its own, as
+``lockstep.<key>`` (``lockstep.secrets``: turning the scan off is an oracle change)."""
 BLOB: Final = "blob"
 """The reason of a path in the oracle folder's content-addressed blob store."""
 
@@ -196,11 +198,10 @@ class Scope:
         return is_production_path(self.project.config.gates, rel)
 
     def config_tables_changed(self, base: str, head: Head) -> list[str]:
-        """The oracle and ``[[rule]]`` tables that differ between ``base`` and ``head``."""
+        """lockstep's tables and settings that differ between ``base`` and ``head``."""
         before = _oracle_tables(self.git.read(self.config_path, base), self.config_path)
         after = _oracle_tables(self.git.read(self.config_path, head), self.config_path)
-        keys = (*_ORACLE_TABLES, _SECRETS_SETTING)
-        return [t for t in keys if before.get(t) != after.get(t)]
+        return [t for t in sorted(before.keys() | after.keys()) if before.get(t) != after.get(t)]
 
     def split(self, paths: Iterable[str], base: str, head: Head) -> Sides:
         """Split the changed ``paths`` of ``base``→``head`` into oracle and production sides."""
@@ -213,15 +214,22 @@ class Scope:
             elif path == self.config_path:
                 tables = self.config_tables_changed(base, head)
                 if tables:
-                    names = ", ".join(t if "." in t else f"[[{t}]]" for t in tables)
+                    names = ", ".join(_table_name(t) for t in tables)
                     oracle.append(OracleTouch(path, f"config tables {names}"))
             elif self.is_production(path):
                 production.append(path)
         return Sides(tuple(oracle), tuple(production))
 
 
+def _table_name(key: str) -> str:
+    if "." in key or key.startswith("<"):
+        return key
+    return "[gates]" if key == "gates" else f"[[{key}]]"
+
+
 def _oracle_tables(data: bytes | None, name: str) -> dict[str, Any]:
-    """The oracle and rule tables of a config file's text (empty when absent or unreadable)."""
+    """lockstep's tables and settings in a config file's text (empty when absent; one
+    ``<unparsable>`` entry when it does not parse)."""
     if data is None:
         return {}
     try:
@@ -231,10 +239,14 @@ def _oracle_tables(data: bytes | None, name: str) -> dict[str, Any]:
     if name.endswith("pyproject.toml"):
         tool = parsed.get("tool", {})
         parsed = tool.get("lockstep", {}) if isinstance(tool, dict) else {}
-        settings = parsed
+        if not isinstance(parsed, dict):
+            return {"<unparsable>": data}
+        settings: Any = {k: v for k, v in parsed.items() if k not in _ORACLE_TABLES}
     else:
-        settings = parsed.get("lockstep", {})
+        settings = parsed.get(_SETTINGS, {})
     tables: dict[str, Any] = {k: parsed.get(k) for k in _ORACLE_TABLES if k in parsed}
-    if isinstance(settings, dict) and "secrets" in settings:
-        tables[_SECRETS_SETTING] = settings["secrets"]
+    if isinstance(settings, dict):
+        tables.update({f"{_SETTINGS}.{k}": v for k, v in settings.items()})
+    elif _SETTINGS in parsed:
+        tables[_SETTINGS] = settings
     return tables

@@ -33,8 +33,8 @@ from lockstep.mine.last_run import StoredRun
 from lockstep.mine.search import draw_each, smallest_failure
 from lockstep.mine.sides import Side, Unanswerable, outcome_from, pipeline, side
 from lockstep.model import Outcome
-from lockstep.oracles import kind_of
-from lockstep.oracles.mining import MINABLE_KINDS, Call, MiningSubject
+from lockstep.oracles import kind_of, minable_kinds
+from lockstep.oracles.mining import Call, MiningSubject
 
 if TYPE_CHECKING:  # Hypothesis is the 'mine' extra (see lockstep.mine.require_hypothesis)
     from hypothesis.strategies import SearchStrategy
@@ -269,7 +269,7 @@ def replay_against(
             skipped.append(spec.name)
     if not subjects:
         raise UsageError(
-            f"replay --against: no configured oracle can be compared ({MINABLE_KINDS} can)"
+            f"replay --against: no configured oracle can be compared ({minable_kinds()} can)"
         )
     recorded = generated = differing = 0
     differences: list[Difference] = []

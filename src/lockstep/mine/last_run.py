@@ -2,7 +2,8 @@
 
 Not an oracle file and not committed: a small JSON file in the project's cache
 folder (``.lockstep-cache/``, which holds a ``.gitignore`` of ``*`` so git never
-sees it), overwritten by each run.
+sees it), overwritten by each run.  It is sealed (:mod:`lockstep.scratch`): one
+that arrived in a commit claiming a clean run is not believed.
 """
 
 from __future__ import annotations
@@ -13,8 +14,7 @@ from typing import Final
 import msgspec
 
 from lockstep.config import Project
-from lockstep.store import CACHE_FOLDER, atomic_write
-from lockstep.store import cache_folder as store_cache_folder
+from lockstep.scratch import CACHE_FOLDER, read_sealed, scratch_folder, write_sealed
 
 CACHE_DIR: Final = CACHE_FOLDER
 FILE_NAME: Final = "against.json"
@@ -40,19 +40,24 @@ def cache_path(project: Project) -> Path:
 
 
 def cache_folder(project: Project) -> Path:
-    """The project's cache folder (:func:`lockstep.store.cache_folder`)."""
-    return store_cache_folder(project.root)
+    """The project's cache folder (:func:`lockstep.scratch.scratch_folder`); a link in its
+    place is a one-line DataError (exit 2), before anything runs."""
+    return scratch_folder(project.root)
 
 
 def save(project: Project, run: StoredRun) -> Path:
-    path = cache_folder(project) / FILE_NAME
-    atomic_write(path, msgspec.json.format(msgspec.json.encode(run)) + b"\n")
-    return path
+    """Keep the run for review (not kept when no key can be; review then says none)."""
+    write_sealed(project.root, FILE_NAME, msgspec.json.format(msgspec.json.encode(run)) + b"\n")
+    return cache_path(project)
 
 
 def load(project: Project) -> StoredRun | None:
-    """The stored run, or None when there is none (or it cannot be read: a cache, not a record)."""
+    """The stored run, or None when there is none, or none lockstep trusts (a cache, not a
+    record: planted, copied or unreadable is the same as none)."""
+    data, _ = read_sealed(project.root, FILE_NAME)
+    if data is None:
+        return None
     try:
-        return msgspec.json.decode(cache_path(project).read_bytes(), type=StoredRun)
-    except (OSError, msgspec.MsgspecError):
+        return msgspec.json.decode(data, type=StoredRun)
+    except msgspec.MsgspecError:
         return None

@@ -23,11 +23,35 @@ T = TypeVar("T")
 
 
 def keep_files_in(folder: Path) -> None:
-    """Where Hypothesis keeps its own files (its character tables): lockstep's cache folder,
-    never a ``.hypothesis`` folder dropped into the user's project."""
+    """Where Hypothesis keeps its own files (its character tables): a folder of this user's,
+    outside every project (see :func:`hypothesis_home`), never a ``.hypothesis`` folder dropped
+    into the user's project."""
     from hypothesis.configuration import set_hypothesis_home_dir
 
-    set_hypothesis_home_dir(folder / "hypothesis")
+    set_hypothesis_home_dir(folder)
+
+
+def hypothesis_home() -> Path:
+    """``<user cache>/lockstep/hypothesis``: not under the project, since a file there could
+    arrive in a commit (a planted ``charmap.json.gz`` crashed Hypothesis with an
+    AssertionError) or a committed link could make Hypothesis write elsewhere.  When that
+    folder cannot be made, a private temporary one, removed at exit."""
+    import atexit
+    import shutil
+    import tempfile
+
+    from lockstep.safe_paths import user_cache_dir
+
+    folder = user_cache_dir() / "hypothesis"
+    try:
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if folder.is_dir() and not folder.is_symlink():
+            return folder
+    except OSError:
+        pass
+    scratch = Path(tempfile.mkdtemp(prefix="lockstep-hypothesis-"))
+    atexit.register(shutil.rmtree, scratch, ignore_errors=True)
+    return scratch
 
 
 @contextmanager

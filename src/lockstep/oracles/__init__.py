@@ -1,16 +1,19 @@
-"""The oracle kinds and the one protocol they all implement in full.
+"""The oracle kinds and the one base class they all derive from.
 
-A kind (corpus, ledger, pins, tape) is a package under ``oracles/`` whose
-``kind`` module exposes ``KIND``, an object with every member of
-:class:`OracleKind`.  The command line, the pytest plugin, the gates and the
-reporters go through this protocol only: nothing outside a kind's package knows
-its file format, its suffix or how its cases run, and nothing switches on
-kinds.  Kinds are imported lazily: replaying a corpus never imports the pins
-machinery.
+A kind (corpus, ledger, pins, tape: :data:`lockstep.config.KINDS`, the one list)
+is a package under ``oracles/`` whose ``kind`` module exposes ``KIND``, the one
+instance of its subclass of :class:`OracleKind`.  The command line, the pytest
+plugin, the gates and the reporters go through that class only: nothing outside a
+kind's package knows its file format, its suffix or how its cases run, and nothing
+switches on kinds.  Kinds are imported lazily: replaying a corpus never imports
+the pins machinery.
 
 What every kind shares lives beside this module: :mod:`.lifecycle` (the record
-modes and the one merge of old and new cases), :mod:`.status` (one line of
-``lockstep status``).
+modes, the one record sequence and the merge of old and new cases), :mod:`.verify`
+(record's check in a fresh interpreter), :mod:`.stale` (a record that no longer
+matches the configuration), :mod:`.status` (one line of ``lockstep status``),
+:mod:`.pending` (drifts kept for review) and :mod:`.mining` (the subject ``lockstep
+mine`` calls).
 """
 
 from __future__ import annotations
@@ -18,12 +21,14 @@ from __future__ import annotations
 import importlib
 import inspect
 import os
-from collections.abc import Callable, Iterator, Mapping
+import sys
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, Protocol, TypeVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Final, Generic, TypeVar
 
-from lockstep.config import CorpusSpec, LedgerSpec, OracleSpec, PinsSpec, Project, TapeSpec
+from lockstep.config import KINDS, OracleSpec, Project
 from lockstep.errors import TargetError, UsageError
 from lockstep.model import (
     OracleStatus,
@@ -38,6 +43,9 @@ from lockstep.store import display_path
 if TYPE_CHECKING:
     from lockstep.oracles.mining import MiningSubject
     from lockstep.probe.runs import ProbeTarget
+
+SpecT = TypeVar("SpecT", bound=OracleSpec)
+"""The spec type (``[[corpus]]`` table...) of one kind."""
 
 CaseRunner = Callable[[str], Outcome]
 """Replays one case by id; prepared once so that running N cases one at a time stays O(N)."""
@@ -81,154 +89,150 @@ class StrengthScope:
     through :meth:`OracleKind.probe_targets` (one target per case, labelled ``NAME::id``)."""
 
 
-class OracleKind(Protocol):
-    """What every oracle kind provides; every member is required."""
+class OracleKind(ABC, Generic[SpecT]):
+    """What every oracle kind provides: one subclass per kind, one instance (``KIND``).
 
-    @property
-    def name(self) -> str:
-        """The kind's name, as in ``[[corpus]]``."""
-        ...
+    The abstract members are what a kind must say; the others have defaults a kind
+    overrides when it can do more (``inputs``, ``mining``, ``probe_targets``).  mypy
+    checks a kind's conformance where its ``KIND`` is made (an abstract member left out
+    cannot be instantiated) and its methods against these signatures.  A kind's methods
+    take its own spec type: :func:`kind_of` only ever hands a kind its own oracles.
+    """
 
-    @property
-    def suffix(self) -> str:
-        """The oracle file's suffix (``.lock.json``): ``<dir>/<oracle name><suffix>``."""
-        ...
+    name: ClassVar[str]
+    """The kind's name, as in ``[[corpus]]`` (a key of :data:`lockstep.config.KIND_SPECS`)."""
+    suffix: ClassVar[str]
+    """The oracle file's suffix (``.lock.json``): ``<dir>/<oracle name><suffix>``."""
+    not_minable: ClassVar[str] = ""
+    """Why ``lockstep mine`` has nothing to vary here, when the kind says more than the
+    default :meth:`mining` refusal."""
+    parallel_by_default: ClassVar[bool] = False
+    """Whether replay uses one worker per core unless told otherwise.
 
-    @property
-    def parallel_by_default(self) -> bool:
-        """Whether replay uses one worker per core unless told otherwise.
+    True for kinds whose cases are processes anyway (a waiting child costs nothing);
+    False for in-process kinds, where a pool's start-up outweighs small replays.
+    """
 
-        True for kinds whose cases are processes anyway (a waiting child costs
-        nothing); False for in-process kinds, where a pool's start-up outweighs
-        small replays.
-        """
-        ...
+    def oracle_path(self, project: Project, spec: SpecT, /) -> Path:
+        """The committed file that holds this oracle: ``<dir>/<name><suffix>``."""
+        return project.oracle_dir / f"{spec.name}{self.suffix}"
 
-    def oracle_path(self, project: Project, spec: OracleSpec, /) -> Path:
-        """The committed file that holds this oracle."""
-        ...
+    def inputs(self, project: Project, spec: SpecT, /) -> tuple[OracleInput, ...]:
+        """The configured files the cases come from (fixtures, cases file); by default none:
+        the cases come from code or from the oracle's own file."""
+        return ()
 
-    def inputs(self, project: Project, spec: OracleSpec, /) -> tuple[OracleInput, ...]:
-        """The configured files the cases come from (fixtures, cases file); may be empty."""
-        ...
-
-    def record(self, project: Project, spec: OracleSpec, mode: RecordMode, /) -> RecordReport:
+    def record(self, project: Project, spec: SpecT, mode: RecordMode, /) -> RecordReport:
         """Freeze today's behaviour; never half-writes, refuses a plain record over an oracle."""
-        ...
+        return self.record_cases(project, spec, mode, None)
 
-    def accept(self, project: Project, spec: OracleSpec, cases: frozenset[str], /) -> RecordReport:
+    def accept(self, project: Project, spec: SpecT, cases: frozenset[str], /) -> RecordReport:
         """Re-record only ``cases`` of an existing oracle through the record path (verified in a
         fresh interpreter, like every record); every other case stays exactly as recorded.
 
         What ``lockstep accept`` calls for the drifts a reviewer accepts, so an accepted
-        case is frozen the one way any case is, never copied in through a side door.
+        case is frozen the one way any case is, never copied in through a side door:
+        ``--force`` narrowed to the accepted cases.
         """
-        ...
+        return self.record_cases(project, spec, RecordMode.FORCE, cases)
 
-    def replay(
-        self, project: Project, spec: OracleSpec, options: ReplayOptions, /
-    ) -> Iterator[Outcome]:
+    @abstractmethod
+    def record_cases(
+        self, project: Project, spec: SpecT, mode: RecordMode, only: frozenset[str] | None, /
+    ) -> RecordReport:
+        """The one record path behind :meth:`record` (``only`` None) and :meth:`accept`."""
+
+    @abstractmethod
+    def replay(self, project: Project, spec: SpecT, options: ReplayOptions, /) -> Iterator[Outcome]:
         """Re-run the recorded cases (streaming) and yield one outcome per case."""
-        ...
 
-    def case_ids(self, project: Project, spec: OracleSpec, /) -> Iterator[str]:
+    @abstractmethod
+    def case_ids(self, project: Project, spec: SpecT, /) -> Iterator[str]:
         """The recorded case ids, streaming (pytest collects one item per id)."""
-        ...
 
-    def case_runner(self, project: Project, spec: OracleSpec, /) -> CaseRunner:
+    @abstractmethod
+    def case_runner(self, project: Project, spec: SpecT, /) -> CaseRunner:
         """Load the oracle and import its target once; then replay one case per call."""
-        ...
 
-    def status(self, project: Project, spec: OracleSpec, /) -> OracleStatus:
+    @abstractmethod
+    def status(self, project: Project, spec: SpecT, /) -> OracleStatus:
         """Whether the oracle file is present and readable, and how many cases it holds."""
-        ...
 
-    def probe_targets(self, project: Project, spec: OracleSpec, /) -> tuple[ProbeTarget, ...]:
+    def probe_targets(self, project: Project, spec: SpecT, /) -> tuple[ProbeTarget, ...]:
         """How each configured case runs as a whole process, for ``lockstep probe NAME``.
 
-        Pins give one target per case; the in-process kinds one target that replays the
-        whole recorded oracle in a fresh interpreter (so every run may use another hash seed).
+        By default (an in-process kind) one target that replays the whole recorded oracle
+        in a fresh interpreter, so every run may use another hash seed; pins give one
+        target per case.
         """
-        ...
+        return (probe_target(project, spec, self.oracle_path(project, spec)),)
 
-    def mining(self, project: Project, spec: OracleSpec, /) -> MiningSubject:
+    def mining(self, project: Project, spec: SpecT, /) -> MiningSubject:
         """The target as a subject ``lockstep mine`` and ``replay --against`` call directly
-        (:mod:`.mining`); a usage error for a kind that has none."""
-        ...
+        (:mod:`.mining`); by default a usage error: the kind has none."""
+        why = f" ({self.not_minable})" if self.not_minable else ""
+        raise UsageError(
+            f"oracle {spec.name!r} is a {spec.kind} oracle: 'lockstep mine' and "
+            f"'replay --against' work on {minable_kinds()}{why}"
+        )
 
-    def strength_scope(self, project: Project, spec: OracleSpec, /) -> StrengthScope:
+    @abstractmethod
+    def strength_scope(self, project: Project, spec: SpecT, /) -> StrengthScope:
         """The source files the cases run, for coverage by case and mutants."""
-        ...
 
-    def case_inputs(self, project: Project, spec: OracleSpec, /) -> Iterator[CaseInput]:
+    @abstractmethod
+    def case_inputs(self, project: Project, spec: SpecT, /) -> Iterator[CaseInput]:
         """Each recorded case's input, streaming (strength names the input to vary)."""
-        ...
 
 
-_MEMBERS: Final = (
-    "oracle_path",
-    "inputs",
-    "record",
-    "accept",
-    "replay",
-    "case_ids",
-    "case_runner",
-    "status",
-    "probe_targets",
-    "mining",
-    "strength_scope",
-    "case_inputs",
-)
+CHILD_TIMEOUT: Final = 600.0
+"""Seconds the verifying interpreter may take before record gives up on it (exit 2)."""
+
+CHILD_MODULE: Final = "lockstep.cli.verify_child"
+"""What the fresh interpreter runs (``python -m``): a thin command around :func:`.verify.verdict_lines`."""
 
 
-@dataclass(frozen=True)
-class ModuleKind:
-    """A kind made of its ``kind`` module's functions: the form every kind takes."""
+def probe_target(project: Project, spec: OracleSpec, oracle_file: Path) -> ProbeTarget:
+    """``lockstep probe NAME`` for a kind whose cases run in-process.
 
-    name: str
-    suffix: str
-    parallel_by_default: bool
-    oracle_path: Callable[[Project, OracleSpec], Path]
-    inputs: Callable[[Project, OracleSpec], tuple[OracleInput, ...]]
-    record: Callable[[Project, OracleSpec, RecordMode], RecordReport]
-    accept: Callable[[Project, OracleSpec, frozenset[str]], RecordReport]
-    replay: Callable[[Project, OracleSpec, ReplayOptions], Iterator[Outcome]]
-    case_ids: Callable[[Project, OracleSpec], Iterator[str]]
-    case_runner: Callable[[Project, OracleSpec], CaseRunner]
-    status: Callable[[Project, OracleSpec], OracleStatus]
-    probe_targets: Callable[[Project, OracleSpec], tuple[ProbeTarget, ...]]
-    mining: Callable[[Project, OracleSpec], MiningSubject]
-    strength_scope: Callable[[Project, OracleSpec], StrengthScope]
-    case_inputs: Callable[[Project, OracleSpec], Iterator[CaseInput]]
+    One run is one fresh interpreter replaying the whole recorded oracle and printing
+    the cases that did not reproduce; the probe runs it N times with a different hash
+    seed each time, so one signature means every case reproduces in every
+    interpreter, and the lines where two runs differ name the flaky cases.
+    """
+    if not oracle_file.exists():
+        raise UsageError(
+            f"{spec.name}: not recorded yet; record it first ('lockstep record {spec.name}' "
+            "verifies each case in a fresh interpreter), then probe it"
+        )
+    from lockstep.probe.runs import ProbeTarget
 
-
-def kind_from(
-    namespace: Mapping[str, Any], *, name: str, suffix: str, parallel_by_default: bool
-) -> ModuleKind:
-    """The kind a ``kind`` module defines (``kind_from(globals(), ...)``): every member of
-    the protocol must be one of its functions, so a kind that misses one fails on import."""
-    missing = [member for member in _MEMBERS if not callable(namespace.get(member))]
-    if missing:
-        raise TypeError(f"oracle kind {name!r} does not define {', '.join(missing)}")
-    functions = {member: namespace[member] for member in _MEMBERS}
-    return ModuleKind(
-        name=name, suffix=suffix, parallel_by_default=parallel_by_default, **functions
+    rel = project.oracle_dir.relative_to(project.root.resolve()).as_posix()
+    env = {**os.environ, "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1"}
+    argv = (sys.executable, "-m", CHILD_MODULE, "--config", str(project.config_path))
+    return ProbeTarget(
+        label=f"{spec.name} (every case, in a fresh interpreter)",
+        argv=(*argv, "--dir", rel, spec.name),
+        env=env,
+        cwd=project.root,
+        timeout=CHILD_TIMEOUT,
+        vary_hash_seed=True,
     )
 
 
-S = TypeVar("S", CorpusSpec, LedgerSpec, PinsSpec, TapeSpec)
+AnyKind = OracleKind[Any]
+"""A kind whatever its spec (what :func:`kind_of` returns for any configured oracle)."""
+
+
+S = TypeVar("S", bound=OracleSpec)
 
 
 def spec_as(spec: OracleSpec, cls: type[S], kind: str) -> S:
-    """``spec`` as its kind's own table; another kind's oracle is a usage error."""
+    """``spec`` as its kind's own table, for an entry point of one kind only (``lockstep
+    tape accept``); another kind's oracle is a usage error."""
     if not isinstance(spec, cls):
         raise UsageError(f"oracle {spec.name!r} is a {spec.kind} oracle, not a {kind}")
     return spec
-
-
-def no_inputs(project: Project, spec: OracleSpec) -> tuple[OracleInput, ...]:
-    """For a kind whose cases come from code or its own file, not from configured files."""
-    return ()
 
 
 def source_scope(project: Project, *objects: object) -> StrengthScope:
@@ -264,26 +268,34 @@ def used_scope(project: Project, fn: object, *, own: bool = True) -> StrengthSco
     return StrengthScope(tuple(f for f in around.files if f not in mine.files) or mine.files, True)
 
 
-KINDS: Final = ("corpus", "ledger", "pins", "tape")
-"""The registry: each name is a package ``lockstep.oracles.<name>`` with a ``kind.KIND``."""
-
-
-def kind_named(name: str) -> OracleKind:
-    """The kind called ``name`` (imported on first use)."""
+def kind_named(name: str) -> AnyKind:
+    """The kind called ``name`` (its package ``lockstep.oracles.<name>`` imported on first
+    use); the names are :data:`lockstep.config.KINDS`, the one list of kinds."""
     if name not in KINDS:
         raise KeyError(name)
     module = importlib.import_module(f"lockstep.oracles.{name}.kind")
-    return cast(OracleKind, module.KIND)
+    kind = module.KIND
+    if not isinstance(kind, OracleKind) or kind.name != name:
+        raise TypeError(f"lockstep.oracles.{name}.kind.KIND is not the {name!r} oracle kind")
+    return kind
 
 
-def kind_of(spec: OracleSpec) -> OracleKind:
+def kind_of(spec: OracleSpec) -> AnyKind:
     """The kind implementing ``spec``."""
     return kind_named(spec.kind)
 
 
-def all_kinds() -> tuple[OracleKind, ...]:
+def all_kinds() -> tuple[AnyKind, ...]:
     """Every registered kind (imports them all: for the few callers that need every suffix)."""
     return tuple(kind_named(name) for name in KINDS)
+
+
+def minable_kinds() -> str:
+    """The kinds with a subject (those that override ``mining``), for the refusals of the
+    others: ``corpus and ledger oracles``."""
+    names = [k.name for k in all_kinds() if type(k).mining is not OracleKind.mining]
+    listed = ", ".join(names[:-1]) + f" and {names[-1]}" if len(names) > 1 else "".join(names)
+    return f"{listed} oracles"
 
 
 NOT_RECORDED: Final = "(not recorded)"

@@ -6,7 +6,9 @@ every case, ``--trim`` drops cases whose input is gone.  Each kind says what
 its cases are and how one is frozen; this module decides, the same way for
 every kind:
 
-* whether a mode can apply to the file on disk (:func:`check_record_mode`);
+* whether a mode can apply to the file on disk (:func:`check_record_mode`), and
+  what an unreadable one means (:func:`read_existing`: only a whole ``--force``
+  replaces it);
 * whether ``--new-only`` may add cases at all: only under the very contract
   (rules, loose mode, stem length, compare mode...) the file was recorded
   with, since one file must not hold cases judged by two contracts
@@ -24,12 +26,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from lockstep.config import OracleSpec, Project
-from lockstep.errors import UsageError
+from lockstep.errors import DataError, UsageError
 from lockstep.model import RecordMode, RecordReport
 from lockstep.store import display_path
 
 E = TypeVar("E")
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -57,6 +59,26 @@ def check_record_mode(
             f"{shown} does not exist yet; run 'lockstep record {name}' without a mode first"
         )
     return exists
+
+
+def read_existing(
+    read: Callable[[], T], exists: bool, report: RecordReport, *, narrowed: bool = False
+) -> T | None:
+    """The oracle on disk as ``read`` returns it, or None when there is none.
+
+    An unreadable file (:class:`~lockstep.errors.DataError`) is an error in every mode but
+    a whole ``--force``, which replaces it and says so in the report; never when
+    ``narrowed`` (an accept keeps the other cases, so it needs them readable).
+    """
+    if not exists:
+        return None
+    try:
+        return read()
+    except DataError as e:
+        if report.mode is not RecordMode.FORCE or narrowed:
+            raise
+        report.notes.append(f"replaced an unreadable file ({e})")
+        return None
 
 
 def check_contract(
@@ -165,28 +187,3 @@ def _sort_fresh(
             report.unchanged.append(cid)
         else:
             report.replaced.append(cid)
-
-
-RecordBody = Callable[[Project, OracleSpec, RecordMode, "frozenset[str] | None"], RecordReport]
-"""A kind's record written once for both entry points: ``only`` is None for ``record``."""
-
-
-def record_entry_points(
-    body: RecordBody,
-) -> tuple[
-    Callable[[Project, OracleSpec, RecordMode], RecordReport],
-    Callable[[Project, OracleSpec, frozenset[str]], RecordReport],
-]:
-    """The protocol's ``record`` and ``accept`` of a kind whose record can be narrowed.
-
-    ``accept`` is ``--force`` narrowed to the accepted cases (:func:`wanted` and
-    :func:`merge` take the same ``only``).
-    """
-
-    def record(project: Project, spec: OracleSpec, mode: RecordMode) -> RecordReport:
-        return body(project, spec, mode, None)
-
-    def accept(project: Project, spec: OracleSpec, cases: frozenset[str]) -> RecordReport:
-        return body(project, spec, RecordMode.FORCE, cases)
-
-    return record, accept

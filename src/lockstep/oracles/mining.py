@@ -17,11 +17,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, Protocol
+from typing import Any, Protocol
 
 from lockstep.canon import JSON
-from lockstep.config import OracleSpec, Project
-from lockstep.errors import UsageError
 from lockstep.model import Outcome, RecordReport
 
 
@@ -111,18 +109,6 @@ class MiningSubject(Protocol):
     def check(self, case: JSON) -> Outcome:
         """Replay one frozen case against this subject with the oracle's own comparison."""
         ...
-
-
-MINABLE_KINDS: Final = "ledger and corpus oracles"
-"""The kinds with a subject, for the refusals of the others."""
-
-
-def no_mining(project: Project, spec: OracleSpec) -> MiningSubject:
-    """``mining`` for a kind that has no subject to call directly."""
-    raise UsageError(
-        f"oracle {spec.name!r} is a {spec.kind} oracle: 'lockstep mine' and "
-        f"'replay --against' work on {MINABLE_KINDS}"
-    )
 
 
 SHAPE_DEPTH = 3

@@ -32,18 +32,14 @@ from typing import TYPE_CHECKING, Final
 import msgspec
 
 from lockstep.config import Config, LedgerSpec, OracleSpec, Project, Settings, load_project
-from lockstep.errors import LockstepError, UsageError
+from lockstep.errors import LockstepError
 from lockstep.model import Outcome, ReplayOptions, Status
+from lockstep.oracles import CHILD_MODULE, CHILD_TIMEOUT
 from lockstep.store import temp_folder
 
 if TYPE_CHECKING:  # not at import: replay never loads the probe machinery, and @record_io
     # verifies at exit, when no executor may start; subprocess loads when a child starts
     import subprocess
-
-    from lockstep.probe.runs import ProbeTarget
-
-CHILD_TIMEOUT: Final = 600.0
-"""Seconds the verifying interpreter may take before record gives up on it (exit 2)."""
 
 
 @dataclass(frozen=True)
@@ -270,46 +266,6 @@ def _parse(stdout: bytes) -> dict[str, Verdict]:
     return verdicts
 
 
-def probe_target(project: Project, spec: OracleSpec, oracle_file: Path) -> ProbeTarget:
-    """``lockstep probe NAME`` for a kind whose cases run in-process.
-
-    One run is one fresh interpreter replaying the whole recorded oracle and printing
-    the cases that did not reproduce; the probe runs it N times with a different hash
-    seed each time, so one signature means every case reproduces in every
-    interpreter, and the lines where two runs differ name the flaky cases.
-    """
-    if not oracle_file.exists():
-        raise UsageError(
-            f"{spec.name}: not recorded yet; record it first ('lockstep record {spec.name}' "
-            "verifies each case in a fresh interpreter), then probe it"
-        )
-    from lockstep.probe.runs import ProbeTarget
-
-    rel = project.oracle_dir.relative_to(project.root.resolve()).as_posix()
-    env = {**os.environ, "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1"}
-    argv = (sys.executable, "-m", CHILD_MODULE, "--config", str(project.config_path))
-    return ProbeTarget(
-        label=f"{spec.name} (every case, in a fresh interpreter)",
-        argv=(*argv, "--dir", rel, spec.name),
-        env=env,
-        cwd=project.root,
-        timeout=CHILD_TIMEOUT,
-        vary_hash_seed=True,
-    )
-
-
-def in_process_probe(
-    oracle_path: Callable[[Project, OracleSpec], Path],
-) -> Callable[[Project, OracleSpec], tuple[ProbeTarget, ...]]:
-    """``probe_targets`` for a kind whose cases run in-process: the whole recorded oracle,
-    replayed in a fresh interpreter per probe run."""
-
-    def probe_targets(project: Project, spec: OracleSpec) -> tuple[ProbeTarget, ...]:
-        return (probe_target(project, spec, oracle_path(project, spec)),)
-
-    return probe_targets
-
-
 def reason_of(outcome: Outcome) -> str:
     """One line on why a case did not reproduce: the first differing aspect."""
     if outcome.drifts:
@@ -319,9 +275,6 @@ def reason_of(outcome: Outcome) -> str:
 
 
 # --------------------------------------------------------------------------- the child
-
-CHILD_MODULE: Final = "lockstep.cli.verify_child"
-"""What the fresh interpreter runs (``python -m``): a thin command around :func:`verdict_lines`."""
 
 
 def verdict_lines(

@@ -217,7 +217,7 @@ class FixtureTape(Tape):
         )
         refusal = secret_refusal(self.secrets, doc)
         if refusal is not None:
-            raise TapeMismatch(f"{self.shown_path}: not written: {refusal}")
+            raise TapeMismatch(f"{self.shown_path}: not written: {refusal.text()}")
         write_document(self.path, doc)
 
 

@@ -29,9 +29,16 @@ SHOWN_IMPORTERS = 6
 
 def guard_lines(report: GuardReport) -> list[str]:
     """Each change that mixes oracle files with production code, both sides named; or the all-clear."""
-    if not report.findings:
-        return [f"guard: ok — {report.label}: no commits to check"]
     lines: list[str] = []
+    if report.tracked_cache:
+        shown = ", ".join(report.tracked_cache[:5])
+        more = f" and {len(report.tracked_cache) - 5} more" if len(report.tracked_cache) > 5 else ""
+        lines.append(
+            f"guard: git tracks lockstep's scratch files ({shown}{more}): a cache is never "
+            "evidence and lockstep ignores these; git rm -r --cached .lockstep-cache"
+        )
+    if not report.findings:
+        return lines or [f"guard: ok — {report.label}: no commits to check"]
     for finding in report.violations:
         sides = finding.sides
         lines.append(f"guard: {finding.where}: oracle files and production code change together")
@@ -44,6 +51,8 @@ def guard_lines(report: GuardReport) -> list[str]:
             "Re-recording an oracle is a change of expected behaviour: commit it on its own, "
             "before or after the refactor, never in the same change."
         )
+        return lines
+    if report.tracked_cache:
         return lines
     oracle = sum(len(f.sides.oracle) for f in report.findings)
     production = sum(len(f.sides.production) for f in report.findings)

@@ -12,9 +12,8 @@ from rich.table import Table
 from rich.text import Text
 
 from lockstep.diff import unified_highlights
-from lockstep.model import OracleStatus, Outcome, RecordReport, Status
+from lockstep.model import OracleStatus, Outcome, RecordReport, RefusalReason, Status
 from lockstep.report.summary import Tally
-from lockstep.secrets import SECRET_REFUSED
 from lockstep.store import display_path
 
 _LABEL = {
@@ -107,10 +106,6 @@ def summary_table(tally: Tally) -> Table:
     return table
 
 
-def _secret(refused: str) -> bool:
-    return SECRET_REFUSED in refused
-
-
 def record_text(report: RecordReport, root: Path | None = None) -> Text:
     """What one ``record`` did, each category on its own line."""
     shown = display_path(report.path, root)
@@ -121,14 +116,18 @@ def record_text(report: RecordReport, root: Path | None = None) -> Text:
         ("added", report.added),
         ("replaced", report.replaced),
         ("trimmed", report.trimmed),
-        ("refused (behaviour varies, not frozen)", [r for r in report.refused if not _secret(r)]),
+        (
+            "refused (behaviour varies, not frozen)",
+            [r.text() for r in report.refused if r.reason is not RefusalReason.SECRET],
+        ),
     ]
     for label, ids in rows:
         if ids:
             listed = ", ".join(ids[:8]) + (f", … (+{len(ids) - 8})" if len(ids) > 8 else "")
             text.append(f"  {label} {len(ids)}: {listed}\n")
-    for line in filter(_secret, report.refused):  # each in full: it says field and detector
-        text.append(f"  refused {line}\n")
+    for refusal in report.refused:  # a secret's each in full: it says field and detector
+        if refusal.reason is RefusalReason.SECRET:
+            text.append(f"  refused {refusal.text()}\n")
     if report.unchanged:
         text.append(f"  unchanged {len(report.unchanged)}\n")
     if not (report.added or report.replaced or report.trimmed):

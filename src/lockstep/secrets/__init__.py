@@ -7,7 +7,6 @@
 """
 
 from lockstep.secrets.policy import (
-    SECRET_REFUSED,
     Finding,
     SecretPolicy,
     policy_for,
@@ -17,7 +16,6 @@ from lockstep.secrets.policy import (
 from lockstep.secrets.scrub import Scrubber, SecretMissing
 
 __all__ = [
-    "SECRET_REFUSED",
     "Finding",
     "Scrubber",
     "SecretMissing",

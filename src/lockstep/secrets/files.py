@@ -18,6 +18,7 @@ from typing import Any, Final
 from wcmatch import glob
 
 from lockstep.config import Project
+from lockstep.model import field_text
 from lockstep.secrets.detect import detector, may_hold_secret
 from lockstep.secrets.policy import INLINE_ALLOW, SecretPolicy
 
@@ -89,7 +90,7 @@ def scan_file(path: Path, shown: str, policy: SecretPolicy) -> list[FileFinding]
         value = _json_line(line)
         if value is not None:  # a JSON line: scan its strings, and name the field
             findings.update(
-                FileFinding(shown, lineno, f.field or "value", f.detector)
+                FileFinding(shown, lineno, field_text(f.path[1:]) or "value", f.detector)
                 for f in policy.findings({"": value})
             )
             continue

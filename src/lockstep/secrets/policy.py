@@ -18,57 +18,39 @@ from typing import Any, Final
 
 from lockstep.config import Project, load_project
 from lockstep.errors import LockstepError
+from lockstep.model import DictKey, PathSegment, Refusal, RefusalReason, SecretFinding
 from lockstep.secrets.detect import may_hold_secret, scan_text
 from lockstep.secrets.scrub import NamedSecret, Scrubber
 
-SECRET_REFUSED: Final = ": secret refused, "
-"""What every refusal line for a secret holds (so a summary can count them apart)."""
 _MEMBER_START: Final = re.compile(r'(?<=[,{\[])(?=")')
 """Where a member of a one-line JSON document starts."""
 INLINE_ALLOW: Final = "pragma: allowlist secret"
 """detect-secrets' own inline marker: a line carrying it is not reported."""
 
 
-@dataclass(frozen=True, order=True)
-class Finding:
-    """One secret found in one field of one case; carries no part of the value."""
-
-    field: str
-    line: int
-    detector: str
-    digest: str = ""
-    """sha256 of the flagged value ("" for a scrubbed value that leaked encoded)."""
-
-    def text(self) -> str:
-        where = f"{self.field}:{self.line}" if self.line > 1 else self.field
-        return f"{where}: {self.detector}"
-
-    def advice(self) -> str:
-        if not self.digest:
-            return (
-                "a [[secret]] value shows where it is not scrubbed (encoded, or in an "
-                "exception or id); make the code not emit it there"
-            )
-        return (
-            "scrub it with [[secret]] env or pattern, or if it is no secret: "
-            f'[[secret]] allow = "{self.digest}"'
-        )
+Finding = SecretFinding
+"""One secret found in one field of one case (:class:`lockstep.model.SecretFinding`)."""
 
 
-def strings(value: Any, path: str) -> Iterator[tuple[str, str]]:
-    """Every string of a JSON-like value (keys too), with where it sits: ``args[0].name``."""
+FieldPath = tuple[PathSegment, ...]
+
+
+def strings(value: Any, path: FieldPath) -> Iterator[tuple[FieldPath, str, bool]]:
+    """Every string of a JSON-like value, keys too: where it sits (``("args", 0, "name")``,
+    a dict key as a :class:`~lockstep.model.DictKey`), the string, and whether it is a key."""
     if isinstance(value, str):
-        yield path, value
+        yield path, value, False
     elif isinstance(value, bytes | bytearray):
-        yield path, bytes(value).decode("utf-8", "replace")
+        yield path, bytes(value).decode("utf-8", "replace"), False
     elif isinstance(value, Mapping):
         for key, item in value.items():
+            where = (*path, DictKey(key) if isinstance(key, str) else str(key))
             if isinstance(key, str):
-                yield f"{path}.{key}" if path else key, key
-            yield from strings(item, f"{path}.{key}" if path else str(key))
+                yield where, key, True
+            yield from strings(item, where)
     elif isinstance(value, list | tuple):
         for i, item in enumerate(value):
-            yield from strings(item, f"{path}[{i}]")
+            yield from strings(item, (*path, i))
 
 
 def _map_strings(value: Any, fn: Any) -> Any:
@@ -94,17 +76,18 @@ class SecretPolicy:
         if not self.enabled:
             return []
         found: set[Finding] = set()
-        items = [item for name, value in fields.items() for item in strings(value, name)]
-        if not self.scrubber and not may_hold_secret("\n".join(t for _, t in items)):
+        items = [item for name, value in fields.items() for item in strings(value, (name,))]
+        if not self.scrubber and not may_hold_secret("\n".join(t for _, t, _ in items)):
             return []  # the usual case, decided in one pass over all the case's strings
-        for where, text in items:
-            found.update(self._text_findings(where, text))
+        for where, text, on_key in items:
+            found.update(self._text_findings(where, text, on_key))
             found.update(
-                Finding(where, 0, f"value of {leaked}") for leaked in self.scrubber.leaks(text)
+                Finding(where, 0, f"value of {leaked}", on_key=on_key)
+                for leaked in self.scrubber.leaks(text)
             )
         return sorted(found)
 
-    def _text_findings(self, where: str, text: str) -> Iterator[Finding]:
+    def _text_findings(self, where: FieldPath, text: str, on_key: bool) -> Iterator[Finding]:
         """What the detector finds in one string, line by line.
 
         A document of JSON on one line (a rendered corpus output) is read as its members,
@@ -124,16 +107,17 @@ class SecretPolicy:
         for lineno, hit in scan_text(body):
             if hit.secret_digest in self.allowed or INLINE_ALLOW in lines[lineno - 1]:
                 continue
-            yield Finding(where, 1 if one_line_json else lineno, hit.detector, hit.secret_digest)
+            line = 1 if one_line_json else lineno
+            yield Finding(where, line, hit.detector, hit.secret_digest, on_key)
 
-    def refusal(self, case: str, fields: Mapping[str, Any]) -> str | None:
-        """The line for ``RecordReport.refused`` if the case holds a secret, else None."""
+    def refusal(
+        self, oracle: str, case_id: str, fields: Mapping[str, Any], *, label: str = ""
+    ) -> Refusal | None:
+        """The refusal of the case if its fields hold a secret, else None."""
         found = self.findings(fields)
         if not found:
             return None
-        shown = "; ".join(f.text() for f in found[:5])
-        more = f" (and {len(found) - 5} more)" if len(found) > 5 else ""
-        return f"{case}{SECRET_REFUSED}nothing of it written: {shown}{more}; {found[0].advice()}"
+        return Refusal(oracle, case_id, RefusalReason.SECRET, label=label, findings=tuple(found))
 
     def scrub_value(self, value: Any, *, patterns: bool = True) -> Any:
         """A JSON-like value with every configured secret replaced by its placeholder

@@ -8,7 +8,9 @@ re-runs the mutants it judges.
 
 The cache lives in ``.lockstep-cache/`` at the project root, which holds its
 own ``.gitignore`` (like pytest's cache): it is scratch, never an oracle file,
-and never committed.
+and never committed.  Its file is sealed with a key of this user on this machine
+(:mod:`lockstep.scratch`): a committed ``strength.json`` claiming every mutant
+killed is ignored with a note, so it cannot forge a score.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import msgspec
 
 from lockstep import __version__
 from lockstep.errors import LockstepError
-from lockstep.store import CACHE_FOLDER, atomic_write, cache_folder
+from lockstep.scratch import CACHE_FOLDER, read_sealed, tracked_note, write_sealed
 
 FOLDER: Final = CACHE_FOLDER
 _FILE: Final = "strength.json"
@@ -55,14 +57,24 @@ class VerdictCache:
     """A key → verdict map read once and written once (atomically) per run."""
 
     def __init__(self, root: Path, *, enabled: bool = True) -> None:
-        self.folder = root / FOLDER
+        self.root = root
         self.enabled = enabled
         self.entries: dict[str, CachedVerdict] = {}
         self.dirty = False
-        path = self.folder / _FILE
-        if enabled and path.is_file():
-            with contextlib.suppress(OSError, msgspec.MsgspecError):
-                self.entries = msgspec.json.decode(path.read_bytes(), type=dict[str, CachedVerdict])
+        self.notes: list[str] = []
+        if not enabled:
+            return
+        tracked = tracked_note(root)
+        if tracked:
+            self.notes.append(tracked)
+        data, note = read_sealed(root, _FILE)
+        if note:
+            self.notes.append(note)
+        if data is not None:
+            try:
+                self.entries = msgspec.json.decode(data, type=dict[str, CachedVerdict])
+            except msgspec.MsgspecError:
+                self.notes.append(f"{FOLDER}/{_FILE}: unreadable: ignored")
 
     def get(self, key: str) -> CachedVerdict | None:
         return self.entries.get(key) if self.enabled else None
@@ -73,9 +85,14 @@ class VerdictCache:
             self.dirty = True
 
     def save(self) -> None:
-        """Write the cache (a cache that cannot be written is simply not kept)."""
+        """Write the cache; one that cannot be written (a link in the way, no key) is not
+        kept, and a note says why."""
         if not (self.enabled and self.dirty):
             return
-        with contextlib.suppress(OSError, LockstepError):
-            cache_folder(self.folder.parent)
-            atomic_write(self.folder / _FILE, msgspec.json.encode(self.entries))
+        try:
+            kept = write_sealed(self.root, _FILE, msgspec.json.encode(self.entries))
+        except (OSError, LockstepError) as e:
+            self.notes.append(f"verdicts not cached: {e}")
+            return
+        if not kept:
+            self.notes.append("verdicts not cached: no key can be kept in the user's cache folder")

@@ -27,7 +27,6 @@ import multiprocessing
 import multiprocessing.connection
 import os
 import re
-import shutil
 import tempfile
 import time
 from collections import deque
@@ -43,6 +42,7 @@ from lockstep.config import OracleSpec, Project
 from lockstep.model import Outcome, Shard, Status
 from lockstep.oracles import CaseInput, CaseRunner, StrengthScope, kind_of
 from lockstep.parallel import run_parallel
+from lockstep.safe_paths import copy_inside
 from lockstep.strength.cache import CachedVerdict, VerdictCache, digest, file_digest
 from lockstep.strength.coverage import AT_IMPORT, CaseCoverage, split_ref
 from lockstep.strength.dataflow import ModuleFlow, flows
@@ -281,7 +281,7 @@ def run_mutants(
         if verdict is not Verdict.NOT_RUN:
             cache.put(plan.key, CachedVerdict(verdict.value, by, note))
     cache.save()
-    notes = []
+    notes = list(cache.notes)
     if skipped:
         shown = ", ".join(skipped[:8]) + (", …" if len(skipped) > 8 else "")
         notes.append(
@@ -568,7 +568,9 @@ def _evaluate_programs(
     root = project.root.resolve()
     with tempfile.TemporaryDirectory(prefix="lockstep-mutants-") as tmp:
         copy_root = Path(tmp) / root.name
-        shutil.copytree(root, copy_root, ignore=shutil.ignore_patterns(*_NOT_COPIED))
+        # links that leave the project are left out, links inside stay links: the copy
+        # never reaches outside the project and never loops (leak -> /, loop -> .)
+        copy_inside(root, copy_root, ignore=_NOT_COPIED)
         copy = replace(project, root=copy_root, config_path=copy_root / project.config_path.name)
         runners = {s.name: kind_of(s).case_runner(copy, s) for s in specs}
         tick = int(time.time()) + 10

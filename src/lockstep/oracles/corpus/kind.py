@@ -11,13 +11,15 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from lockstep.config import CorpusSpec, OracleSpec, Project
+from lockstep.config import CorpusSpec, Project
 from lockstep.errors import ConfigError, DataError, UsageError
 from lockstep.model import (
     OracleStatus,
     Outcome,
     RecordMode,
     RecordReport,
+    Refusal,
+    RefusalReason,
     ReplayOptions,
     Status,
 )
@@ -25,9 +27,8 @@ from lockstep.oracles import (
     CaseInput,
     CaseRunner,
     OracleInput,
+    OracleKind,
     StrengthScope,
-    kind_from,
-    spec_as,
     used_scope,
 )
 from lockstep.oracles.corpus.fixtures import fixtures
@@ -38,7 +39,7 @@ from lockstep.oracles.lifecycle import (
     check_contract,
     check_record_mode,
     merge,
-    record_entry_points,
+    read_existing,
     wanted,
 )
 from lockstep.oracles.stale import Mismatch, mismatches, rules_mismatch, stale_outcome
@@ -51,7 +52,6 @@ if TYPE_CHECKING:
     # Loaded where they are used, not here: a green replay needs none of them (the diff of
     # a drift, recording's secret scan and verification, the process pool, mining).
     from lockstep.oracles.mining import MiningSubject
-    from lockstep.probe.runs import ProbeTarget
     from lockstep.secrets import SecretPolicy
 
 SUFFIX: Final = ".lock.json"
@@ -62,14 +62,6 @@ _CHUNK: Final = 256
 """Fixtures per work unit when replaying with several processes."""
 
 
-def _spec(spec: OracleSpec) -> CorpusSpec:
-    return spec_as(spec, CorpusSpec, "corpus")
-
-
-def oracle_path(project: Project, spec: OracleSpec) -> Path:
-    return project.oracle_dir / f"{spec.name}{SUFFIX}"
-
-
 def _blobs(project: Project) -> BlobStore:
     return BlobStore(project.oracle_dir / "blobs")
 
@@ -78,24 +70,16 @@ def _blobs(project: Project) -> BlobStore:
 
 
 def _record(
-    project: Project, spec: OracleSpec, mode: RecordMode, only: frozenset[str] | None
+    project: Project, corpus: CorpusSpec, mode: RecordMode, only: frozenset[str] | None
 ) -> RecordReport:
     """Render fixtures and write the lock, in the explicit ``mode`` asked for.
 
     ``only`` narrows ``--force`` to the cases being accepted (``lockstep accept``).
     """
-    corpus = _spec(spec)
-    path = oracle_path(project, corpus)
+    path = KIND.oracle_path(project, corpus)
     report = RecordReport(corpus.name, path, mode)
     exists = check_record_mode(path, project.root, corpus.name, mode, _MODE_WORDS)
-    old: Lock | None = None
-    if exists:
-        try:
-            old = read_lock(path)
-        except DataError as e:
-            if mode is not RecordMode.FORCE or only is not None:
-                raise
-            report.notes.append(f"replaced an unreadable file ({e})")
+    old = read_existing(lambda: read_lock(path), exists, report, narrowed=only is not None)
     found = fixtures(project, corpus)
     rules = resolve_rules(corpus.rules, project, where=project.key(corpus))
     if old is not None:
@@ -130,9 +114,25 @@ def _record(
             rules=rules.records(),
             entries=list(entries.values()),
         )
-        if old is None or lock != old:
+        written = old is None or lock != old
+        if written:
             write_lock(path, lock)
+    if written and (report.trimmed or report.replaced):
+        _discard_unreferenced(project, blobs)
     return report
+
+
+def _discard_unreferenced(project: Project, blobs: BlobStore) -> None:
+    """Remove the blobs no corpus lock in the oracle folder refers to any more (those of
+    trimmed or re-recorded fixtures).  The folder is shared by every corpus, so each lock
+    in it is read; when one cannot be read, nothing is removed."""
+    keep: set[str] = set()
+    for lock_path in sorted(project.oracle_dir.glob(f"*{SUFFIX}")):
+        try:
+            keep.update(e.sha256 for e in read_lock(lock_path).entries)
+        except DataError:
+            return
+    blobs.discard_unreferenced(keep)
 
 
 def _reproducible(
@@ -165,7 +165,10 @@ def _reproducible(
     checked = verify(project, corpus, candidate)
     report.notes.append(checked.note(len(fresh)))
     failed = {v.case_id: v for v in checked.failed()}
-    report.refused.extend(f"{fid}: does not reproduce ({v.because()})" for fid, v in failed.items())
+    report.refused.extend(
+        Refusal(corpus.name, fid, RefusalReason.NOT_REPRODUCED, detail=v.reason, cause=v.cause)
+        for fid, v in failed.items()
+    )
     return {fid: entry for fid, entry in fresh.items() if fid not in failed}
 
 
@@ -184,6 +187,7 @@ def _freeze(
     rendered = renderer(fixture_id, fixture_path)
     raised = rendered.raised
     refusal = policy.refusal(
+        report.oracle,
         fixture_id,
         {"id": fixture_id, "output": rendered.data, "exception": raised and raised.exc_stem},
     )
@@ -239,35 +243,6 @@ def _vanished_fixture(oracle: str, fixture_id: str) -> Outcome:
         Status.MISSING,
         note="the fixture is gone; 'lockstep record --trim' drops it from the lock",
     )
-
-
-def replay(project: Project, spec: OracleSpec, options: ReplayOptions) -> Iterator[Outcome]:
-    """Re-render every locked fixture and compare; also report new and vanished fixtures."""
-    corpus = _spec(spec)
-    path = oracle_path(project, corpus)
-    if not path.exists():
-        raise UsageError(
-            f"{display_path(path, project.root)} does not exist; run 'lockstep record {corpus.name}'"
-        )
-    lock = read_lock(path)
-    found = fixtures(project, corpus)
-    blobs = _blobs(project)
-    todo, unmatched = _pair(corpus.name, lock, found, options)
-    yield from unmatched
-    if not todo:
-        return
-    rules = resolve_rules(corpus.rules, project, where=project.key(corpus))
-    stale = _stale(corpus, lock, rules.records())
-    if stale:
-        for entry, _ in todo:
-            yield stale_outcome(corpus.name, entry.id, stale, config_name=project.config_name)
-        return
-    if options.jobs > 1 and len(todo) >= 2 * _CHUNK:
-        yield from _replay_parallel(project, corpus, todo, blobs, options.jobs)
-        return
-    renderer = renderer_for(project, corpus, rules, corpus.loose)
-    for entry, fixture_path in todo:
-        yield _compare(corpus.name, entry, renderer(entry.id, fixture_path), blobs)
 
 
 def _pair(
@@ -340,111 +315,130 @@ def _replay_parallel(
             yield _compare(corpus.name, by_id[fixture_id], rendered, blobs)
 
 
-def case_runner(project: Project, spec: OracleSpec) -> CaseRunner:
-    """Load the lock, glob the fixtures and import render once; then replay case by case."""
-    corpus = _spec(spec)
-    path = oracle_path(project, corpus)
-    lock = read_lock(path)
-    found = fixtures(project, corpus)
-    by_id = {e.id: e for e in lock.entries}
-    blobs = _blobs(project)
-    rules = resolve_rules(corpus.rules, project, where=project.key(corpus))
-    stale = _stale(corpus, lock, rules.records())
-    renderer = renderer_for(project, corpus, rules, corpus.loose)
+class CorpusKind(OracleKind[CorpusSpec]):
+    """Fixture files → render callable → canonical bytes → sha256 lock."""
 
-    def run(case_id: str) -> Outcome:
-        entry = by_id.get(case_id)
-        fixture_path = found.get(case_id)
-        if entry is None:
-            return _new_fixture(corpus.name, case_id)
-        if fixture_path is None:
-            return _vanished_fixture(corpus.name, case_id)
-        if stale:
-            return stale_outcome(corpus.name, case_id, stale, config_name=project.config_name)
-        return _compare(corpus.name, entry, renderer(case_id, fixture_path), blobs)
+    name = "corpus"
+    suffix = SUFFIX
 
-    return run
+    def record_cases(
+        self, project: Project, spec: CorpusSpec, mode: RecordMode, only: frozenset[str] | None
+    ) -> RecordReport:
+        return _record(project, spec, mode, only)
 
-
-def case_ids(project: Project, spec: OracleSpec) -> Iterator[str]:
-    """Locked fixture ids, plus new fixtures on disk (so pytest shows them too)."""
-    corpus = _spec(spec)
-    lock = read_lock(oracle_path(project, corpus))
-    locked = [e.id for e in lock.entries]
-    yield from locked
-    try:
-        on_disk = fixtures(project, corpus)
-    except ConfigError:
-        return
-    known = set(locked)
-    yield from (fid for fid in on_disk if fid not in known)
-
-
-def status(project: Project, spec: OracleSpec) -> OracleStatus:
-    """Present, readable, how many fixtures, and whether their documents are all kept."""
-    corpus = _spec(spec)
-    path = oracle_path(project, corpus)
-
-    def read() -> tuple[int, str]:
+    def replay(
+        self, project: Project, corpus: CorpusSpec, options: ReplayOptions
+    ) -> Iterator[Outcome]:
+        """Re-render every locked fixture and compare; also report new and vanished fixtures."""
+        path = self.oracle_path(project, corpus)
+        if not path.exists():
+            raise UsageError(
+                f"{display_path(path, project.root)} does not exist; run 'lockstep record {corpus.name}'"
+            )
         lock = read_lock(path)
+        found = fixtures(project, corpus)
         blobs = _blobs(project)
-        missing = sum(1 for e in lock.entries if not blobs.has(e.sha256))
-        remark = f"{missing} blobs missing (diffs will show hashes only)" if missing else ""
-        return len(lock.entries), remark
+        todo, unmatched = _pair(corpus.name, lock, found, options)
+        yield from unmatched
+        if not todo:
+            return
+        rules = resolve_rules(corpus.rules, project, where=project.key(corpus))
+        stale = _stale(corpus, lock, rules.records())
+        if stale:
+            for entry, _ in todo:
+                yield stale_outcome(corpus.name, entry.id, stale, config_name=project.config_name)
+            return
+        if options.jobs > 1 and len(todo) >= 2 * _CHUNK:
+            yield from _replay_parallel(project, corpus, todo, blobs, options.jobs)
+            return
+        renderer = renderer_for(project, corpus, rules, corpus.loose)
+        for entry, fixture_path in todo:
+            yield _compare(corpus.name, entry, renderer(entry.id, fixture_path), blobs)
 
-    return file_status(corpus, path, read)
+    def case_runner(self, project: Project, corpus: CorpusSpec) -> CaseRunner:
+        """Load the lock, glob the fixtures and import render once; then replay case by case."""
+        path = self.oracle_path(project, corpus)
+        lock = read_lock(path)
+        found = fixtures(project, corpus)
+        by_id = {e.id: e for e in lock.entries}
+        blobs = _blobs(project)
+        rules = resolve_rules(corpus.rules, project, where=project.key(corpus))
+        stale = _stale(corpus, lock, rules.records())
+        renderer = renderer_for(project, corpus, rules, corpus.loose)
 
+        def run(case_id: str) -> Outcome:
+            entry = by_id.get(case_id)
+            fixture_path = found.get(case_id)
+            if entry is None:
+                return _new_fixture(corpus.name, case_id)
+            if fixture_path is None:
+                return _vanished_fixture(corpus.name, case_id)
+            if stale:
+                return stale_outcome(corpus.name, case_id, stale, config_name=project.config_name)
+            return _compare(corpus.name, entry, renderer(case_id, fixture_path), blobs)
 
-def inputs(project: Project, spec: OracleSpec) -> tuple[OracleInput, ...]:
-    """The fixture glob: changing a fixture re-records the corpus."""
-    corpus = _spec(spec)
-    return (OracleInput(corpus.fixtures, f"fixtures of corpus {corpus.name!r}"),)
+        return run
 
-
-def probe_targets(project: Project, spec: OracleSpec) -> tuple[ProbeTarget, ...]:
-    """The whole recorded corpus, replayed in a fresh interpreter per probe run."""
-    from lockstep.oracles.verify import in_process_probe
-
-    return in_process_probe(oracle_path)(project, spec)
-
-
-record, accept = record_entry_points(_record)
-
-
-def mining(project: Project, spec: OracleSpec) -> MiningSubject:
-    """The render, imported once, with this kind's rendering, comparison and record path."""
-    from lockstep.oracles.corpus.mining import CorpusSubject
-
-    corpus = _spec(spec)
-    rules = resolve_rules(corpus.rules, project, where=project.key(corpus))
-    renderer = renderer_for(project, corpus, rules, corpus.loose)
-
-    def record_new() -> RecordReport:
-        return _record(project, corpus, RecordMode.NEW_ONLY, None)
-
-    sources = used_scope(project, renderer.func).files
-    return CorpusSubject(
-        project, corpus, renderer, oracle_path(project, corpus), record_new, sources
-    )
-
-
-def case_inputs(project: Project, spec: OracleSpec) -> Iterator[CaseInput]:
-    """Each fixture: its path, and its text (the first 4 KiB) for matching."""
-    corpus = _spec(spec)
-    for fixture_id, path in sorted(fixtures(project, corpus).items()):
+    def case_ids(self, project: Project, corpus: CorpusSpec) -> Iterator[str]:
+        """Locked fixture ids, plus new fixtures on disk (so pytest shows them too)."""
+        lock = read_lock(self.oracle_path(project, corpus))
+        locked = [e.id for e in lock.entries]
+        yield from locked
         try:
-            head = path.read_bytes()[:4096].decode("utf-8", "replace")
-        except OSError:
-            head = ""
-        yield CaseInput(fixture_id, display_path(path, project.root), (head,))
+            on_disk = fixtures(project, corpus)
+        except ConfigError:
+            return
+        known = set(locked)
+        yield from (fid for fid in on_disk if fid not in known)
+
+    def status(self, project: Project, corpus: CorpusSpec) -> OracleStatus:
+        """Present, readable, how many fixtures, and whether their documents are all kept."""
+        path = self.oracle_path(project, corpus)
+
+        def read() -> tuple[int, str]:
+            lock = read_lock(path)
+            blobs = _blobs(project)
+            missing = sum(1 for e in lock.entries if not blobs.has(e.sha256))
+            remark = f"{missing} blobs missing (diffs will show hashes only)" if missing else ""
+            return len(lock.entries), remark
+
+        return file_status(corpus, path, read)
+
+    def inputs(self, project: Project, corpus: CorpusSpec) -> tuple[OracleInput, ...]:
+        """The fixture glob: changing a fixture re-records the corpus."""
+        return (OracleInput(corpus.fixtures, f"fixtures of corpus {corpus.name!r}"),)
+
+    def mining(self, project: Project, corpus: CorpusSpec) -> MiningSubject:
+        """The render, imported once, with this kind's rendering, comparison and record path."""
+        from lockstep.oracles.corpus.mining import CorpusSubject
+
+        rules = resolve_rules(corpus.rules, project, where=project.key(corpus))
+        renderer = renderer_for(project, corpus, rules, corpus.loose)
+
+        def record_new() -> RecordReport:
+            return _record(project, corpus, RecordMode.NEW_ONLY, None)
+
+        sources = used_scope(project, renderer.func).files
+        return CorpusSubject(
+            project, corpus, renderer, self.oracle_path(project, corpus), record_new, sources
+        )
+
+    def case_inputs(self, project: Project, corpus: CorpusSpec) -> Iterator[CaseInput]:
+        """Each fixture: its path, and its text (the first 4 KiB) for matching."""
+        for fixture_id, path in sorted(fixtures(project, corpus).items()):
+            try:
+                head = path.read_bytes()[:4096].decode("utf-8", "replace")
+            except OSError:
+                head = ""
+            yield CaseInput(fixture_id, display_path(path, project.root), (head,))
+
+    def strength_scope(self, project: Project, corpus: CorpusSpec) -> StrengthScope:
+        """The render callable's module and the project modules it uses (a render is often a thin
+        harness around the code under freeze)."""
+        render = resolve_callable(
+            corpus.render, project.root, where=project.where(corpus, "render")
+        )
+        return used_scope(project, render)
 
 
-def strength_scope(project: Project, spec: OracleSpec) -> StrengthScope:
-    """The render callable's module and the project modules it uses (a render is often a thin
-    harness around the code under freeze)."""
-    corpus = _spec(spec)
-    render = resolve_callable(corpus.render, project.root, where=project.where(corpus, "render"))
-    return used_scope(project, render)
-
-
-KIND: Final = kind_from(globals(), name="corpus", suffix=SUFFIX, parallel_by_default=False)
+KIND: Final = CorpusKind()

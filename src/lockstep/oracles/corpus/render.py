@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import msgspec
 
@@ -72,21 +72,26 @@ def renderer_for(project: Project, spec: CorpusSpec, rules: RuleSet, loose: bool
     return Renderer(func, loose=loose, rules=rules, stem_length=project.config.lockstep.stem_length)
 
 
-# Worker-side state for parallel replay: the renderer is built once per process.
-_worker_renderer: Renderer | None = None
+class _Worker:
+    """Worker-side state for parallel replay: the renderer is built once per process."""
+
+    renderer: Renderer | None = None
+
+
+_WORKER: Final = _Worker()
 
 
 def worker_init(
     root: str, render: str, loose: bool, rules: list[RuleRecord], stem_length: int
 ) -> None:
     """Build this worker process's renderer once (parallel replay)."""
-    global _worker_renderer
     func = resolve_callable(render, Path(root), where="render")
     rule_set = rules_from_records(rules, where="lock")
-    _worker_renderer = Renderer(func, loose=loose, rules=rule_set, stem_length=stem_length)
+    _WORKER.renderer = Renderer(func, loose=loose, rules=rule_set, stem_length=stem_length)
 
 
 def worker_render(batch: list[tuple[str, str]]) -> list[tuple[str, Rendered]]:
     """Render one batch of ``(fixture id, path)`` in a worker process."""
-    assert _worker_renderer is not None
-    return [(fid, _worker_renderer(fid, Path(p))) for fid, p in batch]
+    renderer = _WORKER.renderer
+    assert renderer is not None
+    return [(fid, renderer(fid, Path(p))) for fid, p in batch]

@@ -41,7 +41,7 @@ from lockstep.oracles.ledger.format import (
 )
 from lockstep.oracles.ledger.secret_rows import without_secrets
 from lockstep.oracles.ledger.spool import SPILL_AT, RowFile
-from lockstep.oracles.lifecycle import check_contract
+from lockstep.oracles.lifecycle import check_contract, read_existing
 from lockstep.secrets import policy_near
 from lockstep.store import AtomicLines, decode_line, display_path, iter_lines, lock_for
 
@@ -230,33 +230,30 @@ def write_ledger(
     """
     old: Iterable[LedgerRow] = ()
     old_rows = 0
-    if report.mode is not RecordMode.CREATE and path.exists():
-        try:
-            recorded = read_header(path)
-            for _ in iter_rows(path, recorded):  # every line checked before any is used
-                pass
-        except DataError as e:
-            if report.mode is not RecordMode.FORCE:
-                raise
-            report.notes.append(f"replaced an unreadable file ({e})")
-        else:
-            if report.mode is not RecordMode.FORCE:
-                check_signature(path, recorded, signature)
-                check_contract(
-                    report.oracle,
-                    report.mode,
-                    recorded.stem_length,
-                    stem_length,
-                    what="stem length",
-                )
-                fn, signature, stem_length = recorded.fn, recorded.signature, recorded.stem_length
-            old = (row for _, row in iter_rows(path, recorded))
-            old_rows = recorded.rows
+    exists = report.mode is not RecordMode.CREATE and path.exists()
+    recorded = read_existing(lambda: _checked_header(path), exists, report)
+    if recorded is not None:
+        if report.mode is not RecordMode.FORCE:
+            check_signature(path, recorded, signature)
+            check_contract(
+                report.oracle, report.mode, recorded.stem_length, stem_length, what="stem length"
+            )
+            fn, signature, stem_length = recorded.fn, recorded.signature, recorded.stem_length
+        old = (row for _, row in iter_rows(path, recorded))
+        old_rows = recorded.rows
     joined = _joined(report, old, rows)
     if isinstance(rows, RowFile) or old_rows > SPILL_AT:
         write_rows(path, fn, signature, stem_length, RowFile.from_rows(joined))
     else:  # small enough to hold: no scratch file
         write_rows(path, fn, signature, stem_length, list(joined))
+
+
+def _checked_header(path: Path) -> LedgerHeader:
+    """The header of a ledger whose every line was checked before any is used."""
+    header = read_header(path)
+    for _ in iter_rows(path, header):
+        pass
+    return header
 
 
 def _in_order(rows: Mapping[str, LedgerRow]) -> Iterator[LedgerRow]:
@@ -378,10 +375,10 @@ def merge_into_file(
     rows: Mapping[str, LedgerRow],
     signature: list[Param],
     stem_length: int,
-) -> list[str]:
+) -> RecordReport:
     """Add new rows to ``path`` (creating it), under its lock: what ``@record_io`` does at exit.
 
-    Returns the report's notes, and first a line for each row left out because it holds
+    Returns the report: its notes, and a refusal for each row left out because it holds
     a secret (``@record_io`` runs inside the user's program: it tells them on stderr).
     """
     secrets = RecordReport(path.name, path, RecordMode.NEW_ONLY)
@@ -394,6 +391,6 @@ def merge_into_file(
                 raise DataError(
                     f"{display_path(path)}:1: ledger was recorded for {header.fn!r}, not {fn!r}"
                 )
-        report = RecordReport(path.name, path, mode)
+        report = RecordReport(path.name, path, mode, refused=secrets.refused)
         write_ledger(path, report, fn, rows, signature, stem_length)
-    return [*secrets.refused, *report.notes]
+    return report

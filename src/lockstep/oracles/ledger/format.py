@@ -61,6 +61,12 @@ from lockstep.canon.text import outcome_text as outcome_text  # a row's outcome 
 from lockstep.canon.text import short_name, value_text
 from lockstep.errors import CanonError
 
+SUFFIX: Final = ".ledger.jsonl"
+"""A ledger file's suffix: ``<dir>/<name>.ledger.jsonl``."""
+
+SELF_FROZEN: Final = frozenset({str, int, bool, type(None)})
+"""Types whose frozen form is the value itself (a row of them is compared without thawing)."""
+
 FORMAT_VERSION: Final = 2
 """Version 2 added ``rows`` and ``digest`` to the header (integrity of the body)."""
 

@@ -3,7 +3,7 @@
 ``record`` wraps the ``[[ledger]]`` target in-process, runs the configured
 ``driver`` (:mod:`.driver`) and writes the distinct calls it saw
 (:mod:`.recorder`, :mod:`.file`); ``pytest --lockstep-record`` feeds the same
-writer from a test run (:mod:`lockstep.pytest.ledger_recording`).  ``replay``
+writer from a test run (:mod:`.pytest_recording`).  ``replay``
 streams the file, thaws each row's arguments, calls the current target and
 compares canonical outcomes (:mod:`.replay`).
 
@@ -15,7 +15,6 @@ another signature prove nothing.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import inspect
 import sys
@@ -24,24 +23,24 @@ from pathlib import Path
 from typing import Any, Final
 
 from lockstep import canon, project_codec
-from lockstep.config import LedgerSpec, OracleSpec, Project
+from lockstep.config import LedgerSpec, Project
 from lockstep.errors import UsageError
 from lockstep.model import (
     OracleStatus,
     Outcome,
     RecordMode,
     RecordReport,
+    Refusal,
+    RefusalReason,
     ReplayOptions,
     Status,
 )
 from lockstep.oracles import (
     CaseInput,
     CaseRunner,
+    OracleKind,
     StrengthScope,
-    kind_from,
-    no_inputs,
     source_scope,
-    spec_as,
 )
 from lockstep.oracles.ledger.driver import run_driver
 from lockstep.oracles.ledger.file import (
@@ -56,28 +55,29 @@ from lockstep.oracles.ledger.file import (
     write_rows,
 )
 from lockstep.oracles.ledger.format import (
+    SUFFIX,
     LedgerHeader,
     LedgerRow,
     Param,
     call_text,
     signature_of,
 )
-from lockstep.oracles.ledger.mining import LedgerSubject
-from lockstep.oracles.ledger.recorder import Installation, Recording, merge_parts
+from lockstep.oracles.ledger.merging import Recording, merge_parts
+from lockstep.oracles.ledger.mining import LedgerSubject, awaited
 from lockstep.oracles.ledger.replay import Replayer, install_worker, replay_batch
 from lockstep.oracles.ledger.secret_rows import without_secrets
 from lockstep.oracles.ledger.spool import RowFile, sorted_union
+from lockstep.oracles.ledger.wrapping import Installation
 from lockstep.oracles.lifecycle import ModeWords, check_record_mode
 from lockstep.oracles.mining import MiningSubject
 from lockstep.oracles.stale import Mismatch, mismatches, stale_outcome
 from lockstep.oracles.status import file_status
-from lockstep.oracles.verify import Prestarted, in_process_probe, prestarted, verify
+from lockstep.oracles.verify import Prestarted, prestarted, verify
 from lockstep.parallel import batched, map_processes
 from lockstep.secrets import policy_for, scrubber_for
 from lockstep.store import display_path, iter_lines
 from lockstep.targets import resolve_callable, root_on_path
 
-SUFFIX: Final = ".ledger.jsonl"
 BATCH: Final = 2000
 """Rows per work unit when replaying with several processes."""
 _MODE_WORDS: Final = ModeWords(
@@ -87,61 +87,7 @@ _MODE_WORDS: Final = ModeWords(
 )
 
 
-def _ledger_spec(spec: OracleSpec) -> LedgerSpec:
-    return spec_as(spec, LedgerSpec, "ledger")
-
-
-def oracle_path(project: Project, spec: OracleSpec) -> Path:
-    """``<dir>/<name>.ledger.jsonl``."""
-    return project.oracle_dir / f"{spec.name}{SUFFIX}"
-
-
-def case_ids(project: Project, spec: OracleSpec) -> Iterator[str]:
-    """Row ids in file order (sorted), streaming."""
-    spec = _ledger_spec(spec)
-    path = oracle_path(project, spec)
-    header = read_header(path)
-    check_header_target(path, header, spec)
-    if header.rows == 0:
-        yield NO_ROWS
-        return
-    for _, row in iter_rows(path, header):
-        yield row.id
-
-
-NO_ROWS: Final = "(no rows)"
-"""The one case an empty ledger replays as: an ERROR, since nothing guards the target."""
-
-
-def _no_rows(project: Project, spec: LedgerSpec, path: Path) -> Outcome:
-    return Outcome(
-        spec.name,
-        NO_ROWS,
-        Status.ERROR,
-        note=f"{display_path(path, project.root)} holds 0 rows: no call was recorded, so "
-        "nothing guards the target; record it again while something calls "
-        f"{spec.target} (a driver, or 'pytest --lockstep-record={spec.name}')",
-    )
-
-
-def status(project: Project, spec: OracleSpec) -> OracleStatus:
-    """Present, readable, and how many rows."""
-    ledger = _ledger_spec(spec)
-    path = oracle_path(project, ledger)
-    return file_status(ledger, path, lambda: (sum(1 for _ in case_ids(project, ledger)), ""))
-
-
 # --------------------------------------------------------------------------- recording
-
-
-def record(project: Project, spec: OracleSpec, mode: RecordMode) -> RecordReport:
-    """Run the driver with the target wrapped and write the distinct calls it made."""
-    spec = _ledger_spec(spec)
-    check_mode(project, spec, mode)
-    _require_driver(project, spec)
-    with prestarted(project, spec) as verifier:  # its start overlaps the driver's run
-        recording, signature = _drive(project, spec)
-        return write_recording(project, spec, mode, recording, signature, started=verifier)
 
 
 def _require_driver(project: Project, spec: LedgerSpec) -> None:
@@ -150,29 +96,6 @@ def _require_driver(project: Project, spec: LedgerSpec) -> None:
             f"{project.where(spec, 'driver')}: ledger {spec.name!r} has no driver; set one, "
             f"or record from your tests with pytest --lockstep-record={spec.name}"
         )
-
-
-def accept(project: Project, spec: OracleSpec, cases: frozenset[str]) -> RecordReport:
-    """Re-record only the rows ``cases``; every other row is kept as it is.
-
-    With a driver, the driver runs again (a row it no longer makes is dropped,
-    reported as trimmed).  A ledger recorded from pytest has none: then the
-    accepted rows' own recorded calls are made again through the recorder.
-    Either way the rows are frozen and verified the way any record does it.
-    """
-    ledger = _ledger_spec(spec)
-    check_mode(project, ledger, RecordMode.NEW_ONLY)  # it exists and is this target's ledger
-    path = oracle_path(project, ledger)
-    old = {row.id: row for _, row in iter_rows(path, read_header(path))}
-    again = [old[rid] for rid in sorted(cases) if rid in old]
-    recording, signature = _drive(project, ledger, again if ledger.driver is None else None)
-    narrowed = dataclasses.replace(
-        recording,
-        rows={rid: row for rid, row in recording.rows.items() if rid in cases},
-        refused=[r for r in recording.refused if r.id in cases],
-    )
-    keep = {rid: row for rid, row in old.items() if rid not in cases}
-    return write_recording(project, ledger, RecordMode.FORCE, narrowed, signature, keep=keep)
 
 
 def _drive(
@@ -209,13 +132,11 @@ def _call_again(project: Project, spec: LedgerSpec, rows: list[LedgerRow]) -> No
         try:
             result = target(*args, **kwargs)
             if inspect.isawaitable(result):
-                asyncio.run(_awaited(result))
+                import asyncio
+
+                asyncio.run(awaited(result))
         except Exception:  # an exception is the row's outcome; the recorder froze it
             continue
-
-
-async def _awaited(result: Any) -> None:
-    await result
 
 
 def check_mode(project: Project, spec: LedgerSpec, mode: RecordMode) -> None:
@@ -224,7 +145,7 @@ def check_mode(project: Project, spec: LedgerSpec, mode: RecordMode) -> None:
     The shared record-mode precondition, plus the ledger's own: a mode that keeps
     rows needs the file to be a ledger of this very target.
     """
-    path = oracle_path(project, spec)
+    path = KIND.oracle_path(project, spec)
     exists = check_record_mode(path, project.root, spec.name, mode, _MODE_WORDS)
     if exists and mode is not RecordMode.FORCE:  # --force replaces whatever is there
         check_header_target(path, read_header(path), spec)
@@ -245,12 +166,21 @@ def write_recording(
     that saw only some tests keeps the others'): they were verified when recorded, so
     only the rows of ``recording`` are verified now.
     """
-    path = oracle_path(project, spec)
+    path = KIND.oracle_path(project, spec)
     check_mode(project, spec, mode)
     report = RecordReport(spec.name, path, mode)
     report.notes.extend(recording.notes())
     for r in recording.refused:
-        _refuse(report, r.id, f"{r.call} [{r.id}]", recording.contexts.get(r.id, ""))
+        report.refused.append(
+            Refusal(
+                spec.name,
+                r.id,
+                RefusalReason.VARIES,
+                label=f"{r.call} [{r.id}]",
+                detail=" | ".join(r.outcomes),
+                cause=recording.contexts.get(r.id, ""),
+            )
+        )
     secret_free = without_secrets(policy_for(project), recording.rows, report)
     rows = _reproducible(project, spec, recording, secret_free, signature, report, started)
     if keep:
@@ -261,13 +191,6 @@ def write_recording(
         )
     write_ledger(path, report, recording.fn, rows, signature, project.config.lockstep.stem_length)
     return report
-
-
-def _refuse(report: RecordReport, row_id: str, line: str, cause: str) -> None:
-    """A refused row's line, with its likely cause when one was seen (also kept by id)."""
-    report.refused.append(f"{line} (cause: {cause})" if cause else line)
-    if cause:
-        report.causes[row_id] = cause
 
 
 def _reproducible(
@@ -303,11 +226,16 @@ def _reproducible(
     for verdict in failed:
         row = rows[verdict.case_id]
         causes = [c for c in (recording.contexts.get(row.id, ""), verdict.cause) if c]
-        line = (
-            f"{call_text(row.fn, row.args, row.kwargs)} [{row.id}]: does not reproduce "
-            f"outside the recording ({verdict.reason})"
+        report.refused.append(
+            Refusal(
+                spec.name,
+                row.id,
+                RefusalReason.NOT_REPRODUCED,
+                label=f"{call_text(row.fn, row.args, row.kwargs)} [{row.id}]",
+                detail=verdict.reason,
+                cause="; ".join(causes),
+            )
         )
-        _refuse(report, row.id, line, "; ".join(causes))
     if not failed:
         return rows
     dropped = {v.case_id for v in failed}
@@ -320,7 +248,7 @@ def _reproducible(
 
 
 def _prepare(project: Project, spec: LedgerSpec) -> tuple[Path, LedgerHeader, Callable[..., Any]]:
-    path = oracle_path(project, spec)
+    path = KIND.oracle_path(project, spec)
     header = read_header(path)
     check_header_target(path, header, spec)
     target = resolve_callable(spec.target, project.root, where=project.where(spec, "target"))
@@ -358,42 +286,19 @@ def _event_loop() -> Any:
     return asyncio.new_event_loop()
 
 
-def replay(project: Project, spec: OracleSpec, options: ReplayOptions) -> Iterator[Outcome]:
-    """Replay every selected row against the current target, streaming, in file order."""
-    spec = _ledger_spec(spec)
-    path, header, target = _prepare(project, spec)
-    selects = None if options.only is None and options.shard is None else options.selects
-    early = _not_replayable(project, spec, path, header, selects)
-    if early is not None:
-        yield from early
-        return
-    if options.jobs > 1:
-        yield from _replay_parallel(project, spec, options)
-        return
-    replayer = _replayer(project, spec, path, header, target, options.candidate)
-    # iter_rows inlined: at 100,000 rows a second, each generator layer per row shows.
-    run = replayer.run
-    fn = header.fn
-    shown = replayer.shown
-    order = RowOrder(shown)
-    check_order = order.check
-    try:
-        with root_on_path(project.root), open_ledger(path) as fh:
-            lines = enumerate(fh, start=1)
-            for _, raw in lines:
-                if raw.strip():
-                    break  # the header, already read
-            for lineno, raw in lines:
-                line = raw.rstrip(b"\r\n")
-                if not line.strip():
-                    continue
-                row = parse_row(line, lineno, shown, fn)
-                check_order(lineno, row)
-                if selects is None or selects(row.id):
-                    yield run(lineno, row)
-    finally:
-        if replayer.loop is not None:
-            replayer.loop.close()
+NO_ROWS: Final = "(no rows)"
+"""The one case an empty ledger replays as: an ERROR, since nothing guards the target."""
+
+
+def _no_rows(project: Project, spec: LedgerSpec, path: Path) -> Outcome:
+    return Outcome(
+        spec.name,
+        NO_ROWS,
+        Status.ERROR,
+        note=f"{display_path(path, project.root)} holds 0 rows: no call was recorded, so "
+        "nothing guards the target; record it again while something calls "
+        f"{spec.target} (a driver, or 'pytest --lockstep-record={spec.name}')",
+    )
 
 
 def _not_replayable(
@@ -423,30 +328,6 @@ def _stale(project: Project, header: LedgerHeader) -> list[Mismatch]:
     return mismatches([("stem_length", header.stem_length, project.config.lockstep.stem_length)])
 
 
-def case_runner(project: Project, spec: OracleSpec) -> CaseRunner:
-    """Replay one row by id (pytest items): the file is read and the target imported once."""
-    spec = _ledger_spec(spec)
-    path, header, target = _prepare(project, spec)
-    rows: dict[str, tuple[int, LedgerRow]] = {
-        row.id: (lineno, row) for lineno, row in iter_rows(path, header)
-    }
-    replayer = _replayer(project, spec, path, header, target)
-    stale = _stale(project, header)
-
-    def run(case_id: str) -> Outcome:
-        found = rows.get(case_id)
-        if found is None and case_id == NO_ROWS and not rows:
-            return _no_rows(project, spec, path)
-        if found is None:
-            return Outcome(spec.name, case_id, Status.MISSING, note="no such row in the ledger")
-        if stale:
-            return stale_outcome(spec.name, case_id, stale, config_name=project.config_name)
-        with root_on_path(project.root):
-            return replayer.run(*found)
-
-    return run
-
-
 def _init_worker(project: Project, spec: LedgerSpec, options: ReplayOptions) -> None:
     path, header, target = _prepare(project, spec)
     sys.path.insert(0, str(project.root))
@@ -459,7 +340,7 @@ def _replay_parallel(
     project: Project, spec: LedgerSpec, options: ReplayOptions
 ) -> Iterator[Outcome]:
     """Batches of raw lines to ``options.jobs`` processes through the one bounded executor."""
-    lines = iter_lines(oracle_path(project, spec))
+    lines = iter_lines(KIND.oracle_path(project, spec))
     next(lines, None)  # the header
     for outcomes in map_processes(
         replay_batch,
@@ -469,36 +350,6 @@ def _replay_parallel(
         initargs=(project, spec, options),
     ):
         yield from outcomes
-
-
-inputs = no_inputs
-"""A ledger has no configured input file: its cases come from the calls in its own file."""
-
-
-probe_targets = in_process_probe(oracle_path)
-
-
-def mining(project: Project, spec: OracleSpec) -> MiningSubject:
-    """The target, imported once, with this kind's freezing, record path and comparison."""
-    spec = _ledger_spec(spec)
-    target = resolve_callable(spec.target, project.root, where=project.where(spec, "target"))
-    path = oracle_path(project, spec)
-
-    def write(recording: Recording) -> RecordReport:
-        return write_recording(project, spec, RecordMode.NEW_ONLY, recording, signature_of(target))
-
-    replayer = _replayer(project, spec, path, None, target)
-    return LedgerSubject(spec, target, path, write, replayer)
-
-
-def case_inputs(project: Project, spec: OracleSpec) -> Iterator[CaseInput]:
-    """Each row's call as Python, and the strings among its frozen arguments."""
-    spec = _ledger_spec(spec)
-    path = oracle_path(project, spec)
-    header = read_header(path)
-    for _, row in iter_rows(path, header):
-        strings = tuple(_strings([row.args, row.kwargs]))
-        yield CaseInput(row.id, call_text(row.fn, row.args, row.kwargs), strings)
 
 
 def _strings(value: object) -> Iterator[str]:
@@ -512,12 +363,155 @@ def _strings(value: object) -> Iterator[str]:
             yield from _strings(item)
 
 
-def strength_scope(project: Project, spec: OracleSpec) -> StrengthScope:
-    """The target function's module: what its recorded calls run."""
-    spec = _ledger_spec(spec)
-    return source_scope(
-        project, resolve_callable(spec.target, project.root, where=project.where(spec, "target"))
-    )
+class LedgerKind(OracleKind[LedgerSpec]):
+    """A function's real calls, frozen, replayed against the current body."""
+
+    name = "ledger"
+    suffix = SUFFIX
+
+    def record_cases(
+        self, project: Project, spec: LedgerSpec, mode: RecordMode, only: frozenset[str] | None
+    ) -> RecordReport:
+        if only is None:
+            return self._record_driven(project, spec, mode)
+        return self._accept_rows(project, spec, only)
+
+    def case_ids(self, project: Project, spec: LedgerSpec) -> Iterator[str]:
+        """Row ids in file order (sorted), streaming."""
+        path = self.oracle_path(project, spec)
+        header = read_header(path)
+        check_header_target(path, header, spec)
+        if header.rows == 0:
+            yield NO_ROWS
+            return
+        for _, row in iter_rows(path, header):
+            yield row.id
+
+    def status(self, project: Project, ledger: LedgerSpec) -> OracleStatus:
+        """Present, readable, and how many rows."""
+        path = self.oracle_path(project, ledger)
+        return file_status(
+            ledger, path, lambda: (sum(1 for _ in self.case_ids(project, ledger)), "")
+        )
+
+    def _record_driven(self, project: Project, spec: LedgerSpec, mode: RecordMode) -> RecordReport:
+        """Run the driver with the target wrapped and write the distinct calls it made."""
+        check_mode(project, spec, mode)
+        _require_driver(project, spec)
+        with prestarted(project, spec) as verifier:  # its start overlaps the driver's run
+            recording, signature = _drive(project, spec)
+            return write_recording(project, spec, mode, recording, signature, started=verifier)
+
+    def _accept_rows(
+        self, project: Project, ledger: LedgerSpec, cases: frozenset[str]
+    ) -> RecordReport:
+        """Re-record only the rows ``cases``; every other row is kept as it is.
+
+        With a driver, the driver runs again (a row it no longer makes is dropped,
+        reported as trimmed).  A ledger recorded from pytest has none: then the
+        accepted rows' own recorded calls are made again through the recorder.
+        Either way the rows are frozen and verified the way any record does it.
+        """
+        check_mode(project, ledger, RecordMode.NEW_ONLY)  # it exists and is this target's ledger
+        path = self.oracle_path(project, ledger)
+        old = {row.id: row for _, row in iter_rows(path, read_header(path))}
+        again = [old[rid] for rid in sorted(cases) if rid in old]
+        recording, signature = _drive(project, ledger, again if ledger.driver is None else None)
+        narrowed = dataclasses.replace(
+            recording,
+            rows={rid: row for rid, row in recording.rows.items() if rid in cases},
+            refused=[r for r in recording.refused if r.id in cases],
+        )
+        keep = {rid: row for rid, row in old.items() if rid not in cases}
+        return write_recording(project, ledger, RecordMode.FORCE, narrowed, signature, keep=keep)
+
+    def replay(
+        self, project: Project, spec: LedgerSpec, options: ReplayOptions
+    ) -> Iterator[Outcome]:
+        """Replay every selected row against the current target, streaming, in file order."""
+        path, header, target = _prepare(project, spec)
+        selects = None if options.only is None and options.shard is None else options.selects
+        early = _not_replayable(project, spec, path, header, selects)
+        if early is not None:
+            yield from early
+            return
+        if options.jobs > 1:
+            yield from _replay_parallel(project, spec, options)
+            return
+        replayer = _replayer(project, spec, path, header, target, options.candidate)
+        # iter_rows inlined: at 100,000 rows a second, each generator layer per row shows.
+        run = replayer.run
+        fn = header.fn
+        shown = replayer.shown
+        order = RowOrder(shown)
+        check_order = order.check
+        try:
+            with root_on_path(project.root), open_ledger(path) as fh:
+                lines = enumerate(fh, start=1)
+                for _, raw in lines:
+                    if raw.strip():
+                        break  # the header, already read
+                for lineno, raw in lines:
+                    line = raw.rstrip(b"\r\n")
+                    if not line.strip():
+                        continue
+                    row = parse_row(line, lineno, shown, fn)
+                    check_order(lineno, row)
+                    if selects is None or selects(row.id):
+                        yield run(lineno, row)
+        finally:
+            if replayer.loop is not None:
+                replayer.loop.close()
+
+    def case_runner(self, project: Project, spec: LedgerSpec) -> CaseRunner:
+        """Replay one row by id (pytest items): the file is read and the target imported once."""
+        path, header, target = _prepare(project, spec)
+        rows: dict[str, tuple[int, LedgerRow]] = {
+            row.id: (lineno, row) for lineno, row in iter_rows(path, header)
+        }
+        replayer = _replayer(project, spec, path, header, target)
+        stale = _stale(project, header)
+
+        def run(case_id: str) -> Outcome:
+            found = rows.get(case_id)
+            if found is None and case_id == NO_ROWS and not rows:
+                return _no_rows(project, spec, path)
+            if found is None:
+                return Outcome(spec.name, case_id, Status.MISSING, note="no such row in the ledger")
+            if stale:
+                return stale_outcome(spec.name, case_id, stale, config_name=project.config_name)
+            with root_on_path(project.root):
+                return replayer.run(*found)
+
+        return run
+
+    def mining(self, project: Project, spec: LedgerSpec) -> MiningSubject:
+        """The target, imported once, with this kind's freezing, record path and comparison."""
+        target = resolve_callable(spec.target, project.root, where=project.where(spec, "target"))
+        path = self.oracle_path(project, spec)
+
+        def write(recording: Recording) -> RecordReport:
+            return write_recording(
+                project, spec, RecordMode.NEW_ONLY, recording, signature_of(target)
+            )
+
+        replayer = _replayer(project, spec, path, None, target)
+        return LedgerSubject(spec, target, path, write, replayer)
+
+    def case_inputs(self, project: Project, spec: LedgerSpec) -> Iterator[CaseInput]:
+        """Each row's call as Python, and the strings among its frozen arguments."""
+        path = self.oracle_path(project, spec)
+        header = read_header(path)
+        for _, row in iter_rows(path, header):
+            strings = tuple(_strings([row.args, row.kwargs]))
+            yield CaseInput(row.id, call_text(row.fn, row.args, row.kwargs), strings)
+
+    def strength_scope(self, project: Project, spec: LedgerSpec) -> StrengthScope:
+        """The target function's module: what its recorded calls run."""
+        return source_scope(
+            project,
+            resolve_callable(spec.target, project.root, where=project.where(spec, "target")),
+        )
 
 
-KIND: Final = kind_from(globals(), name="ledger", suffix=SUFFIX, parallel_by_default=False)
+KIND: Final = LedgerKind()

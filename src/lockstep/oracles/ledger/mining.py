@@ -28,7 +28,8 @@ from lockstep.errors import CanonError, DataError, UsageError
 from lockstep.model import Outcome, RecordReport
 from lockstep.oracles.ledger.file import iter_rows, outcome_of, read_header
 from lockstep.oracles.ledger.format import LedgerRow
-from lockstep.oracles.ledger.recorder import Recording, TargetRecorder, merge_parts
+from lockstep.oracles.ledger.merging import Recording, merge_parts
+from lockstep.oracles.ledger.recorder import TargetRecorder
 from lockstep.oracles.ledger.replay import Replayer
 from lockstep.oracles.mining import Call, Ran, shape_of
 
@@ -101,7 +102,7 @@ class LedgerSubject:
         try:
             result = self.target(*call.args, **call.kwargs)
             if inspect.isawaitable(result):
-                result = asyncio.run(_awaited(result))
+                result = asyncio.run(awaited(result))
         except Exception as exc:
             recorder.raised(pending, exc)
         else:
@@ -150,5 +151,6 @@ class LedgerSubject:
         return self.replayer.run(0, msgspec.convert(case, LedgerRow))
 
 
-async def _awaited(awaitable: Any) -> Any:
+async def awaited(awaitable: Any) -> Any:
+    """What an awaitable a target returned resolves to (run under ``asyncio.run``)."""
     return await awaitable

@@ -16,7 +16,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -25,7 +25,7 @@ from lockstep.canon import JSON
 from lockstep.errors import CanonError, DataError, ThawError
 from lockstep.model import Drift, Outcome, ReplayOptions, Status
 from lockstep.oracles.ledger.file import parse_row
-from lockstep.oracles.ledger.format import LedgerRow, call_text, outcome_text
+from lockstep.oracles.ledger.format import SELF_FROZEN, LedgerRow, call_text, outcome_text
 from lockstep.oracles.ledger.secret_rows import revealed, scrubbed_outcome
 from lockstep.secrets import Scrubber, SecretMissing
 
@@ -50,7 +50,6 @@ def _close(expected: Any, actual: Any, tol: float) -> bool:
     return bool(expected == actual)
 
 
-_SELF_FROZEN: Final = frozenset({str, int, bool, type(None)})
 """Types whose frozen form is the value itself and which cannot change in place.
 
 A thawed value of one of these is the very object the ledger holds, so freezing it
@@ -112,8 +111,8 @@ class Replayer:
         args: list[Any] = row.args
         kwargs: dict[str, Any] = row.kwargs
         # Scalars thaw to themselves: such rows (the usual kind) need no decoding at all.
-        scalar = _SELF_FROZEN.issuperset(map(type, args)) and (
-            not kwargs or _SELF_FROZEN.issuperset(map(type, kwargs.values()))
+        scalar = SELF_FROZEN.issuperset(map(type, args)) and (
+            not kwargs or SELF_FROZEN.issuperset(map(type, kwargs.values()))
         )
         if not scalar:
             try:
@@ -144,7 +143,7 @@ class Replayer:
             and ok
             and row.ok
             and type(result) is type(expected)
-            and type(result) in _SELF_FROZEN
+            and type(result) in SELF_FROZEN
             and result == expected
             and not row.mutated
         ):
@@ -248,13 +247,13 @@ class Replayer:
         actual: dict[str, JSON] = {}
         try:
             for i, value in enumerate(args):
-                if value is row.args[i] and type(value) in _SELF_FROZEN:
+                if value is row.args[i] and type(value) in SELF_FROZEN:
                     continue  # thawed to the recorded object itself, and it cannot change
                 after = canon.encode(value)
                 if canon.canonical_json(after) != canon.canonical_json(row.args[i]):
                     actual[str(i)] = after
             for name, value in kwargs.items():
-                if value is row.kwargs[name] and type(value) in _SELF_FROZEN:
+                if value is row.kwargs[name] and type(value) in SELF_FROZEN:
                     continue
                 after = canon.encode(value)
                 if canon.canonical_json(after) != canon.canonical_json(row.kwargs[name]):

@@ -65,8 +65,10 @@ def _kept(
             row = scrubbed
         fields = {**{n: getattr(row, n) for n in _FIELDS}, "exc_type": row.exc_type}
         refusal = policy.refusal(
-            f"{row.fn} [{rid}]",
+            report.oracle,
+            rid,
             {k: v for k, v in fields.items() if v is not msgspec.UNSET},
+            label=f"{row.fn} [{rid}]",
         )
         if refusal is None:
             yield row

@@ -21,15 +21,14 @@ from pathlib import Path
 from typing import Final
 
 from lockstep.config import Config, LedgerSpec, Project, Settings
+from lockstep.model import Refusal, RefusalReason
 from lockstep.oracles.ledger.file import write_rows
-from lockstep.oracles.ledger.format import LedgerRow, Param, call_text
+from lockstep.oracles.ledger.format import SUFFIX, LedgerRow, Param, call_text
 from lockstep.oracles.verify import verify
 
 RECORD_IO_OFF: Final = "LOCKSTEP_RECORD_IO_OFF"
 """Set (to ``1``) in the verifying interpreter: ``@record_io`` there returns the function as is
 (the recorder reads the same name; this module imports the recorder only lazily)."""
-
-SUFFIX: Final = ".ledger.jsonl"
 
 
 def unreproducible(
@@ -38,8 +37,8 @@ def unreproducible(
     signature: list[Param],
     stem_length: int,
     rows: Mapping[str, LedgerRow],
-) -> dict[str, str]:
-    """Row id -> one line on why it does not reproduce, for each of ``rows`` that does not."""
+) -> dict[str, Refusal]:
+    """Row id -> why it does not reproduce, for each of ``rows`` that does not."""
     if not rows:
         return {}
     folder = ledger.parent.resolve()
@@ -68,11 +67,15 @@ def unreproducible(
         source=("--target", fn, "--stem", str(stem_length)),
         env=env,
     )
-    out: dict[str, str] = {}
+    out: dict[str, Refusal] = {}
     for verdict in checked.failed():
         row = rows[verdict.case_id]
-        out[row.id] = (
-            f"{call_text(row.fn, row.args, row.kwargs)} [{row.id}]: does not reproduce in a "
-            f"fresh interpreter ({verdict.because()}); not written"
+        out[row.id] = Refusal(
+            spec.name,
+            row.id,
+            RefusalReason.NOT_REPRODUCED,
+            label=f"{call_text(row.fn, row.args, row.kwargs)} [{row.id}]",
+            detail=verdict.reason,
+            cause=verdict.cause,
         )
     return out

@@ -22,8 +22,8 @@ from lockstep.oracles.tape.document import (
     write_document,
 )
 from lockstep.oracles.tape.kind import (
+    KIND,
     config_rules,
-    oracle_path,
     read_tape,
     render_output,
     run_driver,
@@ -75,7 +75,7 @@ def plan_accept(project: Project, spec: OracleSpec, *, why: str, test: Path) -> 
     tspec = tape_spec(spec)
     reason = check_why(why)
     test_rel = check_test(project, test)
-    path = oracle_path(project, tspec)
+    path = KIND.oracle_path(project, tspec)
     if not path.exists():
         raise UsageError(
             f"{display_path(path, project.root)}: no tape to accept a change into; "
@@ -100,7 +100,7 @@ def plan_accept(project: Project, spec: OracleSpec, *, why: str, test: Path) -> 
     )
     refusal = secret_refusal(policy_for(project), document)
     if refusal is not None:
-        raise Rejected(f"{tspec.name}: the tape cannot be accepted: {refusal}")
+        raise Rejected(f"{tspec.name}: the tape cannot be accepted: {refusal.text()}")
     return AcceptPlan(
         oracle=tspec.name,
         path=path,

@@ -22,6 +22,7 @@ import msgspec
 
 from lockstep.canon import FrozenException
 from lockstep.errors import DataError, UsageError
+from lockstep.model import Refusal
 from lockstep.oracles.tape.compare import compare, setting_changes
 from lockstep.oracles.tape.recorder import CompareMode, Event
 from lockstep.rules import RuleRecord
@@ -68,7 +69,7 @@ class TapeDocument(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_o
     history: list[Acceptance] = []
 
 
-def secret_refusal(policy: SecretPolicy, doc: TapeDocument) -> str | None:
+def secret_refusal(policy: SecretPolicy, doc: TapeDocument) -> Refusal | None:
     """Why ``doc`` may not be written (a secret in its events or output), or None.
 
     Every path that writes a tape (``lockstep record``, the pytest fixture, accept) asks.
@@ -77,7 +78,7 @@ def secret_refusal(policy: SecretPolicy, doc: TapeDocument) -> str | None:
         "events": msgspec.to_builtins(doc.events),
         "output": msgspec.to_builtins(doc.output),
     }
-    return policy.refusal(doc.name, fields)
+    return policy.refusal(doc.name, doc.name, fields)
 
 
 def check_why(why: str, *, flag: str = "--why") -> str:

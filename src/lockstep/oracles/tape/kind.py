@@ -31,7 +31,6 @@ from lockstep.diff import unified
 from lockstep.errors import (
     CanonError,
     ConfigError,
-    DataError,
     LockstepError,
     TargetError,
 )
@@ -41,20 +40,27 @@ from lockstep.model import (
     Outcome,
     RecordMode,
     RecordReport,
+    Refusal,
+    RefusalReason,
     ReplayOptions,
     Status,
 )
 from lockstep.oracles import (
     CaseInput,
     CaseRunner,
+    OracleKind,
     StrengthScope,
-    kind_from,
-    no_inputs,
     spec_as,
     used_scope,
 )
-from lockstep.oracles.lifecycle import ModeWords, check_contract, check_record_mode, merge, wanted
-from lockstep.oracles.mining import no_mining
+from lockstep.oracles.lifecycle import (
+    ModeWords,
+    check_contract,
+    check_record_mode,
+    merge,
+    read_existing,
+    wanted,
+)
 from lockstep.oracles.stale import mismatches, rules_mismatch, stale_outcome
 from lockstep.oracles.status import file_status
 from lockstep.oracles.tape.compare import compare, render_result, render_tape, setting_changes
@@ -68,7 +74,7 @@ from lockstep.oracles.tape.document import (
     write_document,
 )
 from lockstep.oracles.tape.recorder import CompareMode, Event, Tape
-from lockstep.oracles.verify import in_process_probe, verify
+from lockstep.oracles.verify import verify
 from lockstep.rules import RuleRecord, RuleSet, resolve_rules
 from lockstep.secrets import policy_for
 from lockstep.store import display_path
@@ -91,11 +97,6 @@ def tape_spec(spec: OracleSpec) -> TapeSpec:
 _MODE_WORDS: Final = ModeWords(
     new_only="keep the tape: it has one case", force="re-record it", trim="nothing to drop"
 )
-
-
-def oracle_path(project: Project, spec: OracleSpec, /) -> Path:
-    """``<dir>/<name>.tape.json``."""
-    return project.oracle_dir / f"{spec.name}{SUFFIX}"
 
 
 def config_rules(project: Project, spec: TapeSpec) -> RuleSet:
@@ -195,81 +196,10 @@ def compare_run(
 
 def read_tape(project: Project, spec: TapeSpec) -> TapeDocument:
     """The recorded tape of ``spec``, checked to be this oracle's."""
-    return read_document(oracle_path(project, spec), owner=spec.name, owner_kind="oracle")
+    return read_document(KIND.oracle_path(project, spec), owner=spec.name, owner_kind="oracle")
 
 
 # --------------------------------------------------------------------------- protocol
-
-
-def record(project: Project, spec: OracleSpec, mode: RecordMode, /) -> RecordReport:
-    """Run the driver and freeze its tape; never overwrites unless asked (``--force``)."""
-    tspec = tape_spec(spec)
-    path = oracle_path(project, tspec)
-    report = RecordReport(tspec.name, path, mode)
-    exists = check_record_mode(path, project.root, tspec.name, mode, _MODE_WORDS)
-    old: TapeDocument | None = None
-    if exists:
-        try:
-            old = read_tape(project, tspec)
-        except DataError as e:
-            if mode is not RecordMode.FORCE:
-                raise
-            report.notes.append(f"replaced an unreadable file ({e})")
-    rules = config_rules(project, tspec)
-    if old is not None:
-        check_contract(
-            tspec.name,
-            mode,
-            (old.mode, old.rules),
-            (tspec.mode, rules.records()),
-            what="compare mode or rules",
-        )
-    recorded = {tspec.name: old} if old is not None else {}
-    fresh: dict[str, TapeDocument] = {}
-    if wanted(mode, [tspec.name], recorded):
-        run = run_driver(project, tspec, rules)
-        fresh[tspec.name] = successor(
-            old,
-            name=tspec.name,
-            mode=tspec.mode,
-            rules=rules.records(),
-            events=run.events,
-            output=run.output,
-        )
-    if mode is RecordMode.TRIM:
-        report.notes.append("a tape has one case (its driver); there is nothing to trim")
-    merge(report, recorded, fresh, [tspec.name], same=lambda a, b: a == b)
-    if exists and old is None:  # an unreadable file is replaced, not added
-        report.replaced, report.added = report.added, []
-    doc = fresh.get(tspec.name)
-    if doc is None or doc == old:
-        return report
-    refusal = secret_refusal(policy_for(project), doc)
-    if refusal is not None:
-        report.refused.append(refusal)
-        report.added.clear()
-        report.replaced.clear()
-        return report
-    if not _reproduces(project, tspec, doc, report):
-        report.added.clear()
-        report.replaced.clear()
-        return report
-    write_document(path, doc)
-    report.notes.append(
-        f"{tspec.name}: {len(doc.events)} calls recorded ({tspec.mode} mode), "
-        f"output {render_output(doc.output)}"
-    )
-    for name, count in sorted(rules.fired.items()):
-        report.notes.append(f"rule {name} replaced {count} value(s)")
-    return report
-
-
-def accept(project: Project, spec: OracleSpec, cases: frozenset[str], /) -> RecordReport:
-    """A tape is one case (its driver): accepting it re-records the tape (``--force``)."""
-    tspec = tape_spec(spec)
-    if tspec.name not in cases:
-        return RecordReport(tspec.name, oracle_path(project, tspec), RecordMode.FORCE)
-    return record(project, tspec, RecordMode.FORCE)
 
 
 def _reproduces(project: Project, tspec: TapeSpec, doc: TapeDocument, report: RecordReport) -> bool:
@@ -282,98 +212,157 @@ def _reproduces(project: Project, tspec: TapeSpec, doc: TapeDocument, report: Re
     checked = verify(project, tspec, candidate)
     report.notes.append(checked.note(1))
     for verdict in checked.failed():
-        report.refused.append(f"{tspec.name}: does not reproduce ({verdict.because()})")
+        report.refused.append(
+            Refusal(
+                tspec.name,
+                tspec.name,
+                RefusalReason.NOT_REPRODUCED,
+                detail=verdict.reason,
+                cause=verdict.cause,
+            )
+        )
     return not checked.failed()
 
 
-def replay(project: Project, spec: OracleSpec, options: ReplayOptions, /) -> Iterator[Outcome]:
-    """Run the driver again and compare its tape with the recorded one."""
-    tspec = tape_spec(spec)
-    if not options.selects(tspec.name):
-        return
-    path = oracle_path(project, tspec)
-    if not path.exists():
-        yield Outcome(
-            tspec.name,
-            tspec.name,
-            Status.ERROR,
-            note=f"{display_path(path, project.root)}: not recorded yet; "
-            f"run `lockstep record {tspec.name}` on the trusted commit",
+class TapeKind(OracleKind[TapeSpec]):
+    """The collaborator calls a driver makes, in order."""
+
+    name = "tape"
+    suffix = SUFFIX
+
+    def record_cases(
+        self, project: Project, tspec: TapeSpec, mode: RecordMode, only: frozenset[str] | None, /
+    ) -> RecordReport:
+        """Run the driver and freeze its tape; never overwrites unless asked (``--force``).
+
+        A tape is one case (its driver): accepting it re-records the tape (``--force``).
+        """
+        if only is not None and tspec.name not in only:
+            return RecordReport(tspec.name, self.oracle_path(project, tspec), mode)
+        return self._record(project, tspec, mode)
+
+    def _record(self, project: Project, tspec: TapeSpec, mode: RecordMode) -> RecordReport:
+        path = self.oracle_path(project, tspec)
+        report = RecordReport(tspec.name, path, mode)
+        exists = check_record_mode(path, project.root, tspec.name, mode, _MODE_WORDS)
+        old = read_existing(lambda: read_tape(project, tspec), exists, report)
+        rules = config_rules(project, tspec)
+        if old is not None:
+            check_contract(
+                tspec.name,
+                mode,
+                (old.mode, old.rules),
+                (tspec.mode, rules.records()),
+                what="compare mode or rules",
+            )
+        recorded = {tspec.name: old} if old is not None else {}
+        fresh: dict[str, TapeDocument] = {}
+        if wanted(mode, [tspec.name], recorded):
+            run = run_driver(project, tspec, rules)
+            fresh[tspec.name] = successor(
+                old,
+                name=tspec.name,
+                mode=tspec.mode,
+                rules=rules.records(),
+                events=run.events,
+                output=run.output,
+            )
+        if mode is RecordMode.TRIM:
+            report.notes.append("a tape has one case (its driver); there is nothing to trim")
+        merge(report, recorded, fresh, [tspec.name], same=lambda a, b: a == b)
+        if exists and old is None:  # an unreadable file is replaced, not added
+            report.replaced, report.added = report.added, []
+        doc = fresh.get(tspec.name)
+        if doc is None or doc == old:
+            return report
+        refusal = secret_refusal(policy_for(project), doc)
+        if refusal is not None:
+            report.refused.append(refusal)
+            report.added.clear()
+            report.replaced.clear()
+            return report
+        if not _reproduces(project, tspec, doc, report):
+            report.added.clear()
+            report.replaced.clear()
+            return report
+        write_document(path, doc)
+        report.notes.append(
+            f"{tspec.name}: {len(doc.events)} calls recorded ({tspec.mode} mode), "
+            f"output {render_output(doc.output)}"
         )
-        return
-    doc = read_tape(project, tspec)
-    rules = config_rules(project, tspec)
-    stale = mismatches([("mode", doc.mode, tspec.mode)]) + rules_mismatch(
-        doc.rules, rules.records()
-    )
-    if stale:
-        yield stale_outcome(tspec.name, tspec.name, stale, config_name=project.config_name)
-        return
-    try:
-        run = run_driver(project, tspec, rules)
-    except (TargetError, CanonError) as e:
-        yield Outcome(tspec.name, tspec.name, Status.ERROR, note=str(e))
-        return
-    drifts = compare_run(doc, run, tspec.mode, rules.records())
-    status = Status.DRIFT if drifts else Status.PASS
-    yield Outcome(tspec.name, tspec.name, status, tuple(drifts))
+        for name, count in sorted(rules.fired.items()):
+            report.notes.append(f"rule {name} replaced {count} value(s)")
+        return report
 
-
-def case_ids(project: Project, spec: OracleSpec, /) -> Iterator[str]:
-    """One case per tape oracle, named after it, once it is recorded."""
-    if oracle_path(project, spec).exists():
-        yield spec.name
-
-
-def status(project: Project, spec: OracleSpec, /) -> OracleStatus:
-    """Present, readable, one case; the remark counts the calls."""
-    tspec = tape_spec(spec)
-    path = oracle_path(project, tspec)
-
-    def read() -> tuple[int, str]:
+    def replay(
+        self, project: Project, tspec: TapeSpec, options: ReplayOptions, /
+    ) -> Iterator[Outcome]:
+        """Run the driver again and compare its tape with the recorded one."""
+        if not options.selects(tspec.name):
+            return
+        path = self.oracle_path(project, tspec)
+        if not path.exists():
+            yield Outcome(
+                tspec.name,
+                tspec.name,
+                Status.ERROR,
+                note=f"{display_path(path, project.root)}: not recorded yet; "
+                f"run `lockstep record {tspec.name}` on the trusted commit",
+            )
+            return
         doc = read_tape(project, tspec)
-        accepted = f", {len(doc.history)} accepted change(s)" if doc.history else ""
-        return 1, f"{len(doc.events)} calls, {doc.mode} mode{accepted}"
+        rules = config_rules(project, tspec)
+        stale = mismatches([("mode", doc.mode, tspec.mode)]) + rules_mismatch(
+            doc.rules, rules.records()
+        )
+        if stale:
+            yield stale_outcome(tspec.name, tspec.name, stale, config_name=project.config_name)
+            return
+        try:
+            run = run_driver(project, tspec, rules)
+        except (TargetError, CanonError) as e:
+            yield Outcome(tspec.name, tspec.name, Status.ERROR, note=str(e))
+            return
+        drifts = compare_run(doc, run, tspec.mode, rules.records())
+        status = Status.DRIFT if drifts else Status.PASS
+        yield Outcome(tspec.name, tspec.name, status, tuple(drifts))
 
-    return file_status(tspec, path, read)
+    def case_ids(self, project: Project, spec: TapeSpec, /) -> Iterator[str]:
+        """One case per tape oracle, named after it, once it is recorded."""
+        if self.oracle_path(project, spec).exists():
+            yield spec.name
+
+    def status(self, project: Project, tspec: TapeSpec, /) -> OracleStatus:
+        """Present, readable, one case; the remark counts the calls."""
+        path = self.oracle_path(project, tspec)
+
+        def read() -> tuple[int, str]:
+            doc = read_tape(project, tspec)
+            accepted = f", {len(doc.history)} accepted change(s)" if doc.history else ""
+            return 1, f"{len(doc.events)} calls, {doc.mode} mode{accepted}"
+
+        return file_status(tspec, path, read)
+
+    def case_runner(self, project: Project, tspec: TapeSpec, /) -> CaseRunner:
+        """Replay the tape's one case by id (a pytest item)."""
+
+        def run(case_id: str) -> Outcome:
+            for outcome in self.replay(project, tspec, ReplayOptions(only=frozenset({case_id}))):
+                return outcome
+            return Outcome(tspec.name, case_id, Status.MISSING, note="no such case in the tape")
+
+        return run
+
+    def case_inputs(self, project: Project, tspec: TapeSpec, /) -> Iterator[CaseInput]:
+        """A tape's one case is its driver."""
+        for case_id in self.case_ids(project, tspec):
+            yield CaseInput(case_id, f"driver {tspec.driver}")
+
+    def strength_scope(self, project: Project, tspec: TapeSpec, /) -> StrengthScope:
+        """What the driver runs: the project's own modules, functions and classes its module uses
+        (the target and its collaborators), or the driver's module when it uses none."""
+        driver = resolve_callable(tspec.driver, project.root, where=project.where(tspec, "driver"))
+        return used_scope(project, driver, own=False)
 
 
-def case_runner(project: Project, spec: OracleSpec, /) -> CaseRunner:
-    """Replay the tape's one case by id (a pytest item)."""
-    tspec = tape_spec(spec)
-
-    def run(case_id: str) -> Outcome:
-        for outcome in replay(project, tspec, ReplayOptions(only=frozenset({case_id}))):
-            return outcome
-        return Outcome(tspec.name, case_id, Status.MISSING, note="no such case in the tape")
-
-    return run
-
-
-inputs = no_inputs
-"""A tape has no configured input file: its cases come from its driver, which is code."""
-
-
-probe_targets = in_process_probe(oracle_path)
-
-
-mining = no_mining
-"""Not mined yet: 'lockstep mine' and 'replay --against' name the kinds they support."""
-
-
-def case_inputs(project: Project, spec: OracleSpec, /) -> Iterator[CaseInput]:
-    """A tape's one case is its driver."""
-    tspec = tape_spec(spec)
-    for case_id in case_ids(project, tspec):
-        yield CaseInput(case_id, f"driver {tspec.driver}")
-
-
-def strength_scope(project: Project, spec: OracleSpec, /) -> StrengthScope:
-    """What the driver runs: the project's own modules, functions and classes its module uses
-    (the target and its collaborators), or the driver's module when it uses none."""
-    tspec = tape_spec(spec)
-    driver = resolve_callable(tspec.driver, project.root, where=project.where(tspec, "driver"))
-    return used_scope(project, driver, own=False)
-
-
-KIND: Final = kind_from(globals(), name="tape", suffix=SUFFIX, parallel_by_default=False)
+KIND: Final = TapeKind()

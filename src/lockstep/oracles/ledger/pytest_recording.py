@@ -1,0 +1,640 @@
+"""``pytest --lockstep-record=TARGET``: record a ledger while the project's own tests run.
+
+The project's tests already call the messy function the way production does;
+this wraps each named target for the duration of the run (including names
+other modules bound with ``from pkg.mod import func``), then writes the
+ledger once at the end.  ``TARGET`` is a ``[[ledger]]`` name or its
+``pkg.mod:qualname`` target; repeat the option for several.
+
+Under pytest-xdist every worker records in memory and, at its session end,
+appends its whole recording as one line to a spool file next to the ledger
+(:class:`lockstep.store.JsonlAppender`: whole lines under a file lock, so
+nothing is lost or interleaved).  The controller finishes after every worker,
+merges the spool (an input whose outcome differs between workers is refused
+like one that differed within a worker), writes the ledger atomically in the
+chosen ``--lockstep-record-mode`` and removes the spool.  The run id that
+names the spool travels to workers in ``workerinput``, so a stale spool from an
+interrupted run is never merged into a new one.
+
+What the user controls, test by test:
+
+* A test marked ``@pytest.mark.lockstep_skip``, or whose node id the
+  ``record_exclude`` setting names, is *kept out*: while it runs (setup, call
+  and teardown) the targets' recorders are paused, so its calls pass through
+  unrecorded; the summary says how many calls each such test made.
+* Each recording remembers which test first produced each row (from the
+  recorder's call counter at every test's start and each row's first call), so
+  a refused row names its test.  A worker whose recorder spilled its rows to
+  disk (more than 50,000 distinct rows, :mod:`lockstep.oracles.ledger.spool`)
+  hands over its runs and the test starts instead; the controller then reads
+  the runs once more for the tests of the rows it refused only.
+* A run in which any test failed or errored writes nothing unless
+  ``--lockstep-record-allow-failures`` is given: rows from a broken run are
+  suspect.  The controller sees every report, the workers' too.
+* ``--lockstep-refresh`` re-records the rows the run saw and keeps the
+  ledger's other rows: a run of a subset (``-k``, one file) must not drop the
+  rows of the tests it did not run.  ``trim`` is the way to drop them.
+"""
+
+from __future__ import annotations
+
+import bisect
+import dataclasses
+import fnmatch
+import uuid
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Final, cast
+
+import msgspec
+import pytest
+
+from lockstep import project_codec
+from lockstep.config import LedgerSpec, Project
+from lockstep.errors import DataError, LockstepError
+from lockstep.model import RecordMode, RecordReport
+from lockstep.pytest.project import project_for
+from lockstep.store import JsonlAppender, iter_jsonl, lock_for
+
+if TYPE_CHECKING:  # the recording machinery is imported only when a run asks for it
+    from lockstep.oracles.ledger.format import LedgerRow, Param
+    from lockstep.oracles.ledger.merging import Recording
+    from lockstep.oracles.ledger.recorder import RecordingPart, TargetRecorder
+    from lockstep.oracles.ledger.wrapping import Installation, Wrapped
+
+RUN_KEY: Final = "lockstep_record_run"
+"""The ``workerinput`` key carrying the controller's run id to xdist workers."""
+
+SKIP_MARKER: Final = "lockstep_skip"
+"""``@pytest.mark.lockstep_skip``: keep this test's calls out of ``--lockstep-record``."""
+
+SHOWN: Final = 8
+"""Node ids or row ids listed in one summary line before ``… (+N)``."""
+
+FAILED_SHOWN: Final = 3
+"""Failed tests named in the one-line refusal of a failing run."""
+
+
+def _shown(items: Sequence[str], limit: int = SHOWN) -> str:
+    listed = ", ".join(items[:limit])
+    return listed + (f", … (+{len(items) - limit})" if len(items) > limit else "")
+
+
+def excluded_by(nodeid: str, patterns: Iterable[str]) -> str | None:
+    """The ``record_exclude`` entry naming ``nodeid``, if any.
+
+    An entry names a test by its node id, a file, class or folder containing it
+    (``tests/test_i18n.py``, ``tests/i18n``), or an ``fnmatch`` pattern of node ids
+    (``tests/test_i18n.py::*``, ``*freeze*``).
+    """
+    for pattern in patterns:
+        parent = pattern.rstrip("/")
+        if (
+            nodeid == pattern
+            or nodeid.startswith((f"{parent}::", f"{parent}/"))
+            or fnmatch.fnmatchcase(nodeid, pattern)
+        ):
+            return pattern
+    return None
+
+
+class _Paused:
+    """What a recorder's ``active`` flag holds while a kept-out test runs.
+
+    The recording wrapper asks ``if not recorder.active`` once per call and then
+    calls the target unrecorded; this answers "not active" and counts the asks,
+    which is the number of calls the test made.
+    """
+
+    __slots__ = ("calls",)
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def __bool__(self) -> bool:
+        self.calls += 1
+        return False
+
+
+class _SpoolLine(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """One process's recording of one target, as appended to the spool."""
+
+    part: msgspec.Raw
+    """The :class:`~lockstep.oracles.ledger.recorder.RecordingPart` (decoded by the controller)."""
+    first_test: dict[str, str] = {}
+    """Row id -> node id of the test during which this process first produced it."""
+    skipped: dict[str, int] = {}
+    """Node id of each kept-out test -> calls of the target it made (unrecorded)."""
+    matched: list[str] = []
+    """``record_exclude`` entries that named at least one test of this process."""
+    starts: list[int] = []
+    tests: list[str] = []
+    """A part whose rows were spilled to disk (:mod:`lockstep.oracles.ledger.spool`) has no
+    ``first_test`` map as large as its rows: its process's call count at each test's start
+    and the tests, so the controller names the tests of the rows it refuses."""
+
+
+@dataclass
+class _Target:
+    spec: LedgerSpec
+    spool: Path
+    wrapped: Wrapped | None = None
+    starts: list[int] = field(default_factory=list)
+    """The recorder's call count when each recorded test started (ascending)."""
+    tests: list[str] = field(default_factory=list)
+    """The node id of each recorded test, parallel to :attr:`starts`."""
+    skipped: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def recorder(self) -> TargetRecorder:
+        assert self.wrapped is not None
+        return self.wrapped.recorder
+
+    def first_tests(self, part: RecordingPart) -> dict[str, str]:
+        """Row id -> the test during which the row's first call was made."""
+        out: dict[str, str] = {}
+        starts, tests = self.starts, self.tests
+        for entry in part.entries:
+            test = _test_of(starts, tests, entry.first_call)
+            if test:
+                out[entry.row.id] = test
+        for refused in part.refused:
+            # the test to look at is the one in which the input first behaved differently
+            calls = refused.first_calls[1:] or refused.first_calls
+            test = _test_of(starts, tests, calls[0]) if calls else ""
+            if test:
+                out[refused.id] = test
+        return out
+
+
+@dataclass
+class _Outcome:
+    """What the controller wrote for one target, with what the summary adds to the report."""
+
+    report: RecordReport
+    unseen_kept: int = 0
+    skipped: dict[str, int] = field(default_factory=dict)
+    refused_by_test: dict[str, list[str]] = field(default_factory=dict)
+
+
+_INCOMPLETE_RUN: Final = MappingProxyType(
+    {
+        int(pytest.ExitCode.INTERRUPTED): "interrupted",
+        int(pytest.ExitCode.INTERNAL_ERROR): "pytest internal error",
+        int(pytest.ExitCode.USAGE_ERROR): "usage error",
+        int(pytest.ExitCode.NO_TESTS_COLLECTED): "no tests collected",
+    }
+)
+
+
+@dataclass(eq=False)  # registered as a pytest plugin: must stay hashable
+class LedgerRecording:
+    """The plugin object for one run: wraps at configure, writes at session end."""
+
+    project: Project
+    options: RecordOptions
+    run_id: str
+    controller: bool
+    targets: list[_Target]
+    installation: Installation
+    outcomes: list[_Outcome] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+    """Node ids of the tests (or collectors) that failed or errored, in report order."""
+    refusal: str = ""
+    matched: set[str] = field(default_factory=set)
+    first_tests: dict[str, dict[str, str]] = field(default_factory=dict)
+    """Ledger name -> row id -> node id of a test that first produced the row (for a
+    recording spilled to disk, only the refused rows: the map would be as large as the
+    ledger)."""
+
+    @property
+    def reports(self) -> list[RecordReport]:
+        return [o.report for o in self.outcomes]
+
+    def install(self) -> None:
+        stem = self.project.config.lockstep.stem_length
+        try:
+            project_codec.apply(self.project, *(t.spec.target for t in self.targets))
+            for target in self.targets:
+                target.wrapped = self.installation.wrap(
+                    target.spec.target,
+                    self.project.root,
+                    where=self.project.where(target.spec, "target"),
+                    stem_length=stem,
+                )
+                # its part is taken once, at the session's end: a large run stays flat
+                target.wrapped.recorder.spill = True
+            self.installation.watch_context()
+        except LockstepError as e:
+            self.installation.undo()
+            raise pytest.UsageError(f"lockstep: {e}") from None
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        """xdist controller: tell each worker which spool this run appends to."""
+        node.workerinput[RUN_KEY] = self.run_id
+
+    # -- test by test ---------------------------------------------------------------
+
+    def _kept_out(self, item: pytest.Item) -> bool:
+        if item.get_closest_marker(SKIP_MARKER) is not None:
+            return True
+        pattern = excluded_by(item.nodeid, self.project.config.lockstep.record_exclude)
+        if pattern is None:
+            return False
+        self.matched.add(pattern)
+        return True
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> Any:
+        """Note where each test's calls start; pause the recorders around a kept-out test."""
+        if not self._kept_out(item):
+            for target in self.targets:
+                target.starts.append(target.recorder.calls)
+                target.tests.append(item.nodeid)
+            return (yield)
+        paused = [(target, _Paused()) for target in self.targets]
+        for target, window in paused:
+            # the wrapper only tests the flag's truth: _Paused is false and counts the calls
+            target.recorder.active = cast(bool, window)
+        try:
+            return (yield)
+        finally:
+            for target, window in paused:
+                target.recorder.active = True
+                target.skipped[item.nodeid] = target.skipped.get(item.nodeid, 0) + window.calls
+
+    def _note_failure(self, nodeid: str) -> None:
+        if self.controller and nodeid not in self.failed:
+            self.failed.append(nodeid)
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.failed:  # under xdist the controller gets every worker's reports
+            self._note_failure(report.nodeid)
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:
+            self._note_failure(report.nodeid or "collection")
+
+    # -- the end ----------------------------------------------------------------------
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        self.installation.undo()
+        for target in self.targets:
+            part = target.recorder.part()
+            line = _SpoolLine(
+                part=msgspec.Raw(msgspec.json.encode(part)),
+                first_test=target.first_tests(part),
+                skipped=target.skipped,
+                matched=sorted(self.matched),
+                starts=target.starts if part.runs else [],
+                tests=target.tests if part.runs else [],
+            )
+            JsonlAppender(target.spool).append(msgspec.json.encode(line))
+        if not self.controller:
+            return
+        if exitstatus in _INCOMPLETE_RUN:
+            self.refusal = (
+                f"lockstep: nothing recorded: the run did not complete "
+                f"({_INCOMPLETE_RUN[exitstatus]}); rows from a partial run would trim or miss cases"
+            )
+            for target in self.targets:
+                _discard_spool(target.spool)
+            return
+        if self.failed and not self.options.allow_failures:
+            self.refusal = (
+                f"lockstep: nothing recorded: {len(self.failed)} test(s) failed or errored "
+                f"({_shown(self.failed, FAILED_SHOWN)}); rows from a failing run are suspect: "
+                f"fix or deselect them, or pass {self.options.allow_failures_flag}"
+            )
+            for target in self.targets:
+                _discard_spool(target.spool)
+            return
+        for target in self.targets:
+            self._write(target)
+
+    def _write(self, target: _Target) -> None:
+        from lockstep.oracles.ledger import kind as ledger_oracle
+        from lockstep.oracles.ledger.merging import merge_parts
+        from lockstep.oracles.ledger.recorder import RecordingPart
+
+        assert target.wrapped is not None
+        parts: list[RecordingPart] = []
+        try:
+            lines = [line for _, line in iter_jsonl(target.spool, _SpoolLine)]
+            parts = [msgspec.json.decode(line.part, type=RecordingPart) for line in lines]
+            recording = merge_parts(target.spec.target, parts, remove_runs=False)
+            tests_of = _tests_of(lines)
+            skipped: dict[str, int] = {}
+            for line in lines:
+                self.matched.update(line.matched)
+                for nodeid, calls in line.skipped.items():
+                    skipped[nodeid] = skipped.get(nodeid, 0) + calls
+            if self.options.mode is RecordMode.FORCE:
+                report, unseen = self._force(target, recording, target.wrapped.signature)
+            else:
+                report = ledger_oracle.write_recording(
+                    self.project,
+                    target.spec,
+                    self.options.mode,
+                    recording,
+                    target.wrapped.signature,
+                )
+                unseen = sum(1 for rid in report.unchanged if rid not in recording.rows)
+            _add_spilled_tests(tests_of, lines, parts, _refused_ids(report))
+            self.first_tests[target.spec.name] = {rid: nodes[0] for rid, nodes in tests_of.items()}
+            self.outcomes.append(_Outcome(report, unseen, skipped, _name_refused(report, tests_of)))
+        except LockstepError as e:
+            self.errors.append(str(e))
+        except msgspec.DecodeError as e:  # a part this version of lockstep did not write
+            self.errors.append(f"{target.spool.name}: {e}")
+        finally:
+            from lockstep.oracles.ledger.spool import remove_run
+
+            _remove_spool(target.spool)
+            for part in parts:
+                for run in part.runs:
+                    remove_run(run)
+
+    def _force(
+        self, target: _Target, recording: Recording, signature: list[Param]
+    ) -> tuple[RecordReport, int]:
+        """Re-record the rows this run saw; keep the ledger's other rows as they are.
+
+        The kept rows go through the same writer as the fresh ones (verified when they
+        were recorded, they are not replayed again).
+        They can only be kept under the contract they were recorded with: when the
+        ledger names another function, signature or stem length, or cannot be read,
+        ``force`` replaces it whole and says why its other rows are gone.
+        """
+        from lockstep.oracles.ledger import kind as ledger_oracle
+
+        old, why_not = self._keepable(target.spec, recording.fn, signature)
+        refused = {r.id for r in recording.refused}
+        unseen = {
+            rid: row for rid, row in old.items() if rid not in recording.rows and rid not in refused
+        }
+        report = ledger_oracle.write_recording(
+            self.project, target.spec, RecordMode.FORCE, recording, signature, keep=unseen
+        )
+        if why_not:
+            if report.trimmed:
+                report.notes.append(
+                    f"force replaced the whole ledger ({why_not}): the rows this run did not "
+                    "see could not be kept and are listed as trimmed"
+                )
+            return report, 0
+        if report.trimmed:  # every unseen row was passed on: what is gone was refused
+            report.notes.append(
+                f"dropped the recorded row of {len(report.trimmed)} input(s) refused now: "
+                f"{_shown(report.trimmed)}"
+            )
+            report.trimmed = []
+        kept = sum(1 for rid in report.unchanged if rid in unseen)
+        if kept:
+            report.notes.append(
+                f"kept {kept} row(s) this run did not see; {self.options.trim_flag} drops them"
+            )
+        return report, kept
+
+    def _keepable(
+        self, spec: LedgerSpec, fn: str, signature: list[Param]
+    ) -> tuple[dict[str, LedgerRow], str]:
+        """The ledger's rows, or why they cannot be kept under this recording's contract."""
+        from lockstep.oracles.ledger import kind as ledger_oracle
+        from lockstep.oracles.ledger.file import iter_rows, read_header
+
+        path = ledger_oracle.KIND.oracle_path(self.project, spec)
+        try:
+            header = read_header(path)
+            if header.fn != fn:
+                return {}, f"it was recorded for {header.fn!r}"
+            if header.signature != signature:
+                return {}, "it was recorded against another signature"
+            if header.stem_length != self.project.config.lockstep.stem_length:
+                return {}, f"it was recorded with stem_length {header.stem_length}"
+            return {row.id: row for _, row in iter_rows(path, header)}, ""
+        except DataError as e:
+            return {}, f"it could not be read: {e}"
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if not self.controller:
+            return
+        from lockstep.report.terminal import record_text
+
+        terminalreporter.section("lockstep ledger recording")
+        if self.refusal:
+            terminalreporter.write_line(self.refusal, red=True)
+            return
+        if self.failed:
+            terminalreporter.write_line(
+                f"lockstep: written although {len(self.failed)} test(s) failed or errored "
+                f"({_shown(self.failed, FAILED_SHOWN)}; {self.options.allow_failures_flag})",
+                yellow=True,
+            )
+        for outcome in self.outcomes:
+            for line in record_text(outcome.report, self.project.root).plain.splitlines():
+                terminalreporter.write_line(line)
+            for line in _summary_lines(outcome):
+                terminalreporter.write_line(line)
+        unmatched = [
+            p for p in self.project.config.lockstep.record_exclude if p not in self.matched
+        ]
+        if unmatched and self.outcomes:
+            terminalreporter.write_line(
+                f"  note: record_exclude entries that named no test of this run: {_shown(unmatched)}"
+            )
+        for error in self.errors:
+            terminalreporter.write_line(f"lockstep: error: {error}", red=True)
+
+
+def _discard_spool(spool: Path) -> None:
+    """Remove the spool unread, and the scratch files its parts name (best effort: a
+    line this version cannot read names none it knows of)."""
+    from lockstep.oracles.ledger.spool import remove_run
+
+    try:
+        for _, line in iter_jsonl(spool, _SpoolLine):
+            for run in msgspec.json.decode(line.part, type=_PartRuns).runs:
+                remove_run(run)
+    except (LockstepError, msgspec.DecodeError, OSError):
+        pass
+    _remove_spool(spool)
+
+
+class _PartRuns(msgspec.Struct):
+    """Just the scratch files of a recording part (its other fields are ignored)."""
+
+    runs: list[str] = []
+
+
+def _remove_spool(spool: Path) -> None:
+    spool.unlink(missing_ok=True)
+    Path(lock_for(spool).lock_file).unlink(missing_ok=True)
+
+
+def _tests_of(lines: Iterable[_SpoolLine]) -> dict[str, list[str]]:
+    """Row id -> the tests that first produced it, one per process, in spool order."""
+    out: dict[str, list[str]] = {}
+    for line in lines:
+        for rid, nodeid in line.first_test.items():
+            nodes = out.setdefault(rid, [])
+            if nodeid not in nodes:
+                nodes.append(nodeid)
+    return out
+
+
+def _test_of(starts: Sequence[int], tests: Sequence[str], call: int) -> str:
+    """The test that made call number ``call``: the last one that started with fewer
+    calls made ("" for a call before the first test, in a fixture at collection)."""
+    i = bisect.bisect_left(starts, call) - 1
+    return tests[i] if i >= 0 else ""
+
+
+def _refused_ids(report: RecordReport) -> set[str]:
+    return {r.case_id for r in report.refused}
+
+
+def _add_spilled_tests(
+    tests_of: dict[str, list[str]],
+    lines: Sequence[_SpoolLine],
+    parts: Sequence[RecordingPart],
+    ids: set[str],
+) -> None:
+    """Name the tests of rows ``ids`` that processes spilled to disk: read their runs
+    once more (only when something was refused).  As :meth:`_Target.first_tests` does,
+    the test is the one of the input's first call, or of the first call that gave
+    another outcome where the process saw two."""
+    from lockstep.oracles.ledger.spool import read_run
+
+    if not ids:
+        return
+    for line, part in zip(lines, parts, strict=True):
+        first: dict[str, tuple[int, bytes]] = {}
+        other: dict[str, int] = {}
+        for run in part.runs:  # runs in the order written: calls only grow from one to the next
+            for rid, _, call, outcome, _ in read_run(run, 0, remove=False):
+                if rid not in ids:
+                    continue
+                seen = first.get(rid)
+                if seen is None:
+                    first[rid] = (call, outcome)
+                elif outcome != seen[1] and rid not in other:
+                    other[rid] = call
+        for rid, (first_call, _) in sorted(first.items()):
+            test = _test_of(line.starts, line.tests, other.get(rid, first_call))
+            if test:
+                nodes = tests_of.setdefault(rid, [])
+                if test not in nodes:
+                    nodes.append(test)
+
+
+def _name_refused(report: RecordReport, tests_of: dict[str, list[str]]) -> dict[str, list[str]]:
+    """Add its test(s) to each refused row of ``report``; return the row ids by test."""
+    by_test: dict[str, list[str]] = {}
+    for i, refusal in enumerate(report.refused):
+        nodes = tests_of.get(refusal.case_id)
+        if nodes:
+            report.refused[i] = dataclasses.replace(refusal, tests=tuple(nodes))
+            for nodeid in nodes:
+                by_test.setdefault(nodeid, []).append(refusal.case_id)
+    return by_test
+
+
+def _summary_lines(outcome: _Outcome) -> list[str]:
+    report = outcome.report
+    skipped_calls = sum(outcome.skipped.values())
+    kept = f"kept {len(report.unchanged)}"
+    if outcome.unseen_kept:
+        kept += f" ({outcome.unseen_kept} not seen by this run)"
+    counts = (
+        f"  counts: added {len(report.added)}, replaced {len(report.replaced)}, {kept}, "
+        f"trimmed {len(report.trimmed)}, refused {len(report.refused)}"
+    )
+    if outcome.skipped:
+        counts += f", left out {skipped_calls} call(s) of {len(outcome.skipped)} excluded test(s)"
+    lines = [counts]
+    causes = {r.case_id: r.cause for r in report.refused}
+    for nodeid, rids in outcome.refused_by_test.items():
+        by_cause: dict[str, list[str]] = {}
+        for rid in rids:
+            by_cause.setdefault(causes.get(rid, ""), []).append(rid)
+        for cause, ids in by_cause.items():
+            because = f" (cause: {cause})" if cause else ""
+            lines.append(f"  refused {len(ids)} row(s) from {nodeid}{because}: {_shown(ids)}")
+    if outcome.skipped:
+        per_test = [f"{nodeid} ({calls})" for nodeid, calls in outcome.skipped.items()]
+        lines.append(
+            f"  skipped calls ({SKIP_MARKER} or record_exclude), by test: {_shown(per_test)}"
+        )
+    return lines
+
+
+def _spec_for(project: Project, wanted: str, flag: str) -> LedgerSpec:
+    for spec in project.config.ledger:
+        if wanted in (spec.name, spec.target):
+            return spec
+    known = ", ".join(s.name for s in project.config.ledger) or "none configured"
+    raise pytest.UsageError(
+        f"lockstep: {flag}={wanted}: no [[ledger]] in {project.config_name} has that "
+        f"name or target (known: {known}); add one with name and target"
+    )
+
+
+@dataclass(frozen=True)
+class RecordOptions:
+    """What the run asked for, and the command-line options it was asked with (the pytest
+    layer defines them; messages here name them)."""
+
+    wanted: list[str]
+    """``--lockstep-record`` values: ledger names or targets."""
+    mode: RecordMode
+    allow_failures: bool
+    record_flag: str
+    trim_flag: str
+    mode_error: Callable[[str, str], str]
+    """The record command's mode message (``--new-only``, ``--trim``) in pytest's spellings."""
+    allow_failures_flag: str
+
+
+def start(config: pytest.Config, options: RecordOptions) -> None:
+    """Wrap the requested targets for this run (controller, plain run or xdist worker)."""
+    from lockstep.oracles.ledger import kind as ledger_oracle
+    from lockstep.oracles.ledger.wrapping import Installation
+
+    project = project_for(config)
+    mode = options.mode
+    workerinput: dict[str, Any] | None = getattr(config, "workerinput", None)
+    controller = workerinput is None
+    run_id = uuid.uuid4().hex[:12] if workerinput is None else str(workerinput.get(RUN_KEY, ""))
+    if not run_id:
+        return  # a worker of a controller that does not record
+    specs: list[LedgerSpec] = []
+    for name in options.wanted:
+        spec = _spec_for(project, name, options.record_flag)
+        if spec not in specs:
+            specs.append(spec)
+    if controller:
+        for spec in specs:
+            try:
+                ledger_oracle.check_mode(project, spec, mode)
+            except LockstepError as e:
+                message = options.mode_error(str(e), spec.name)
+                raise pytest.UsageError(f"lockstep: {message}") from None
+    targets = [
+        _Target(
+            spec,
+            project.oracle_dir / f".{spec.name}{ledger_oracle.KIND.suffix}.{run_id}.spool",
+        )
+        for spec in specs
+    ]
+    plugin = LedgerRecording(project, options, run_id, controller, targets, Installation())
+    plugin.install()
+    config.pluginmanager.register(plugin, "lockstep-ledger-recording")
+
+
+__all__ = ["SKIP_MARKER", "LedgerRecording", "RecordOptions", "excluded_by", "start"]

@@ -1,0 +1,233 @@
+"""Wrapping a target in place so its calls are recorded: functions, methods, async.
+
+:class:`Installation` wraps ``pkg.mod:qualname`` targets for a while (a pytest run, a
+driver script), including references other modules took with ``from pkg.mod import
+func`` before the wrap, and undoes it; the wrappers hand each call to a
+:class:`~.recorder.TargetRecorder` and return or raise exactly what the target did.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import inspect
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from lockstep import canon
+from lockstep.canon.codec import allow_callables_from
+from lockstep.errors import TargetError
+from lockstep.oracles.ledger.format import (
+    SELF_FROZEN,
+    Param,
+    signature_of,
+)
+from lockstep.oracles.ledger.recorder import TargetRecorder, _Materialized, _Seen
+from lockstep.targets import root_on_path, split_target
+
+
+def _wrap_coroutine_function(
+    func: Callable[..., Any], rec: TargetRecorder, *, skip_first: bool
+) -> Any:
+    """:func:`_wrap_function` for an ``async def``: records around the awaited call."""
+    before = rec.before
+    returned = rec.returned
+    raised = rec.raised
+
+    @functools.wraps(func)
+    async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
+        if not rec.active:
+            return await func(*args, **kwargs)
+        pending = before(args[1:] if skip_first else args, kwargs)
+        if type(pending) is _Materialized:
+            args, kwargs = pending.call(args, skip_first)
+            if not pending.recorded:
+                pending = None
+        try:
+            result = await func(*args, **kwargs)
+        except Exception as exc:
+            raised(pending, exc)
+            raise
+        returned(pending, result)
+        return result
+
+    async_wrapper.__lockstep_wrapped__ = func  # type: ignore[attr-defined]
+    return async_wrapper
+
+
+def _wrap_function(func: Callable[..., Any], rec: TargetRecorder, *, skip_first: bool) -> Any:
+    """A wrapper that records around ``func`` and is otherwise ``func``."""
+    if inspect.iscoroutinefunction(func):
+        return _wrap_coroutine_function(func, rec, skip_first=skip_first)
+    before = rec.before
+    returned = rec.returned
+    raised = rec.raised
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if not rec.active:
+            return func(*args, **kwargs)
+        pending = before(args[1:] if skip_first else args, kwargs)
+        if type(pending) is _Materialized:  # iterator arguments, consumed: fresh ones
+            args, kwargs = pending.call(args, skip_first)
+            if not pending.recorded:
+                pending = None
+        try:
+            result = func(*args, **kwargs)
+        except Exception as exc:
+            raised(pending, exc)
+            raise
+        # returned()'s first test, inlined: a repeated input giving its recorded scalar back.
+        if (
+            type(pending) is _Seen
+            and type(result) in SELF_FROZEN
+            and pending.ok
+            and type(pending.result) is type(result)
+            and pending.result == result
+            and pending.mutated is None
+        ):
+            return result
+        returned(pending, result)
+        return result
+
+    wrapper.__lockstep_wrapped__ = func  # type: ignore[attr-defined]
+    return wrapper
+
+
+def _wrap_member(raw: Any, rec: TargetRecorder, *, where: str) -> tuple[Any, list[Param]]:
+    """Wrap a function or a class member as found in ``__dict__``; also return its signature."""
+    if isinstance(raw, staticmethod):
+        inner = raw.__func__
+        return staticmethod(_wrap_function(inner, rec, skip_first=False)), signature_of(inner)
+    if isinstance(raw, classmethod):
+        inner = raw.__func__
+        return (
+            classmethod(_wrap_function(inner, rec, skip_first=True)),
+            signature_of(inner, drop_first=True),
+        )
+    if isinstance(raw, property) and raw.fget is not None:
+        getter = _wrap_function(raw.fget, rec, skip_first=False)
+        return raw.getter(getter), signature_of(raw.fget)
+    if isinstance(raw, type):
+        raise TargetError(f"{where}: is a class; name the method to record (Class.method)")
+    if not callable(raw):
+        raise TargetError(f"{where}: is a {type(raw).__name__}, not a callable")
+    return _wrap_function(raw, rec, skip_first=False), signature_of(raw)
+
+
+@dataclass
+class _Patch:
+    owner: Any
+    attr: str
+    original: Any
+    owned: bool
+
+
+@dataclass
+class Wrapped:
+    """One installed target: its recorder and its signature at install time."""
+
+    target: str
+    recorder: TargetRecorder
+    signature: list[Param]
+
+
+class Installation:
+    """Targets wrapped in place; :meth:`undo` puts every original back.
+
+    Module-level functions are also replaced wherever another already-imported
+    module bound them by name (``from pkg.mod import func``, with or without
+    ``as``), because that is how most legacy callers reach them.
+    """
+
+    def __init__(self) -> None:
+        self._patches: list[_Patch] = []
+        self.wrapped: list[Wrapped] = []
+
+    def wrap(
+        self,
+        target: str,
+        root: Path,
+        *,
+        where: str,
+        stem_length: int = canon.DEFAULT_STEM,
+    ) -> Wrapped:
+        """Wrap ``pkg.mod:qualname``; errors name ``where`` and what failed."""
+        module_name, qualname = split_target(target, where=where)
+        with root_on_path(root):
+            try:
+                module = __import__(module_name, fromlist=["_"])
+            except Exception as e:
+                raise TargetError(
+                    f"{where}: cannot import module {module_name!r}: {type(e).__name__}: {e}"
+                ) from None
+        owner: Any = module
+        parts = qualname.split(".")
+        try:
+            for part in parts[:-1]:
+                owner = getattr(owner, part)
+            raw = inspect.getattr_static(owner, parts[-1])
+        except AttributeError:
+            raise TargetError(
+                f"{where}: module {module_name!r} has no attribute {qualname!r}"
+            ) from None
+        rec = TargetRecorder(target, stem_length=stem_length)
+        allow_callables_from(module_name)  # its callbacks freeze by name (canon: $fn)
+        replacement, signature = _wrap_member(raw, rec, where=f"{where}: {target!r}")
+        attr = parts[-1]
+        owned = attr in vars(owner)
+        self._patches.append(_Patch(owner, attr, raw, owned))
+        setattr(owner, attr, replacement)
+        if owner is module:
+            self._rebind_imports(raw, replacement, module)
+        elif isinstance(owner, type):
+            self._rebind_aliases(owner, attr, raw, replacement)
+        wrapped = Wrapped(target, rec, signature)
+        self.wrapped.append(wrapped)
+        return wrapped
+
+    def _rebind_aliases(self, owner: type[Any], attr: str, original: Any, replacement: Any) -> None:
+        """Other names of the same member in its class (``__radd__ = __add__``): a call
+        through the alias is a call of the target."""
+        for name, value in list(vars(owner).items()):
+            if name != attr and value is original:
+                self._patches.append(_Patch(owner, name, original, True))
+                setattr(owner, name, replacement)
+
+    def _rebind_imports(self, original: Any, replacement: Any, home: Any) -> None:
+        for mod in list(sys.modules.values()):
+            if mod is None or mod is home:
+                continue
+            namespace = getattr(mod, "__dict__", None)
+            if not isinstance(namespace, dict):
+                continue
+            for name, value in list(namespace.items()):
+                if value is original:
+                    self._patches.append(_Patch(mod, name, original, True))
+                    namespace[name] = replacement
+
+    def watch_context(self) -> None:
+        """From now on, note for each new row what differs from the process as it is now
+        (a patched collaborator, a changed registry, a frozen clock, a switched locale):
+        the likely cause should the row not reproduce.  Call it once every target is wrapped."""
+        from lockstep.oracles.ledger.context import ContextWatch
+
+        watch = ContextWatch([w.target for w in self.wrapped])
+        for wrapped in self.wrapped:
+            wrapped.recorder.context = watch
+
+    def undo(self) -> None:
+        """Restore every original binding (newest first); recorders stop recording."""
+        for wrapped in self.wrapped:
+            wrapped.recorder.active = False
+            wrapped.recorder.context = None
+        for patch in reversed(self._patches):
+            if patch.owned:
+                setattr(patch.owner, patch.attr, patch.original)
+            else:
+                with contextlib.suppress(AttributeError):
+                    delattr(patch.owner, patch.attr)
+        self._patches.clear()
