@@ -175,6 +175,86 @@ def bench_distinct() -> dict[str, float]:
     return figures
 
 
+# --------------------------------------------------------------------------- objects
+
+
+class Order:
+    """A 10-attribute object of the project's own class (argument and result)."""
+
+    def __init__(self, n: int) -> None:
+        self.number = n
+        self.customer = f"c{n % 97}"
+        self.lines = n % 5
+        self.total = n * 3
+        self.currency = "EUR"
+        self.paid = n % 2 == 0
+        self.note = None
+        self.region = "north" if n % 3 else "south"
+        self.discount = n % 7
+        self.tags = ("a", "b")
+
+
+def reprice(order: Order) -> Order:
+    out = Order(order.number)
+    out.total = order.total + 1
+    return out
+
+
+def _object_calls(fn: Callable[..., Any], orders: list[Order]) -> float:
+    began = time.process_time_ns()
+    for order in orders:
+        fn(order)
+    return (time.process_time_ns() - began) / len(orders)
+
+
+def naive_vars_json(fn: Callable[..., Any], sink: Any) -> Callable[..., Any]:
+    """The peer: a decorator that writes ``json.dumps`` of the objects' ``vars``."""
+
+    def wrapper(*args: Any) -> Any:
+        result = fn(*args)
+        sink.write(json.dumps([[vars(a) for a in args], vars(result)], default=list) + "\n")
+        return result
+
+    return wrapper
+
+
+def bench_objects() -> dict[str, float]:
+    """``record_io`` per call with an object argument and an object result (10 attributes):
+    inputs already seen (500 orders again and again), and every input new."""
+    from lockstep import canon
+
+    canon.allow_callables_from(Order.__module__)  # run as a script, Order is __main__'s own
+    samples: dict[str, list[float]] = {}
+    seen = [Order(i) for i in range(500)] * (CALLS // 500)
+    with tempfile.TemporaryDirectory() as tmp, open(Path(tmp) / "naive.jsonl", "w") as text:
+        repeated = record_io(reprice, ledger=Path(tmp) / "seen.ledger.jsonl")
+        _object_calls(repeated, seen[:500])
+        for r in range(ROUNDS):
+            new = [Order(i) for i in range(r * CALLS, (r + 1) * CALLS)]
+            fresh = record_io(reprice, ledger=Path(tmp) / f"new{r}.ledger.jsonl")
+            figures = {
+                "plain call": _object_calls(reprice, seen),
+                "record_io, objects already seen": _object_calls(repeated, seen),
+                "record_io, every object new": _object_calls(fresh, new),
+                "naive json.dumps(vars) decorator": _object_calls(
+                    naive_vars_json(reprice, text), seen
+                ),
+            }
+            for name, ns in figures.items():
+                samples.setdefault(name, []).append(ns)
+            fresh.lockstep_flush()
+            text.seek(0)
+            text.truncate()
+        repeated.lockstep_flush()
+    best = {name: min(values) for name, values in samples.items()}
+    plain = best["plain call"]
+    print(f"record_io per call, a 10-attribute object in and out (fastest of {ROUNDS} rounds)")
+    for name, ns in best.items():
+        added = "" if name == "plain call" else f"   added {(ns - plain) / 1000:6.2f} µs"
+        print(f"  {name:40s} {ns / 1000:6.2f} µs/call{added}")
+    return best
+
+
 # --------------------------------------------------------------------------- replay throughput
 
 TARGET_MODULE = """
@@ -440,6 +520,8 @@ def main() -> None:
         bench_overhead()
     if "distinct" in parts:
         bench_distinct()
+    if "objects" in parts:
+        bench_objects()
     if "replay" in parts:
         bench_replay()
     if "memory" in parts:

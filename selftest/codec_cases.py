@@ -18,6 +18,8 @@ from collections.abc import Callable
 from decimal import Decimal
 from typing import Any, NamedTuple
 
+from foreign_values import Opaque
+
 from lockstep import canon, register_encoder
 
 # --------------------------------------------------------------------------- example types
@@ -69,13 +71,6 @@ register_encoder(
     lambda v: Money(*v),
     name="selftest:Money",
 )
-
-
-class Opaque:
-    """An arbitrary object: no encoder, so the codec must refuse it."""
-
-    def __repr__(self) -> str:
-        return "Opaque()"
 
 
 class LegacyError(Exception):

@@ -81,8 +81,9 @@ def test_rows_from_a_test_suite_that_do_not_reproduce_are_refused(tmp_path: Path
     assert "known('temp')" in out and "recorded returned True" in out
     assert "verified 1 of 2 new case(s) in a fresh interpreter" in out
     replay = run_cli("replay", cwd=root)
-    assert replay.code == 0, replay.output
-    assert "green: 2 cases: 2 passed" in replay.stdout  # total([(10..)]) and known('base')
+    assert replay.code == 1, replay.output  # every label row was refused: nothing guards it
+    assert "label::(no rows)" in replay.stdout and "0 rows: no call was recorded" in replay.stdout
+    assert "2 passed" in replay.stdout  # total([(10..)]) and known('base')
 
 
 def test_a_driver_recording_refuses_set_order_and_writes_the_rest(tmp_path: Path) -> None:
@@ -103,7 +104,8 @@ def test_a_driver_recording_refuses_set_order_and_writes_the_rest(tmp_path: Path
     total = invoke_cli("record", "total", cwd=root)
     assert total.code == 0, total.output
     assert "verified 1 new case(s) in a fresh interpreter" in total.stdout
-    assert run_cli("replay", "total", "label", cwd=root).code == 0
+    assert run_cli("replay", "total", cwd=root).code == 0
+    assert run_cli("replay", "label", cwd=root).code == 1  # its only row was refused: 0 rows
 
 
 def test_a_corpus_render_that_iterates_a_set_is_refused(tmp_path: Path) -> None:
@@ -395,3 +397,34 @@ def test_record_io_rows_are_verified_before_the_process_writes_them(tmp_path: Pa
     )
     assert unguarded.returncode == 0, unguarded.stderr
     assert "rows written without verification: the script has no" in unguarded.stderr
+
+
+CACHED_SHOP = {
+    "fmt/__init__.py": "",
+    "fmt/stamp.py": (
+        "import datetime\nimport re\n\n_PATTERNS = {}\n\n\n"
+        "def stamp(pattern, text):\n"
+        "    if pattern not in _PATTERNS:\n        _PATTERNS[pattern] = re.compile(pattern)\n"
+        "    found = _PATTERNS[pattern].search(text)\n"
+        "    return f'{found and found.group(0)}@{datetime.datetime.now().year}'\n"
+    ),
+    "tests/test_stamp.py": (
+        "import datetime\n\nfrom fmt.stamp import stamp\n\n\n"
+        "class Frozen(datetime.datetime):\n    @classmethod\n    def now(cls, tz=None):\n"
+        "        return cls(2000, 1, 1)\n\n\n"
+        "def test_frozen():\n    real = datetime.datetime\n    datetime.datetime = Frozen\n"
+        "    try:\n        assert stamp('[0-9]+', 'a12') == '12@2000'\n"
+        "    finally:\n        datetime.datetime = real\n"
+    ),
+    "lockstep.toml": '[[ledger]]\nname = "stamp"\ntarget = "fmt.stamp:stamp"\n',
+}
+
+
+def test_a_cache_that_only_fills_up_is_not_named_as_the_cause(tmp_path: Path) -> None:
+    root = tmp_path / "proj"
+    write_files(root, CACHED_SHOP)
+    result = run_pytest("-q", "--lockstep-record=stamp", "tests", cwd=root)
+    assert result.code == 0, result.output
+    line = next(x for x in result.stdout.splitlines() if "refused 1 row(s) from" in x)
+    assert "(cause: frozen clock (datetime.datetime replaced))" in line, line
+    assert "_PATTERNS" not in result.stdout

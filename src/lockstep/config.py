@@ -100,6 +100,14 @@ class Settings(_Table, frozen=True):
     secrets: Literal["on", "off"] = "on"
     """Scan every value before it is written to an oracle file (see ``lockstep.secrets``);
     ``"off"`` is an explicit line the guard and the review count as an oracle change."""
+    freeze_classes: list[Annotated[str, msgspec.Meta(min_length=1)]] = []
+    """``fnmatch`` patterns of ``module.QualName`` (``"mypkg.*"``) whose objects freeze by
+    structure (class name plus state), beside the classes of the configured targets' own
+    packages, which always do."""
+    encoders: list[Annotated[str, msgspec.Meta(min_length=1)]] = []
+    """Modules (``tests.lockstep_encoders``) that call ``lockstep.register_encoder`` for classes
+    that do not freeze by structure; record, the verifying interpreter and replay all import
+    them before any value is frozen or thawed."""
 
 
 class CorpusSpec(_Table, frozen=True):

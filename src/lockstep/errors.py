@@ -63,5 +63,12 @@ class CanonError(LockstepError):
         self.reason = message
 
 
+class ThawError(CanonError):
+    """A recorded value is well formed, but rebuilding it ran the project's own code (an
+    object's ``__new__``/``__setstate__``, its ``__hash__``/``__eq__`` as a set member or a
+    dict key) and that code failed or behaved otherwise: today's code, not the file, is
+    what changed, so replay reports the case instead of a corrupt line."""
+
+
 class GitError(LockstepError):
     """The git repository is missing, shallow, or does not hold the revision asked for."""

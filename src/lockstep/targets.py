@@ -60,8 +60,11 @@ def resolve_object(spec: str, root: Path, *, where: str) -> Any:
 
 
 def resolve_callable(spec: str, root: Path, *, where: str) -> Callable[..., Any]:
-    """Like :func:`resolve_object`, and refuse what cannot be called."""
+    """Like :func:`resolve_object`, and refuse what cannot be called; a property stands for
+    its getter (``pkg.mod:Class.prop`` is called with the instance, as ``Class.prop.fget``)."""
     obj = resolve_object(spec, root, where=where)
+    if isinstance(obj, property) and obj.fget is not None:
+        return obj.fget
     if not callable(obj):
         raise TargetError(f"{where}: {spec!r} is a {type(obj).__name__}, not a callable")
     return obj  # type: ignore[no-any-return]

@@ -7,7 +7,7 @@ from typing import Any, Final
 
 from lockstep.canon._core import Unfreezable, _short
 from lockstep.canon.decoding import TAG_DECODERS, decode_items, list_payload, str_payload
-from lockstep.canon.registry import _TYPES_BY_NAME, _imported_object
+from lockstep.canon.registry import _OBJECT_PLANS, _TYPES_BY_NAME, _imported_object
 from lockstep.errors import CanonError
 
 # A module-level function or class passed as an argument (a ``key=``, a ``format=``
@@ -77,6 +77,7 @@ class IterItems:
 def allow_callables_from(*packages: str) -> None:
     """Let ``$fn`` name functions and classes of these top-level packages (and their modules)."""
     _CALLABLE_SCOPE.update(p.split(".")[0] for p in packages if p)
+    _OBJECT_PLANS.clear()  # their classes now freeze by structure too
 
 
 def _in_scope(name: str) -> bool:

@@ -21,7 +21,11 @@ A tag is a JSON object with exactly one key that starts with ``$``::
     {"$timedelta": [days, seconds, microseconds]}       {"$uuid": "..."}
     {"$path": [pathlib class name, str]}                {"$enum": ["mod:Qual", member]}
     {"$dataclass": ["mod:Qual", {field: value}]}        {"$namedtuple": ["mod:Qual", [...]]}
-    {"$ext": [registered name, value]}
+    {"$ext": [registered name, value]}                  {"$slice": [start, stop, step]}
+    {"$enum": ["mod:Qual", [member, ...]]}              (a Flag combination, by member names)
+    {"$obj": ["mod:Qual", {"base": ..., "new": [...], "state": ...}]}
+                          (an object of the project's own class: :mod:`lockstep.canon.objects`)
+    a ``$datetime``/``$time`` zone is null, a zoneinfo key, or a tzinfo ``$obj``
 
 Plain JSON objects are only ever produced for dicts whose keys are all strings
 not starting with ``$``, so a user's dict can never be mistaken for a tag.
@@ -114,6 +118,7 @@ from __future__ import annotations
 from typing import Final
 
 from lockstep.canon import callables as _callables  # noqa: F401 -- adds $fn and $iter
+from lockstep.canon import objects as _objects  # noqa: F401 -- adds $obj
 from lockstep.canon._core import JSON, MAX_DEPTH, MAX_INT_DIGITS, qualified_name
 from lockstep.canon.callables import IterItems, allow_callables_from
 from lockstep.canon.decoding import TAG_DECODERS, decode, loads, loads_json
@@ -132,6 +137,7 @@ from lockstep.canon.exceptions import (
     freeze_exception,
     message_stem,
 )
+from lockstep.canon.objects import allow_classes_matching, object_key
 from lockstep.canon.registry import (
     LEAF_ENCODERS,
     Extension,
@@ -155,6 +161,7 @@ __all__ = [
     "FrozenException",
     "IterItems",
     "allow_callables_from",
+    "allow_classes_matching",
     "canonical_json",
     "decode",
     "dumps",
@@ -167,6 +174,7 @@ __all__ = [
     "loads",
     "loads_json",
     "message_stem",
+    "object_key",
     "qualified_name",
     "register_encoder",
     "register_type",

@@ -11,9 +11,10 @@ from __future__ import annotations
 import base64
 import binascii
 import dataclasses
+import enum
 import functools
 import pathlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
@@ -31,8 +32,14 @@ from lockstep.canon._core import (
     _short,
     _TooDeep,
 )
-from lockstep.canon.registry import _EXT_BY_NAME, _KINDS, _TYPES_BY_NAME, _already_imported
-from lockstep.errors import CanonError
+from lockstep.canon.registry import (
+    _EXT_BY_NAME,
+    _KINDS,
+    _TYPES_BY_NAME,
+    _already_imported,
+    combine_flags,
+)
+from lockstep.errors import CanonError, ThawError
 
 if TYPE_CHECKING:
     import datetime as dt
@@ -139,11 +146,24 @@ def _dec_members(tag: str, payload: Any, path: str, depth: int) -> list[Any]:
     return [decode_at(m, f"{path}[<member>]", depth + 2) for m in items]
 
 
+_PLAIN_MEMBERS: Final = frozenset({str, int, float, bool, type(None), bytes, tuple, frozenset})
+"""Types whose ``__hash__``/``__eq__`` are Python's own: two such members that collide were
+written twice.  Any other member type brings its class's code to the comparison."""
+
+
+def _twice(tag: str, what: str, members: Iterable[Any], path: str) -> CanonError:
+    """A member (or key) appearing twice: a corrupt file, unless a member's class (the
+    project's code, which may have changed) decided that two members are one."""
+    if all(type(m) in _PLAIN_MEMBERS for m in members):
+        return CanonError(f"malformed {tag} value: {what} appears twice", path)
+    return ThawError(f"two recorded {tag} members are equal under today's code ({what})", path)
+
+
 def _dec_set(payload: Any, path: str, depth: int) -> set[Any]:
     members = _dec_members("$set", payload, path, depth)
     out = set(members)
     if len(out) != len(members):
-        raise CanonError("malformed $set value: a member appears twice", path)
+        raise _twice("$set", "a member", members, path)
     return out
 
 
@@ -151,7 +171,7 @@ def _dec_frozenset(payload: Any, path: str, depth: int) -> frozenset[Any]:
     members = _dec_members("$frozenset", payload, path, depth)
     out = frozenset(members)
     if len(out) != len(members):
-        raise CanonError("malformed $frozenset value: a member appears twice", path)
+        raise _twice("$frozenset", "a member", members, path)
     return out
 
 
@@ -161,7 +181,7 @@ def _dec_dict(payload: Any, path: str, depth: int) -> dict[Any, Any]:
         k, v = list_payload("$dict", pair, path, depth + 1, "[key, value] pairs")
         key = decode_at(k, path, depth + 3)
         if key in out:
-            raise CanonError(f"malformed $dict value: key {_key_text(key)} appears twice", path)
+            raise _twice("$dict", f"key {_key_text(key)}", [key, *out], path)
         out[key] = decode_at(v, f"{path}{_key_segment(key)}", depth + 3)
     return out
 
@@ -173,9 +193,17 @@ def _zone_keys() -> frozenset[str]:
     return frozenset(zoneinfo.available_timezones())
 
 
-def _dec_tz(key: Any, path: str) -> dt.tzinfo | None:
+def _dec_tz(key: Any, path: str, depth: int) -> dt.tzinfo | None:
+    """A zone: null, a ``zoneinfo`` key, or a tzinfo object (``$obj``, thawed by its rules)."""
     if key is None:
         return None
+    if type(key) is dict:
+        import datetime as dt
+
+        tz = decode_at(key, f"{path}.tzinfo", depth)
+        if not isinstance(tz, dt.tzinfo):
+            raise CanonError(f"a time zone must be a tzinfo, not {type(tz).__name__}", path)
+        return tz
     if type(key) is not str or key not in _zone_keys():
         raise CanonError(f"unknown time zone {key!r}", path)
     import zoneinfo
@@ -192,7 +220,7 @@ def _dec_clock(tag: str, payload: Any, path: str, depth: int) -> Any:
     import datetime as dt
 
     value = (dt.datetime if tag == "$datetime" else dt.time).fromisoformat(text)
-    tz = _dec_tz(zone, path)
+    tz = _dec_tz(zone, path, depth + 2)
     if tz is not None:
         value = value.replace(tzinfo=tz)
     if fold:
@@ -264,6 +292,12 @@ def _dec_path(payload: Any, path: str, depth: int) -> pathlib.PurePath:
 def _dec_enum(payload: Any, path: str, depth: int) -> Any:
     name, member = list_payload("$enum", payload, path, depth, "[type name, member]")
     cls = _resolve("$enum", str_payload("$enum", name, path), path)
+    if type(member) is list and issubclass(cls, enum.Flag):  # a combination, by member names
+        members: list[Any] = [cls.__members__.get(m) if type(m) is str else None for m in member]
+        values: list[Any] = [getattr(m, "value", None) for m in members]
+        if None in members or values != sorted(set(values)):
+            raise CanonError(f"malformed $enum value: {member!r} are not {name} flags", path)
+        return combine_flags(cls, members)
     found = cls.__members__.get(member) if type(member) is str else None
     if found is None:
         raise CanonError(f"{name} has no member {member!r}", path)
@@ -319,6 +353,11 @@ def _dec_ext(payload: Any, path: str, depth: int) -> Any:
         ) from None
 
 
+def _dec_slice(payload: Any, path: str, depth: int) -> slice:
+    parts = list_payload("$slice", payload, path, depth, "[start, stop, step]")
+    return slice(*decode_items(parts, path, depth + 2))
+
+
 TagDecoder: TypeAlias = Callable[[Any, str, int], Any]
 """Thaws one tag's payload, given the path for messages and the level the tag object sits at."""
 
@@ -342,6 +381,7 @@ TAG_DECODERS: Final[dict[str, TagDecoder]] = {
     "$dataclass": _dec_dataclass,
     "$namedtuple": _dec_namedtuple,
     "$ext": _dec_ext,
+    "$slice": _dec_slice,
 }
 """The decoder of each tag by its name: the one place a tag is looked up."""
 

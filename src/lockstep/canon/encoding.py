@@ -41,11 +41,19 @@ from lockstep.canon._core import (
     qualified_name,
 )
 from lockstep.canon.callables import _CALLABLE_TYPES, IterItems, _callable_name
-from lockstep.canon.registry import _EXT_BY_TYPE, LEAF_ENCODERS, Extension, _is_namedtuple_class
+from lockstep.canon.objects import freeze_object, freeze_tzinfo, freezes_by_structure, object_plan
+from lockstep.canon.registry import (
+    _EXT_BY_TYPE,
+    _OBJECT_PLANS,
+    LEAF_ENCODERS,
+    Extension,
+    _is_namedtuple_class,
+    combine_flags,
+)
 from lockstep.errors import CanonError
 
 if TYPE_CHECKING:
-    import datetime as dt
+    pass
 
 # datetime, uuid and zoneinfo are imported where a value of theirs is frozen or thawed (the
 # rare paths below), not here: a replay whose renders return plain JSON, the usual case,
@@ -63,6 +71,16 @@ def _enum_name(v: enum.Enum) -> str | None:
     if type(name) is str and type(v).__members__.get(name) is v:
         return name
     return None
+
+
+def _flag_names(v: enum.Flag, t: type[Any]) -> list[JSON]:
+    """The member names a Flag combination is made of, by value; refused when they do not
+    make it up again (bits no member names)."""
+    members = sorted(v, key=lambda m: m.value)
+    names: list[JSON] = [m.name for m in members]
+    if combine_flags(t, members) != v or any(_enum_name(m) is None for m in members):
+        raise Unfreezable(f"{v!r} holds bits no member of {qualified_name(t)} names")
+    return names
 
 
 FallbackEncoder: TypeAlias = "Callable[[Encoder, Any, int], JSON | None]"
@@ -141,6 +159,9 @@ class Encoder:
         """Types outside the hot path: user classes, the standard library, builtin subclasses."""
         if isinstance(v, enum.Enum):
             name = _enum_name(v)
+            if name is None and isinstance(v, enum.Flag):
+                check_level(depth + 2)
+                return {"$enum": [qualified_name(t), _flag_names(v, t)]}
             if name is None:
                 raise Unfreezable(
                     f"{v!r} is not a member of {t.__module__}.{t.__qualname__} (a Flag "
@@ -170,6 +191,8 @@ class Encoder:
         for ext in _EXT_BY_TYPE.values():
             if isinstance(v, ext.cls):
                 return self._ext(ext, v, depth)
+        if freezes_by_structure(t) and not isinstance(v, BaseException):
+            return freeze_object(self, v, t, depth)
         return self._builtin_subclass(v, t, depth)
 
     def _stdlib(self, v: Any, t: type[Any], depth: int) -> JSON | None:
@@ -179,19 +202,26 @@ class Encoder:
 
         if t is dt.datetime:
             check_level(depth + 1)
-            return {"$datetime": [v.isoformat(), _zone_key(v.tzinfo), v.fold]}
+            zone = freeze_tzinfo(self, v.tzinfo, depth + 2)
+            return {"$datetime": [v.isoformat(), zone, v.fold]}
         if t is dt.date:
             check_level(depth)
             return {"$date": v.isoformat()}
         if t is dt.time:
             check_level(depth + 1)
-            return {"$time": [v.isoformat(), _zone_key(v.tzinfo), v.fold]}
+            zone = freeze_tzinfo(self, v.tzinfo, depth + 2)
+            return {"$time": [v.isoformat(), zone, v.fold]}
         if t is dt.timedelta:
             check_level(depth + 1)
             return {"$timedelta": [v.days, v.seconds, v.microseconds]}
         if t is uuid.UUID:
             check_level(depth)
             return {"$uuid": str(v)}
+        if t is slice:
+            check_level(depth + 1)
+            return {
+                "$slice": [self.child(part, "", depth + 2) for part in (v.start, v.stop, v.step)]
+            }
         if t is complex:
             check_level(depth + 1)
             return {"$complex": [self.enc(v.real, depth + 2), self.enc(v.imag, depth + 2)]}
@@ -278,14 +308,6 @@ _STRICT = Encoder(loose=False)
 _LOOSE = Encoder(loose=True)
 
 
-def _zone_key(tz: dt.tzinfo | None) -> str | None:
-    import zoneinfo
-
-    if isinstance(tz, zoneinfo.ZoneInfo):
-        return tz.key
-    return None
-
-
 def _fast_encoder(slow: Encoder) -> Callable[[Any, int], JSON]:  # noqa: C901 -- see enc below
     """The hot path: the same encoding as ``slow`` without tracking where it is in the value.
 
@@ -304,6 +326,7 @@ def _fast_encoder(slow: Encoder) -> Callable[[Any, int], JSON]:  # noqa: C901 --
     sort_key = _encoder.encode
     rare = slow._rare
     limit = MAX_DEPTH
+    plans = _OBJECT_PLANS
 
     # One flat type dispatch, kept inline on purpose: this runs once per recorded argument,
     # and splitting it into helpers adds a call per value on the hot path.
@@ -365,6 +388,12 @@ def _fast_encoder(slow: Encoder) -> Callable[[Any, int], JSON]:  # noqa: C901 --
             d += 2
             members = sorted((enc(m, d) for m in v), key=sort_key)
             return {"$set" if t is set else "$frozenset": members}
+        plan = plans[t] if t in plans else object_plan(t)
+        if plan is not None:  # a plain object of the project's own class: its __dict__
+            if d + 2 > limit:
+                raise _TooDeep  # a cycle too: the slow path names it
+            state = v.__dict__
+            return {"$obj": [plan, {"state": enc(state, d + 3)} if state else {}]}
         return rare(v, t, d)
 
     return enc

@@ -35,6 +35,10 @@ _T = TypeVar("_T", bound=type[Any])
 _EXT_BY_TYPE: dict[type[Any], Extension] = {}
 _EXT_BY_NAME: dict[str, Extension] = {}
 _TYPES_BY_NAME: dict[str, type[Any]] = {}
+_OBJECT_PLANS: dict[type[Any], str | None] = {}
+"""Per type, the qualified name when its objects freeze as just ``__dict__`` (the common
+plain class, which the hot path encodes inline), else None (:mod:`~lockstep.canon.objects`);
+cleared whenever what may freeze by structure changes."""
 
 
 def register_encoder(
@@ -56,6 +60,7 @@ def register_encoder(
     ext = Extension(ext_name, cls, to_json, from_json)
     _EXT_BY_TYPE[cls] = ext
     _EXT_BY_NAME[ext_name] = ext
+    _OBJECT_PLANS.clear()
     LEAF_ENCODERS.pop(cls, None)
 
 
@@ -171,3 +176,11 @@ def _imported_object(name: str) -> Any:
         found = namespace.get(part)
         namespace = found.__dict__ if isinstance(found, type) else None
     return found
+
+
+def combine_flags(cls: Any, members: list[Any]) -> Any:
+    """``cls(0) | m1 | m2 ...``: a Flag combination made up again from its members."""
+    combined = cls(0)
+    for member in members:
+        combined |= member
+    return combined

@@ -234,9 +234,10 @@ def _moment(kind: str) -> Callable[[object], str]:
 
     def render(payload: object) -> str:
         iso, zone, fold = _list(payload, 3)
-        if not (zone is None or isinstance(zone, str)) or type(fold) is not int:
+        if not (zone is None or isinstance(zone, str | dict)) or type(fold) is not int:
             raise _Unreadable(payload)
-        parts = [repr(_str(iso))] + ([repr(zone)] if zone else []) + (["fold=1"] if fold else [])
+        shown = _render(zone) if isinstance(zone, dict) else repr(zone)
+        parts = [repr(_str(iso))] + ([shown] if zone else []) + (["fold=1"] if fold else [])
         return f"{kind}({', '.join(parts)})"
 
     return render
@@ -254,6 +255,10 @@ def _timedelta(payload: object) -> str:
 
 def _enum(payload: object) -> str:
     cls, member = _list(payload, 2)
+    if isinstance(member, list):  # a Flag combination
+        return (
+            " | ".join(f"{_class_name(cls)}.{_str(m)}" for m in member) or f"{_class_name(cls)}(0)"
+        )
     return f"{_class_name(cls)}.{_str(member)}"
 
 
@@ -273,6 +278,30 @@ def _dataclass(payload: object) -> str:
 def _namedtuple(payload: object) -> str:
     cls, items = _list(payload, 2)
     return f"{_class_name(cls)}({_items(_list(items))})"
+
+
+def _obj(payload: object) -> str:
+    """``Duration(months=1, tdelta=timedelta(days=2))``; a builtin base first:
+    ``Money(Decimal('1.50'))``; ``__new__`` arguments as ``__new__=[...]``."""
+    cls, body = _list(payload, 2)
+    if not isinstance(body, dict):
+        raise _Unreadable(body)
+    parts = [_render(body["base"])] if "base" in body else []
+    if "new" in body:
+        parts.append(f"__new__={_render(body['new'])}")
+    state = body.get("state")
+    if isinstance(state, dict) and "$tuple" in state:  # (__dict__, {slot: value})
+        halves = _list(state["$tuple"], 2)
+        attrs: dict[str, object] = {}
+        for half in halves:
+            if isinstance(half, dict):
+                attrs.update(half)
+        parts += [f"{k}={_render(v)}" for k, v in attrs.items()]
+    elif isinstance(state, dict) and not any(k.startswith("$") for k in state):
+        parts += [f"{k}={_render(v)}" for k, v in state.items()]
+    elif "state" in body:
+        parts.append(f"state={_render(state)}")
+    return f"{_class_name(cls)}({', '.join(parts)})"
 
 
 def _ext(payload: object) -> str:
@@ -302,4 +331,6 @@ _TAGS: Final[dict[str, Callable[[object], str]]] = {
     "$ext": _ext,
     "$fn": lambda p: _class_name(p),
     "$iter": lambda p: f"iter([{_items(_list(p))}])",
+    "$obj": _obj,
+    "$slice": lambda p: f"slice({_items(_list(p, 3))})",
 }

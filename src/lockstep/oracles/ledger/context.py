@@ -88,8 +88,33 @@ def _language_now() -> str:
         return ""
 
 
+SNAPSHOT_ITEMS: Final = 1000
+"""Largest container global whose items are kept at the start, to tell a cache that only
+filled up with computed objects (never the cause of a refusal by itself) from a registry
+a test edited."""
+
+
+_PLAIN: Final = (str, int, float, bool, bytes, type(None))
+
+
+def _plain(value: Any) -> bool:
+    return isinstance(value, _PLAIN) or (
+        type(value) is tuple and all(isinstance(v, _PLAIN) for v in value)
+    )
+
+
+def _plain_items(start: Any, now: Any) -> bool:
+    """Whether what a container gained is plain data (a word added to a registry, which
+    the row may well depend on) rather than computed objects (a cache of compiled regexes,
+    which only saves work and so is never the cause of a different outcome)."""
+    if type(now) is dict:
+        return all(_plain(k) and _plain(v) for k, v in now.items() if k not in start)
+    added = now[len(start) :] if type(now) is list else now - start
+    return all(_plain(v) for v in added)
+
+
 class _Watched:
-    __slots__ = ("key", "name", "namespace", "size", "value")
+    __slots__ = ("key", "name", "namespace", "size", "start", "value")
 
     def __init__(self, name: str, namespace: Any, value: Any) -> None:
         self.name = name
@@ -97,6 +122,19 @@ class _Watched:
         self.namespace = namespace
         self.value = value
         self.size = len(value) if type(value) in _CONTAINERS else -1
+        self.start: Any = value.copy() if 0 <= self.size <= SNAPSHOT_ITEMS else None
+
+    def only_grew(self, now: Any) -> bool:
+        """True when every item there at the start is still there, the same object (items
+        were only added, as a cache fills)."""
+        start = self.start
+        if start is None or len(now) < len(start):
+            return False
+        if type(start) is dict:
+            return all(now.get(k, _MISSING) is v for k, v in start.items())
+        if type(start) is list:
+            return all(a is b for a, b in zip(now, start, strict=False))
+        return bool(start <= now)
 
 
 class ContextWatch:
@@ -157,8 +195,13 @@ class ContextWatch:
         if language != self.language:
             causes.append(f"translation switched ({self.language or 'none'} -> {language})")
         causes.extend(self._environment())
-        causes.extend(self._globals())
+        changed, grown = self._globals()
+        causes.extend(changed)
         causes.extend(self._started_patches(causes))
+        if not causes and grown:  # only caches filled up: say so, without blaming them
+            causes.append(
+                f"no clear cause ({', '.join(grown[:2])} only gained items, as a cache does)"
+            )
         if len(causes) > MAX_CAUSES:
             causes[MAX_CAUSES:] = [f"{len(causes) - MAX_CAUSES} more"]
         return "; ".join(causes)
@@ -196,12 +239,17 @@ class ContextWatch:
         shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
         return [f"environment variable(s) changed: {shown}"]
 
-    def _globals(self) -> list[str]:
+    def _globals(self) -> tuple[list[str], list[str]]:
+        """The globals changed since the start (causes), and those that only grew."""
         out: list[str] = []
+        grown: list[str] = []
         for w in self.watched:
             now = w.namespace.get(w.key, _MISSING)
             if now is w.value:
                 if w.size >= 0 and len(now) != w.size:
+                    if w.only_grew(now) and not _plain_items(w.start, now):
+                        grown.append(w.name)
+                        continue
                     out.append(
                         f"module global {w.name} changed ({len(now)} items, {w.size} at the start)"
                     )
@@ -212,7 +260,7 @@ class ContextWatch:
                 out.append(f"module global {w.name} deleted")
             else:
                 out.append(f"module global {w.name} rebound")
-        return out
+        return out, grown
 
     def _started_patches(self, seen: list[str]) -> list[str]:
         """``patch(...).start()`` patches anywhere (context-manager patches are not listed

@@ -22,7 +22,7 @@ from collections.abc import Callable, Collection, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Final
 
-from lockstep import canon
+from lockstep import canon, project_codec
 from lockstep.config import LedgerSpec, Project
 from lockstep.errors import UsageError
 from lockstep.model import (
@@ -107,6 +107,7 @@ def _drive(
         _require_driver(project, spec)
     stem = project.config.lockstep.stem_length
     installation = Installation()
+    project_codec.apply(project, spec.target)
     try:
         wrapped = installation.wrap(
             spec.target, project.root, where=project.where(spec, "target"), stem_length=stem
@@ -252,7 +253,7 @@ def _prepare(project: Project, spec: LedgerSpec) -> tuple[Path, LedgerHeader, Ca
     check_header_target(path, header, spec)
     target = resolve_callable(spec.target, project.root, where=project.where(spec, "target"))
     check_signature(path, header, signature_of(target))
-    canon.allow_callables_from(spec.target.partition(":")[0])  # callbacks frozen by name
+    project_codec.apply(project, spec.target)  # its classes and callbacks thaw by name
     return path, header, target
 
 
@@ -283,6 +284,43 @@ def _event_loop() -> Any:
     import asyncio
 
     return asyncio.new_event_loop()
+
+
+NO_ROWS: Final = "(no rows)"
+"""The one case an empty ledger replays as: an ERROR, since nothing guards the target."""
+
+
+def _no_rows(project: Project, spec: LedgerSpec, path: Path) -> Outcome:
+    return Outcome(
+        spec.name,
+        NO_ROWS,
+        Status.ERROR,
+        note=f"{display_path(path, project.root)} holds 0 rows: no call was recorded, so "
+        "nothing guards the target; record it again while something calls "
+        f"{spec.target} (a driver, or 'pytest --lockstep-record={spec.name}')",
+    )
+
+
+def _not_replayable(
+    project: Project,
+    spec: LedgerSpec,
+    path: Path,
+    header: LedgerHeader,
+    selects: Callable[[str], bool] | None,
+) -> Iterator[Outcome] | None:
+    """The outcomes of a ledger whose rows cannot replay as they are (it holds none, or
+    they were frozen under another contract); None when they can."""
+    if header.rows == 0:
+        chosen = selects is None or selects(NO_ROWS)
+        return iter([_no_rows(project, spec, path)] if chosen else [])
+    stale = _stale(project, header)
+    if not stale:
+        return None
+    return (
+        stale_outcome(spec.name, row.id, stale, config_name=project.config_name)
+        for _, row in iter_rows(path, header)
+        if selects is None or selects(row.id)
+    )
 
 
 def _stale(project: Project, header: LedgerHeader) -> list[Mismatch]:
@@ -343,6 +381,9 @@ class LedgerKind(OracleKind[LedgerSpec]):
         path = self.oracle_path(project, spec)
         header = read_header(path)
         check_header_target(path, header, spec)
+        if header.rows == 0:
+            yield NO_ROWS
+            return
         for _, row in iter_rows(path, header):
             yield row.id
 
@@ -390,11 +431,9 @@ class LedgerKind(OracleKind[LedgerSpec]):
         """Replay every selected row against the current target, streaming, in file order."""
         path, header, target = _prepare(project, spec)
         selects = None if options.only is None and options.shard is None else options.selects
-        stale = _stale(project, header)
-        if stale:
-            for _, row in iter_rows(path, header):
-                if selects is None or selects(row.id):
-                    yield stale_outcome(spec.name, row.id, stale, config_name=project.config_name)
+        early = _not_replayable(project, spec, path, header, selects)
+        if early is not None:
+            yield from early
             return
         if options.jobs > 1:
             yield from _replay_parallel(project, spec, options)
@@ -435,6 +474,8 @@ class LedgerKind(OracleKind[LedgerSpec]):
 
         def run(case_id: str) -> Outcome:
             found = rows.get(case_id)
+            if found is None and case_id == NO_ROWS and not rows:
+                return _no_rows(project, spec, path)
             if found is None:
                 return Outcome(spec.name, case_id, Status.MISSING, note="no such row in the ledger")
             if stale:

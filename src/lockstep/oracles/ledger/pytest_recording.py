@@ -51,6 +51,7 @@ from typing import TYPE_CHECKING, Any, Final, cast
 import msgspec
 import pytest
 
+from lockstep import project_codec
 from lockstep.config import LedgerSpec, Project
 from lockstep.errors import DataError, LockstepError
 from lockstep.model import RecordMode, RecordReport
@@ -216,6 +217,7 @@ class LedgerRecording:
     def install(self) -> None:
         stem = self.project.config.lockstep.stem_length
         try:
+            project_codec.apply(self.project, *(t.spec.target for t in self.targets))
             for target in self.targets:
                 target.wrapped = self.installation.wrap(
                     target.spec.target,

@@ -90,6 +90,9 @@ SNAPSHOT_WAIT: Final = 1.0
 
 _encode = canon.encode
 _encode_call_keyed = canon.encode_call_keyed
+_object_key = canon.object_key
+_RAISED: Final = object()
+"""What :meth:`TargetRecorder._again` is given for a call that raised (no result to key)."""
 _canonical = canon.canonical_json
 _marshal = marshal.dumps
 
@@ -210,6 +213,30 @@ class _Pending(msgspec.Struct, gc=False):
     memo_key: bytes | None
     key: bytes
     """Canonical bytes of the frozen input: what rows are deduplicated by."""
+    object_key: bytes | None = None
+    """:func:`canon.object_key` of an input holding objects (remembered once recorded)."""
+    result_key: bytes | None = None
+
+
+class _Again(msgspec.Struct, gc=False):
+    """A repeated input holding objects (found by :func:`canon.object_key`): nothing was
+    frozen; after the call its key is taken again to see whether the call changed it."""
+
+    remembered: _Remembered
+    before: bytes
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+
+
+class _Remembered(msgspec.Struct, gc=False):
+    """An input with objects, as first frozen: its row, its frozen arguments and table key,
+    and the key of the object it returned (None when it raised or returned no such value)."""
+
+    seen: _Seen
+    enc_args: JSON
+    enc_kwargs: JSON
+    key: bytes
+    result_key: bytes | None
 
 
 class _Materialized(_Pending, gc=False):
@@ -240,6 +267,8 @@ class TargetRecorder:
         self.active = True
         self._seen: dict[bytes, _Seen] = {}
         self._memo: dict[bytes, _Seen] = {}
+        self._objects: dict[bytes, _Remembered] = {}
+        """Inputs holding objects by :func:`canon.object_key`, recorded without a mutation."""
         """Rows by the ``marshal`` bytes of an immutable input already seen: repeated calls
         (the usual case: most calls repeat an input) skip freezing their arguments."""
         self._unfreezable: Counter[str] = Counter()
@@ -261,7 +290,9 @@ class TargetRecorder:
 
     # -- around one call ------------------------------------------------------------
 
-    def before(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> _Pending | _Seen | None:
+    def before(
+        self, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> _Pending | _Seen | _Again | None:
         """Freeze the input before the call (the callee may mutate it).
 
         An input made only of exact scalars and tuples that this recorder has seen
@@ -278,6 +309,10 @@ class TargetRecorder:
                     return seen
         except RecursionError:
             memo_key = None
+        object_key = None if memo_key is not None else _object_key(args, kwargs)
+        remembered = self._objects.get(object_key) if object_key is not None else None
+        if remembered is not None:
+            return _Again(remembered, object_key, args, kwargs)  # type: ignore[arg-type]
         try:
             enc_args, enc_kwargs, key = _encode_call_keyed(args, kwargs)
         except CanonError as e:
@@ -295,7 +330,9 @@ class TargetRecorder:
                 if type(v) not in _IMMUTABLE and not _immutable(v):
                     mutable = True
                     break
-        return _Pending(index, args, kwargs, enc_args, enc_kwargs, mutable, memo_key, key)
+        return _Pending(
+            index, args, kwargs, enc_args, enc_kwargs, mutable, memo_key, key, object_key
+        )
 
     def _before_materialized(
         self, index: int, args: tuple[Any, ...], kwargs: dict[str, Any], reason: str
@@ -310,7 +347,16 @@ class TargetRecorder:
             self._skip(reason)
             return None
         pending = _Materialized(
-            index, (), {}, None, None, False, None, b"", done.call_args, done.call_kwargs
+            index,
+            (),
+            {},
+            None,
+            None,
+            False,
+            None,
+            b"",
+            call_args=done.call_args,
+            call_kwargs=done.call_kwargs,
         )
         if done.too_long:
             self._skip(done.too_long)
@@ -326,10 +372,17 @@ class TargetRecorder:
         pending.recorded = True
         return pending
 
-    def returned(self, pending: _Pending | _Seen | None, result: Any) -> None:
+    def returned(self, pending: _Pending | _Seen | _Again | None, result: Any) -> None:
         """Note a normal return."""
         if pending is None:
             return
+        if isinstance(pending, _Again):
+            found = self._again(pending, result)
+            if found is None:
+                return
+            pending = found
+        elif isinstance(pending, _Pending) and pending.object_key is not None:
+            pending.result_key = _object_key((result,), {})
         if type(pending) is _Seen:
             t = type(result)
             if (
@@ -350,16 +403,46 @@ class TargetRecorder:
             return
         self._note(pending, True, enc, "", "")
 
-    def raised(self, pending: _Pending | _Seen | None, exc: BaseException) -> None:
+    def raised(self, pending: _Pending | _Seen | _Again | None, exc: BaseException) -> None:
         """Note an exception (the wrapper re-raises it)."""
         if pending is None:
             return
+        if isinstance(pending, _Again):
+            found = self._again(pending, _RAISED)
+            if found is None:
+                return
+            pending = found
         try:
             frozen = canon.freeze_exception(exc, stem_length=self.stem_length)
         except Exception as e:
             self._faults[f"freezing the exception: {type(e).__name__}: {e}"] += 1
             return
         self._note(pending, False, None, frozen.exc_type, frozen.exc_stem)
+
+    def _again(self, again: _Again, result: Any) -> _Pending | _Seen | None:
+        """After a repeated input with objects: None when the call gave its recorded result
+        back by key (nothing to note); else what :meth:`_note` takes -- the row, when the
+        arguments are unchanged (so no mutation), or the input rebuilt as first frozen, when
+        this call changed them (its mutation is then frozen like any other)."""
+        remembered = again.remembered
+        if _object_key(again.args, again.kwargs) != again.before:
+            return _Pending(
+                self.calls,
+                again.args,
+                again.kwargs,
+                remembered.enc_args,
+                remembered.enc_kwargs,
+                True,
+                None,
+                remembered.key,
+            )
+        if (
+            result is not _RAISED
+            and remembered.result_key is not None
+            and _object_key((result,), {}) == remembered.result_key
+        ):
+            return None
+        return remembered.seen
 
     def _mutations(self, pending: _Pending) -> dict[str, JSON] | None:
         out: dict[str, JSON] = {}
@@ -426,6 +509,18 @@ class TargetRecorder:
                 and len(self._memo) < MEMO_LIMIT
             ):
                 self._memo[memo_key] = self._seen[key]
+            object_key = pending.object_key
+            row = self._seen[key]
+            if (
+                object_key is not None
+                and mutated is None
+                and row.outcome == outcome
+                and len(object_key) <= MEMO_KEY_MAX
+                and len(self._objects) < MEMO_LIMIT
+            ):
+                self._objects[object_key] = _Remembered(
+                    row, pending.enc_args, pending.enc_kwargs, key, pending.result_key
+                )
 
     def _spill(self) -> None:
         """Write the table out as one sorted run and start an empty one (lock held).
@@ -452,7 +547,7 @@ class TargetRecorder:
             self.spill = False
             self._faults[f"writing rows to a scratch file: {e}; they were kept in memory"] += 1
             return
-        self._seen, self._memo = {}, {}
+        self._seen, self._memo, self._objects = {}, {}, {}
 
     def _note_again(
         self, seen: _Seen, ok: bool, result: JSON, exc_type: str, exc_stem: str
@@ -495,6 +590,7 @@ class TargetRecorder:
         EXIT.inherited_tables.append((self._seen, self._memo))
         self._seen = {}
         self._memo = {}
+        self._objects = {}
         self._unfreezable = Counter()
         self._skip_sites = {}
         self._faults = Counter()
@@ -539,7 +635,7 @@ class TargetRecorder:
                 self._runs.clear()
             table = self._seen
             if release:
-                self._seen, self._memo = {}, {}
+                self._seen, self._memo, self._objects = {}, {}, {}
             else:
                 table = dict(table)
             contexts = list(self._contexts.items())

@@ -22,7 +22,7 @@ import msgspec
 
 from lockstep import canon, diff
 from lockstep.canon import JSON
-from lockstep.errors import CanonError, DataError
+from lockstep.errors import CanonError, DataError, ThawError
 from lockstep.model import Drift, Outcome, ReplayOptions, Status
 from lockstep.oracles.ledger.file import parse_row
 from lockstep.oracles.ledger.format import SELF_FROZEN, LedgerRow, call_text, outcome_text
@@ -118,6 +118,8 @@ class Replayer:
             try:
                 args = _decode(args, path="args")
                 kwargs = _decode(kwargs, path="kwargs") if kwargs else {}
+            except ThawError as e:
+                return self._not_rebuilt(row, e)
             except CanonError as e:
                 if self.candidate:
                     return self._not_thawed(row, e)
@@ -156,11 +158,19 @@ class Replayer:
                 _decode(row.result, path="result")
             if isinstance(row.mutated, dict):
                 _decode(row.mutated, path="mutated")
+        except ThawError as e:
+            return self._not_rebuilt(row, e)
         except CanonError as e:
             if self.candidate:
                 return self._not_thawed(row, e)
             raise DataError(f"{self.shown}:{lineno}: row {row.id}: {e}") from None
         return None
+
+    def _not_rebuilt(self, row: LedgerRow, e: ThawError) -> Outcome:
+        """The row is well formed but today's code cannot rebuild its values: the change's
+        failure, reported on the case (not a corrupt file)."""
+        note = f"the recorded values do not rebuild with today's code: {e}"
+        return Outcome(self.oracle, row.id, Status.ERROR, note=note)
 
     def _not_thawed(self, row: LedgerRow, e: CanonError) -> Outcome:
         note = f"a recorded value does not thaw in a fresh interpreter: {e}"

@@ -108,6 +108,9 @@ def _wrap_member(raw: Any, rec: TargetRecorder, *, where: str) -> tuple[Any, lis
             classmethod(_wrap_function(inner, rec, skip_first=True)),
             signature_of(inner, drop_first=True),
         )
+    if isinstance(raw, property) and raw.fget is not None:
+        getter = _wrap_function(raw.fget, rec, skip_first=False)
+        return raw.getter(getter), signature_of(raw.fget)
     if isinstance(raw, type):
         raise TargetError(f"{where}: is a class; name the method to record (Class.method)")
     if not callable(raw):
@@ -180,9 +183,19 @@ class Installation:
         setattr(owner, attr, replacement)
         if owner is module:
             self._rebind_imports(raw, replacement, module)
+        elif isinstance(owner, type):
+            self._rebind_aliases(owner, attr, raw, replacement)
         wrapped = Wrapped(target, rec, signature)
         self.wrapped.append(wrapped)
         return wrapped
+
+    def _rebind_aliases(self, owner: type[Any], attr: str, original: Any, replacement: Any) -> None:
+        """Other names of the same member in its class (``__radd__ = __add__``): a call
+        through the alias is a call of the target."""
+        for name, value in list(vars(owner).items()):
+            if name != attr and value is original:
+                self._patches.append(_Patch(owner, name, original, True))
+                setattr(owner, name, replacement)
 
     def _rebind_imports(self, original: Any, replacement: Any, home: Any) -> None:
         for mod in list(sys.modules.values()):

@@ -1,0 +1,504 @@
+"""Objects of the project's own classes: ``$obj``, the class by name plus its state.
+
+Real code passes and returns objects of its own classes (a Duration, a Version, a Money).
+Such an object freezes by structure, the way pickle's state protocol sees it:
+
+    {"$obj": ["pkg.mod:Qual", {"base": ..., "new": [...], "state": ...}]}
+
+* ``base``: for a subclass of a builtin value type (str, int, float, complex, bytes,
+  bytearray, tuple, list, dict, set, frozenset, Decimal, date, datetime, time, timedelta),
+  the value as that exact builtin, read through the builtin's own slots (never a method
+  the subclass overrides, such as ``__str__`` or ``__iter__``);
+* ``new``: the arguments of ``cls.__new__`` when the class's own ``__reduce_ex__`` says so in
+  pickle's ``copyreg.__newobj__`` form (any other reduce form is passed over for the default state);
+* ``state``: ``__getstate__()`` -- the class's own where it defines one, else Python's
+  default (``__dict__``, and ``(__dict__, {slot: value})`` for ``__slots__``).
+
+Neither ``__repr__`` nor ``__eq__`` is ever asked, so a changed attribute is a changed
+frozen form even where ``__eq__`` would call the objects equal.
+
+Which classes: the project's own, i.e. defined under a package allowed with
+:func:`allow_callables_from` (the configured targets' packages) or matching a pattern given
+to :func:`allow_classes_matching` (``[lockstep] freeze_classes``); and tzinfo classes of any
+library, since a tz-aware datetime must keep its zone.  Decoding is as inert as for
+``$dataclass``: the name resolves only to a class already imported (no import, no
+``getattr``) that passes the same test; the object is made with the builtin base's
+``__new__`` (``object.__new__`` for a plain class) -- or, for the ``new`` form, the class's
+own ``__new__`` -- and its state set with ``__setstate__`` where the class defines it,
+else straight into ``__dict__`` and the slots.  The only code that runs is the project's
+own class's (its ``__new__``/``__setstate__``/``__getstate__``), never a class named
+only by the data.  A reference cycle through objects is refused with the class named;
+an object reached twice is frozen twice (identity is not part of the contract).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import functools
+import marshal
+import threading
+import types
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any, Final
+
+from lockstep.canon._core import (
+    JSON,
+    MAX_DEPTH,
+    Unfreezable,
+    _short,
+    _TooDeep,
+    check_level,
+    qualified_name,
+)
+from lockstep.canon.callables import _CALLABLE_SCOPE
+from lockstep.canon.decoding import TAG_DECODERS, _malformed, decode_at, list_payload, str_payload
+from lockstep.canon.registry import (
+    _EXT_BY_TYPE,
+    _OBJECT_PLANS,
+    _TYPES_BY_NAME,
+    _already_imported,
+)
+from lockstep.errors import CanonError, ThawError
+
+if TYPE_CHECKING:
+    from lockstep.canon.encoding import Encoder
+
+
+_CLASS_PATTERNS: list[str] = []
+"""``fnmatch`` patterns of ``module.QualName`` whose classes freeze by structure too."""
+
+_ACTIVE_OBJECTS: Final = threading.local()
+"""Per thread, ``ids``: the objects being frozen, outermost first (a cycle meets one again)."""
+
+
+def allow_classes_matching(*patterns: str) -> None:
+    """Let classes whose ``module.QualName`` matches one of ``patterns`` freeze by structure."""
+    _CLASS_PATTERNS.extend(p for p in patterns if p and p not in _CLASS_PATTERNS)
+    _OBJECT_PLANS.clear()
+
+
+def _own_class(cls: type[Any]) -> bool:
+    """Whether ``cls`` is the project's own: under an allowed package, or matched by a pattern."""
+    module = getattr(cls, "__module__", None)
+    if not isinstance(module, str):
+        return False
+    if module.split(".")[0] in _CALLABLE_SCOPE:
+        return True
+    if _CLASS_PATTERNS:
+        import fnmatch
+
+        dotted = f"{module}.{cls.__qualname__}"
+        return any(fnmatch.fnmatchcase(dotted, p) for p in _CLASS_PATTERNS)
+    return False
+
+
+def _tzinfo_class(cls: type[Any]) -> bool:
+    import datetime as dt
+
+    return issubclass(cls, dt.tzinfo) and cls not in (dt.tzinfo, dt.timezone)
+
+
+def freezes_by_structure(cls: type[Any]) -> bool:
+    return isinstance(cls, type) and (_own_class(cls) or _tzinfo_class(cls))
+
+
+@functools.cache
+def _value_bases() -> tuple[type[Any], ...]:
+    """Builtin value types a project class may extend, most derived first (bool cannot be)."""
+    import datetime as dt
+
+    return (
+        dt.datetime,  # before date: datetime is a date
+        dt.date,
+        dt.time,
+        dt.timedelta,
+        Decimal,
+        str,
+        int,
+        float,
+        complex,
+        bytes,
+        bytearray,
+        tuple,
+        list,
+        dict,
+        set,
+        frozenset,
+    )
+
+
+def _value_base(cls: type[Any]) -> type[Any] | None:
+    for base in _value_bases():
+        if issubclass(cls, base):
+            return base
+    return None
+
+
+def _as_base(v: Any, base: type[Any]) -> Any:  # noqa: C901 -- one flat dispatch by base
+    """``v`` as an exact ``base`` value, read through the builtin's own slots and descriptors."""
+    import datetime as dt
+
+    if base is str:
+        return str.__str__(v)
+    if base is int:
+        return int.__int__(v)
+    if base is float:
+        return float.__float__(v)
+    if base is complex:
+        return complex(complex.real.__get__(v), complex.imag.__get__(v))
+    if base is bytes:
+        return bytes(memoryview(v))
+    if base is bytearray:
+        return bytearray(memoryview(v))
+    if base is tuple or base is list:
+        return base(base.__getitem__(v, slice(None)))
+    if base is dict:
+        return dict(dict.items(v))
+    if base is set or base is frozenset:
+        return base(base.__iter__(v))
+    if base is Decimal:
+        return Decimal(v)
+    if base is dt.timedelta:
+        get = dt.timedelta.__dict__
+        return dt.timedelta(
+            get["days"].__get__(v), get["seconds"].__get__(v), get["microseconds"].__get__(v)
+        )
+    names = {
+        dt.date: ("year", "month", "day"),
+        dt.datetime: ("year", "month", "day", "hour", "minute", "second", "microsecond"),
+        dt.time: ("hour", "minute", "second", "microsecond"),
+    }[base]
+    owners = base.__mro__
+    parts = [_slot(owners, name).__get__(v) for name in names]
+    if base is dt.date:
+        return dt.date(*parts)
+    tz = _slot(owners, "tzinfo").__get__(v)
+    fold = _slot(owners, "fold").__get__(v)
+    return base(*parts, tzinfo=tz, fold=fold)
+
+
+def _slot(owners: tuple[type[Any], ...], name: str) -> Any:
+    for owner in owners:
+        if name in owner.__dict__:
+            return owner.__dict__[name]
+    raise AttributeError(name)
+
+
+def _from_base(cls: type[Any], base: type[Any], value: Any) -> Any:
+    """A ``cls`` instance holding the builtin ``value``, made by the builtin's ``__new__``."""
+    import datetime as dt
+
+    if base in (list, dict, set, bytearray):
+        obj = base.__new__(cls)
+        grow: Any = getattr(base, "extend" if base in (list, bytearray) else "update")
+        grow(obj, value)
+        return obj
+    if base is dt.timedelta:
+        return dt.timedelta.__new__(cls, value.days, value.seconds, value.microseconds)
+    if base is dt.date:
+        return dt.date.__new__(cls, value.year, value.month, value.day)
+    if base is dt.datetime:
+        return dt.datetime.__new__(
+            cls,
+            *(value.year, value.month, value.day, value.hour, value.minute, value.second),
+            value.microsecond,
+            value.tzinfo,
+            fold=value.fold,
+        )
+    if base is dt.time:
+        return dt.time.__new__(
+            cls,
+            *(value.hour, value.minute, value.second, value.microsecond),
+            value.tzinfo,
+            fold=value.fold,
+        )
+    return base.__new__(cls, value)
+
+
+def _own_reduce(cls: type[Any]) -> bool:
+    """Whether the class (not a builtin base) defines ``__reduce__``/``__reduce_ex__``."""
+    for owner in cls.__mro__:
+        if owner is object or owner.__module__ in ("builtins", "datetime", "decimal", "_decimal"):
+            return False
+        if "__reduce_ex__" in owner.__dict__ or "__reduce__" in owner.__dict__:
+            return True
+    return False
+
+
+def _custom(cls: type[Any], name: str) -> bool:
+    """Whether ``cls`` has its own ``name`` (``__getstate__``/``__setstate__``), not object's."""
+    found = getattr(cls, name, None)
+    return found is not None and found is not getattr(object, name, None)
+
+
+def _object_body(
+    self: Encoder, v: Any, t: type[Any], depth: int, *, reduce: bool
+) -> dict[str, JSON]:
+    """The ``{"base", "new", "state"}`` body of an object; ``reduce`` heeds the class's own
+    ``__reduce__`` when it is in pickle's ``copyreg.__newobj__`` form (any other form, such as
+    a singleton's ``(factory, ())``, is passed over for the default state: the verification
+    refuses a row whose objects that state does not rebuild)."""
+    body: dict[str, JSON] = {}
+    base = _value_base(t)
+    if base is not None:
+        body["base"] = self.child(_as_base(v, base), "", depth + 1)
+    reduced = _newobj_reduction(v, t) if reduce and _own_reduce(t) else None
+    if reduced is not None:
+        new_args, state = reduced
+        if base is None:
+            body["new"] = self.child(new_args, ".__new__", depth + 1)
+    else:
+        state = v.__getstate__() if _custom(t, "__getstate__") else object.__getstate__(v)
+    if state is not None:
+        body["state"] = self.child(state, "", depth + 1)
+    return body
+
+
+def _newobj_reduction(v: Any, t: type[Any]) -> tuple[list[Any], Any] | None:
+    """``(__new__ arguments, state)`` when ``v.__reduce_ex__(2)`` has the form
+    ``(copyreg.__newobj__, (cls, *args), state, ...)``; None for any other form."""
+    import copyreg
+
+    try:
+        reduced = v.__reduce_ex__(2)
+    except Exception:
+        return None
+    if (
+        isinstance(reduced, tuple)
+        and len(reduced) >= 2
+        and reduced[0] is copyreg.__newobj__  # type: ignore[attr-defined]
+        and isinstance(reduced[1], tuple)
+        and reduced[1][:1] == (t,)
+    ):
+        return list(reduced[1][1:]), reduced[2] if len(reduced) > 2 else None
+    return None
+
+
+def object_plan(t: type[Any]) -> str | None:
+    """Whether objects of ``t`` freeze as ``{"state": __dict__}`` and nothing else."""
+    plan: str | None = None
+    try:
+        name = qualified_name(t)
+        if (
+            freezes_by_structure(t)
+            and not issubclass(t, BaseException | enum.Enum | tuple)
+            and not dataclasses.is_dataclass(t)
+            and _value_base(t) is None
+            and not _custom(t, "__getstate__")
+            and not _own_reduce(t)
+            and not any("__slots__" in vars(c) for c in t.__mro__)
+            and not any(issubclass(t, ext.cls) for ext in _EXT_BY_TYPE.values())
+            and "<" not in t.__qualname__
+            and _already_imported(name) is t
+        ):
+            plan = name
+    except Exception:
+        plan = None
+    _OBJECT_PLANS[t] = plan
+    return plan
+
+
+class _NoKey(Exception):
+    """A value :func:`object_key` does not cover (or too large to be worth it)."""
+
+
+_KEY_LEAVES: Final = frozenset({int, str, bytes, bool, float, type(None)})
+_STR_ONLY: Final = {str}
+
+KEY_BUDGET: Final = 256
+"""Most containers and objects :func:`object_key` walks in one call before giving up."""
+
+
+def _flat(state: dict[Any, Any]) -> bool:
+    """Whether marshal may write an object's ``__dict__`` as it is: string names, and values
+    that are scalars or tuples or lists of scalars (marshal keeps a tuple, a list and each
+    scalar type apart, as canon does; it would not keep a bytearray apart from bytes)."""
+    leaves = _KEY_LEAVES
+    for x in state.values():
+        kind = type(x)
+        if kind not in leaves and not (
+            (kind is tuple or kind is list) and set(map(type, x)) <= leaves
+        ):
+            return False
+    return set(map(type, state)) == _STR_ONLY
+
+
+def object_key(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bytes | None:
+    """A cheap key of a call's arguments made of plain objects of the project's own classes,
+    builtin containers and scalars: two calls with equal keys freeze to equal canonical
+    bytes (the key may tell apart more, which costs only a miss).  None for anything else.
+
+    A recorder remembers an input it has seen by this key, so a repeated call with an
+    object argument is not frozen again (and its object result is compared by key too).
+    """
+    budget = [KEY_BUDGET]
+    plans = _OBJECT_PLANS
+    leaves = _KEY_LEAVES
+
+    def form(v: Any, depth: int) -> Any:
+        # Leaves are tested inline before each call: a call per attribute would cost more
+        # than the freeze this key saves.
+        t = type(v)
+        budget[0] -= 1
+        if budget[0] < 0 or depth > 32:
+            raise _NoKey
+        depth += 1
+        out: list[Any]
+        if t is dict:
+            out = ["d"]
+            append = out.append
+            for k, x in v.items():
+                append(k if type(k) in leaves else form(k, depth))
+                append(x if type(x) in leaves else form(x, depth))
+            return tuple(out)
+        if t is tuple or t is list:
+            out = ["t" if t is tuple else "l"]
+            append = out.append
+            for x in v:
+                append(x if type(x) in leaves else form(x, depth))
+            return tuple(out)
+        if t is Decimal:
+            return ("D", str(v))
+        plan = plans[t] if t in plans else object_plan(t)
+        if plan is None:
+            raise _NoKey
+        state = v.__dict__
+        if not state:
+            return ("o", plan)
+        if _flat(state):
+            return ("o", plan, state)  # marshal writes the dict itself, in C
+        return ("o", plan, form(state, depth))
+
+    try:
+        return marshal.dumps((form(args, 0), form(kwargs, 0) if kwargs else None), 2)
+    except (_NoKey, RecursionError, ValueError):
+        return None
+
+
+def freeze_object(self: Encoder, v: Any, t: type[Any], depth: int) -> JSON:
+    name = qualified_name(t)
+    if "<" in t.__qualname__ or _already_imported(name) is not t:
+        raise Unfreezable(
+            f"cannot freeze a {name}: the class is not reachable by its name "
+            "(defined inside a function?), so it could not be rebuilt"
+        )
+    active: list[int] | None = getattr(_ACTIVE_OBJECTS, "ids", None)
+    if active is None:
+        active = _ACTIVE_OBJECTS.ids = []
+    if id(v) in active:
+        raise Unfreezable(f"a {name} holds a reference cycle back to itself")
+    check_level(depth + 2)
+    active.append(id(v))
+    try:
+        body = _object_body(self, v, t, depth + 2, reduce=_own_class(t))
+    except Unfreezable:
+        raise
+    except RecursionError:
+        raise _TooDeep from None
+    except Exception as e:
+        raise Unfreezable(
+            f"cannot freeze a {name}: reading its state raised {type(e).__name__}: {e}"
+        ) from None
+    finally:
+        active.pop()
+    return {"$obj": [name, body]}
+
+
+def freeze_tzinfo(self: Encoder, tz: Any, depth: int) -> JSON:
+    """The zone of a datetime or time: null (none, or a fixed ``datetime.timezone`` offset,
+    which the ISO text carries), a ``zoneinfo`` key, or any other tzinfo by structure."""
+    if tz is None:
+        return None
+    import datetime as dt
+    import zoneinfo
+
+    t = type(tz)
+    if t is dt.timezone:
+        if tz.tzname(None) != dt.timezone(tz.utcoffset(None)).tzname(None):
+            raise Unfreezable(
+                f"cannot keep the named fixed offset {tz.tzname(None)!r} of a datetime "
+                "(only its offset would come back)"
+            )
+        return None
+    if t is zoneinfo.ZoneInfo:
+        return tz.key  # type: ignore[no-any-return]
+    try:
+        return freeze_object(self, tz, t, depth)
+    except Unfreezable as e:
+        raise Unfreezable(f"cannot keep the datetime's tzinfo: {e.reason}") from None
+
+
+def _dec_obj(payload: Any, path: str, depth: int) -> Any:
+    name, body = list_payload("$obj", payload, path, depth, "[type name, body]")
+    name = str_payload("$obj", name, path)
+    cls = _TYPES_BY_NAME.get(name) or _already_imported(name)
+    if cls is None or not freezes_by_structure(cls) or issubclass(cls, BaseException):
+        raise CanonError(
+            f"$obj names {_short(name)}, which is not a class of the project (or a tzinfo "
+            "class) already imported",
+            path,
+        )
+    if type(body) is not dict or not set(body) <= {"base", "new", "state"}:
+        raise _malformed("$obj", 'an object of "base", "new" and "state"', body, path)
+    if depth + 2 > MAX_DEPTH:
+        raise _TooDeep
+    base = _value_base(cls)
+    if ("base" in body) != (base is not None) or ("new" in body and not _own_reduce(cls)):
+        raise CanonError(f"malformed $obj value: not the form lockstep writes for {name}", path)
+    if base is not None:
+        value = decode_at(body["base"], path, depth + 3)
+        if type(value) is not base:
+            raise CanonError(f"malformed $obj value: the base of {name} is not a {base}", path)
+        obj = _from_base(cls, base, value)
+    elif "new" in body:
+        args = decode_at(body["new"], path, depth + 3)
+        if type(args) is not list:
+            raise _malformed("$obj", "a list of __new__ arguments", body["new"], path)
+        try:
+            obj = cls.__new__(cls, *args)
+        except Exception as e:
+            raise ThawError(f"{name}.__new__ raised {type(e).__name__}: {e}", path) from None
+    else:
+        obj = _allocate(cls)
+    if "state" in body:
+        state = decode_at(body["state"], path, depth + 3)
+        if state is None:
+            raise CanonError(f"malformed $obj value: a null state of {name}", path)
+        _set_state(obj, cls, state, path)
+    return obj
+
+
+def _allocate(cls: type[Any]) -> Any:
+    """An empty ``cls`` instance from the nearest builtin ``__new__`` (``object``'s for a plain
+    class, ``tzinfo``'s for a tzinfo): the class's own Python ``__new__`` does not run."""
+    for owner in cls.__mro__:
+        new = owner.__dict__.get("__new__")
+        if new is not None and not isinstance(new, staticmethod | types.FunctionType):
+            return new(cls)
+    return object.__new__(cls)
+
+
+def _set_state(obj: Any, cls: type[Any], state: Any, path: str) -> None:
+    """Pickle's default ``__setstate__``, without ``setattr`` hooks: ``__dict__`` and slots."""
+    if _custom(cls, "__setstate__"):
+        try:
+            obj.__setstate__(state)
+        except Exception as e:
+            raise ThawError(
+                f"{qualified_name(cls)}.__setstate__ raised {type(e).__name__}: {e}", path
+            ) from None
+        return
+    slots: Any = None
+    if type(state) is tuple and len(state) == 2:
+        state, slots = state
+    for part in (state, slots):
+        if part is not None and (type(part) is not dict or any(type(k) is not str for k in part)):
+            raise CanonError(f"malformed $obj value: the state of {qualified_name(cls)}", path)
+    if state:
+        object.__getattribute__(obj, "__dict__").update(state)
+    for key, value in (slots or {}).items():
+        object.__setattr__(obj, key, value)
+
+
+TAG_DECODERS["$obj"] = _dec_obj

@@ -1,0 +1,110 @@
+"""A recorder remembers inputs holding objects by a cheap key (``canon.object_key``), so a
+repeated call is not frozen again; these tests hold it to the same verdicts as a full freeze:
+an equal input is one row, and a different outcome, a different result attribute or a
+mutation seen only on a later call still refuses the input."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lockstep import canon, record_io
+
+
+class Point:
+    def __init__(self, x: int, y: int, tags: tuple[str, ...] = ()) -> None:
+        self.x = x
+        self.y = y
+        self.tags = tags
+
+
+class Box:
+    def __init__(self, corner: Point, label: str) -> None:
+        self.corner = corner
+        self.label = label
+
+
+CALLS = {"n": 0}
+
+
+def moved(p: Point, by: int) -> Point:
+    return Point(p.x + by, p.y, p.tags)
+
+
+def counted(p: Point) -> int:
+    CALLS["n"] += 1
+    return CALLS["n"]
+
+
+def drifting(b: Box) -> Point:
+    CALLS["n"] += 1
+    return Point(b.corner.x, CALLS["n"])
+
+
+def grow_later(b: Box) -> str:
+    CALLS["n"] += 1
+    if CALLS["n"] > 1:
+        b.label += "!"
+    return b.label
+
+
+@pytest.fixture(autouse=True)
+def _reset() -> None:
+    CALLS["n"] = 0
+
+
+@pytest.fixture
+def ledger(tmp_path: Path) -> Path:
+    return tmp_path / "memo.ledger.jsonl"
+
+
+def _part(ledger: Path, fn: Callable[..., Any], *calls: tuple[Any, ...]) -> Any:
+    wrapped = record_io(fn, ledger=ledger)
+    for args in calls:
+        wrapped(*args)
+    part = wrapped.lockstep_recorder.part()
+    wrapped.lockstep_recorder.active = False  # nothing to write at exit
+    return part
+
+
+def test_equal_objects_are_one_row_and_not_frozen_again(ledger: Path) -> None:
+    part = _part(ledger, moved, *[(Point(1, 2, ("a",)), 3) for _ in range(50)], (Point(1, 2), 3))
+    assert part.calls == 51
+    assert len(part.entries) == 2 and not part.refused
+    assert "test_ledger_object_memo:Point" in str(part.entries[0].row.result)
+
+
+def test_a_different_outcome_for_an_equal_object_is_refused(ledger: Path) -> None:
+    part = _part(ledger, counted, (Point(1, 2),), (Point(1, 2),), (Point(1, 2),))
+    assert len(part.refused) == 1 and not part.entries
+
+
+def test_a_result_object_differing_in_one_attribute_is_refused(ledger: Path) -> None:
+    part = _part(ledger, drifting, *[(Box(Point(0, 0), "b"),) for _ in range(3)])
+    assert len(part.refused) == 1
+
+
+def test_a_mutation_seen_only_on_a_later_call_is_refused(ledger: Path) -> None:
+    part = _part(ledger, grow_later, *[(Box(Point(0, 0), "b"),) for _ in range(3)])
+    assert len(part.refused) == 1
+
+
+def test_the_key_tells_apart_what_canon_tells_apart() -> None:
+    canon.allow_callables_from(__name__)
+    pairs = [
+        (Point(1, 2), Point(1, 2.0)),
+        (Point(1, 2), Point(1, True)),  # type: ignore[arg-type]
+        (Point(1, 2, ("a",)), Point(1, 2, ["a"])),  # type: ignore[arg-type]
+        (Point(1, 2), Box(Point(1, 2), "")),
+        (Box(Point(0, 0), "a"), Box(Point(0, 1), "a")),
+    ]
+    for a, b in pairs:
+        ka, kb = canon.object_key((a,), {}), canon.object_key((b,), {})
+        assert ka is not None and kb is not None
+        assert ka != kb
+        assert canon.dumps(a) != canon.dumps(b)
+    assert canon.object_key((Point(1, 2),), {}) == canon.object_key((Point(1, 2),), {})
+    assert canon.object_key((bytearray(b"x"),), {}) is None  # bytearray is not a key leaf
