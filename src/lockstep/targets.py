@@ -8,6 +8,7 @@ this is the one place that turns those strings into objects, so every
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
 import sys
 from collections.abc import Callable, Iterator
@@ -17,10 +18,20 @@ from typing import Any
 from lockstep.errors import TargetError
 
 
+@functools.lru_cache(maxsize=64)
+def _root_entries(root: Path) -> tuple[str, ...]:
+    """The folders :func:`root_on_path` puts on the path (looked up once per root: the block
+    wraps every replayed case, and two ``stat`` calls per case were a tenth of a mutant run)."""
+    return tuple(str(p) for p in (root / "src", root) if p.is_dir())
+
+
 @contextlib.contextmanager
 def root_on_path(root: Path) -> Iterator[None]:
     """Put the project root (and its ``src/`` if present) first on ``sys.path`` for a block."""
-    added = [str(p) for p in (root / "src", root) if str(p) not in sys.path and p.is_dir()]
+    added = [entry for entry in _root_entries(root) if entry not in sys.path]
+    if not added:
+        yield
+        return
     for entry in reversed(added):
         sys.path.insert(0, entry)
     try:
