@@ -384,6 +384,14 @@ def test_warm_alone_infers_the_preload_and_leaves_out_what_is_unsafe(tmp_path: P
     assert "threader (cannot import 'threader'" in result.output
     assert {p["warm"] for p in pins(root, "cli").values()} == {True}
     assert run_cli("replay", "--jobs", "1", cwd=root).code == 0
+    # A case added later is proven with the file's own preload, which stays as it was.
+    before = header(root, "cli")
+    with (root / "cases.toml").open("a") as fh:
+        fh.write('\n[[case]]\nid = "c"\nargv = ["3"]\n')
+    result = run_cli("record", "--new-only", cwd=root)
+    assert result.code == 0, result.output
+    assert header(root, "cli") == before
+    assert pins(root, "cli")["c"]["warm"] is True
     # warm_imports still overrides: record preloads exactly that, and says nothing inferred.
     config = root / "lockstep.toml"
     config.write_text(config.read_text() + 'warm_imports = ["json"]\n')

@@ -440,17 +440,13 @@ def _record(
         )
     # Cases added to a file are proven warm with the file's own preload; --force proves anew.
     proven = old.header.warm if old is not None and pins_spec.warm else None
+    anew = old is None or (mode is RecordMode.FORCE and only is None)
     todo = [cases[case_id] for case_id in wanted(mode, cases, old_lines, only)]
     frozen, warm = _freeze(
-        project,
-        pins_spec,
-        todo,
-        header,
-        rules,
-        report,
-        None if mode is RecordMode.FORCE and only is None else proven,
+        project, pins_spec, todo, header, rules, report, None if anew else proven
     )
-    header = replace_struct(header, warm=warm or proven)
+    # A file whose kept pins were proven without a recorded preload keeps none: they run cold.
+    header = replace_struct(header, warm=warm if anew else proven)
     fresh = {case_id: encode(pin) for case_id, pin in frozen.items()}
     lines = merge(report, old_lines, fresh, cases, same=lambda a, b: a == b, only=only)
     if mode is not RecordMode.FORCE and old is not None:
