@@ -20,7 +20,10 @@ own code or their import did something a fork does not carry over (see
 :data:`IMPORT_SPY`); the server drops any that leaves a thread running.  The
 list goes into the pins file's header (``warm.imports``) rather than only into a
 printed suggestion: it is then reviewed with the pins it was proven with, and
-replay uses it without the user copying anything into the configuration.
+replay uses it without the user copying anything into the configuration.  Replay
+reads it as data, never as a verdict: each entry must be a module name, only the
+speed depends on it, and a preload that is not the one record proved (below) is
+never forked from.
 
 **A preload never hides a change** (the choice made: run cold, not replay the
 captured output).  The header also keeps ``warm.digest``, the sha256 of the
