@@ -8,8 +8,8 @@ this is the one place that turns those strings into objects, so every
 from __future__ import annotations
 
 import contextlib
-import functools
 import importlib
+import os
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -17,12 +17,29 @@ from typing import Any
 
 from lockstep.errors import TargetError
 
+_ENTRIES: dict[str, tuple[int, tuple[str, ...]]] = {}
 
-@functools.lru_cache(maxsize=64)
+
 def _root_entries(root: Path) -> tuple[str, ...]:
-    """The folders :func:`root_on_path` puts on the path (looked up once per root: the block
-    wraps every replayed case, and two ``stat`` calls per case were a tenth of a mutant run)."""
-    return tuple(str(p) for p in (root / "src", root) if p.is_dir())
+    """The folders :func:`root_on_path` puts on the path.
+
+    Looked up again only when the root folder changed (its mtime: creating ``src/``
+    changes it): the block wraps every replayed case, and the path objects and two
+    ``stat`` calls per case were a tenth of a mutant run.
+    """
+    key = str(root)
+    try:
+        mtime = os.stat(key).st_mtime_ns
+    except OSError:
+        return ()
+    known = _ENTRIES.get(key)
+    if known is not None and known[0] == mtime:
+        return known[1]
+    entries = tuple(str(p) for p in (root / "src", root) if p.is_dir())
+    if len(_ENTRIES) > 256:
+        _ENTRIES.clear()
+    _ENTRIES[key] = (mtime, entries)
+    return entries
 
 
 @contextlib.contextmanager
