@@ -13,7 +13,8 @@ taken over the mutants it did judge (said so in the table).
 
 Prints figures; asserts nothing.
 
-    python bench/bench_strength.py [--jobs 2] [--peer-limit 600] [--skip-peers] [--write-results]
+    python bench/bench_strength.py [--jobs 2] [--peer-limit 600] [--skip-peers]
+        [--skip-cosmic-ray] [--write-results]
 """
 
 from __future__ import annotations
@@ -307,6 +308,9 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--peer-limit", type=float, default=600.0)
     parser.add_argument("--skip-peers", action="store_true")
+    parser.add_argument(
+        "--skip-cosmic-ray", action="store_true", help="mutmut only (cosmic-ray takes 10 minutes)"
+    )
     parser.add_argument("--work", type=Path, default=None)
     parser.add_argument("--write-results", action="store_true")
     args = parser.parse_args()
@@ -320,7 +324,9 @@ def main() -> None:
     base = None
     if not args.skip_peers:
         base = bench_mutmut(lib, args.jobs, args.peer_limit)
-        rows += [base, bench_cosmic_ray(lib, args.peer_limit)]
+        rows.append(base)
+        if not args.skip_cosmic_ray:
+            rows.append(bench_cosmic_ray(lib, args.peer_limit))
     load = os.getloadavg()[0]
     text = table(rows, base)
     print(text)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -313,3 +314,128 @@ def test_cold_reason_names_exactly_the_start_time_keys(env: dict[str, str]) -> N
     assert bool(reason) == bool(sensitive)
     if sensitive:
         assert min(sensitive) in reason
+
+
+INFER_PROG = """
+import sys
+sys.path.insert(0, "vendor/site-packages")
+import json, decimal
+import helper, opener, threader
+print(json.dumps({"n": sys.argv[1:], "d": str(decimal.Decimal(1) / 8)}), helper.X)
+"""
+
+VENDORED = {
+    # An installed package that opens a file at import, and one that starts a thread.
+    "vendor/site-packages/opener.py": "with open(__file__) as fh:\n    SIZE = len(fh.read())\n",
+    "vendor/site-packages/threader.py": (
+        "import threading, time\n"
+        "threading.Thread(target=time.sleep, args=(60,), daemon=True).start()\n"
+    ),
+    "vendor/site-packages/quiet.py": "VALUE = 1\n",
+}
+
+
+def git_project(root: Path, files: dict[str, str]) -> Path:
+    write_files(root, files)
+    for argv in (
+        ["git", "init", "-q"],
+        ["git", "add", "-A"],
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "start"],
+    ):
+        subprocess.run(argv, cwd=root, check=True)
+    return root
+
+
+def header(root: Path, name: str) -> dict[str, object]:
+    first = (root / "lockstep" / f"{name}.pins.jsonl").read_text().splitlines()[0]
+    found: dict[str, object] = json.loads(first)
+    return found
+
+
+def test_warm_alone_infers_the_preload_and_leaves_out_what_is_unsafe(tmp_path: Path) -> None:
+    root = git_project(
+        tmp_path / "project",
+        {
+            "lockstep.toml": (
+                '[[pins]]\nname = "cli"\ncommand = ["python", "cli.py"]\n'
+                'cases = "cases.toml"\nwarm = true\n'
+            ),
+            "cases.toml": '[[case]]\nid = "a"\nargv = ["1"]\n\n[[case]]\nid = "b"\nargv = ["2"]\n',
+            "cli.py": INFER_PROG,
+            "helper.py": "import quiet\nX = quiet.VALUE\n",
+            **VENDORED,
+        },
+    )
+    result = run_cli("record", cwd=root)
+    assert result.code == 0, result.output
+    warm = header(root, "cli")["warm"]
+    assert isinstance(warm, dict) and warm["inferred"] is True, result.output
+    imports = warm["imports"]
+    assert isinstance(imports, list)
+    # Direct imports of the program and of its own modules; never its own code, never a
+    # module that opens a file or starts a thread at import.
+    assert imports == ["json", "decimal"], result.output
+    assert "warm: preloads json, decimal (inferred" in result.output
+    assert "helper (the project's own code)" in result.output
+    assert "opener (opens a file at import)" in result.output
+    # Found only through the path the program set up at run time: the server cannot import
+    # them before the program runs, so they are left out, named.
+    assert "quiet (cannot import 'quiet'" in result.output
+    assert "threader (cannot import 'threader'" in result.output
+    assert {p["warm"] for p in pins(root, "cli").values()} == {True}
+    assert run_cli("replay", "--jobs", "1", cwd=root).code == 0
+    # A case added later is proven with the file's own preload, which stays as it was.
+    before = header(root, "cli")
+    with (root / "cases.toml").open("a") as fh:
+        fh.write('\n[[case]]\nid = "c"\nargv = ["3"]\n')
+    result = run_cli("record", "--new-only", cwd=root)
+    assert result.code == 0, result.output
+    assert header(root, "cli") == before
+    assert pins(root, "cli")["c"]["warm"] is True
+    # warm_imports still overrides: record preloads exactly that, and says nothing inferred.
+    config = root / "lockstep.toml"
+    config.write_text(config.read_text() + 'warm_imports = ["json"]\n')
+    result = run_cli("record", "--force", cwd=root)
+    assert result.code == 0 and "inferred" not in result.output, result.output
+    assert header(root, "cli")["warm"] == {
+        "imports": ["json"],
+        "inferred": False,
+        "digest": header(root, "cli")["warm"]["digest"],  # type: ignore[index]
+    }
+    assert run_cli("replay", cwd=root).code == 0
+
+
+@pytest.mark.parametrize("inferred", [False, True])
+def test_a_preloaded_module_that_starts_printing_at_import_turns_replay_red(
+    tmp_path: Path, inferred: bool
+) -> None:
+    """Issue 26: the warm server's imports are not where a change may hide.  Listed in
+    ``warm_imports``, a change to any file the preload loaded makes every case run cold, so
+    the new output shows; inferred, the project's own module is never preloaded at all."""
+    lib = "legacy.py"
+    extra = "" if inferred else 'warm_imports = ["json", "legacy"]\n'
+    root = git_project(
+        tmp_path / "project",
+        {
+            "lockstep.toml": (
+                '[[pins]]\nname = "cli"\ncommand = ["python", "cli.py"]\n'
+                f'cases = "cases.toml"\nwarm = true\n{extra}'
+            ),
+            "cases.toml": '[[case]]\nid = "a"\nargv = ["1"]\n\n[[case]]\nid = "b"\nargv = ["2"]\n',
+            "cli.py": (
+                "import json, sys\nimport legacy\nprint(json.dumps(legacy.total(sys.argv[1:])))\n"
+            ),
+            lib: "def total(args):\n    return len(args)\n",
+        },
+    )
+    assert run_cli("record", cwd=root).code == 0
+    assert {p["warm"] for p in pins(root, "cli").values()} == {True}
+    imports = header(root, "cli")["warm"]["imports"]  # type: ignore[index]
+    assert imports == (["json"] if inferred else ["json", "legacy"])
+    assert run_cli("replay", cwd=root).code == 0
+    module = root / lib
+    module.write_text('print("DEPRECATION: legacy is going away")\n' + module.read_text())
+    subprocess.run(["git", "commit", "-qam", "legacy prints"], cwd=root, check=True)
+    result = run_cli("replay", "--jobs", "1", cwd=root)
+    assert result.code == 1, result.output
+    assert "DEPRECATION" in result.output

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import os
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -16,11 +17,38 @@ from typing import Any
 
 from lockstep.errors import TargetError
 
+_ENTRIES: dict[str, tuple[int, tuple[str, ...]]] = {}
+
+
+def _root_entries(root: Path) -> tuple[str, ...]:
+    """The folders :func:`root_on_path` puts on the path.
+
+    Looked up again only when the root folder changed (its mtime: creating ``src/``
+    changes it): the block wraps every replayed case, and the path objects and two
+    ``stat`` calls per case were a tenth of a mutant run.
+    """
+    key = str(root)
+    try:
+        mtime = os.stat(key).st_mtime_ns
+    except OSError:
+        return ()
+    known = _ENTRIES.get(key)
+    if known is not None and known[0] == mtime:
+        return known[1]
+    entries = tuple(str(p) for p in (root / "src", root) if p.is_dir())
+    if len(_ENTRIES) > 256:
+        _ENTRIES.clear()
+    _ENTRIES[key] = (mtime, entries)
+    return entries
+
 
 @contextlib.contextmanager
 def root_on_path(root: Path) -> Iterator[None]:
     """Put the project root (and its ``src/`` if present) first on ``sys.path`` for a block."""
-    added = [str(p) for p in (root / "src", root) if str(p) not in sys.path and p.is_dir()]
+    added = [entry for entry in _root_entries(root) if entry not in sys.path]
+    if not added:
+        yield
+        return
     for entry in reversed(added):
         sys.path.insert(0, entry)
     try:

@@ -26,6 +26,11 @@ Line 1 is a header; every further line is one pin, sorted by id::
 * In an oracle with ``warm = true``, each pin also has ``warm``: ``true`` where
   record found the case's warm run identical to its cold runs, ``false`` where
   it differed or the case must run cold.  Replay runs warm only the ``true`` ones.
+  The header then has ``warm``: the modules the warm server preloaded
+  (``imports``: ``warm_imports``, or what record inferred from the cases — the
+  reviewable list), ``inferred``, and the ``digest`` of the Python and of every
+  file that preload loaded.  Replay forks warm only from a preload with the same
+  digest; otherwise every case runs cold (see :mod:`lockstep.oracles.pins.warm`).
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ from typing import Final, Literal
 import msgspec
 
 from lockstep.errors import DataError, UsageError
+from lockstep.pyentry import MODULE_NAME
 from lockstep.rules import RuleRecord, RuleSet, rules_from_records
 from lockstep.store import display_path, iter_lines
 
@@ -70,7 +76,21 @@ def from_stream(value: Stream) -> bytes:
     return value.encode("utf-8")
 
 
-class Header(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+class WarmRecord(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """What the warm servers of a ``warm = true`` oracle preloaded when record proved its pins."""
+
+    imports: list[str]
+    """The modules imported before forking: ``warm_imports``, or inferred from the cases."""
+    inferred: bool
+    """True when record inferred ``imports`` from the modules the cases imported."""
+    digest: str
+    """sha256 of the server's Python version and of every file the preload loaded; replay
+    runs the warm pins cold when the preload it would fork from has another digest."""
+
+
+class Header(
+    msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True, omit_defaults=True
+):
     """Line 1 of a pins file: the environment base and the rules of the freeze."""
 
     format: Literal["lockstep-pins"]
@@ -78,6 +98,8 @@ class Header(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=Tr
     env_base: dict[str, str]
     env_inherit: list[str]
     rules: list[RuleRecord]
+    warm: WarmRecord | None = None
+    """Only in a ``warm = true`` oracle: what the per-pin ``warm`` verdicts were proven with."""
 
 
 class Pin(
@@ -185,6 +207,10 @@ def open_pins(path: Path, root: Path | None = None, *, name: str = "") -> PinsFi
                 f"{shown}:{lineno}: not a pins header ({_reason(e)}); the first line of a "
                 f"pins file must be its header"
             ) from None
+        if header.warm is not None:
+            bad = [m for m in header.warm.imports if not MODULE_NAME.match(m)]
+            if bad:
+                raise DataError(f"{shown}:{lineno}: warm.imports: {bad[0]!r} is not a module name")
         if header.version != VERSION:
             raise DataError(
                 f"{shown}:{lineno}: pins file version {header.version} is not supported "

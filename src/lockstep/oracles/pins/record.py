@@ -9,6 +9,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Final
 
+from msgspec.structs import replace as replace_struct
+
 from lockstep.config import PinsSpec, Project
 from lockstep.errors import Rejected, TargetError
 from lockstep.model import (
@@ -30,6 +32,7 @@ from lockstep.oracles.pins.format import (
     Header,
     Pin,
     PinsFile,
+    WarmRecord,
     encode,
     from_stream,
     open_pins,
@@ -44,11 +47,12 @@ from lockstep.oracles.pins.replay import (
     _warm_pool,
     case_target,
 )
-from lockstep.oracles.pins.warm import WarmUnavailable
+from lockstep.oracles.pins.warm import Inference, WarmUnavailable, infer_imports
 from lockstep.parallel import run_parallel
 from lockstep.probe.envspy import discover
 from lockstep.probe.runs import ProbeReport, ProbeTarget, normalize, probe_many
 from lockstep.process import ENV_BASE, ENV_INHERIT, RunResult, is_python
+from lockstep.pyentry import PythonEntry, python_entry
 from lockstep.rules import RuleSet, resolve_rules, rule_counts_text
 from lockstep.secrets import Scrubber, policy_for
 from lockstep.store import AtomicLines
@@ -155,9 +159,26 @@ def _warm_verdicts(
     cold: list[RunResult],
     rules: RuleSet,
     report: RecordReport,
-) -> list[bool]:
-    """Run each case once warm; warm is allowed only where it matches the cold run exactly."""
-    pool = _warm_pool(project, spec, header)
+    proven: WarmRecord | None,
+) -> tuple[list[bool], WarmRecord]:
+    """Run each case once warm; warm is allowed only where it matches the cold run exactly.
+
+    ``proven`` is the file's warm record when cases are added to it (``--new-only``,
+    ``accept``): they are proven with the same preload, kept as is.  Otherwise the
+    preload is ``warm_imports`` or inferred from the cases (:func:`infer_imports`).
+    """
+    if proven is not None:
+        pool = _warm_pool(project, spec, replace_struct(header, warm=proven))
+    elif spec.warm_imports:
+        pool = _warm_pool(project, spec, header, list(spec.warm_imports))
+    else:
+        inference = infer_imports(targets, project.root, jobs=_jobs())
+        pool = _warm_pool(project, spec, header, list(inference.imports))
+        entry = python_entry(spec.command)
+        dropped = pool.settle(entry) if isinstance(entry, PythonEntry) else []
+        report.notes.extend(
+            _inference_notes(inference, pool.imports, [*inference.left_out, *dropped])
+        )
     refused: list[str] = []
 
     def task(t: ProbeTarget, c: RunResult) -> Callable[[], bool]:
@@ -189,7 +210,24 @@ def _warm_verdicts(
     elif refused:
         shown = ", ".join(sorted(refused)[:5]) + (", …" if len(refused) > 5 else "")
         report.notes.append(f"warm refused for {len(refused)} case(s), replayed cold: {shown}")
-    return verdicts
+    if proven is not None:
+        return verdicts, proven
+    inferred = not spec.warm_imports
+    return verdicts, WarmRecord(imports=pool.imports, inferred=inferred, digest=pool.digest)
+
+
+def _inference_notes(inference: Inference, imports: list[str], left_out: list[str]) -> list[str]:
+    """What record tells the configuration's owner about an inferred preload."""
+    notes = [
+        f"warm: preloads {', '.join(imports) or 'nothing'} (inferred from the modules the "
+        f"cases imported; kept in the pins file's header; 'warm_imports' overrides)"
+    ]
+    if not inference.reported:
+        notes.append("warm: the program did not report its imports (started with -I or -E?)")
+    if left_out:
+        shown = ", ".join(left_out[:6]) + (", …" if len(left_out) > 6 else "")
+        notes.append(f"warm: not preloaded: {shown}")
+    return notes
 
 
 def _discover_notes(spec: PinsSpec, targets: list[ProbeTarget], jobs: int) -> list[str]:
@@ -267,12 +305,23 @@ def _record(
         rules=rules.records(),
     )
     if old is not None:
-        check_contract(pins_spec.name, mode, old.header, header, what="rules or environment base")
+        check_contract(
+            pins_spec.name,
+            mode,
+            replace_struct(old.header, warm=None),
+            header,
+            what="rules or environment base",
+        )
+    # Cases added to a file are proven warm with the file's own preload; --force proves anew.
+    proven = old.header.warm if old is not None and pins_spec.warm else None
+    anew = old is None or (mode is RecordMode.FORCE and only is None)
     todo = [cases[case_id] for case_id in wanted(mode, cases, old_lines, only)]
-    fresh = {
-        case_id: encode(pin)
-        for case_id, pin in _freeze(project, pins_spec, todo, header, rules, report).items()
-    }
+    frozen, warm = _freeze(
+        project, pins_spec, todo, header, rules, report, None if anew else proven
+    )
+    # A file whose kept pins were proven without a recorded preload keeps none: they run cold.
+    header = replace_struct(header, warm=warm if anew else proven)
+    fresh = {case_id: encode(pin) for case_id, pin in frozen.items()}
     lines = merge(report, old_lines, fresh, cases, same=lambda a, b: a == b, only=only)
     if mode is not RecordMode.FORCE and old is not None:
         report.notes.extend(_stale_notes(project, pins_spec, old))
@@ -311,10 +360,13 @@ def _freeze(
     header: Header,
     rules: RuleSet,
     report: RecordReport,
-) -> dict[str, Pin]:
-    """Probe ``cases`` (``runs`` times each) and freeze each as a pin; refuse hung or varying."""
+    proven: WarmRecord | None,
+) -> tuple[dict[str, Pin], WarmRecord | None]:
+    """Probe ``cases`` (``runs`` times each) and freeze each as a pin; refuse hung or varying.
+
+    With ``warm = true``, also what the warm verdicts were proven with."""
     if not cases:
-        return {}
+        return {}, None
     runs = max(MIN_RUNS, spec.runs)
     jobs = _jobs()
     policy = policy_for(project)
@@ -341,8 +393,12 @@ def _freeze(
         raise _varies(spec, varying, runs)
     cold = [normalize(r.raw[0].example, rules.fresh()) for r in reports]
     warm: list[bool | None] = [None] * len(cases)
+    warm_record = None
     if spec.warm:
-        warm = list(_warm_verdicts(project, spec, header, targets, cold, rules, report))
+        verdicts, warm_record = _warm_verdicts(
+            project, spec, header, targets, cold, rules, report, proven
+        )
+        warm = list(verdicts)
     fresh: dict[str, Pin] = {}
     for c, t, result, w in zip(cases, targets, cold, warm, strict=True):
         pin = _pin(c, t, result, policy.scrubber, w)
@@ -360,7 +416,7 @@ def _freeze(
             f"{rule_counts_text(total, rules.names)} (over {runs} runs of "
             f"{len(cases)} case{'' if len(cases) == 1 else 's'})"
         )
-    return fresh
+    return fresh, warm_record
 
 
 def _secret_fields(pin: Pin) -> dict[str, object]:

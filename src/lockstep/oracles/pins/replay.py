@@ -274,7 +274,22 @@ def _recorded_inputs(
     )
 
 
-def _warm_pool(project: Project, spec: PinsSpec, header: Header) -> WarmPool:
-    """The warm servers of one record or replay (started lazily, one per worker thread)."""
+def _warm_pool(
+    project: Project, spec: PinsSpec, header: Header, imports: list[str] | None = None
+) -> WarmPool:
+    """The warm servers of one record or replay (started lazily, one per worker thread).
+
+    Replay preloads ``warm_imports``, else the list record inferred (the header's), and
+    forks only from a preload whose digest is the one record proved its pins with.
+    """
     env = build_env({}, base=header.env_base, inherit=tuple(header.env_inherit))
-    return WarmPool(list(spec.command), list(spec.warm_imports), env, project.root)
+    if imports is not None:
+        return WarmPool(list(spec.command), imports, env, project.root)
+    proven = header.warm
+    return WarmPool(
+        list(spec.command),
+        list(spec.warm_imports or (proven.imports if proven else [])),
+        env,
+        project.root,
+        expected=proven.digest if proven else "",
+    )

@@ -235,15 +235,41 @@ def _status(pid: int) -> int:
     return -info.si_status
 
 
+def _threads() -> int:
+    """The server's threads, native ones included where the platform can count them."""
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        import threading
+
+        return threading.active_count()
+
+
+def _loaded_files(names: "set[str]") -> "list[str]":
+    """The files the modules ``names`` were loaded from (what the preloaded state came from)."""
+    found = set()
+    for name in names:
+        module = sys.modules.get(name)
+        path = getattr(module, "__file__", None)
+        if isinstance(path, str):
+            found.add(os.path.abspath(path))
+    return sorted(found)
+
+
 def main() -> None:
     fd = int(sys.argv[1])
     sys.path[0] = sys.argv[2]  # where the program's own modules are found, as in a fresh run
-    failed = ""
+    started = set(sys.modules)
+    failed = culprit = ""
     for name in sys.argv[3:]:
+        culprit = name
         try:
             __import__(name)
         except BaseException as e:
             failed = f"cannot import {name!r}: {type(e).__name__}: {e}"
+            break
+        if _threads() > 1:  # a thread does not survive fork: the children would lack it
+            failed = f"importing {name!r} started a thread, which a forked child would not have"
             break
     before = set(sys.modules)
     import marshal  # noqa: F401
@@ -251,7 +277,16 @@ def main() -> None:
 
     machinery = set(sys.modules) - before
     sock = socket.socket(fileno=fd)
-    _send(sock, {"ready": not failed, "error": failed})
+    _send(
+        sock,
+        {
+            "ready": not failed,
+            "error": failed,
+            "culprit": culprit if failed else "",
+            "version": sys.version,
+            "files": _loaded_files(before - started),
+        },
+    )
     if failed:
         return
     last = 0
