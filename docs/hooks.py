@@ -35,6 +35,14 @@ ENVIRONMENT: dict[str, str] = {
         "`@record_io`: also write a decorated function's new rows every N of its calls "
         "(bounds what SIGKILL, `os._exit` or a crash can lose). Default: only at the end."
     ),
+    "LOCKSTEP_IMPORTSPY_OUT": (
+        "Internal: set by `warm = true` pins recording on the extra run that lists the "
+        "modules a program imports (where the import spy writes them). Not for users."
+    ),
+    "LOCKSTEP_IMPORTSPY_PYTHONPATH": (
+        "Internal: the program's own `PYTHONPATH`, kept aside while the import spy is put "
+        "on the path for that extra run, and restored before the program starts."
+    ),
     "LOCKSTEP_SPILL_AT": (
         "Ledger recording: distinct rows kept in memory before they spill to a sorted "
         "scratch file in `TMPDIR` (default 50,000). A value that is not a positive number "

@@ -82,7 +82,8 @@ def test_a_decorated_function_still_records_outside_lockstep(tmp_path: Path) -> 
 
 def test_the_switch_has_one_name() -> None:
     from lockstep.cli.app import RECORD_IO_OFF as CLI
-    from lockstep.oracles.ledger.recorder import RECORD_IO_OFF
+    from lockstep.oracles.ledger.decorator import RECORD_IO_OFF
     from lockstep.pytest.plugin import RECORD_IO_OFF as PLUGIN
+    from lockstep.switches import RECORD_IO_OFF as ONE
 
-    assert CLI == PLUGIN == RECORD_IO_OFF
+    assert CLI == PLUGIN == RECORD_IO_OFF == ONE

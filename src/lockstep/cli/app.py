@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Final, NamedTuple, NoReturn, TypeVar
 import click
 
 from lockstep import __version__
+from lockstep.switches import RECORD_IO_OFF
 
 if TYPE_CHECKING:  # rich loads when a command first prints through it (see cli.output)
     from rich.console import Console
@@ -46,11 +47,6 @@ EXIT_USAGE = 2
 PIPE_WIDTH = 160
 """Width of tables written to a pipe or CI log, where there is no terminal to measure:
 wide enough that paths and evidence are not cut to an ellipsis."""
-
-RECORD_IO_OFF: Final = "LOCKSTEP_RECORD_IO_OFF"
-"""Set while a command runs: a function still decorated with ``@record_io`` replays (or is
-recorded by lockstep's own record path) without recording its calls into its ledger.
-The same name as :data:`lockstep.oracles.ledger.recorder.RECORD_IO_OFF`."""
 
 
 def _width(stream: object) -> int | None:

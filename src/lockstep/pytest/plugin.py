@@ -20,6 +20,7 @@ from lockstep.pytest import ledger_recording as pytest_ledger
 from lockstep.pytest import strength as pytest_strength
 from lockstep.pytest import tape_fixture as pytest_tape
 from lockstep.pytest.project import add_config_option, project_for
+from lockstep.switches import RECORD_IO_OFF
 
 # Free when unused: pytest loads this plugin in every run of a project that installed
 # lockstep, so the oracle kinds, the collected items and the strength report are imported
@@ -51,11 +52,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     pytest_ledger.addoption(parser)
     pytest_tape.addoption(parser)  # --lockstep-record-tapes, --lockstep-why
     pytest_strength.addoption(parser)  # --lockstep-strength
-
-
-RECORD_IO_OFF = "LOCKSTEP_RECORD_IO_OFF"
-"""While ``--lockstep`` replays, a function still decorated with ``@record_io`` does not
-record its calls into the ledger being replayed (the recorder's variable of that name)."""
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -38,6 +38,7 @@ from lockstep.oracles.ledger.format import (
 from lockstep.oracles.ledger.merging import Recording, merge_parts
 from lockstep.oracles.ledger.recorder import TargetRecorder
 from lockstep.oracles.ledger.wrapping import _wrap_member
+from lockstep.switches import RECORD_IO_OFF
 
 
 class LedgerRecordWarning(UserWarning):
@@ -64,9 +65,6 @@ class _DecoratorState:
     unreproducible: dict[str, Refusal] = field(default_factory=dict)
     """Row id -> why it did not reproduce: never written, told once."""
 
-
-RECORD_IO_OFF: Final = "LOCKSTEP_RECORD_IO_OFF"
-"""Set in the interpreter that verifies recorded rows (:mod:`.verify_io`): no recording there."""
 
 FLUSH_EVERY_ENV: Final = "LOCKSTEP_FLUSH_EVERY"
 """Environment variable: also write a decorated function's rows every N of its calls."""

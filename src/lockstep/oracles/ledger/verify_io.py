@@ -18,17 +18,13 @@ import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Final
 
 from lockstep.config import Config, LedgerSpec, Project, Settings
 from lockstep.model import Refusal, RefusalReason
 from lockstep.oracles.ledger.file import write_rows
 from lockstep.oracles.ledger.format import SUFFIX, LedgerRow, Param, call_text
 from lockstep.oracles.verify import verify
-
-RECORD_IO_OFF: Final = "LOCKSTEP_RECORD_IO_OFF"
-"""Set (to ``1``) in the verifying interpreter: ``@record_io`` there returns the function as is
-(the recorder reads the same name; this module imports the recorder only lazily)."""
+from lockstep.switches import RECORD_IO_OFF
 
 
 def unreproducible(
