@@ -25,28 +25,12 @@ from pathlib import Path
 from typing import Any, Final
 
 from lockstep.errors import GitError
+from lockstep.store.paths import pid_gone
 
 _NO_HOOKS: Final = ("-c", f"core.hooksPath={os.devnull}")
 """Options that keep git from running any hook (a checked-out revision may bring one)."""
 _OWN_TREE: Final = re.compile(r"^lockstep-[a-z]+-(?P<pid>[0-9]+)-")
 """The temporary folder of a worktree lockstep added: ``lockstep-<purpose>-<pid>-<random>``."""
-
-
-def _process_gone(pid: int) -> bool:
-    """Whether no process ``pid`` runs here (a zombie counts as gone)."""
-    if pid == os.getpid():
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        return False
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_bytes()
-    except OSError:
-        return False
-    return stat[stat.rfind(b")") + 2 : stat.rfind(b")") + 3] in (b"Z", b"X")
 
 
 _HUNK: Final = re.compile(r"^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
@@ -184,7 +168,7 @@ class Git:
                 tree.name != "tree"
                 or match is None
                 or os.path.realpath(tree.parent.parent) != temp_root
-                or not _process_gone(int(match["pid"]))
+                or not pid_gone(int(match["pid"]))
             ):
                 continue
             with contextlib.suppress(GitError):

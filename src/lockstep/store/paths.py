@@ -173,7 +173,7 @@ def _create_temp(folder: Path, target: str) -> tuple[int, Path]:
             raise DataError(f"{_relative_to_cwd(folder)}: cannot write: {e.strerror}") from None
 
 
-def _pid_gone(pid: int) -> bool:
+def pid_gone(pid: int) -> bool:
     """Whether no process ``pid`` runs here any more (a zombie counts as gone)."""
     if pid == os.getpid():
         return False
@@ -200,7 +200,7 @@ def _stale_temp(name: str, held: re.Pattern[str] | None) -> bool:
     if held is not None and held.match(name):
         return True
     match = _TMP_SHAPE.match(name)
-    return bool(match and match["tag"] == _machine_tag() and _pid_gone(int(match["pid"])))
+    return bool(match and match["tag"] == _machine_tag() and pid_gone(int(match["pid"])))
 
 
 @contextlib.contextmanager
