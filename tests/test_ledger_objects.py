@@ -20,6 +20,8 @@ import enum
 from decimal import Decimal
 from typing import NamedTuple
 
+import attrs
+
 
 class Money:
     """A plain class whose __eq__ ignores the currency (the ledger must not trust it)."""
@@ -131,6 +133,14 @@ class Node:
         self.parent = self
 
 
+@attrs.define
+class Slot:
+    """An attrs class (slotted: attrs writes its own __getstate__/__setstate__)."""
+
+    code: str
+    size: int = 1
+
+
 class Label:
     """Hashable by its text: a set of labels is only as wide as __eq__ says."""
 
@@ -175,6 +185,10 @@ def depth(node):
     return 1
 
 
+def resize(slot, by):
+    return type(slot)(slot.code, slot.size + by)
+
+
 def widest(labels):
     return max(len(label.text) for label in labels)
 '''
@@ -183,9 +197,10 @@ DRIVE = """
 import datetime as dt
 from decimal import Decimal
 
-from ledgerbook.book import depth, invoice_total, normalize, shift, stamp, widest
+from ledgerbook.book import depth, invoice_total, normalize, resize, shift, stamp, widest
 from ledgerbook.values import (
-    Account, Cents, Code, Day, Fixed, Kind, Label, Line, Money, Node, Perm, Rate, Tags, Term,
+    Account, Cents, Code, Day, Fixed, Kind, Label, Line, Money, Node, Perm, Rate, Slot, Tags,
+    Term,
 )
 
 lines = [Line("a", 2, Money("1.50")), Line("b", 1, Money("0.25", "EUR"))]
@@ -206,6 +221,7 @@ account.post(Money("1"))
 account.post(Money("2"))
 depth(Node())
 widest(frozenset({Label("a"), Label("bb")}))
+resize(Slot("s"), 2)
 """
 
 LEDGERS = {
@@ -215,6 +231,7 @@ LEDGERS = {
     "normalize": "ledgerbook.book:normalize",
     "depth": "ledgerbook.book:depth",
     "widest": "ledgerbook.book:widest",
+    "resize": "ledgerbook.book:resize",
     "money_add": "ledgerbook.values:Money.add",
     "money_str": "ledgerbook.values:Money.__str__",
     "money_cents": "ledgerbook.values:Money.cents",
@@ -402,3 +419,27 @@ def test_values_today_s_code_cannot_rebuild_are_an_error_not_a_corrupt_file(
     result = run_cli("replay", "widest", cwd=root)
     assert result.code == 1, result.output
     assert "do not rebuild with today's code" in result.output
+
+
+@pytest.mark.parametrize(
+    ("ledger", "old", "new"),
+    [
+        ("normalize", "Code(code.upper())", "Code(code.upper() + ' ')"),  # str subclass
+        ("normalize", "Tags(sorted(tags.items()))", "Tags(sorted(tags.items())[1:])"),  # dict
+        ("normalize", "Cents(cents * 2)", "Cents(cents * 2 + 1)"),  # int subclass
+        ("normalize", "perms | Perm.R", "perms"),  # Flag combination
+        ("shift", "moved = day + term", "moved = day + term + term"),  # date subclass
+        ("invoice_total", "line.price.amount * line.qty", "line.price.amount"),  # dataclass
+        ("invoice_total", "rate.pct / 100", "rate.pct / 10"),  # NamedTuple
+        ("invoice_total", "kind is Kind.REFUND", "kind is Kind.SALE"),  # Enum
+        ("resize", "slot.size + by", "slot.size - by"),  # attrs class
+    ],
+)
+def test_a_change_behind_each_class_shape_is_drift(
+    recorded: Path, tmp_path: Path, ledger: str, old: str, new: str
+) -> None:
+    assert _rows(recorded, ledger)
+    root = _copy_with(recorded, tmp_path, old, new, "ledgerbook/book.py")
+    result = run_cli("replay", ledger, cwd=root)
+    assert result.code == 1, result.output
+    assert "DRIFT" in result.stdout
