@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, Any, Final
 
+from lockstep.cancel import cancelled
 from lockstep.errors import LockstepError
 from lockstep.oracles.pins.warm_server import read_frame
 from lockstep.probe.runs import ProbeTarget
@@ -167,9 +168,12 @@ class WarmServer:
         return self.main
 
     def close(self) -> None:
+        """Let the server exit by itself (it sees the socket close); killed if cancelled."""
         self.dead = True
         with contextlib.suppress(OSError):
             self.sock.close()
+        if cancelled():
+            self.proc.kill()
         try:
             self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
