@@ -260,7 +260,10 @@ def source_scope(project: Project, *objects: object) -> StrengthScope:
     files: list[Path] = []
     for obj in objects:
         module = inspect.getmodule(inspect.unwrap(obj))  # type: ignore[arg-type]
-        source = inspect.getsourcefile(module) if module is not None else None
+        try:
+            source = inspect.getsourcefile(module) if module is not None else None
+        except TypeError:  # a built-in module (time, sys): no source, never the project's
+            continue
         if source is None:
             continue
         path = Path(source).resolve()
