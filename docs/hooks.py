@@ -58,6 +58,11 @@ ENVIRONMENT: dict[str, str] = {
         "which environment keys the program reads. The spy removes it before the program "
         "starts; do not set it."
     ),
+    "LOCKSTEP_PENDING_FIXTURES": (
+        "Internal: set by `lockstep mine` for the fresh interpreter that verifies the "
+        "fixtures it records, naming the temporary folder they wait in until recorded; "
+        "do not set it."
+    ),
     "LOCKSTEP_ENVSPY_PYTHONPATH": (
         "Internal, with `LOCKSTEP_ENVSPY_OUT`: the program's own `PYTHONPATH`, restored "
         "before it starts; do not set it."

@@ -304,7 +304,7 @@ def read_pins(folder: Path, data: bytes) -> str:
         pins = pins_format.open_pins(path)
         for _ in pins.pins():
             pass
-        pins.offsets()
+        pins.index()
     finally:
         path.unlink()
     return display_path(path)

@@ -348,9 +348,13 @@ class LockstepGroup(click.Group):
         return super().parse_args(ctx, args)
 
     def invoke(self, ctx: click.Context) -> Any:
+        from lockstep.cancel import reset
+        from lockstep.cli.signals import EXIT_TERMINATED, Terminated, cancel_on_signals
+
         started = time.monotonic()
+        reset()
         try:
-            with _record_io_off():
+            with _record_io_off(), cancel_on_signals():
                 return super().invoke(ctx)
         except _rejected() as e:
             click.echo(f"lockstep: refused: {e}", err=True)
@@ -360,6 +364,9 @@ class LockstepGroup(click.Group):
         except KeyboardInterrupt:
             click.echo("lockstep: interrupted; oracle files are unchanged", err=True)
             sys.exit(130)
+        except Terminated:
+            click.echo("lockstep: terminated; oracle files are unchanged", err=True)
+            sys.exit(EXIT_TERMINATED)
         finally:
             if verbosity(ctx) > 0:
                 _say_verbose_trailer(ctx, time.monotonic() - started)

@@ -1,10 +1,16 @@
-"""SIGTERM as a way out that cleans up, like Ctrl-C.
+"""SIGTERM and Ctrl-C as ways out that stop every case and clean up.
 
 ``timeout`` and a cancelled CI job send SIGTERM; Python's default is to die at once,
 which leaves what a ``finally`` would remove (a ``git worktree`` and its temporary
 tree, a private temp folder).  Inside :func:`terminate_cleanly` SIGTERM raises
 :class:`Terminated` in the main thread instead, so every ``finally`` on the way out
 runs, and the command exits 143 (128 + SIGTERM) with one line on stderr.
+
+Every command runs inside :func:`cancel_on_signals`: SIGTERM and SIGINT first mark the
+run cancelled (:mod:`lockstep.cancel`), so cases running on worker threads and
+warm servers are killed with their whole trees at once instead of being waited for,
+then raise in the main thread (:class:`Terminated`, :class:`KeyboardInterrupt`); the
+command group turns those into exit 143 and 130.
 """
 
 from __future__ import annotations
@@ -19,6 +25,8 @@ from typing import Final
 
 import click
 
+from lockstep.cancel import cancel
+
 EXIT_TERMINATED: Final = 128 + signal.SIGTERM
 
 
@@ -27,7 +35,30 @@ class Terminated(BaseException):
 
 
 def _raise(signum: int, frame: FrameType | None) -> None:
+    cancel()
     raise Terminated
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    cancel()
+    raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def cancel_on_signals() -> Iterator[None]:
+    """Run the body with SIGTERM and SIGINT cancelling every case, then raising (see above)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {s: signal.signal(s, h) for s, h in _HANDLERS}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+_HANDLERS: Final = ((signal.SIGTERM, _raise), (signal.SIGINT, _interrupt))
 
 
 @contextlib.contextmanager

@@ -157,6 +157,19 @@ def accept_cases(
     result = AcceptResult(spec.name)
     if not entries:
         return result
+    # The recheck, the re-record and the pending/history bookkeeping are one step under the
+    # oracle's lock: a record running at the same time goes wholly before or after it.
+    with kind_of(spec).write_lock(project, spec):
+        return _accept_locked(project, spec, entries, reason, result)
+
+
+def _accept_locked(
+    project: Project,
+    spec: OracleSpec,
+    entries: Sequence[PendingCase],
+    reason: str,
+    result: AcceptResult,
+) -> AcceptResult:
     now = _replayed(project, spec, frozenset(e.case for e in entries))
     current: list[PendingCase] = []
     for entry in entries:

@@ -18,6 +18,7 @@ mine`` calls).
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import inspect
 import os
@@ -38,7 +39,7 @@ from lockstep.model import (
     ReplayOptions,
     Status,
 )
-from lockstep.store import display_path
+from lockstep.store import OracleLock, display_path, lock_for
 
 if TYPE_CHECKING:
     from lockstep.oracles.mining import MiningSubject
@@ -122,9 +123,25 @@ class OracleKind(ABC, Generic[SpecT]):
         the cases come from code or from the oracle's own file."""
         return ()
 
+    def write_lock(
+        self, project: Project, spec: SpecT, /
+    ) -> OracleLock | contextlib.nullcontext[None]:
+        """The oracle file's lock, held for a whole record or accept: read, work and write
+        are one step, so an accept and a ``record --new-only`` that run at once both land
+        (neither writes back a copy read before the other's write).
+
+        None to hold while the oracle folder does not exist yet: then there is no file
+        to race on, and a refused record must not leave an empty folder behind.
+        """
+        path = self.oracle_path(project, spec)
+        if not path.parent.is_dir():
+            return contextlib.nullcontext()
+        return lock_for(path)
+
     def record(self, project: Project, spec: SpecT, mode: RecordMode, /) -> RecordReport:
         """Freeze today's behaviour; never half-writes, refuses a plain record over an oracle."""
-        return self.record_cases(project, spec, mode, None)
+        with self.write_lock(project, spec):
+            return self.record_cases(project, spec, mode, None)
 
     def accept(self, project: Project, spec: SpecT, cases: frozenset[str], /) -> RecordReport:
         """Re-record only ``cases`` of an existing oracle through the record path (verified in a
@@ -134,7 +151,8 @@ class OracleKind(ABC, Generic[SpecT]):
         case is frozen the one way any case is, never copied in through a side door:
         ``--force`` narrowed to the accepted cases.
         """
-        return self.record_cases(project, spec, RecordMode.FORCE, cases)
+        with self.write_lock(project, spec):
+            return self.record_cases(project, spec, RecordMode.FORCE, cases)
 
     @abstractmethod
     def record_cases(
@@ -242,7 +260,10 @@ def source_scope(project: Project, *objects: object) -> StrengthScope:
     files: list[Path] = []
     for obj in objects:
         module = inspect.getmodule(inspect.unwrap(obj))  # type: ignore[arg-type]
-        source = inspect.getsourcefile(module) if module is not None else None
+        try:
+            source = inspect.getsourcefile(module) if module is not None else None
+        except TypeError:  # a built-in module (time, sys): no source, never the project's
+            continue
         if source is None:
             continue
         path = Path(source).resolve()

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Final, Protocol
 
+from lockstep.cancel import Cancelled, cancelled, check
 from lockstep.config import DEFAULT_MAX_OUTPUT
 from lockstep.errors import TargetError
 from lockstep.process.env import resolve_argv
@@ -165,13 +166,14 @@ def _watch(
 ) -> tuple[bool, str | None]:
     """Wait for the main process to exit, the deadline, or a stream past the cap.
 
-    Returns ``(timed_out, truncated stream)``.  Between slices of waiting, the
-    case's process tree is noted (so its orphans can be told apart later).
+    Returns ``(timed_out, truncated stream)``; a cancelled run (:mod:`.cancel`) stops
+    waiting as a timeout does.  Between slices of waiting, the case's process tree is
+    noted (so its orphans can be told apart later).
     """
     pause = _POLL_FIRST
     while True:
         left = deadline - time.monotonic()
-        if left <= 0:
+        if left <= 0 or cancelled():
             return True, None
         if proc.exited(min(pause, left)):
             return False, _over_cap(streams, cap)
@@ -229,7 +231,12 @@ def run(
     :class:`~lockstep.errors.TargetError`: that is a configuration problem, not
     behaviour to pin.  ``starter`` starts the main process another way (a warm
     fork, :mod:`lockstep.oracles.pins.warm`); watching, caps and cleanup are the same.
+
+    Once the run is cancelled (SIGTERM, Ctrl-C: :mod:`lockstep.cancel`) no case
+    starts, and a running one is killed with its whole tree within one slice of
+    waiting; both raise :class:`~lockstep.cancel.Cancelled`.
     """
+    check()
     command = resolve_argv(argv)
     started = time.monotonic()
     tracker = current_tracker()
@@ -273,6 +280,8 @@ def run(
             raise
         finally:
             tracker.close(case)
+        if cancelled():
+            raise Cancelled
         return RunResult(
             exit_code=code,
             stdout=_read_capped(out, max_output),

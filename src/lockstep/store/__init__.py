@@ -77,6 +77,7 @@ from lockstep.store.paths import (
     cache_folder,
     display_path,
     safe_folder,
+    sweep_temp_folders,
     temp_folder,
     temp_name,
 )
@@ -102,6 +103,7 @@ __all__ = [
     "remove_file",
     "safe_folder",
     "sha256_hex",
+    "sweep_temp_folders",
     "temp_folder",
     "temp_name",
 ]

@@ -228,6 +228,24 @@ def temp_folder(parent: Path, purpose: str) -> Iterator[Path]:
         shutil.rmtree(path, ignore_errors=True)
 
 
+def sweep_temp_folders(parent: Path, purpose: str) -> None:
+    """Remove the :func:`temp_folder` folders for ``purpose`` in ``parent`` whose process is
+    gone (a run killed while using one); never one in use, never anything else."""
+    try:
+        entries = list(os.scandir(parent))
+    except OSError:
+        return
+    for entry in entries:
+        match = _TMP_SHAPE.match(entry.name)
+        if match is None or match["target"] != purpose or not _stale_temp(entry.name, None):
+            continue
+        with contextlib.suppress(OSError):
+            if entry.is_dir(follow_symlinks=False):
+                import shutil
+
+                shutil.rmtree(entry.path, ignore_errors=True)  # never follows a link
+
+
 CACHE_FOLDER = ".lockstep-cache"
 """Scratch kept between runs (strength verdicts, the last ``replay --against``): never an oracle
 file, never committed: it holds a ``.gitignore`` of ``*``, as pytest's cache does."""

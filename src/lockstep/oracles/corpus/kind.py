@@ -7,6 +7,7 @@ shared lifecycle (:mod:`lockstep.oracles.lifecycle`).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
@@ -69,18 +70,46 @@ def _blobs(project: Project) -> BlobStore:
 # ---------------------------------------------------------------- record
 
 
+PENDING_FIXTURES: Final = "LOCKSTEP_PENDING_FIXTURES"
+"""Set only for record's verification child: the folder (relative to the project root) of
+the fixtures being recorded before they are moved into the fixture folder."""
+
+
+def _with_pending(
+    found: dict[str, Path], project: Project, pending: Path | None
+) -> dict[str, Path]:
+    """``found`` and the regular files of ``pending`` (by name), sorted by id."""
+    if pending is None:
+        named = os.environ.get(PENDING_FIXTURES)
+        if not named:
+            return found
+        pending = project.root / named
+    extra = {
+        entry.name: Path(entry.path)
+        for entry in os.scandir(pending)
+        if entry.is_file(follow_symlinks=False)
+    }
+    return dict(sorted({**found, **extra}.items()))
+
+
 def _record(
-    project: Project, corpus: CorpusSpec, mode: RecordMode, only: frozenset[str] | None
+    project: Project,
+    corpus: CorpusSpec,
+    mode: RecordMode,
+    only: frozenset[str] | None,
+    pending: Path | None = None,
 ) -> RecordReport:
     """Render fixtures and write the lock, in the explicit ``mode`` asked for.
 
     ``only`` narrows ``--force`` to the cases being accepted (``lockstep accept``).
+    ``pending``: a folder of fixtures not in the fixture folder yet, each recorded by its
+    name there (what ``lockstep mine`` adds: moved in only once recorded).
     """
     path = KIND.oracle_path(project, corpus)
     report = RecordReport(corpus.name, path, mode)
     exists = check_record_mode(path, project.root, corpus.name, mode, _MODE_WORDS)
     old = read_existing(lambda: read_lock(path), exists, report, narrowed=only is not None)
-    found = fixtures(project, corpus)
+    found = _with_pending(fixtures(project, corpus), project, pending)
     rules = resolve_rules(corpus.rules, project, where=project.key(corpus))
     if old is not None:
         check_contract(
@@ -104,7 +133,7 @@ def _record(
                 (fid, _freeze(fid, found[fid], renderer, batch, report, policy)) for fid in todo
             )
             fresh = {fid: entry for fid, entry in frozen if entry is not None}
-            fresh = _reproducible(project, corpus, rules.records(), fresh, report)
+            fresh = _reproducible(project, corpus, rules.records(), fresh, report, pending)
         entries = merge(report, old_by_id, fresh, found, same=lambda a, b: a == b, only=only)
         lock = Lock(
             version=LOCK_VERSION,
@@ -141,6 +170,7 @@ def _reproducible(
     rules: list[RuleRecord],
     fresh: dict[str, Entry],
     report: RecordReport,
+    pending: Path | None = None,
 ) -> dict[str, Entry]:
     """The fixtures whose rendering reproduces in a fresh interpreter with another hash seed.
 
@@ -162,7 +192,10 @@ def _reproducible(
         write_lock(folder / f"{corpus.name}{SUFFIX}", lock)
         return list(fresh)
 
-    checked = verify(project, corpus, candidate)
+    env = None
+    if pending is not None:
+        env = {PENDING_FIXTURES: pending.relative_to(project.root).as_posix()}
+    checked = verify(project, corpus, candidate, env=env)
     report.notes.append(checked.note(len(fresh)))
     failed = {v.case_id: v for v in checked.failed()}
     report.refused.extend(
@@ -336,7 +369,7 @@ class CorpusKind(OracleKind[CorpusSpec]):
                 f"{display_path(path, project.root)} does not exist; run 'lockstep record {corpus.name}'"
             )
         lock = read_lock(path)
-        found = fixtures(project, corpus)
+        found = _with_pending(fixtures(project, corpus), project, None)
         blobs = _blobs(project)
         todo, unmatched = _pair(corpus.name, lock, found, options)
         yield from unmatched
@@ -415,8 +448,8 @@ class CorpusKind(OracleKind[CorpusSpec]):
         rules = resolve_rules(corpus.rules, project, where=project.key(corpus))
         renderer = renderer_for(project, corpus, rules, corpus.loose)
 
-        def record_new() -> RecordReport:
-            return _record(project, corpus, RecordMode.NEW_ONLY, None)
+        def record_new(pending: Path) -> RecordReport:
+            return _record(project, corpus, RecordMode.NEW_ONLY, None, pending)
 
         sources = used_scope(project, renderer.func).files
         return CorpusSubject(

@@ -176,7 +176,7 @@ def read_lock(path: Path) -> Lock:
     if fh is not None:
         try:
             return _read_streaming(fh, shown)
-        except _OtherLayout:
+        except (_OtherLayout, RecursionError):  # too deeply nested: said by the whole read
             fh.close()
         except BaseException:
             fh.close()

@@ -14,7 +14,7 @@ and replay use (rules applied, exceptions frozen as behaviour).
 * ``lockstep mine`` writes each kept document as ``mined-<digest12>.json`` into the
   fixture folder -- only when the fixture glob matches that name -- and records them
   with ``--new-only`` through the kind's record path (verification in a fresh
-  interpreter, secret scan); a fixture that path refuses is removed again.
+  interpreter, secret scan), from a temp folder: only recorded ones are moved in.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import json
+import os
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -38,10 +39,19 @@ from lockstep.oracles.corpus.compare import rendering_drift, summary
 from lockstep.oracles.corpus.fixtures import fixtures, glob_base
 from lockstep.oracles.corpus.render import Rendered, Renderer
 from lockstep.oracles.mining import Call, Ran, shape_of
-from lockstep.store import atomic_write, display_path, sha256_hex
+from lockstep.store import (
+    atomic_write,
+    display_path,
+    lock_for,
+    sha256_hex,
+    sweep_temp_folders,
+    temp_folder,
+)
 
 MINED_PREFIX: Final = "mined-"
 MINED_SUFFIX: Final = ".json"
+MINED_TEMP: Final = "mined"
+"""The purpose in the name of the temp folder mined fixtures are recorded from."""
 DESCRIBED: Final = 400
 """Most characters of a fixture shown when naming a differing input."""
 
@@ -92,8 +102,9 @@ class CorpusSubject:
     renderer: Renderer
     lock: Path
     """The oracle file (it may not exist in an old checkout: only the recorded inputs need it)."""
-    record_new: Callable[[], RecordReport]
-    """The kind's ``--new-only`` record path (verify, scan for secrets, write the lock)."""
+    record_new: Callable[[Path], RecordReport]
+    """The kind's ``--new-only`` record path (verify, scan for secrets, write the lock), with
+    a folder of fixtures recorded before they are moved into the fixture folder."""
     sources: tuple[Path, ...]
     """The render's module and the project modules it uses (its strength scope)."""
     typed: bool = False
@@ -239,24 +250,32 @@ class CorpusSubject:
         return self.project.resolve(base_rel, key=self.project.key(self.spec, "fixtures"))
 
     def add(self, calls: Sequence[Call]) -> RecordReport:
-        """Write the new documents as fixture files and record them with ``--new-only``."""
+        """Record the new documents as fixture files with ``--new-only``; only recorded ones
+        land in the fixture folder.
+
+        Under the oracle's lock, the documents are written to a private temp folder inside
+        the fixture folder, recorded from there (each by the name it will have), and moved
+        in only once the lock holds them.  A run killed on the way leaves a temp folder the
+        next ``mine`` removes, never an unrecorded ``mined-*.json``.
+        """
         folder = self._folder()
         known = {f.data for f in self._fixtures().values()}
-        written: dict[str, Path] = {}
-        for call in calls:
-            fixture = self._fixture(call)
-            path = folder / fixture.name
-            if fixture.data in known or path.exists() or fixture.name in written:
-                continue
-            atomic_write(path, fixture.data)
-            written[fixture.name] = path
-        try:
-            report = self.record_new()
-        except BaseException:
-            for path in written.values():
-                path.unlink(missing_ok=True)
-            raise
-        added = set(report.added)
+        with lock_for(self.lock):
+            sweep_temp_folders(folder, MINED_TEMP)
+            with temp_folder(folder, MINED_TEMP) as pending:
+                written: dict[str, Path] = {}
+                for call in calls:
+                    fixture = self._fixture(call)
+                    path = folder / fixture.name
+                    if fixture.data in known or path.exists() or fixture.name in written:
+                        continue
+                    atomic_write(pending / fixture.name, fixture.data)
+                    written[fixture.name] = path
+                report = self.record_new(pending)
+                added = set(report.added)
+                for name, path in written.items():
+                    if name in added:
+                        os.replace(pending / name, path)
         others = sorted(added - set(written))
         if others:
             report.notes.append(
@@ -265,8 +284,7 @@ class CorpusSubject:
             )
         for name, path in written.items():
             if name not in added:
-                path.unlink(missing_ok=True)
                 report.notes.append(
-                    f"{display_path(path, self.project.root)}: removed again (not recorded)"
+                    f"{display_path(path, self.project.root)}: not written (not recorded)"
                 )
         return report

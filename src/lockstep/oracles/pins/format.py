@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -134,6 +135,24 @@ def _reason(err: msgspec.MsgspecError) -> str:
     return f"not valid JSON ({text})"
 
 
+def _identity(fd: int) -> tuple[int, int, int, int]:
+    info = os.fstat(fd)
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
+
+
+@dataclass(frozen=True)
+class PinIndex:
+    """Where each pin of one pins file is, and which file that was."""
+
+    places: dict[str, tuple[int, int]]
+    """Each pin id's ``(line number, byte offset)``."""
+    identity: tuple[int, int, int, int]
+    """The indexed file's device, inode, size and modification time (ns)."""
+
+    def __contains__(self, pin_id: object) -> bool:
+        return pin_id in self.places
+
+
 @dataclass(frozen=True)
 class PinsFile:
     """A validated header and the path its pins stream from."""
@@ -145,8 +164,9 @@ class PinsFile:
     def rules(self) -> RuleSet:
         return rules_from_records(self.header.rules, where=f"{self.shown}:1")
 
-    def offsets(self) -> dict[str, tuple[int, int]]:
-        """Each pin's ``(line number, byte offset)``, after validating the whole file once."""
+    def index(self) -> PinIndex:
+        """Each pin's ``(line number, byte offset)``, after validating the whole file once,
+        with the identity of the file that was read (see :meth:`pin_at`)."""
         found: dict[str, tuple[int, int]] = {}
         with self.path.open("rb") as fh:
             offset = 0
@@ -158,12 +178,28 @@ class PinsFile:
                         raise DataError(f"{self.shown}:{lineno}: duplicate pin id {pin_id!r}")
                     found[pin_id] = (lineno, offset)
                 offset += len(raw)
-        return found
+            identity = _identity(fh.fileno())
+        return PinIndex(found, identity)
 
-    def pin_at(self, lineno: int, offset: int) -> Pin:
+    def pin_at(self, index: PinIndex, pin_id: str) -> Pin:
+        """The pin ``pin_id`` read at its indexed offset.
+
+        Refused (:class:`~lockstep.errors.DataError`) when the file is no longer the one
+        indexed (another device, inode, size or modification time: a record or accept
+        replaced it meanwhile) or the line there is another pin's: an offset into another
+        file must never hand one case another's verdict.
+        """
+        lineno, offset = index.places[pin_id]
         with self.path.open("rb") as fh:
-            fh.seek(offset)
-            return self._decode(lineno, fh.readline().strip())
+            if _identity(fh.fileno()) == index.identity:
+                fh.seek(offset)
+                pin = self._decode(lineno, fh.readline().strip())
+                if pin.id == pin_id:
+                    return pin
+        raise DataError(
+            f"{self.shown}: changed while this run was reading it (pin {pin_id!r} is not "
+            "where it was indexed); run again"
+        )
 
     def _decode(self, lineno: int, line: bytes) -> Pin:
         try:

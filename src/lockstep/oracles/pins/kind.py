@@ -121,14 +121,14 @@ class PinsKind(OracleKind[PinsSpec]):
         plan = _plan(project, pins_spec, pins_file, warm=True)
         if plan.pool is not None:
             atexit.register(plan.pool.close)
-        offsets = pins_file.offsets()
+        index = pins_file.index()
 
         def replay_one(case_id: str) -> Outcome:
-            if case_id not in offsets:
+            if case_id not in index:
                 if case_id in plan.cases:
                     return Outcome(pins_spec.name, case_id, Status.NEW, note="not pinned")
                 return Outcome(pins_spec.name, case_id, Status.MISSING, note="no such pin")
-            verdict = _judge(project, plan, pins_file.pin_at(*offsets[case_id]))
+            verdict = _judge(project, plan, pins_file.pin_at(index, case_id))
             return verdict() if callable(verdict) else verdict
 
         return replay_one

@@ -51,6 +51,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Final
 
+from lockstep.cancel import cancelled
 from lockstep.errors import LockstepError
 from lockstep.oracles.pins.warm_server import read_frame
 from lockstep.parallel import run_parallel
@@ -426,9 +427,12 @@ class WarmServer:
         return self.main
 
     def close(self) -> None:
+        """Let the server exit by itself (it sees the socket close); killed if cancelled."""
         self.dead = True
         with contextlib.suppress(OSError):
             self.sock.close()
+        if cancelled():
+            self.proc.kill()
         try:
             self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:

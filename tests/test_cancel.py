@@ -1,0 +1,122 @@
+"""Cancelling a replay (SIGTERM from ``timeout`` or a CI cancel, Ctrl-C's SIGINT) stops every
+running case and warm server at once, whole process trees, and exits 143 or 130."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from helpers import GitRepo, run_cli
+
+PROG = """
+import os, subprocess, sys, time
+case = sys.argv[1]
+if os.path.exists("slow"):
+    helper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    os.makedirs("pids", exist_ok=True)
+    for pid in (os.getpid(), helper.pid):
+        with open(os.path.join("pids", f"{case}-{pid}"), "w"):
+            pass
+    time.sleep(600)
+print("done", case)
+"""
+
+CASES = "".join(f'[[case]]\nid = "c{i}"\nargv = ["c{i}"]\n\n' for i in range(3))
+
+CONFIG = """
+[[pins]]
+name = "prog"
+command = ["python", "prog.py"]
+cases = "cases/prog.toml"
+timeout = 900
+warm = {warm}
+"""
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` still runs (a zombie waiting to be reaped has stopped running)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def _running_pids(root: Path, want: int) -> list[int]:
+    """The pids the cases wrote once ``want`` of them have (each case writes its own and a child's)."""
+    pids = root / "pids"
+    for _ in range(6000):
+        found = list(pids.iterdir()) if pids.is_dir() else []
+        if len(found) >= want:
+            return [int(p.name.rsplit("-", 1)[1]) for p in found]
+        time.sleep(0.05)
+    raise AssertionError(f"the cases never started: {sorted(p.name for p in found)}")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="process trees are read in /proc")
+@pytest.mark.parametrize("warm", ["false", "true"])
+@pytest.mark.parametrize(
+    ("signum", "code", "word"),
+    [(signal.SIGTERM, 143, "terminated"), (signal.SIGINT, 130, "interrupted")],
+)
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_signal_stops_every_case_and_server(
+    git_repo: GitRepo, warm: str, signum: int, code: int, word: str, jobs: str
+) -> None:
+    root = git_repo.root
+    git_repo.commit(
+        "pins",
+        {
+            "lockstep.toml": CONFIG.replace("{warm}", warm),
+            "prog.py": PROG,
+            "cases/prog.toml": CASES,
+        },
+    )
+    recorded = run_cli("record", cwd=root)
+    assert recorded.code == 0, recorded.output
+    (root / "slow").write_text("")
+    env = dict(os.environ, NO_COLOR="1", PYTHONDONTWRITEBYTECODE="1")
+    env.pop("LOCKSTEP_CONFIG", None)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "lockstep", "replay", "--jobs", jobs],
+        cwd=root,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    pids: list[int] = []
+    servers: list[int] = []
+    try:
+        pids = _running_pids(root, 2 * int(jobs))
+        servers = _children_of(proc.pid)
+        proc.send_signal(signum)
+        _, err = proc.communicate(timeout=120)  # the cases would sleep 600 s
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        survivors = [p for p in pids + servers if _alive(p)]
+        for pid in survivors:  # a failing run leaves no sleeper behind
+            os.kill(pid, signal.SIGKILL)
+    assert proc.returncode == code, err.decode()
+    assert f"lockstep: {word}" in err.decode()
+    assert survivors == []
+    assert warm == "false" or servers, "the warm server was not found among lockstep's children"
+
+
+def _children_of(pid: int) -> list[int]:
+    """lockstep's own children right now (the warm servers; cases run in their own sessions)."""
+    found = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        found += [int(c) for c in (task / "children").read_text().split()]
+    return found
