@@ -227,10 +227,19 @@ class Detector:
         self.scan_line = lru_cache(maxsize=_CACHE_SIZE)(self._scan_line)
 
     def _scan_line(self, line: str) -> tuple[Hit, ...]:
+        hits = {
+            Hit(kind, hashlib.sha256(value.encode("utf-8")).hexdigest())
+            for kind, value in self.secrets_in(line)
+        }
+        return tuple(sorted(hits))
+
+    def secrets_in(self, line: str) -> list[tuple[str, str]]:
+        """Each finding of one line as (detector, the secret itself): for masking a text
+        shown to a person, never to be written anywhere."""
         gates = _open_gates(line)
         if not gates:
-            return ()
-        hits: set[Hit] = set()
+            return []
+        found_values: list[tuple[str, str]] = []
         with self._lock:
             for gate, plugin in self._plugins:
                 if gate not in gates:
@@ -241,8 +250,8 @@ class Detector:
                     value = found.secret_value or ""
                     if self._filtered(value, line, plugin):
                         continue
-                    hits.add(Hit(found.type, hashlib.sha256(value.encode("utf-8")).hexdigest()))
-        return tuple(sorted(hits))
+                    found_values.append((str(found.type), value))
+        return found_values
 
     def _filtered(self, secret: str, line: str, plugin: Any) -> bool:
         """detect-secrets' heuristic filters (its defaults for ad-hoc strings)."""
@@ -277,7 +286,7 @@ def _line_indexes(text: str, lines: list[str], starts: Iterable[int]) -> set[int
     return {bisect.bisect_right(ends, start) for start in starts}
 
 
-def _candidate_lines(text: str, lines: list[str]) -> list[int]:
+def candidate_lines(text: str, lines: list[str]) -> list[int]:
     """The lines of ``text`` in which some gate of :func:`_open_gates` may open."""
     lowered = text.lower()
     starts = _token_starts(text, lowered)
@@ -298,7 +307,7 @@ def scan_text(text: str) -> list[tuple[int, Hit]]:
     searches over the whole text, not one per line, and detect-secrets is imported only
     when there is one."""
     lines = text.split("\n")
-    indexes = _candidate_lines(text, lines)
+    indexes = candidate_lines(text, lines)
     if not indexes:
         return []
     scan_line = detector().scan_line
