@@ -206,3 +206,30 @@ def test_drifted_output_is_masked_in_terminal_pending_html_and_junit(tmp_path: P
     secrets = [env["API_TOKEN"], env["SERVICE_TOKEN"], github]
     assert_nowhere(secrets, tmp_path / "lockstep", out)
     assert_nowhere(secrets, tmp_path / "out", out)
+
+
+# ---------------------------------------------------------------- refusals name no value
+
+
+def test_a_refusal_names_a_fixture_or_case_named_after_a_secret_by_digest(tmp_path: Path) -> None:
+    github = VECTORS["github"][0]
+    stripe = VECTORS["stripe"][0]
+    write_files(
+        tmp_path,
+        {
+            "lockstep.toml": '[[corpus]]\nname = "docs"\nfixtures = "fx/*.txt"\n'
+            'render = "harness:render"\n\n'
+            '[[pins]]\nname = "cli"\ncommand = ["python", "-c", "print(1)"]\n'
+            'cases = "cases.toml"\n',
+            "harness.py": "def render(path):\n    return 'plain text\\n'\n",
+            f"fx/{github}.txt": "x",
+            "fx/clean.txt": "x",
+            "cases.toml": f'[[case]]\nid = "{stripe}"\nargv = []\n\n'
+            '[[case]]\nid = "fine"\nargv = []\n',
+        },
+    )
+    result = run_cli("record", cwd=tmp_path, timeout=300)
+    assert result.code == 1, result.output
+    assert "id: GitHub Token" in result.output and "id: Stripe Access Key" in result.output
+    assert result.output.count("refused <case ") == 2, result.output
+    assert_nowhere([github, stripe], tmp_path / "lockstep", result.output)

@@ -92,8 +92,8 @@ def strings(value: Any, path: FieldPath, key: str = "") -> Iterator[Item]:
         if len(value) == 1:
             ((tag, payload),) = value.items()
             if isinstance(tag, str) and tag.startswith("$"):
-                if tag in _BYTES_TAGS and (text := _decoded_bytes(payload)) is not None:
-                    yield path, text, False, _as_written(key, text)
+                if tag in _BYTES_TAGS and (decoded := _decoded_bytes(payload)) is not None:
+                    yield path, decoded, False, _as_written(key, decoded)
                     return
                 yield from strings(payload, path, key)
                 return
@@ -183,7 +183,26 @@ class SecretPolicy:
         found = self.findings(fields)
         if not found:
             return None
-        return Refusal(oracle, case_id, RefusalReason.SECRET, label=label, findings=tuple(found))
+        hidden = any(f.path[:1] == ("id",) for f in found) or any(
+            self.holds_secret(name) for name in {case_id, label} if name
+        )
+        return Refusal(
+            oracle,
+            case_id,
+            RefusalReason.SECRET,
+            label=label,
+            findings=tuple(found),
+            case_hidden=hidden,
+        )
+
+    def holds_secret(self, text: str) -> bool:
+        """Whether a name (a case id, a fixture file name) holds a known value in any
+        spelling or something the detector flags, as itself or written quoted."""
+        if self.scrubber and (self.scrubber.mask(text) != text or self.scrubber.leaks(text)):
+            return True
+        return any(
+            detector().scan_line(line) for line in (text, json.dumps(text)) if may_hold_secret(line)
+        )
 
     def mask(self, text: str) -> str:
         """``text`` as a person may see it (terminal, pending file, report): every known
