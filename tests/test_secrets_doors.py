@@ -233,3 +233,36 @@ def test_a_refusal_names_a_fixture_or_case_named_after_a_secret_by_digest(tmp_pa
     assert "id: GitHub Token" in result.output and "id: Stripe Access Key" in result.output
     assert result.output.count("refused <case ") == 2, result.output
     assert_nowhere([github, stripe], tmp_path / "lockstep", result.output)
+
+
+# ---------------------------------------------------------------- lockstep scan
+
+
+def test_scan_finds_known_values_and_encoded_tokens_on_any_line(tmp_path: Path) -> None:
+    github = VECTORS["github"][0]
+    api = VECTORS["stripe"][0][3:]  # a value no detector knows: found because configured
+    encoded = base64.b64encode(github.encode()).decode()
+    lines = [
+        "nothing here",
+        f"plain {api} end",
+        f"b64 {encoded}",
+        f"hex {github.encode().hex()}",
+        "url " + quote(f'password="{PASSWORD}"', safe=""),
+    ]
+    write_files(
+        tmp_path,
+        {
+            "lockstep.toml": '[[secret]]\nenv = "API_TOKEN"\n',
+            "lockstep/notes.txt": "\n".join(lines) + "\n",
+        },
+    )
+    scan = invoke_cli("scan", cwd=tmp_path, env={"API_TOKEN": api})
+    assert scan.code == 1, scan.output
+    out = scan.output
+    assert "lockstep/notes.txt:2: -: value of <API_TOKEN>" in out
+    assert "lockstep/notes.txt:3: -: GitHub Token (base64)" in out
+    assert "lockstep/notes.txt:4: -: GitHub Token (hex)" in out
+    assert "lockstep/notes.txt:5: -: Secret Keyword (URL-encoded)" in out
+    assert ":1:" not in out
+    for value in (github, api, PASSWORD):
+        assert not any(form in out for form in spellings(value))

@@ -37,6 +37,7 @@ call with the same argument) is not scanned again.
 
 from __future__ import annotations
 
+import base64
 import bisect
 import hashlib
 import itertools
@@ -46,6 +47,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Final
+from urllib.parse import unquote_plus
 
 _CACHE_SIZE: Final = 1 << 16
 KEYWORD_PARTS: Final = ("key", "pass", "pwd", "secret", "contras")
@@ -344,3 +346,49 @@ def detector() -> Detector:
             if _DETECTOR is None:
                 _DETECTOR = Detector()
     return _DETECTOR
+
+
+_BASE64_RUN: Final = re.compile(r"[A-Za-z0-9+/_\-]{16,}={0,2}")
+_HEX_RUN: Final = re.compile(r"(?:[0-9a-fA-F]{2}){8,}")
+_PRINTABLE: Final = re.compile(r"[\t\n\r\x20-\x7e\u00a0-\uffff]*")
+
+
+def _as_text(raw: bytes) -> str | None:
+    """``raw`` as text when it is UTF-8 of printable characters, else None."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    return text if _PRINTABLE.fullmatch(text) else None
+
+
+def _from_base64(run: str) -> str | None:
+    body = run.rstrip("=")
+    if len(body) % 4 == 1:
+        return None
+    padded = body + "=" * (-len(body) % 4)
+    try:
+        raw = base64.b64decode(padded.replace("-", "+").replace("_", "/"), validate=True)
+    except ValueError:
+        return None
+    return _as_text(raw)
+
+
+def decoded_views(line: str) -> list[tuple[str, str]]:
+    """What a line holds under one layer of encoding, as ``(encoding, text)``: each base64
+    or hex run that decodes to printable text, and the line URL-unquoted when it has
+    ``%XX`` escapes -- where a token printed encoded shows itself to the detector."""
+    views: list[tuple[str, str]] = []
+    for match in _HEX_RUN.finditer(line):
+        text = _as_text(bytes.fromhex(match.group()))
+        if text is not None:
+            views.append(("hex", text))
+    for match in _BASE64_RUN.finditer(line):
+        text = _from_base64(match.group())
+        if text is not None and len(text) >= 8:
+            views.append(("base64", text))
+    if "%" in line:
+        unquoted = unquote_plus(line)
+        if unquoted != line:
+            views.append(("URL-encoded", unquoted))
+    return views
