@@ -52,7 +52,8 @@ _BYTES_TAGS: Final = ("$bytes", "$bytearray")
 """The canonical tags of a bytes value (base64 payload): scanned as the text they decode to."""
 
 Item = tuple[FieldPath, str, bool, str]
-"""Where a string sits, the string, whether it is a dict key, and its line as written."""
+"""Where a string sits, the string, whether it is a dict key, and the key it is written
+under ("" for none; see :func:`_as_written`)."""
 
 
 def _as_written(key: str, text: str) -> str:
@@ -76,7 +77,7 @@ def _decoded_bytes(payload: Any) -> str | None:
 def strings(value: Any, path: FieldPath, key: str = "") -> Iterator[Item]:
     """Every string of a JSON-like value, keys too: where it sits (``("args", 0, "name")``,
     a dict key as a :class:`~lockstep.model.DictKey`), the string, whether it is a key, and
-    the line it is written as (under ``key``, the nearest dict key or field name).
+    the key it is written under (``key``: the nearest dict key or field name).
 
     A canonical tag (``{"$tuple": [...]}``) is transparent: its payload sits at the
     tagged value's path; ``$bytes``/``$bytearray`` are scanned as the text they decode to,
@@ -84,23 +85,22 @@ def strings(value: Any, path: FieldPath, key: str = "") -> Iterator[Item]:
     if not key and len(path) == 1 and isinstance(path[0], str):
         key = path[0]  # a top-level field: ``"stdout": "..."`` as written
     if isinstance(value, str):
-        yield path, value, False, _as_written(key, value)
+        yield path, value, False, key
     elif isinstance(value, bytes | bytearray):
-        text = bytes(value).decode("utf-8", "replace")
-        yield path, text, False, _as_written(key, text)
+        yield path, bytes(value).decode("utf-8", "replace"), False, key
     elif isinstance(value, Mapping):
         if len(value) == 1:
             ((tag, payload),) = value.items()
             if isinstance(tag, str) and tag.startswith("$"):
                 if tag in _BYTES_TAGS and (decoded := _decoded_bytes(payload)) is not None:
-                    yield path, decoded, False, _as_written(key, decoded)
+                    yield path, decoded, False, key
                     return
                 yield from strings(payload, path, key)
                 return
         for name, item in value.items():
             where = (*path, DictKey(name) if isinstance(name, str) else str(name))
             if isinstance(name, str):
-                yield where, name, True, _as_written("", name)
+                yield where, name, True, ""
             yield from strings(item, where, name if isinstance(name, str) else key)
     elif isinstance(value, list | tuple):
         for i, item in enumerate(value):
@@ -133,10 +133,10 @@ class SecretPolicy:
         items = [item for name, value in fields.items() for item in strings(value, (name,))]
         if not self.scrubber and not may_hold_secret("\n".join(t for _, t, _, _ in items)):
             return []  # the usual case, decided in one pass over all the case's strings
-        for where, text, on_key, written in items:
+        for where, text, on_key, key in items:
             found.update(self._text_findings(where, text, on_key))
             if "\n" not in text and "\r" not in text:
-                found.update(self._written_findings(where, written, on_key))
+                found.update(self._written_findings(where, _as_written(key, text), on_key))
             found.update(
                 Finding(where, 0, f"value of {leaked}", on_key=on_key)
                 for leaked in self.scrubber.leaks(text)
