@@ -266,3 +266,109 @@ def test_scan_finds_known_values_and_encoded_tokens_on_any_line(tmp_path: Path) 
     assert ":1:" not in out
     for value in (github, api, PASSWORD):
         assert not any(form in out for form in spellings(value))
+
+
+# ---------------------------------------------------------------- every door at once
+
+EVERY_DOOR_DRIVE = """
+import json
+from svc import handle
+for line in json.load(open("lines.json")).values():
+    handle(line.encode())
+    handle({line: 1})
+    handle("b", give={"blob": bytearray(line.encode())})
+handle("plain")
+"""
+
+EVERY_DOOR_PROGRAM = """
+import base64, json, os
+from urllib.parse import quote
+if os.path.exists("leak"):
+    for line in json.load(open("lines.json")).values():
+        print("new:", line)
+    for name in ("SERVICE_TOKEN", "DB_PASSWORD"):
+        value = os.environ[name].encode()
+        print(name, value.decode(), base64.b64encode(b"ab" + value).decode(), value.hex())
+        print(name, quote(value.decode(), safe=""), json.dumps({"v": value.decode()}))
+    print("\\x1b[2J\\x1b]0;owned\\x07<img src=x onerror=alert(1)><!--")
+else:
+    print("quiet")
+"""
+
+
+def _standalone(raw: str) -> bool:
+    """Whether the value is flagged as a name on its own (a case id): a 14-letter password
+    is a secret only beside its keyword."""
+    from lockstep.secrets.policy import SecretPolicy
+    from lockstep.secrets.scrub import Scrubber
+
+    policy = SecretPolicy(enabled=True, scrubber=Scrubber(), allowed=frozenset())
+    safe = raw.replace(".", "").replace("-", "").replace("_", "").isalnum()
+    return safe and bool(policy.findings({"id": raw}))
+
+
+def test_every_secret_kind_through_every_door_is_nowhere_written_or_printed(
+    tmp_path: Path,
+) -> None:
+    raws = {kind: raw for kind, (raw, _) in VECTORS.items()}
+    named = sorted(kind for kind, raw in raws.items() if _standalone(raw))
+    files_named = [kind for kind in named if _standalone(raws[kind] + ".txt")]
+    assert len(named) >= 12 and len(files_named) >= 10, named
+    env = {
+        "API_TOKEN": VECTORS["stripe"][0],
+        "SERVICE_TOKEN": "svc-" + VECTORS["twilio"][0],
+        "DB_PASSWORD": PASSWORD,
+    }
+    files: dict[str, str] = {
+        "lockstep.toml": '[[secret]]\nenv = "API_TOKEN"\n\n'
+        '[[ledger]]\nname = "handle"\ntarget = "svc:handle"\ndriver = "drive.py"\n\n'
+        '[[corpus]]\nname = "docs"\nfixtures = "fx/*.txt"\nrender = "harness:render"\n\n'
+        '[[pins]]\nname = "ids"\ncommand = ["python", "-c", "print(1)"]\ncases = "ids.toml"\n\n'
+        '[[pins]]\nname = "out"\ncommand = ["python", "prog.py"]\ncases = "out.toml"\n',
+        "svc.py": LEDGER_TARGET,
+        "drive.py": EVERY_DOOR_DRIVE,
+        "harness.py": "def render(path):\n    return 'plain text\\n'\n",
+        "fx/clean.txt": "x",
+        "ids.toml": '[[case]]\nid = "fine"\nargv = []\n'
+        + "".join(f"\n[[case]]\nid = {json.dumps(raws[k])}\nargv = []\n" for k in named),
+        "out.toml": '[[case]]\nid = "run"\nargv = []\n'
+        'env = { SERVICE_TOKEN = "<SERVICE_TOKEN>", DB_PASSWORD = "<DB_PASSWORD>" }\n',
+        "prog.py": EVERY_DOOR_PROGRAM,
+        "vectors.json": json.dumps(raws),
+        "lines.json": json.dumps({kind: line for kind, (_, line) in VECTORS.items()}),
+    }
+    for kind in files_named:
+        files[f"fx/{raws[kind]}.txt"] = "x"
+    write_files(tmp_path, files)  # type: ignore[arg-type]
+    inputs = {tmp_path / name for name in files}
+    recorded = run_cli("record", cwd=tmp_path, env=env, timeout=600)
+    assert recorded.code == 1, recorded.output
+    assert "refused <case " in recorded.output
+    (tmp_path / "leak").write_text("1\n")
+    inputs.add(tmp_path / "leak")
+    replayed = run_cli(
+        "replay",
+        "--keep-pending",
+        "--report",
+        "out/report.html",
+        "--junit",
+        "out/junit.xml",
+        cwd=tmp_path,
+        env=env,
+        timeout=600,
+    )
+    assert replayed.code == 1, replayed.output
+    assert "<secret: GitHub Token>" in replayed.output
+    assert "\\x1b[2J" in replayed.output and "\x1b" not in replayed.output
+    assert (tmp_path / "lockstep/.pending/out.jsonl").exists()
+    printed = recorded.output + replayed.output
+    written = [p for p in tmp_path.rglob("*") if p.is_file() and p not in inputs]
+    assert any(p.name == "report.html" for p in written)
+    html = (tmp_path / "out/report.html").read_text()
+    assert "<img src" not in html and "\x1b" not in html
+    for value in [*raws.values(), *env.values()]:
+        for form in spellings(value):
+            assert form not in printed, "printed: a spelling of a secret"
+            for path in written:
+                assert form not in str(path.relative_to(tmp_path)), path.name
+                assert form.encode() not in path.read_bytes(), f"{path.name}: holds a secret"
