@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from urllib.parse import quote
 
-from helpers import invoke_cli, run_cli, write_files
+from helpers import invoke_cli, pytest_in, run_cli, write_files
 from secret_vectors import vectors
 
 VECTORS = vectors()
@@ -372,3 +372,14 @@ def test_every_secret_kind_through_every_door_is_nowhere_written_or_printed(
             for path in written:
                 assert form not in str(path.relative_to(tmp_path)), path.name
                 assert form.encode() not in path.read_bytes(), f"{path.name}: holds a secret"
+
+
+def test_a_drift_under_pytest_is_masked_like_the_cli_masks_it(tmp_path: Path) -> None:
+    env = _drift_project(tmp_path)
+    assert run_cli("record", cwd=tmp_path, env=env, timeout=300).code == 0
+    github = VECTORS["github"][0]
+    (tmp_path / "leak").write_text(github + "\n")
+    result = pytest_in(tmp_path, "-q", "--lockstep", "--lockstep-keep-pending", "lockstep", env=env)
+    assert result.code == 1, result.output
+    assert "<secret: GitHub Token>" in result.output and "\\x1b[2J" in result.output
+    assert_nowhere([github, *env.values()], tmp_path / "lockstep", result.output)
