@@ -241,7 +241,17 @@ class Detector:
         gates = _open_gates(line)
         if not gates:
             return []
-        found_values: list[tuple[str, str]] = []
+        return [(kind, value) for kind, value, _ in self._found(line, gates)]
+
+    def spans_in(self, line: str) -> list[tuple[str, str, str]]:
+        """Each finding of one line as (detector, secret, the text to hide): the secret, or
+        the whole match of the token pattern that found it where the plugin reports only
+        a part (detect-secrets reports a GitHub token by its ``ghp`` group)."""
+        gates = _open_gates(line)
+        return self._found(line, gates) if gates else []
+
+    def _found(self, line: str, gates: set[str]) -> list[tuple[str, str, str]]:
+        found_values: list[tuple[str, str, str]] = []
         with self._lock:
             for gate, plugin in self._plugins:
                 if gate not in gates:
@@ -252,7 +262,14 @@ class Detector:
                     value = found.secret_value or ""
                     if self._filtered(value, line, plugin):
                         continue
-                    found_values.append((str(found.type), value))
+                    shown = value
+                    if gate == "run":
+                        for pattern in plugin.denylist:
+                            for match in pattern.finditer(line):
+                                whole = match.group(0).strip(" \t'\"=:[")
+                                if value in whole and len(whole) > len(shown):
+                                    shown = whole
+                    found_values.append((str(found.type), value, shown))
         return found_values
 
     def _filtered(self, secret: str, line: str, plugin: Any) -> bool:

@@ -38,6 +38,10 @@ from lockstep.secrets.scrub import NamedSecret, Scrubber
 
 _MEMBER_START: Final = re.compile(r'(?<=[,{\[])(?=")')
 """Where a member of a one-line JSON document starts."""
+_TOKEN_BEFORE: Final = r"[A-Za-z0-9+/_\-]*"
+_TOKEN_AFTER: Final = r"[A-Za-z0-9+/=_\-.]*"
+"""Token characters around a found secret, masked with it: a plugin may report a part of
+a token (a JWT's lazy match stops before its signature)."""
 INLINE_ALLOW: Final = "pragma: allowlist secret"
 """detect-secrets' own inline marker: a line carrying it is not reported."""
 
@@ -216,10 +220,12 @@ class SecretPolicy:
         lines = text.split("\n")
         for index in candidate_lines(text, lines):
             line = lines[index]
-            for kind, value in detector().secrets_in(line):
+            spans = detector().spans_in(line)
+            for kind, value, shown in sorted(spans, key=lambda span: -len(span[2])):
                 digest = hashlib.sha256(value.encode("utf-8")).hexdigest()
                 if value and digest not in self.allowed:
-                    line = line.replace(value, f"<secret: {kind}>")
+                    around = _TOKEN_BEFORE + re.escape(shown) + _TOKEN_AFTER
+                    line = re.sub(around, f"<secret: {kind}>", line)
             lines[index] = line
         return "\n".join(lines)
 
