@@ -386,3 +386,24 @@ def test_a_drift_under_pytest_is_masked_like_the_cli_masks_it(tmp_path: Path) ->
     assert result.code == 1, result.output
     assert "<secret: GitHub Token>" in result.output and "\\x1b[2J" in result.output
     assert_nowhere([github, *env.values()], tmp_path / "lockstep", result.output)
+
+
+def test_an_environment_secret_printed_by_a_program_is_refused_not_written(
+    tmp_path: Path,
+) -> None:
+    """Program output is scrubbed by the oracle's recorded rules, which name only the
+    ``[[secret]]`` tables; a value found by its variable's name is refused there."""
+    write_files(
+        tmp_path,
+        {
+            "lockstep.toml": '[[pins]]\nname = "cli"\ncommand = ["python", "prog.py"]\n'
+            'cases = "cases.toml"\n',
+            "prog.py": "import os\nprint('connecting with', os.environ['DB_PASSWORD'])\n",
+            "cases.toml": '[[case]]\nid = "run"\nargv = []\n'
+            'env = { DB_PASSWORD = "<DB_PASSWORD>" }\n',
+        },
+    )
+    result = run_cli("record", cwd=tmp_path, env={"DB_PASSWORD": PASSWORD}, timeout=300)
+    assert result.code == 1, result.output
+    assert "stdout: value of <DB_PASSWORD>" in result.output
+    assert_nowhere([PASSWORD], tmp_path / "lockstep", result.output)
