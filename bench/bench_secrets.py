@@ -1,8 +1,9 @@
 """The cost of the secret scan on recording: the same ``lockstep record`` with and without it.
 
-Two projects, built once: the 10,000-fixture corpus of ``bench_corpus.py`` (about 1 KB of
-invoice JSON per fixture, rendered to a JSON summary) and a ledger driver making 100,000
-distinct calls ``label(i, "item-<i>")`` whose result is a short string.  Each is recorded
+Three projects, built once: the 10,000-fixture corpus of ``bench_corpus.py`` (about 1 KB of
+invoice JSON per fixture, rendered to a JSON summary), a ledger driver making 100,000
+distinct calls ``label(i, "item-<i>")`` whose result is a short string, and the same with
+bytes argument and result (``$bytes`` in the file, decoded by the scan).  Each is recorded
 from scratch by ``python -m lockstep record`` (the whole command, fresh interpreter,
 verification included; CPU seconds), alternating ``[lockstep] secrets = "on"`` (the default) and
 ``"off"`` after one run that is not counted; the best of ``--repeat`` runs of each is kept,
@@ -34,6 +35,20 @@ def label(n, name):
     return f"{name}: {n * 3 % 97} units"
 """
 
+BYTES_TARGET = """\
+def label(n, name):
+    return name + b": " + str(n * 3 % 97).encode() + b" units"
+"""
+
+BYTES_DRIVER = """\
+from shop.ops import label
+
+
+def main():
+    for i in range({rows}):
+        label(i, f"item-{{i}}".encode())
+"""
+
 LEDGER_DRIVER = """\
 from shop.ops import label
 
@@ -56,11 +71,13 @@ def corpus_project(root: Path, cases: int) -> None:
     )
 
 
-def ledger_project(root: Path, rows: int) -> None:
+def ledger_project(root: Path, rows: int, *, of_bytes: bool = False) -> None:
+    """100,000 calls of ``label``: with str arguments and result, or (``of_bytes``) bytes
+    ones, which the scan decodes from their base64 to read them as text."""
     (root / "shop").mkdir(parents=True)
     (root / "shop/__init__.py").write_text("")
-    (root / "shop/ops.py").write_text(LEDGER_TARGET)
-    (root / "drive.py").write_text(LEDGER_DRIVER.format(rows=rows))
+    (root / "shop/ops.py").write_text(BYTES_TARGET if of_bytes else LEDGER_TARGET)
+    (root / "drive.py").write_text((BYTES_DRIVER if of_bytes else LEDGER_DRIVER).format(rows=rows))
     (root / "oracle.toml").write_text(
         '[[ledger]]\nname = "label"\ntarget = "shop.ops:label"\ndriver = "drive:main"\n'
     )
@@ -138,6 +155,17 @@ def main() -> None:
         rows.append((f"ledger, {args.rows:,} rows", off, on, USER["off"], USER["on"]))
         print(
             f"ledger {args.rows:,}: off {off:.2f} s, on {on:.2f} s = {on / off:.2f}x "
+            f"(user only: {USER['off']:.2f} s, {USER['on']:.2f} s)",
+            flush=True,
+        )
+        ledger_bytes = Path(tmp) / "ledger-bytes"
+        ledger_project(ledger_bytes, args.rows, of_bytes=True)
+        off, on = compare(ledger_bytes, args.repeat)
+        rows.append(
+            (f"ledger, {args.rows:,} rows of bytes values", off, on, USER["off"], USER["on"])
+        )
+        print(
+            f"ledger of bytes {args.rows:,}: off {off:.2f} s, on {on:.2f} s = {on / off:.2f}x "
             f"(user only: {USER['off']:.2f} s, {USER['on']:.2f} s)",
             flush=True,
         )

@@ -383,3 +383,18 @@ def test_a_ledger_recorded_from_pytest_accepts_by_calling_its_rows_again(tmp_pat
     assert result.code == 0, result.output
     assert f"accepted slug::{entry['case']}" in result.stdout
     assert invoke_cli("replay", cwd=repo.root).code == 0
+
+
+def test_a_reason_quoting_a_token_is_kept_masked_in_the_history(demo: GitRepo) -> None:
+    from secret_vectors import vectors
+
+    token = vectors()["github"][0]
+    root = demo.root
+    _refactor(demo, "rows_tidy_rounding.py", "transform/rows.py")
+    assert invoke_cli("replay", "--keep-pending", "transform", cwd=root).code == 1
+    why = f"rounding changed; old CI token {token} rotated"
+    result = invoke_cli("accept", "--why", why, "--all", cwd=root)
+    assert result.code == 0, result.output
+    [line] = _history(root, "transform")
+    assert line["why"] == "rounding changed; old CI token <secret: GitHub Token> rotated"
+    assert token not in (root / "lockstep/transform.history.jsonl").read_text()

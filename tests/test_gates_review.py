@@ -264,3 +264,22 @@ def test_three_dot_range_reviews_from_the_merge_base(git_repo: GitRepo) -> None:
     two, rows = review_md(repo, "main..HEAD")
     assert two.code == 1  # against main's tip, main's print looks removed by the branch
     assert "removed (line at BASE): print(row)" in row(rows, "logging and printing")[1]
+
+
+def test_markdown_keeps_html_from_printed_text_inert(git_repo: GitRepo) -> None:
+    """A new ``print`` of HTML stays text in the pull request: an ``<img>`` is not drawn and
+    ``<!--`` does not hide the rest of the table."""
+    repo = frozen_shop(git_repo)
+    edit(
+        repo,
+        "shop/prices.py",
+        "        return row\n",
+        "        print('<img src=x onerror=alert(1)> <!-- \\x1b[2J')\n        return row\n",
+    )
+    repo.commit("hostile print")
+    result, rows = review_md(repo)
+    assert result.code == 1
+    assert "<img" not in result.stdout and "<!--" not in result.stdout
+    assert "&lt;img src=x onerror=alert(1)&gt; &lt;!--" in result.stdout
+    assert row(rows, "logging and printing")[0] == "fail"
+    assert len(rows) >= 5  # the rows after the print are still in the table

@@ -100,7 +100,7 @@ def test_every_token_pattern_match_opens_the_token_gate(
 ) -> None:
     """Strings made from each token plugin's own pattern (with anything around them): the
     anchors find each, so the gate never hides what a plugin would report."""
-    from lockstep.secrets.detect import _candidate_lines, _open_gates, may_hold_secret
+    from lockstep.secrets.detect import _open_gates, candidate_lines, may_hold_secret
 
     text = data.draw(st.from_regex(pattern))
     assert pattern.search(text)
@@ -109,7 +109,7 @@ def test_every_token_pattern_match_opens_the_token_gate(
     for index, line in enumerate(lines):
         if pattern.search(line.rstrip("\r")):
             assert "run" in _open_gates(line.rstrip("\r")), line
-            assert index in _candidate_lines(text, lines), line
+            assert index in candidate_lines(text, lines), line
 
 
 def test_the_gates_stay_shut_for_ids_and_rendered_documents() -> None:

@@ -80,6 +80,18 @@ def parse_size(value: int | str) -> int:
     return size
 
 
+SECRET_ENV_NAMES: Final = (
+    "*PASSWORD*",
+    "*PASSWD*",
+    "*TOKEN*",
+    "*SECRET*",
+    "*_KEY",
+    "*CREDENTIAL*",
+    "*AUTH*",
+)
+"""The default ``[lockstep] secret_env``: names of variables whose values are secrets."""
+
+
 class _Table(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=True):
     """Base of every config table: closed, immutable."""
 
@@ -108,6 +120,15 @@ class Settings(_Table, frozen=True):
     """Modules (``tests.lockstep_encoders``) that call ``lockstep.register_encoder`` for classes
     that do not freeze by structure; record, the verifying interpreter and replay all import
     them before any value is frozen or thawed."""
+    secret_env: list[Annotated[str, msgspec.Meta(min_length=1)]] = msgspec.field(
+        default_factory=lambda: list(SECRET_ENV_NAMES)
+    )
+    """``fnmatch`` patterns (case-insensitive) of environment variable names whose values
+    are secrets without a ``[[secret]]`` table: present at record or replay time, each
+    value is scrubbed like a ``[[secret]] env`` one, in every spelling, from everything
+    lockstep writes or prints.  A value under 8 characters is named in a warning instead
+    (scrubbing every occurrence of a short word would wreck the record).  ``[]`` turns
+    this off."""
 
 
 class CorpusSpec(_Table, frozen=True):

@@ -189,6 +189,10 @@ class Refusal:
     """``SECRET``: where the secrets are (field path, line, detector), never the value."""
     tests: tuple[str, ...] = ()
     """The tests that first produced the case (``pytest --lockstep-record``)."""
+    case_hidden: bool = False
+    """The case id or label is itself (or holds) a secret -- a fixture file or case named
+    after a token, an id equal to a scrubbed value: :meth:`text` names the case by the
+    digest of its id instead."""
 
     @property
     def field(self) -> tuple[PathSegment, ...]:
@@ -203,6 +207,9 @@ class Refusal:
     def text(self) -> str:
         """The refusal as one line: the one place a refusal becomes text."""
         case = self.label or self.case_id
+        if self.case_hidden:
+            digest = hashlib.sha256(self.case_id.encode("utf-8", "surrogatepass")).hexdigest()
+            case = f"<case {digest[:8]}>"
         if self.reason is RefusalReason.SECRET:
             hidden = {
                 f.path[-1].key

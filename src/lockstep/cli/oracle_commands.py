@@ -85,6 +85,7 @@ def record(
     from lockstep.report.terminal import record_text
 
     project = project_from(ctx)
+    _warn_short_secrets(project)
     out = console()
     refused = secrets = 0
     for spec in _select(project, names):
@@ -107,6 +108,20 @@ def record(
         )
     if refused:
         sys.exit(EXIT_FAIL)
+
+
+def _warn_short_secrets(project: Project) -> None:
+    """Name the environment variables that look secret but are too short to scrub."""
+    from lockstep.secrets import scrubber_for
+
+    short = scrubber_for(project).short
+    if short:
+        err_console().print(
+            f"warning: {', '.join(short)} look(s) secret by name but the value is under "
+            "8 characters, so it is not scrubbed: use a longer secret, or name the variable "
+            "in [[secret]] env to scrub it anyway",
+            markup=False,
+        )
 
 
 DEFAULT_SHOWN = 10
@@ -199,6 +214,7 @@ def replay(
     quiet = verbosity(ctx) < 0
     verbose = verbosity(ctx) > 0
     project = project_from(ctx)
+    _warn_short_secrets(project)
     specs = _select(project, names)
     options = replay_options(jobs, shard)
     out = lines()

@@ -192,13 +192,16 @@ def _accept_locked(
     result.accepted = sorted(cid for cid in ids if cid in after and after[cid].ok)
     stamp = datetime.now(UTC).replace(microsecond=0).isoformat()
     encoder = msgspec.json.Encoder(order="sorted")
+    from lockstep.secrets import policy_for
+
+    why = policy_for(project).mask(reason)  # a reason is typed text: it may quote a token
     JsonlAppender(history_path(project, spec)).append_many(
         [
             encoder.encode(
                 HistoryEntry(
                     at=stamp,
                     case=e.case,
-                    why=reason,
+                    why=why,
                     aspects=[d.aspect for d in e.drifts],
                     replaced=e.replaces,
                     now=e.now,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,7 +46,7 @@ class OracleItem(pytest.Item):
 
     def runtest(self) -> None:
         runner = _runner(self)
-        outcome = runner(self.name)
+        outcome = _shown(self)(runner(self.name))
         keep_pending(self, outcome)
         if not outcome.ok:
             raise LockstepDrift(outcome)
@@ -65,6 +65,17 @@ class OracleItem(pytest.Item):
 
 
 _RUNNERS = pytest.StashKey[dict[str, CaseRunner]]()
+_SHOWN = pytest.StashKey[Callable[[Outcome], Outcome]]()
+
+
+def _shown(item: OracleItem) -> Callable[[Outcome], Outcome]:
+    """How an outcome is shown and kept pending: masked as the CLI's replay masks it
+    (secrets in the drift as placeholders or ``<secret: DETECTOR>``)."""
+    if _SHOWN not in item.session.stash:
+        from lockstep.secrets import policy_for
+
+        item.session.stash[_SHOWN] = policy_for(item.parent.project).masked
+    return item.session.stash[_SHOWN]
 
 
 def _runner(item: OracleItem) -> CaseRunner:

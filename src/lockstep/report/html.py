@@ -20,8 +20,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
 import jinja2
+import markupsafe
 
 from lockstep.model import Drift, Outcome, Status
+from lockstep.report.inert import inert
 from lockstep.report.revision import WorkingTree
 from lockstep.report.sidebyside import Item, drift_rows, split_unified
 from lockstep.report.summary import Tally
@@ -278,10 +280,19 @@ def group_views(shown: tuple[Outcome, ...]) -> list[_GroupView]:
     return views
 
 
+def _inert(value: object) -> object:
+    """Every string the page shows with its control characters as visible escapes (HTML
+    made by the page itself, :class:`markupsafe.Markup`, is left alone)."""
+    if isinstance(value, str) and not isinstance(value, markupsafe.Markup):
+        return inert(value)
+    return value
+
+
 def _environment() -> jinja2.Environment:
     return jinja2.Environment(
         loader=jinja2.PackageLoader("lockstep.report", "templates"),
         autoescape=True,
+        finalize=_inert,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,

@@ -13,6 +13,7 @@ from rich.text import Text
 
 from lockstep.diff import unified_highlights
 from lockstep.model import OracleStatus, Outcome, RecordReport, RefusalReason, Status
+from lockstep.report.inert import inert
 from lockstep.report.summary import Tally
 from lockstep.store import display_path
 
@@ -44,12 +45,12 @@ def outcome_text(outcome: Outcome, *, max_diff_lines: int | None = None) -> Text
     """
     text = Text()
     text.append(f"{_LABEL[outcome.status]} ", style=_STYLE[outcome.status])
-    text.append(f"{outcome.oracle}::{outcome.case_id}\n", style="bold")
+    text.append(f"{outcome.oracle}::{inert(outcome.case_id)}\n", style="bold")
     if outcome.note:
-        text.append(f"  {outcome.note}\n")
+        text.append(f"  {inert(outcome.note)}\n")
     for drift in outcome.drifts:
-        text.append(f"  {drift.aspect}: expected {drift.expected}\n")
-        text.append(f"  {' ' * len(drift.aspect)}       got {drift.actual}\n")
+        text.append(f"  {drift.aspect}: expected {inert(drift.expected)}\n")
+        text.append(f"  {' ' * len(drift.aspect)}       got {inert(drift.actual)}\n")
         if drift.diff:
             text.append_text(diff_text(drift.diff.splitlines(), max_diff_lines))
     return text
@@ -61,6 +62,7 @@ FOLD_HINT = "--full-diff shows every line"
 def diff_text(lines: list[str], max_lines: int | None = None) -> Text:
     """A unified diff, indented, coloured, with intra-line highlights; folded past ``max_lines``."""
     text = Text()
+    lines = [inert(line) for line in lines]
     shown = lines if max_lines is None or len(lines) <= max_lines else lines[:max_lines]
     for line, spans in zip(shown, unified_highlights(shown), strict=True):
         style = ""
@@ -81,7 +83,7 @@ def outcome_line(outcome: Outcome) -> Text:
     """A failing outcome on one line, without its diff: ``DRIFT transform::basic.json``."""
     text = Text()
     text.append(_LABEL[outcome.status], style=_STYLE[outcome.status])
-    text.append(f" {outcome.oracle}::{outcome.case_id}")
+    text.append(f" {outcome.oracle}::{inert(outcome.case_id)}")
     return text
 
 

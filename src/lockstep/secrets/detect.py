@@ -37,6 +37,7 @@ call with the same argument) is not scanned again.
 
 from __future__ import annotations
 
+import base64
 import bisect
 import hashlib
 import itertools
@@ -46,6 +47,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Final
+from urllib.parse import unquote_plus
 
 _CACHE_SIZE: Final = 1 << 16
 KEYWORD_PARTS: Final = ("key", "pass", "pwd", "secret", "contras")
@@ -227,10 +229,29 @@ class Detector:
         self.scan_line = lru_cache(maxsize=_CACHE_SIZE)(self._scan_line)
 
     def _scan_line(self, line: str) -> tuple[Hit, ...]:
+        hits = {
+            Hit(kind, hashlib.sha256(value.encode("utf-8")).hexdigest())
+            for kind, value in self.secrets_in(line)
+        }
+        return tuple(sorted(hits))
+
+    def secrets_in(self, line: str) -> list[tuple[str, str]]:
+        """Each finding of one line as (detector, the secret itself): for masking a text
+        shown to a person, never to be written anywhere."""
         gates = _open_gates(line)
         if not gates:
-            return ()
-        hits: set[Hit] = set()
+            return []
+        return [(kind, value) for kind, value, _ in self._found(line, gates)]
+
+    def spans_in(self, line: str) -> list[tuple[str, str, str]]:
+        """Each finding of one line as (detector, secret, the text to hide): the secret, or
+        the whole match of the token pattern that found it where the plugin reports only
+        a part (detect-secrets reports a GitHub token by its ``ghp`` group)."""
+        gates = _open_gates(line)
+        return self._found(line, gates) if gates else []
+
+    def _found(self, line: str, gates: set[str]) -> list[tuple[str, str, str]]:
+        found_values: list[tuple[str, str, str]] = []
         with self._lock:
             for gate, plugin in self._plugins:
                 if gate not in gates:
@@ -241,8 +262,15 @@ class Detector:
                     value = found.secret_value or ""
                     if self._filtered(value, line, plugin):
                         continue
-                    hits.add(Hit(found.type, hashlib.sha256(value.encode("utf-8")).hexdigest()))
-        return tuple(sorted(hits))
+                    shown = value
+                    if gate == "run":
+                        for pattern in plugin.denylist:
+                            for match in pattern.finditer(line):
+                                whole = match.group(0).strip(" \t'\"=:[")
+                                if value in whole and len(whole) > len(shown):
+                                    shown = whole
+                    found_values.append((str(found.type), value, shown))
+        return found_values
 
     def _filtered(self, secret: str, line: str, plugin: Any) -> bool:
         """detect-secrets' heuristic filters (its defaults for ad-hoc strings)."""
@@ -277,7 +305,7 @@ def _line_indexes(text: str, lines: list[str], starts: Iterable[int]) -> set[int
     return {bisect.bisect_right(ends, start) for start in starts}
 
 
-def _candidate_lines(text: str, lines: list[str]) -> list[int]:
+def candidate_lines(text: str, lines: list[str]) -> list[int]:
     """The lines of ``text`` in which some gate of :func:`_open_gates` may open."""
     lowered = text.lower()
     starts = _token_starts(text, lowered)
@@ -298,7 +326,7 @@ def scan_text(text: str) -> list[tuple[int, Hit]]:
     searches over the whole text, not one per line, and detect-secrets is imported only
     when there is one."""
     lines = text.split("\n")
-    indexes = _candidate_lines(text, lines)
+    indexes = candidate_lines(text, lines)
     if not indexes:
         return []
     scan_line = detector().scan_line
@@ -335,3 +363,49 @@ def detector() -> Detector:
             if _DETECTOR is None:
                 _DETECTOR = Detector()
     return _DETECTOR
+
+
+_BASE64_RUN: Final = re.compile(r"[A-Za-z0-9+/_\-]{16,}={0,2}")
+_HEX_RUN: Final = re.compile(r"(?:[0-9a-fA-F]{2}){8,}")
+_PRINTABLE: Final = re.compile(r"[\t\n\r\x20-\x7e\u00a0-\uffff]*")
+
+
+def _as_text(raw: bytes) -> str | None:
+    """``raw`` as text when it is UTF-8 of printable characters, else None."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    return text if _PRINTABLE.fullmatch(text) else None
+
+
+def _from_base64(run: str) -> str | None:
+    body = run.rstrip("=")
+    if len(body) % 4 == 1:
+        return None
+    padded = body + "=" * (-len(body) % 4)
+    try:
+        raw = base64.b64decode(padded.replace("-", "+").replace("_", "/"), validate=True)
+    except ValueError:
+        return None
+    return _as_text(raw)
+
+
+def decoded_views(line: str) -> list[tuple[str, str]]:
+    """What a line holds under one layer of encoding, as ``(encoding, text)``: each base64
+    or hex run that decodes to printable text, and the line URL-unquoted when it has
+    ``%XX`` escapes -- where a token printed encoded shows itself to the detector."""
+    views: list[tuple[str, str]] = []
+    for match in _HEX_RUN.finditer(line):
+        text = _as_text(bytes.fromhex(match.group()))
+        if text is not None:
+            views.append(("hex", text))
+    for match in _BASE64_RUN.finditer(line):
+        text = _from_base64(match.group())
+        if text is not None and len(text) >= 8:
+            views.append(("base64", text))
+    if "%" in line:
+        unquoted = unquote_plus(line)
+        if unquoted != line:
+            views.append(("URL-encoded", unquoted))
+    return views

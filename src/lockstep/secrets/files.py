@@ -19,7 +19,7 @@ from wcmatch import glob
 
 from lockstep.config import Project
 from lockstep.model import field_text
-from lockstep.secrets.detect import detector, may_hold_secret
+from lockstep.secrets.detect import decoded_views, detector, may_hold_secret, scan_text
 from lockstep.secrets.policy import INLINE_ALLOW, SecretPolicy
 
 MAX_FILE: Final = 64 * 1024 * 1024
@@ -85,7 +85,15 @@ def scan_file(path: Path, shown: str, policy: SecretPolicy) -> list[FileFinding]
     text = data.decode("utf-8", "replace")
     findings: set[FileFinding] = set()
     for lineno, line in enumerate(text.splitlines(), start=1):
-        if INLINE_ALLOW in line or not may_hold_secret(line):
+        if INLINE_ALLOW in line:
+            continue
+        if policy.scrubber:  # a known value needs no gate: it is found as itself
+            findings.update(
+                FileFinding(shown, lineno, _key_of(line), f"value of {p}")
+                for p in policy.scrubber.leaks(line)
+            )
+        findings.update(_encoded_findings(shown, lineno, line, policy))
+        if not may_hold_secret(line):
             continue
         value = _json_line(line)
         if value is not None:  # a JSON line: scan its strings, and name the field
@@ -101,6 +109,19 @@ def scan_file(path: Path, shown: str, policy: SecretPolicy) -> list[FileFinding]
             FileFinding(shown, lineno, key, d) for d in [h.detector for h in hits] + leaks
         )
     return sorted(findings)
+
+
+def _encoded_findings(
+    shown: str, lineno: int, line: str, policy: SecretPolicy
+) -> Iterator[FileFinding]:
+    """Secrets a line holds encoded once (base64, hex, URL-quoted): the detector's
+    findings in each decoded view, named with the encoding (``GitHub Token (base64)``)."""
+    for encoding, view in decoded_views(line):
+        if not may_hold_secret(view):
+            continue
+        for _, hit in scan_text(view):
+            if hit.secret_digest not in policy.allowed:
+                yield FileFinding(shown, lineno, _key_of(line), f"{hit.detector} ({encoding})")
 
 
 def scan_paths(paths: Iterable[Path], root: Path, policy: SecretPolicy) -> list[FileFinding]:

@@ -10,20 +10,38 @@ which is what an allow entry takes -- detect-secrets' own baselines keep a hash 
 
 from __future__ import annotations
 
+import base64
+import fnmatch
+import hashlib
+import json
+import os
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Final
 
 from lockstep.config import Project, load_project
 from lockstep.errors import LockstepError
-from lockstep.model import DictKey, PathSegment, Refusal, RefusalReason, SecretFinding
-from lockstep.secrets.detect import may_hold_secret, scan_text
+from lockstep.model import (
+    DictKey,
+    Drift,
+    Outcome,
+    PathSegment,
+    Refusal,
+    RefusalReason,
+    SecretFinding,
+    Status,
+)
+from lockstep.secrets.detect import candidate_lines, detector, may_hold_secret, scan_text
 from lockstep.secrets.scrub import NamedSecret, Scrubber
 
 _MEMBER_START: Final = re.compile(r'(?<=[,{\[])(?=")')
 """Where a member of a one-line JSON document starts."""
+_TOKEN_BEFORE: Final = r"[A-Za-z0-9+/_\-]*"
+_TOKEN_AFTER: Final = r"[A-Za-z0-9+/=_\-.]*"
+"""Token characters around a found secret, masked with it: a plugin may report a part of
+a token (a JWT's lazy match stops before its signature)."""
 INLINE_ALLOW: Final = "pragma: allowlist secret"
 """detect-secrets' own inline marker: a line carrying it is not reported."""
 
@@ -35,22 +53,63 @@ Finding = SecretFinding
 FieldPath = tuple[PathSegment, ...]
 
 
-def strings(value: Any, path: FieldPath) -> Iterator[tuple[FieldPath, str, bool]]:
+_BYTES_TAGS: Final = ("$bytes", "$bytearray")
+"""The canonical tags of a bytes value (base64 payload): scanned as the text they decode to."""
+
+Item = tuple[FieldPath, str, bool, str]
+"""Where a string sits, the string, whether it is a dict key, and the key it is written
+under ("" for none; see :func:`_as_written`)."""
+
+
+def _as_written(key: str, text: str) -> str:
+    """The string as a JSON line writes it, with the key it sits under (``"password":
+    "hunter2"``): the context detect-secrets' keyword and entropy plugins read."""
+    quoted = json.dumps(text, ensure_ascii=False)
+    return f"{json.dumps(key, ensure_ascii=False)}: {quoted}" if key else quoted
+
+
+def _decoded_bytes(payload: Any) -> str | None:
+    """The text a ``$bytes`` payload holds (undecodable bytes replaced), None if no base64."""
+    if not isinstance(payload, str):
+        return None
+    try:
+        raw = base64.b64decode(payload, validate=True)
+    except ValueError:
+        return None
+    return raw.decode("utf-8", "replace")
+
+
+def strings(value: Any, path: FieldPath, key: str = "") -> Iterator[Item]:
     """Every string of a JSON-like value, keys too: where it sits (``("args", 0, "name")``,
-    a dict key as a :class:`~lockstep.model.DictKey`), the string, and whether it is a key."""
+    a dict key as a :class:`~lockstep.model.DictKey`), the string, whether it is a key, and
+    the key it is written under (``key``: the nearest dict key or field name).
+
+    A canonical tag (``{"$tuple": [...]}``) is transparent: its payload sits at the
+    tagged value's path; ``$bytes``/``$bytearray`` are scanned as the text they decode to,
+    since that, not its base64, is what a token or password in them reads as."""
+    if not key and len(path) == 1 and isinstance(path[0], str):
+        key = path[0]  # a top-level field: ``"stdout": "..."`` as written
     if isinstance(value, str):
-        yield path, value, False
+        yield path, value, False, key
     elif isinstance(value, bytes | bytearray):
-        yield path, bytes(value).decode("utf-8", "replace"), False
+        yield path, bytes(value).decode("utf-8", "replace"), False, key
     elif isinstance(value, Mapping):
-        for key, item in value.items():
-            where = (*path, DictKey(key) if isinstance(key, str) else str(key))
-            if isinstance(key, str):
-                yield where, key, True
-            yield from strings(item, where)
+        if len(value) == 1:
+            ((tag, payload),) = value.items()
+            if isinstance(tag, str) and tag.startswith("$"):
+                if tag in _BYTES_TAGS and (decoded := _decoded_bytes(payload)) is not None:
+                    yield path, decoded, False, key
+                    return
+                yield from strings(payload, path, key)
+                return
+        for name, item in value.items():
+            where = (*path, DictKey(name) if isinstance(name, str) else str(name))
+            if isinstance(name, str):
+                yield where, name, True, ""
+            yield from strings(item, where, name if isinstance(name, str) else key)
     elif isinstance(value, list | tuple):
         for i, item in enumerate(value):
-            yield from strings(item, (*path, i))
+            yield from strings(item, (*path, i), key)
 
 
 def _map_strings(value: Any, fn: Any) -> Any:
@@ -77,10 +136,12 @@ class SecretPolicy:
             return []
         found: set[Finding] = set()
         items = [item for name, value in fields.items() for item in strings(value, (name,))]
-        if not self.scrubber and not may_hold_secret("\n".join(t for _, t, _ in items)):
+        if not self.scrubber and not may_hold_secret("\n".join(t for _, t, _, _ in items)):
             return []  # the usual case, decided in one pass over all the case's strings
-        for where, text, on_key in items:
+        for where, text, on_key, key in items:
             found.update(self._text_findings(where, text, on_key))
+            if "\n" not in text and "\r" not in text:
+                found.update(self._written_findings(where, _as_written(key, text), on_key))
             found.update(
                 Finding(where, 0, f"value of {leaked}", on_key=on_key)
                 for leaked in self.scrubber.leaks(text)
@@ -110,6 +171,16 @@ class SecretPolicy:
             line = 1 if one_line_json else lineno
             yield Finding(where, line, hit.detector, hit.secret_digest, on_key)
 
+    def _written_findings(self, where: FieldPath, written: str, on_key: bool) -> Iterator[Finding]:
+        """What the detector finds in a one-line string as its line is written, with its
+        key and quotes (``"password": "hunter2"`` is a keyword secret, ``hunter2`` alone
+        is not; a quoted base64 run is what the entropy plugin measures)."""
+        if INLINE_ALLOW in written:
+            return
+        for hit in detector().scan_line(written) if may_hold_secret(written) else ():
+            if hit.secret_digest not in self.allowed:
+                yield Finding(where, 1, hit.detector, hit.secret_digest, on_key)
+
     def refusal(
         self, oracle: str, case_id: str, fields: Mapping[str, Any], *, label: str = ""
     ) -> Refusal | None:
@@ -117,7 +188,69 @@ class SecretPolicy:
         found = self.findings(fields)
         if not found:
             return None
-        return Refusal(oracle, case_id, RefusalReason.SECRET, label=label, findings=tuple(found))
+        hidden = any(f.path[:1] == ("id",) for f in found) or any(
+            self.holds_secret(name) for name in {case_id, label} if name
+        )
+        return Refusal(
+            oracle,
+            case_id,
+            RefusalReason.SECRET,
+            label=label,
+            findings=tuple(found),
+            case_hidden=hidden,
+        )
+
+    def holds_secret(self, text: str) -> bool:
+        """Whether a name (a case id, a fixture file name) holds a known value in any
+        spelling or something the detector flags, as itself or written quoted."""
+        if self.scrubber and (self.scrubber.mask(text) != text or self.scrubber.leaks(text)):
+            return True
+        return any(
+            detector().scan_line(line) for line in (text, json.dumps(text)) if may_hold_secret(line)
+        )
+
+    def mask(self, text: str) -> str:
+        """``text`` as a person may see it (terminal, pending file, report): every known
+        secret value in every spelling replaced by its placeholder, and every secret the
+        detector finds by ``<secret: DETECTOR>``.  Off (``secrets = "off"``): only the
+        known values."""
+        text = self.scrubber.mask(text) if self.scrubber else text
+        if not self.enabled or not text or not may_hold_secret(text):
+            return text
+        lines = text.split("\n")
+        for index in candidate_lines(text, lines):
+            line = lines[index]
+            spans = detector().spans_in(line)
+            for kind, value, shown in sorted(spans, key=lambda span: -len(span[2])):
+                digest = hashlib.sha256(value.encode("utf-8")).hexdigest()
+                if value and digest not in self.allowed:
+                    around = _TOKEN_BEFORE + re.escape(shown) + _TOKEN_AFTER
+                    line = re.sub(around, f"<secret: {kind}>", line)
+            lines[index] = line
+        return "\n".join(lines)
+
+    def masked(self, outcome: Outcome) -> Outcome:
+        """An outcome whose drifts and note are :meth:`mask` ed, and whose case id is shown
+        by digest when it holds a secret: what replay hands to every reporter and to the
+        pending file."""
+        if outcome.status is not Status.PASS and self.holds_secret(outcome.case_id):
+            # a new fixture or case named after a secret (a passing case's id went
+            # through record's scan): named by digest, like a refusal does
+            digest = hashlib.sha256(outcome.case_id.encode("utf-8", "surrogatepass")).hexdigest()
+            outcome = replace(outcome, case_id=f"<case {digest[:8]}>")
+        if not outcome.drifts and not outcome.note:
+            return outcome
+        drifts = tuple(
+            Drift(
+                d.aspect,
+                self.mask(d.expected),
+                self.mask(d.actual),
+                self.mask(d.diff),
+                None if d.texts is None else (self.mask(d.texts[0]), self.mask(d.texts[1])),
+            )
+            for d in outcome.drifts
+        )
+        return replace(outcome, drifts=drifts, note=self.mask(outcome.note))
 
     def scrub_value(self, value: Any, *, patterns: bool = True) -> Any:
         """A JSON-like value with every configured secret replaced by its placeholder
@@ -139,13 +272,30 @@ def policy_for(project: Project) -> SecretPolicy:
 
 
 def scrubber_for(project: Project) -> Scrubber:
-    """The ``[[secret]]`` tables that scrub (env and pattern), in file order."""
+    """The ``[[secret]]`` tables that scrub (env and pattern), in file order, and the
+    environment variables whose names look secret (:func:`ambient_secrets`)."""
+    environ = dict(os.environ)
     return Scrubber(
         tuple(
             NamedSecret(s.name or s.env, s.env, s.pattern)
             for s in project.config.secret
             if not s.allow
-        )
+        ),
+        environ,
+        ambient_secrets(project.config.lockstep.secret_env, environ),
+    )
+
+
+def ambient_secrets(patterns: list[str], environ: Mapping[str, str]) -> tuple[NamedSecret, ...]:
+    """The variables of ``environ`` whose names match one of ``patterns`` (``fnmatch``,
+    case-insensitive), each a secret named after its variable."""
+    if not patterns:
+        return ()
+    upper = [p.upper() for p in patterns]
+    return tuple(
+        NamedSecret(name, name)
+        for name in sorted(environ)
+        if environ[name] and any(fnmatch.fnmatchcase(name.upper(), p) for p in upper)
     )
 
 

@@ -27,6 +27,9 @@ from lockstep.errors import UsageError
 
 MIN_VALUE: Final = 4
 """Shorter values are not scrubbed (``<X>`` in place of every ``a`` would wreck the record)."""
+AMBIENT_MIN: Final = 8
+"""An environment secret found by its name (``[lockstep] secret_env``) shorter than this is
+named in a warning instead of scrubbed: nobody chose it, and a short word is everywhere."""
 
 
 class SecretMissing(UsageError):
@@ -83,14 +86,25 @@ class Scrubber:
 
     secrets: tuple[NamedSecret, ...] = ()
     environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+    ambient: tuple[NamedSecret, ...] = ()
+    """Environment variables whose names look secret (``[lockstep] secret_env``): scrubbed
+    and revealed like ``secrets``, but not part of :meth:`encode` (an oracle does not go
+    stale because a machine has another variable set)."""
 
     def __post_init__(self) -> None:
+        configured = {s.env for s in self.secrets if s.env}
+        self.ambient = tuple(s for s in self.ambient if s.env not in configured)
         self._values: list[tuple[str, str]] = sorted(
-            (
+            [
                 (value, s.placeholder)
                 for s in self.secrets
                 if s.env and len(value := self.environ.get(s.env, "")) >= MIN_VALUE
-            ),
+            ]
+            + [
+                (value, s.placeholder)
+                for s in self.ambient
+                if len(value := self.environ.get(s.env, "")) >= AMBIENT_MIN
+            ],
             key=lambda pair: -len(pair[0]),
         )
         self._patterns = [(re.compile(s.pattern), s.placeholder) for s in self.secrets if s.pattern]
@@ -100,10 +114,30 @@ class Scrubber:
             for form in (value, *sorted(encoded_forms(value)))
         ]
         self._by_placeholder = {s.placeholder: s for s in self.secrets if s.env}
+        self._by_placeholder.update(
+            (s.placeholder, s) for s in self.ambient if s.env in self.environ
+        )
         self._placeholders = [s.placeholder for s in self.secrets]
 
     def __bool__(self) -> bool:
-        return bool(self.secrets)
+        return bool(self.secrets) or bool(self._values)
+
+    @property
+    def short(self) -> list[str]:
+        """The environment secrets found by name whose values are too short to scrub."""
+        return sorted(
+            s.env for s in self.ambient if 0 < len(self.environ.get(s.env, "")) < AMBIENT_MIN
+        )
+
+    def mask(self, text: str) -> str:
+        """``text`` for a person to read: every known value in every spelling (raw, base64,
+        hex, URL-quoted, JSON-escaped) and every pattern match replaced by its placeholder."""
+        for form, placeholder in self._forms:
+            if form in text:
+                text = text.replace(form, placeholder)
+        for pattern, placeholder in self._patterns:
+            text = pattern.sub(placeholder, text)
+        return text
 
     def scrub(self, text: str) -> str:
         """``text`` with every configured value replaced by its placeholder."""

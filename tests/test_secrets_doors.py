@@ -1,0 +1,409 @@
+"""Secrets and hostile text stay out of every place lockstep writes or prints.
+
+Oracle files are guarded in tests/test_secrets.py; here the other doors: a ledger row
+scanned as its line is written (key and quotes), bytes and dict keys, secrets found by
+the name of their environment variable, drifted output at replay (terminal, pending,
+HTML, JUnit), refusals, ``lockstep scan``, and control characters or HTML in output.
+Every fake secret is assembled at test time (:mod:`secret_vectors`).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+from urllib.parse import quote
+
+from helpers import invoke_cli, pytest_in, run_cli, write_files
+from secret_vectors import vectors
+
+VECTORS = vectors()
+PASSWORD = "hunter2-" + "S3cr3t" + "-Xq9!"
+AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/" + "bPxRfiCYEXAMPLEKEY"
+
+
+def spellings(value: str) -> list[str]:
+    """The value and the encodings a program may print it in (base64 at each alignment,
+    hex, URL-quoted, JSON-escaped)."""
+    raw = value.encode()
+    forms = {value, raw.hex(), quote(value, safe=""), json.dumps(value)[1:-1]}
+    for pad in range(3):
+        encoded = base64.b64encode(b"\0" * pad + raw + b"\0\0").decode()
+        forms.add(encoded[-(-8 * pad // 6) : 8 * (pad + len(raw)) // 6])
+    return sorted(f for f in forms if len(f) >= 8)
+
+
+def assert_nowhere(values: list[str], root: Path, printed: str) -> None:
+    """No value, in any spelling, in any file under ``root`` nor in ``printed``."""
+    files = [p for p in root.rglob("*") if p.is_file()]
+    for value in values:
+        for form in spellings(value):
+            assert form not in printed, f"printed: a spelling of a secret ({form[:4]}...)"
+            for path in files:
+                assert form.encode() not in path.read_bytes(), f"{path.name}: holds a secret"
+
+
+# ---------------------------------------------------------------- ledger rows as written
+
+LEDGER_TARGET = """
+def handle(value, **kw):
+    out = dict(kw.get("give", {}))
+    out["value"] = value
+    return out
+"""
+
+
+def test_a_ledger_row_is_scanned_as_written_with_keys_quotes_and_bytes(tmp_path: Path) -> None:
+    github = VECTORS["github"][0]
+    aws = VECTORS["aws"][0]
+    drive = (
+        "from svc import handle\n"
+        "handle('plain')\n"
+        f"handle('login', password={PASSWORD!r})\n"
+        f"handle('dsn', give={{'dsn': {AWS_SECRET!r}}})\n"
+        f"handle({github.encode()!r})\n"
+        f"handle('ba', give={{'blob': bytearray({aws.encode()!r})}})\n"
+        f"handle('key', give={{{github!r}: 1}})\n"
+    )
+    write_files(
+        tmp_path,
+        {
+            "lockstep.toml": '[lockstep]\nsecret_env = []\n\n[[ledger]]\nname = "handle"\n'
+            'target = "svc:handle"\ndriver = "drive.py"\n',
+            "svc.py": LEDGER_TARGET,
+            "drive.py": drive,
+        },
+    )
+    result = invoke_cli("record", cwd=tmp_path)
+    assert result.code == 1, result.output
+    out = result.output
+    assert "kwargs.password: Secret Keyword" in out
+    assert "result.dsn: Base64 High Entropy String" in out
+    assert "args[0]: GitHub Token" in out
+    assert "result.blob: AWS Access Key" in out
+    assert "GitHub Token" in out.split("handle('key'")[0] or ".<key " in out
+    assert "5 case(s) refused because they hold a secret" in out
+    rows = (tmp_path / "lockstep/handle.ledger.jsonl").read_text().splitlines()
+    assert len(rows) == 2 and '"plain"' in rows[1]
+    assert_nowhere([PASSWORD, AWS_SECRET, github, aws], tmp_path / "lockstep", out)
+    scan = invoke_cli("scan", cwd=tmp_path)
+    assert scan.code == 0, scan.output
+
+
+def test_a_bytes_value_in_a_written_file_is_found_by_scan(tmp_path: Path) -> None:
+    github = VECTORS["github"][0]
+    row = {"args": [{"$bytes": base64.b64encode(github.encode()).decode()}], "id": "x"}
+    write_files(tmp_path, {"lockstep.toml": "", "lockstep/old.jsonl": json.dumps(row) + "\n"})
+    scan = invoke_cli("scan", cwd=tmp_path)
+    assert scan.code == 1, scan.output
+    assert "lockstep/old.jsonl:1: args[0]: GitHub Token" in scan.output
+    assert github not in scan.output
+
+
+# ---------------------------------------------------------------- secrets by env name
+
+
+def test_an_environment_secret_is_scrubbed_by_name_and_replays(tmp_path: Path) -> None:
+    write_files(
+        tmp_path,
+        {
+            "lockstep.toml": '[[ledger]]\nname = "handle"\ntarget = "svc:handle"\n'
+            'driver = "drive.py"\n',
+            "svc.py": LEDGER_TARGET,
+            "drive.py": "import os\nfrom svc import handle\n"
+            "handle('plain')\nhandle(os.environ['DB_PASSWORD'])\n",
+        },
+    )
+    env = {"DB_PASSWORD": PASSWORD, "SHORT_TOKEN": "abc12"}
+    result = invoke_cli("record", cwd=tmp_path, env=env)
+    assert result.code == 0, result.output
+    assert "SHORT_TOKEN" in result.stderr and "not scrubbed" in result.stderr
+    text = (tmp_path / "lockstep/handle.ledger.jsonl").read_text()
+    assert "<DB_PASSWORD>" in text
+    assert_nowhere([PASSWORD], tmp_path / "lockstep", result.output)
+    replayed = invoke_cli("replay", cwd=tmp_path, env=env)
+    assert replayed.code == 0, replayed.output
+    assert_nowhere([PASSWORD], tmp_path / "lockstep", replayed.output)
+
+
+def test_secret_env_names_are_configurable(tmp_path: Path) -> None:
+    write_files(
+        tmp_path,
+        {
+            "lockstep.toml": '[lockstep]\nsecret_env = ["MY_*"]\n\n[[ledger]]\nname = "handle"\n'
+            'target = "svc:handle"\ndriver = "drive.py"\n',
+            "svc.py": LEDGER_TARGET,
+            "drive.py": "import os\nfrom svc import handle\nhandle(os.environ['MY_DSN'])\n"
+            "handle(os.environ['DB_PASSWORD'])\n",
+        },
+    )
+    env = {"MY_DSN": "dsn-value-0001", "DB_PASSWORD": "not-a-secret-here"}
+    result = invoke_cli("record", cwd=tmp_path, env=env)
+    assert result.code == 0, result.output
+    text = (tmp_path / "lockstep/handle.ledger.jsonl").read_text()
+    assert "<MY_DSN>" in text and "dsn-value-0001" not in text
+    assert "not-a-secret-here" in text
+
+
+# ---------------------------------------------------------------- drifted output at replay
+
+PROGRAM = """
+import base64, os, sys
+token = os.environ["API_TOKEN"].encode()
+if os.path.exists("leak"):
+    print("b64:", base64.b64encode(b"x" + token).decode())
+    print("hex:", token.hex())
+    print("service:", os.environ["SERVICE_TOKEN"])
+    print("new token:", open("leak").read().strip())
+    print("control: \\x1b[2J\\x1b]0;title\\x07 <img src=x onerror=alert(1)> <!-- hidden")
+else:
+    print("quiet")
+"""
+
+
+def _drift_project(root: Path) -> dict[str, str]:
+    write_files(
+        root,
+        {
+            "lockstep.toml": '[[secret]]\nenv = "API_TOKEN"\n\n[[pins]]\nname = "cli"\n'
+            'command = ["python", "prog.py"]\ncases = "cases.toml"\n',
+            "prog.py": PROGRAM,
+            "cases.toml": '[[case]]\nid = "run"\nargv = []\n'
+            'env = { API_TOKEN = "<API_TOKEN>", SERVICE_TOKEN = "<SERVICE_TOKEN>" }\n',
+        },
+    )
+    return {"API_TOKEN": VECTORS["stripe"][0], "SERVICE_TOKEN": "svc-" + VECTORS["twilio"][0]}
+
+
+def test_drifted_output_is_masked_in_terminal_pending_html_and_junit(tmp_path: Path) -> None:
+    env = _drift_project(tmp_path)
+    recorded = run_cli("record", cwd=tmp_path, env=env, timeout=300)
+    assert recorded.code == 0, recorded.output
+    github = VECTORS["github"][0]
+    (tmp_path / "leak").write_text(github + "\n")
+    result = run_cli(
+        "replay",
+        "--keep-pending",
+        "--report",
+        "out/report.html",
+        "--junit",
+        "out/junit.xml",
+        cwd=tmp_path,
+        env=env,
+        timeout=300,
+    )
+    assert result.code == 1, result.output
+    out = result.output
+    assert "<secret: GitHub Token>" in out
+    assert "<API_TOKEN>" in out and "<SERVICE_TOKEN>" in out
+    assert "\x1b" not in out and "\\x1b[2J" in out
+    pending = (tmp_path / "lockstep/.pending/cli.jsonl").read_text()
+    assert "<secret: GitHub Token>" in pending
+    html = (tmp_path / "out/report.html").read_text()
+    assert "\x1b" not in html and "\x07" not in html
+    assert "<img src" not in html
+    assert (tmp_path / "out/junit.xml").exists()
+    secrets = [env["API_TOKEN"], env["SERVICE_TOKEN"], github]
+    assert_nowhere(secrets, tmp_path / "lockstep", out)
+    assert_nowhere(secrets, tmp_path / "out", out)
+
+
+# ---------------------------------------------------------------- refusals name no value
+
+
+def test_a_refusal_names_a_fixture_or_case_named_after_a_secret_by_digest(tmp_path: Path) -> None:
+    github = VECTORS["github"][0]
+    stripe = VECTORS["stripe"][0]
+    write_files(
+        tmp_path,
+        {
+            "lockstep.toml": '[[corpus]]\nname = "docs"\nfixtures = "fx/*.txt"\n'
+            'render = "harness:render"\n\n'
+            '[[pins]]\nname = "cli"\ncommand = ["python", "-c", "print(1)"]\n'
+            'cases = "cases.toml"\n',
+            "harness.py": "def render(path):\n    return 'plain text\\n'\n",
+            f"fx/{github}.txt": "x",
+            "fx/clean.txt": "x",
+            "cases.toml": f'[[case]]\nid = "{stripe}"\nargv = []\n\n'
+            '[[case]]\nid = "fine"\nargv = []\n',
+        },
+    )
+    result = run_cli("record", cwd=tmp_path, timeout=300)
+    assert result.code == 1, result.output
+    assert "id: GitHub Token" in result.output and "id: Stripe Access Key" in result.output
+    assert result.output.count("refused <case ") == 2, result.output
+    assert_nowhere([github, stripe], tmp_path / "lockstep", result.output)
+
+
+# ---------------------------------------------------------------- lockstep scan
+
+
+def test_scan_finds_known_values_and_encoded_tokens_on_any_line(tmp_path: Path) -> None:
+    github = VECTORS["github"][0]
+    api = VECTORS["stripe"][0][3:]  # a value no detector knows: found because configured
+    encoded = base64.b64encode(github.encode()).decode()
+    lines = [
+        "nothing here",
+        f"plain {api} end",
+        f"b64 {encoded}",
+        f"hex {github.encode().hex()}",
+        "url " + quote(f'password="{PASSWORD}"', safe=""),
+    ]
+    write_files(
+        tmp_path,
+        {
+            "lockstep.toml": '[[secret]]\nenv = "API_TOKEN"\n',
+            "lockstep/notes.txt": "\n".join(lines) + "\n",
+        },
+    )
+    scan = invoke_cli("scan", cwd=tmp_path, env={"API_TOKEN": api})
+    assert scan.code == 1, scan.output
+    out = scan.output
+    assert "lockstep/notes.txt:2: -: value of <API_TOKEN>" in out
+    assert "lockstep/notes.txt:3: -: GitHub Token (base64)" in out
+    assert "lockstep/notes.txt:4: -: GitHub Token (hex)" in out
+    assert "lockstep/notes.txt:5: -: Secret Keyword (URL-encoded)" in out
+    assert ":1:" not in out
+    for value in (github, api, PASSWORD):
+        assert not any(form in out for form in spellings(value))
+
+
+# ---------------------------------------------------------------- every door at once
+
+EVERY_DOOR_DRIVE = """
+import json
+from svc import handle
+for line in json.load(open("lines.json")).values():
+    handle(line.encode())
+    handle({line: 1})
+    handle("b", give={"blob": bytearray(line.encode())})
+handle("plain")
+"""
+
+EVERY_DOOR_PROGRAM = """
+import base64, json, os
+from urllib.parse import quote
+if os.path.exists("leak"):
+    for line in json.load(open("lines.json")).values():
+        print("new:", line)
+    for name in ("SERVICE_TOKEN", "DB_PASSWORD"):
+        value = os.environ[name].encode()
+        print(name, value.decode(), base64.b64encode(b"ab" + value).decode(), value.hex())
+        print(name, quote(value.decode(), safe=""), json.dumps({"v": value.decode()}))
+    print("\\x1b[2J\\x1b]0;owned\\x07<img src=x onerror=alert(1)><!--")
+else:
+    print("quiet")
+"""
+
+
+def _standalone(raw: str) -> bool:
+    """Whether the value is flagged as a name on its own (a case id): a 14-letter password
+    is a secret only beside its keyword."""
+    from lockstep.secrets.policy import SecretPolicy
+    from lockstep.secrets.scrub import Scrubber
+
+    policy = SecretPolicy(enabled=True, scrubber=Scrubber(), allowed=frozenset())
+    safe = raw.replace(".", "").replace("-", "").replace("_", "").isalnum()
+    return safe and bool(policy.findings({"id": raw}))
+
+
+def test_every_secret_kind_through_every_door_is_nowhere_written_or_printed(
+    tmp_path: Path,
+) -> None:
+    raws = {kind: raw for kind, (raw, _) in VECTORS.items()}
+    named = sorted(kind for kind, raw in raws.items() if _standalone(raw))
+    files_named = [kind for kind in named if _standalone(raws[kind] + ".txt")]
+    assert len(named) >= 12 and len(files_named) >= 10, named
+    env = {
+        "API_TOKEN": VECTORS["stripe"][0],
+        "SERVICE_TOKEN": "svc-" + VECTORS["twilio"][0],
+        "DB_PASSWORD": PASSWORD,
+    }
+    files: dict[str, str] = {
+        "lockstep.toml": '[[secret]]\nenv = "API_TOKEN"\n\n'
+        '[[ledger]]\nname = "handle"\ntarget = "svc:handle"\ndriver = "drive.py"\n\n'
+        '[[corpus]]\nname = "docs"\nfixtures = "fx/*.txt"\nrender = "harness:render"\n\n'
+        '[[pins]]\nname = "ids"\ncommand = ["python", "-c", "print(1)"]\ncases = "ids.toml"\n\n'
+        '[[pins]]\nname = "out"\ncommand = ["python", "prog.py"]\ncases = "out.toml"\n',
+        "svc.py": LEDGER_TARGET,
+        "drive.py": EVERY_DOOR_DRIVE,
+        "harness.py": "def render(path):\n    return 'plain text\\n'\n",
+        "fx/clean.txt": "x",
+        "ids.toml": '[[case]]\nid = "fine"\nargv = []\n'
+        + "".join(f"\n[[case]]\nid = {json.dumps(raws[k])}\nargv = []\n" for k in named),
+        "out.toml": '[[case]]\nid = "run"\nargv = []\n'
+        'env = { SERVICE_TOKEN = "<SERVICE_TOKEN>", DB_PASSWORD = "<DB_PASSWORD>" }\n',
+        "prog.py": EVERY_DOOR_PROGRAM,
+        "vectors.json": json.dumps(raws),
+        "lines.json": json.dumps({kind: line for kind, (_, line) in VECTORS.items()}),
+    }
+    for kind in files_named:
+        files[f"fx/{raws[kind]}.txt"] = "x"
+    write_files(tmp_path, files)  # type: ignore[arg-type]
+    inputs = {tmp_path / name for name in files}
+    recorded = run_cli("record", cwd=tmp_path, env=env, timeout=600)
+    assert recorded.code == 1, recorded.output
+    assert "refused <case " in recorded.output
+    (tmp_path / "leak").write_text("1\n")
+    inputs.add(tmp_path / "leak")
+    replayed = run_cli(
+        "replay",
+        "--keep-pending",
+        "--report",
+        "out/report.html",
+        "--junit",
+        "out/junit.xml",
+        cwd=tmp_path,
+        env=env,
+        timeout=600,
+    )
+    assert replayed.code == 1, replayed.output
+    assert "<secret: GitHub Token>" in replayed.output
+    assert "\\x1b[2J" in replayed.output and "\x1b" not in replayed.output
+    assert (tmp_path / "lockstep/.pending/out.jsonl").exists()
+    printed = recorded.output + replayed.output
+    written = [p for p in tmp_path.rglob("*") if p.is_file() and p not in inputs]
+    assert any(p.name == "report.html" for p in written)
+    html = (tmp_path / "out/report.html").read_text()
+    assert "<img src" not in html and "\x1b" not in html
+    tails = [  # no part of a token left unmasked (a URL's password is in its middle)
+        raw[-12:] for kind, raw in raws.items() if len(raw) >= 24 and kind != "basic-auth"
+    ]
+    for value in [*raws.values(), *env.values(), *tails]:
+        for form in spellings(value):
+            assert form not in printed, "printed: a spelling of a secret"
+            for path in written:
+                assert form not in str(path.relative_to(tmp_path)), path.name
+                assert form.encode() not in path.read_bytes(), f"{path.name}: holds a secret"
+
+
+def test_a_drift_under_pytest_is_masked_like_the_cli_masks_it(tmp_path: Path) -> None:
+    env = _drift_project(tmp_path)
+    assert run_cli("record", cwd=tmp_path, env=env, timeout=300).code == 0
+    github = VECTORS["github"][0]
+    (tmp_path / "leak").write_text(github + "\n")
+    result = pytest_in(tmp_path, "-q", "--lockstep", "--lockstep-keep-pending", "lockstep", env=env)
+    assert result.code == 1, result.output
+    assert "<secret: GitHub Token>" in result.output and "\\x1b[2J" in result.output
+    assert_nowhere([github, *env.values()], tmp_path / "lockstep", result.output)
+
+
+def test_an_environment_secret_printed_by_a_program_is_refused_not_written(
+    tmp_path: Path,
+) -> None:
+    """Program output is scrubbed by the oracle's recorded rules, which name only the
+    ``[[secret]]`` tables; a value found by its variable's name is refused there."""
+    write_files(
+        tmp_path,
+        {
+            "lockstep.toml": '[[pins]]\nname = "cli"\ncommand = ["python", "prog.py"]\n'
+            'cases = "cases.toml"\n',
+            "prog.py": "import os\nprint('connecting with', os.environ['DB_PASSWORD'])\n",
+            "cases.toml": '[[case]]\nid = "run"\nargv = []\n'
+            'env = { DB_PASSWORD = "<DB_PASSWORD>" }\n',
+        },
+    )
+    result = run_cli("record", cwd=tmp_path, env={"DB_PASSWORD": PASSWORD}, timeout=300)
+    assert result.code == 1, result.output
+    assert "stdout: value of <DB_PASSWORD>" in result.output
+    assert_nowhere([PASSWORD], tmp_path / "lockstep", result.output)
