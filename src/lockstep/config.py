@@ -31,7 +31,7 @@ import os
 import re
 import tomllib
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Final, Literal
 
@@ -128,12 +128,22 @@ class CorpusSpec(_Table, frozen=True):
 
 
 class LedgerSpec(_Table, frozen=True):
-    """A ``[[ledger]]`` oracle: a function's calls → outcomes."""
+    """A ``[[ledger]]`` oracle: a function's calls → outcomes.
 
-    name: str
-    """Unique name of the oracle: the stem of its file (``<dir>/<name>.*``) and what commands take."""
-    target: str
-    """``pkg.mod:qualname`` of the function under freeze."""
+    With ``package`` instead of ``target``, one ledger per member of the package's public
+    surface (:mod:`lockstep.surface`), each named ``<name>.<module>.<qualname>`` (the
+    module relative to the package, left out for the package's ``__init__``) and written to
+    ``<dir>/<that name>.ledger.jsonl``; a call the package makes to its own surface while
+    inside such a call is part of the outer row, not a row of its own."""
+
+    name: str = ""
+    """Unique name of the oracle: the stem of its file (``<dir>/<name>.*``) and what commands
+    take; required with ``target``, the package's name by default with ``package``."""
+    target: str = ""
+    """``pkg.mod:qualname`` of the function under freeze (or ``package``, not both)."""
+    package: str = ""
+    """A top-level package whose public surface is recorded: every public function, method,
+    classmethod, staticmethod and property of its public modules (or ``target``, not both)."""
     driver: str | None = None
     """What calls the target when recording without pytest: ``pkg.mod:func`` or a script path."""
     loose: bool = False
@@ -286,6 +296,9 @@ class Project:
     root: Path
     config_path: Path
     config: Config
+    surface_origin: dict[str, int] = field(default_factory=dict)
+    """With a ``package`` ledger: each ledger's name -> the index of its ``[[ledger]]`` in
+    the file (a package's expanded targets share theirs; :func:`expand_surfaces`)."""
 
     @property
     def oracle_dir(self) -> Path:
@@ -314,7 +327,9 @@ class Project:
         Every message about a configured value names this key, so the user can find it.
         """
         tables: list[OracleSpec] = list(getattr(self.config, spec.kind))
-        index = next((i for i, s in enumerate(tables) if s.name == spec.name), 0)
+        index = self.surface_origin.get(spec.name) if spec.kind == "ledger" else None
+        if index is None:
+            index = next((i for i, s in enumerate(tables) if s.name == spec.name), 0)
         key = f"{spec.kind}[{index}]"
         return f"{key}.{field}" if field else key
 
@@ -397,8 +412,62 @@ def parse_config(raw: dict[str, Any], source: str) -> Config:
         if key_hint and message.startswith("lockstep."):
             message = message.removeprefix("lockstep.")  # settings sit directly in [tool.lockstep]
         raise ConfigError(f"{source}: {key_hint}{message}") from None
+    config = _check_ledgers(config, source)
     _check_consistency(config, source)
     return config
+
+
+def _check_ledgers(config: Config, source: str) -> Config:
+    """Exactly one of ``target`` and ``package`` per ledger; a package ledger's name
+    defaults to the package's."""
+    ledgers: list[LedgerSpec] = []
+    for i, spec in enumerate(config.ledger):
+        where = f"{source}: ledger[{i}]"
+        if spec.target and spec.package:
+            raise ConfigError(f"{where}.package: give target or package, not both")
+        if not spec.target and not spec.package:
+            raise ConfigError(f"{where}.target: required key is missing (or give package)")
+        if spec.package:
+            if not spec.package.isidentifier():
+                raise ConfigError(
+                    f"{where}.package: {spec.package!r} is not a top-level package name"
+                )
+            if not spec.name:
+                spec = msgspec.structs.replace(spec, name=spec.package)
+        elif not spec.name:
+            raise ConfigError(f"{where}.name: required key is missing")
+        ledgers.append(spec)
+    return msgspec.structs.replace(config, ledger=ledgers)
+
+
+def expand_surfaces(config: Config, root: Path, source: str) -> tuple[Config, dict[str, int]]:
+    """Each ``package`` ledger replaced by one ledger per member of its public surface
+    (with ``target`` and ``package`` both set); also each ledger's name -> the index of
+    the ``[[ledger]]`` it came from, for messages."""
+    if not any(spec.package for spec in config.ledger):
+        return config, {}
+    from lockstep.surface import surface  # reads the package's source; imports nothing of it
+
+    ledgers: list[LedgerSpec] = []
+    origin: dict[str, int] = {}
+    for i, spec in enumerate(config.ledger):
+        if not spec.package or spec.target:
+            ledgers.append(spec)
+            origin[spec.name] = i
+            continue
+        members = surface(spec.package, root, where=f"{source}: ledger[{i}].package")
+        if not members:
+            raise ConfigError(
+                f"{source}: ledger[{i}].package: package {spec.package!r} has no public "
+                "function, method or property to record"
+            )
+        for member in members:
+            name = f"{spec.name}.{member.short(spec.package)}"
+            ledgers.append(msgspec.structs.replace(spec, name=name, target=member.target))
+            origin[name] = i
+    expanded = msgspec.structs.replace(config, ledger=ledgers)
+    _check_consistency(expanded, source)
+    return expanded, origin
 
 
 def _check_pins(pins: PinsSpec, where: str) -> None:
@@ -575,4 +644,5 @@ def load_project(start: Path | None = None, *, config_path: Path | None = None) 
     else:
         raw = data
     config = parse_config(raw, path.name)
-    return Project(root=path.parent, config_path=path, config=config)
+    config, origin = expand_surfaces(config, path.parent, path.name)
+    return Project(root=path.parent, config_path=path, config=config, surface_origin=origin)

@@ -55,6 +55,7 @@ from lockstep import project_codec
 from lockstep.config import LedgerSpec, Project
 from lockstep.errors import DataError, LockstepError
 from lockstep.model import RecordMode, RecordReport
+from lockstep.pytest.ledger_recording import ALL
 from lockstep.pytest.project import project_for
 from lockstep.store import JsonlAppender, iter_jsonl, lock_for
 
@@ -224,6 +225,7 @@ class LedgerRecording:
                     self.project.root,
                     where=self.project.where(target.spec, "target"),
                     stem_length=stem,
+                    surface=target.spec.package,
                 )
                 # its part is taken once, at the session's end: a large run stays flat
                 target.wrapped.recorder.spill = True
@@ -574,10 +576,20 @@ def _summary_lines(outcome: _Outcome) -> list[str]:
     return lines
 
 
-def _spec_for(project: Project, wanted: str, flag: str) -> LedgerSpec:
-    for spec in project.config.ledger:
-        if wanted in (spec.name, spec.target):
-            return spec
+def _specs_for(project: Project, wanted: str, flag: str) -> list[LedgerSpec]:
+    """The ledgers ``wanted`` names: ``*`` (a bare flag) every one, else the one with that
+    name or target, or every target of the package surface with that name."""
+    ledgers = project.config.ledger
+    if wanted == ALL:
+        if ledgers:
+            return list(ledgers)
+        raise pytest.UsageError(
+            f"lockstep: {flag}: {project.config_name} configures no [[ledger]] to record; "
+            "add one with name and target (or package)"
+        )
+    chosen = [s for s in ledgers if wanted in (s.name, s.target) or wanted == s.package]
+    if chosen:
+        return chosen
     known = ", ".join(s.name for s in project.config.ledger) or "none configured"
     raise pytest.UsageError(
         f"lockstep: {flag}={wanted}: no [[ledger]] in {project.config_name} has that "
@@ -591,7 +603,7 @@ class RecordOptions:
     layer defines them; messages here name them)."""
 
     wanted: list[str]
-    """``--lockstep-record`` values: ledger names or targets."""
+    """``--lockstep-record`` values: ledger names or targets, :data:`ALL` for every ledger."""
     mode: RecordMode
     allow_failures: bool
     record_flag: str
@@ -615,9 +627,9 @@ def start(config: pytest.Config, options: RecordOptions) -> None:
         return  # a worker of a controller that does not record
     specs: list[LedgerSpec] = []
     for name in options.wanted:
-        spec = _spec_for(project, name, options.record_flag)
-        if spec not in specs:
-            specs.append(spec)
+        for spec in _specs_for(project, name, options.record_flag):
+            if spec not in specs:
+                specs.append(spec)
     if controller:
         for spec in specs:
             try:
