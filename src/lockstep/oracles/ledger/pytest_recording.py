@@ -590,10 +590,16 @@ def _specs_for(project: Project, wanted: str, flag: str) -> list[LedgerSpec]:
     chosen = [s for s in ledgers if wanted in (s.name, s.target) or wanted == s.package]
     if chosen:
         return chosen
-    known = ", ".join(s.name for s in project.config.ledger) or "none configured"
+    known = _shown([s.name for s in ledgers]) or "none configured"
+    hint = ""
+    if (project.root / wanted).exists() or Path(wanted).exists():
+        hint = (
+            f"; {wanted!r} is a path: a bare {flag} takes the next word as a ledger name, "
+            "so put it after the paths or write it with '=NAME'"
+        )
     raise pytest.UsageError(
         f"lockstep: {flag}={wanted}: no [[ledger]] in {project.config_name} has that "
-        f"name or target (known: {known}); add one with name and target"
+        f"name or target (known: {known}){hint or '; add one with name and target'}"
     )
 
 
