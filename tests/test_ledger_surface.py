@@ -197,13 +197,16 @@ def test_a_bare_record_flag_records_every_ledger_and_a_name_still_selects(
     target = "shop.format:show"
     """
     root = _project(tmp_path, config)
-    one = pytest_in(root, "-q", "--lockstep-record=show", "tests")
-    assert one.code == 0, one.output
-    assert (root / "lockstep/show.ledger.jsonl").is_file()
-    assert not (root / "lockstep/parse.ledger.jsonl").exists()
-    every = pytest_in(root, "-q", "tests", "--lockstep-new-only", "--lockstep-record")
+    every = pytest_in(root, "-q", "tests", "--lockstep-record")
     assert every.code == 0, every.output
     assert len(rows_of(root / "lockstep/parse.ledger.jsonl")) == 4  # 2 direct, 2 via total
+    assert len(rows_of(root / "lockstep/show.ledger.jsonl")) == 1
+    parse_bytes = (root / "lockstep/parse.ledger.jsonl").read_bytes()
+    (root / "lockstep/show.ledger.jsonl").unlink()
+    one = pytest_in(root, "-q", "--lockstep-record=show", "tests")
+    assert one.code == 0, one.output
+    assert len(rows_of(root / "lockstep/show.ledger.jsonl")) == 1
+    assert (root / "lockstep/parse.ledger.jsonl").read_bytes() == parse_bytes
     assert run_cli("replay", cwd=root).code == 0
 
 
