@@ -128,7 +128,8 @@ def configure(config: pytest.Config) -> None:
     from lockstep.oracles.ledger.pytest_recording import RecordOptions, start
 
     options = RecordOptions(
-        wanted=wanted,
+        wanted=[name for name in wanted if name != ALL],
+        record_all=ALL in wanted,
         mode=record_mode(config),
         allow_failures=bool(config.getoption(ALLOW_FAILURES, default=False)),
         record_flag=RECORD,

@@ -55,7 +55,6 @@ from lockstep import project_codec
 from lockstep.config import LedgerSpec, Project
 from lockstep.errors import DataError, LockstepError
 from lockstep.model import RecordMode, RecordReport
-from lockstep.pytest.ledger_recording import ALL
 from lockstep.pytest.project import project_for
 from lockstep.store import JsonlAppender, iter_jsonl, lock_for
 
@@ -576,17 +575,20 @@ def _summary_lines(outcome: _Outcome) -> list[str]:
     return lines
 
 
+def _every_spec(project: Project, flag: str) -> list[LedgerSpec]:
+    """Every configured ledger (a bare ``--lockstep-record``); none is a usage error."""
+    if project.config.ledger:
+        return list(project.config.ledger)
+    raise pytest.UsageError(
+        f"lockstep: {flag}: {project.config_name} configures no [[ledger]] to record; "
+        "add one with name and target (or package)"
+    )
+
+
 def _specs_for(project: Project, wanted: str, flag: str) -> list[LedgerSpec]:
-    """The ledgers ``wanted`` names: ``*`` (a bare flag) every one, else the one with that
-    name or target, or every target of the package surface with that name."""
+    """The ledgers ``wanted`` names: the one with that name or target, or every target of
+    the package surface with that name."""
     ledgers = project.config.ledger
-    if wanted == ALL:
-        if ledgers:
-            return list(ledgers)
-        raise pytest.UsageError(
-            f"lockstep: {flag}: {project.config_name} configures no [[ledger]] to record; "
-            "add one with name and target (or package)"
-        )
     chosen = [s for s in ledgers if wanted in (s.name, s.target) or wanted == s.package]
     if chosen:
         return chosen
@@ -609,7 +611,7 @@ class RecordOptions:
     layer defines them; messages here name them)."""
 
     wanted: list[str]
-    """``--lockstep-record`` values: ledger names or targets, :data:`ALL` for every ledger."""
+    """``--lockstep-record`` values: ledger names or targets."""
     mode: RecordMode
     allow_failures: bool
     record_flag: str
@@ -617,6 +619,8 @@ class RecordOptions:
     mode_error: Callable[[str, str], str]
     """The record command's mode message (``--new-only``, ``--trim``) in pytest's spellings."""
     allow_failures_flag: str
+    record_all: bool = False
+    """A bare ``--lockstep-record``: every configured ledger."""
 
 
 def start(config: pytest.Config, options: RecordOptions) -> None:
@@ -632,8 +636,10 @@ def start(config: pytest.Config, options: RecordOptions) -> None:
     if not run_id:
         return  # a worker of a controller that does not record
     specs: list[LedgerSpec] = []
-    for name in options.wanted:
-        for spec in _specs_for(project, name, options.record_flag):
+    asked = [_every_spec(project, options.record_flag)] if options.record_all else []
+    asked += [_specs_for(project, name, options.record_flag) for name in options.wanted]
+    for chosen in asked:
+        for spec in chosen:
             if spec not in specs:
                 specs.append(spec)
     if controller:

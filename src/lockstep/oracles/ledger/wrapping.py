@@ -16,7 +16,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from lockstep import canon
 from lockstep.canon.codec import allow_callables_from
@@ -29,7 +29,7 @@ from lockstep.oracles.ledger.format import (
 from lockstep.oracles.ledger.recorder import TargetRecorder, _Materialized, _Seen
 from lockstep.targets import root_on_path, split_target
 
-_INSIDE: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar(
+_INSIDE: Final[contextvars.ContextVar[frozenset[str]]] = contextvars.ContextVar(
     "lockstep_inside_surface", default=frozenset()
 )
 """The package surfaces whose recorded call this thread (or task) is inside: a call the
