@@ -30,7 +30,13 @@ def _config(root: Path) -> dict[str, object]:
 def test_init_yes_on_the_demo_project_records_and_replays_without_edits(demo: Path) -> None:
     result = run_cli("init", "--yes", cwd=demo)
     assert result.code == 0, result.output
-    assert "wrote lockstep.toml: 1 ledger(s), 1 corpus, 2 pins" in result.stdout
+    assert "wrote lockstep.toml: 0 package surface(s), 1 ledger(s), 1 corpus, 2 pins" in (
+        result.stdout
+    )
+    commands = (
+        "  lockstep record parse_amount transform export_invoices invoicing\n  lockstep replay\n"
+    )
+    assert result.stdout.endswith(commands)
     text = (demo / "lockstep.toml").read_text()
     assert "# refs.messy:parse_amount returns None, list, str, tuple" in text
     config = _config(demo)
@@ -49,8 +55,13 @@ def test_init_yes_on_the_demo_project_records_and_replays_without_edits(demo: Pa
     assert sorted(pins["export_invoices"]["rules"]) == ["iso-timestamp", "run"]
     assert pins["export_invoices"]["env_keys"] == ["CURRENCY", "TAX_RATE"]
     assert pins["invoicing"]["command"] == ["python", "-m", "invoicing"]
-    assert (demo / "invoicing" / "cases.toml").is_file()  # a starter cases file
-    record = run_cli("record", cwd=demo, timeout=300)
+    # a starter cases file, outside the package folder (it would ship with the package)
+    assert pins["invoicing"]["cases"] == "lockstep-cases/invoicing.cases.toml"
+    assert (demo / "lockstep-cases" / "invoicing.cases.toml").is_file()
+    assert not (demo / "invoicing" / "cases.toml").exists()
+    record = run_cli(
+        "record", "parse_amount", "transform", "export_invoices", "invoicing", cwd=demo, timeout=300
+    )
     assert record.code == 0, record.output
     replay = run_cli("replay", cwd=demo, timeout=300)
     assert replay.code == 0, replay.output
@@ -125,7 +136,7 @@ def test_bad_init_flags_are_exit_2_and_write_nothing(
     assert snapshot_tree(demo) == before
 
 
-def test_a_mixed_returns_function_without_a_driver_is_proposed_commented_out(
+def test_a_mixed_returns_function_without_a_driver_is_written_to_record_from_tests(
     tmp_path: Path,
 ) -> None:
     write_files(
@@ -147,14 +158,20 @@ def test_a_mixed_returns_function_without_a_driver_is_proposed_commented_out(
     text = (tmp_path / "lockstep.toml").read_text()
     assert "#   ledger billing.codes:code: returns None, str, tuple; fan-in 2; no script" in text
     (tmp_path / "lockstep.toml").unlink()
-    # named on the command line, it is written, commented out, with how to record it
+    # named on the command line, it is written, runnable, with how to record it
     result = invoke_cli("init", "--ledger", "billing.codes:code", cwd=tmp_path)
     assert result.code == 0, result.output
+    assert result.stdout.endswith("  pytest --lockstep-record\n  lockstep replay\n")
     text = (tmp_path / "lockstep.toml").read_text()
     assert "# billing.codes:code returns None, str, tuple; imported by 2 module(s)." in text
-    assert "#   pytest --lockstep-record=code" in text
-    assert '# target = "billing.codes:code"' in text
-    assert "ledger" not in _config(tmp_path)
+    assert "#   pytest --lockstep-record\n#   lockstep replay\n" in text
+    assert _config(tmp_path)["ledger"] == [{"name": "code", "target": "billing.codes:code"}]
+    (tmp_path / "lockstep.toml").unlink()
+    # a function the survey did not propose: its module's fan-in is counted all the same
+    result = invoke_cli("init", "--ledger", "billing.codes:other", cwd=tmp_path)
+    assert result.code == 0, result.output
+    text = (tmp_path / "lockstep.toml").read_text()
+    assert "# billing.codes:other named on the command line; imported by 2 module(s)." in text
 
 
 @pytest.mark.parametrize(
