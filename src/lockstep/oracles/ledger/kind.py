@@ -497,6 +497,7 @@ class LedgerKind(OracleKind[LedgerSpec]):
     def mining(self, project: Project, spec: LedgerSpec) -> MiningSubject:
         """The target, imported once, with this kind's freezing, record path and comparison."""
         target = resolve_callable(spec.target, project.root, where=project.where(spec, "target"))
+        project_codec.apply(project, spec.target)  # objects of its package thaw (self too)
         path = self.oracle_path(project, spec)
 
         def write(recording: Recording) -> RecordReport:
