@@ -102,3 +102,35 @@ def test_a_generated_file_git_ignores_is_copied_into_the_revision(tmp_path: Path
         "which lacks them (generated, never committed): refs/version.py"
     ) in result.stdout
     assert "3 input(s) compared (3 recorded, 0 generated), no difference" in result.stdout
+
+
+def test_a_method_whose_self_is_an_object_of_the_project_compares(tmp_path: Path) -> None:
+    repo = GitRepo(tmp_path / "repo")
+    repo.commit(
+        "a method target",
+        {
+            "lockstep.toml": (
+                '[[ledger]]\nname = "show"\ntarget = "refs.money:Money.show"\n'
+                'driver = "refs.drive:main"\n'
+            ),
+            "refs/__init__.py": "",
+            "refs/money.py": (
+                "class Money:\n"
+                "    def __init__(self, cents):\n        self.cents = cents\n\n"
+                "    def show(self):\n        return f'{self.cents / 100:.2f} EUR'\n"
+            ),
+            "refs/drive.py": (
+                "from refs.money import Money\n\n\ndef main():\n"
+                "    for cents in (0, 150, 99999):\n        Money(cents).show()\n"
+            ),
+            ".gitignore": "__pycache__/\n",
+        },
+    )
+    assert run_cli("record", "show", cwd=repo.root).code == 0
+    repo.commit("freeze")
+    money = repo.root / "refs/money.py"
+    money.write_text(money.read_text().replace(":.2f} EUR", ":.1f} EUR"))
+    result = run_cli("replay", "--against", "HEAD", "--generate", "0", cwd=repo.root)
+    assert result.code == 1, result.output
+    assert "3 input(s) compared (3 recorded, 0 generated)" in result.stdout
+    assert "the versions differ" in result.stdout
