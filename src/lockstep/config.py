@@ -412,17 +412,17 @@ def parse_config(raw: dict[str, Any], source: str) -> Config:
         if key_hint and message.startswith("lockstep."):
             message = message.removeprefix("lockstep.")  # settings sit directly in [tool.lockstep]
         raise ConfigError(f"{source}: {key_hint}{message}") from None
-    config = _check_ledgers(config, source)
+    config = _check_ledgers(config, source, "tool.lockstep." if source == PYPROJECT else "")
     _check_consistency(config, source)
     return config
 
 
-def _check_ledgers(config: Config, source: str) -> Config:
+def _check_ledgers(config: Config, source: str, prefix: str) -> Config:
     """Exactly one of ``target`` and ``package`` per ledger; a package ledger's name
-    defaults to the package's."""
+    defaults to the package's.  ``prefix``: where the tables sit (``tool.lockstep.``)."""
     ledgers: list[LedgerSpec] = []
     for i, spec in enumerate(config.ledger):
-        where = f"{source}: ledger[{i}]"
+        where = f"{source}: {prefix}ledger[{i}]"
         if spec.target and spec.package:
             raise ConfigError(f"{where}.package: give target or package, not both")
         if not spec.target and not spec.package:
