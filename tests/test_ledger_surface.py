@@ -173,6 +173,9 @@ def test_package_surface_records_at_the_boundary_replays_and_catches_a_change(
 
     green = run_cli("replay", cwd=root)
     assert green.code == 0, green.output
+    by_package = run_cli("replay", "shop", cwd=root)  # the package ledger's name: every member
+    assert by_package.code == 0, by_package.output
+    assert "green: 8 cases: 8 passed" in by_package.stdout
     items = pytest_in(root, "-q", "--lockstep", "lockstep")
     assert items.code == 0, items.output
     assert "8 passed" in items.stdout  # parse 2, total, add, euros, zero, currencies, show

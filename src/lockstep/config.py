@@ -296,6 +296,8 @@ class Project:
     root: Path
     config_path: Path
     config: Config
+    surfaces: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """The name of each ``package`` ledger -> the names of the ledgers it expanded into."""
     surface_origin: dict[str, int] = field(default_factory=dict)
     """With a ``package`` ledger: each ledger's name -> the index of its ``[[ledger]]`` in
     the file (a package's expanded targets share theirs; :func:`expand_surfaces`)."""
@@ -336,6 +338,21 @@ class Project:
     def where(self, spec: OracleSpec, field: str = "") -> str:
         """:meth:`key` with the config file in front: ``lockstep.toml: corpus[0].render``."""
         return f"{self.config_name}: {self.key(spec, field)}"
+
+    def select(self, names: tuple[str, ...] | list[str]) -> list[OracleSpec]:
+        """The oracles ``names`` name, in the order given, or every one when none is; the
+        name of a ``package`` ledger stands for all its members."""
+        if not names:
+            return list(self.oracles())
+        return [self.oracle(name) for name in self.expand_names(names)]
+
+    def expand_names(self, names: tuple[str, ...] | list[str]) -> tuple[str, ...]:
+        """``names`` with each ``package`` ledger's name replaced by its members' names
+        (each name once, in the order given)."""
+        out: dict[str, None] = {}
+        for name in names:
+            out.update(dict.fromkeys(self.surfaces.get(name, (name,))))
+        return tuple(out)
 
     def oracle(self, name: str) -> OracleSpec:
         """The oracle called ``name``; a usage error lists the names that exist."""
@@ -440,16 +457,27 @@ def _check_ledgers(config: Config, source: str, prefix: str) -> Config:
     return msgspec.structs.replace(config, ledger=ledgers)
 
 
-def expand_surfaces(config: Config, root: Path, source: str) -> tuple[Config, dict[str, int]]:
+@dataclass(frozen=True)
+class Expanded:
+    """A configuration with its ``package`` ledgers expanded (:func:`expand_surfaces`)."""
+
+    config: Config
+    surfaces: dict[str, tuple[str, ...]]
+    """Each package ledger's name -> its members' ledger names."""
+    origin: dict[str, int]
+    """Each ledger's name -> the index of the ``[[ledger]]`` it came from, for messages."""
+
+
+def expand_surfaces(config: Config, root: Path, source: str) -> Expanded:
     """Each ``package`` ledger replaced by one ledger per member of its public surface
-    (with ``target`` and ``package`` both set); also each ledger's name -> the index of
-    the ``[[ledger]]`` it came from, for messages."""
+    (with ``target`` and ``package`` both set)."""
     if not any(spec.package for spec in config.ledger):
-        return config, {}
+        return Expanded(config, {}, {})
     from lockstep.surface import surface  # reads the package's source; imports nothing of it
 
     ledgers: list[LedgerSpec] = []
     origin: dict[str, int] = {}
+    surfaces: dict[str, tuple[str, ...]] = {}
     for i, spec in enumerate(config.ledger):
         if not spec.package or spec.target:
             ledgers.append(spec)
@@ -461,13 +489,14 @@ def expand_surfaces(config: Config, root: Path, source: str) -> tuple[Config, di
                 f"{source}: ledger[{i}].package: package {spec.package!r} has no public "
                 "function, method or property to record"
             )
-        for member in members:
-            name = f"{spec.name}.{member.short(spec.package)}"
+        names = tuple(f"{spec.name}.{member.short(spec.package)}" for member in members)
+        for name, member in zip(names, members, strict=True):
             ledgers.append(msgspec.structs.replace(spec, name=name, target=member.target))
             origin[name] = i
+        surfaces[spec.name] = names
     expanded = msgspec.structs.replace(config, ledger=ledgers)
     _check_consistency(expanded, source)
-    return expanded, origin
+    return Expanded(expanded, surfaces, origin)
 
 
 def _check_pins(pins: PinsSpec, where: str) -> None:
@@ -643,6 +672,11 @@ def load_project(start: Path | None = None, *, config_path: Path | None = None) 
             raise ConfigError(f"{path.name}: has no [tool.lockstep] table")
     else:
         raw = data
-    config = parse_config(raw, path.name)
-    config, origin = expand_surfaces(config, path.parent, path.name)
-    return Project(root=path.parent, config_path=path, config=config, surface_origin=origin)
+    found = expand_surfaces(parse_config(raw, path.name), path.parent, path.name)
+    return Project(
+        root=path.parent,
+        config_path=path,
+        config=found.config,
+        surfaces=found.surfaces,
+        surface_origin=found.origin,
+    )

@@ -13,17 +13,17 @@ from __future__ import annotations
 
 import dataclasses
 
-from lockstep.config import Config, Project, config_from_bytes, expand_surfaces
+from lockstep.config import Config, Expanded, Project, config_from_bytes, expand_surfaces
 from lockstep.gates.git import Git
 
 
 def config_at(project: Project, git: Git, base: str) -> Config | None:
     """lockstep's configuration at commit ``base`` (None when the file is not there)."""
     found = _expanded_at(project, git, base)
-    return None if found is None else found[0]
+    return None if found is None else found.config
 
 
-def _expanded_at(project: Project, git: Git, base: str) -> tuple[Config, dict[str, int]] | None:
+def _expanded_at(project: Project, git: Git, base: str) -> Expanded | None:
     """:func:`config_at` with each ``package`` ledger expanded into its members (read from
     the code as it is: the code a change is judged on is HEAD's), and their origins."""
     root = project.root.resolve()
@@ -45,4 +45,6 @@ def judged_by_base(project: Project, git: Git, base: str) -> Project:
     found = _expanded_at(project, git, base)
     if found is None:
         return project
-    return dataclasses.replace(project, config=found[0], surface_origin=found[1])
+    return dataclasses.replace(
+        project, config=found.config, surfaces=found.surfaces, surface_origin=found.origin
+    )

@@ -589,7 +589,8 @@ def _specs_for(project: Project, wanted: str, flag: str) -> list[LedgerSpec]:
     """The ledgers ``wanted`` names: the one with that name or target, or every target of
     the package surface with that name."""
     ledgers = project.config.ledger
-    chosen = [s for s in ledgers if wanted in (s.name, s.target) or wanted == s.package]
+    members = set(project.surfaces.get(wanted, ()))
+    chosen = [s for s in ledgers if wanted in (s.name, s.target) or s.name in members]
     if chosen:
         return chosen
     known = _shown([s.name for s in ledgers]) or "none configured"
