@@ -245,7 +245,8 @@ COMMANDS: Final[dict[str, LazyCommand]] = {
     ),
     "init": LazyCommand(
         "lockstep.cli.init_command",
-        "Survey this repository and write a commented lockstep.toml that 'lockstep record' runs.",
+        "Survey this repository and write a commented lockstep.toml, and print the commands "
+        "that record it and replay it.",
     ),
     "mine": LazyCommand(
         "lockstep.cli.mine_commands",
