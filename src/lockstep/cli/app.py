@@ -245,8 +245,8 @@ COMMANDS: Final[dict[str, LazyCommand]] = {
     ),
     "init": LazyCommand(
         "lockstep.cli.init_command",
-        "Survey this repository and write a commented lockstep.toml, and print the commands "
-        "that record it and replay it.",
+        "Survey this repository and write a commented lockstep.toml that the printed commands "
+        "record and replay.",
     ),
     "mine": LazyCommand(
         "lockstep.cli.mine_commands",

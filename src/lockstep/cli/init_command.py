@@ -163,8 +163,8 @@ def init(
     renders: tuple[str, ...],
     oracle_dir: str,
 ) -> None:
-    """Survey this repository and write a commented lockstep.toml, and print the commands
-    that record it and replay it.
+    """Survey this repository and write a commented lockstep.toml that the printed commands
+    record and replay.
 
     For a library with a tests folder it proposes the public surface of each package (one
     [[ledger]] package = ..., recorded by 'pytest --lockstep-record'); ledgers for functions
