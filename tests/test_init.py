@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import invoke_cli, run_cli, snapshot_tree, write_files
+from helpers import invoke_cli, run_cli, run_pytest, snapshot_tree, write_files
 
 DEMO = Path(str(resources.files("lockstep.demo") / "project"))
 
@@ -30,7 +30,13 @@ def _config(root: Path) -> dict[str, object]:
 def test_init_yes_on_the_demo_project_records_and_replays_without_edits(demo: Path) -> None:
     result = run_cli("init", "--yes", cwd=demo)
     assert result.code == 0, result.output
-    assert "wrote lockstep.toml: 1 ledger(s), 1 corpus, 2 pins" in result.stdout
+    assert "wrote lockstep.toml: 0 package surface(s), 1 ledger(s), 1 corpus, 2 pins" in (
+        result.stdout
+    )
+    commands = (
+        "  lockstep record parse_amount transform export_invoices invoicing\n  lockstep replay\n"
+    )
+    assert result.stdout.endswith(commands)
     text = (demo / "lockstep.toml").read_text()
     assert "# refs.messy:parse_amount returns None, list, str, tuple" in text
     config = _config(demo)
@@ -49,8 +55,13 @@ def test_init_yes_on_the_demo_project_records_and_replays_without_edits(demo: Pa
     assert sorted(pins["export_invoices"]["rules"]) == ["iso-timestamp", "run"]
     assert pins["export_invoices"]["env_keys"] == ["CURRENCY", "TAX_RATE"]
     assert pins["invoicing"]["command"] == ["python", "-m", "invoicing"]
-    assert (demo / "invoicing" / "cases.toml").is_file()  # a starter cases file
-    record = run_cli("record", cwd=demo, timeout=300)
+    # a starter cases file, outside the package folder (it would ship with the package)
+    assert pins["invoicing"]["cases"] == "lockstep-cases/invoicing.cases.toml"
+    assert (demo / "lockstep-cases" / "invoicing.cases.toml").is_file()
+    assert not (demo / "invoicing" / "cases.toml").exists()
+    record = run_cli(
+        "record", "parse_amount", "transform", "export_invoices", "invoicing", cwd=demo, timeout=300
+    )
     assert record.code == 0, record.output
     replay = run_cli("replay", cwd=demo, timeout=300)
     assert replay.code == 0, replay.output
@@ -125,7 +136,7 @@ def test_bad_init_flags_are_exit_2_and_write_nothing(
     assert snapshot_tree(demo) == before
 
 
-def test_a_mixed_returns_function_without_a_driver_is_proposed_commented_out(
+def test_a_mixed_returns_function_without_a_driver_is_written_to_record_from_tests(
     tmp_path: Path,
 ) -> None:
     write_files(
@@ -147,14 +158,20 @@ def test_a_mixed_returns_function_without_a_driver_is_proposed_commented_out(
     text = (tmp_path / "lockstep.toml").read_text()
     assert "#   ledger billing.codes:code: returns None, str, tuple; fan-in 2; no script" in text
     (tmp_path / "lockstep.toml").unlink()
-    # named on the command line, it is written, commented out, with how to record it
+    # named on the command line, it is written, runnable, with how to record it
     result = invoke_cli("init", "--ledger", "billing.codes:code", cwd=tmp_path)
     assert result.code == 0, result.output
+    assert result.stdout.endswith("  pytest --lockstep-record\n  lockstep replay\n")
     text = (tmp_path / "lockstep.toml").read_text()
     assert "# billing.codes:code returns None, str, tuple; imported by 2 module(s)." in text
-    assert "#   pytest --lockstep-record=code" in text
-    assert '# target = "billing.codes:code"' in text
-    assert "ledger" not in _config(tmp_path)
+    assert "#   pytest --lockstep-record\n#   lockstep replay\n" in text
+    assert _config(tmp_path)["ledger"] == [{"name": "code", "target": "billing.codes:code"}]
+    (tmp_path / "lockstep.toml").unlink()
+    # a function the survey did not propose: its module's fan-in is counted all the same
+    result = invoke_cli("init", "--ledger", "billing.codes:other", cwd=tmp_path)
+    assert result.code == 0, result.output
+    text = (tmp_path / "lockstep.toml").read_text()
+    assert "# billing.codes:other named on the command line; imported by 2 module(s)." in text
 
 
 @pytest.mark.parametrize(
@@ -194,3 +211,89 @@ def test_a_timestamp_that_did_not_vary_while_probing_still_gets_its_rule(tmp_pat
     assert result.code == 0, result.output
     pins = _config(tmp_path)["pins"]
     assert [p["rules"] for p in pins] == [["iso-timestamp"]]  # type: ignore[union-attr,index]
+
+
+LIBRARY = {
+    "pyproject.toml": '[tool.pytest.ini_options]\npythonpath = ["src"]\n',
+    "src/units/__init__.py": "from units.convert import to_metres\n",
+    "src/units/convert.py": """
+        FACTORS = {"m": 1.0, "cm": 0.01, "km": 1000.0}
+
+
+        def to_metres(text):
+            value, unit = _split(text)
+            return value * FACTORS[unit]
+
+
+        def _split(text):
+            number = text.rstrip("abcdefghijklmnopqrstuvwxyz")
+            return float(number), text[len(number):]
+
+
+        class Length:
+            def __init__(self, text):
+                self.metres = to_metres(text)
+
+            def plus(self, other):
+                return Length(f"{self.metres + other.metres}m")
+
+            @property
+            def km(self):
+                return self.metres / 1000
+        """,
+    "src/units/__main__.py": """
+        import sys
+
+        from units.convert import to_metres
+
+        print(to_metres(sys.argv[1]) if len(sys.argv) > 1 else "usage: units LENGTH")
+        """,
+    "tests/test_units.py": """
+        from units import to_metres
+        from units.convert import Length
+
+
+        def test_convert():
+            assert to_metres("3km") == 3000.0
+            assert to_metres("20cm") == 0.2
+
+
+        def test_length():
+            assert Length("1500m").plus(Length("500m")).km == 2.0
+        """,
+}
+
+
+def test_init_yes_on_a_library_proposes_its_surface_and_its_commands_work_unedited(
+    tmp_path: Path,
+) -> None:
+    write_files(tmp_path, LIBRARY)
+    package_before = snapshot_tree(tmp_path / "src")
+    result = run_cli("init", "--yes", cwd=tmp_path)
+    assert result.code == 0, result.output
+    assert "1 package surface(s), 0 ledger(s), 0 corpus, 1 pins" in result.stdout
+    commands = [line.strip() for line in result.stdout.splitlines()[-3:]]
+    assert commands == [
+        "pytest --lockstep-record=units",
+        "lockstep record units-2",
+        "lockstep replay",
+    ]
+    config = _config(tmp_path)
+    assert config["ledger"] == [{"package": "units"}]
+    assert config["pins"][0]["cases"] == "lockstep-cases/units-2.cases.toml"  # type: ignore[index]
+    assert snapshot_tree(tmp_path / "src") == package_before  # nothing written in the package
+    text = (tmp_path / "lockstep.toml").read_text()
+    assert "\n# [[" not in text and "\n# package" not in text  # nothing left commented out
+
+    recorded = run_pytest(commands[0].split()[1], cwd=tmp_path, plugins=("lockstep.pytest.plugin",))
+    assert recorded.code == 0, recorded.output
+    record = run_cli(*commands[1].split()[1:], cwd=tmp_path)
+    assert record.code == 0, record.output
+    replay = run_cli("replay", cwd=tmp_path)
+    assert replay.code == 0, replay.output
+    assert "units.convert.to_metres" in replay.stdout
+
+    convert = tmp_path / "src/units/convert.py"
+    convert.write_text(convert.read_text().replace('"cm": 0.01', '"cm": 0.1'))
+    red = run_cli("replay", cwd=tmp_path)
+    assert red.code == 1, red.output

@@ -31,7 +31,7 @@ import os
 import re
 import tomllib
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Final, Literal
 
@@ -149,12 +149,22 @@ class CorpusSpec(_Table, frozen=True):
 
 
 class LedgerSpec(_Table, frozen=True):
-    """A ``[[ledger]]`` oracle: a function's calls → outcomes."""
+    """A ``[[ledger]]`` oracle: a function's calls → outcomes.
 
-    name: str
-    """Unique name of the oracle: the stem of its file (``<dir>/<name>.*``) and what commands take."""
-    target: str
-    """``pkg.mod:qualname`` of the function under freeze."""
+    With ``package`` instead of ``target``, one ledger per member of the package's public
+    surface (:mod:`lockstep.surface`), each named ``<name>.<module>.<qualname>`` (the
+    module relative to the package, left out for the package's ``__init__``) and written to
+    ``<dir>/<that name>.ledger.jsonl``; a call the package makes to its own surface while
+    inside such a call is part of the outer row, not a row of its own."""
+
+    name: str = ""
+    """Unique name of the oracle: the stem of its file (``<dir>/<name>.*``) and what commands
+    take; required with ``target``, the package's name by default with ``package``."""
+    target: str = ""
+    """``pkg.mod:qualname`` of the function under freeze (or ``package``, not both)."""
+    package: str = ""
+    """A top-level package whose public surface is recorded: every public function, method,
+    classmethod, staticmethod and property of its public modules (or ``target``, not both)."""
     driver: str | None = None
     """What calls the target when recording without pytest: ``pkg.mod:func`` or a script path."""
     loose: bool = False
@@ -307,6 +317,11 @@ class Project:
     root: Path
     config_path: Path
     config: Config
+    surfaces: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """The name of each ``package`` ledger -> the names of the ledgers it expanded into."""
+    surface_origin: dict[str, int] = field(default_factory=dict)
+    """With a ``package`` ledger: each ledger's name -> the index of its ``[[ledger]]`` in
+    the file (a package's expanded targets share theirs; :func:`expand_surfaces`)."""
 
     @property
     def oracle_dir(self) -> Path:
@@ -335,13 +350,30 @@ class Project:
         Every message about a configured value names this key, so the user can find it.
         """
         tables: list[OracleSpec] = list(getattr(self.config, spec.kind))
-        index = next((i for i, s in enumerate(tables) if s.name == spec.name), 0)
+        index = self.surface_origin.get(spec.name) if spec.kind == "ledger" else None
+        if index is None:
+            index = next((i for i, s in enumerate(tables) if s.name == spec.name), 0)
         key = f"{spec.kind}[{index}]"
         return f"{key}.{field}" if field else key
 
     def where(self, spec: OracleSpec, field: str = "") -> str:
         """:meth:`key` with the config file in front: ``lockstep.toml: corpus[0].render``."""
         return f"{self.config_name}: {self.key(spec, field)}"
+
+    def select(self, names: tuple[str, ...] | list[str]) -> list[OracleSpec]:
+        """The oracles ``names`` name, in the order given, or every one when none is; the
+        name of a ``package`` ledger stands for all its members."""
+        if not names:
+            return list(self.oracles())
+        return [self.oracle(name) for name in self.expand_names(names)]
+
+    def expand_names(self, names: tuple[str, ...] | list[str]) -> tuple[str, ...]:
+        """``names`` with each ``package`` ledger's name replaced by its members' names
+        (each name once, in the order given)."""
+        out: dict[str, None] = {}
+        for name in names:
+            out.update(dict.fromkeys(self.surfaces.get(name, (name,))))
+        return tuple(out)
 
     def oracle(self, name: str) -> OracleSpec:
         """The oracle called ``name``; a usage error lists the names that exist."""
@@ -418,8 +450,74 @@ def parse_config(raw: dict[str, Any], source: str) -> Config:
         if key_hint and message.startswith("lockstep."):
             message = message.removeprefix("lockstep.")  # settings sit directly in [tool.lockstep]
         raise ConfigError(f"{source}: {key_hint}{message}") from None
+    config = _check_ledgers(config, source, "tool.lockstep." if source == PYPROJECT else "")
     _check_consistency(config, source)
     return config
+
+
+def _check_ledgers(config: Config, source: str, prefix: str) -> Config:
+    """Exactly one of ``target`` and ``package`` per ledger; a package ledger's name
+    defaults to the package's.  ``prefix``: where the tables sit (``tool.lockstep.``)."""
+    ledgers: list[LedgerSpec] = []
+    for i, spec in enumerate(config.ledger):
+        where = f"{source}: {prefix}ledger[{i}]"
+        if spec.target and spec.package:
+            raise ConfigError(f"{where}.package: give target or package, not both")
+        if not spec.target and not spec.package:
+            raise ConfigError(f"{where}.target: required key is missing (or give package)")
+        if spec.package:
+            if not spec.package.isidentifier():
+                raise ConfigError(
+                    f"{where}.package: {spec.package!r} is not a top-level package name"
+                )
+            if not spec.name:
+                spec = msgspec.structs.replace(spec, name=spec.package)
+        elif not spec.name:
+            raise ConfigError(f"{where}.name: required key is missing")
+        ledgers.append(spec)
+    return msgspec.structs.replace(config, ledger=ledgers)
+
+
+@dataclass(frozen=True)
+class Expanded:
+    """A configuration with its ``package`` ledgers expanded (:func:`expand_surfaces`)."""
+
+    config: Config
+    surfaces: dict[str, tuple[str, ...]]
+    """Each package ledger's name -> its members' ledger names."""
+    origin: dict[str, int]
+    """Each ledger's name -> the index of the ``[[ledger]]`` it came from, for messages."""
+
+
+def expand_surfaces(config: Config, root: Path, source: str) -> Expanded:
+    """Each ``package`` ledger replaced by one ledger per member of its public surface
+    (with ``target`` and ``package`` both set)."""
+    if not any(spec.package for spec in config.ledger):
+        return Expanded(config, {}, {})
+    from lockstep.surface import surface  # reads the package's source; imports nothing of it
+
+    ledgers: list[LedgerSpec] = []
+    origin: dict[str, int] = {}
+    surfaces: dict[str, tuple[str, ...]] = {}
+    for i, spec in enumerate(config.ledger):
+        if not spec.package or spec.target:
+            ledgers.append(spec)
+            origin[spec.name] = i
+            continue
+        members = surface(spec.package, root, where=f"{source}: ledger[{i}].package")
+        if not members:
+            raise ConfigError(
+                f"{source}: ledger[{i}].package: package {spec.package!r} has no public "
+                "function, method or property to record"
+            )
+        names = tuple(f"{spec.name}.{member.short(spec.package)}" for member in members)
+        for name, member in zip(names, members, strict=True):
+            ledgers.append(msgspec.structs.replace(spec, name=name, target=member.target))
+            origin[name] = i
+        surfaces[spec.name] = names
+    expanded = msgspec.structs.replace(config, ledger=ledgers)
+    _check_consistency(expanded, source)
+    return Expanded(expanded, surfaces, origin)
 
 
 def _check_pins(pins: PinsSpec, where: str) -> None:
@@ -595,5 +693,11 @@ def load_project(start: Path | None = None, *, config_path: Path | None = None) 
             raise ConfigError(f"{path.name}: has no [tool.lockstep] table")
     else:
         raw = data
-    config = parse_config(raw, path.name)
-    return Project(root=path.parent, config_path=path, config=config)
+    found = expand_surfaces(parse_config(raw, path.name), path.parent, path.name)
+    return Project(
+        root=path.parent,
+        config_path=path,
+        config=found.config,
+        surfaces=found.surfaces,
+        surface_origin=found.origin,
+    )

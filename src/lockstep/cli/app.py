@@ -241,7 +241,8 @@ COMMANDS: Final[dict[str, LazyCommand]] = {
     ),
     "init": LazyCommand(
         "lockstep.cli.init_command",
-        "Survey this repository and write a commented lockstep.toml that 'lockstep record' runs.",
+        "Survey this repository and write a commented lockstep.toml that the printed commands "
+        "record and replay.",
     ),
     "mine": LazyCommand(
         "lockstep.cli.mine_commands",

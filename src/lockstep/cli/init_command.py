@@ -25,6 +25,8 @@ from lockstep.scaffold.config_text import (
     Plan,
     check_no_config,
     config_text,
+    ledger_name,
+    next_commands,
     starter_cases,
     starter_cases_path,
 )
@@ -34,6 +36,7 @@ from lockstep.scaffold.survey import (
     LedgerCandidate,
     ScriptCandidate,
     Survey,
+    fan_in,
     survey,
 )
 from lockstep.store import atomic_write
@@ -44,7 +47,8 @@ ASKED_LEDGERS: Final = 5
 
 def _ledger_line(c: LedgerCandidate) -> str:
     driver = f"driven by {c.driver}" if c.driver else "no script calls it"
-    return f"{c.target}: returns {', '.join(c.kinds)}; fan-in {c.fan_in}; {driver}"
+    shown = str(c.fan_in) if c.fan_in >= 0 else "unknown"
+    return f"{c.target}: returns {', '.join(c.kinds)}; fan-in {shown}; {driver}"
 
 
 def _choose(yes: bool, question: str, default: bool) -> bool:
@@ -54,9 +58,26 @@ def _choose(yes: bool, question: str, default: bool) -> bool:
 
 
 def _from_survey(out: Console, found: Survey, plan: Plan, yes: bool) -> list[ScriptCandidate]:
-    for i, c in enumerate(found.ledgers):
+    for package in found.packages:
+        line = (
+            f"package {package.name} ({package.path}: {package.members} public functions, "
+            "methods and properties)"
+        )
+        if found.tests is None:
+            plan.left_out.append(f"ledger {line}: no tests folder to record its calls from")
+        elif _choose(yes, f"ledger {line}. Freeze its public surface from {found.tests}/?", True):
+            plan.packages.append(package)
+        else:
+            plan.left_out.append(f"ledger {line}")
+    covered = tuple(f"{p.name}." for p in plan.packages)
+    asked = 0
+    for c in found.ledgers:
         line = _ledger_line(c)
-        if i < ASKED_LEDGERS and _choose(
+        if f"{c.target.partition(':')[0]}.".startswith(covered):
+            plan.left_out.append(f"ledger {line} (part of the package surface above)")
+            continue
+        asked += 1
+        if asked <= ASKED_LEDGERS and _choose(
             yes, f"ledger {line}. Freeze its calls?", c.driver is not None
         ):
             plan.ledgers.append(c)
@@ -75,7 +96,7 @@ def _from_survey(out: Console, found: Survey, plan: Plan, yes: bool) -> list[Scr
             scripts.append(script)
         else:
             plan.left_out.append(f"pins {line}")
-    if not (plan.ledgers or plan.corpora or scripts):
+    if not (plan.packages or plan.ledgers or plan.corpora or scripts):
         out.print("nothing chosen: the configuration lists what was found, as comments")
     return scripts
 
@@ -92,7 +113,10 @@ def _from_flags(
     for target in ledgers:
         if ":" not in target:
             raise UsageError(f"--ledger {target}: expected pkg.mod:func")
-        plan.ledgers.append(known.get(target) or LedgerCandidate(target, (), 0, None))
+        module = target.partition(":")[0]
+        plan.ledgers.append(
+            known.get(target) or LedgerCandidate(target, (), _fan_in_or_unknown(root, module), None)
+        )
     for glob, render in corpora:
         name = Path(glob).parent.name or Path(glob).stem
         plan.corpora.append(CorpusCandidate(name, glob, 0, render))
@@ -106,6 +130,11 @@ def _from_flags(
             by_path.get(rel) or ScriptCandidate(Path(rel).stem, ("python", rel), None, rel)
         )
     return scripts
+
+
+def _fan_in_or_unknown(root: Path, module: str) -> int:
+    count = fan_in(root, module)
+    return -1 if count is None else count
 
 
 def _unique(name: str, taken: set[str]) -> str:
@@ -134,9 +163,12 @@ def init(
     renders: tuple[str, ...],
     oracle_dir: str,
 ) -> None:
-    """Survey this repository and write a commented lockstep.toml that 'lockstep record' runs.
+    """Survey this repository and write a commented lockstep.toml that the printed commands
+    record and replay.
 
-    It proposes ledgers for functions with mixed return types (ranked by fan-in),
+    For a library with a tests folder it proposes the public surface of each package (one
+    [[ledger]] package = ..., recorded by 'pytest --lockstep-record'); ledgers for functions
+    with mixed return types outside it (ranked by fan-in),
     corpora for fixture folders, and pins for scripts with a __main__ entry point
     (probed, so volatile output gets rules). Never overwrites a configuration.
     """
@@ -153,7 +185,7 @@ def init(
         )
     else:
         scripts = _from_survey(out, found, plan, yes)
-    taken = {c.target.rsplit(":", 1)[-1] for c in plan.ledgers}
+    taken = {p.name for p in plan.packages} | {ledger_name(c) for c in plan.ledgers}
     plan.corpora = [replace(c, name=_unique(c.name, taken)) for c in plan.corpora]
     scripts = [replace(s, name=_unique(s.name, taken)) for s in scripts]
     written: list[Path] = []
@@ -161,7 +193,7 @@ def init(
         for script in scripts:
             cases = script.cases
             if cases is None:
-                cases = starter_cases_path(script)
+                cases = starter_cases_path(script, root)
                 atomic_write(root / cases, starter_cases(script).encode("utf-8"))
                 written.append(root / cases)
                 out.print(f"wrote {cases} (one run without arguments; add the runs that matter)")
@@ -176,5 +208,14 @@ def init(
         for path in written:
             path.unlink(missing_ok=True)
         raise
-    counts = f"{len(plan.ledgers)} ledger(s), {len(plan.corpora)} corpus, {len(plan.pins)} pins"
-    out.print(f"wrote {CONFIG_NAME}: {counts}; review it, then run 'lockstep record'")
+    counts = (
+        f"{len(plan.packages)} package surface(s), {len(plan.ledgers)} ledger(s), "
+        f"{len(plan.corpora)} corpus, {len(plan.pins)} pins"
+    )
+    commands = next_commands(plan)
+    if not commands:
+        out.print(f"wrote {CONFIG_NAME}: {counts}; nothing to record yet: edit it first")
+        return
+    out.print(f"wrote {CONFIG_NAME}: {counts}; review it, then run:")
+    for command in commands:
+        out.print(f"  {command}", markup=False, highlight=False)

@@ -95,7 +95,7 @@ def run_against(
     keep_files_in(hypothesis_home())
     out = console()
     _say_planted(out, project.root)
-    specs = [project.oracle(n) for n in names] if names else list(project.oracles())
+    specs = project.select(names)
     with terminate_cleanly("the temporary worktree is removed"):
         result = replay_against(
             project, specs, rev, generate=generate, seed=seed, skip_unsupported=not names

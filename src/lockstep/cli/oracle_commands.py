@@ -52,7 +52,10 @@ from lockstep.store import display_path
 if TYPE_CHECKING:
     from rich.console import Console
 
-_select = select_specs
+
+def _select(project: Project, names: tuple[str, ...]) -> list[OracleSpec]:
+    """:func:`select_specs`, a ``package`` ledger's name standing for its members."""
+    return select_specs(project, project.expand_names(names))
 
 
 @main.command()
@@ -424,7 +427,7 @@ def pending(ctx: click.Context, names: tuple[str, ...], as_json: bool) -> None:
     from lockstep.oracles.pending import read_pending
 
     project = project_from(ctx)
-    specs = [project.oracle(name) for name in names] if names else list(project.oracles())
+    specs = project.select(names)
     kept = [
         (
             spec.name,

@@ -46,7 +46,7 @@ def parse_time_limit(text: str) -> float:
 
 
 def _select(project: Project, names: tuple[str, ...]) -> list[OracleSpec]:
-    specs = [project.oracle(name) for name in names] if names else list(project.oracles())
+    specs = project.select(names)
     if not specs:
         raise UsageError(f"{project.config_name}: no oracles are configured")
     for spec in specs:

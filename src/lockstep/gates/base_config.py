@@ -13,12 +13,19 @@ from __future__ import annotations
 
 import dataclasses
 
-from lockstep.config import Config, Project, config_from_bytes
+from lockstep.config import Config, Expanded, Project, config_from_bytes, expand_surfaces
 from lockstep.gates.git import Git
 
 
 def config_at(project: Project, git: Git, base: str) -> Config | None:
     """lockstep's configuration at commit ``base`` (None when the file is not there)."""
+    found = _expanded_at(project, git, base)
+    return None if found is None else found.config
+
+
+def _expanded_at(project: Project, git: Git, base: str) -> Expanded | None:
+    """:func:`config_at` with each ``package`` ledger expanded into its members (read from
+    the code as it is: the code a change is judged on is HEAD's), and their origins."""
     root = project.root.resolve()
     try:
         rel = root.relative_to(git.root.resolve()).as_posix()
@@ -29,10 +36,15 @@ def config_at(project: Project, git: Git, base: str) -> Config | None:
     data = git.read(prefix + config_rel, base)
     if data is None:
         return None
-    return config_from_bytes(data, config_rel, f"{config_rel} at {git.short(base)}")
+    shown = f"{config_rel} at {git.short(base)}"
+    return expand_surfaces(config_from_bytes(data, config_rel, shown), project.root, shown)
 
 
 def judged_by_base(project: Project, git: Git, base: str) -> Project:
     """``project`` with the configuration of ``base`` (its root and files unchanged)."""
-    config = config_at(project, git, base)
-    return project if config is None else dataclasses.replace(project, config=config)
+    found = _expanded_at(project, git, base)
+    if found is None:
+        return project
+    return dataclasses.replace(
+        project, config=found.config, surfaces=found.surfaces, surface_origin=found.origin
+    )

@@ -17,6 +17,7 @@ property), and the result names it with both outcomes.
 from __future__ import annotations
 
 import contextlib
+import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,6 +41,8 @@ if TYPE_CHECKING:  # Hypothesis is the 'mine' extra (see lockstep.mine.require_h
     from hypothesis.strategies import SearchStrategy
 
 DEFAULT_GENERATE: Final = 200
+UNFROZEN_SHOWN: Final = 5
+"""Inputs not compared named per oracle before ``… (+N)``."""
 
 
 @dataclass(frozen=True)
@@ -69,7 +72,11 @@ class DifferentialResult:
     skipped: tuple[str, ...] = ()
     """Oracles left out because their kind cannot be compared this way."""
     notes: tuple[str, ...] = ()
-    """Why an oracle's inputs were compared without generated ones."""
+    """Why an oracle's inputs were compared without generated ones, and which inputs were
+    not compared (their outcome at REV could not be frozen) and why."""
+    uncompared: int = 0
+    """Inputs not compared: REV's outcome for them could not be frozen (not in
+    :attr:`recorded` or :attr:`generated`, which count compared inputs only)."""
 
     @property
     def inputs(self) -> int:
@@ -77,11 +84,20 @@ class DifferentialResult:
 
     @property
     def ok(self) -> bool:
-        return not self.differences
+        """No difference, and at least one input compared: inputs that could only be
+        skipped prove nothing."""
+        return not self.differences and (self.inputs > 0 or not self.uncompared)
 
     def summary(self) -> str:
         where = f"against {self.rev} ({self.base[:12]})"
-        counted = f"{self.inputs} input(s) ({self.recorded} recorded, {self.generated} generated)"
+        counted = (
+            f"{self.inputs} input(s) compared ({self.recorded} recorded, "
+            f"{self.generated} generated)"
+        )
+        if self.uncompared:
+            counted += f", {self.uncompared} not compared (listed below)"
+        if not self.differences and not self.ok:
+            return f"differential {where}: {counted}: nothing compared, so nothing is proven"
         if self.ok:
             return f"differential {where}: {counted}, no difference"
         return (
@@ -126,6 +142,9 @@ class _Comparison:
     new: Side
     rev: str
     found: list[tuple[int, JSON, Outcome]] = field(default_factory=list)
+    unfrozen: list[tuple[str, str]] = field(default_factory=list)
+    """Each input whose outcome at REV could not be frozen (so was not compared): the
+    input written as a call, and the old side's reason."""
 
     def encoded(self, call: Call) -> JSON | None:
         try:
@@ -133,16 +152,21 @@ class _Comparison:
         except CanonError:
             return None
 
-    def batch(self, values: list[JSON]) -> None:
-        """Compare ``values`` (both interpreters busy at once); note each difference."""
+    def batch(self, values: list[JSON]) -> int:
+        """Compare ``values`` (both interpreters busy at once); note each difference and
+        each input the old side could not freeze.  Returns how many were compared."""
+        compared = 0
         for value, reply in zip(values, pipeline(self.old, self.new, values), strict=True):
-            if reply is None:
-                continue  # the old side cannot freeze this input: no case could hold it
+            if isinstance(reply, str):  # the old side cannot freeze this input
+                self.unfrozen.append((self.subject.describe(value), reply))
+                continue
+            compared += 1
             if not reply.ok:
                 raise LockstepError(f"{self.new.label}: cannot check a case: {reply.error}")
             outcome = outcome_from(reply.value)
             if not outcome.ok:
                 self.found.append((_size(value), value, outcome))
+        return compared
 
     def differs(self, value: JSON) -> Outcome | None:
         """One input, one round trip per side: the new side's outcome when not a pass."""
@@ -187,8 +211,9 @@ def compare_oracle(
     *,
     generate: int,
     seed: int,
-) -> tuple[int, int, int, Difference | None, str]:
-    """``(recorded, generated, differing recorded, smallest difference, note)`` for one oracle.
+) -> tuple[int, int, int, Difference | None, list[str], int]:
+    """``(recorded, generated, differing recorded, smallest difference, notes, not
+    compared)`` for one oracle; the counts are of inputs compared.
 
     The recorded and the generated inputs are compared in batches with both sides busy at
     once; only when a generated input differs are the draws replayed one by one, as a
@@ -219,7 +244,7 @@ def compare_oracle(
         side(f"{spec.name} in the working tree", config, project.root, spec.name) as new,
     ):
         comparison = _Comparison(spec.name, subject, old, new, rev)
-        comparison.batch(recorded)
+        recorded_compared = comparison.batch(recorded)
         differing_recorded = len(comparison.found)
         drawn: list[JSON] = []
 
@@ -230,7 +255,7 @@ def compare_oracle(
 
         if seeds:
             draw_each(strategy, keep, examples=generate, seed_value=seed)
-        comparison.batch(drawn)
+        generated_compared = comparison.batch(drawn)
         difference = None
         if len(comparison.found) > differing_recorded:
             difference = comparison.shrunk(strategy, generate, seed)
@@ -238,7 +263,52 @@ def compare_oracle(
             _, value, outcome = min(comparison.found, key=lambda f: f[0])
             origin = "recorded input" if differing_recorded else "generated input"
             difference = comparison.difference(origin, value, outcome)
-    return len(recorded), len(drawn), differing_recorded, difference, note
+    notes = [note] if note else []
+    if comparison.unfrozen:
+        notes.append(
+            f"{spec.name}: {len(comparison.unfrozen)} input(s) not compared: their outcome at "
+            f"{rev} could not be frozen:"
+        )
+        notes += [f"  {call}: {why}" for call, why in comparison.unfrozen[:UNFROZEN_SHOWN]]
+        if len(comparison.unfrozen) > UNFROZEN_SHOWN:
+            notes.append(f"  … (+{len(comparison.unfrozen) - UNFROZEN_SHOWN})")
+    return (
+        recorded_compared,
+        generated_compared,
+        differing_recorded,
+        difference,
+        notes,
+        len(comparison.unfrozen),
+    )
+
+
+def copy_generated(git: Git, tree: Path) -> list[str]:
+    """Copy into the worktree ``tree`` the Python files git ignores that the working tree
+    has and ``tree`` lacks (setuptools-scm's ``version.py``, written by an install and
+    never committed), where their folder exists at that revision: without them REV's
+    package does not import.  Returns their repository-relative paths."""
+    listing = git.run(
+        "ls-files", "--others", "--ignored", "--exclude-standard", "--directory", "-z"
+    )
+    copied: list[str] = []
+    for rel in sorted(listing.split("\0")):
+        parts = Path(rel).parts
+        if (
+            not rel.endswith(".py")
+            or rel.endswith("/")
+            or any(p.startswith(".") or p in ("__pycache__", "build", "dist") for p in parts)
+        ):
+            continue
+        source, target = git.root / rel, tree / rel
+        if (
+            source.is_file()
+            and not source.is_symlink()
+            and target.parent.is_dir()
+            and not target.exists()
+        ):
+            shutil.copy2(source, target)
+            copied.append(rel)
+    return copied
 
 
 def replay_against(
@@ -271,19 +341,26 @@ def replay_against(
         raise UsageError(
             f"replay --against: no configured oracle can be compared ({minable_kinds()} can)"
         )
-    recorded = generated = differing = 0
+    recorded = generated = differing = uncompared = 0
     differences: list[Difference] = []
     notes: list[str] = []
     with git.worktree(base, "lockstep-against-") as tree:
+        generated_files = copy_generated(git, tree)
+        if generated_files:
+            notes.append(
+                f"copied {len(generated_files)} file(s) git ignores from the working tree into "
+                f"the worktree of {rev}, which lacks them (generated, never committed): "
+                + ", ".join(generated_files)
+            )
         for spec, subject in subjects:
-            r, g, d, difference, note = compare_oracle(
+            r, g, d, difference, oracle_notes, u = compare_oracle(
                 project, spec, subject, git, tree, rev, generate=generate, seed=seed
             )
             recorded += r
             generated += g
             differing += d
-            if note:
-                notes.append(note)
+            uncompared += u
+            notes += oracle_notes
             if difference is not None:
                 differences.append(difference)
     return DifferentialResult(
@@ -296,4 +373,5 @@ def replay_against(
         differing_recorded=differing,
         differences=tuple(differences),
         notes=tuple(notes),
+        uncompared=uncompared,
     )

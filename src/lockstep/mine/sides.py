@@ -137,14 +137,15 @@ class Side:
         return reply.value
 
 
-def pipeline(old: Side, new: Side, values: list[JSON]) -> list[Reply | None]:
+def pipeline(old: Side, new: Side, values: list[JSON]) -> list[Reply | str]:
     """Freeze every value on ``old`` and check each case on ``new``, overlapped.
 
     Both interpreters work at once (the old one on input k+1 while the new one checks
     case k), so a batch costs about the slower side's time, not the sum.  Returns the
-    new side's reply per value, or None where the old side could not freeze it.
+    new side's reply per value, or, where the old side could not freeze it, the old
+    side's reason (a str).
     """
-    flags: queue.Queue[bool | BaseException] = queue.Queue()
+    flags: queue.Queue[str | BaseException | None] = queue.Queue()
     errors: list[BaseException] = []
     threads = [
         threading.Thread(target=_feed, args=(old, values, errors), daemon=True),
@@ -152,12 +153,12 @@ def pipeline(old: Side, new: Side, values: list[JSON]) -> list[Reply | None]:
     ]
     for thread in threads:
         thread.start()
-    out: list[Reply | None] = []
+    out: list[Reply | str] = []
     for _ in values:
         flag = flags.get()
         if isinstance(flag, BaseException):
             raise flag
-        out.append(new.receive() if flag else None)
+        out.append(new.receive() if flag is None else flag)
     for thread in threads:
         thread.join()
     if errors:
@@ -173,14 +174,19 @@ def _feed(old: Side, values: list[JSON], errors: list[BaseException]) -> None:
         errors.append(e)
 
 
-def _relay(old: Side, new: Side, count: int, flags: queue.Queue[bool | BaseException]) -> None:
-    """Each case the old side froze goes on to the new side; the flags say which did."""
+def _relay(
+    old: Side, new: Side, count: int, flags: queue.Queue[str | BaseException | None]
+) -> None:
+    """Each case the old side froze goes on to the new side; the flags say which did
+    (None) and why the others were not (the old side's error)."""
     try:
         for _ in range(count):
             reply = old.receive()
             if reply.ok:
                 new.send("check", reply.value)
-            flags.put(reply.ok)
+                flags.put(None)
+            else:
+                flags.put(reply.error or "its outcome could not be frozen")
     except BaseException as e:
         flags.put(e)
 

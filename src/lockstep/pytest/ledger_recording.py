@@ -20,6 +20,9 @@ if TYPE_CHECKING:
     from lockstep.model import RecordMode
 
 RECORD: Final = "--lockstep-record"
+ALL: Final = "*"
+"""What a bare ``--lockstep-record`` (no ``=NAME``) stands for: every configured ledger.
+No ledger name or target can be ``*``, so the sentinel never shadows one."""
 MODE: Final = "--lockstep-record-mode"
 """Deprecated spelling of the modes (``force`` meant what ``--lockstep-refresh`` does)."""
 ALLOW_FAILURES: Final = "--lockstep-record-allow-failures"
@@ -46,10 +49,13 @@ def addoption(parser: pytest.Parser) -> None:
     group.addoption(
         RECORD,
         action="append",
+        nargs="?",
+        const=ALL,
         default=[],
         metavar="TARGET",
         help="Record the calls of a [[ledger]] (its name or pkg.mod:qualname) while the tests "
-        "run, and write its ledger at the end. Repeatable.",
+        "run, and write its ledger at the end. Repeatable; without a value, every configured "
+        "[[ledger]].",
     )
     for flag, mode, words in _MODE_FLAGS:
         group.addoption(
@@ -122,7 +128,8 @@ def configure(config: pytest.Config) -> None:
     from lockstep.oracles.ledger.pytest_recording import RecordOptions, start
 
     options = RecordOptions(
-        wanted=wanted,
+        wanted=[name for name in wanted if name != ALL],
+        record_all=ALL in wanted,
         mode=record_mode(config),
         allow_failures=bool(config.getoption(ALLOW_FAILURES, default=False)),
         record_flag=RECORD,

@@ -17,7 +17,12 @@ from typing import Final
 from lockstep.errors import UsageError
 from lockstep.probe.suggest import Suggestion
 from lockstep.scaffold.pins_rules import ProbedRules
-from lockstep.scaffold.survey import CorpusCandidate, LedgerCandidate, ScriptCandidate
+from lockstep.scaffold.survey import (
+    CorpusCandidate,
+    LedgerCandidate,
+    PackageCandidate,
+    ScriptCandidate,
+)
 
 CONFIG_NAME: Final = "lockstep.toml"
 STARTER_CASE: Final = "no-arguments"
@@ -38,6 +43,8 @@ class Plan:
     """The oracles chosen, and what was found but left out (listed as comments)."""
 
     oracle_dir: str = "lockstep"
+    packages: list[PackageCandidate] = field(default_factory=list)
+    """Package surfaces, recorded from the test suite."""
     ledgers: list[LedgerCandidate] = field(default_factory=list)
     corpora: list[CorpusCandidate] = field(default_factory=list)
     pins: list[PinsChoice] = field(default_factory=list)
@@ -63,27 +70,70 @@ def starter_cases(script: ScriptCandidate) -> str:
     )
 
 
-def starter_cases_path(script: ScriptCandidate) -> str:
-    """Where a script without a cases file gets its starter one: beside it."""
+CASES_FOLDER: Final = "lockstep-cases"
+"""Where a starter cases file goes when beside its script would be inside a package."""
+
+
+def starter_cases_path(script: ScriptCandidate, root: Path) -> str:
+    """Where a script without a cases file gets its starter one: beside it, unless that is
+    a package's folder (shipped with it): then ``lockstep-cases/<name>.cases.toml``."""
     path = Path(script.path)
-    if path.name == "__main__.py":
-        return (path.parent / "cases.toml").as_posix()
+    if (root / path.parent / "__init__.py").is_file():
+        return f"{CASES_FOLDER}/{script.name}.cases.toml"
     return path.with_name(f"{path.stem}.cases.toml").as_posix()
+
+
+def ledger_name(c: LedgerCandidate) -> str:
+    return c.target.rsplit(":", 1)[-1]
+
+
+def _fan_in(c: LedgerCandidate) -> str:
+    return f"imported by {c.fan_in} module(s)" if c.fan_in >= 0 else "fan-in unknown"
+
+
+def _package(p: PackageCandidate) -> list[str]:
+    return [
+        f"# The public surface of {p.path}: {p.members} public functions, methods and",
+        "# properties, each its own ledger, recorded at the package boundary from the tests.",
+        "[[ledger]]",
+        f"package = {_s(p.name)}",
+    ]
 
 
 def _ledger(c: LedgerCandidate) -> list[str]:
     why = f"returns {', '.join(c.kinds)}" if c.kinds else "named on the command line"
-    lines = [f"# {c.target} {why}; imported by {c.fan_in} module(s)."]
-    table = ["[[ledger]]", f"name = {_s(c.target.rsplit(':', 1)[-1])}", f"target = {_s(c.target)}"]
+    lines = [f"# {c.target} {why}; {_fan_in(c)}."]
+    table = ["[[ledger]]", f"name = {_s(ledger_name(c))}", f"target = {_s(c.target)}"]
     if c.driver is None:
         lines.append(
-            "# No script calls it: record its calls from your tests with\n"
-            f"#   pytest --lockstep-record={c.target.rsplit(':', 1)[-1]}\n"
-            "# or give it a driver (a script or pkg.mod:func that calls it) and uncomment:"
+            f"# No script calls it: its calls are recorded from your tests (pytest "
+            f"--lockstep-record={ledger_name(c)}), or give it a driver (a script or "
+            "pkg.mod:func that calls it)."
         )
-        return lines + ["# " + line for line in table]
+        return lines + table
     lines.append("# The driver calls it the way its callers do; every distinct call is frozen.")
     return [*lines, *table, f"driver = {_s(c.driver)}"]
+
+
+def next_commands(plan: Plan) -> list[str]:
+    """The commands that record every oracle ``plan`` configures, then replay them."""
+    from_tests = [p.name for p in plan.packages] + [
+        ledger_name(c) for c in plan.ledgers if c.driver is None
+    ]
+    recorded = [ledger_name(c) for c in plan.ledgers if c.driver is not None]
+    recorded += [c.name for c in plan.corpora if c.render is not None]
+    recorded += [p.script.name for p in plan.pins if p.rules.deterministic]
+    commands: list[str] = []
+    if from_tests:
+        if not recorded and len(from_tests) == len(plan.packages) + len(plan.ledgers):
+            commands.append("pytest --lockstep-record")
+        else:
+            commands.append("pytest " + " ".join(f"--lockstep-record={n}" for n in from_tests))
+    if recorded:
+        commands.append("lockstep record " + " ".join(recorded))
+    if commands:
+        commands.append("lockstep replay")
+    return commands
 
 
 def _corpus(c: CorpusCandidate) -> list[str]:
@@ -137,16 +187,19 @@ def _user_rules(plan: Plan) -> list[Suggestion]:
 
 def config_text(plan: Plan) -> str:
     """The commented configuration for ``plan``."""
+    commands = next_commands(plan)
     out = [
         "# lockstep configuration, proposed by 'lockstep init' from the source.",
-        "# Review it, then freeze today's behaviour:  lockstep record",
+        "# Review it, then freeze today's behaviour and check it replays:",
+        *(f"#   {command}" for command in commands),
         "# and commit the oracle folder before any refactor.  (Reference: README.)",
         "",
         "[lockstep]",
         f"dir = {_s(plan.oracle_dir)}  # where oracle files live: commit them",
     ]
     sections = (
-        [_ledger(c) for c in plan.ledgers]
+        [_package(p) for p in plan.packages]
+        + [_ledger(c) for c in plan.ledgers]
         + [_corpus(c) for c in plan.corpora]
         + [_pins(p) for p in plan.pins]
     )

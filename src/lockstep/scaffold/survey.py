@@ -4,6 +4,9 @@ Nothing is imported or run here: the source is parsed with :mod:`ast` and fan-in
 comes from the same import graph the change budget uses (grimp for packages, the
 syntax tree for single-file modules), so surveying a repository is safe.
 
+* **Package surfaces**: each top-level package (a folder with ``__init__.py``, at the root
+  or under ``src/``) with a public surface (:mod:`lockstep.surface`): with a test suite
+  to record it from, the one ledger that freezes what the library offers.
 * **Ledger candidates**: module-level functions whose ``return`` statements give
   several kinds of value (None, str, tuple, list...): the mixed-returns functions
   a refactor most easily breaks.  Ranked by how many kinds, then by fan-in.  A
@@ -28,7 +31,7 @@ from pathlib import Path
 from typing import Final
 
 from lockstep.config import Config, Project
-from lockstep.errors import TargetError
+from lockstep.errors import ConfigError, TargetError
 from lockstep.gates.budget import ImportGraph, module_name
 
 SKIPPED_FOLDERS: Final = frozenset(
@@ -72,6 +75,7 @@ class LedgerCandidate:
     kinds: tuple[str, ...]
     """The kinds of value its returns give, sorted."""
     fan_in: int
+    """Production modules importing its module; -1 when the import graph could not be built."""
     driver: str | None
     """A script (project-relative path) that imports the function and runs as ``__main__``."""
 
@@ -95,10 +99,23 @@ class CorpusCandidate:
 
 
 @dataclass(frozen=True)
+class PackageCandidate:
+    name: str
+    """The top-level package (``isodate``)."""
+    members: int
+    """Public functions, methods and properties of its surface."""
+    path: str
+    """Its folder, project-relative (``src/isodate``)."""
+
+
+@dataclass(frozen=True)
 class Survey:
     ledgers: tuple[LedgerCandidate, ...]
     scripts: tuple[ScriptCandidate, ...]
     corpora: tuple[CorpusCandidate, ...]
+    packages: tuple[PackageCandidate, ...] = ()
+    tests: str | None = None
+    """The project's test folder (``tests``), if it has one: where a ledger records from."""
 
 
 @dataclass(frozen=True)
@@ -216,7 +233,7 @@ def _ledgers(
             kinds = return_kinds(node)
             if len(kinds) < 2:
                 continue
-            fan_in = len(graph.importers(source.module)) if graph else 0
+            fan_in = len(graph.importers(source.module)) if graph else -1
             qualified = f"{source.module}.{node.name}"
             driver = next(
                 (
@@ -308,6 +325,50 @@ def _corpora(project: Project, files: list[Path], sources: list[_Source]) -> lis
     return found
 
 
+def _packages(root: Path) -> list[PackageCandidate]:
+    """Top-level packages at the root or under ``src/`` with a public surface."""
+    from lockstep.surface import surface
+
+    found: list[PackageCandidate] = []
+    for base in (root / "src", root):
+        if not base.is_dir():
+            continue
+        for folder in sorted(base.iterdir()):
+            name = folder.name
+            if (
+                not (folder / "__init__.py").is_file()
+                or not name.isidentifier()
+                or name.startswith("_")
+                or name in SKIPPED_FOLDERS
+                or any(p.name == name for p in found)
+            ):
+                continue
+            try:
+                members = surface(name, root, where=name)
+            except ConfigError:
+                continue  # a module that does not parse: nothing to propose
+            if members:
+                rel = folder.relative_to(root).as_posix()
+                found.append(PackageCandidate(name, len(members), rel))
+    return found
+
+
+def _tests_folder(root: Path) -> str | None:
+    for name in ("tests", "test"):
+        folder = root / name
+        if folder.is_dir() and any(folder.rglob("test*.py")):
+            return name
+    return None
+
+
+def fan_in(root: Path, module: str) -> int | None:
+    """How many production modules import ``module``; None when the import graph cannot
+    be built (the survey reads it the same way)."""
+    project = Project(root=root, config_path=root / "lockstep.toml", config=Config())
+    graph = _fan_in(project)
+    return len(graph.importers(module)) if graph else None
+
+
 def survey(root: Path) -> Survey:
     """Look at the repository at ``root`` (nothing is imported or run)."""
     project = Project(root=root, config_path=root / "lockstep.toml", config=Config())
@@ -320,4 +381,6 @@ def survey(root: Path) -> Survey:
         tuple(ledgers),
         tuple(_scripts(project, sources, drivers)),
         tuple(_corpora(project, files, sources)),
+        tuple(_packages(root)),
+        _tests_folder(root),
     )

@@ -224,6 +224,7 @@ class LedgerRecording:
                     self.project.root,
                     where=self.project.where(target.spec, "target"),
                     stem_length=stem,
+                    surface=target.spec.package,
                 )
                 # its part is taken once, at the session's end: a large run stays flat
                 target.wrapped.recorder.spill = True
@@ -574,14 +575,34 @@ def _summary_lines(outcome: _Outcome) -> list[str]:
     return lines
 
 
-def _spec_for(project: Project, wanted: str, flag: str) -> LedgerSpec:
-    for spec in project.config.ledger:
-        if wanted in (spec.name, spec.target):
-            return spec
-    known = ", ".join(s.name for s in project.config.ledger) or "none configured"
+def _every_spec(project: Project, flag: str) -> list[LedgerSpec]:
+    """Every configured ledger (a bare ``--lockstep-record``); none is a usage error."""
+    if project.config.ledger:
+        return list(project.config.ledger)
+    raise pytest.UsageError(
+        f"lockstep: {flag}: {project.config_name} configures no [[ledger]] to record; "
+        "add one with name and target (or package)"
+    )
+
+
+def _specs_for(project: Project, wanted: str, flag: str) -> list[LedgerSpec]:
+    """The ledgers ``wanted`` names: the one with that name or target, or every target of
+    the package surface with that name."""
+    ledgers = project.config.ledger
+    members = set(project.surfaces.get(wanted, ()))
+    chosen = [s for s in ledgers if wanted in (s.name, s.target) or s.name in members]
+    if chosen:
+        return chosen
+    known = _shown([s.name for s in ledgers]) or "none configured"
+    hint = ""
+    if (project.root / wanted).exists() or Path(wanted).exists():
+        hint = (
+            f"; {wanted!r} is a path: a bare {flag} takes the next word as a ledger name, "
+            "so put it after the paths or write it with '=NAME'"
+        )
     raise pytest.UsageError(
         f"lockstep: {flag}={wanted}: no [[ledger]] in {project.config_name} has that "
-        f"name or target (known: {known}); add one with name and target"
+        f"name or target (known: {known}){hint or '; add one with name and target'}"
     )
 
 
@@ -599,6 +620,8 @@ class RecordOptions:
     mode_error: Callable[[str, str], str]
     """The record command's mode message (``--new-only``, ``--trim``) in pytest's spellings."""
     allow_failures_flag: str
+    record_all: bool = False
+    """A bare ``--lockstep-record``: every configured ledger."""
 
 
 def start(config: pytest.Config, options: RecordOptions) -> None:
@@ -614,10 +637,12 @@ def start(config: pytest.Config, options: RecordOptions) -> None:
     if not run_id:
         return  # a worker of a controller that does not record
     specs: list[LedgerSpec] = []
-    for name in options.wanted:
-        spec = _spec_for(project, name, options.record_flag)
-        if spec not in specs:
-            specs.append(spec)
+    asked = [_every_spec(project, options.record_flag)] if options.record_all else []
+    asked += [_specs_for(project, name, options.record_flag) for name in options.wanted]
+    for chosen in asked:
+        for spec in chosen:
+            if spec not in specs:
+                specs.append(spec)
     if controller:
         for spec in specs:
             try:

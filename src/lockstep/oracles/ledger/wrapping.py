@@ -9,13 +9,14 @@ func`` before the wrap, and undoes it; the wrappers hand each call to a
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import functools
 import inspect
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from lockstep import canon
 from lockstep.canon.codec import allow_callables_from
@@ -27,6 +28,46 @@ from lockstep.oracles.ledger.format import (
 )
 from lockstep.oracles.ledger.recorder import TargetRecorder, _Materialized, _Seen
 from lockstep.targets import root_on_path, split_target
+
+_INSIDE: Final[contextvars.ContextVar[frozenset[str]]] = contextvars.ContextVar(
+    "lockstep_inside_surface", default=frozenset()
+)
+"""The package surfaces whose recorded call this thread (or task) is inside: a call the
+package makes to its own surface from there is part of the outer row, not a row."""
+
+
+def _surface_guard(wrapper: Any, func: Callable[..., Any], surface: str) -> Any:
+    """``wrapper`` (recording ``func``) for a call from outside ``surface``; ``func`` itself
+    for a call made while a call of the same surface is already being recorded."""
+    if inspect.iscoroutinefunction(func):
+
+        @functools.wraps(func)
+        async def async_guard(*args: Any, **kwargs: Any) -> Any:
+            inside = _INSIDE.get()
+            if surface in inside:
+                return await func(*args, **kwargs)
+            token = _INSIDE.set(inside | {surface})
+            try:
+                return await wrapper(*args, **kwargs)
+            finally:
+                _INSIDE.reset(token)
+
+        async_guard.__lockstep_wrapped__ = func  # type: ignore[attr-defined]
+        return async_guard
+
+    @functools.wraps(func)
+    def guard(*args: Any, **kwargs: Any) -> Any:
+        inside = _INSIDE.get()
+        if surface in inside:
+            return func(*args, **kwargs)
+        token = _INSIDE.set(inside | {surface})
+        try:
+            return wrapper(*args, **kwargs)
+        finally:
+            _INSIDE.reset(token)
+
+    guard.__lockstep_wrapped__ = func  # type: ignore[attr-defined]
+    return guard
 
 
 def _wrap_coroutine_function(
@@ -58,8 +99,13 @@ def _wrap_coroutine_function(
     return async_wrapper
 
 
-def _wrap_function(func: Callable[..., Any], rec: TargetRecorder, *, skip_first: bool) -> Any:
-    """A wrapper that records around ``func`` and is otherwise ``func``."""
+def _wrap_function(
+    func: Callable[..., Any], rec: TargetRecorder, *, skip_first: bool, surface: str = ""
+) -> Any:
+    """A wrapper that records around ``func`` and is otherwise ``func`` (with ``surface``,
+    only the outermost call into that package surface is recorded)."""
+    if surface:
+        return _surface_guard(_wrap_function(func, rec, skip_first=skip_first), func, surface)
     if inspect.iscoroutinefunction(func):
         return _wrap_coroutine_function(func, rec, skip_first=skip_first)
     before = rec.before
@@ -97,25 +143,30 @@ def _wrap_function(func: Callable[..., Any], rec: TargetRecorder, *, skip_first:
     return wrapper
 
 
-def _wrap_member(raw: Any, rec: TargetRecorder, *, where: str) -> tuple[Any, list[Param]]:
+def _wrap_member(
+    raw: Any, rec: TargetRecorder, *, where: str, surface: str = ""
+) -> tuple[Any, list[Param]]:
     """Wrap a function or a class member as found in ``__dict__``; also return its signature."""
     if isinstance(raw, staticmethod):
         inner = raw.__func__
-        return staticmethod(_wrap_function(inner, rec, skip_first=False)), signature_of(inner)
+        return (
+            staticmethod(_wrap_function(inner, rec, skip_first=False, surface=surface)),
+            signature_of(inner),
+        )
     if isinstance(raw, classmethod):
         inner = raw.__func__
         return (
-            classmethod(_wrap_function(inner, rec, skip_first=True)),
+            classmethod(_wrap_function(inner, rec, skip_first=True, surface=surface)),
             signature_of(inner, drop_first=True),
         )
     if isinstance(raw, property) and raw.fget is not None:
-        getter = _wrap_function(raw.fget, rec, skip_first=False)
+        getter = _wrap_function(raw.fget, rec, skip_first=False, surface=surface)
         return raw.getter(getter), signature_of(raw.fget)
     if isinstance(raw, type):
         raise TargetError(f"{where}: is a class; name the method to record (Class.method)")
     if not callable(raw):
         raise TargetError(f"{where}: is a {type(raw).__name__}, not a callable")
-    return _wrap_function(raw, rec, skip_first=False), signature_of(raw)
+    return _wrap_function(raw, rec, skip_first=False, surface=surface), signature_of(raw)
 
 
 @dataclass
@@ -154,8 +205,11 @@ class Installation:
         *,
         where: str,
         stem_length: int = canon.DEFAULT_STEM,
+        surface: str = "",
     ) -> Wrapped:
-        """Wrap ``pkg.mod:qualname``; errors name ``where`` and what failed."""
+        """Wrap ``pkg.mod:qualname``; errors name ``where`` and what failed.  With
+        ``surface`` (a package), a call made while a call of another target of that surface
+        is being recorded is not recorded: it is part of the outer call."""
         module_name, qualname = split_target(target, where=where)
         with root_on_path(root):
             try:
@@ -176,7 +230,9 @@ class Installation:
             ) from None
         rec = TargetRecorder(target, stem_length=stem_length)
         allow_callables_from(module_name)  # its callbacks freeze by name (canon: $fn)
-        replacement, signature = _wrap_member(raw, rec, where=f"{where}: {target!r}")
+        replacement, signature = _wrap_member(
+            raw, rec, where=f"{where}: {target!r}", surface=surface
+        )
         attr = parts[-1]
         owned = attr in vars(owner)
         self._patches.append(_Patch(owner, attr, raw, owned))

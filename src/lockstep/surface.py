@@ -1,0 +1,208 @@
+"""A package's public surface: the targets a ``[[ledger]] package = "pkg"`` records.
+
+Read from the source (``ast``), never by importing the package: the configuration is
+loaded by every command, and importing code under freeze there would run it.
+
+The surface is every public function, method, classmethod, staticmethod and property
+getter defined in a public module of the package:
+
+* a public module is one whose dotted path has no part starting with ``_`` (the
+  package's ``__init__.py`` is public; ``_impl.py`` and ``__main__.py`` are not);
+* a public name is in the module's ``__all__`` when it defines one as a literal list or
+  tuple of strings, else a name not starting with ``_``;
+* only what the module defines (``def`` and ``class`` statements): names it imports
+  from elsewhere, other packages' or its own, are not its surface;
+* in a public class: its public methods, classmethods, staticmethods and properties,
+  and the value dunders in :data:`VALUE_DUNDERS` (arithmetic, comparison, ``__str__``);
+  not ``__init__`` or ``__hash__`` (string hashes differ between runs), nor nested
+  classes.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.machinery
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from lockstep.errors import ConfigError
+
+VALUE_DUNDERS: Final = frozenset(
+    f"__{name}__"
+    for name in [
+        "add",
+        "radd",
+        "sub",
+        "rsub",
+        "mul",
+        "rmul",
+        "truediv",
+        "rtruediv",
+        "floordiv",
+        "rfloordiv",
+        "mod",
+        "rmod",
+        "divmod",
+        "pow",
+        "rpow",
+        "neg",
+        "pos",
+        "abs",
+        "invert",
+        "and",
+        "rand",
+        "or",
+        "ror",
+        "xor",
+        "rxor",
+        "lshift",
+        "rshift",
+        "eq",
+        "ne",
+        "lt",
+        "le",
+        "gt",
+        "ge",
+        "str",
+        "repr",
+        "format",
+        "bool",
+        "len",
+        "contains",
+        "getitem",
+        "int",
+        "float",
+        "round",
+        "trunc",
+        "floor",
+        "ceil",
+    ]
+)
+"""Dunders of a class that compute a value from it, so belong to its surface."""
+
+
+@dataclass(frozen=True)
+class Member:
+    """One target of a surface: ``module:qualname``."""
+
+    module: str
+    qualname: str
+
+    @property
+    def target(self) -> str:
+        return f"{self.module}:{self.qualname}"
+
+    def short(self, package: str) -> str:
+        """The target's dotted name inside the package: ``isodates.parse_date``."""
+        rest = self.module.removeprefix(package).lstrip(".")
+        return f"{rest}.{self.qualname}" if rest else self.qualname
+
+
+def package_dir(package: str, root: Path) -> Path | None:
+    """The folder of the top-level ``package``: under ``root``, ``root/src``, else where
+    the interpreter would import it from (found, not imported)."""
+    paths = [str(p) for p in (root / "src", root) if p.is_dir()]
+    spec = importlib.machinery.PathFinder.find_spec(package, paths)
+    if spec is None:
+        spec = importlib.machinery.PathFinder.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def _public_names(tree: ast.Module) -> set[str] | None:
+    """The literal ``__all__`` of a module, or None when it has none (or not a literal)."""
+    for node in tree.body:
+        if (
+            isinstance(node, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets)
+            and isinstance(node.value, ast.List | ast.Tuple)
+        ):
+            names = [e.value for e in node.value.elts if isinstance(e, ast.Constant)]
+            if all(isinstance(n, str) for n in names):
+                return {str(n) for n in names}
+    return None
+
+
+def _decorators(node: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    out: set[str] = set()
+    for deco in node.decorator_list:
+        if isinstance(deco, ast.Name):
+            out.add(deco.id)
+        elif isinstance(deco, ast.Attribute):
+            out.add(f".{deco.attr}")  # functools.cached_property, x.setter
+    return out
+
+
+def _class_members(cls: ast.ClassDef) -> list[str]:
+    names: list[str] = []
+    for node in cls.body:
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        name = node.name
+        if name.startswith("_") and name not in VALUE_DUNDERS:
+            continue
+        decos = _decorators(node)
+        if {".setter", ".deleter", "overload", ".overload"} & decos:
+            continue  # a property's setter is the same name; an overload is a stub
+        if name not in names:
+            names.append(name)
+    return names
+
+
+def module_members(module: str, tree: ast.Module) -> list[Member]:
+    """The surface one module's source defines."""
+    public = _public_names(tree)
+
+    def shown(name: str) -> bool:
+        return name in public if public is not None else not name.startswith("_")
+
+    members: list[Member] = []
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and shown(node.name):
+            if {"overload", ".overload"} & _decorators(node):
+                continue
+            member = Member(module, node.name)
+            if member not in members:
+                members.append(member)
+        elif isinstance(node, ast.ClassDef) and shown(node.name):
+            members.extend(Member(module, f"{node.name}.{m}") for m in _class_members(node))
+    return members
+
+
+def surface(package: str, root: Path, *, where: str) -> list[Member]:
+    """Every target of ``package``'s public surface, by module then source order.
+
+    A package that cannot be found, or a public module that does not parse, is a
+    :class:`ConfigError` naming ``where``.
+    """
+    folder = package_dir(package, root)
+    if folder is None:
+        raise ConfigError(
+            f"{where}: no package {package!r} found under the project root, its src/ or "
+            "the installed packages"
+        )
+    members: list[Member] = []
+    for path in sorted(folder.rglob("*.py")):
+        parts = path.relative_to(folder).with_suffix("").parts
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        if any(p.startswith("_") for p in parts) or any(
+            p.startswith("_") or p in ("tests", "test") for p in path.relative_to(folder).parts[:-1]
+        ):
+            continue
+        if not all(p.isidentifier() for p in parts):
+            continue
+        module = ".".join((package, *parts))
+        try:
+            tree = ast.parse(path.read_bytes(), filename=str(path))
+        except (SyntaxError, ValueError, OSError) as e:
+            raise ConfigError(
+                f"{where}: cannot read module {module!r} of package {package!r}: {e}"
+            ) from None
+        members.extend(module_members(module, tree))
+    return members
+
+
+__all__ = ["VALUE_DUNDERS", "Member", "module_members", "package_dir", "surface"]

@@ -1,0 +1,250 @@
+"""A package's public surface as one oracle (``[[ledger]] package = "..."``) and a bare
+``pytest --lockstep-record`` that records every configured ledger."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from helpers import pytest_in, rows_of, run_cli, write_files
+from lockstep.surface import module_members
+
+MONEY = """
+__all__ = ["Money", "parse", "total"]
+
+
+def _clean(text):
+    return text.strip()
+
+
+def parse(text):
+    amount, currency = _clean(text).split(" ")
+    return Money(int(amount), currency)
+
+
+def total(items):
+    result = Money(0, "EUR")
+    for item in items:
+        result = result.add(parse(item))  # internal calls: part of total's row
+    return result
+
+
+def helper_not_exported(x):
+    return x
+
+
+class Money:
+    def __init__(self, cents, currency):
+        self.cents = cents
+        self.currency = currency
+
+    def add(self, other):
+        if other.currency != self.currency:
+            raise ValueError("currency mismatch")
+        return Money(self.cents + other.cents, self.currency)
+
+    __radd__ = add
+
+    @property
+    def euros(self):
+        return self.cents / 100
+
+    @classmethod
+    def zero(cls, currency):
+        return cls(0, currency)
+
+    @staticmethod
+    def currencies():
+        return ["EUR", "USD"]
+
+    def __str__(self):
+        return f"{self.cents} {self.currency}"
+
+    def _private(self):
+        return 1
+"""
+
+FORMAT = """
+from shop.money import parse  # a re-export: not format's surface
+from os.path import join  # another package's: not the surface
+
+
+def show(money):
+    return str(money)
+"""
+
+PRIVATE = """
+def hidden(x):
+    return x
+"""
+
+TESTS = """
+from shop import format
+from shop.money import Money, parse, total
+
+
+def test_parse():
+    assert parse("150 EUR").cents == 150
+    assert parse(" 7 USD ").currency == "USD"
+
+
+def test_total():
+    assert total(["100 EUR", "50 EUR"]).cents == 150
+
+
+def test_money():
+    m = Money(250, "EUR")
+    assert m.euros == 2.5
+    assert m.add(Money(1, "EUR")).cents == 251
+    assert Money.zero("USD").cents == 0
+    assert Money.currencies() == ["EUR", "USD"]
+    assert format.show(m) == "250 EUR"
+"""
+
+
+def _project(root: Path, config: str) -> Path:
+    write_files(
+        root,
+        {
+            "lockstep.toml": config,
+            "src/shop/__init__.py": "",
+            "src/shop/money.py": MONEY,
+            "src/shop/format.py": FORMAT,
+            "src/shop/_impl.py": PRIVATE,
+            "tests/test_shop.py": TESTS,
+            "pyproject.toml": '[tool.pytest.ini_options]\npythonpath = ["src"]\n',
+        },
+    )
+    return root
+
+
+SURFACE = """
+[[ledger]]
+package = "shop"
+"""
+
+
+def test_the_surface_is_what_the_modules_define_and_export() -> None:
+    members = [m.target for m in module_members("shop.money", ast.parse(MONEY))]
+    assert members == [
+        "shop.money:parse",
+        "shop.money:total",
+        "shop.money:Money.add",
+        "shop.money:Money.euros",
+        "shop.money:Money.zero",
+        "shop.money:Money.currencies",
+        "shop.money:Money.__str__",
+    ]
+    assert [m.target for m in module_members("shop.format", ast.parse(FORMAT))] == [
+        "shop.format:show"
+    ]
+
+
+def test_status_lists_one_ledger_per_member_named_after_the_package(tmp_path: Path) -> None:
+    root = _project(tmp_path, SURFACE)
+    status = run_cli("status", cwd=root)
+    assert status.code == 0, status.output
+    for name in ("shop.money.parse", "shop.money.Money.euros", "shop.format.show"):
+        assert f"lockstep/{name}.ledger.jsonl" in status.stdout
+    assert "hidden" not in status.stdout  # a private module
+    assert "helper_not_exported" not in status.stdout  # not in __all__
+    assert "_clean" not in status.stdout and "__init__" not in status.stdout
+
+
+def test_package_surface_records_at_the_boundary_replays_and_catches_a_change(
+    tmp_path: Path,
+) -> None:
+    root = _project(tmp_path, SURFACE)
+    recorded = pytest_in(root, "--lockstep-record", "-q", "tests")
+    assert recorded.code == 0, recorded.output
+    oracle = root / "lockstep"
+    parse_rows = rows_of(oracle / "shop.money.parse.ledger.jsonl")
+    # only the test's own calls: total()'s internal parse() calls are part of total's row
+    assert sorted(r.args for r in parse_rows) == sorted([["150 EUR"], [" 7 USD "]])
+    add_rows = rows_of(oracle / "shop.money.Money.add.ledger.jsonl")
+    assert len(add_rows) == 1  # the test's m.add(...), not total's two
+    assert len(rows_of(oracle / "shop.money.total.ledger.jsonl")) == 1
+    assert len(rows_of(oracle / "shop.money.Money.euros.ledger.jsonl")) == 1
+    assert len(rows_of(oracle / "shop.format.show.ledger.jsonl")) == 1
+    # a member the suite only reaches from inside the package is no row and no error
+    assert rows_of(oracle / "shop.money.Money.__str__.ledger.jsonl") == []
+
+    green = run_cli("replay", cwd=root)
+    assert green.code == 0, green.output
+    by_package = run_cli("replay", "shop", cwd=root)  # the package ledger's name: every member
+    assert by_package.code == 0, by_package.output
+    assert "green: 8 cases: 8 passed" in by_package.stdout
+    items = pytest_in(root, "-q", "--lockstep", "lockstep")
+    assert items.code == 0, items.output
+    assert "8 passed" in items.stdout  # parse 2, total, add, euros, zero, currencies, show
+
+    money = root / "src/shop/money.py"
+    money.write_text(money.read_text().replace("self.cents + other.cents", "self.cents"))
+    red = run_cli("replay", cwd=root)
+    assert red.code == 1, red.output
+    assert "shop.money.Money.add" in red.stdout and "shop.money.total" in red.stdout
+
+
+def test_a_bare_record_flag_records_every_ledger_and_a_name_still_selects(
+    tmp_path: Path,
+) -> None:
+    config = """
+    [[ledger]]
+    name = "parse"
+    target = "shop.money:parse"
+
+    [[ledger]]
+    name = "show"
+    target = "shop.format:show"
+    """
+    root = _project(tmp_path, config)
+    every = pytest_in(root, "-q", "tests", "--lockstep-record")
+    assert every.code == 0, every.output
+    assert len(rows_of(root / "lockstep/parse.ledger.jsonl")) == 4  # 2 direct, 2 via total
+    assert len(rows_of(root / "lockstep/show.ledger.jsonl")) == 1
+    parse_bytes = (root / "lockstep/parse.ledger.jsonl").read_bytes()
+    (root / "lockstep/show.ledger.jsonl").unlink()
+    one = pytest_in(root, "-q", "--lockstep-record=show", "tests")
+    assert one.code == 0, one.output
+    assert len(rows_of(root / "lockstep/show.ledger.jsonl")) == 1
+    assert (root / "lockstep/parse.ledger.jsonl").read_bytes() == parse_bytes
+    assert run_cli("replay", cwd=root).code == 0
+
+
+def test_a_bare_record_flag_without_ledgers_is_a_usage_error(tmp_path: Path) -> None:
+    root = _project(tmp_path, '[lockstep]\ndir = "lockstep"\n')
+    result = pytest_in(root, "-q", "tests", "--lockstep-record")
+    assert result.code == 4
+    assert "configures no [[ledger]]" in result.stderr
+
+
+def test_a_path_taken_as_the_ledger_name_says_so(tmp_path: Path) -> None:
+    root = _project(tmp_path, SURFACE)
+    result = pytest_in(root, "-q", "--lockstep-record", "tests")
+    assert result.code == 4
+    assert "'tests' is a path: a bare --lockstep-record takes the next word" in result.stderr
+    assert not (root / "lockstep").exists()
+
+
+@pytest.mark.parametrize(
+    ("table", "message"),
+    [
+        (
+            'name = "x"\ntarget = "shop.money:parse"\npackage = "shop"',
+            "lockstep.toml: ledger[0].package: give target or package, not both",
+        ),
+        ('name = "x"', "lockstep.toml: ledger[0].target: required key is missing"),
+        ('package = "nosuchpkg"', "lockstep.toml: ledger[0].package: no package 'nosuchpkg'"),
+        ('package = "shop.money"', "ledger[0].package: 'shop.money' is not a top-level package"),
+    ],
+)
+def test_package_and_target_config_errors_name_the_key(
+    tmp_path: Path, table: str, message: str
+) -> None:
+    root = _project(tmp_path, f"[[ledger]]\n{table}\n")
+    result = run_cli("status", cwd=root)
+    assert result.code == 2
+    assert message in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
