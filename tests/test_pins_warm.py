@@ -374,14 +374,22 @@ def test_warm_alone_infers_the_preload_and_leaves_out_what_is_unsafe(tmp_path: P
     assert isinstance(imports, list)
     # Direct imports of the program and of its own modules; never its own code, never a
     # module that opens a file or starts a thread at import.
-    assert imports == ["json", "decimal"], result.output
-    assert "warm: preloads json, decimal (inferred" in result.output
+    # (``threading`` is a direct import of the program's threader module: safe to preload
+    # itself; whether the server reaches it depends on the Python version, see below.)
+    assert imports[:2] == ["json", "decimal"], result.output
+    assert set(imports) <= {"json", "decimal", "threading"}, result.output
+    assert "warm: preloads json, decimal" in result.output
     assert "helper (the project's own code)" in result.output
     assert "opener (opens a file at import)" in result.output
     # Found only through the path the program set up at run time: the server cannot import
     # them before the program runs, so they are left out, named.
     assert "quiet (cannot import 'quiet'" in result.output
-    assert "threader (cannot import 'threader'" in result.output
+    # threader starts a thread at import: left out, named (3.11 cannot import it before the
+    # program sets up its path; 3.12 can, and sees the thread).
+    assert (
+        "threader (cannot import 'threader'" in result.output
+        or "threader (starts a thread at import)" in result.output
+    ), result.output
     assert {p["warm"] for p in pins(root, "cli").values()} == {True}
     assert run_cli("replay", "--jobs", "1", cwd=root).code == 0
     # A case added later is proven with the file's own preload, which stays as it was.
