@@ -670,7 +670,12 @@ def test_the_issue_s_inputs_are_one_line_errors(
         else:
             reader.read(folder, data)
     assert isinstance(info.value, ConfigError | DataError | CanonError)
-    assert said in str(info.value), str(info.value)
+    message = str(info.value)
+    # An unclosed 3,000-deep nest: the JSON parser stops at its depth limit, or (Python 3.13,
+    # whose C recursion limit is higher) reads to the end and finds the text cut short; both
+    # are the file's one-line error.
+    deep = said == "nested too deeply" and "not valid JSON" in message
+    assert said in message or deep, message
     check(reader, folder, data)
 
 
