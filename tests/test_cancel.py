@@ -120,3 +120,41 @@ def _children_of(pid: int) -> list[int]:
     for task in Path(f"/proc/{pid}/task").iterdir():
         found += [int(c) for c in (task / "children").read_text().split()]
     return found
+
+
+@pytest.mark.parametrize(
+    ("signum", "raised"), [(signal.SIGTERM, "Terminated"), (signal.SIGINT, "KeyboardInterrupt")]
+)
+def test_a_signal_inside_a_gc_callback_is_not_lost(signum: int, raised: str) -> None:
+    """Python prints and drops an exception raised in a gc callback (Hypothesis installs
+    one): the signal must still stop the run at the next case, with nothing printed."""
+    import gc
+
+    from lockstep import cancel
+    from lockstep.cli.signals import cancel_on_signals
+
+    dropped: list[object] = []
+    fired: list[bool] = []
+
+    def callback(phase: str, info: dict[str, int]) -> None:
+        if phase == "start" and not fired:
+            fired.append(True)
+            os.kill(os.getpid(), signum)
+            for _ in range(1000):  # the handler runs here, inside the callback
+                pass
+
+    previous_hook = sys.unraisablehook
+    sys.unraisablehook = dropped.append
+    gc.callbacks.append(callback)
+    cancel.reset()
+    try:
+        with pytest.raises(BaseException) as caught, cancel_on_signals():
+            gc.collect()
+            cancel.raise_pending()  # what the loops call between cases
+    finally:
+        gc.callbacks.remove(callback)
+        sys.unraisablehook = previous_hook
+        cancel.reset()
+    assert fired
+    assert type(caught.value).__name__ == raised
+    assert dropped == []

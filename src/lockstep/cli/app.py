@@ -20,6 +20,7 @@ from __future__ import annotations
 import functools
 import importlib
 import os
+import signal
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -349,7 +350,7 @@ class LockstepGroup(click.Group):
         return super().parse_args(ctx, args)
 
     def invoke(self, ctx: click.Context) -> Any:
-        from lockstep.cancel import reset
+        from lockstep.cancel import Cancelled, cancelled_by, reset
         from lockstep.cli.signals import EXIT_TERMINATED, Terminated, cancel_on_signals
 
         started = time.monotonic()
@@ -365,7 +366,10 @@ class LockstepGroup(click.Group):
         except KeyboardInterrupt:
             click.echo("lockstep: interrupted; oracle files are unchanged", err=True)
             sys.exit(130)
-        except Terminated:
+        except (Terminated, Cancelled) as e:
+            if isinstance(e, Cancelled) and cancelled_by() == signal.SIGINT:
+                click.echo("lockstep: interrupted; oracle files are unchanged", err=True)
+                sys.exit(130)
             click.echo("lockstep: terminated; oracle files are unchanged", err=True)
             sys.exit(EXIT_TERMINATED)
         finally:

@@ -10,7 +10,9 @@ Every command runs inside :func:`cancel_on_signals`: SIGTERM and SIGINT first ma
 run cancelled (:mod:`lockstep.cancel`), so cases running on worker threads and
 warm servers are killed with their whole trees at once instead of being waited for,
 then raise in the main thread (:class:`Terminated`, :class:`KeyboardInterrupt`); the
-command group turns those into exit 143 and 130.
+command group turns those into exit 143 and 130.  Where Python would drop that raise
+(a garbage-collector callback, a ``__del__``) the handler only marks the run, and the
+next :func:`lockstep.cancel.raise_pending` between cases raises instead.
 """
 
 from __future__ import annotations
@@ -25,23 +27,23 @@ from typing import Final
 
 import click
 
-from lockstep.cancel import cancel
+from lockstep.cancel import Cancelled, Terminated, cancel, cancelled_by, raising_is_lost
+
+__all__ = ["EXIT_TERMINATED", "Terminated", "cancel_on_signals", "terminate_cleanly"]
 
 EXIT_TERMINATED: Final = 128 + signal.SIGTERM
 
 
-class Terminated(BaseException):
-    """SIGTERM arrived (a BaseException: no ``except Exception`` may swallow it)."""
-
-
 def _raise(signum: int, frame: FrameType | None) -> None:
-    cancel()
-    raise Terminated
+    cancel(signum)
+    if not raising_is_lost(frame):
+        raise Terminated
 
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:
-    cancel()
-    raise KeyboardInterrupt
+    cancel(signum)
+    if not raising_is_lost(frame):
+        raise KeyboardInterrupt
 
 
 @contextlib.contextmanager
@@ -70,7 +72,9 @@ def terminate_cleanly(what: str) -> Iterator[None]:
     previous = signal.signal(signal.SIGTERM, _raise)
     try:
         yield
-    except Terminated:
+    except (Terminated, Cancelled) as e:
+        if isinstance(e, Cancelled) and cancelled_by() != signal.SIGTERM:
+            raise
         signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second SIGTERM: let cleanup finish
         click.echo(f"lockstep: terminated; {what}", err=True)
         sys.exit(EXIT_TERMINATED)

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from lockstep import canon
+from lockstep.cancel import raise_pending
 from lockstep.canon import JSON
 from lockstep.config import OracleSpec, Project
 from lockstep.errors import CanonError, LockstepError, UsageError
@@ -157,6 +158,7 @@ class _Comparison:
         each input the old side could not freeze.  Returns how many were compared."""
         compared = 0
         for value, reply in zip(values, pipeline(self.old, self.new, values), strict=True):
+            raise_pending()
             if isinstance(reply, str):  # the old side cannot freeze this input
                 self.unfrozen.append((self.subject.describe(value), reply))
                 continue

@@ -15,6 +15,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from lockstep.cancel import raise_pending
+
 if TYPE_CHECKING:  # Hypothesis is the 'mine' extra: imported when a search runs
     from hypothesis import Phase, settings
     from hypothesis.strategies import SearchStrategy
@@ -90,6 +92,7 @@ def draw_each(
     @_settings(examples, (Phase.generate,))
     @given(strategy)
     def run(value: T) -> None:
+        raise_pending()
         callback(value)
 
     with _quiet():
@@ -122,6 +125,7 @@ def smallest_failure(
     @_settings(examples, (Phase.generate, Phase.shrink))
     @given(strategy)
     def run(value: T) -> None:
+        raise_pending()
         if differs(value):
             last.append(value)
             raise Counterexample(value)
