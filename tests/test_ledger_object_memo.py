@@ -5,11 +5,14 @@ mutation seen only on a later call still refuses the input."""
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from lockstep import canon, record_io
 
@@ -87,6 +90,18 @@ def test_a_result_object_differing_in_one_attribute_is_refused(ledger: Path) -> 
     assert len(part.refused) == 1
 
 
+def append_later(p: Point) -> int:
+    CALLS["n"] += 1
+    if CALLS["n"] > 2:
+        p.tags.append("z")  # type: ignore[attr-defined]
+    return len(p.tags)
+
+
+def test_an_attribute_list_changed_in_place_on_a_later_call_is_refused(ledger: Path) -> None:
+    part = _part(ledger, append_later, *[(Point(0, 0, ["a"]),) for _ in range(4)])  # type: ignore[arg-type]
+    assert len(part.refused) == 1 and not part.entries
+
+
 def test_a_mutation_seen_only_on_a_later_call_is_refused(ledger: Path) -> None:
     part = _part(ledger, grow_later, *[(Box(Point(0, 0), "b"),) for _ in range(3)])
     assert len(part.refused) == 1
@@ -100,6 +115,10 @@ def test_the_key_tells_apart_what_canon_tells_apart() -> None:
         (Point(1, 2, ("a",)), Point(1, 2, ["a"])),  # type: ignore[arg-type]
         (Point(1, 2), Box(Point(1, 2), "")),
         (Box(Point(0, 0), "a"), Box(Point(0, 1), "a")),
+        (Point(1, 2, (b"x",)), Point(1, 2, (bytearray(b"x"),))),  # type: ignore[arg-type]
+        (Point(1, 0.0), Point(1, -0.0)),  # type: ignore[arg-type]
+        (Point(1, 2, ({"a": 1},)), Point(1, 2, ({"a": True},))),  # type: ignore[arg-type]
+        (Point(1, 2, ({1: 1},)), Point(1, 2, ({"1": 1},))),  # type: ignore[arg-type]
     ]
     for a, b in pairs:
         ka, kb = canon.object_key((a,), {}), canon.object_key((b,), {})
@@ -108,3 +127,33 @@ def test_the_key_tells_apart_what_canon_tells_apart() -> None:
         assert canon.dumps(a) != canon.dumps(b)
     assert canon.object_key((Point(1, 2),), {}) == canon.object_key((Point(1, 2),), {})
     assert canon.object_key((bytearray(b"x"),), {}) is None  # bytearray is not a key leaf
+
+
+_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-3, 3)
+    | st.sampled_from([0.0, -0.0, 1.0, 1e300])
+    | st.sampled_from(["", "a", "é"])
+    | st.sampled_from([b"", b"a"])
+    | st.builds(bytearray, st.sampled_from([b"", b"a"])),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.lists(inner, max_size=3).map(tuple)
+        | st.dictionaries(st.sampled_from(["a", "b"]) | st.integers(0, 1), inner, max_size=2)
+    ),
+    max_leaves=6,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_VALUES, _VALUES)
+def test_equal_keys_mean_equal_frozen_bytes(a: Any, b: Any) -> None:
+    """The memo's promise, for any two builtin attribute values: the same key means the
+    same canonical bytes, and an equal (deep-copied) value gets the same key."""
+    canon.allow_callables_from(__name__)
+    pa, pb = Point(0, 0, (a,)), Point(0, 0, (b,))
+    ka, kb = canon.object_key((pa,), {}), canon.object_key((pb,), {})
+    if ka is not None and ka == kb:
+        assert canon.dumps(pa) == canon.dumps(pb)
+    assert canon.object_key((copy.deepcopy(pa),), {}) == ka

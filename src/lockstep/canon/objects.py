@@ -37,6 +37,7 @@ import dataclasses
 import enum
 import functools
 import marshal
+import pickle
 import threading
 import types
 from decimal import Decimal
@@ -304,24 +305,65 @@ class _NoKey(Exception):
 
 
 _KEY_LEAVES: Final = frozenset({int, str, bytes, bool, float, type(None)})
-_STR_ONLY: Final = {str}
 
 KEY_BUDGET: Final = 256
 """Most containers and objects :func:`object_key` walks in one call before giving up."""
 
+STATE_KEY_MAX: Final = 4096
+"""Longest state key kept: a larger state is frozen, never remembered."""
 
-def _flat(state: dict[Any, Any]) -> bool:
-    """Whether marshal may write an object's ``__dict__`` as it is: string names, and values
-    that are scalars or tuples or lists of scalars (marshal keeps a tuple, a list and each
-    scalar type apart, as canon does; it would not keep a bytearray apart from bytes)."""
-    leaves = _KEY_LEAVES
-    for x in state.values():
-        kind = type(x)
-        if kind not in leaves and not (
-            (kind is tuple or kind is list) and set(map(type, x)) <= leaves
-        ):
-            return False
-    return set(map(type, state)) == _STR_ONLY
+
+class _BuiltinsOnly(pickle.Pickler):
+    """A pickler that writes exact builtin values only (int, float, str, bytes, None,
+    bool, bytearray, and dict, list, tuple, set and frozenset of them), in C.
+
+    pickle keeps apart every type canon keeps apart (a list from a tuple, 1 from 1.0 and
+    True, -0.0 from 0.0), and the C pickler asks :meth:`reducer_override` only for an
+    object that is not one of those exact types: that refuses it, so the key never depends
+    on code of the object's class (a ``__reduce__``); and it writes a bytearray apart from
+    bytes, which ``marshal`` does not.  Equal keys mean equal object graphs, hence equal canonical bytes.
+    """
+
+    def reducer_override(self, obj: Any) -> Any:
+        raise _NoKey
+
+
+class _Sink:
+    """Where a key pickler writes: its list's ``append`` (no file object to rewind)."""
+
+    __slots__ = ("write",)
+
+    def __init__(self, write: Any) -> None:
+        self.write = write
+
+
+class _KeyPickler(_BuiltinsOnly):
+    def __init__(self) -> None:
+        self.chunks: list[bytes] = []
+        super().__init__(_Sink(self.chunks.append), 5)
+
+
+_FREE_PICKLERS: Final[list[_KeyPickler]] = []
+"""Picklers not in use.  Making one costs more than a key, so they are reused; taking one
+with ``list.pop`` is atomic, so two threads (or a signal handler calling a recorded
+function while a key is written) never share one."""
+
+
+def _builtins_key(value: Any) -> bytes:
+    """The exact bytes of a value made of builtin values only, such as an object's
+    ``__dict__``; :class:`_NoKey` for anything else."""
+    try:
+        pickler = _FREE_PICKLERS.pop()
+    except IndexError:
+        pickler = _KeyPickler()
+    chunks = pickler.chunks
+    try:
+        pickler.clear_memo()
+        pickler.dump(value)
+        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+    finally:
+        chunks.clear()
+        _FREE_PICKLERS.append(pickler)
 
 
 def object_key(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bytes | None:
@@ -332,6 +374,58 @@ def object_key(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bytes | None:
     A recorder remembers an input it has seen by this key, so a repeated call with an
     object argument is not frozen again (and its object result is compared by key too).
     """
+    if not kwargs:
+        key = _positional_key(args)
+        if key is not _WALK:
+            return key  # type: ignore[return-value]
+    return _walked_key(args, kwargs)
+
+
+_WALK: Final = object()
+
+
+def _positional_key(args: tuple[Any, ...]) -> bytes | object | None:
+    """:func:`object_key` of positional scalars and objects whose state is builtins only,
+    pickled at once in C, or :data:`_WALK` when it must walk.  This is the call a recorder
+    sees again and again (``self``, a value object).  Each object stands as the tuple
+    ``(class plan, __dict__)`` (no scalar argument is a tuple here), and the key starts
+    with pickle's protocol mark, which no key of the walk (``marshal`` bytes) starts with."""
+    parts: list[Any] = []
+    append = parts.append
+    plans = _OBJECT_PLANS
+    leaves = _KEY_LEAVES
+    for v in args:
+        t = type(v)
+        if t in leaves:
+            append(v)
+            continue
+        plan = plans[t] if t in plans else object_plan(t)
+        if plan is None:
+            return _WALK
+        append((plan, v.__dict__))
+    try:
+        key = _builtins_key(parts)
+    except _NoKey:
+        return _WALK
+    return key if len(key) <= STATE_KEY_MAX else None
+
+
+def _object_form(plan: str, state: dict[str, Any], form: Any, depth: int) -> tuple[Any, ...]:
+    """The walk's form of a plain object: its plan and its state's bytes (pickled in C
+    when the state is builtins only, else walked)."""
+    if not state:
+        return ("o", plan)
+    try:
+        flat = _builtins_key(state)
+    except _NoKey:
+        return ("o", plan, form(state, depth))
+    if len(flat) > STATE_KEY_MAX:
+        raise _NoKey
+    return ("o", plan, flat)
+
+
+def _walked_key(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bytes | None:
+    """:func:`object_key` by walking the arguments: containers, nested objects, keywords."""
     budget = [KEY_BUDGET]
     plans = _OBJECT_PLANS
     leaves = _KEY_LEAVES
@@ -363,12 +457,7 @@ def object_key(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bytes | None:
         plan = plans[t] if t in plans else object_plan(t)
         if plan is None:
             raise _NoKey
-        state = v.__dict__
-        if not state:
-            return ("o", plan)
-        if _flat(state):
-            return ("o", plan, state)  # marshal writes the dict itself, in C
-        return ("o", plan, form(state, depth))
+        return _object_form(plan, v.__dict__, form, depth)
 
     try:
         return marshal.dumps((form(args, 0), form(kwargs, 0) if kwargs else None), 2)
