@@ -248,6 +248,12 @@ LIBRARY = {
 
         print(to_metres(sys.argv[1]) if len(sys.argv) > 1 else "usage: units LENGTH")
         """,
+    "tools/refresh_factors.py": """
+        from pathlib import Path
+
+        if __name__ == "__main__":
+            Path("RAN-refresh_factors").write_text("a maintenance script ran")
+        """,
     "tests/test_units.py": """
         from units import to_metres
         from units.convert import Length
@@ -282,7 +288,10 @@ def test_init_yes_on_a_library_proposes_its_surface_and_its_commands_work_unedit
     assert config["ledger"] == [{"package": "units"}]
     assert config["pins"][0]["cases"] == "lockstep-cases/units-2.cases.toml"  # type: ignore[index]
     assert snapshot_tree(tmp_path / "src") == package_before  # nothing written in the package
+    # a loose script beside the package (a maintenance tool) is listed, never run
+    assert not list(tmp_path.rglob("RAN-*"))
     text = (tmp_path / "lockstep.toml").read_text()
+    assert "tools/refresh_factors.py" in text and "not run unless chosen" in text
     assert "\n# [[" not in text and "\n# package" not in text  # nothing left commented out
 
     recorded = run_pytest(commands[0].split()[1], cwd=tmp_path, plugins=("lockstep.pytest.plugin",))

@@ -57,6 +57,27 @@ def _choose(yes: bool, question: str, default: bool) -> bool:
     return click.confirm(question, default=default)
 
 
+def _chosen_scripts(found: Survey, plan: Plan, yes: bool) -> list[ScriptCandidate]:
+    """The scripts to freeze as pins; the others go to ``plan.left_out``."""
+    scripts: list[ScriptCandidate] = []
+    for script in found.scripts:
+        line = f"{' '.join(script.command)} (cases: {script.cases or 'a starter file'})"
+        # init runs each chosen script to probe what varies.  Beside a package surface a
+        # loose script is a maintenance tool, a CI helper or a docs example (dateutil's
+        # updatezinfo.py downloads and rebuilds its zone files): proposed, never run
+        # unless chosen.  A package's own ``__main__`` is its command line: proposed.
+        own_cli = not plan.packages or script.command[:2] == ("python", "-m")
+        if _choose(yes, f"pins {line}. Freeze its runs?", own_cli):
+            scripts.append(script)
+        elif own_cli:
+            plan.left_out.append(f"pins {line}")
+        else:
+            plan.left_out.append(
+                f"pins {line} (a script beside the package: not run unless chosen)"
+            )
+    return scripts
+
+
 def _from_survey(out: Console, found: Survey, plan: Plan, yes: bool) -> list[ScriptCandidate]:
     for package in found.packages:
         line = (
@@ -89,13 +110,7 @@ def _from_survey(out: Console, found: Survey, plan: Plan, yes: bool) -> list[Scr
             plan.corpora.append(corpus)
         else:
             plan.left_out.append(f"corpus {line}")
-    scripts = []
-    for script in found.scripts:
-        line = f"{' '.join(script.command)} (cases: {script.cases or 'a starter file'})"
-        if _choose(yes, f"pins {line}. Freeze its runs?", True):
-            scripts.append(script)
-        else:
-            plan.left_out.append(f"pins {line}")
+    scripts = _chosen_scripts(found, plan, yes)
     if not (plan.packages or plan.ledgers or plan.corpora or scripts):
         out.print("nothing chosen: the configuration lists what was found, as comments")
     return scripts
