@@ -248,3 +248,27 @@ def test_package_and_target_config_errors_name_the_key(
     assert result.code == 2
     assert message in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_a_surface_module_that_does_not_import_here_records_nothing_and_replays_green(
+    tmp_path: Path,
+) -> None:
+    """dateutil.tz.win imports winreg: off Windows its members are written empty, with a
+    note, and the rest of the surface records and replays."""
+    root = _project(tmp_path, SURFACE)
+    write_files(
+        root,
+        {
+            "src/shop/winonly.py": (
+                "import lockstep_no_such_module_here\n\n\ndef registry_rate(name):\n    return 1\n"
+            )
+        },
+    )
+    recorded = pytest_in(root, "--lockstep-record", "-q", "tests")
+    assert recorded.code == 0, recorded.output
+    assert "1 member(s) of a package surface recorded no call" in recorded.output
+    assert "shop.winonly.registry_rate (ModuleNotFoundError" in recorded.output
+    assert rows_of(root / "lockstep/shop.winonly.registry_rate.ledger.jsonl") == []
+    green = run_cli("replay", cwd=root)
+    assert green.code == 0, green.output
+    assert "green: 8 cases: 8 passed" in green.stdout

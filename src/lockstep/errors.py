@@ -54,6 +54,15 @@ class TargetError(LockstepError):
     """A configured callable, program or module could not be imported or run."""
 
 
+class UnimportableModule(TargetError):
+    """A target's module raised on import; ``reason`` is the exception, one line."""
+
+    def __init__(self, message: str, module: str, reason: str) -> None:
+        super().__init__(message)
+        self.module = module
+        self.reason = reason
+
+
 class CanonError(LockstepError):
     """A value cannot be frozen or thawed; the message names the path inside the value."""
 

@@ -251,6 +251,14 @@ def _reproducible(
 # --------------------------------------------------------------------------- replay
 
 
+def _uncalled_member(project: Project, spec: LedgerSpec) -> bool:
+    """Whether a surface member's ledger holds no row (see :data:`NO_ROWS`)."""
+    path = KIND.oracle_path(project, spec)
+    header = read_header(path)
+    check_header_target(path, header, spec)
+    return header.rows == 0
+
+
 def _prepare(project: Project, spec: LedgerSpec) -> tuple[Path, LedgerHeader, Callable[..., Any]]:
     path = KIND.oracle_path(project, spec)
     header = read_header(path)
@@ -438,6 +446,8 @@ class LedgerKind(OracleKind[LedgerSpec]):
         self, project: Project, spec: LedgerSpec, options: ReplayOptions
     ) -> Iterator[Outcome]:
         """Replay every selected row against the current target, streaming, in file order."""
+        if spec.package and _uncalled_member(project, spec):
+            return  # no case, and nothing imported: its module may not import here
         path, header, target = _prepare(project, spec)
         selects = None if options.only is None and options.shard is None else options.selects
         early = _not_replayable(project, spec, path, header, selects)

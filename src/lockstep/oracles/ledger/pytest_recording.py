@@ -53,7 +53,7 @@ import pytest
 
 from lockstep import project_codec
 from lockstep.config import LedgerSpec, Project
-from lockstep.errors import DataError, LockstepError
+from lockstep.errors import DataError, LockstepError, UnimportableModule
 from lockstep.model import RecordMode, RecordReport
 from lockstep.pytest.project import project_for
 from lockstep.store import JsonlAppender, iter_jsonl, lock_for
@@ -204,6 +204,8 @@ class LedgerRecording:
     failed: list[str] = field(default_factory=list)
     """Node ids of the tests (or collectors) that failed or errored, in report order."""
     refusal: str = ""
+    unimported: list[str] = field(default_factory=list)
+    """Surface members whose module does not import here, with the reason."""
     matched: set[str] = field(default_factory=set)
     first_tests: dict[str, dict[str, str]] = field(default_factory=dict)
     """Ledger name -> row id -> node id of a test that first produced the row (for a
@@ -219,13 +221,21 @@ class LedgerRecording:
         try:
             project_codec.apply(self.project, *(t.spec.target for t in self.targets))
             for target in self.targets:
-                target.wrapped = self.installation.wrap(
-                    target.spec.target,
-                    self.project.root,
-                    where=self.project.where(target.spec, "target"),
-                    stem_length=stem,
-                    surface=target.spec.package,
-                )
+                try:
+                    target.wrapped = self.installation.wrap(
+                        target.spec.target,
+                        self.project.root,
+                        where=self.project.where(target.spec, "target"),
+                        stem_length=stem,
+                        surface=target.spec.package,
+                    )
+                except UnimportableModule as e:
+                    if not target.spec.package:
+                        raise
+                    # A surface module that does not import here (dateutil.tz.win off
+                    # Windows): its members record nothing, as members nobody called.
+                    target.wrapped = _recording_nothing(target.spec.target, stem)
+                    self.unimported.append(f"{target.spec.name} ({e.reason})")
                 # its part is taken once, at the session's end: a large run stays flat
                 target.wrapped.recorder.spill = True
             self.installation.watch_context()
@@ -449,8 +459,24 @@ class LedgerRecording:
             terminalreporter.write_line(
                 f"  note: record_exclude entries that named no test of this run: {_shown(unmatched)}"
             )
+        if self.unimported:
+            terminalreporter.write_line(
+                f"  note: {len(self.unimported)} member(s) of a package surface recorded no "
+                "call: their module does not import here, so they are written empty (no "
+                f"case): {_shown(self.unimported)}",
+                yellow=True,
+            )
         for error in self.errors:
             terminalreporter.write_line(f"lockstep: error: {error}", red=True)
+
+
+def _recording_nothing(target: str, stem_length: int) -> Wrapped:
+    """An installed target that is never called: a surface member whose module does not
+    import here records no call, like a member the suite does not call."""
+    from lockstep.oracles.ledger.recorder import TargetRecorder
+    from lockstep.oracles.ledger.wrapping import Wrapped
+
+    return Wrapped(target, TargetRecorder(target, stem_length=stem_length), [])
 
 
 def _discard_spool(spool: Path) -> None:

@@ -20,7 +20,7 @@ from typing import Any, Final
 
 from lockstep import canon
 from lockstep.canon.codec import allow_callables_from
-from lockstep.errors import TargetError
+from lockstep.errors import TargetError, UnimportableModule
 from lockstep.oracles.ledger.format import (
     SELF_FROZEN,
     Param,
@@ -225,8 +225,9 @@ class Installation:
             try:
                 module = __import__(module_name, fromlist=["_"])
             except Exception as e:
-                raise TargetError(
-                    f"{where}: cannot import module {module_name!r}: {type(e).__name__}: {e}"
+                reason = f"{type(e).__name__}: {e}"
+                raise UnimportableModule(
+                    f"{where}: cannot import module {module_name!r}: {reason}", module_name, reason
                 ) from None
         owner: Any = module
         parts = qualname.split(".")
