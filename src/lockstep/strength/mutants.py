@@ -185,6 +185,74 @@ def _dunder_assignment(stmt: ast.stmt) -> bool:
 
 _SKIPPED_FIELDS: Final = frozenset({"annotation", "returns", "type_comment", "type_params"})
 
+_TYPING_FORMS: Final = frozenset(
+    {
+        "Annotated",
+        "Callable",
+        "ClassVar",
+        "Concatenate",
+        "Dict",
+        "Final",
+        "FrozenSet",
+        "Generic",
+        "Iterable",
+        "Iterator",
+        "List",
+        "Literal",
+        "Mapping",
+        "MutableMapping",
+        "MutableSequence",
+        "Optional",
+        "Protocol",
+        "Sequence",
+        "Set",
+        "Tuple",
+        "Type",
+        "TypeGuard",
+        "Union",
+    }
+)
+"""Subscripted, these only describe types: what is inside them never changes a value."""
+_TYPING_CALLS: Final = frozenset({"TypeVar", "NewType", "ParamSpec", "TypeVarTuple"})
+"""Calls whose arguments only name types (``TypeVar("T", bound=...)``)."""
+
+
+def _name_of(node: ast.AST) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return ""
+
+
+def _typing_only(node: ast.AST) -> bool:
+    """An expression that only describes types: a mutant inside it is equivalent."""
+    if isinstance(node, ast.Subscript):
+        return _name_of(node.value) in _TYPING_FORMS
+    if isinstance(node, ast.Call):
+        return _name_of(node.func) in _TYPING_CALLS
+    return False
+
+
+def _is_cast(node: ast.AST) -> bool:
+    return isinstance(node, ast.Call) and _name_of(node.func) == "cast"
+
+
+def _type_only_statement(stmt: ast.stmt) -> bool:
+    """A type alias (``type X = ...``, ``X: TypeAlias = ...``, ``X = Union[...]``) or an
+    ``if TYPE_CHECKING:`` block without ``else``: no value the code computes depends on it."""
+    if type(stmt).__name__ == "TypeAlias":
+        return True
+    if isinstance(stmt, ast.AnnAssign):
+        return _name_of(stmt.annotation) == "TypeAlias"
+    if isinstance(stmt, ast.Assign) and stmt.value is not None:
+        return _typing_only(stmt.value)
+    return False
+
+
+def _type_checking(stmt: ast.stmt) -> bool:
+    return isinstance(stmt, ast.If) and _name_of(stmt.test) == "TYPE_CHECKING"
+
 
 class MutableFile:
     """A parsed source file and its mutants, in one deterministic order."""
@@ -214,7 +282,11 @@ class MutableFile:
                 continue
             if not self.main_guard and _is_main_guard(stmt):
                 continue
-            if NO_MUTATE in self.lines[stmt.lineno - 1]:
+            if NO_MUTATE in self.lines[stmt.lineno - 1] or _type_only_statement(stmt):
+                continue
+            if _type_checking(stmt):  # its body never runs; an ``else`` does
+                assert isinstance(stmt, ast.If)
+                yield from self._walk_body(stmt, "orelse", stmt.orelse, scope)
                 continue
             yield from self._statement_edits(parent, field, i, stmt, scope)
             yield from self._walk_node(stmt, stmt, scope)
@@ -230,10 +302,14 @@ class MutableFile:
                 yield from self._walk_body(node, field, value, inner)
             elif isinstance(value, list):
                 for i, item in enumerate(value):
+                    if _typing_only(item) or (i == 0 and field == "args" and _is_cast(node)):
+                        continue  # ``cast("T", x)``: the type, not the value
                     if isinstance(item, ast.AST):
                         yield from self._node_edits(node, field, i, item, stmt, scope)
                         yield from self._walk_node(item, stmt, scope)
             elif isinstance(value, ast.AST):
+                if _typing_only(value):
+                    continue
                 yield from self._node_edits(node, field, None, value, stmt, scope)
                 if not isinstance(value, ast.JoinedStr):
                     yield from self._walk_node(value, stmt, scope)
