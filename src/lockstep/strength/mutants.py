@@ -12,8 +12,8 @@ reverted costs microseconds and keeps every line number, so coverage by case
 tells exactly which cases can see the mutant.  The operator set follows
 mutmut's and cosmic-ray's (arithmetic, comparison, boolean, constants, return
 values, removed calls) plus the bugs refactors of legacy code actually make:
-boundary constants ±1, swapped exception types, rounding modes, and dropped
-defensive copies.
+boundary constants ±1, swapped exception types, rounding modes, dropped
+defensive copies, dropped ``strip`` calls and ``casefold``/``lower`` swaps.
 
 A file's mutants are enumerated in one deterministic order, so a worker that
 parses the same bytes finds mutant ``n`` at the same node (:class:`MutableFile`).
@@ -79,6 +79,10 @@ _ROUNDING: Final = {
     "ceil": "floor",
 }
 _COPIES: Final = frozenset({"list", "dict", "set", "tuple", "sorted", "copy", "deepcopy"})
+_TRIMS: Final = frozenset({"strip", "lstrip", "rstrip"})
+"""``text.strip()`` dropped: whether surrounding whitespace is accepted (``"12 %"``)."""
+_CASES: Final = {"casefold": "lower", "lower": "casefold"}
+"""They part on non-ASCII text only (``"Straße"``): a refactor swaps them unseen."""
 NO_MUTATE: Final = "pragma: no mutate"
 """A line carrying this comment gets no mutants (mutmut's convention)."""
 
@@ -534,6 +538,11 @@ def _call_mutations(node: ast.Call) -> Iterator[tuple[ast.AST, str]]:
         yield node.args[0], "drop defensive copy"
     elif isinstance(func, ast.Attribute) and name == "copy" and not node.args and not node.keywords:
         yield func.value, "drop defensive copy"
+    elif isinstance(func, ast.Attribute) and not node.args and not node.keywords and name in _TRIMS:
+        yield func.value, "drop normalisation"
+    elif isinstance(func, ast.Attribute) and not node.args and not node.keywords and name in _CASES:
+        folded = ast.Attribute(value=func.value, attr=_CASES[name], ctx=ast.Load())
+        yield ast.Call(func=folded, args=[], keywords=[]), "case mapping"
     elif name == "round" and isinstance(func, ast.Name) and node.args:
         yield (
             ast.Call(func=ast.Name(id="int", ctx=ast.Load()), args=node.args[:1], keywords=[]),
