@@ -44,6 +44,7 @@ from lockstep.mine.mutants import MutantPool, MutantTally, each_file, entered_li
 from lockstep.mine.search import draw_each
 from lockstep.model import RecordReport
 from lockstep.oracles.mining import Call, MiningSubject, Ran
+from lockstep.strength.coverage import project_file
 
 ROUND: Final = 100
 """Draws per round: the unit of the saturation curve."""
@@ -229,7 +230,8 @@ def mine(
             str(p) for p in files
         }
         entered = {line for _, _, arcs in recorded for line in entered_lines(arcs)}
-        state.pool = MutantPool.build((Path(f) for f in run_files if Path(f).exists()), entered)
+        own = [Path(f) for f in run_files if project_file(root, Path(f))]  # never a library's
+        state.pool = MutantPool.build(own, entered)
         state.pool.judge_recorded(subject, recorded)
 
     near = harvest_near(target)
