@@ -173,3 +173,41 @@ def test_help_states_the_true_jobs_default() -> None:
     assert "default: one per core" in flat
     assert "[default: (one per core)]" in flat
     assert "default: 1]" not in flat
+
+
+def test_code_in_a_virtual_environment_under_the_root_is_not_the_projects(
+    tmp_path: Path,
+) -> None:
+    write_files(
+        tmp_path,
+        {
+            ".venv/lib/site-packages/padlib.py": """
+                def pad(text):
+                    return text.rjust(6)
+            """,
+            "shop/__init__.py": "",
+            "shop/labels.py": """
+                import sys
+                from pathlib import Path
+
+                sys.path.insert(0, str(Path(__file__).parents[1] / ".venv/lib/site-packages"))
+                from padlib import pad  # an installed library, not the project's code
+
+
+                def label(name):
+                    return pad(name.title())
+            """,
+            "drive.py": "from shop.labels import label\nlabel('tea')\nlabel('milk')\n",
+            "lockstep.toml": """
+                [[ledger]]
+                name = "label"
+                target = "shop.labels:label"
+                driver = "drive.py"
+            """,
+        },
+    )
+    assert invoke_cli("record", cwd=tmp_path).code == 0
+    report = _json("--mutants", "--no-cache", cwd=tmp_path)
+    assert [f["file"] for f in report["files"]] == ["shop/labels.py"]
+    assert {r["file"] for r in report["mutants"]["results"]} == {"shop/labels.py"}
+    assert report["unfrozen_surface"] == []
