@@ -10,6 +10,7 @@ after ``lockstep mine`` each one replays red, and the unchanged code stays green
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -142,6 +143,9 @@ def test_mined_rows_catch_the_value_level_changes_the_recorded_rows_miss(units: 
 def test_the_report_counts_the_mutants_and_what_could_not_be_kept(units: Path) -> None:
     mined = run_cli("mine", "parse_percent", "--time-limit", "60s", cwd=units, timeout=300)
     assert mined.code == 0, mined.output
+    # coverage counts the helper clean() runs in too, not only parse_percent's 7 body lines
+    before = re.search(r"coverage before: (\d+)/(\d+) lines", mined.stdout)
+    assert before is not None and int(before.group(2)) == 7 + 1, mined.stdout
     (line,) = [s for s in mined.stdout.splitlines() if s.strip().startswith("mutants:")]
     # the helper module's mutants count: clean() runs inside every call
     assert "the recorded inputs kill" in line
