@@ -50,16 +50,30 @@ def parse_duration(text: str) -> float:
     "60s", "Most time to spend generating (60s, 2m); mining stops earlier once saturated."
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the generator.")
+@click.option(
+    "--mutants/--no-mutants",
+    default=True,
+    show_default=True,
+    help="Also keep an input that kills a mutant the recorded inputs miss.",
+)
 @click.pass_context
 def mine(
-    ctx: click.Context, name: str, time_limit: str, old_time_limit: str | None, seed: int
+    ctx: click.Context,
+    name: str,
+    time_limit: str,
+    old_time_limit: str | None,
+    seed: int,
+    mutants: bool,
 ) -> None:
     """Grow oracle NAME with generated inputs that reach new code or new outcomes.
 
     Inputs are shaped like the recorded ones and seeded with the constants in the
-    target's source; an input is kept when it takes a new branch or gives a new
-    outcome class, and the kept ones are recorded like any call (verified in a fresh
-    interpreter first).  Exit 1 when some were refused.
+    target's source; an input is kept when it takes a new branch anywhere in the
+    project's code, gives a new outcome class, or kills a mutant (as strength makes
+    them) that no recorded or kept input kills.  The kept ones are recorded like any
+    call (verified in a fresh interpreter first).  Mining stops at the time limit, or
+    once three rounds add no branch, no outcome class and kill no mutant.  Exit 1 when
+    some were refused.
     """
     seconds = parse_duration(chosen_time_limit(time_limit, old_time_limit) or "60s")
     project = project_from(ctx)
@@ -68,7 +82,9 @@ def mine(
     out = console()
     _say_planted(out, project.root)
     subject = kind_of(spec).mining(project, spec)
-    report = mine_oracle(subject, name, budget=seconds, seed=seed)
+    report = mine_oracle(
+        subject, name, budget=seconds, seed=seed, root=project.root, mutants=mutants
+    )
     for line in mine_lines(report):
         out.print(Text(line))
     if report.record is not None:

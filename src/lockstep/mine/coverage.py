@@ -1,6 +1,7 @@
-"""Which line-to-line arcs of the target's own files one input runs.
+"""Which line-to-line arcs of the project's code one input runs.
 
-``sys.settrace`` restricted to the code of the target's files: every other
+``sys.settrace`` restricted to the code of the project (the target's files, and
+every other project file the call runs: a thin wrapper's helpers): every other
 frame (the standard library, lockstep, Hypothesis) gets no local tracer, so the
 cost is one check per call outside the target and one per line inside it.  A
 *new arc* (line A followed by line B, or A leaving the function) is a new branch
@@ -18,7 +19,7 @@ import os
 import sys
 import types
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -50,19 +51,41 @@ def executable_lines(target: Any) -> set[tuple[str, int]]:
 
 @dataclass
 class ArcCollector:
-    """Collects the arcs one call runs in ``files``."""
+    """Collects the arcs one call runs in ``files`` (and, with ``root``, in every project
+    file under it: :func:`lockstep.strength.coverage.project_file`)."""
 
     files: frozenset[str]
+    root: Path | None = None
+    codes: dict[str, types.CodeType] = field(default_factory=dict)
+    """Every code object traced so far, by its arc name (``file:first line``)."""
 
     @classmethod
-    def for_paths(cls, paths: Iterable[Path]) -> ArcCollector:
+    def for_paths(cls, paths: Iterable[Path], root: Path | None = None) -> ArcCollector:
         """Each path as given and resolved (a module's ``co_filename`` may be either)."""
-        return cls(frozenset(name for p in paths for name in (str(p), os.path.realpath(p))))
+        files = frozenset(name for p in paths for name in (str(p), os.path.realpath(p)))
+        return cls(files, root)
+
+    def _traced(self, name: str) -> bool:
+        if name in self.files or os.path.realpath(name) in self.files:
+            return True
+        if self.root is None or name.startswith("<"):
+            return False
+        from lockstep.strength.coverage import project_file
+
+        return project_file(self.root, Path(name))
+
+    def total_lines(self) -> set[tuple[str, int]]:
+        """The lines of every function traced so far (what "lines hit of total" counts)."""
+        lines: set[tuple[str, int]] = set()
+        for code in self.codes.values():
+            for _, _, line in code.co_lines():
+                if line is not None and line != code.co_firstlineno:
+                    lines.add((code.co_filename, line))
+        return lines
 
     def run(self, fn: Callable[[], T]) -> tuple[T, frozenset[Arc]]:
         """Call ``fn`` with the tracer on; return its value and the arcs it ran."""
         arcs: set[Arc] = set()
-        files = self.files
 
         def local(code_name: str) -> Callable[..., Any]:
             last = -1
@@ -88,9 +111,11 @@ class ArcCollector:
             name = code.co_filename
             hit = traced.get(name)
             if hit is None:
-                hit = traced[name] = name in files or os.path.realpath(name) in files
+                hit = traced[name] = self._traced(name)
             if hit:
-                return local(f"{name}:{code.co_firstlineno}")
+                key = f"{name}:{code.co_firstlineno}"
+                self.codes.setdefault(key, code)
+                return local(key)
             return None
 
         previous = sys.gettrace()

@@ -9,7 +9,7 @@ draws from
 * values of the same types and shapes, over the recorded alphabets and ranges
   widened by the boundary values (0, -1, empty) and the source's constants;
 * for strings, the source's literals whole, as prefixes and suffixes around
-  recorded or random text, and under case changes and a few characters whose
+  recorded or random text (with or without whitespace between), and under case changes and a few characters whose
   case mapping is special (``ß``, ``İ``, ``ſ``), because ``lower`` and
   ``casefold`` part exactly there;
 * ``st.from_type`` of the parameter's type hint, when it has one.
@@ -61,6 +61,9 @@ def _distinct(values: Sequence[Any]) -> list[Any]:
     return list(seen.values())
 
 
+JOINTS: Final = (" ", "\t", "\u00a0")
+"""Whitespace put between a source literal and the text around it, half of the time: legacy
+parsers differ exactly on whether ``"12 %"`` is ``"12%"``."""
 NUMERIC_WORDS: Final = ("0", "1", "7", "12", "-1", "0.5", "100")
 """Number-like text put between the source's prefixes and suffixes (``"12%"``, ``"$7"``)."""
 
@@ -78,8 +81,14 @@ def text_like(samples: Sequence[str], pool: Constants) -> SearchStrategy[str]:
         st.decimals(-1000, 1000, places=2, allow_nan=False).map(str),
     )
     body = st.one_of(random_text, numeric, known)
+    joint = st.one_of(st.just(""), st.sampled_from(JOINTS))
     composed = st.builds(
-        lambda p, m, s: p + m + s, _affix(pool.prefixes, pool), body, _affix(pool.suffixes, pool)
+        lambda p, a, m, b, s: p + a + m + b + s,
+        _affix(pool.prefixes, pool),
+        joint,
+        body,
+        joint,
+        _affix(pool.suffixes, pool),
     )
     cased = st.builds(lambda s, f: f(s), body, st.sampled_from(_CASINGS))
     return st.one_of(random_text, composed, known, cased)  # simplest first: see values_like
@@ -317,10 +326,11 @@ def inputs_like(
 
 
 def _affixed(value: str, pool: Constants) -> list[str]:
-    """The recorded value and a few number-like words with each prefix before, each suffix after."""
+    """The recorded value and a few number-like words with each prefix before, each suffix
+    after, each also with a space between (``"12 %"``: whether it is accepted)."""
     bodies = [value, *NUMERIC_WORDS]
-    return [p + b for p in pool.prefixes for b in bodies] + [
-        b + s for s in pool.suffixes for b in bodies
+    return [p + j + b for j in ("", " ") for p in pool.prefixes for b in bodies] + [
+        b + j + s for j in ("", " ") for s in pool.suffixes for b in bodies
     ]
 
 

@@ -88,6 +88,9 @@ class StrengthScope:
     """True when :meth:`OracleKind.case_runner` runs the code in lockstep's own interpreter
     (so a mutant can be switched in place); False when every case is a process, measured
     through :meth:`OracleKind.probe_targets` (one target per case, labelled ``NAME::id``)."""
+    harness: tuple[Path, ...] = ()
+    """Files the cases run that are the oracle's own harness (a tape's driver), never judged:
+    strength adds every other project file the cases execute to ``files``."""
 
 
 class OracleKind(ABC, Generic[SpecT]):
@@ -286,7 +289,8 @@ def used_scope(project: Project, fn: object, *, own: bool = True) -> StrengthSco
     mine = source_scope(project, fn)
     if own:
         return StrengthScope((*mine.files, *(f for f in around.files if f not in mine.files)), True)
-    return StrengthScope(tuple(f for f in around.files if f not in mine.files) or mine.files, True)
+    others = tuple(f for f in around.files if f not in mine.files)
+    return StrengthScope(others or mine.files, True, harness=mine.files if others else ())
 
 
 def kind_named(name: str) -> AnyKind:

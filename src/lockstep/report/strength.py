@@ -195,6 +195,32 @@ def _gap_text(report: StrengthReport, gap: Gap, root: Path) -> str:
     return f"{where}{within}{survivors}{how}"
 
 
+def unfrozen_lines(report: StrengthReport, root: Path, *, shown: int) -> list[RenderableType]:
+    """Public functions the cases call that no ledger freezes, most-called first."""
+    found = report.unfrozen
+    if not found:
+        return []
+    out: list[RenderableType] = [
+        Text(
+            f"unfrozen surface: {len(found)} public function(s) the cases call that no "
+            "ledger freezes (most-called first):",
+            style="bold",
+        )
+    ]
+    for u in found[:shown]:
+        where = f"{display_path(u.file, root)}:{u.line}"
+        out.append(
+            f"  {u.target} ({where}) — called by {len(u.cases)} case(s), e.g. {_input(report, u.cases[0])}"
+        )
+    if len(found) > shown:
+        out.append(f"  … {len(found) - shown} more (--show N, or --json for all)")
+    out.append(
+        f'  freeze one with [[ledger]] target = "{found[0].target}", or the whole package '
+        "with [[ledger]] package = ..."
+    )
+    return out
+
+
 def report_lines(
     report: StrengthReport, root: Path, *, shown: int = 20, per_line: bool = False
 ) -> list[RenderableType]:
@@ -202,6 +228,7 @@ def report_lines(
         *coverage_lines(report, root, per_line=per_line),
         *mutation_lines(report, root, shown=shown),
         *guidance_lines(report, root, shown=shown),
+        *unfrozen_lines(report, root, shown=shown),
     ]
 
 
@@ -274,6 +301,17 @@ def report_json(report: StrengthReport, root: Path) -> dict[str, Any]:
                 "nearest_input": _text(report, g.nearest_case),
             }
             for g in report.gaps
+        ],
+        "unfrozen_surface": [
+            {
+                "target": u.target,
+                "file": display_path(u.file, root),
+                "line": u.line,
+                "cases": len(u.cases),
+                "example_case": u.cases[0],
+                "example_input": _text(report, u.cases[0]),
+            }
+            for u in report.unfrozen
         ],
     }
     run = report.mutation

@@ -57,6 +57,10 @@ if os.environ.get("COVERAGE_PROCESS_START"):
 """
 
 
+TYPE_ONLY: Final = r"^\s*if\s+(typing\.)?TYPE_CHECKING\s*:"
+"""Blocks that never run (type checkers read them): not statements a case could reach."""
+
+
 def case_ref(oracle: str, case_id: str) -> str:
     """How a case is named across oracles: ``oracle::case-id``."""
     return f"{oracle}::{case_id}"
@@ -86,7 +90,9 @@ class SourceStructure:
 
 def source_structure(path: Path) -> SourceStructure:
     """Statements and branches of ``path``, as coverage.py counts them."""
-    parser = PythonParser(text=path.read_text(encoding="utf-8"), filename=str(path))
+    parser = PythonParser(
+        text=path.read_text(encoding="utf-8"), filename=str(path), exclude=TYPE_ONLY
+    )
     parser.parse_source()
     exits = parser.exit_counts()
     branches: dict[int, set[int]] = {}
@@ -121,6 +127,34 @@ def functions(path: Path) -> tuple[tuple[int, int, str], ...]:
                 visit(child, prefix)
 
     visit(tree, "")
+    return tuple(found)
+
+
+@cache
+def headers(path: Path) -> tuple[tuple[int, int, str], ...]:
+    """``(first, last, qualname)`` of the header of every function defined at import (at
+    module level or in a class body): its decorators and ``def`` lines, up to its body."""
+    try:
+        tree = ast.parse(path.read_bytes())
+    except (OSError, SyntaxError, ValueError):
+        return ()
+    found: list[tuple[int, int, str]] = []
+
+    def visit(body: list[ast.stmt], prefix: str) -> None:
+        for node in body:
+            if isinstance(node, ast.ClassDef):
+                visit(node.body, f"{prefix}{node.name}.")
+            elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+                last = max(node.lineno, node.body[0].lineno - 1)
+                found.append((first, last, f"{prefix}{node.name}"))
+            else:  # a def under a module-level if/try/with runs at import too
+                for field in ("body", "orelse", "finalbody"):
+                    visit(getattr(node, field, None) or [], prefix)
+                for handler in getattr(node, "handlers", None) or []:
+                    visit(handler.body, prefix)
+
+    visit(tree.body, "")
     return tuple(found)
 
 
@@ -191,6 +225,9 @@ class CaseCoverage:
     """Per oracle: how long replaying every case took under measurement (the baseline)."""
     in_process: Mapping[str, bool]
     notes: tuple[str, ...] = ()
+    reached_files: Mapping[str, tuple[Path, ...]] = field(default_factory=dict)
+    """Per oracle: every project source file its cases execute a line of (its kind's scope
+    first), the files :func:`widened` adds to what the oracle judges."""
 
     def reached(self) -> float:
         total = sum(len(f.statements) for f in self.files.values())
@@ -203,6 +240,59 @@ def scopes(project: Project, specs: Sequence[OracleSpec]) -> dict[str, StrengthS
     return {spec.name: kind_of(spec).strength_scope(project, spec) for spec in specs}
 
 
+def widened(
+    scope_of: Mapping[str, StrengthScope], coverage: CaseCoverage
+) -> dict[str, StrengthScope]:
+    """Each oracle's scope with every project file its cases execute (what it can judge)."""
+    return {
+        name: replace(scope, files=coverage.reached_files.get(name, scope.files))
+        for name, scope in scope_of.items()
+    }
+
+
+_NOT_PROJECT: Final = (
+    ".git",
+    ".hg",
+    ".venv",
+    "venv",
+    ".tox",
+    ".nox",
+    "node_modules",
+    "site-packages",
+    "dist-packages",
+    "__pycache__",
+    ".lockstep-cache",
+)
+"""Folders under the project root whose Python files are not the project's code."""
+
+
+def _omitted(root: Path) -> list[str]:
+    """coverage.py ``omit`` patterns for what is under the root but not the project's code."""
+    return [f"*/{name}/*" for name in _NOT_PROJECT]
+
+
+@cache
+def _own_package() -> Path:
+    """lockstep's own source folder: its replay machinery is never the code under freeze."""
+    import lockstep
+
+    return Path(lockstep.__file__).resolve().parent
+
+
+def project_file(root: Path, path: Path, scope: Iterable[Path] = ()) -> bool:
+    """Whether ``path`` is the project's Python source: a ``.py`` file under ``root``, outside
+    virtual environments, caches and lockstep itself (unless an oracle's kind named it)."""
+    path = path.resolve()
+    if path in set(scope):
+        return True
+    if path.suffix != ".py" or root.resolve() not in path.parents:
+        return False
+    rel = path.relative_to(root.resolve()).parts
+    if any(part in _NOT_PROJECT for part in rel):
+        return False
+    return _own_package() not in path.parents
+
+
 def measure(
     project: Project,
     specs: Sequence[OracleSpec],
@@ -211,13 +301,18 @@ def measure(
     jobs: int = 1,
 ) -> CaseCoverage:
     """Replay every case of ``specs`` under coverage, one context per case."""
+    """Replay every case of ``specs`` under coverage, one context per case.
+
+    Every project file a case executes is measured, not only the kind's scope (the target's
+    module): a helper module the target calls is code the cases judge too
+    (:attr:`CaseCoverage.reached_files`).
+    """
     scope_of = dict(scope_of or scopes(project, specs))
     in_proc = [s for s in specs if scope_of[s.name].in_process]
     programs = [s for s in specs if not scope_of[s.name].in_process]
-    files = sorted({f for s in specs for f in scope_of[s.name].files})
-    structures = {f: source_structure(f) for f in files}
-    raw: dict[Path, dict[int, set[str]]] = {f: {} for f in files}
-    arcs: dict[Path, set[tuple[int, int]]] = {f: set() for f in files}
+    named = {f.resolve() for s in specs for f in scope_of[s.name].files}
+    raw: dict[Path, dict[int, set[str]]] = {}
+    arcs: dict[Path, set[tuple[int, int]]] = {}
     cases: list[str] = []
     failing: list[str] = []
     seconds: dict[str, float] = {}
@@ -225,7 +320,10 @@ def measure(
     if in_proc:
         in_files = sorted({f for s in in_proc for f in scope_of[s.name].files})
         measured = _measure_in_process(project, in_proc, in_files, cases, failing, seconds, notes)
-        _collect(measured, in_files, raw, arcs)
+        _collect(project, measured, named, raw, arcs)
+        extra = sorted(set(raw) - set(in_files))
+        if extra:  # module bodies of the helper files the cases ran, as for the scope's
+            _collect(project, _measure_import(extra, notes), named, raw, arcs)
     for spec in programs:
         with _program_data(project, spec, scope_of[spec.name].files, cases, seconds, jobs) as data:
             if data is None:
@@ -234,31 +332,59 @@ def measure(
                     "coverage installed, and must not run with -I, -S or -E)"
                 )
                 continue
-            _collect(data, scope_of[spec.name].files, raw, arcs)
+            _collect(project, data, named, raw, arcs)
+    reached = _reached_files(specs, scope_of, raw)
+    files = sorted({f for found in reached.values() for f in found})
     return CaseCoverage(
-        files={f: _file_coverage(structures[f], raw[f], arcs[f]) for f in files},
+        files={
+            f: _file_coverage(source_structure(f), raw.get(f, {}), arcs.get(f, set()))
+            for f in files
+        },
         cases=tuple(cases),
         failing=tuple(failing),
         seconds=seconds,
         in_process={s.name: scope_of[s.name].in_process for s in specs},
         notes=tuple(notes),
+        reached_files=reached,
     )
 
 
+def _reached_files(
+    specs: Sequence[OracleSpec],
+    scope_of: Mapping[str, StrengthScope],
+    raw: Mapping[Path, Mapping[int, set[str]]],
+) -> dict[str, tuple[Path, ...]]:
+    """Per oracle: its kind's files, then every other file one of its cases executes."""
+    by_oracle: dict[str, set[Path]] = {}
+    for path, lines in raw.items():
+        for contexts in lines.values():
+            for context in contexts:
+                if context != AT_IMPORT:
+                    by_oracle.setdefault(split_ref(context)[0], set()).add(path)
+    out: dict[str, tuple[Path, ...]] = {}
+    for spec in specs:
+        own = tuple(scope_of[spec.name].files)
+        more = sorted(by_oracle.get(spec.name, set()) - {*own, *scope_of[spec.name].harness})
+        out[spec.name] = (*own, *more)
+    return out
+
+
 def _collect(
+    project: Project,
     data: coverage.CoverageData,
-    files: Iterable[Path],
+    named: Iterable[Path],
     raw: dict[Path, dict[int, set[str]]],
     arcs: dict[Path, set[tuple[int, int]]],
 ) -> None:
-    measured = {Path(name).resolve(): name for name in data.measured_files()}
-    for path in files:
-        name = measured.get(path.resolve())
-        if name is None:
+    """Add what ``data`` measured in the project's files (``named``: the kinds' scopes)."""
+    named = frozenset(named)
+    for name in data.measured_files():
+        path = Path(name).resolve()
+        if not project_file(project.root, path, named):
             continue
         for line, contexts in data.contexts_by_lineno(name).items():
-            raw[path].setdefault(line, set()).update(c for c in contexts if c)
-        arcs[path].update(data.arcs(name) or ())
+            raw.setdefault(path, {}).setdefault(line, set()).update(c for c in contexts if c)
+        arcs.setdefault(path, set()).update(data.arcs(name) or ())
 
 
 def _file_coverage(
@@ -326,7 +452,11 @@ def _measure_in_process(
     runners = {spec.name: kind_of(spec).case_runner(project, spec) for spec in specs}
     ids = {spec.name: list(kind_of(spec).case_ids(project, spec)) for spec in specs}
     cov = coverage.Coverage(
-        data_file=None, branch=True, include=[str(f) for f in files], config_file=False
+        data_file=None,
+        branch=True,
+        source=[str(project.root.resolve())],
+        omit=_omitted(project.root),
+        config_file=False,
     )
     quiet = io.StringIO()  # what the code under freeze prints is not part of the report
     cov.start()
@@ -349,15 +479,34 @@ def _measure_in_process(
     return cov.get_data()
 
 
+def _measure_import(files: Sequence[Path], notes: list[str]) -> coverage.CoverageData:
+    """Module bodies of ``files`` run once more, measured as :data:`AT_IMPORT`."""
+    cov = coverage.Coverage(
+        data_file=None, branch=True, include=[str(f) for f in files], config_file=False
+    )
+    quiet = io.StringIO()
+    cov.start()
+    try:
+        with contextlib.redirect_stdout(quiet), contextlib.redirect_stderr(quiet):
+            cov.switch_context(AT_IMPORT)
+            notes.extend(n for n in (_import_again(f) for f in files) if n)
+    finally:
+        cov.stop()
+    return cov.get_data()
+
+
 # ---------------------------------------------------------------------- programs
 
 
-def _rcfile(folder: Path, n: int, context: str, files: Iterable[Path]) -> Path:
-    include = "".join(f"\n    {f}" for f in files)
+def _rcfile(folder: Path, n: int, context: str, root: Path) -> Path:
+    """Every project file is measured (the program's own and the modules it runs)."""
+    source = f"\n    {root.resolve()}"
+    omit = "".join(f"\n    {pattern}" for pattern in _omitted(root))
     rc = folder / f"case-{n}.rc"
     rc.write_text(
         "[run]\nbranch = True\nparallel = True\n"
-        f"data_file = {folder / f'case-{n}.coverage'}\ncontext = {context}\ninclude ={include}\n",
+        f"data_file = {folder / f'case-{n}.coverage'}\ncontext = {context}\n"
+        f"source ={source}\nomit ={omit}\n",
         encoding="utf-8",
     )
     return rc
@@ -382,7 +531,7 @@ def _program_data(
         (folder / "sitecustomize.py").write_text(_SHIM, encoding="utf-8")
         runs = []
         for n, target in enumerate(targets):
-            rc = _rcfile(folder, n, target.label, files)
+            rc = _rcfile(folder, n, target.label, project.root)
             path = ":".join(p for p in (str(folder), target.env.get("PYTHONPATH", "")) if p)
             env = {**target.env, "PYTHONPATH": path, "COVERAGE_PROCESS_START": str(rc)}
             runs.append(replace(target, env=env))

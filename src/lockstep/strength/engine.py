@@ -45,7 +45,7 @@ from lockstep.oracles import CaseInput, CaseRunner, StrengthScope, kind_of
 from lockstep.parallel import run_parallel
 from lockstep.safe_paths import copy_inside
 from lockstep.strength.cache import CachedVerdict, VerdictCache, digest, file_digest
-from lockstep.strength.coverage import AT_IMPORT, CaseCoverage, split_ref
+from lockstep.strength.coverage import AT_IMPORT, CaseCoverage, headers, split_ref
 from lockstep.strength.dataflow import ModuleFlow, flows
 from lockstep.strength.mutants import MutableFile, Mutant
 from lockstep.strength.switch import CannotSwitch, MutantBroke, Switchboard
@@ -285,23 +285,25 @@ def run_mutants(
     scope_of: Mapping[str, StrengthScope],
     options: MutationOptions,
     inputs: Mapping[str, CaseInput] | None = None,
+    *,
+    guarded: frozenset[Path] | None = None,
 ) -> MutationRun:
-    """Generate, plan and evaluate the mutants of what ``specs`` reach."""
+    """Generate, plan and evaluate the mutants of what ``specs`` reach.
+
+    ``guarded``: the files whose ``if __name__ == "__main__":`` block runs (programs'
+    own files; by default every file a program's cases reach)."""
     started = time.monotonic()
     deadline = None if options.budget is None else started + options.budget
     cache = VerdictCache(project.root, enabled=options.cache)
-    guarded = program_files(scope_of)
+    guarded = program_files(scope_of) if guarded is None else guarded
     files = {path: MutableFile(path, main_guard=path in guarded) for path in coverage.files}
     mutants = [m for mf in files.values() for m in mf.mutants()]
-    # the code the oracles reach: module-level code and the functions some case enters
-    skipped = sorted(
-        {
-            f"{_rel(project, m.file)}:{m.scope}"
-            for m in mutants
-            if m.scope and not coverage.files[m.file].enters(m.scope)
-        }
-    )
-    mutants = [m for m in mutants if not m.scope or coverage.files[m.file].enters(m.scope)]
+    # the code the oracles reach: module-level code and the functions some case enters; a
+    # function's defaults and decorators count as its own (they matter only when it is called)
+    owner = {m: _owner(m) for m in mutants}
+    entered = {m: not owner[m] or coverage.files[m.file].enters(owner[m]) for m in mutants}
+    skipped = sorted({f"{_rel(project, m.file)}:{owner[m]}" for m in mutants if not entered[m]})
+    mutants = [m for m in mutants if entered[m]]
     if options.shard is not None:
         shard = options.shard
         mutants = [m for m in mutants if shard.holds(f"{_rel(project, m.file)}|{m.key}")]
@@ -403,6 +405,17 @@ def _evaluate(
         for task in out_tasks:  # a mutant half judged when the budget ran out is not run
             done[task.slot] = judged.get(task.slot, (Verdict.NOT_RUN, "", ""))
     return done
+
+
+def _owner(mutant: Mutant) -> str:
+    """The function a mutant belongs to: its scope, or for module-level code in a function's
+    header (a decorator, a default value) that function; ``""`` otherwise."""
+    if mutant.scope:
+        return mutant.scope
+    for first, last, name in headers(mutant.file):
+        if first <= mutant.line <= last:
+            return name
+    return ""
 
 
 def _rel(project: Project, path: Path) -> str:

@@ -12,8 +12,8 @@ reverted costs microseconds and keeps every line number, so coverage by case
 tells exactly which cases can see the mutant.  The operator set follows
 mutmut's and cosmic-ray's (arithmetic, comparison, boolean, constants, return
 values, removed calls) plus the bugs refactors of legacy code actually make:
-boundary constants ±1, swapped exception types, rounding modes, and dropped
-defensive copies.
+boundary constants ±1, swapped exception types, rounding modes, dropped
+defensive copies, dropped ``strip`` calls and ``casefold``/``lower`` swaps.
 
 A file's mutants are enumerated in one deterministic order, so a worker that
 parses the same bytes finds mutant ``n`` at the same node (:class:`MutableFile`).
@@ -79,6 +79,10 @@ _ROUNDING: Final = {
     "ceil": "floor",
 }
 _COPIES: Final = frozenset({"list", "dict", "set", "tuple", "sorted", "copy", "deepcopy"})
+_TRIMS: Final = frozenset({"strip", "lstrip", "rstrip"})
+"""``text.strip()`` dropped: whether surrounding whitespace is accepted (``"12 %"``)."""
+_CASES: Final = {"casefold": "lower", "lower": "casefold"}
+"""They part on non-ASCII text only (``"Straße"``): a refactor swaps them unseen."""
 NO_MUTATE: Final = "pragma: no mutate"
 """A line carrying this comment gets no mutants (mutmut's convention)."""
 
@@ -185,6 +189,74 @@ def _dunder_assignment(stmt: ast.stmt) -> bool:
 
 _SKIPPED_FIELDS: Final = frozenset({"annotation", "returns", "type_comment", "type_params"})
 
+_TYPING_FORMS: Final = frozenset(
+    {
+        "Annotated",
+        "Callable",
+        "ClassVar",
+        "Concatenate",
+        "Dict",
+        "Final",
+        "FrozenSet",
+        "Generic",
+        "Iterable",
+        "Iterator",
+        "List",
+        "Literal",
+        "Mapping",
+        "MutableMapping",
+        "MutableSequence",
+        "Optional",
+        "Protocol",
+        "Sequence",
+        "Set",
+        "Tuple",
+        "Type",
+        "TypeGuard",
+        "Union",
+    }
+)
+"""Subscripted, these only describe types: what is inside them never changes a value."""
+_TYPING_CALLS: Final = frozenset({"TypeVar", "NewType", "ParamSpec", "TypeVarTuple"})
+"""Calls whose arguments only name types (``TypeVar("T", bound=...)``)."""
+
+
+def _name_of(node: ast.AST) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return ""
+
+
+def _typing_only(node: ast.AST) -> bool:
+    """An expression that only describes types: a mutant inside it is equivalent."""
+    if isinstance(node, ast.Subscript):
+        return _name_of(node.value) in _TYPING_FORMS
+    if isinstance(node, ast.Call):
+        return _name_of(node.func) in _TYPING_CALLS
+    return False
+
+
+def _is_cast(node: ast.AST) -> bool:
+    return isinstance(node, ast.Call) and _name_of(node.func) == "cast"
+
+
+def _type_only_statement(stmt: ast.stmt) -> bool:
+    """A type alias (``type X = ...``, ``X: TypeAlias = ...``, ``X = Union[...]``) or an
+    ``if TYPE_CHECKING:`` block without ``else``: no value the code computes depends on it."""
+    if type(stmt).__name__ == "TypeAlias":
+        return True
+    if isinstance(stmt, ast.AnnAssign):
+        return _name_of(stmt.annotation) == "TypeAlias"
+    if isinstance(stmt, ast.Assign) and stmt.value is not None:
+        return _typing_only(stmt.value)
+    return False
+
+
+def _type_checking(stmt: ast.stmt) -> bool:
+    return isinstance(stmt, ast.If) and _name_of(stmt.test) == "TYPE_CHECKING"
+
 
 class MutableFile:
     """A parsed source file and its mutants, in one deterministic order."""
@@ -214,7 +286,11 @@ class MutableFile:
                 continue
             if not self.main_guard and _is_main_guard(stmt):
                 continue
-            if NO_MUTATE in self.lines[stmt.lineno - 1]:
+            if NO_MUTATE in self.lines[stmt.lineno - 1] or _type_only_statement(stmt):
+                continue
+            if _type_checking(stmt):  # its body never runs; an ``else`` does
+                assert isinstance(stmt, ast.If)
+                yield from self._walk_body(stmt, "orelse", stmt.orelse, scope)
                 continue
             yield from self._statement_edits(parent, field, i, stmt, scope)
             yield from self._walk_node(stmt, stmt, scope)
@@ -230,10 +306,14 @@ class MutableFile:
                 yield from self._walk_body(node, field, value, inner)
             elif isinstance(value, list):
                 for i, item in enumerate(value):
+                    if _typing_only(item) or (i == 0 and field == "args" and _is_cast(node)):
+                        continue  # ``cast("T", x)``: the type, not the value
                     if isinstance(item, ast.AST):
                         yield from self._node_edits(node, field, i, item, stmt, scope)
                         yield from self._walk_node(item, stmt, scope)
             elif isinstance(value, ast.AST):
+                if _typing_only(value):
+                    continue
                 yield from self._node_edits(node, field, None, value, stmt, scope)
                 if not isinstance(value, ast.JoinedStr):
                     yield from self._walk_node(value, stmt, scope)
@@ -458,6 +538,11 @@ def _call_mutations(node: ast.Call) -> Iterator[tuple[ast.AST, str]]:
         yield node.args[0], "drop defensive copy"
     elif isinstance(func, ast.Attribute) and name == "copy" and not node.args and not node.keywords:
         yield func.value, "drop defensive copy"
+    elif isinstance(func, ast.Attribute) and not node.args and not node.keywords and name in _TRIMS:
+        yield func.value, "drop normalisation"
+    elif isinstance(func, ast.Attribute) and not node.args and not node.keywords and name in _CASES:
+        folded = ast.Attribute(value=func.value, attr=_CASES[name], ctx=ast.Load())
+        yield ast.Call(func=folded, args=[], keywords=[]), "case mapping"
     elif name == "round" and isinstance(func, ast.Name) and node.args:
         yield (
             ast.Call(func=ast.Name(id="int", ctx=ast.Load()), args=node.args[:1], keywords=[]),
