@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lockstep import canon, record_io
+from lockstep.errors import CanonError
 
 
 class Point:
@@ -157,3 +158,52 @@ def test_equal_keys_mean_equal_frozen_bytes(a: Any, b: Any) -> None:
     if ka is not None and ka == kb:
         assert canon.dumps(pa) == canon.dumps(pb)
     assert canon.object_key((copy.deepcopy(pa),), {}) == ka
+
+
+class Offset:
+    """Slotted, as dateutil's ``_ttinfo``: frozen by the path that reads slots."""
+
+    __slots__ = ("minutes", "name")
+
+    def __init__(self, minutes: int, name: str) -> None:
+        self.minutes = minutes
+        self.name = name
+
+
+class Zone:
+    """Like a time zone: many transitions pointing at a few shared offsets."""
+
+    __slots__ = ("transitions",)
+
+    def __init__(self, offsets: list[Offset], n: int) -> None:
+        self.transitions = [offsets[i % len(offsets)] for i in range(n)]
+
+
+def test_an_object_reached_many_times_in_one_value_freezes_as_separate_copies() -> None:
+    canon.allow_callables_from(__name__)
+    shared = [Offset(60, "CET"), Offset(120, "CEST")]
+    zone = Zone(shared, 500)
+    copies = Zone([Offset(60, "CET"), Offset(120, "CEST")], 2)
+    copies.transitions = [Offset(o.minutes, o.name) for o in zone.transitions]
+    assert canon.dumps(zone) == canon.dumps(copies)
+    frozen = canon.encode(zone)
+    items = frozen["$obj"][1]["state"]["$tuple"][1]["transitions"]  # type: ignore[index,call-overload]
+    assert items[0] == items[2] and items[0] is not items[2]  # copies, never one shared node
+
+
+def test_a_value_holding_too_many_objects_is_refused_by_name() -> None:
+    canon.allow_callables_from(__name__)
+    with pytest.raises(CanonError, match="more than 20,000 objects"):
+        canon.encode(Zone([Offset(i, "x") for i in range(30_000)], 30_000))
+
+
+def big_report(n: int) -> str:
+    return "x" * n
+
+
+def test_a_call_frozen_larger_than_a_row_may_hold_is_skipped_with_its_size(
+    ledger: Path,
+) -> None:
+    part = _part(ledger, big_report, (10,), (3 << 20,))
+    assert len(part.entries) == 1
+    assert any("MiB a row may hold" in reason for reason in part.unfreezable)

@@ -43,6 +43,8 @@ import types
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Final
 
+import msgspec
+
 from lockstep.canon._core import (
     JSON,
     MAX_DEPTH,
@@ -70,7 +72,14 @@ _CLASS_PATTERNS: list[str] = []
 """``fnmatch`` patterns of ``module.QualName`` whose classes freeze by structure too."""
 
 _ACTIVE_OBJECTS: Final = threading.local()
-"""Per thread, ``ids``: the objects being frozen, outermost first (a cycle meets one again)."""
+"""Per thread, ``ids``: the objects being frozen, outermost first (a cycle meets one again);
+``done``: while the outermost object freezes, each object already frozen inside it."""
+
+MAX_OBJECTS: Final = 20_000
+"""Most objects an object read through its state protocol (slots, ``__reduce__``,
+``__getstate__``) may hold, counting each time one is reached: a larger one (a whole
+time-zone database) is data, not behaviour, and freezing it would take minutes.  (Plain
+objects freeze on the fast path, uncounted; the recorder's row size limit bounds them.)"""
 
 
 def allow_classes_matching(*patterns: str) -> None:
@@ -475,6 +484,20 @@ def freeze_object(self: Encoder, v: Any, t: type[Any], depth: int) -> JSON:
     active: list[int] | None = getattr(_ACTIVE_OBJECTS, "ids", None)
     if active is None:
         active = _ACTIVE_OBJECTS.ids = []
+    if not active:
+        _ACTIVE_OBJECTS.done = {}
+        _ACTIVE_OBJECTS.count = 0
+    done: dict[int, tuple[Any, int, bytes]] = _ACTIVE_OBJECTS.done
+    _ACTIVE_OBJECTS.count += 1
+    if _ACTIVE_OBJECTS.count > MAX_OBJECTS:
+        raise Unfreezable(
+            f"holds more than {MAX_OBJECTS:,} objects: too large to freeze (data, not behaviour)"
+        )
+    again = done.get(id(v))
+    if again is not None and again[0] is v and depth <= again[1]:
+        # The same object again inside one value (a time zone's transitions all point
+        # at a few offsets): its frozen form again, a copy, without reading it again.
+        return _COPIES.decode(again[2])  # type: ignore[no-any-return]
     if id(v) in active:
         raise Unfreezable(f"a {name} holds a reference cycle back to itself")
     check_level(depth + 2)
@@ -491,7 +514,16 @@ def freeze_object(self: Encoder, v: Any, t: type[Any], depth: int) -> JSON:
         ) from None
     finally:
         active.pop()
-    return {"$obj": [name, body]}
+    frozen: JSON = {"$obj": [name, body]}
+    if active:  # inside a larger value: it may be reached again
+        done[id(v)] = (v, depth, _COPY_WRITER.encode(frozen))
+    else:
+        _ACTIVE_OBJECTS.done = {}
+    return frozen
+
+
+_COPY_WRITER: Final = msgspec.json.Encoder()
+_COPIES: Final = msgspec.json.Decoder()
 
 
 def freeze_tzinfo(self: Encoder, tz: Any, depth: int) -> JSON:

@@ -81,6 +81,10 @@ so inputs holding anything but these exact types and tuples of them are never me
 MEMO_LIMIT: Final = 100_000
 """Most inputs a recorder remembers by their ``marshal`` bytes (past it, calls just freeze)."""
 
+MAX_ROW_BYTES: Final = 1 << 20
+"""The largest frozen call (arguments and outcome) a row holds: a call passing or
+returning a whole database is skipped, named, instead of a ledger of many megabytes."""
+
 MEMO_KEY_MAX: Final = 1024
 """Longest ``marshal`` key kept: a big input's row already holds it once; freezing it again
 costs little next to its size, and remembering it twice would double the recorder's memory."""
@@ -480,6 +484,12 @@ class TargetRecorder:
             return
         except Exception as e:
             self._faults[f"freezing the outcome: {type(e).__name__}: {e}"] += 1
+            return
+        if len(key) + len(outcome) > MAX_ROW_BYTES:
+            self._skip(
+                f"the frozen call takes {(len(key) + len(outcome)) / 2**20:.1f} MiB, "
+                f"over the {MAX_ROW_BYTES // 2**20} MiB a row may hold (data, not behaviour)"
+            )
             return
         if self.context is not None:
             self._observe(key, outcome)
