@@ -388,22 +388,81 @@ def test_a_drift_under_pytest_is_masked_like_the_cli_masks_it(tmp_path: Path) ->
     assert_nowhere([github, *env.values()], tmp_path / "lockstep", result.output)
 
 
-def test_an_environment_secret_printed_by_a_program_is_refused_not_written(
+ENV_SECRET_KINDS = """
+[[pins]]
+name = "cli"
+command = ["python", "prog.py"]
+cases = "cases.toml"
+
+[[corpus]]
+name = "docs"
+fixtures = "fx/*.txt"
+render = "harness:render"
+
+[[tape]]
+name = "calls"
+driver = "drive:calls"
+"""
+
+
+def test_an_environment_secret_is_scrubbed_from_pins_corpus_and_tape_and_replays(
     tmp_path: Path,
 ) -> None:
-    """Program output is scrubbed by the oracle's recorded rules, which name only the
-    ``[[secret]]`` tables; a value found by its variable's name is refused there."""
+    """A value found by its variable's name (no ``[[secret]]`` table) is scrubbed from
+    program output, rendered documents and tape events like a ``[[secret]] env`` one,
+    and replay scrubs it the same way; without the variable, replay says so in one line."""
     write_files(
         tmp_path,
         {
-            "lockstep.toml": '[[pins]]\nname = "cli"\ncommand = ["python", "prog.py"]\n'
-            'cases = "cases.toml"\n',
+            "lockstep.toml": ENV_SECRET_KINDS,
             "prog.py": "import os\nprint('connecting with', os.environ['DB_PASSWORD'])\n",
             "cases.toml": '[[case]]\nid = "run"\nargv = []\n'
             'env = { DB_PASSWORD = "<DB_PASSWORD>" }\n',
+            "harness.py": "import os\n\ndef render(path):\n"
+            "    return path.read_text() + os.environ.get('DB_PASSWORD', 'unset')\n",
+            "fx/a.txt": "dsn: ",
+            "drive.py": "import os\n\ndef calls(tape):\n"
+            "    connect = tape.spy('db.connect', lambda dsn: 'ok')\n"
+            "    connect('db://' + os.environ.get('DB_PASSWORD', 'unset'))\n"
+            "    return 'done'\n",
         },
     )
-    result = run_cli("record", cwd=tmp_path, env={"DB_PASSWORD": PASSWORD}, timeout=300)
-    assert result.code == 1, result.output
-    assert "stdout: value of <DB_PASSWORD>" in result.output
-    assert_nowhere([PASSWORD], tmp_path / "lockstep", result.output)
+    env = {"DB_PASSWORD": PASSWORD}
+    recorded = run_cli("record", cwd=tmp_path, env=env, timeout=300)
+    assert recorded.code == 0, recorded.output
+    pin = json.loads((tmp_path / "lockstep/cli.pins.jsonl").read_text().splitlines()[1])
+    assert pin["stdout"] == "connecting with <DB_PASSWORD>\n"
+    assert "<DB_PASSWORD>" in (tmp_path / "lockstep/calls.tape.json").read_text()
+    blobs = [p.read_text() for p in (tmp_path / "lockstep/blobs").rglob("*") if p.is_file()]
+    assert blobs == ["dsn: <DB_PASSWORD>"]
+    assert_nowhere([PASSWORD], tmp_path / "lockstep", recorded.output)
+
+    green = run_cli("replay", cwd=tmp_path, env=env, timeout=300)
+    assert green.code == 0, green.output
+
+    unset = run_cli("replay", "--keep-pending", cwd=tmp_path, timeout=300)
+    assert unset.code == 1, unset.output
+    missing = "<DB_PASSWORD> stands for $DB_PASSWORD, which is not set here"
+    assert unset.output.count(missing) == 3, unset.output
+    assert_nowhere([PASSWORD], tmp_path / "lockstep", unset.output)
+
+
+def test_an_environment_secret_not_set_at_replay_is_an_error_not_a_green_ledger(
+    tmp_path: Path,
+) -> None:
+    """The placeholder of a variable that is not set is not handed to the function as
+    itself (which would replay green against the scrubbed record): the case errors."""
+    write_files(
+        tmp_path,
+        {
+            "lockstep.toml": '[[ledger]]\nname = "handle"\ntarget = "svc:handle"\n'
+            'driver = "drive.py"\n',
+            "svc.py": LEDGER_TARGET,
+            "drive.py": "import os\nfrom svc import handle\n"
+            "handle('plain')\nhandle(os.environ['DB_PASSWORD'])\n",
+        },
+    )
+    assert invoke_cli("record", cwd=tmp_path, env={"DB_PASSWORD": PASSWORD}).code == 0
+    unset = invoke_cli("replay", cwd=tmp_path)
+    assert unset.code == 1, unset.output
+    assert unset.output.count("<DB_PASSWORD> stands for $DB_PASSWORD, which is not set") == 1

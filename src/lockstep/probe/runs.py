@@ -86,7 +86,7 @@ class Difference:
 
 def normalize(result: RunResult, rules: RuleSet) -> RunResult:
     """The run as the oracle sees it: stdout and stderr passed through the rules."""
-    if not rules.rules:
+    if not rules.active:
         return result
     return dataclasses.replace(
         result,

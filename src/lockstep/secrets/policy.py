@@ -16,7 +16,7 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Final
@@ -233,6 +233,18 @@ class SecretPolicy:
         """An outcome whose drifts and note are :meth:`mask` ed, and whose case id is shown
         by digest when it holds a secret: what replay hands to every reporter and to the
         pending file."""
+        if outcome.status is Status.DRIFT:
+            recorded = (
+                text
+                for d in outcome.drifts
+                for text in (d.expected, d.diff, d.texts[0] if d.texts else "")
+            )
+            missing = next((m for text in recorded if (m := self.scrubber.missing(text))), None)
+            if missing is not None:
+                # the record holds a placeholder whose value this run could not see: the
+                # drift compares the placeholder against whatever came instead (the raw
+                # value read from elsewhere, or nothing) -- say why, show neither
+                return replace(outcome, status=Status.ERROR, drifts=(), note=str(missing))
         if outcome.status is not Status.PASS and self.holds_secret(outcome.case_id):
             # a new fixture or case named after a secret (a passing case's id went
             # through record's scan): named by digest, like a refusal does
@@ -283,10 +295,23 @@ def scrubber_for(project: Project) -> Scrubber:
         ),
         environ,
         ambient_secrets(project.config.lockstep.secret_env, environ),
+        tuple(project.config.lockstep.secret_env),
     )
 
 
-def ambient_secrets(patterns: list[str], environ: Mapping[str, str]) -> tuple[NamedSecret, ...]:
+def ambient_scrubber(
+    patterns: Sequence[str], configured: frozenset[str] = frozenset()
+) -> Scrubber | None:
+    """The scrubbing of the variables of today's environment whose names match
+    ``patterns`` and are not ``configured`` as ``[[secret]] env``: None when none is set
+    with a value long enough to scrub (the usual case: one look at the environment)."""
+    environ = dict(os.environ)
+    found = tuple(s for s in ambient_secrets(patterns, environ) if s.env not in configured)
+    scrubber = Scrubber((), environ, found)
+    return scrubber if scrubber else None
+
+
+def ambient_secrets(patterns: Sequence[str], environ: Mapping[str, str]) -> tuple[NamedSecret, ...]:
     """The variables of ``environ`` whose names match one of ``patterns`` (``fnmatch``,
     case-insensitive), each a secret named after its variable."""
     if not patterns:
