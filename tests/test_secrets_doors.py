@@ -90,6 +90,34 @@ def test_a_ledger_row_is_scanned_as_written_with_keys_quotes_and_bytes(tmp_path:
     assert scan.code == 0, scan.output
 
 
+def test_a_positional_argument_is_scanned_under_its_parameter_name(tmp_path: Path) -> None:
+    """``connect("db", "hunter2...")`` into ``def connect(host, password)`` is the same
+    secret as ``password="hunter2..."``: the recorded signature names each positional."""
+    write_files(
+        tmp_path,
+        {
+            "lockstep.toml": '[lockstep]\nsecret_env = []\n\n[[ledger]]\nname = "connect"\n'
+            'target = "svc:connect"\ndriver = "drive.py"\n\n'
+            '[[ledger]]\nname = "spread"\ntarget = "svc:spread"\ndriver = "drive.py"\n',
+            "svc.py": "def connect(host, password):\n    return len(password or '')\n\n"
+            "def spread(host, *secrets):\n    return len(secrets)\n",
+            "drive.py": "from svc import connect, spread\n"
+            f"connect('db', {PASSWORD!r})\n"
+            f"connect('db', password={PASSWORD!r})\n"
+            "connect('db', None)\n"
+            f"spread('db', 'x', {PASSWORD!r})\n",
+        },
+    )
+    result = invoke_cli("record", cwd=tmp_path)
+    assert result.code == 1, result.output
+    assert "args[1]: Secret Keyword" in result.output
+    assert "kwargs.password: Secret Keyword" in result.output
+    assert "args[2]: Secret Keyword" in result.output  # one of *secrets
+    assert result.output.count("refused svc:") == 3, result.output
+    assert "null" in (tmp_path / "lockstep/connect.ledger.jsonl").read_text()
+    assert_nowhere([PASSWORD], tmp_path / "lockstep", result.output)
+
+
 def test_a_bytes_value_in_a_written_file_is_found_by_scan(tmp_path: Path) -> None:
     github = VECTORS["github"][0]
     row = {"args": [{"$bytes": base64.b64encode(github.encode()).decode()}], "id": "x"}

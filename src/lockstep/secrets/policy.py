@@ -130,13 +130,27 @@ class SecretPolicy:
     scrubber: Scrubber
     allowed: frozenset[str]
 
-    def findings(self, fields: Mapping[str, Any]) -> list[Finding]:
-        """The secrets in a case's fields (``{"stdout": b"...", "args": [...]}``)."""
+    def findings(
+        self, fields: Mapping[str, Any], names: Mapping[FieldPath, str] | None = None
+    ) -> list[Finding]:
+        """The secrets in a case's fields (``{"stdout": b"...", "args": [...]}``).
+
+        ``names``: the name a value is known by where its field gives none, by its path
+        (``("args", 1)`` → ``password``, from the target's signature): a string in it (not
+        under a dict key of its own) is scanned as written under that name."""
         if not self.enabled:
             return []
         found: set[Finding] = set()
         items = [item for name, value in fields.items() for item in strings(value, (name,))]
-        if not self.scrubber and not may_hold_secret("\n".join(t for _, t, _, _ in items)):
+        if names:
+            items = [
+                (where, text, on_key, names.get(where[:2], key) if key == where[0] else key)
+                for where, text, on_key, key in items
+            ]
+        head = "\n".join(names.values()) if names else ""
+        if not self.scrubber and not may_hold_secret(
+            "\n".join([head, *(t for _, t, _, _ in items)])
+        ):
             return []  # the usual case, decided in one pass over all the case's strings
         for where, text, on_key, key in items:
             found.update(self._text_findings(where, text, on_key))
@@ -182,10 +196,17 @@ class SecretPolicy:
                 yield Finding(where, 1, hit.detector, hit.secret_digest, on_key)
 
     def refusal(
-        self, oracle: str, case_id: str, fields: Mapping[str, Any], *, label: str = ""
+        self,
+        oracle: str,
+        case_id: str,
+        fields: Mapping[str, Any],
+        *,
+        label: str = "",
+        names: Mapping[FieldPath, str] | None = None,
     ) -> Refusal | None:
-        """The refusal of the case if its fields hold a secret, else None."""
-        found = self.findings(fields)
+        """The refusal of the case if its fields hold a secret, else None (``names``: see
+        :meth:`findings`)."""
+        found = self.findings(fields, names)
         if not found:
             return None
         hidden = any(f.path[:1] == ("id",) for f in found) or any(

@@ -185,7 +185,7 @@ def write_recording(
                 cause=recording.contexts.get(r.id, ""),
             )
         )
-    secret_free = without_secrets(policy_for(project), recording.rows, report)
+    secret_free = without_secrets(policy_for(project), recording.rows, report, signature)
     rows = _reproducible(project, spec, recording, secret_free, signature, report, started)
     if keep:
         rows = (
