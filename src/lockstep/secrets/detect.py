@@ -260,7 +260,7 @@ class Detector:
                     continue  # a token plugin finds only where one of its patterns matches
                 for found in plugin.analyze_line(filename="lockstep", line=line):
                     value = found.secret_value or ""
-                    if self._filtered(value, line, plugin):
+                    if self._filtered(value, line, plugin, gate):
                         continue
                     shown = value
                     if gate == "run":
@@ -272,8 +272,14 @@ class Detector:
                     found_values.append((str(found.type), value, shown))
         return found_values
 
-    def _filtered(self, secret: str, line: str, plugin: Any) -> bool:
-        """detect-secrets' heuristic filters (its defaults for ad-hoc strings)."""
+    def _filtered(self, secret: str, line: str, plugin: Any, gate: str) -> bool:
+        """detect-secrets' heuristic filters (its defaults for ad-hoc strings).
+
+        Its indirect-reference filter (``secret = get_secret_key()``: the keyword's value
+        is a call, not a secret) is applied to the keyword plugin only: it drops *every*
+        finding of a line shaped ``WORD: f(...)``, and a token printed in such a line
+        (``note: connect('ghp_...')``, a code line ``added: print('AKIA...')``) is still
+        the token."""
         h = self._heuristic
         return bool(
             h.is_sequential_string(secret)
@@ -281,7 +287,7 @@ class Detector:
             or h.is_likely_id_string(secret, line, plugin)
             or h.is_templated_secret(secret)
             or h.is_prefixed_with_dollar_sign(secret)
-            or h.is_indirect_reference(line)
+            or (gate == "keyword" and h.is_indirect_reference(line))
             or h.is_not_alphanumeric_string(secret)
         )
 
