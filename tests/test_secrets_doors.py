@@ -179,6 +179,31 @@ def test_an_environment_secret_is_scrubbed_by_name_and_replays(tmp_path: Path) -
     assert_nowhere([PASSWORD], tmp_path / "lockstep", replayed.output)
 
 
+def test_only_a_placeholder_of_a_secret_variable_needs_it_set_at_replay(tmp_path: Path) -> None:
+    """``<author>`` or ``<ITEM_ID>`` in a recorded value is text, not a placeholder: it
+    replays without any variable set; ``<API_KEY>`` (a name ``secret_env`` matches) is
+    the placeholder of a variable that is not set, so record's own replay in a fresh
+    interpreter refuses that row, naming the variable."""
+    write_files(
+        tmp_path,
+        {
+            "lockstep.toml": '[[ledger]]\nname = "handle"\ntarget = "svc:handle"\n'
+            'driver = "drive.py"\n',
+            "svc.py": LEDGER_TARGET,
+            "drive.py": "from svc import handle\n"
+            "handle('<author>Ada</author> <ITEM_ID> <b>')\n"
+            "handle('key: <API_KEY>')\n",
+        },
+    )
+    recorded = invoke_cli("record", cwd=tmp_path)
+    assert recorded.code == 1, recorded.output
+    assert "<API_KEY> stands for $API_KEY, which is not set" in recorded.output
+    assert "added 1:" in recorded.output
+    assert "<author>" in (tmp_path / "lockstep/handle.ledger.jsonl").read_text()
+    replayed = invoke_cli("replay", cwd=tmp_path)
+    assert replayed.code == 0, replayed.output
+
+
 def test_secret_env_names_are_configurable(tmp_path: Path) -> None:
     write_files(
         tmp_path,

@@ -27,6 +27,7 @@ from lockstep.secrets.detect import may_hold_secret
 from lockstep.secrets.policy import FieldPath
 
 _FIELDS = ("args", "kwargs", "result", "mutated", "exc_stem")
+_ENCODE = msgspec.json.Encoder().encode
 
 
 def _map_row(row: LedgerRow, fn: Any) -> LedgerRow:
@@ -110,9 +111,21 @@ def _kept(
             report.refused.append(refusal)
 
 
+def _may_hold_placeholder(row: LedgerRow) -> bool:
+    """Whether any string of the row holds a ``<`` (most rows: no, found in one
+    C-speed encoding instead of a walk through every value)."""
+    values = [v for name in _FIELDS if (v := getattr(row, name)) is not msgspec.UNSET]
+    try:
+        return b"<" in _ENCODE(values)
+    except (TypeError, ValueError, OverflowError):
+        return True
+
+
 def revealed(row: LedgerRow, scrubber: Scrubber) -> LedgerRow:
     """The row with every placeholder replaced by its value from the environment
     (:class:`~lockstep.secrets.SecretMissing` when a variable is not set)."""
+    if not _may_hold_placeholder(row):
+        return row
 
     def reveal(value: Any) -> Any:
         if isinstance(value, str):
