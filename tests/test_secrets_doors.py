@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from pathlib import Path
 from urllib.parse import quote
 
@@ -450,11 +451,12 @@ def test_every_secret_kind_through_every_door_is_nowhere_written_or_printed(
         "emit.py": EVERY_DOOR_EMIT,
         "harness.py": EVERY_DOOR_HARNESS,
         "fx/clean.txt": "x",
-        f"fx/{PASSWORD}.txt": "x",
+        **{f"fx/{value}.txt": "x" for value in env.values()},
         "ids.toml": '[[case]]\nid = "fine"\nargv = []\n'
         + "".join(
             f"\n[[case]]\nid = {json.dumps(raw)}\nargv = []\n"
-            for raw in [*(raws[k] for k in named), env["SERVICE_TOKEN"]]
+            for raw in dict.fromkeys([*(raws[k] for k in named), *env.values()])
+            if re.fullmatch(r"[\w.-]+", raw)  # an id: letters, digits, '.', '_', '-'
         ),
         "out.toml": '[[case]]\nid = "run"\nargv = []\n'
         'env = { API_TOKEN = "<API_TOKEN>", SERVICE_TOKEN = "<SERVICE_TOKEN>", '
