@@ -287,6 +287,45 @@ def test_drifted_output_is_masked_in_terminal_pending_html_and_junit(tmp_path: P
     assert_nowhere(secrets, tmp_path / "out", out)
 
 
+VARYING_TOKEN = """
+import random, string
+
+
+def token():
+    tail = "".join(random.choice(string.ascii_letters) for _ in range(36))
+    return "gh" + "p_" + tail
+"""
+
+
+def test_output_that_varies_is_shown_masked_by_record_and_probe(tmp_path: Path) -> None:
+    """A call or a program whose output varies is refused with the two outcomes quoted
+    (record's note, the error, ``lockstep probe``'s lines): each token in them masked."""
+    write_files(
+        tmp_path,
+        {
+            "lockstep.toml": '[[ledger]]\nname = "handle"\ntarget = "svc:handle"\n'
+            'driver = "drive.py"\n\n'
+            '[[pins]]\nname = "cli"\ncommand = ["python", "prog.py"]\ncases = "cases.toml"\n',
+            "tok.py": VARYING_TOKEN,
+            "svc.py": "from tok import token\n\ndef handle(x):\n    return token()\n",
+            "drive.py": "from svc import handle\nhandle(1)\nhandle(1)\n",
+            "prog.py": "from tok import token\nprint('\\x1b[2J', token())\n",
+            "cases.toml": '[[case]]\nid = "run"\nargv = []\n',
+        },
+    )
+    ledger = run_cli("record", "handle", cwd=tmp_path, timeout=300)
+    assert ledger.code == 1, ledger.output
+    assert "2 different outcomes" in ledger.output
+    pins = run_cli("record", "cli", cwd=tmp_path, timeout=300)
+    assert pins.code == 1 and "is not deterministic" in pins.output, pins.output
+    probe = run_cli("probe", "cli", cwd=tmp_path, timeout=300)
+    assert probe.code == 1 and "stdout line 1:" in probe.output, probe.output
+    for result in (ledger, pins, probe):
+        assert "ghp_" not in result.output, result.output
+        assert "<secret: " in result.output
+    assert "\x1b" not in probe.output and "\\x1b[2J" in probe.output
+
+
 # ---------------------------------------------------------------- refusals name no value
 
 

@@ -72,7 +72,9 @@ def mine(
     for line in mine_lines(report):
         out.print(Text(line))
     if report.record is not None:
-        out.print(record_text(report.record, project.root), end="")
+        from lockstep.secrets.policy import display_mask
+
+        out.print(record_text(report.record, project.root, display_mask(project)), end="")
     refused = bool(report.record and report.record.refused)
     sys.exit(EXIT_FAIL if refused else EXIT_OK)
 

@@ -262,14 +262,17 @@ class Detector:
                     value = found.secret_value or ""
                     if self._filtered(value, line, plugin, gate):
                         continue
-                    shown = value
-                    if gate == "run":
-                        for pattern in plugin.denylist:
-                            for match in pattern.finditer(line):
-                                whole = match.group(0).strip(" \t'\"=:[")
-                                if value in whole and len(whole) > len(shown):
-                                    shown = whole
-                    found_values.append((str(found.type), value, shown))
+                    shown = {value}
+                    if gate == "run":  # every token the reported part stands for
+                        shown.update(
+                            whole
+                            for pattern in plugin.denylist
+                            for match in pattern.finditer(line)
+                            if value in (whole := match.group(0).strip(" \t'\"=:["))
+                        )
+                        if len(shown) > 1:
+                            shown.discard(value)
+                    found_values.extend((str(found.type), value, s) for s in sorted(shown))
         return found_values
 
     def _filtered(self, secret: str, line: str, plugin: Any, gate: str) -> bool:

@@ -16,7 +16,7 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Final
@@ -343,6 +343,19 @@ def ambient_secrets(patterns: Sequence[str], environ: Mapping[str, str]) -> tupl
         for name in sorted(environ)
         if environ[name] and any(fnmatch.fnmatchcase(name.upper(), p) for p in upper)
     )
+
+
+def display_mask(project: Project | None) -> Callable[[str], str]:
+    """:meth:`SecretPolicy.mask` for text shown to a person outside a replay's outcomes (a
+    record's notes, a refusal's detail, an error): the project's policy, or without one
+    (the configuration did not load) the detector and the default ``secret_env``."""
+    if project is not None:
+        return policy_for(project).mask
+    from lockstep.config import SECRET_ENV_NAMES
+
+    environ = dict(os.environ)
+    scrubber = Scrubber((), environ, ambient_secrets(SECRET_ENV_NAMES, environ))
+    return SecretPolicy(enabled=True, scrubber=scrubber, allowed=frozenset()).mask
 
 
 def policy_near(path: Path) -> SecretPolicy:
