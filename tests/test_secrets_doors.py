@@ -326,6 +326,33 @@ def test_output_that_varies_is_shown_masked_by_record_and_probe(tmp_path: Path) 
     assert "\x1b" not in probe.output and "\\x1b[2J" in probe.output
 
 
+def test_replay_against_an_old_revision_shows_and_keeps_outcomes_masked(tmp_path: Path) -> None:
+    """``replay --against REV`` quotes both versions' outcomes of the smallest differing
+    call, and keeps that call for the review: a token in either is masked."""
+    github, gitlab = VECTORS["github"][0], VECTORS["gitlab"][0]
+    repo = GitRepo(tmp_path / "repo")
+    config = '[[ledger]]\nname = "tok"\ntarget = "svc:tok"\ndriver = "drive:main"\n'
+    repo.commit(
+        "old",
+        {
+            "lockstep.toml": config,
+            ".gitignore": "__pycache__/\n.lockstep-cache/\n",
+            "svc.py": f"def tok(n):\n    return {github!r} if n else 'none'\n",
+            "drive.py": "from svc import tok\n\ndef main():\n    tok(0)\n",
+        },
+    )
+    repo.commit("new", {"svc.py": f"def tok(n):\n    return {gitlab!r} if n else 'none'\n"})
+    assert run_cli("record", cwd=repo.root, timeout=300).code == 0
+    repo.commit("freeze")
+    result = run_cli(
+        "replay", "--against", "HEAD~2", "--generate", "50", cwd=repo.root, timeout=600
+    )
+    assert result.code == 1, result.output
+    assert "<secret: " in result.output
+    kept = "".join(p.read_text() for p in (repo.root / ".lockstep-cache").rglob("*.json"))
+    assert_nowhere([github, gitlab], repo.root / ".lockstep-cache", result.output + kept)
+
+
 # ---------------------------------------------------------------- refusals name no value
 
 
