@@ -645,7 +645,7 @@ def test_an_environment_secret_is_scrubbed_from_pins_corpus_and_tape_and_replays
             "drive.py": "import os\n\ndef calls(tape):\n"
             "    connect = tape.spy('db.connect', lambda dsn: 'ok')\n"
             "    connect('db://' + os.environ.get('DB_PASSWORD', 'unset'))\n"
-            "    return 'done'\n",
+            "    return 'done with ' + os.environ.get('DB_PASSWORD', 'unset')\n",
         },
     )
     env = {"DB_PASSWORD": PASSWORD}
@@ -653,7 +653,9 @@ def test_an_environment_secret_is_scrubbed_from_pins_corpus_and_tape_and_replays
     assert recorded.code == 0, recorded.output
     pin = json.loads((tmp_path / "lockstep/cli.pins.jsonl").read_text().splitlines()[1])
     assert pin["stdout"] == "connecting with <DB_PASSWORD>\n"
-    assert "<DB_PASSWORD>" in (tmp_path / "lockstep/calls.tape.json").read_text()
+    tape = json.loads((tmp_path / "lockstep/calls.tape.json").read_text())
+    assert tape["events"][0]["args"] == ["db://<DB_PASSWORD>"], tape["events"]
+    assert tape["output"]["returned"] == "done with <DB_PASSWORD>", tape["output"]
     blobs = [p.read_text() for p in (tmp_path / "lockstep/blobs").rglob("*") if p.is_file()]
     assert blobs == ["dsn: <DB_PASSWORD>"]
     assert_nowhere([PASSWORD], tmp_path / "lockstep", recorded.output)
