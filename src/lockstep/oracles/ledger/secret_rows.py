@@ -148,6 +148,13 @@ def scrubbed_outcome(outcome: Outcome, scrubber: Scrubber, note: str) -> Outcome
         return outcome
     scrub = scrubber.scrub
     drifts = tuple(
-        Drift(d.aspect, scrub(d.expected), scrub(d.actual), scrub(d.diff)) for d in outcome.drifts
+        Drift(
+            d.aspect,
+            scrub(d.expected),
+            scrub(d.actual),
+            scrub(d.diff),
+            None if d.texts is None else (scrub(d.texts[0]), scrub(d.texts[1])),
+        )
+        for d in outcome.drifts
     )
     return replace(outcome, drifts=drifts, note=note)
