@@ -127,8 +127,9 @@ class Settings(_Table, frozen=True):
     are secrets without a ``[[secret]]`` table: present at record or replay time, each
     value is scrubbed like a ``[[secret]] env`` one, in every spelling, from everything
     lockstep writes or prints.  A value under 8 characters is named in a warning instead
-    (scrubbing every occurrence of a short word would wreck the record).  ``[]`` turns
-    this off."""
+    (scrubbing every occurrence of a short word would wreck the record).  A case recorded
+    with such a placeholder replays only with the variable set (else it is an error naming
+    it, like a ``[[secret]] env``).  ``[]`` turns this off."""
 
 
 class CorpusSpec(_Table, frozen=True):

@@ -174,9 +174,23 @@ class RuleSet:
 
     rules: tuple[Rule, ...] = ()
     fired: Counter[str] = field(default_factory=Counter)
+    ambient: Rule | None = None
+    """The secrets of today's environment found by their variable's name (``[lockstep]
+    secret_env``), scrubbed before every rule like a ``[[secret]] env`` value (counted
+    under ``secrets``).  Not one of :meth:`records`: which variables a machine has set is
+    not part of an oracle, so it never makes one stale; replay scrubs with its own."""
+
+    @property
+    def active(self) -> bool:
+        """Whether applying the set can change a text."""
+        return bool(self.rules) or self.ambient is not None
 
     def apply(self, text: str) -> str:
         """Normalize ``text``; adds to :attr:`fired`."""
+        if self.ambient is not None:
+            text, count = self.ambient.apply(text)
+            if count:
+                self.fired[SECRETS_RULE] += count
         for rule in self.rules:
             text, count = rule.apply(text)
             if count:
@@ -185,7 +199,7 @@ class RuleSet:
 
     def apply_bytes(self, data: bytes) -> bytes:
         """Normalize bytes that are UTF-8 text; other bytes pass through unchanged."""
-        if not self.rules:
+        if not self.active:
             return data
         try:
             text = data.decode("utf-8")
@@ -207,7 +221,31 @@ class RuleSet:
 
     def fresh(self) -> RuleSet:
         """The same rules with zeroed counters (one per replay or per worker)."""
-        return RuleSet(self.rules)
+        return RuleSet(self.rules, ambient=self.ambient)
+
+
+def ambient_rule(secret_env: Sequence[str], configured: Iterable[str] = ()) -> Rule | None:
+    """The scrubbing of the variables of today's environment whose names match
+    ``secret_env`` (those not ``configured`` as ``[[secret]] env``), or None when no such
+    variable is set (see :attr:`RuleSet.ambient`)."""
+    from lockstep.secrets.policy import ambient_scrubber
+
+    scrubber = ambient_scrubber(secret_env, frozenset(configured))
+    if scrubber is None:
+        return None
+    return Rule(SECRETS_RULE, scrubber.scrub_count, RuleRecord(name=SECRETS_RULE, builtin=True))
+
+
+def secret_env_of(project: Project) -> tuple[list[str], list[str]]:
+    """The project's ``secret_env`` patterns and its ``[[secret]] env`` variables: the
+    arguments of :func:`ambient_rule` (what a worker process is handed)."""
+    configured = [s.env for s in project.config.secret if s.env and not s.allow]
+    return list(project.config.lockstep.secret_env), configured
+
+
+def project_ambient_rule(project: Project) -> Rule | None:
+    """:func:`ambient_rule` of the project's ``secret_env`` and ``[[secret]]`` tables."""
+    return ambient_rule(*secret_env_of(project))
 
 
 def resolve_rules(names: Sequence[str], project: Project, *, where: str) -> RuleSet:
@@ -236,12 +274,14 @@ def resolve_rules(names: Sequence[str], project: Project, *, where: str) -> Rule
                 f"{project.config_name}: {where}.rules[{i}]: unknown rule {name!r} (known: {known})"
             )
         rules.append(builtin)
-    return RuleSet(tuple(rules))
+    return RuleSet(tuple(rules), ambient=project_ambient_rule(project))
 
 
-def rules_from_records(records: Iterable[RuleRecord], *, where: str) -> RuleSet:
-    """The rule set an oracle file recorded."""
-    return RuleSet(tuple(rule_from_record(r, where=where) for r in records))
+def rules_from_records(
+    records: Iterable[RuleRecord], *, where: str, ambient: Rule | None = None
+) -> RuleSet:
+    """The rule set an oracle file recorded (``ambient``: :attr:`RuleSet.ambient`)."""
+    return RuleSet(tuple(rule_from_record(r, where=where) for r in records), ambient=ambient)
 
 
 def rule_counts_text(fired: Mapping[str, int], names: Iterable[str]) -> str:

@@ -359,10 +359,10 @@ class LockstepGroup(click.Group):
             with _record_io_off(), cancel_on_signals():
                 return super().invoke(ctx)
         except _rejected() as e:
-            click.echo(f"lockstep: refused: {e}", err=True)
+            click.echo(f"lockstep: refused: {_masked(ctx, str(e))}", err=True)
             sys.exit(EXIT_FAIL)
         except _lockstep_error() as e:
-            fail_usage(str(e))
+            fail_usage(_masked(ctx, str(e)))
         except KeyboardInterrupt:
             click.echo("lockstep: interrupted; oracle files are unchanged", err=True)
             sys.exit(130)
@@ -375,6 +375,16 @@ class LockstepGroup(click.Group):
         finally:
             if verbosity(ctx) > 0:
                 _say_verbose_trailer(ctx, time.monotonic() - started)
+
+
+def _masked(ctx: click.Context, message: str) -> str:
+    """An error as a person may read it: it can quote recorded behaviour (the two outputs
+    of a case that varies, a value in a bad file), so secrets are masked as in a drift."""
+    from lockstep.config import Project
+    from lockstep.secrets.policy import display_mask
+
+    cached = ctx.obj.get("project") if isinstance(ctx.obj, dict) else None
+    return display_mask(cached if isinstance(cached, Project) else None)(message)
 
 
 def _say_verbose_trailer(ctx: click.Context, seconds: float) -> None:

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import click
+import msgspec
 from rich.console import Console
 from rich.text import Text
 
@@ -88,7 +89,9 @@ def mine(
     for line in mine_lines(report):
         out.print(Text(line))
     if report.record is not None:
-        out.print(record_text(report.record, project.root), end="")
+        from lockstep.secrets.policy import display_mask
+
+        out.print(record_text(report.record, project.root, display_mask(project)), end="")
     refused = bool(report.record and report.record.refused)
     sys.exit(EXIT_FAIL if refused else EXIT_OK)
 
@@ -118,7 +121,13 @@ def run_against(
         )
     for name in result.skipped:
         out.print(Text(f"{name}: not compared (its kind has no target to call directly)"))
+    # the calls and outcomes quoted are behaviour: shown (and kept) as a drift is
+    from lockstep.report.inert import inert
+    from lockstep.secrets.policy import display_mask
+
+    mask = display_mask(project)
     for line in differential_lines(result):
-        out.print(Text(line))
-    last_run.save(project, result.stored(Git(project.root).resolve("HEAD")))
+        out.print(Text(inert(mask(line))))
+    stored = result.stored(Git(project.root).resolve("HEAD"))
+    last_run.save(project, msgspec.structs.replace(stored, smallest=mask(stored.smallest)))
     sys.exit(EXIT_OK if result.ok else EXIT_FAIL)

@@ -86,15 +86,17 @@ def record(
         raise UsageError(f"record takes one mode, not {flags}: each is a different update")
     chosen = asked[0] if asked else RecordMode.CREATE
     from lockstep.report.terminal import record_text
+    from lockstep.secrets.policy import display_mask
 
     project = project_from(ctx)
     _warn_short_secrets(project)
     out = console()
     refused = secrets = 0
+    mask = display_mask(project)
     for spec in _select(project, names):
         with progress(out, f"record {spec.name}"):
             report = kind_of(spec).record(project, spec, chosen)
-        out.print(record_text(report, project.root), end="")
+        out.print(record_text(report, project.root, mask), end="")
         secrets += sum(r.reason is RefusalReason.SECRET for r in report.refused)
         refused += len(report.refused)
     if secrets:

@@ -251,4 +251,14 @@ def review(
     differential = differential_row(project, head)
     if differential is not None:
         rows.append(differential)
-    return Review(change.label, change.base, head, len(commits), tuple(rows))
+    return Review(change.label, change.base, head, len(commits), _masked(project, rows))
+
+
+def _masked(project: Project, rows: list[Row]) -> tuple[Row, ...]:
+    """The rows as a pull request may show them: a code line that prints a token or reads
+    an environment secret's value is evidence with the secret masked (the table is pasted
+    where the repository's readers, not only its writers, see it)."""
+    from lockstep.secrets import policy_for
+
+    mask = policy_for(project).mask
+    return tuple(Row(r.check, r.verdict, tuple(mask(e) for e in r.evidence)) for r in rows)

@@ -86,7 +86,7 @@ class Difference:
 
 def normalize(result: RunResult, rules: RuleSet) -> RunResult:
     """The run as the oracle sees it: stdout and stderr passed through the rules."""
-    if not rules.rules:
+    if not rules.active:
         return result
     return dataclasses.replace(
         result,
@@ -96,7 +96,13 @@ def normalize(result: RunResult, rules: RuleSet) -> RunResult:
 
 
 def _show(line: bytes) -> str:
-    text = line.decode("utf-8", "backslashreplace")
+    """A line of output as a person reads it: any secret the detector finds (or a value
+    of a variable named like one) masked before it is cut to length, control characters
+    as escapes."""
+    from lockstep.report.inert import inert
+    from lockstep.secrets.policy import display_mask
+
+    text = inert(display_mask(None)(line.decode("utf-8", "backslashreplace")))
     return text if len(text) <= 160 else text[:157] + "..."
 
 

@@ -6,6 +6,7 @@ only on a real terminal, so logs and pipes stay grep-able.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from rich.table import Table
@@ -108,9 +109,18 @@ def summary_table(tally: Tally) -> Table:
     return table
 
 
-def record_text(report: RecordReport, root: Path | None = None) -> Text:
-    """What one ``record`` did, each category on its own line."""
+def record_text(
+    report: RecordReport, root: Path | None = None, mask: Callable[[str], str] | None = None
+) -> Text:
+    """What one ``record`` did, each category on its own line.
+
+    ``mask``: applied to what quotes recorded behaviour (a refusal's detail, a note:
+    the two outcomes of a call that varies may hold a token), made inert after."""
     shown = display_path(report.path, root)
+
+    def quoted(text: str) -> str:
+        return inert(mask(text) if mask is not None else text)
+
     text = Text()
     text.append(f"{report.oracle}", style="bold")
     text.append(f" ({report.mode.value}) → {shown}\n")
@@ -120,7 +130,7 @@ def record_text(report: RecordReport, root: Path | None = None) -> Text:
         ("trimmed", report.trimmed),
         (
             "refused (behaviour varies, not frozen)",
-            [r.text() for r in report.refused if r.reason is not RefusalReason.SECRET],
+            [quoted(r.text()) for r in report.refused if r.reason is not RefusalReason.SECRET],
         ),
     ]
     for label, ids in rows:
@@ -135,7 +145,7 @@ def record_text(report: RecordReport, root: Path | None = None) -> Text:
     if not (report.added or report.replaced or report.trimmed):
         text.append("  nothing to change\n")
     for note in report.notes:
-        text.append(f"  note: {note}\n")
+        text.append(f"  note: {quoted(note)}\n")
     return text
 
 

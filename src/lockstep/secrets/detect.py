@@ -260,20 +260,29 @@ class Detector:
                     continue  # a token plugin finds only where one of its patterns matches
                 for found in plugin.analyze_line(filename="lockstep", line=line):
                     value = found.secret_value or ""
-                    if self._filtered(value, line, plugin):
+                    if self._filtered(value, line, plugin, gate):
                         continue
-                    shown = value
-                    if gate == "run":
-                        for pattern in plugin.denylist:
-                            for match in pattern.finditer(line):
-                                whole = match.group(0).strip(" \t'\"=:[")
-                                if value in whole and len(whole) > len(shown):
-                                    shown = whole
-                    found_values.append((str(found.type), value, shown))
+                    shown = {value}
+                    if gate == "run":  # every token the reported part stands for
+                        shown.update(
+                            whole
+                            for pattern in plugin.denylist
+                            for match in pattern.finditer(line)
+                            if value in (whole := match.group(0).strip(" \t'\"=:["))
+                        )
+                        if len(shown) > 1:
+                            shown.discard(value)
+                    found_values.extend((str(found.type), value, s) for s in sorted(shown))
         return found_values
 
-    def _filtered(self, secret: str, line: str, plugin: Any) -> bool:
-        """detect-secrets' heuristic filters (its defaults for ad-hoc strings)."""
+    def _filtered(self, secret: str, line: str, plugin: Any, gate: str) -> bool:
+        """detect-secrets' heuristic filters (its defaults for ad-hoc strings).
+
+        Its indirect-reference filter (``secret = get_secret_key()``: the keyword's value
+        is a call, not a secret) is applied to the keyword plugin only: it drops *every*
+        finding of a line shaped ``WORD: f(...)``, and a token printed in such a line
+        (``note: connect('ghp_...')``, a code line ``added: print('AKIA...')``) is still
+        the token."""
         h = self._heuristic
         return bool(
             h.is_sequential_string(secret)
@@ -281,7 +290,7 @@ class Detector:
             or h.is_likely_id_string(secret, line, plugin)
             or h.is_templated_secret(secret)
             or h.is_prefixed_with_dollar_sign(secret)
-            or h.is_indirect_reference(line)
+            or (gate == "keyword" and h.is_indirect_reference(line))
             or h.is_not_alphanumeric_string(secret)
         )
 

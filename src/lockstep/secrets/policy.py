@@ -16,7 +16,7 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Final
@@ -130,13 +130,27 @@ class SecretPolicy:
     scrubber: Scrubber
     allowed: frozenset[str]
 
-    def findings(self, fields: Mapping[str, Any]) -> list[Finding]:
-        """The secrets in a case's fields (``{"stdout": b"...", "args": [...]}``)."""
+    def findings(
+        self, fields: Mapping[str, Any], names: Mapping[FieldPath, str] | None = None
+    ) -> list[Finding]:
+        """The secrets in a case's fields (``{"stdout": b"...", "args": [...]}``).
+
+        ``names``: the name a value is known by where its field gives none, by its path
+        (``("args", 1)`` → ``password``, from the target's signature): a string in it (not
+        under a dict key of its own) is scanned as written under that name."""
         if not self.enabled:
             return []
         found: set[Finding] = set()
         items = [item for name, value in fields.items() for item in strings(value, (name,))]
-        if not self.scrubber and not may_hold_secret("\n".join(t for _, t, _, _ in items)):
+        if names:
+            items = [
+                (where, text, on_key, names.get(where[:2], key) if key == where[0] else key)
+                for where, text, on_key, key in items
+            ]
+        head = "\n".join(names.values()) if names else ""
+        if not self.scrubber and not may_hold_secret(
+            "\n".join([head, *(t for _, t, _, _ in items)])
+        ):
             return []  # the usual case, decided in one pass over all the case's strings
         for where, text, on_key, key in items:
             found.update(self._text_findings(where, text, on_key))
@@ -182,10 +196,17 @@ class SecretPolicy:
                 yield Finding(where, 1, hit.detector, hit.secret_digest, on_key)
 
     def refusal(
-        self, oracle: str, case_id: str, fields: Mapping[str, Any], *, label: str = ""
+        self,
+        oracle: str,
+        case_id: str,
+        fields: Mapping[str, Any],
+        *,
+        label: str = "",
+        names: Mapping[FieldPath, str] | None = None,
     ) -> Refusal | None:
-        """The refusal of the case if its fields hold a secret, else None."""
-        found = self.findings(fields)
+        """The refusal of the case if its fields hold a secret, else None (``names``: see
+        :meth:`findings`)."""
+        found = self.findings(fields, names)
         if not found:
             return None
         hidden = any(f.path[:1] == ("id",) for f in found) or any(
@@ -233,6 +254,18 @@ class SecretPolicy:
         """An outcome whose drifts and note are :meth:`mask` ed, and whose case id is shown
         by digest when it holds a secret: what replay hands to every reporter and to the
         pending file."""
+        if outcome.status is Status.DRIFT:
+            recorded = (
+                text
+                for d in outcome.drifts
+                for text in (d.expected, d.diff, d.texts[0] if d.texts else "")
+            )
+            missing = next((m for text in recorded if (m := self.scrubber.missing(text))), None)
+            if missing is not None:
+                # the record holds a placeholder whose value this run could not see: the
+                # drift compares the placeholder against whatever came instead (the raw
+                # value read from elsewhere, or nothing) -- say why, show neither
+                return replace(outcome, status=Status.ERROR, drifts=(), note=str(missing))
         if outcome.status is not Status.PASS and self.holds_secret(outcome.case_id):
             # a new fixture or case named after a secret (a passing case's id went
             # through record's scan): named by digest, like a refusal does
@@ -283,10 +316,23 @@ def scrubber_for(project: Project) -> Scrubber:
         ),
         environ,
         ambient_secrets(project.config.lockstep.secret_env, environ),
+        tuple(project.config.lockstep.secret_env),
     )
 
 
-def ambient_secrets(patterns: list[str], environ: Mapping[str, str]) -> tuple[NamedSecret, ...]:
+def ambient_scrubber(
+    patterns: Sequence[str], configured: frozenset[str] = frozenset()
+) -> Scrubber | None:
+    """The scrubbing of the variables of today's environment whose names match
+    ``patterns`` and are not ``configured`` as ``[[secret]] env``: None when none is set
+    with a value long enough to scrub (the usual case: one look at the environment)."""
+    environ = dict(os.environ)
+    found = tuple(s for s in ambient_secrets(patterns, environ) if s.env not in configured)
+    scrubber = Scrubber((), environ, found)
+    return scrubber if scrubber else None
+
+
+def ambient_secrets(patterns: Sequence[str], environ: Mapping[str, str]) -> tuple[NamedSecret, ...]:
     """The variables of ``environ`` whose names match one of ``patterns`` (``fnmatch``,
     case-insensitive), each a secret named after its variable."""
     if not patterns:
@@ -297,6 +343,19 @@ def ambient_secrets(patterns: list[str], environ: Mapping[str, str]) -> tuple[Na
         for name in sorted(environ)
         if environ[name] and any(fnmatch.fnmatchcase(name.upper(), p) for p in upper)
     )
+
+
+def display_mask(project: Project | None) -> Callable[[str], str]:
+    """:meth:`SecretPolicy.mask` for text shown to a person outside a replay's outcomes (a
+    record's notes, a refusal's detail, an error): the project's policy, or without one
+    (the configuration did not load) the detector and the default ``secret_env``."""
+    if project is not None:
+        return policy_for(project).mask
+    from lockstep.config import SECRET_ENV_NAMES
+
+    environ = dict(os.environ)
+    scrubber = Scrubber((), environ, ambient_secrets(SECRET_ENV_NAMES, environ))
+    return SecretPolicy(enabled=True, scrubber=scrubber, allowed=frozenset()).mask
 
 
 def policy_near(path: Path) -> SecretPolicy:

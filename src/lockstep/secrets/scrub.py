@@ -15,6 +15,7 @@ the caller refuses the case rather than write it.
 from __future__ import annotations
 
 import base64
+import fnmatch
 import json
 import os
 import re
@@ -30,6 +31,16 @@ MIN_VALUE: Final = 4
 AMBIENT_MIN: Final = 8
 """An environment secret found by its name (``[lockstep] secret_env``) shorter than this is
 named in a warning instead of scrubbed: nobody chose it, and a short word is everywhere."""
+
+
+_PLACEHOLDER: Final = re.compile(r"<([A-Z_][A-Z0-9_]*)>")
+"""A placeholder as scrubbing by a variable's name writes it (variables named in capitals:
+``<author>`` in a document is no placeholder)."""
+
+
+def _named_secret(name: str, patterns: Iterable[str]) -> bool:
+    """Whether a variable's name matches one of the ``secret_env`` patterns."""
+    return any(fnmatch.fnmatchcase(name.upper(), p.upper()) for p in patterns)
 
 
 class SecretMissing(UsageError):
@@ -90,6 +101,10 @@ class Scrubber:
     """Environment variables whose names look secret (``[lockstep] secret_env``): scrubbed
     and revealed like ``secrets``, but not part of :meth:`encode` (an oracle does not go
     stale because a machine has another variable set)."""
+    ambient_names: tuple[str, ...] = ()
+    """The ``secret_env`` patterns: a placeholder ``<NAME>`` of a variable whose name
+    matches one (as scrubbing writes it) cannot be revealed when the variable is not set
+    (:meth:`reveal`, :meth:`missing`)."""
 
     def __post_init__(self) -> None:
         configured = {s.env for s in self.secrets if s.env}
@@ -179,7 +194,12 @@ class Scrubber:
 
     def reveal(self, text: str) -> str:
         """``text`` with each env secret's placeholder replaced by its value from the
-        environment (what the program or function was handed at record time)."""
+        environment (what the program or function was handed at record time).
+
+        :class:`SecretMissing` when the variable is not set: a ``[[secret]] env`` one, or
+        one whose name matches ``secret_env`` (``<DB_PASSWORD>``: record scrubbed it by
+        that name) -- handing on the placeholder itself would replay green against the
+        scrubbed record without the function or program ever seeing the value."""
         if "<" not in text:
             return text
         for placeholder, secret in self._by_placeholder.items():
@@ -188,7 +208,27 @@ class Scrubber:
                 if not value:  # empty is not set: "" cannot be what was scrubbed
                     raise SecretMissing(secret.name, secret.env)
                 text = text.replace(placeholder, value)
+        missing = self.missing(text)
+        if missing is not None:
+            raise missing
         return text
+
+    def missing(self, text: str) -> SecretMissing | None:
+        """Why ``text`` (a recorded value) cannot be replayed here: it holds the
+        placeholder of an environment secret that is not set (``[[secret]] env``, or a
+        variable named like ``secret_env``), else None."""
+        if "<" not in text:
+            return None
+        for placeholder, secret in self._by_placeholder.items():
+            if placeholder in text and not self.environ.get(secret.env):
+                return SecretMissing(secret.name, secret.env)
+        if not self.ambient_names:
+            return None
+        for match in _PLACEHOLDER.finditer(text):
+            name = match.group(1)
+            if not self.environ.get(name) and _named_secret(name, self.ambient_names):
+                return SecretMissing(name, name)
+        return None
 
     def encode(self) -> str:
         """The secrets as an oracle file's rule record keeps them: names, never values."""

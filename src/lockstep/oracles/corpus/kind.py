@@ -45,7 +45,7 @@ from lockstep.oracles.lifecycle import (
 )
 from lockstep.oracles.stale import Mismatch, mismatches, rules_mismatch, stale_outcome
 from lockstep.oracles.status import file_status
-from lockstep.rules import RuleRecord, resolve_rules
+from lockstep.rules import RuleRecord, resolve_rules, secret_env_of
 from lockstep.store import BlobBatch, BlobStore, display_path, sha256_hex
 from lockstep.targets import resolve_callable
 
@@ -339,6 +339,7 @@ def _replay_parallel(
         corpus.loose,
         resolve_rules(corpus.rules, project, where=project.key(corpus)).records(),
         project.config.lockstep.stem_length,
+        secret_env_of(project),
     )
     batches = batched(((entry.id, str(p)) for entry, p in todo), _CHUNK)
     for results in map_processes(

@@ -17,7 +17,7 @@ import msgspec
 from lockstep import canon
 from lockstep.config import CorpusSpec, Project
 from lockstep.errors import CanonError, UsageError
-from lockstep.rules import RuleRecord, RuleSet, rules_from_records
+from lockstep.rules import RuleRecord, RuleSet, ambient_rule, rules_from_records
 from lockstep.targets import resolve_callable
 
 
@@ -60,7 +60,7 @@ class Renderer:
             text = f"raised {frozen.exc_type}: {frozen.exc_stem}\n"
             return Rendered(text.encode("utf-8"), frozen)
         data = _to_bytes(value, loose=self.loose, fixture_id=fixture_id)
-        if not self.rules.rules:
+        if not self.rules.active:
             return Rendered(data)
         local = self.rules.fresh()
         return Rendered(local.apply_bytes(data), fired=local.counts())
@@ -82,11 +82,18 @@ _WORKER: Final = _Worker()
 
 
 def worker_init(
-    root: str, render: str, loose: bool, rules: list[RuleRecord], stem_length: int
+    root: str,
+    render: str,
+    loose: bool,
+    rules: list[RuleRecord],
+    stem_length: int,
+    secret_env: tuple[list[str], list[str]] = ([], []),
 ) -> None:
-    """Build this worker process's renderer once (parallel replay)."""
+    """Build this worker process's renderer once (parallel replay); ``secret_env``: the
+    project's ``secret_env`` patterns and ``[[secret]] env`` names (see
+    :func:`lockstep.rules.ambient_rule`)."""
     func = resolve_callable(render, Path(root), where="render")
-    rule_set = rules_from_records(rules, where="lock")
+    rule_set = rules_from_records(rules, where="lock", ambient=ambient_rule(*secret_env))
     _WORKER.renderer = Renderer(func, loose=loose, rules=rule_set, stem_length=stem_length)
 
 

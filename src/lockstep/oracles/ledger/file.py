@@ -382,7 +382,7 @@ def merge_into_file(
     a secret (``@record_io`` runs inside the user's program: it tells them on stderr).
     """
     secrets = RecordReport(path.name, path, RecordMode.NEW_ONLY)
-    rows = without_secrets(policy_near(path), dict(rows), secrets)
+    rows = without_secrets(policy_near(path), dict(rows), secrets, signature)
     with lock_for(path):
         mode = RecordMode.NEW_ONLY if path.exists() else RecordMode.CREATE
         if path.exists():

@@ -74,7 +74,7 @@ from lockstep.oracles.stale import Mismatch, mismatches, stale_outcome
 from lockstep.oracles.status import file_status
 from lockstep.oracles.verify import Prestarted, prestarted, verify
 from lockstep.parallel import batched, map_processes
-from lockstep.secrets import policy_for, scrubber_for
+from lockstep.secrets import Scrubber, policy_for, scrubber_for
 from lockstep.store import display_path, iter_lines
 from lockstep.targets import resolve_callable, root_on_path
 
@@ -185,7 +185,7 @@ def write_recording(
                 cause=recording.contexts.get(r.id, ""),
             )
         )
-    secret_free = without_secrets(policy_for(project), recording.rows, report)
+    secret_free = without_secrets(policy_for(project), recording.rows, report, signature)
     rows = _reproducible(project, spec, recording, secret_free, signature, report, started)
     if keep:
         rows = (
@@ -285,9 +285,15 @@ def _replayer(
         tolerance=spec.float_tolerance,
         stem_length=project.config.lockstep.stem_length,
         loop=_event_loop() if inspect.iscoroutinefunction(target) else None,
-        scrubber=scrubber_for(project) or None,
+        scrubber=_revealing(scrubber_for(project)),
         candidate=candidate,
     )
+
+
+def _revealing(scrubber: Scrubber) -> Scrubber | None:
+    """The scrubber when a row may hold a placeholder to put today's value in (or one
+    of a variable that is not set here), else None: replay then skips the search."""
+    return scrubber if scrubber or scrubber.ambient_names else None
 
 
 def _event_loop() -> Any:

@@ -447,8 +447,11 @@ class LedgerRecording:
                 f"({_shown(self.failed, FAILED_SHOWN)}; {self.options.allow_failures_flag})",
                 yellow=True,
             )
+        from lockstep.secrets.policy import display_mask
+
+        mask = display_mask(self.project)
         for outcome in self.outcomes:
-            for line in record_text(outcome.report, self.project.root).plain.splitlines():
+            for line in record_text(outcome.report, self.project.root, mask).plain.splitlines():
                 terminalreporter.write_line(line)
             for line in _summary_lines(outcome):
                 terminalreporter.write_line(line)

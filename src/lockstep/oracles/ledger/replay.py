@@ -105,6 +105,8 @@ class Replayer:
         except SecretMissing as e:
             return Outcome(self.oracle, row.id, Status.ERROR, note=str(e))
         outcome = self._run(lineno, real)
+        if real is row and not scrubber:  # nothing put back, no value to scrub: as is
+            return outcome
         return scrubbed_outcome(outcome, scrubber, call_text(row.fn, row.args, row.kwargs))
 
     def _run(self, lineno: int, row: LedgerRow) -> Outcome:

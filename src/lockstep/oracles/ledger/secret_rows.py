@@ -13,18 +13,21 @@ drift is shown scrubbed again (:func:`scrubbed_outcome`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
 import msgspec
 
 from lockstep.model import Drift, Outcome, RecordReport
-from lockstep.oracles.ledger.format import LedgerRow, input_key, row_id
+from lockstep.oracles.ledger.format import LedgerRow, Param, input_key, row_id
 from lockstep.oracles.ledger.spool import RowFile
 from lockstep.secrets import Scrubber, SecretPolicy
+from lockstep.secrets.detect import may_hold_secret
+from lockstep.secrets.policy import FieldPath
 
 _FIELDS = ("args", "kwargs", "result", "mutated", "exc_stem")
+_ENCODE = msgspec.json.Encoder().encode
 
 
 def _map_row(row: LedgerRow, fn: Any) -> LedgerRow:
@@ -37,22 +40,53 @@ def _map_row(row: LedgerRow, fn: Any) -> LedgerRow:
 
 
 def without_secrets(
-    policy: SecretPolicy, rows: Mapping[str, LedgerRow], report: RecordReport
+    policy: SecretPolicy,
+    rows: Mapping[str, LedgerRow],
+    report: RecordReport,
+    signature: Sequence[Param] = (),
 ) -> Mapping[str, LedgerRow]:
     """``rows`` scrubbed; a row that still holds a secret is refused (named in ``report``).
 
-    Rows spilled to disk (:class:`~lockstep.oracles.ledger.spool.RowFile`) are
-    scanned as a stream into a new row file.
+    Each positional argument is scanned under its parameter's name from ``signature``
+    (the target's, as the ledger records it): ``connect("db", "hunter2")`` into
+    ``def connect(host, password)`` is read as ``"password": "hunter2"``, like the
+    keyword form.  Rows spilled to disk (:class:`~lockstep.oracles.ledger.spool.RowFile`)
+    are scanned as a stream into a new row file.
     """
     if not policy.enabled and not policy.scrubber:
         return rows
+    names = _ArgNames(signature)
     if isinstance(rows, RowFile):
-        return RowFile.from_rows(_kept(policy, rows.values(), report))
-    return {row.id: row for row in _kept(policy, rows.values(), report)}
+        return RowFile.from_rows(_kept(policy, rows.values(), report, names))
+    return {row.id: row for row in _kept(policy, rows.values(), report, names)}
+
+
+class _ArgNames:
+    """The parameter name of each positional argument, where it can tell the scanner
+    something (a name no detector reads, like ``host``, is left out: most targets then
+    cost nothing more per row)."""
+
+    def __init__(self, signature: Sequence[Param]) -> None:
+        positional = [p.name for p in signature if p.kind in _POSITIONAL]
+        rest = next((p.name for p in signature if p.kind == "var_positional"), "")
+        self._named = [(i, n) for i, n in enumerate(positional) if may_hold_secret(n)]
+        self._from = len(positional)
+        self._rest = rest if rest and may_hold_secret(rest) else ""
+
+    def __call__(self, args: Any) -> dict[FieldPath, str] | None:
+        if not isinstance(args, list) or not (self._named or self._rest):
+            return None
+        found: dict[FieldPath, str] = {("args", i): n for i, n in self._named if i < len(args)}
+        if self._rest:
+            found.update((("args", i), self._rest) for i in range(self._from, len(args)))
+        return found or None
+
+
+_POSITIONAL = frozenset({"positional_only", "positional_or_keyword"})
 
 
 def _kept(
-    policy: SecretPolicy, rows: Iterable[LedgerRow], report: RecordReport
+    policy: SecretPolicy, rows: Iterable[LedgerRow], report: RecordReport, names: _ArgNames
 ) -> Iterator[LedgerRow]:
     for row in rows:
         rid = row.id
@@ -69,6 +103,7 @@ def _kept(
             rid,
             {k: v for k, v in fields.items() if v is not msgspec.UNSET},
             label=f"{row.fn} [{rid}]",
+            names=names(row.args),
         )
         if refusal is None:
             yield row
@@ -76,9 +111,21 @@ def _kept(
             report.refused.append(refusal)
 
 
+def _may_hold_placeholder(row: LedgerRow) -> bool:
+    """Whether any string of the row holds a ``<`` (most rows: no, found in one
+    C-speed encoding instead of a walk through every value)."""
+    values = [v for name in _FIELDS if (v := getattr(row, name)) is not msgspec.UNSET]
+    try:
+        return b"<" in _ENCODE(values)
+    except (TypeError, ValueError, OverflowError):
+        return True
+
+
 def revealed(row: LedgerRow, scrubber: Scrubber) -> LedgerRow:
     """The row with every placeholder replaced by its value from the environment
     (:class:`~lockstep.secrets.SecretMissing` when a variable is not set)."""
+    if not _may_hold_placeholder(row):
+        return row
 
     def reveal(value: Any) -> Any:
         if isinstance(value, str):
@@ -101,6 +148,13 @@ def scrubbed_outcome(outcome: Outcome, scrubber: Scrubber, note: str) -> Outcome
         return outcome
     scrub = scrubber.scrub
     drifts = tuple(
-        Drift(d.aspect, scrub(d.expected), scrub(d.actual), scrub(d.diff)) for d in outcome.drifts
+        Drift(
+            d.aspect,
+            scrub(d.expected),
+            scrub(d.actual),
+            scrub(d.diff),
+            None if d.texts is None else (scrub(d.texts[0]), scrub(d.texts[1])),
+        )
+        for d in outcome.drifts
     )
     return replace(outcome, drifts=drifts, note=note)

@@ -122,7 +122,7 @@ class Tape:
         threads need no lock.
         """
         self._seq = itertools.count()
-        self._rules = rules if rules is not None and rules.rules else None
+        self._rules = rules if rules is not None and rules.active else None
         self._stem_length = stem_length
         self._open = _Stack()
         self.failure: CanonError | None = None
