@@ -231,14 +231,21 @@ CONTEXT_SHOP = {
     "clerk/__init__.py": "",
     "clerk/rates.py": "def rate(cur):\n    return {'EUR': 1.0, 'USD': 0.5}[cur]\n",
     "clerk/words.py": "EXTRA = set()\n",
+    "clerk/i18n.py": (
+        "import threading\n\n_CURRENT = threading.local()\n\n\n"
+        "def activate(lang):\n    _CURRENT.lang = lang\n\n\n"
+        "def deactivate():\n    del _CURRENT.lang\n"
+    ),
     "clerk/desk.py": (
-        "import datetime\nimport locale\n\nfrom clerk import rates, words\n\n"
+        "import datetime\nimport locale\n\nfrom clerk import i18n, rates, words\n\n"
         "TAGS = {'alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta', 'eta', 'theta'}\n\n\n"
         "def desk(kind, value):\n"
         "    if kind == 'price':\n        return value * rates.rate('USD')\n"
         "    if kind == 'word':\n        return value in words.EXTRA or value == 'base'\n"
         "    if kind == 'stamp':\n        return f'{value}@{datetime.datetime.now().year}'\n"
         "    if kind == 'charset':\n        return value + locale.nl_langinfo(locale.CODESET)\n"
+        "    if kind == 'greet':\n"
+        "        return {'fr': 'bonjour'}.get(getattr(i18n._CURRENT, 'lang', ''), 'hello') + value\n"
         "    return value + ':' + ','.join(TAGS)\n"
     ),
     "tests/freeze.py": (
@@ -268,7 +275,10 @@ CONTEXT_SHOP = {
         "    locale.setlocale(locale.LC_ALL, 'C')\n    try:\n"
         "        assert desk('charset', 'cs=')\n    finally:\n"
         "        locale.setlocale(locale.LC_ALL, before)\n\n\n"
-        "def test_tags():\n    assert desk('tags', 't').startswith('t:')\n"
+        "def test_tags():\n    assert desk('tags', 't').startswith('t:')\n\n\n"
+        "def test_translation():\n    from clerk import i18n\n\n    i18n.activate('fr')\n"
+        "    try:\n        assert desk('greet', '!') == 'bonjour!'\n    finally:\n"
+        "        i18n.deactivate()\n"
     ),
     "lockstep.toml": '[[ledger]]\nname = "desk"\ntarget = "clerk.desk:desk"\n',
 }
@@ -289,13 +299,14 @@ def test_refused_rows_name_their_test_and_likely_cause(tmp_path: Path) -> None:
         "test_frozen_clock": "frozen clock (time.time, datetime.datetime replaced)",
         "test_locale": "locale switched (",
         "test_tags": "hash-seed dependence",
+        "test_translation": "module global clerk.i18n._CURRENT changed (lang set)",
     }
     for test, cause in expected.items():
         line = next((x for x in out.splitlines() if f"from tests/test_desk.py::{test} " in x), "")
         assert line.startswith("  refused 1 row(s) from"), out
         assert f"(cause: {cause}" in line, line
     assert "test_plain" not in out
-    assert "verified 2 of 7 new case(s)" in out
+    assert "verified 2 of 8 new case(s)" in out
     replay = run_cli("replay", cwd=root)
     assert replay.code == 0, replay.output
     assert "green: 2 cases: 2 passed" in replay.stdout

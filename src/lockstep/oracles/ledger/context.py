@@ -31,6 +31,7 @@ import datetime
 import locale
 import os
 import sys
+import threading
 import time
 import types
 from typing import Any, Final
@@ -114,7 +115,7 @@ def _plain_items(start: Any, now: Any) -> bool:
 
 
 class _Watched:
-    __slots__ = ("key", "name", "namespace", "size", "start", "value")
+    __slots__ = ("key", "local", "name", "namespace", "size", "start", "value")
 
     def __init__(self, name: str, namespace: Any, value: Any) -> None:
         self.name = name
@@ -123,6 +124,23 @@ class _Watched:
         self.value = value
         self.size = len(value) if type(value) in _CONTAINERS else -1
         self.start: Any = value.copy() if 0 <= self.size <= SNAPSHOT_ITEMS else None
+        # A threading.local holds per-thread settings (humanize's active translation):
+        # its attributes, as this thread sees them, are what changes.
+        self.local: dict[str, Any] | None = (
+            dict(vars(value)) if isinstance(value, threading.local) else None
+        )
+
+    def local_changes(self) -> list[str]:
+        """The attributes of a watched ``threading.local`` set, rebound or deleted since."""
+        start = self.local
+        if start is None:
+            return []
+        now = vars(self.value)
+        return sorted(
+            k
+            for k in start.keys() | now.keys()
+            if start.get(k, _MISSING) is not now.get(k, _MISSING)
+        )
 
     def only_grew(self, now: Any) -> bool:
         """True when every item there at the start is still there, the same object (items
@@ -246,6 +264,9 @@ class ContextWatch:
         for w in self.watched:
             now = w.namespace.get(w.key, _MISSING)
             if now is w.value:
+                if w.local is not None and (changed := w.local_changes()):
+                    out.append(f"module global {w.name} changed ({', '.join(changed)} set)")
+                    continue
                 if w.size >= 0 and len(now) != w.size:
                     if w.only_grew(now) and not _plain_items(w.start, now):
                         grown.append(w.name)
