@@ -85,18 +85,22 @@ def record(
         flags = " and ".join(f"--{m.value}" for m in asked)
         raise UsageError(f"record takes one mode, not {flags}: each is a different update")
     chosen = asked[0] if asked else RecordMode.CREATE
+    from lockstep.oracles.verify import verifying_seed
+    from lockstep.oracles.verify_session import shared_verification
     from lockstep.report.terminal import record_text
 
     project = project_from(ctx)
     _warn_short_secrets(project)
     out = console()
     refused = secrets = 0
-    for spec in _select(project, names):
-        with progress(out, f"record {spec.name}"):
-            report = kind_of(spec).record(project, spec, chosen)
-        out.print(record_text(report, project.root), end="")
-        secrets += sum(r.reason is RefusalReason.SECRET for r in report.refused)
-        refused += len(report.refused)
+    # one verifying interpreter for the whole run, started now so it overlaps the drivers
+    with shared_verification(project.root, seed=verifying_seed()):
+        for spec in _select(project, names):
+            with progress(out, f"record {spec.name}"):
+                report = kind_of(spec).record(project, spec, chosen)
+            out.print(record_text(report, project.root), end="")
+            secrets += sum(r.reason is RefusalReason.SECRET for r in report.refused)
+            refused += len(report.refused)
     if secrets:
         out.print(
             f"{secrets} case(s) refused because they hold a secret (see above): nothing of "
