@@ -55,11 +55,15 @@ def main(argv: list[str] | None = None) -> int:
 def _serve(token: str) -> int:
     """A recording session's verifying interpreter (:mod:`lockstep.oracles.verify_session`):
     each candidate replays in a fork of this process, which imports the replay machinery
-    once, here, and never a target."""
+    once, here (what a fresh child imports before it imports a ledger's target), and never
+    a target."""
+    import gc
+
     from lockstep.oracles import ledger  # noqa: F401 - what every fork's replay imports
     from lockstep.oracles.ledger import kind  # noqa: F401
     from lockstep.oracles.verify_session import serve
 
+    gc.freeze()  # what is imported stays: a fork's collections need not touch (copy) it
     return serve(token, main)
 
 
