@@ -175,3 +175,50 @@ def test_a_record_run_of_several_ledgers_starts_one_verifying_interpreter(
     assert len({pid for _, pid, _ in verifying}) == 3
     for name in ("stamp", "switch", "shout"):  # one process replaying them all would not be
         assert run_cli("replay", name, cwd=root).code == 0
+
+
+def test_a_ledger_whose_replay_fails_leaves_the_next_one_verified(tmp_path: Path) -> None:
+    """A fork that cannot replay (its target fails to import there) refuses its own ledger's
+    rows only: the session's interpreter goes on to verify the next ledger."""
+    root = tmp_path / "proj"
+    fragile = (
+        "import os\n\n"
+        "if os.environ.get('PYTHONHASHSEED') == '1':  # the verifying interpreter's seed\n"
+        "    raise ImportError('only in the verifying interpreter')\n\n\n"
+        "def half(x):\n    return x / 2\n"
+    )
+    tests = (
+        "from shop import fragile, state\n\n\n"
+        "def test_half():\n    assert fragile.half(4) == 2\n\n\n"
+        "def test_stamp():\n    assert state.stamp(1) == 11\n"
+    )
+    config = (
+        '[[ledger]]\nname = "half"\ntarget = "shop.fragile:half"\n\n'
+        '[[ledger]]\nname = "stamp"\ntarget = "shop.state:stamp"\n'
+    )
+    write_files(
+        root,
+        {
+            "shop/__init__.py": "",
+            "shop/state.py": STATE,
+            "shop/fragile.py": fragile,
+            "tests/test_shop.py": tests,
+            "lockstep.toml": config,
+        },
+    )
+    result = run_pytest(
+        "-q",
+        "tests",
+        "--lockstep-record",
+        cwd=root,
+        env={"PYTHONHASHSEED": "0"},
+        plugins=("lockstep.pytest.plugin",),
+    )
+    assert result.code == 0, result.output
+    out = result.stdout
+    half = _section(out, "half")
+    assert "cannot import module 'shop.fragile': ImportError: only in the verifying" in half, out
+    assert "verified 0 of 1 new case(s)" in half
+    stamp = _section(out, "stamp")
+    assert "verified 1 new case(s) in a fresh interpreter" in stamp and "all reproduce" in stamp
+    assert [role for role, _, _ in _imports(root) if role != "main"] == ["serve"]  # stamp's fork

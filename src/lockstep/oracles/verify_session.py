@@ -106,7 +106,7 @@ class _Server:
     """``os.environ`` when the server started (a changed one starts a new server)."""
 
     def stop(self) -> None:
-        """End the server (closing its stdin ends its loop); kill its group if it lingers."""
+        """End the server (closing its stdin ends its loop); kill it if it lingers."""
         with contextlib.suppress(OSError):
             if self.proc.stdin is not None:
                 self.proc.stdin.close()
