@@ -59,10 +59,10 @@ def _serve(token: str) -> int:
     a target."""
     import gc
 
-    from lockstep.oracles import ledger  # noqa: F401 - what every fork's replay imports
-    from lockstep.oracles.ledger import kind  # noqa: F401
+    from lockstep.oracles import kind_named
     from lockstep.oracles.verify_session import serve
 
+    kind_named("ledger")  # what every ledger fork's replay imports first, through the registry
     gc.freeze()  # what is imported stays: a fork's collections need not touch (copy) it
     return serve(token, main)
 
