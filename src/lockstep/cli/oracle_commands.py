@@ -40,7 +40,7 @@ from lockstep.cli.report_command import (
     spec_options,
 )
 from lockstep.cli.revisions import REV
-from lockstep.config import OracleSpec, Project
+from lockstep.config import LedgerSpec, OracleSpec, Project
 from lockstep.errors import UsageError
 from lockstep.model import Outcome, RecordMode, RefusalReason, ReplayOptions, Status
 from lockstep.oracles import kind_of
@@ -93,9 +93,12 @@ def record(
     _warn_short_secrets(project)
     out = console()
     refused = secrets = 0
-    # one verifying interpreter for the whole run, started now so it overlaps the drivers
-    with shared_verification(project.root, seed=verifying_seed()):
-        for spec in _select(project, names):
+    specs = _select(project, names)
+    # One verifying interpreter for the whole run; started now when a ledger's driver will
+    # run (its start overlaps the driver), else when a first candidate needs it.
+    driven = any(isinstance(spec, LedgerSpec) for spec in specs)
+    with shared_verification(project.root, seed=verifying_seed() if driven else None):
+        for spec in specs:
             with progress(out, f"record {spec.name}"):
                 report = kind_of(spec).record(project, spec, chosen)
             out.print(record_text(report, project.root), end="")
