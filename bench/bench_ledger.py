@@ -432,7 +432,8 @@ def bench_record_memory(sizes: tuple[int, ...] = (100_000, 1_000_000)) -> dict[i
                 "proc = subprocess.run([sys.argv[1], 'record', 'add'], capture_output=True)\n"
                 "assert proc.returncode == 0, proc.stderr\n"
                 "took = time.perf_counter() - start\n"
-                "print(peak(), took)\n"
+                "use = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+                "print(peak(), took, use.ru_utime + use.ru_stime)\n"
             )
             replay_code = code.split("start =")[0] + (
                 "proc = subprocess.run([sys.argv[1], 'replay', 'add', '-q'], capture_output=True)\n"
@@ -447,7 +448,7 @@ def bench_record_memory(sizes: tuple[int, ...] = (100_000, 1_000_000)) -> dict[i
                 capture_output=True,
                 text=True,
             ).stdout.split()
-            kib, took = int(out[0]), float(out[1])
+            kib, took, cpu = int(out[0]), float(out[1]), float(out[2])
             replayed = int(
                 subprocess.run(
                     [sys.executable, "-c", replay_code, lockstep_cli],
@@ -459,7 +460,8 @@ def bench_record_memory(sizes: tuple[int, ...] = (100_000, 1_000_000)) -> dict[i
             )
             figures[size] = kib / 1024
             print(
-                f"  {size:>9,} rows: peak RSS {kib / 1024:7.1f} MiB, {took:6.1f} s; "
+                f"  {size:>9,} rows: peak RSS {kib / 1024:7.1f} MiB, {took:6.1f} s "
+                f"({cpu:.1f} s CPU, load {os.getloadavg()[0]:.1f}); "
                 f"replaying them: peak RSS {replayed / 1024:7.1f} MiB"
             )
     return figures

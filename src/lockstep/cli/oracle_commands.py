@@ -40,7 +40,7 @@ from lockstep.cli.report_command import (
     spec_options,
 )
 from lockstep.cli.revisions import REV
-from lockstep.config import OracleSpec, Project
+from lockstep.config import LedgerSpec, OracleSpec, Project
 from lockstep.errors import UsageError
 from lockstep.model import Outcome, RecordMode, RefusalReason, ReplayOptions, Status
 from lockstep.oracles import kind_of
@@ -85,6 +85,8 @@ def record(
         flags = " and ".join(f"--{m.value}" for m in asked)
         raise UsageError(f"record takes one mode, not {flags}: each is a different update")
     chosen = asked[0] if asked else RecordMode.CREATE
+    from lockstep.oracles.verify import verifying_seed
+    from lockstep.oracles.verify_session import shared_verification
     from lockstep.report.terminal import record_text
     from lockstep.secrets.policy import display_mask
 
@@ -93,12 +95,17 @@ def record(
     out = console()
     refused = secrets = 0
     mask = display_mask(project)
-    for spec in _select(project, names):
-        with progress(out, f"record {spec.name}"):
-            report = kind_of(spec).record(project, spec, chosen)
-        out.print(record_text(report, project.root, mask), end="")
-        secrets += sum(r.reason is RefusalReason.SECRET for r in report.refused)
-        refused += len(report.refused)
+    specs = _select(project, names)
+    # One verifying interpreter for the whole run; started now when a ledger's driver will
+    # run (its start overlaps the driver), else when a first candidate needs it.
+    driven = any(isinstance(spec, LedgerSpec) for spec in specs)
+    with shared_verification(project.root, seed=verifying_seed() if driven else None):
+        for spec in specs:
+            with progress(out, f"record {spec.name}"):
+                report = kind_of(spec).record(project, spec, chosen)
+            out.print(record_text(report, project.root, mask), end="")
+            secrets += sum(r.reason is RefusalReason.SECRET for r in report.refused)
+            refused += len(report.refused)
     if secrets:
         out.print(
             f"{secrets} case(s) refused because they hold a secret (see above): nothing of "

@@ -3,7 +3,8 @@
 Not a user command: :mod:`lockstep.oracles.verify` starts it with another hash seed and
 reads its JSON lines (one per case that did not reproduce, then a last line).  What the
 replayed code prints goes to stderr, so it is never taken for a verdict.  Exit 0 when
-the replay ran, 2 with one line when it could not.
+the replay ran, 2 with one line when it could not.  With ``--serve TOKEN`` it is a
+recording session's server instead (:mod:`lockstep.oracles.verify_session`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,9 @@ from lockstep.oracles.verify import verdict_lines
 
 
 def main(argv: list[str] | None = None) -> int:
+    given = sys.argv[1:] if argv is None else argv
+    if given[:1] == ["--serve"] and len(given) == 2:
+        return _serve(given[1])
     parser = argparse.ArgumentParser(prog="python -m lockstep.cli.verify_child")
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--config")
@@ -46,6 +50,21 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout = out
     out.flush()
     return 0
+
+
+def _serve(token: str) -> int:
+    """A recording session's verifying interpreter (:mod:`lockstep.oracles.verify_session`):
+    each candidate replays in a fork of this process, which imports the replay machinery
+    once, here (what a fresh child imports before it imports a ledger's target), and never
+    a target."""
+    import gc
+
+    from lockstep.oracles import kind_named
+    from lockstep.oracles.verify_session import serve
+
+    kind_named("ledger")  # what every ledger fork's replay imports first, through the registry
+    gc.freeze()  # what is imported stays: a fork's collections need not touch (copy) it
+    return serve(token, main)
 
 
 if __name__ == "__main__":

@@ -35,6 +35,7 @@ from lockstep.config import Config, LedgerSpec, OracleSpec, Project, Settings, l
 from lockstep.errors import LockstepError
 from lockstep.model import Outcome, ReplayOptions, Status
 from lockstep.oracles import CHILD_MODULE, CHILD_TIMEOUT
+from lockstep.oracles.verify_session import SessionError, VerifySession, current
 from lockstep.store import temp_folder
 
 if TYPE_CHECKING:  # not at import: replay never loads the probe machinery, and @record_io
@@ -87,7 +88,7 @@ class Verification:
         )
 
 
-def _other_seed() -> int:
+def verifying_seed() -> int:
     """A fixed hash seed other than this process's, so set and dict-of-str order can differ.
 
     Fixed rather than random so that record's report is the same on every run; this
@@ -119,13 +120,17 @@ class Prestarted:
 
 
 @contextmanager
-def prestarted(project: Project, spec: OracleSpec) -> Iterator[Prestarted]:
+def prestarted(project: Project, spec: OracleSpec) -> Iterator[Prestarted | None]:
     """Start the verifying interpreter now; :func:`verify` hands it the candidate later.
 
-    A recording that fails, or has nothing to verify, ends it unused.
+    A recording that fails, or has nothing to verify, ends it unused.  Under a recording
+    session (:mod:`.verify_session`) there is nothing to start: its interpreter is running.
     """
+    if current(project.root) is not None:
+        yield None
+        return
     source = ("--config", str(project.config_path))
-    seed = _other_seed()
+    seed = verifying_seed()
     proc = _spawn(project, spec, "-", seed, source, None)
     try:
         yield Prestarted(proc, seed, source)
@@ -156,24 +161,32 @@ def verify(
     ``source`` tells the child where the oracle's settings come from (default: the
     project's configuration file; ``@record_io`` names the target instead), and ``env``
     adds to the child's environment.  ``started`` is an interpreter :func:`prestarted`
-    for this very oracle: the first replay runs there.
+    for this very oracle: the first replay runs there.  Under a recording session
+    (:func:`.verify_session.shared_verification`) a candidate of the project read from its
+    configuration replays in a fork of the session's interpreter instead.
     """
+    session = None if started is not None or env or source else current(project.root)
     source = started.source if started is not None else source
     source = source or ("--config", str(project.config_path))
-    seed = started.seed if started is not None else _other_seed()
+    seed = started.seed if started is not None else verifying_seed()
     with candidate_folder(project) as folder:
         ids = write_candidate(folder)
         if not ids:
             return Verification(seed, {})
         rel = folder.relative_to(project.root.resolve()).as_posix()
-        proc = started.proc if started is not None else None
-        if proc is None:
-            proc = _spawn(project, spec, rel, seed, source, env)
-        reported = _collect(proc, spec, f"{rel}\n".encode() if started is not None else None)
         second: dict[str, Verdict] | None = None
-        if reported:
-            again = _spawn(project, spec, rel, SECOND_SEED, source, env)
-            second = _collect(again, spec, None)
+        if session is not None:
+            reported = _in_session(session, spec, rel, seed, source)
+            if reported:
+                second = _in_session(session, spec, rel, SECOND_SEED, source)
+        else:
+            proc = started.proc if started is not None else None
+            if proc is None:
+                proc = _spawn(project, spec, rel, seed, source, env)
+            reported = _collect(proc, spec, f"{rel}\n".encode() if started is not None else None)
+            if reported:
+                again = _spawn(project, spec, rel, SECOND_SEED, source, env)
+                second = _collect(again, spec, None)
     # The child reports only the cases that did not reproduce; the others did (and get no
     # verdict object: at a million cases those would cost more than the rest of a record).
     verdicts: dict[str, Verdict] = {}
@@ -222,6 +235,37 @@ def _spawn(
     )
 
 
+def _in_session(
+    session: VerifySession, spec: OracleSpec, rel: str, seed: int, source: Sequence[str]
+) -> dict[str, Verdict]:
+    """The cases that did not reproduce, replayed in a fork of the session's interpreter."""
+    try:
+        done = session.replay(seed, [*source, "--dir", rel, spec.name], CHILD_TIMEOUT)
+    except SessionError as e:
+        if e.timed_out:
+            raise _timed_out(spec) from None
+        raise _unreplayable(spec, e.tail) from None
+    reported = _parse(done.stdout)
+    finished = reported.pop("", None) is not None
+    if done.code != 0 or not finished:
+        raise _unreplayable(spec, done.tail or "no output")
+    return reported
+
+
+def _timed_out(spec: OracleSpec) -> LockstepError:
+    return LockstepError(
+        f"{spec.name}: verifying the new cases in a fresh interpreter took more than "
+        f"{CHILD_TIMEOUT:g} s; nothing was written"
+    )
+
+
+def _unreplayable(spec: OracleSpec, tail: str) -> LockstepError:
+    return LockstepError(
+        f"{spec.name}: the fresh interpreter could not replay the new cases "
+        f"({tail}); nothing was written"
+    )
+
+
 def _collect(
     proc: subprocess.Popen[bytes], spec: OracleSpec, given: bytes | None
 ) -> dict[str, Verdict]:
@@ -233,18 +277,12 @@ def _collect(
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.communicate()
-        raise LockstepError(
-            f"{spec.name}: verifying the new cases in a fresh interpreter took more than "
-            f"{CHILD_TIMEOUT:g} s; nothing was written"
-        ) from None
+        raise _timed_out(spec) from None
     reported = _parse(stdout)
     finished = reported.pop("", None) is not None  # the child's last line: every case replayed
     if proc.returncode != 0 or not finished:
         tail = stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or ["no output"]
-        raise LockstepError(
-            f"{spec.name}: the fresh interpreter could not replay the new cases "
-            f"({tail[0]}); nothing was written"
-        )
+        raise _unreplayable(spec, tail[0])
     return reported
 
 

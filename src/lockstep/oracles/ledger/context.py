@@ -57,6 +57,12 @@ _ENV_NOISE: Final = frozenset({"PYTEST_CURRENT_TEST"})
 _MISSING: Final = object()
 
 
+def _raw_environ() -> dict[Any, Any] | None:
+    """A copy of ``os.environ``'s own table (encoded names and values), None where it has none."""
+    data = getattr(os.environ, "_data", None)
+    return dict(data) if isinstance(data, dict) else None
+
+
 def _package_of(target: str) -> str:
     """``shop`` for ``shop.total:total``; ``refs`` for ``refs:parse``."""
     return target.partition(":")[0].split(".")[0]
@@ -163,6 +169,10 @@ class ContextWatch:
         self.locale = _locale_now()
         self.language = _language_now()
         self.environ = dict(os.environ)
+        self._env_seen: Any = _raw_environ()
+        """The environment's raw table when last compared, and the cause found then: a dict
+        comparison in C per new row, where reading ``os.environ`` decodes every name."""
+        self._env_cause: list[str] = []
         self.watched: list[_Watched] = []
         self.modules: set[str] = set()
         self.known = 0
@@ -244,6 +254,14 @@ class ContextWatch:
 
     def _environment(self) -> list[str]:
         """One cause naming the environment variables that differ from the start."""
+        live = getattr(os.environ, "_data", None)
+        if live is not None and live == self._env_seen:
+            return list(self._env_cause)
+        self._env_cause = self._environment_now()
+        self._env_seen = _raw_environ()
+        return list(self._env_cause)
+
+    def _environment_now(self) -> list[str]:
         now = os.environ
         names = sorted(
             (

@@ -10,7 +10,6 @@ case is checked by the replayer ``lockstep replay`` uses.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import inspect
 from collections.abc import Callable, Sequence
@@ -102,6 +101,8 @@ class LedgerSubject:
         try:
             result = self.target(*call.args, **call.kwargs)
             if inspect.isawaitable(result):
+                import asyncio  # only for an async target: it costs every record's start
+
                 result = asyncio.run(awaited(result))
         except Exception as exc:
             recorder.raised(pending, exc)

@@ -39,6 +39,7 @@ What the user controls, test by test:
 from __future__ import annotations
 
 import bisect
+import contextlib
 import dataclasses
 import fnmatch
 import uuid
@@ -63,6 +64,7 @@ if TYPE_CHECKING:  # the recording machinery is imported only when a run asks fo
     from lockstep.oracles.ledger.merging import Recording
     from lockstep.oracles.ledger.recorder import RecordingPart, TargetRecorder
     from lockstep.oracles.ledger.wrapping import Installation, Wrapped
+    from lockstep.oracles.verify_session import VerifySession
 
 RUN_KEY: Final = "lockstep_record_run"
 """The ``workerinput`` key carrying the controller's run id to xdist workers."""
@@ -211,6 +213,9 @@ class LedgerRecording:
     """Ledger name -> row id -> node id of a test that first produced the row (for a
     recording spilled to disk, only the refused rows: the map would be as large as the
     ledger)."""
+    verifier: VerifySession | None = None
+    """The controller's one verifying interpreter for every ledger of the run, started at
+    configure so its start overlaps the tests (:mod:`lockstep.oracles.verify_session`)."""
 
     @property
     def reports(self) -> list[RecordReport]:
@@ -239,6 +244,12 @@ class LedgerRecording:
                 # its part is taken once, at the session's end: a large run stays flat
                 target.wrapped.recorder.spill = True
             self.installation.watch_context()
+            if self.controller:
+                from lockstep.oracles.verify import verifying_seed
+                from lockstep.oracles.verify_session import VerifySession
+
+                self.verifier = VerifySession(self.project.root)
+                self.verifier.start(verifying_seed())
         except LockstepError as e:
             self.installation.undo()
             raise pytest.UsageError(f"lockstep: {e}") from None
@@ -325,8 +336,16 @@ class LedgerRecording:
             for target in self.targets:
                 _discard_spool(target.spool)
             return
-        for target in self.targets:
-            self._write(target)
+        with contextlib.ExitStack() as stack:
+            if self.verifier is not None:
+                stack.enter_context(self.verifier.active())
+                stack.callback(self.verifier.close)
+            for target in self.targets:
+                self._write(target)
+
+    def pytest_unconfigure(self) -> None:
+        if self.verifier is not None:  # a run that ended before its session finished
+            self.verifier.close()
 
     def _write(self, target: _Target) -> None:
         from lockstep.oracles.ledger import kind as ledger_oracle

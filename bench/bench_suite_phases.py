@@ -1,0 +1,70 @@
+"""A pytest plugin for ``bench_suite_record.py``: times the steps of ``--lockstep-record``'s end.
+
+Loaded with ``-p bench_suite_phases`` and ``LOCKSTEP_BENCH_PHASES=FILE``; wraps, by name,
+the functions the recording's end runs through and writes their wall seconds to FILE as
+JSON when pytest ends.  Measurement only: nothing it wraps changes what it does.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import resource
+import time
+from collections import defaultdict
+from typing import Any
+
+TIMES: defaultdict[str, float] = defaultdict(float)
+
+
+def _wrap(owner: Any, name: str, label: str) -> None:
+    fn = getattr(owner, name, None)
+    if fn is None:
+        return
+
+    @functools.wraps(fn)
+    def timed(*args: Any, **kwargs: Any) -> Any:
+        start = time.perf_counter()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            TIMES[label] += time.perf_counter() - start
+
+    setattr(owner, name, timed)
+
+
+def pytest_configure(config: Any) -> None:
+    from lockstep.oracles.ledger import kind, pytest_recording
+
+    _wrap(kind, "without_secrets", "secrets")
+    _wrap(kind, "verify", "verify")
+    _wrap(kind, "write_ledger", "write")
+    try:
+        from lockstep.oracles.ledger import merging
+
+        _wrap(merging, "merge_parts", "merge")
+        _wrap(pytest_recording, "merge_parts", "merge")
+    except ImportError:
+        pass
+    try:
+        from lockstep.oracles.verify_session import VerifySession
+    except ImportError:  # a lockstep with one verifying interpreter per ledger
+        return
+    close = VerifySession.close
+
+    def closing(self: VerifySession) -> None:
+        TIMES["starts"] = max(TIMES["starts"], float(self.starts))
+        close(self)
+
+    VerifySession.close = closing  # type: ignore[method-assign]
+
+
+def pytest_unconfigure(config: Any) -> None:
+    out = os.environ.get("LOCKSTEP_BENCH_PHASES")
+    if not out:
+        return
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    TIMES["children_cpu"] = children.ru_utime + children.ru_stime
+    with open(out, "w", encoding="utf-8") as fh:
+        json.dump(dict(TIMES), fh)

@@ -1,0 +1,186 @@
+"""Recording under a project's own suite: ``pytest --lockstep-record`` against the plain suite.
+
+For each library folder given (an unpacked sdist with its tests and a ``lockstep.toml``
+naming ``[[ledger]]`` oracles on its functions), copied to a scratch folder first:
+
+* the plain suite, ``python -m pytest -p no:randomly -p no:cacheprovider -q -n 0``, and the
+  same with ``--lockstep-record`` (every configured ledger, created afresh each round),
+  back to back, ``--rounds`` times: wall and CPU seconds (user + system of pytest and
+  every process it waited for, so the verifying interpreter and its forks count), the
+  medians and the ratio recording / plain (goal: at most 1.5×);
+* once more recording, with a plugin that times where the added time goes: merging the
+  spooled parts, the secret scan, verification (starting its interpreter, replaying the
+  candidates), writing the ledgers.  The rest of the added time is the recording itself
+  (the wrappers around every call of the targets).
+
+    python bench/bench_suite_record.py LIBDIR [LIBDIR ...] [--rounds 5] [--write-results]
+
+``LIBDIR/src`` is put on ``PYTHONPATH`` when it exists (a src layout not installed).  The
+machine's load average is printed with the figures: on a shared machine compare ratios
+measured in one run, never seconds between runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+GOAL = 1.5
+PHASES_PLUGIN = "bench_suite_phases"
+SERVER_IMPORTS = "import lockstep.cli.verify_child\nfrom lockstep.oracles.ledger import kind"
+"""What the verifying interpreter does before its first candidate (its start's CPU cost)."""
+
+
+def _env(lib: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("PYTEST_", "LOCKSTEP_")) and k != "PYTHONHASHSEED"
+    }
+    paths = [str(lib / "src")] if (lib / "src").is_dir() else []
+    env["PYTHONPATH"] = os.pathsep.join([*paths, *filter(None, [env.get("PYTHONPATH")])])
+    env.update(extra or {})
+    return env
+
+
+def _clear_ledgers(lib: Path) -> None:
+    """Remove the recorded ledgers, so each recording round creates them afresh."""
+    for path in lib.rglob("*.ledger.jsonl"):
+        path.unlink()
+
+
+def _run(argv: list[str], lib: Path, env: dict[str, str]) -> tuple[float, float, int]:
+    """Wall seconds, CPU seconds (this command and its waited-for children), exit code."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    proc = subprocess.run(argv, cwd=lib, env=env, capture_output=True, check=False)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    if proc.returncode not in (0, 1):
+        sys.stderr.write(proc.stdout.decode()[-2000:] + proc.stderr.decode()[-2000:])
+    return wall, cpu, proc.returncode
+
+
+def _pytest(record: bool) -> list[str]:
+    argv = [sys.executable, "-m", "pytest", "-p", "no:randomly", "-p", "no:cacheprovider"]
+    argv += ["-q", "-n", "0"]
+    return [*argv, "--lockstep-record"] if record else argv
+
+
+def bench_library(lib: Path, rounds: int) -> dict[str, float | str]:
+    env = _env(lib)
+    plain: list[tuple[float, float]] = []
+    recording: list[tuple[float, float]] = []
+    codes = set()
+    for _ in range(rounds):
+        wall, cpu, _code = _run(_pytest(False), lib, env)
+        plain.append((wall, cpu))
+        _clear_ledgers(lib)
+        wall, cpu, code = _run(_pytest(True), lib, env)
+        codes.add(code)
+        recording.append((wall, cpu))
+    ledgers = len(list(lib.rglob("*.ledger.jsonl")))
+    rows = sum(
+        max(0, len(p.read_text(encoding="utf-8").splitlines()) - 1)
+        for p in lib.rglob("*.ledger.jsonl")
+    )
+    _clear_ledgers(lib)
+    out = Path(tempfile.mkdtemp()) / "phases.json"
+    bench_dir = str(Path(__file__).resolve().parent)
+    phase_env = _env(lib, {"LOCKSTEP_BENCH_PHASES": str(out)})
+    phase_env["PYTHONPATH"] = os.pathsep.join([bench_dir, phase_env["PYTHONPATH"]])
+    _run([*_pytest(True), "-p", PHASES_PLUGIN], lib, phase_env)
+    phases = json.loads(out.read_text()) if out.exists() else {}
+    shutil.rmtree(out.parent, ignore_errors=True)
+    starts = [_run([sys.executable, "-c", SERVER_IMPORTS], lib, env)[1] for _ in range(3)]
+    phases["server_start"] = statistics.median(starts)
+    p_wall = statistics.median(w for w, _ in plain)
+    p_cpu = statistics.median(c for _, c in plain)
+    r_wall = statistics.median(w for w, _ in recording)
+    r_cpu = statistics.median(c for _, c in recording)
+    return {
+        "library": lib.name,
+        "ledgers": ledgers,
+        "rows": rows,
+        "plain_wall": p_wall,
+        "plain_cpu": p_cpu,
+        "record_wall": r_wall,
+        "record_cpu": r_cpu,
+        "ratio_wall": r_wall / p_wall,
+        "ratio_cpu": r_cpu / p_cpu,
+        "ratios_cpu": " ".join(f"{r[1] / p[1]:.2f}" for p, r in zip(plain, recording, strict=True)),
+        "codes": ",".join(str(c) for c in sorted(codes)),
+        **{f"phase_{k}": v for k, v in phases.items()},
+    }
+
+
+def _table(figures: list[dict[str, float | str]]) -> str:
+    lines = [
+        "| library | ledgers, rows | plain wall / CPU s | recording wall / CPU s | × plain (wall) | × plain (CPU) | CPU ratio per round |",
+        "|---|---|---:|---:|---:|---:|---|",
+    ]
+    for f in figures:
+        lines.append(
+            f"| {f['library']} | {f['ledgers']}, {f['rows']} | {f['plain_wall']:.2f} / "
+            f"{f['plain_cpu']:.2f} | {f['record_wall']:.2f} / {f['record_cpu']:.2f} | "
+            f"{f['ratio_wall']:.2f} | **{f['ratio_cpu']:.2f}** | {f['ratios_cpu']} |"
+        )
+    lines += [
+        "",
+        "Where the recording run's time goes (one timed run; seconds of wall time in the pytest",
+        "process at the session's end, interpreters counted by the session):",
+        "",
+        "| library | verification interpreters started | verifying (wait for the forks) | interpreter start and imports (server, CPU s) | secret scan | merge parts | write ledgers |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for f in figures:
+        lines.append(
+            f"| {f['library']} | {f.get('phase_starts', 0):.0f} | {f.get('phase_verify', 0):.3f} | "
+            f"{f.get('phase_server_start', 0):.3f} | {f.get('phase_secrets', 0):.3f} | "
+            f"{f.get('phase_merge', 0):.3f} | {f.get('phase_write', 0):.3f} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("libs", nargs="+", type=Path)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--write-results", action="store_true")
+    args = parser.parse_args()
+    load_before = Path("/proc/loadavg").read_text().split()[:3]
+    figures = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for lib in args.libs:
+            work = Path(tmp) / lib.resolve().name
+            shutil.copytree(lib, work, ignore=shutil.ignore_patterns(".git", "__pycache__"))
+            figures.append(bench_library(work, args.rounds))
+            print(json.dumps(figures[-1]), flush=True)
+    load_after = Path("/proc/loadavg").read_text().split()[:3]
+    table = _table(figures)
+    print(table)
+    print(f"load average before {' '.join(load_before)}, after {' '.join(load_after)}")
+    print(f"goal: recording ≤ {GOAL}× the plain suite")
+    if args.write_results:
+        from results_file import write_section
+
+        write_section(
+            "## Recording under a suite",
+            "## Recording under a suite\n\n"
+            f"`python bench/bench_suite_record.py` ({args.rounds} rounds, load average "
+            f"{' '.join(load_before)} before, {' '.join(load_after)} after)\n\n{table}",
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,224 @@
+"""One verifying interpreter per recording session: every ledger is verified in a fork of it.
+
+A pytest run recording several ledgers (and a ``lockstep record`` run of several) starts
+one verifying interpreter, not one per ledger.  Each ledger still replays in an untouched
+copy of it: a refusal in one ledger, or a module global that replaying one ledger
+changes, never reaches another ledger's verdict.  The target module logs each import with
+the process that made it, so the tests see where each ledger was verified.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from helpers import run_cli, run_pytest, write_files
+
+STATE = """
+import os
+import sys
+
+with open(os.path.join(os.path.dirname(__file__), "..", "imports.log"), "a") as log:
+    role = "serve" if "--serve" in sys.argv else "child" if "verify_child" in sys.argv[0] else "main"
+    log.write(f"{role} {os.getpid()} {os.getppid()}\\n")
+
+MODE = "plain"
+BASE = [10]
+
+
+def stamp(x):
+    return x + BASE[0]
+
+
+def switch(x):
+    global MODE
+    MODE = "loud"
+    return x * 2
+
+
+def shout(word):
+    return word.upper() if MODE == "loud" else word
+"""
+
+TESTS = """
+import pytest
+
+from shop import state
+
+
+@pytest.fixture(autouse=True)
+def plain_mode():
+    yield
+    state.MODE = "plain"
+
+
+def test_shout():
+    assert state.shout("hi") == "hi"
+
+
+def test_stamp():
+    assert state.stamp(1) == 11
+
+
+def test_stamp_patched(monkeypatch):
+    monkeypatch.setattr(state, "BASE", [90])
+    assert state.stamp(2) == 92
+
+
+def test_switch():
+    assert state.switch(3) == 6
+"""
+
+# stamp first (it refuses a row), switch before shout (it changes the global shout reads)
+CONFIG = """
+[[ledger]]
+name = "stamp"
+target = "shop.state:stamp"
+
+[[ledger]]
+name = "switch"
+target = "shop.state:switch"
+
+[[ledger]]
+name = "shout"
+target = "shop.state:shout"
+"""
+
+
+def _imports(root: Path) -> list[tuple[str, int, int]]:
+    out = []
+    for line in (root / "imports.log").read_text().splitlines():
+        role, pid, ppid = line.split()
+        out.append((role, int(pid), int(ppid)))
+    return out
+
+
+def _section(stdout: str, name: str) -> str:
+    """The report lines of ledger ``name`` in a pytest summary."""
+    start = stdout.index(f"{name} (create)")
+    end = stdout.find("(create)", start + len(name) + 9)
+    return stdout[start : end if end != -1 else len(stdout)]
+
+
+def test_every_ledger_of_a_pytest_run_is_verified_in_its_own_fork_of_one_interpreter(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "proj"
+    write_files(
+        root,
+        {
+            "shop/__init__.py": "",
+            "shop/state.py": STATE,
+            "tests/test_state.py": TESTS,
+            "lockstep.toml": CONFIG,
+        },
+    )
+    result = run_pytest(
+        "-q", "tests", "--lockstep-record", cwd=root, plugins=("lockstep.pytest.plugin",)
+    )
+    assert result.code == 0, result.output
+    out = result.stdout
+    stamp = _section(out, "stamp")
+    assert "verified 1 of 2 new case(s) in a fresh interpreter" in stamp, out
+    assert "stamp(2)" in stamp and "recorded returned 92" in stamp
+    # the refusal stays with stamp; the global that switch's replay sets does not reach shout
+    for name, rows in (("switch", 1), ("shout", 1)):
+        section = _section(out, name)
+        assert f"verified {rows} new case(s) in a fresh interpreter" in section, out
+        assert "all reproduce" in section and "refused 0" in section
+    verifying = [i for i in _imports(root) if i[0] != "main"]
+    # one import per ledger, each in a fork of the same interpreter (no process per ledger)
+    assert [role for role, _, _ in verifying] == ["serve"] * 4  # stamp's second seed too
+    parents = {ppid for _, _, ppid in verifying}
+    assert len(parents) == 2  # the first seed's interpreter and the second seed's
+    assert len({pid for _, pid, _ in verifying}) == 4
+    for name in ("stamp", "switch", "shout"):  # one process replaying them all would not be
+        assert run_cli("replay", name, cwd=root).code == 0
+
+
+def test_a_record_run_of_several_ledgers_starts_one_verifying_interpreter(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "proj"
+    config = (
+        CONFIG.replace(
+            'target = "shop.state:switch"\n',
+            'target = "shop.state:switch"\ndriver = "drive:switch"\n',
+        )
+        .replace(
+            'target = "shop.state:shout"\n', 'target = "shop.state:shout"\ndriver = "drive:shout"\n'
+        )
+        .replace(
+            'target = "shop.state:stamp"\n', 'target = "shop.state:stamp"\ndriver = "drive:stamp"\n'
+        )
+    )
+    drivers = (
+        "from shop import state\n\n\n"
+        "def stamp():\n    state.stamp(1)\n\n\n"
+        "def switch():\n    state.switch(3)\n    state.MODE = 'plain'\n\n\n"
+        "def shout():\n    state.shout('hi')\n"
+    )
+    write_files(
+        root,
+        {
+            "shop/__init__.py": "",
+            "shop/state.py": STATE,
+            "drive.py": drivers,
+            "lockstep.toml": config,
+        },
+    )
+    result = run_cli("record", cwd=root)
+    assert result.code == 0, result.output
+    assert result.stdout.count("all reproduce") == 3, result.stdout
+    verifying = [i for i in _imports(root) if i[0] != "main"]
+    assert [role for role, _, _ in verifying] == ["serve"] * 3
+    assert len({ppid for _, _, ppid in verifying}) == 1
+    assert len({pid for _, pid, _ in verifying}) == 3
+    for name in ("stamp", "switch", "shout"):  # one process replaying them all would not be
+        assert run_cli("replay", name, cwd=root).code == 0
+
+
+def test_a_ledger_whose_replay_fails_leaves_the_next_one_verified(tmp_path: Path) -> None:
+    """A fork that cannot replay (its target fails to import there) refuses its own ledger's
+    rows only: the session's interpreter goes on to verify the next ledger."""
+    root = tmp_path / "proj"
+    fragile = (
+        "import os\n\n"
+        "if os.environ.get('PYTHONHASHSEED') == '1':  # the verifying interpreter's seed\n"
+        "    raise ImportError('only in the verifying interpreter')\n\n\n"
+        "def half(x):\n    return x / 2\n"
+    )
+    tests = (
+        "from shop import fragile, state\n\n\n"
+        "def test_half():\n    assert fragile.half(4) == 2\n\n\n"
+        "def test_stamp():\n    assert state.stamp(1) == 11\n"
+    )
+    config = (
+        '[[ledger]]\nname = "half"\ntarget = "shop.fragile:half"\n\n'
+        '[[ledger]]\nname = "stamp"\ntarget = "shop.state:stamp"\n'
+    )
+    write_files(
+        root,
+        {
+            "shop/__init__.py": "",
+            "shop/state.py": STATE,
+            "shop/fragile.py": fragile,
+            "tests/test_shop.py": tests,
+            "lockstep.toml": config,
+        },
+    )
+    result = run_pytest(
+        "-q",
+        "tests",
+        "--lockstep-record",
+        cwd=root,
+        env={"PYTHONHASHSEED": "0"},
+        plugins=("lockstep.pytest.plugin",),
+    )
+    assert result.code == 0, result.output
+    out = result.stdout
+    half = _section(out, "half")
+    assert "cannot import module 'shop.fragile': ImportError: only in the verifying" in half, out
+    assert "verified 0 of 1 new case(s)" in half
+    stamp = _section(out, "stamp")
+    assert "verified 1 new case(s) in a fresh interpreter" in stamp and "all reproduce" in stamp
+    assert [role for role, _, _ in _imports(root) if role != "main"] == ["serve"]  # stamp's fork
