@@ -158,3 +158,61 @@ def test_a_signal_inside_a_gc_callback_is_not_lost(signum: int, raised: str) -> 
     assert fired
     assert type(caught.value).__name__ == raised
     assert dropped == []
+
+
+SLOW_RENDER = """
+import os, time
+
+
+def render(path):
+    if os.path.exists("slow"):
+        os.makedirs("pids", exist_ok=True)
+        open(os.path.join("pids", f"render-{os.getpid()}"), "w").close()
+        time.sleep(600)
+    return open(path).read().upper()
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="processes are read in /proc")
+def test_sigterm_kills_the_render_workers_of_a_parallel_corpus_replay(git_repo: GitRepo) -> None:
+    """With --jobs 2 the renders run in worker processes; the pool's exit would wait for
+    the batches running (here 600 s): SIGTERM kills the workers and exits 143 at once."""
+    root = git_repo.root
+    fixtures = {f"docs/d{i}.txt": f"doc {i}\n" for i in range(600)}  # 2 batches or more
+    git_repo.commit(
+        "corpus",
+        {
+            "lockstep.toml": '[[corpus]]\nname = "docs"\nfixtures = "docs/*.txt"\n'
+            'render = "shout:render"\n',
+            "shout.py": SLOW_RENDER,
+            **fixtures,
+        },
+    )
+    recorded = run_cli("record", cwd=root)
+    assert recorded.code == 0, recorded.output
+    (root / "slow").write_text("")
+    env = dict(os.environ, NO_COLOR="1", PYTHONDONTWRITEBYTECODE="1")
+    env.pop("LOCKSTEP_CONFIG", None)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "lockstep", "replay", "--jobs", "2"],
+        cwd=root,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    workers: list[int] = []
+    try:
+        workers = _running_pids(root, 2)  # one render per worker process, each asleep
+        assert proc.pid not in workers, "the renders ran in lockstep's own process"
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=120)  # the renders would sleep 600 s
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        survivors = [p for p in workers if _alive(p)]
+        for pid in survivors:
+            os.kill(pid, signal.SIGKILL)
+    assert proc.returncode == 143, err.decode()
+    assert "lockstep: terminated" in err.decode()
+    assert survivors == []

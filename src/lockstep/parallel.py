@@ -16,6 +16,7 @@ imported only when work is actually spread: a serial replay never pays for it.
 
 from __future__ import annotations
 
+import contextlib
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -74,7 +75,26 @@ def map_processes(
         def submit(batch: B) -> Future[T]:
             return pool.submit(work, batch)
 
-        yield from _windowed(submit, batches, jobs)
+        try:
+            yield from _windowed(submit, batches, jobs)
+        except BaseException:
+            # SIGTERM, Ctrl-C, an error or a reader that stopped: the pool's exit would
+            # wait for every batch already running (a slow render, minutes), so its
+            # workers are killed first.
+            _kill_workers(pool)
+            raise
+
+
+def _kill_workers(pool: Any) -> None:
+    """Kill a ``ProcessPoolExecutor``'s worker processes now.  Python 3.14 names this
+    ``kill_workers()``; before it, the pool keeps them in ``_processes``."""
+    kill = getattr(pool, "kill_workers", None)
+    if kill is not None:
+        kill()
+        return
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
+        with contextlib.suppress(OSError, ValueError):  # already gone, or closed
+            process.kill()
 
 
 def batched(items: Iterable[T], size: int) -> Iterator[list[T]]:
