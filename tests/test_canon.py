@@ -116,6 +116,7 @@ scalars = st.one_of(
     ),
     st.sampled_from(list(Color) + list(Level)),
     st.complex_numbers(allow_nan=False),
+    st.sampled_from([NotImplemented, Ellipsis]),  # a dunder's "not for this operand"
 )
 hashables = st.recursive(
     st.one_of(
@@ -209,6 +210,14 @@ def test_a_dict_that_looks_like_a_tag_is_not_mistaken_for_one() -> None:
 def test_a_hand_written_tag_with_extra_keys_is_refused() -> None:
     with pytest.raises(CanonError, match="must be the only key"):
         canon.decode({"$tuple": [1], "other": 2})
+
+
+def test_a_const_tag_names_only_the_two_constants() -> None:
+    assert canon.loads(b'{"$const":"NotImplemented"}') is NotImplemented
+    assert canon.loads(b'[{"$const":"Ellipsis"}]') == [Ellipsis]
+    for payload in (b'{"$const":"os.system"}', b'{"$const":1}'):
+        with pytest.raises(CanonError, match=r"\$const"):
+            canon.loads(payload)
 
 
 def test_an_unknown_tag_is_refused_with_its_path() -> None:

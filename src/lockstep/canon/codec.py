@@ -23,6 +23,7 @@ A tag is a JSON object with exactly one key that starts with ``$``::
     {"$dataclass": ["mod:Qual", {field: value}]}        {"$namedtuple": ["mod:Qual", [...]]}
     {"$ext": [registered name, value]}                  {"$slice": [start, stop, step]}
     {"$enum": ["mod:Qual", [member, ...]]}              (a Flag combination, by member names)
+    {"$const": "NotImplemented"|"Ellipsis"}
     {"$obj": ["mod:Qual", {"base": ..., "new": [...], "state": ...}]}
                           (an object of the project's own class: :mod:`lockstep.canon.objects`)
     a ``$datetime``/``$time`` zone is null, a zoneinfo key, or a tzinfo ``$obj``

@@ -358,6 +358,19 @@ def _dec_slice(payload: Any, path: str, depth: int) -> slice:
     return slice(*decode_items(parts, path, depth + 2))
 
 
+_CONSTANTS: Final = {"NotImplemented": NotImplemented, "Ellipsis": Ellipsis}
+
+
+def _dec_const(payload: Any, path: str, depth: int) -> Any:
+    name = str_payload("$const", payload, path)
+    if name not in _CONSTANTS:
+        raise CanonError(
+            f"malformed $const value: expected 'NotImplemented' or 'Ellipsis', got {_short(name)}",
+            path,
+        )
+    return _CONSTANTS[name]
+
+
 TagDecoder: TypeAlias = Callable[[Any, str, int], Any]
 """Thaws one tag's payload, given the path for messages and the level the tag object sits at."""
 
@@ -382,6 +395,7 @@ TAG_DECODERS: Final[dict[str, TagDecoder]] = {
     "$namedtuple": _dec_namedtuple,
     "$ext": _dec_ext,
     "$slice": _dec_slice,
+    "$const": _dec_const,
 }
 """The decoder of each tag by its name: the one place a tag is looked up."""
 

@@ -225,6 +225,9 @@ class Encoder:
         if t is complex:
             check_level(depth + 1)
             return {"$complex": [self.enc(v.real, depth + 2), self.enc(v.imag, depth + 2)]}
+        if v is NotImplemented or v is Ellipsis:  # a dunder's "not for this operand"
+            check_level(depth)
+            return {"$const": "NotImplemented" if v is NotImplemented else "Ellipsis"}
         if t.__name__ in _PATH_CLASSES and _PATH_CLASSES[t.__name__] is t:
             check_level(depth + 1)
             return {"$path": [t.__name__, _check_text(str(v))]}

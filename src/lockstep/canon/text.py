@@ -333,4 +333,5 @@ _TAGS: Final[dict[str, Callable[[object], str]]] = {
     "$iter": lambda p: f"iter([{_items(_list(p))}])",
     "$obj": _obj,
     "$slice": lambda p: f"slice({_items(_list(p, 3))})",
+    "$const": lambda p: _str(p) if _str(p) in ("NotImplemented", "Ellipsis") else repr(p),
 }
