@@ -272,3 +272,46 @@ def test_a_surface_module_that_does_not_import_here_records_nothing_and_replays_
     green = run_cli("replay", cwd=root)
     assert green.code == 0, green.output
     assert "green: 8 cases: 8 passed" in green.stdout
+
+
+REEXPORTING = {
+    "lockstep.toml": '[[ledger]]\npackage = "calc"\n',
+    "pyproject.toml": '[tool.pytest.ini_options]\npythonpath = ["src"]\n',
+    "src/calc/__init__.py": (
+        "from calc._core import Acc, add\nfrom calc._core import _hidden\n\n"
+        '__all__ = ["Acc", "add"]\n'
+    ),
+    "src/calc/_core.py": (
+        "def add(a, b):\n    return a + b\n\n\ndef _hidden(x):\n    return x\n\n\n"
+        "class Acc:\n    def __init__(self):\n        self.items = []\n\n"
+        "    def total(self, extra):\n        return sum(self.items) + extra\n"
+    ),
+    "tests/test_calc.py": (
+        "import calc\n\n\ndef test_add():\n    assert calc.add(2, 3) == 5\n\n\n"
+        "def test_total():\n    acc = calc.Acc()\n    acc.items.append(4)\n"
+        "    assert acc.total(1) == 5\n"
+    ),
+}
+
+
+def test_what_a_public_module_re_exports_from_a_private_one_is_its_surface(
+    tmp_path: Path,
+) -> None:
+    """dateutil.parser.parse is defined in dateutil/parser/_parser.py and re-exported:
+    users call it by the public name, so the surface records it there, once."""
+    write_files(tmp_path, REEXPORTING)
+    from lockstep.surface import surface
+
+    targets = [m.target for m in surface("calc", tmp_path, where="test")]
+    assert targets == ["calc:Acc.total", "calc:add"]
+    recorded = pytest_in(tmp_path, "--lockstep-record", "-q", "tests")
+    assert recorded.code == 0, recorded.output
+    assert len(rows_of(tmp_path / "lockstep/calc.add.ledger.jsonl")) == 1
+    assert len(rows_of(tmp_path / "lockstep/calc.Acc.total.ledger.jsonl")) == 1
+    green = run_cli("replay", cwd=tmp_path)
+    assert green.code == 0, green.output
+    core = tmp_path / "src/calc/_core.py"
+    core.write_text(core.read_text().replace("return a + b", "return a + b + 0.0"))
+    red = run_cli("replay", cwd=tmp_path)
+    assert red.code == 1, red.output
+    assert "calc.add" in red.stdout

@@ -10,8 +10,9 @@ getter defined in a public module of the package:
   package's ``__init__.py`` is public; ``_impl.py`` and ``__main__.py`` are not);
 * a public name is in the module's ``__all__`` when it defines one as a literal list or
   tuple of strings, else a name not starting with ``_``;
-* only what the module defines (``def`` and ``class`` statements): names it imports
-  from elsewhere, other packages' or its own, are not its surface;
+* what the module defines (``def`` and ``class`` statements), and what it imports by
+  name from a private module of the same package (a re-export: where users call it
+  from); names from other packages or from its public modules are not its surface;
 * in a public class: its public methods, classmethods, staticmethods and properties,
   and the value dunders in :data:`VALUE_DUNDERS` (arithmetic, comparison, ``__str__``);
   not ``__init__`` or ``__hash__`` (string hashes differ between runs), nor nested
@@ -174,8 +175,11 @@ def module_members(module: str, tree: ast.Module) -> list[Member]:
 def surface(package: str, root: Path, *, where: str) -> list[Member]:
     """Every target of ``package``'s public surface, by module then source order.
 
-    A package that cannot be found, or a public module that does not parse, is a
-    :class:`ConfigError` naming ``where``.
+    A public module's surface is what it defines, plus what it re-exports from a
+    private module of the package (``from ._parser import parse`` in
+    ``dateutil/parser/__init__.py``): that is where users call it from.  A package that
+    cannot be found, or a module that does not parse, is a :class:`ConfigError` naming
+    ``where``.
     """
     folder = package_dir(package, root)
     if folder is None:
@@ -183,26 +187,83 @@ def surface(package: str, root: Path, *, where: str) -> list[Member]:
             f"{where}: no package {package!r} found under the project root, its src/ or "
             "the installed packages"
         )
-    members: list[Member] = []
+    trees: dict[str, tuple[ast.Module, bool, bool]] = {}  # module -> (tree, package?, public?)
     for path in sorted(folder.rglob("*.py")):
         parts = path.relative_to(folder).with_suffix("").parts
-        if parts[-1] == "__init__":
+        is_package = parts[-1] == "__init__"
+        if is_package:
             parts = parts[:-1]
-        if any(p.startswith("_") for p in parts) or any(
-            p.startswith("_") or p in ("tests", "test") for p in path.relative_to(folder).parts[:-1]
+        if not all(p.isidentifier() for p in parts) or any(
+            p in ("tests", "test") for p in path.relative_to(folder).parts[:-1]
         ):
             continue
-        if not all(p.isidentifier() for p in parts):
-            continue
+        private = any(p.startswith("_") for p in parts) or any(
+            p.startswith("_") for p in path.relative_to(folder).parts[:-1]
+        )
         module = ".".join((package, *parts))
         try:
             tree = ast.parse(path.read_bytes(), filename=str(path))
         except (SyntaxError, ValueError, OSError) as e:
+            if private:
+                continue  # not the surface; a private module that does not parse is its own
             raise ConfigError(
                 f"{where}: cannot read module {module!r} of package {package!r}: {e}"
             ) from None
-        members.extend(module_members(module, tree))
+        trees[module] = (tree, is_package, not private)
+    members: list[Member] = []
+    taken: set[tuple[str, str]] = set()
+    for module, (tree, _, public) in trees.items():
+        if public:
+            members.extend(module_members(module, tree))
+    for module, (tree, is_package, public) in trees.items():
+        if public:
+            members.extend(_reexports(module, tree, is_package, trees, taken))
     return members
+
+
+def _reexports(
+    module: str,
+    tree: ast.Module,
+    is_package: bool,
+    trees: dict[str, tuple[ast.Module, bool, bool]],
+    taken: set[tuple[str, str]],
+) -> list[Member]:
+    """What a public module imports by name from a private module of its package and
+    shows (``__all__``, else a name without ``_``), under the public module's name; each
+    definition once (``taken``), so no function is wrapped twice."""
+    public = _public_names(tree)
+    out: list[Member] = []
+    base = module if is_package else module.rpartition(".")[0]
+    for node in tree.body:
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        if node.level:
+            anchor = base
+            for _ in range(node.level - 1):
+                anchor = anchor.rpartition(".")[0]
+            source = f"{anchor}.{node.module}" if node.module else anchor
+        else:
+            source = node.module or ""
+        found = trees.get(source)
+        if found is None or found[2]:
+            continue  # outside the package, or a public module: its own surface
+        definitions = {
+            d.name: d
+            for d in found[0].body
+            if isinstance(d, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+        }
+        for alias in node.names:
+            shown_as = alias.asname or alias.name
+            visible = shown_as in public if public is not None else not shown_as.startswith("_")
+            definition = definitions.get(alias.name)
+            if not visible or definition is None or (source, alias.name) in taken:
+                continue
+            taken.add((source, alias.name))
+            if isinstance(definition, ast.ClassDef):
+                out.extend(Member(module, f"{shown_as}.{m}") for m in _class_members(definition))
+            elif not {"overload", ".overload"} & _decorators(definition):
+                out.append(Member(module, shown_as))
+    return out
 
 
 __all__ = ["VALUE_DUNDERS", "Member", "module_members", "package_dir", "surface"]
