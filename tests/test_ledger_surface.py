@@ -315,3 +315,40 @@ def test_what_a_public_module_re_exports_from_a_private_one_is_its_surface(
     red = run_cli("replay", cwd=tmp_path)
     assert red.code == 1, red.output
     assert "calc.add" in red.stdout
+
+
+BOUND_ALIAS = {
+    "lockstep.toml": '[[ledger]]\npackage = "iso"\n',
+    "pyproject.toml": '[tool.pytest.ini_options]\npythonpath = ["src"]\n',
+    "src/iso/__init__.py": "",
+    "src/iso/parsing.py": (
+        "class Parser:\n    def __init__(self, sep):\n        self._sep = sep\n\n"
+        "    def minutes(self, text):\n        h, m = text.split(self._sep)\n"
+        "        if int(m) > 59:\n            raise ValueError('minutes')\n"
+        "        return int(h) * 60 + int(m)\n\n\n"
+        "DEFAULT = Parser(':')\nminutes = DEFAULT.minutes\n"
+    ),
+    "tests/test_iso.py": (
+        "import pytest\n\nfrom iso.parsing import minutes\n\n\n"
+        "def test_minutes():\n    assert minutes('1:30') == 90\n"
+        "    with pytest.raises(ValueError):\n        minutes('1:60')\n"
+    ),
+}
+
+
+def test_a_module_level_alias_of_a_bound_method_is_surface(tmp_path: Path) -> None:
+    """dateutil's ``isoparse = DEFAULT_ISOPARSER.isoparse``: the public function users
+    call is a method of a module-level instance."""
+    write_files(tmp_path, BOUND_ALIAS)
+    from lockstep.surface import surface
+
+    assert "iso.parsing:minutes" in [m.target for m in surface("iso", tmp_path, where="t")]
+    recorded = pytest_in(tmp_path, "--lockstep-record", "-q", "tests")
+    assert recorded.code == 0, recorded.output
+    assert len(rows_of(tmp_path / "lockstep/iso.parsing.minutes.ledger.jsonl")) == 2
+    green = run_cli("replay", cwd=tmp_path)
+    assert green.code == 0, green.output
+    source = tmp_path / "src/iso/parsing.py"
+    source.write_text(source.read_text().replace("int(m) > 59", "int(m) > 60"))
+    red = run_cli("replay", cwd=tmp_path)
+    assert red.code == 1, red.output

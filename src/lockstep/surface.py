@@ -13,6 +13,8 @@ getter defined in a public module of the package:
 * what the module defines (``def`` and ``class`` statements), and what it imports by
   name from a private module of the same package (a re-export: where users call it
   from); names from other packages or from its public modules are not its surface;
+* a public alias of a method of a module-level instance (``isoparse =
+  DEFAULT_ISOPARSER.isoparse``);
 * in a public class: its public methods, classmethods, staticmethods and properties,
   and the value dunders in :data:`VALUE_DUNDERS` (arithmetic, comparison, ``__str__``);
   not ``__init__`` or ``__hash__`` (string hashes differ between runs), nor nested
@@ -160,6 +162,7 @@ def module_members(module: str, tree: ast.Module) -> list[Member]:
         return name in public if public is not None else not name.startswith("_")
 
     members: list[Member] = []
+    instances = _module_instances(tree)
     for node in tree.body:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and shown(node.name):
             if {"overload", ".overload"} & _decorators(node):
@@ -169,7 +172,36 @@ def module_members(module: str, tree: ast.Module) -> list[Member]:
                 members.append(member)
         elif isinstance(node, ast.ClassDef) and shown(node.name):
             members.extend(Member(module, f"{node.name}.{m}") for m in _class_members(node))
+        elif (alias := _bound_method_alias(node, instances)) is not None and shown(alias):
+            members.append(Member(module, alias))
     return members
+
+
+def _module_instances(tree: ast.Module) -> set[str]:
+    """Module-level names bound to a call's result (``DEFAULT_ISOPARSER = isoparser()``)."""
+    return {
+        target.id
+        for node in tree.body
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
+
+
+def _bound_method_alias(node: ast.stmt, instances: set[str]) -> str | None:
+    """``isoparse = DEFAULT_ISOPARSER.isoparse``: a public function that is a method of a
+    module-level instance (dateutil's ``isoparse``, ``random.random``'s pattern)."""
+    if (
+        isinstance(node, ast.Assign)
+        and len(node.targets) == 1
+        and isinstance(node.targets[0], ast.Name)
+        and isinstance(node.value, ast.Attribute)
+        and isinstance(node.value.value, ast.Name)
+        and node.value.value.id in instances
+        and not node.value.attr.startswith("_")
+    ):
+        return node.targets[0].id
+    return None
 
 
 def surface(package: str, root: Path, *, where: str) -> list[Member]:
