@@ -27,6 +27,7 @@ from collections.abc import Collection
 from pathlib import Path
 
 from lockstep.errors import DataError
+from lockstep.store.paths import real_folder
 
 
 def _shown(path: Path, root: Path) -> str:
@@ -73,22 +74,12 @@ def refuse_links(root: Path, path: Path) -> None:
 def safe_folder(root: Path, folder: Path) -> Path:
     """``folder`` (below ``root``), created if missing, no component of it a link."""
     for current in _below(root, folder):
-        try:
-            info = os.lstat(current)
-        except FileNotFoundError:
-            try:
-                os.mkdir(current)
-                continue
-            except FileExistsError:
-                info = os.lstat(current)
-            except OSError as e:
-                raise DataError(
-                    f"{_shown(current, root)}: cannot create folder: {e.strerror}"
-                ) from None
-        if stat.S_ISLNK(info.st_mode):
-            raise link_error(current, root)
-        if not stat.S_ISDIR(info.st_mode):
-            raise DataError(f"{_shown(current, root)}: is not a folder (nothing was written)")
+        real_folder(
+            str(current),
+            str(_shown(current, root)),
+            create=True,
+            link_error=lambda link: link_error(link, root),
+        )
     return Path(os.path.abspath(folder))
 
 

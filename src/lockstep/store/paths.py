@@ -9,7 +9,7 @@ import hashlib
 import os
 import re
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import lru_cache
 from pathlib import Path
 from typing import Final
@@ -90,27 +90,36 @@ def safe_folder(folder: Path, *, create: bool = True) -> Path:
     current = os.sep.join(parts[:start]) or os.sep
     for name in parts[start:]:
         current = os.path.join(current, name)
-        try:
-            info = os.lstat(current)
-        except FileNotFoundError:
-            if not create:
-                break
-            try:
-                os.mkdir(current)
-                continue
-            except FileExistsError:
-                info = os.lstat(current)
-            except OSError as e:
-                raise DataError(
-                    f"{_relative_to_cwd(Path(current))}: cannot create folder: {e.strerror}"
-                ) from None
-        if stat.S_ISLNK(info.st_mode):
-            raise _link_error(Path(current))
-        if not stat.S_ISDIR(info.st_mode):
-            raise DataError(
-                f"{_relative_to_cwd(Path(current))}: is not a folder (nothing was written)"
-            )
+        shown = str(_relative_to_cwd(Path(current)))
+        if not real_folder(current, shown, create=create, link_error=_link_error):
+            break
     return Path(absolute)
+
+
+def real_folder(
+    path: str, shown: str, *, create: bool, link_error: Callable[[Path], DataError]
+) -> bool:
+    """Check one component of a folder path: a real folder, made when missing and
+    ``create``; False when it is missing and not made.  A link raises ``link_error(path)``,
+    a file in the way or a folder that cannot be made a :class:`DataError` naming
+    ``shown``."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        if not create:
+            return False
+        try:
+            os.mkdir(path)
+            return True
+        except FileExistsError:
+            info = os.lstat(path)
+        except OSError as e:
+            raise DataError(f"{shown}: cannot create folder: {e.strerror}") from None
+    if stat.S_ISLNK(info.st_mode):
+        raise link_error(Path(path))
+    if not stat.S_ISDIR(info.st_mode):
+        raise DataError(f"{shown}: is not a folder (nothing was written)")
+    return True
 
 
 def _refuse_link(path: Path) -> bool:
