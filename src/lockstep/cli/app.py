@@ -351,7 +351,12 @@ class LockstepGroup(click.Group):
 
     def invoke(self, ctx: click.Context) -> Any:
         from lockstep.cancel import Cancelled, cancelled_by, reset
-        from lockstep.cli.signals import EXIT_TERMINATED, Terminated, cancel_on_signals
+        from lockstep.cli.signals import (
+            EXIT_INTERRUPTED,
+            EXIT_TERMINATED,
+            Terminated,
+            cancel_on_signals,
+        )
 
         started = time.monotonic()
         reset()
@@ -363,15 +368,13 @@ class LockstepGroup(click.Group):
             sys.exit(EXIT_FAIL)
         except _lockstep_error() as e:
             fail_usage(_masked(ctx, str(e)))
-        except KeyboardInterrupt:
-            click.echo("lockstep: interrupted; oracle files are unchanged", err=True)
-            sys.exit(130)
-        except (Terminated, Cancelled) as e:
-            if isinstance(e, Cancelled) and cancelled_by() == signal.SIGINT:
-                click.echo("lockstep: interrupted; oracle files are unchanged", err=True)
-                sys.exit(130)
-            click.echo("lockstep: terminated; oracle files are unchanged", err=True)
-            sys.exit(EXIT_TERMINATED)
+        except (KeyboardInterrupt, Terminated, Cancelled) as e:
+            interrupted = isinstance(e, KeyboardInterrupt) or (
+                isinstance(e, Cancelled) and cancelled_by() == signal.SIGINT
+            )
+            word = "interrupted" if interrupted else "terminated"
+            click.echo(f"lockstep: {word}; oracle files are unchanged", err=True)
+            sys.exit(EXIT_INTERRUPTED if interrupted else EXIT_TERMINATED)
         finally:
             if verbosity(ctx) > 0:
                 _say_verbose_trailer(ctx, time.monotonic() - started)

@@ -29,9 +29,16 @@ import click
 
 from lockstep.cancel import Cancelled, Terminated, cancel, cancelled_by, raising_is_lost
 
-__all__ = ["EXIT_TERMINATED", "Terminated", "cancel_on_signals", "terminate_cleanly"]
+__all__ = [
+    "EXIT_INTERRUPTED",
+    "EXIT_TERMINATED",
+    "Terminated",
+    "cancel_on_signals",
+    "terminate_cleanly",
+]
 
 EXIT_TERMINATED: Final = 128 + signal.SIGTERM
+EXIT_INTERRUPTED: Final = 128 + signal.SIGINT
 
 
 def _raise(signum: int, frame: FrameType | None) -> None:
