@@ -604,3 +604,15 @@ def test_a_flag_combination_freezes_by_its_member_names() -> None:
     for bad in (["W", "R"], ["R", "R"], ["Q"], [1]):
         with pytest.raises(CanonError, match=r"\$enum"):
             canon.loads(json.dumps({"$enum": [name, bad]}))
+
+
+def test_a_class_defined_inside_a_function_is_refused_without_the_encoder_hint() -> None:
+    class Local:  # like a test's own subclass: nothing can import it at replay
+        pass
+
+    with pytest.raises(CanonError) as info:
+        canon.dumps([Local()])
+    message = str(info.value)
+    assert "a class defined inside a function cannot be rebuilt at replay" in message
+    assert "<locals>.Local" in message
+    assert "register_encoder" not in message

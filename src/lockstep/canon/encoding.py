@@ -253,6 +253,11 @@ class Encoder:
             out = fallback(self, v, depth)
             if out is not None:
                 return out
+        if "<locals>" in t.__qualname__:  # no encoder helps: replay cannot import it
+            raise Unfreezable(
+                f"cannot freeze a {t.__module__}.{t.__qualname__}: a class defined inside a "
+                "function cannot be rebuilt at replay (define it at module level)"
+            )
         raise Unfreezable(
             f"cannot freeze a {t.__module__}.{t.__qualname__}; "
             "register an encoder with lockstep.register_encoder()"
