@@ -616,3 +616,13 @@ def test_a_class_defined_inside_a_function_is_refused_without_the_encoder_hint()
     assert "a class defined inside a function cannot be rebuilt at replay" in message
     assert "<locals>.Local" in message
     assert "register_encoder" not in message
+
+
+def test_a_generator_is_refused_with_what_to_freeze_instead() -> None:
+    def numbers():  # type: ignore[no-untyped-def]
+        yield 1
+
+    with pytest.raises(CanonError) as info:
+        canon.dumps(numbers())
+    assert "cannot freeze a generator: what it yields exists only once" in str(info.value)
+    assert "register_encoder" not in str(info.value)

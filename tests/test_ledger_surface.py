@@ -352,3 +352,41 @@ def test_a_module_level_alias_of_a_bound_method_is_surface(tmp_path: Path) -> No
     source.write_text(source.read_text().replace("int(m) > 59", "int(m) > 60"))
     red = run_cli("replay", cwd=tmp_path)
     assert red.code == 1, red.output
+
+
+def test_a_large_surface_is_summed_up_and_only_ledgers_with_something_to_say_are_printed(
+    tmp_path: Path,
+) -> None:
+    functions = "\n".join(f"def f{i}(x):\n    return x + {i}\n" for i in range(14))
+    module = functions + "\ndef evens(n):\n    return (i for i in range(n) if i % 2 == 0)\n"
+    tests = "\n".join(
+        f"def test_f{i}():\n    assert wide.f{i}(1) == {1 + i}\n" for i in range(12)
+    )
+    tests += "\ndef test_evens():\n    assert list(wide.evens(5)) == [0, 2, 4]\n"
+    write_files(
+        tmp_path,
+        {
+            "lockstep.toml": '[[ledger]]\npackage = "wide"\n',
+            "src/wide/__init__.py": module,
+            "tests/test_wide.py": "import wide\n\n" + tests,
+            "pyproject.toml": '[tool.pytest.ini_options]\npythonpath = ["src"]\n',
+        },
+    )
+    recorded = pytest_in(tmp_path, "--lockstep-record", "-q", "tests")
+    assert recorded.code == 0, recorded.output
+    out = recorded.stdout
+    assert "15 ledger(s): saw 13 call(s); added 12 row(s), replaced 0, refused 0" in out
+    assert "SKIPPED 1 call(s) (7.7%) whose values cannot be frozen" in out
+    assert "most skipped: 1 call(s): result: cannot freeze a generator" in out
+    # the ledger with a hole is printed in full; the twelve routine ones are counted
+    assert "wide.evens (create) → lockstep/wide.evens.ledger.jsonl" in out
+    assert "wide.f0 (create)" not in out
+    assert "14 other ledger(s) recorded with nothing to note: added 12 row(s)" in out
+    assert "2 of them saw no call from the suite, so they guard nothing: wide.f12, wide.f13" in out
+
+    (tmp_path / "lockstep").rename(tmp_path / "first")
+    verbose = pytest_in(tmp_path, "--lockstep-record", "-v", "tests")
+    assert verbose.code == 0, verbose.output
+    for i in range(14):
+        assert f"wide.f{i} (create) → lockstep/wide.f{i}.ledger.jsonl" in verbose.stdout
+    assert "other ledger(s) recorded with nothing to note" not in verbose.stdout

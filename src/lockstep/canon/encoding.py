@@ -14,6 +14,7 @@ import binascii
 import dataclasses
 import enum
 import math
+import types
 from collections.abc import Callable, Iterable
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Final, TypeAlias
@@ -253,6 +254,11 @@ class Encoder:
             out = fallback(self, v, depth)
             if out is not None:
                 return out
+        if isinstance(v, types.GeneratorType | types.AsyncGeneratorType | types.CoroutineType):
+            raise Unfreezable(  # no encoder helps: the items exist only once consumed
+                f"cannot freeze a {t.__name__}: what it yields exists only once its caller "
+                "consumes it; freeze a function that consumes it (e.g. returns a list)"
+            )
         if "<locals>" in t.__qualname__:  # no encoder helps: replay cannot import it
             raise Unfreezable(
                 f"cannot freeze a {t.__module__}.{t.__qualname__}: a class defined inside a "

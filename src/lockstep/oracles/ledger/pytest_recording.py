@@ -63,6 +63,7 @@ if TYPE_CHECKING:  # the recording machinery is imported only when a run asks fo
     from lockstep.oracles.ledger.format import LedgerRow, Param
     from lockstep.oracles.ledger.merging import Recording
     from lockstep.oracles.ledger.recorder import RecordingPart, TargetRecorder
+    from lockstep.oracles.ledger.run_summary import CallCounts
     from lockstep.oracles.ledger.wrapping import Installation, Wrapped
     from lockstep.oracles.verify_session import VerifySession
 
@@ -179,6 +180,7 @@ class _Outcome:
     unseen_kept: int = 0
     skipped: dict[str, int] = field(default_factory=dict)
     refused_by_test: dict[str, list[str]] = field(default_factory=dict)
+    counts: CallCounts = field(default_factory=lambda: _no_counts())
 
 
 _INCOMPLETE_RUN: Final = MappingProxyType(
@@ -347,6 +349,37 @@ class LedgerRecording:
         if self.verifier is not None:  # a run that ended before its session finished
             self.verifier.close()
 
+    def _write_outcomes(self, terminalreporter: Any) -> None:
+        """The run's totals, then each ledger; past a few, only those with something to say."""
+        from lockstep.oracles.ledger.run_summary import (
+            COMPACT_OVER,
+            compact_lines,
+            is_routine,
+            total_lines,
+        )
+        from lockstep.report.terminal import record_text
+        from lockstep.secrets.policy import display_mask
+
+        mask = display_mask(self.project)
+        if len(self.outcomes) > 1:
+            for line in total_lines([(o.report, o.counts) for o in self.outcomes]):
+                terminalreporter.write_line(mask(line))
+        compact = (
+            len(self.outcomes) > COMPACT_OVER and terminalreporter.config.getoption("verbose") < 1
+        )
+        routine = []
+        for outcome in self.outcomes:
+            excluded = sum(outcome.skipped.values())
+            if compact and is_routine(outcome.report, outcome.counts, excluded_calls=excluded):
+                routine.append((outcome.report, outcome.counts))
+                continue
+            for line in record_text(outcome.report, self.project.root, mask).plain.splitlines():
+                terminalreporter.write_line(line)
+            for line in _summary_lines(outcome):
+                terminalreporter.write_line(line)
+        for line in compact_lines(routine):
+            terminalreporter.write_line(line)
+
     def _write(self, target: _Target) -> None:
         from lockstep.oracles.ledger import kind as ledger_oracle
         from lockstep.oracles.ledger.merging import merge_parts
@@ -377,7 +410,15 @@ class LedgerRecording:
                 unseen = sum(1 for rid in report.unchanged if rid not in recording.rows)
             _add_spilled_tests(tests_of, lines, parts, _refused_ids(report))
             self.first_tests[target.spec.name] = {rid: nodes[0] for rid, nodes in tests_of.items()}
-            self.outcomes.append(_Outcome(report, unseen, skipped, _name_refused(report, tests_of)))
+            self.outcomes.append(
+                _Outcome(
+                    report,
+                    unseen,
+                    skipped,
+                    _name_refused(report, tests_of),
+                    _call_counts(recording, report),
+                )
+            )
         except LockstepError as e:
             self.errors.append(str(e))
         except msgspec.DecodeError as e:  # a part this version of lockstep did not write
@@ -454,7 +495,6 @@ class LedgerRecording:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if not self.controller:
             return
-        from lockstep.report.terminal import record_text
 
         terminalreporter.section("lockstep ledger recording")
         if self.refusal:
@@ -466,14 +506,7 @@ class LedgerRecording:
                 f"({_shown(self.failed, FAILED_SHOWN)}; {self.options.allow_failures_flag})",
                 yellow=True,
             )
-        from lockstep.secrets.policy import display_mask
-
-        mask = display_mask(self.project)
-        for outcome in self.outcomes:
-            for line in record_text(outcome.report, self.project.root, mask).plain.splitlines():
-                terminalreporter.write_line(line)
-            for line in _summary_lines(outcome):
-                terminalreporter.write_line(line)
+        self._write_outcomes(terminalreporter)
         unmatched = [
             p for p in self.project.config.lockstep.record_exclude if p not in self.matched
         ]
@@ -592,6 +625,32 @@ def _name_refused(report: RecordReport, tests_of: dict[str, list[str]]) -> dict[
             for nodeid in nodes:
                 by_test.setdefault(nodeid, []).append(refusal.case_id)
     return by_test
+
+
+def _no_counts() -> CallCounts:
+    from lockstep.oracles.ledger.run_summary import CallCounts
+
+    return CallCounts()
+
+
+def _call_counts(recording: Recording, report: RecordReport) -> CallCounts:
+    """What the summary needs of the merged recording, and the notes a clean one has."""
+    from lockstep.oracles.ledger.run_summary import CallCounts
+    from lockstep.oracles.verify import Verification, verifying_seed
+
+    verified = Verification(verifying_seed(), {})
+    written = {
+        len(report.added) + len(report.replaced),
+        len(report.added) + len(report.replaced) + len(report.unchanged),
+        len(recording.rows),
+    }
+    return CallCounts(
+        calls=recording.calls,
+        unfreezable=dict(recording.unfreezable),
+        sites=dict(recording.skip_sites),
+        faults=sum(recording.faults.values()),
+        routine_notes=frozenset([recording.notes()[0], *(verified.note(n) for n in written)]),
+    )
 
 
 def _summary_lines(outcome: _Outcome) -> list[str]:

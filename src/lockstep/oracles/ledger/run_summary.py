@@ -1,0 +1,105 @@
+"""The first lines of a recording run's summary, and which ledgers need their own lines.
+
+A package surface is dozens of ledgers: printed one by one, the one ledger that skipped
+calls or refused rows drowns in hundreds of routine lines. So the summary opens with the
+run's totals — calls seen, rows written, and the share of calls skipped because a value
+could not be frozen, with the commonest reasons and where those calls came from — and,
+past :data:`COMPACT_OVER` ledgers (unless pytest runs with ``-v``), prints in full only
+the ledgers with something to say; the rest are counted on one line, and the members the
+suite never called are named, since a ledger of them guards nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Final
+
+from lockstep.model import RecordReport
+
+COMPACT_OVER: Final = 12
+"""More ledgers than this in one run: routine ones are counted, not printed."""
+
+TOP_REASONS: Final = 3
+NAMED: Final = 8
+
+
+@dataclass(frozen=True)
+class CallCounts:
+    """What the recorder saw of one target in the whole run (every process)."""
+
+    calls: int = 0
+    unfreezable: dict[str, int] = field(default_factory=dict)
+    """Why a value could not be frozen -> how many calls were skipped for it."""
+    sites: dict[str, list[str]] = field(default_factory=dict)
+    """The same reason -> the call sites that passed such values."""
+    faults: int = 0
+    routine_notes: frozenset[str] = frozenset()
+    """The notes every clean recording has (saturation, verification): no reason to print."""
+
+    @property
+    def skipped(self) -> int:
+        return sum(self.unfreezable.values())
+
+
+def total_lines(counts: Sequence[tuple[RecordReport, CallCounts]]) -> list[str]:
+    """The run in one line, and the commonest reasons calls were skipped."""
+    calls = sum(c.calls for _, c in counts)
+    skipped = sum(c.skipped for _, c in counts)
+    added = sum(len(r.added) for r, _ in counts)
+    replaced = sum(len(r.replaced) for r, _ in counts)
+    refused = sum(len(r.refused) for r, _ in counts)
+    line = (
+        f"{len(counts)} ledger(s): saw {calls} call(s); added {added} row(s), "
+        f"replaced {replaced}, refused {refused}"
+    )
+    if not skipped:
+        return [line + "; no call skipped"]
+    share = 100 * skipped / max(1, calls)
+    lines = [line + f"; SKIPPED {skipped} call(s) ({share:.1f}%) whose values cannot be frozen"]
+    reasons: dict[str, int] = {}
+    sites: dict[str, list[str]] = {}
+    for _, c in counts:
+        for reason, n in c.unfreezable.items():
+            reasons[reason] = reasons.get(reason, 0) + n
+            known = sites.setdefault(reason, [])
+            known.extend(s for s in c.sites.get(reason, []) if s not in known)
+    ranked = sorted(reasons.items(), key=lambda item: (-item[1], item[0]))
+    for reason, n in ranked[:TOP_REASONS]:
+        where = f" (called from {', '.join(sites[reason][:3])})" if sites.get(reason) else ""
+        lines.append(f"  most skipped: {n} call(s): {reason}{where}")
+    return lines
+
+
+def is_routine(report: RecordReport, counts: CallCounts, *, excluded_calls: int) -> bool:
+    """Nothing to say beyond the counts: no refusal, no skipped or excluded call, no fault,
+    and no note but the ones every clean recording has."""
+    return (
+        not report.refused
+        and not counts.unfreezable
+        and not counts.faults
+        and not excluded_calls
+        and all(note in counts.routine_notes for note in report.notes)
+    )
+
+
+def compact_lines(routine: Iterable[tuple[RecordReport, CallCounts]]) -> list[str]:
+    """The routine ledgers of a large run, counted on one line; the uncalled ones named."""
+    reports = list(routine)
+    if not reports:
+        return []
+    added = sum(len(r.added) for r, _ in reports)
+    unchanged = sum(len(r.unchanged) for r, _ in reports)
+    lines = [
+        f"{len(reports)} other ledger(s) recorded with nothing to note: added {added} "
+        f"row(s), unchanged {unchanged} (pytest -v prints each ledger)"
+    ]
+    uncalled = [r.oracle for r, c in reports if not c.calls]
+    if uncalled:
+        listed = ", ".join(uncalled[:NAMED])
+        more = f", … (+{len(uncalled) - NAMED})" if len(uncalled) > NAMED else ""
+        lines.append(
+            f"  note: {len(uncalled)} of them saw no call from the suite, so they guard "
+            f"nothing: {listed}{more}"
+        )
+    return lines
