@@ -171,14 +171,20 @@ def test_package_surface_records_at_the_boundary_replays_and_catches_a_change(
     # a member the suite only reaches from inside the package is no row and no error
     assert rows_of(oracle / "shop.money.Money.__str__.ledger.jsonl") == []
 
+    # beyond the surface: what the tests call directly (the two Money(...) constructions);
+    # a private function only the package calls gets no file
+    assert len(rows_of(oracle / "shop.money.Money.__init__.ledger.jsonl")) == 2
+    assert not (oracle / "shop.money._clean.ledger.jsonl").exists()
+    assert not (oracle / "shop._impl.hidden.ledger.jsonl").exists()
+
     green = run_cli("replay", cwd=root)
     assert green.code == 0, green.output
     by_package = run_cli("replay", "shop", cwd=root)  # the package ledger's name: every member
     assert by_package.code == 0, by_package.output
-    assert "green: 8 cases: 8 passed" in by_package.stdout
+    assert "green: 10 cases: 10 passed" in by_package.stdout
     items = pytest_in(root, "-q", "--lockstep", "lockstep")
     assert items.code == 0, items.output
-    assert "8 passed" in items.stdout  # parse 2, total, add, euros, zero, currencies, show
+    assert "10 passed" in items.stdout  # parse 2, total, add, euros, zero, currencies, show
 
     money = root / "src/shop/money.py"
     money.write_text(money.read_text().replace("self.cents + other.cents", "self.cents"))
@@ -271,7 +277,7 @@ def test_a_surface_module_that_does_not_import_here_records_nothing_and_replays_
     assert rows_of(root / "lockstep/shop.winonly.registry_rate.ledger.jsonl") == []
     green = run_cli("replay", cwd=root)
     assert green.code == 0, green.output
-    assert "green: 8 cases: 8 passed" in green.stdout
+    assert "green: 10 cases: 10 passed" in green.stdout  # the 8 and Money(...) twice
 
 
 REEXPORTING = {
@@ -359,9 +365,7 @@ def test_a_large_surface_is_summed_up_and_only_ledgers_with_something_to_say_are
 ) -> None:
     functions = "\n".join(f"def f{i}(x):\n    return x + {i}\n" for i in range(14))
     module = functions + "\ndef evens(n):\n    return (i for i in range(n) if i % 2 == 0)\n"
-    tests = "\n".join(
-        f"def test_f{i}():\n    assert wide.f{i}(1) == {1 + i}\n" for i in range(12)
-    )
+    tests = "\n".join(f"def test_f{i}():\n    assert wide.f{i}(1) == {1 + i}\n" for i in range(12))
     tests += "\ndef test_evens():\n    assert list(wide.evens(5)) == [0, 2, 4]\n"
     write_files(
         tmp_path,
@@ -390,3 +394,73 @@ def test_a_large_surface_is_summed_up_and_only_ledgers_with_something_to_say_are
     for i in range(14):
         assert f"wide.f{i} (create) → lockstep/wide.f{i}.ledger.jsonl" in verbose.stdout
     assert "other ledger(s) recorded with nothing to note" not in verbose.stdout
+
+
+TESTED_PRIVATE = {
+    "lockstep.toml": '[[ledger]]\npackage = "dates"\n',
+    "pyproject.toml": '[tool.pytest.ini_options]\npythonpath = ["src"]\n',
+    "src/dates/__init__.py": (
+        "class Day:\n"
+        "    def __init__(self, month, day):\n"
+        "        self.month, self.day = month, day\n"
+        "        self._check()\n\n"
+        "    def _check(self):\n"
+        "        if not 1 <= self.day <= _length(self.month):\n"
+        "            raise ValueError('day out of range')\n\n"
+        "    def iso(self):\n"
+        "        return f'{self.month:02}-{self.day:02}'\n\n\n"
+        "def _length(month):\n"
+        "    return 29 if month == 2 else 30 + (month + month // 8) % 2\n"
+    ),
+    "tests/test_dates.py": (
+        "from dates import Day, _length\n\n\n"
+        "def test_iso():\n"
+        "    assert Day(3, 4).iso() == '03-04'\n\n\n"
+        "def test_lengths():  # the suite pins a private helper directly\n"
+        "    assert [_length(m) for m in (1, 2, 4, 12)] == [31, 29, 30, 31]\n\n\n"
+        "def test_last_day_is_valid():\n"
+        "    Day(1, 31)\n"
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("return 29 if month == 2", "return 28 if month == 2"),  # only _length's test sees it
+        ("1 <= self.day <= _length", "1 <= self.day < _length"),  # only a construction sees it
+    ],
+)
+def test_what_the_suite_calls_directly_beyond_the_surface_is_frozen_too(
+    tmp_path: Path, old: str, new: str
+) -> None:
+    """A suite that tests a private helper or a constructor catches a change there; so does
+    the package ledger, whose tested members are written once the suite calls them."""
+    write_files(tmp_path, TESTED_PRIVATE)
+    recorded = pytest_in(tmp_path, "--lockstep-record", "-q", "tests")
+    assert recorded.code == 0, recorded.output
+    oracle = tmp_path / "lockstep"
+    assert len(rows_of(oracle / "dates._length.ledger.jsonl")) == 4
+    assert len(rows_of(oracle / "dates.Day.__init__.ledger.jsonl")) == 2
+    assert not (oracle / "dates.Day._check.ledger.jsonl").exists()  # only __init__ calls it
+    status = run_cli("status", cwd=tmp_path)
+    assert "dates.Day._check" not in status.stdout and "dates._length" in status.stdout
+    assert run_cli("replay", cwd=tmp_path).code == 0
+
+    module = tmp_path / "src/dates/__init__.py"
+    module.write_text(module.read_text().replace(old, new))
+    suite = pytest_in(tmp_path, "-q", "tests")
+    assert suite.code == 1  # the suite catches it ...
+    red = run_cli("replay", cwd=tmp_path)
+    assert red.code == 1, red.output  # ... and so does the gate
+
+
+def test_private_false_keeps_to_the_public_surface(tmp_path: Path) -> None:
+    write_files(
+        tmp_path,
+        {**TESTED_PRIVATE, "lockstep.toml": '[[ledger]]\npackage = "dates"\nprivate = false\n'},
+    )
+    recorded = pytest_in(tmp_path, "--lockstep-record", "-q", "tests")
+    assert recorded.code == 0, recorded.output
+    names = sorted(p.name for p in (tmp_path / "lockstep").glob("*.ledger.jsonl"))
+    assert names == ["dates.Day.iso.ledger.jsonl"]

@@ -149,6 +149,10 @@ class CorpusSpec(_Table, frozen=True):
     kind: Literal["corpus"] = "corpus"
 
 
+LEDGER_SUFFIX: Final = ".ledger.jsonl"
+"""A ledger file's suffix (the configuration needs it to tell a recorded tested member)."""
+
+
 class LedgerSpec(_Table, frozen=True):
     """A ``[[ledger]]`` oracle: a function's calls → outcomes.
 
@@ -166,6 +170,11 @@ class LedgerSpec(_Table, frozen=True):
     package: str = ""
     """A top-level package whose public surface is recorded: every public function, method,
     classmethod, staticmethod and property of its public modules (or ``target``, not both)."""
+    private: bool = True
+    """With ``package``: also record what the tests call directly beyond the public surface
+    (private functions and methods, ``__init__``, members of private modules); such a
+    member's ledger is written only once the suite calls it, and it is then replayed like
+    the surface's."""
     driver: str | None = None
     """What calls the target when recording without pytest: ``pkg.mod:func`` or a script path."""
     loose: bool = False
@@ -323,6 +332,9 @@ class Project:
     surface_origin: dict[str, int] = field(default_factory=dict)
     """With a ``package`` ledger: each ledger's name -> the index of its ``[[ledger]]`` in
     the file (a package's expanded targets share theirs; :func:`expand_surfaces`)."""
+    tested: frozenset[str] = frozenset()
+    """Members of a package ledger beyond its public surface (``private``): an oracle only
+    once its file exists, so a member the suite never calls directly is no oracle at all."""
 
     @property
     def oracle_dir(self) -> Path:
@@ -341,9 +353,21 @@ class Project:
         return self.config_path.name
 
     def oracles(self) -> Iterator[OracleSpec]:
-        """Every configured oracle, in file order by kind."""
+        """Every configured oracle, in file order by kind (a package's tested member only
+        once recorded: see :attr:`tested`)."""
+        for spec in self.all_oracles():
+            if spec.name not in self.tested or self.recorded_member(spec.name):
+                yield spec
+
+    def all_oracles(self) -> Iterator[OracleSpec]:
+        """Every configured oracle, the tested members not recorded yet included: what a
+        recording of the suite installs."""
         for kind in KINDS:
             yield from getattr(self.config, kind)
+
+    def recorded_member(self, name: str) -> bool:
+        """Whether the ledger of a package's tested member exists (in the oracle folder)."""
+        return (self.oracle_dir / f"{name}{LEDGER_SUFFIX}").is_file()
 
     def key(self, spec: OracleSpec, field: str = "") -> str:
         """Where ``spec`` (or one of its fields) sits in the configuration: ``corpus[0].render``.
@@ -373,12 +397,19 @@ class Project:
         (each name once, in the order given)."""
         out: dict[str, None] = {}
         for name in names:
-            out.update(dict.fromkeys(self.surfaces.get(name, (name,))))
+            members = self.surfaces.get(name)
+            if members is None:
+                out[name] = None
+                continue
+            tested = self.tested
+            out.update(
+                dict.fromkeys(m for m in members if m not in tested or self.recorded_member(m))
+            )
         return tuple(out)
 
     def oracle(self, name: str) -> OracleSpec:
         """The oracle called ``name``; a usage error lists the names that exist."""
-        for spec in self.oracles():
+        for spec in self.all_oracles():
             if spec.name == name:
                 return spec
         known = ", ".join(s.name for s in self.oracles()) or "none configured"
@@ -488,6 +519,8 @@ class Expanded:
     """Each package ledger's name -> its members' ledger names."""
     origin: dict[str, int]
     """Each ledger's name -> the index of the ``[[ledger]]`` it came from, for messages."""
+    tested: frozenset[str] = frozenset()
+    """The members beyond the public surfaces (see :attr:`Project.tested`)."""
 
 
 def expand_surfaces(config: Config, root: Path, source: str) -> Expanded:
@@ -495,30 +528,35 @@ def expand_surfaces(config: Config, root: Path, source: str) -> Expanded:
     (with ``target`` and ``package`` both set)."""
     if not any(spec.package for spec in config.ledger):
         return Expanded(config, {}, {})
-    from lockstep.surface import surface  # reads the package's source; imports nothing of it
+    # reads the package's source; imports nothing of it
+    from lockstep.surface import surface, tested_members
 
     ledgers: list[LedgerSpec] = []
     origin: dict[str, int] = {}
     surfaces: dict[str, tuple[str, ...]] = {}
+    tested: set[str] = set()
     for i, spec in enumerate(config.ledger):
         if not spec.package or spec.target:
             ledgers.append(spec)
             origin[spec.name] = i
             continue
-        members = surface(spec.package, root, where=f"{source}: ledger[{i}].package")
+        where = f"{source}: ledger[{i}].package"
+        members = surface(spec.package, root, where=where)
         if not members:
             raise ConfigError(
                 f"{source}: ledger[{i}].package: package {spec.package!r} has no public "
                 "function, method or property to record"
             )
-        names = tuple(f"{spec.name}.{member.short(spec.package)}" for member in members)
-        for name, member in zip(names, members, strict=True):
+        extra = tested_members(spec.package, root, where=where) if spec.private else []
+        names = tuple(f"{spec.name}.{member.short(spec.package)}" for member in [*members, *extra])
+        for name, member in zip(names, [*members, *extra], strict=True):
             ledgers.append(msgspec.structs.replace(spec, name=name, target=member.target))
             origin[name] = i
         surfaces[spec.name] = names
+        tested.update(names[len(members) :])
     expanded = msgspec.structs.replace(config, ledger=ledgers)
     _check_consistency(expanded, source)
-    return Expanded(expanded, surfaces, origin)
+    return Expanded(expanded, surfaces, origin, frozenset(tested))
 
 
 def _check_pins(pins: PinsSpec, where: str) -> None:
@@ -701,4 +739,5 @@ def load_project(start: Path | None = None, *, config_path: Path | None = None) 
         config=found.config,
         surfaces=found.surfaces,
         surface_origin=found.origin,
+        tested=found.tested,
     )

@@ -138,14 +138,21 @@ def _decorators(node: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
     return out
 
 
-def _class_members(cls: ast.ClassDef) -> list[str]:
+def _class_members(cls: ast.ClassDef, *, private: bool = False) -> list[str]:
+    """The methods of ``cls`` its surface holds; with ``private``, also the private ones and
+    ``__init__`` (other dunders stay out: ``__hash__`` of a string differs between runs)."""
     names: list[str] = []
     for node in cls.body:
         if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             continue
         name = node.name
-        if name.startswith("_") and name not in VALUE_DUNDERS:
+        dunder = name.startswith("__") and name.endswith("__")
+        if dunder and name not in VALUE_DUNDERS and not (private and name == "__init__"):
             continue
+        if not dunder and name.startswith("_") and not private:
+            continue
+        if name.startswith("__") and not dunder:
+            continue  # name-mangled: the class holds it as _Class__name
         decos = _decorators(node)
         if {".setter", ".deleter", "overload", ".overload"} & decos:
             continue  # a property's setter is the same name; an overload is a stub
@@ -204,6 +211,10 @@ def _bound_method_alias(node: ast.stmt, instances: set[str]) -> str | None:
     return None
 
 
+_Trees = dict[str, tuple[ast.Module, bool, bool]]
+"""Each module of a package -> (its tree, whether it is a package's ``__init__``, public?)."""
+
+
 def surface(package: str, root: Path, *, where: str) -> list[Member]:
     """Every target of ``package``'s public surface, by module then source order.
 
@@ -213,13 +224,50 @@ def surface(package: str, root: Path, *, where: str) -> list[Member]:
     cannot be found, or a module that does not parse, is a :class:`ConfigError` naming
     ``where``.
     """
+    return _public_surface(_trees(package, root, where=where))[0]
+
+
+def tested_members(package: str, root: Path, *, where: str) -> list[Member]:
+    """What a test suite may call directly beyond the public surface: every other
+    function, method, classmethod, staticmethod and property the package defines at the
+    top level of a module or class, in any of its modules — private names, members of
+    private modules that are not re-exported, and ``__init__``.
+
+    A suite that calls ``obj._check_date()`` or constructs ``Hijri(1410, 8, 30)`` pins
+    what those calls do; a ledger of them catches what that test catches. Recorded,
+    like the surface, only when called from outside the package, so a member only the
+    package calls itself gets no rows (and no file).
+    """
+    trees = _trees(package, root, where=where)
+    public, taken = _public_surface(trees)
+    known = {m.target for m in public}
+    out: list[Member] = []
+    for module, (tree, _, _) in trees.items():
+        for node in tree.body:
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                if (module, node.name) in taken or {"overload", ".overload"} & _decorators(node):
+                    continue
+                out.append(Member(module, node.name))
+            elif isinstance(node, ast.ClassDef) and (module, node.name) not in taken:
+                out.extend(
+                    Member(module, f"{node.name}.{name}")
+                    for name in _class_members(node, private=True)
+                )
+    unique: dict[str, Member] = {}
+    for member in out:
+        if member.target not in known:
+            unique.setdefault(member.target, member)
+    return list(unique.values())
+
+
+def _trees(package: str, root: Path, *, where: str) -> _Trees:
     folder = package_dir(package, root)
     if folder is None:
         raise ConfigError(
             f"{where}: no package {package!r} found under the project root, its src/ or "
             "the installed packages"
         )
-    trees: dict[str, tuple[ast.Module, bool, bool]] = {}  # module -> (tree, package?, public?)
+    trees: _Trees = {}
     for path in sorted(folder.rglob("*.py")):
         parts = path.relative_to(folder).with_suffix("").parts
         is_package = parts[-1] == "__init__"
@@ -242,6 +290,11 @@ def surface(package: str, root: Path, *, where: str) -> list[Member]:
                 f"{where}: cannot read module {module!r} of package {package!r}: {e}"
             ) from None
         trees[module] = (tree, is_package, not private)
+    return trees
+
+
+def _public_surface(trees: _Trees) -> tuple[list[Member], set[tuple[str, str]]]:
+    """The public surface, and the private definitions it re-exports (module, name)."""
     members: list[Member] = []
     taken: set[tuple[str, str]] = set()
     for module, (tree, _, public) in trees.items():
@@ -250,14 +303,14 @@ def surface(package: str, root: Path, *, where: str) -> list[Member]:
     for module, (tree, is_package, public) in trees.items():
         if public:
             members.extend(_reexports(module, tree, is_package, trees, taken))
-    return members
+    return members, taken
 
 
 def _reexports(
     module: str,
     tree: ast.Module,
     is_package: bool,
-    trees: dict[str, tuple[ast.Module, bool, bool]],
+    trees: _Trees,
     taken: set[tuple[str, str]],
 ) -> list[Member]:
     """What a public module imports by name from a private module of its package and
@@ -298,4 +351,4 @@ def _reexports(
     return out
 
 
-__all__ = ["VALUE_DUNDERS", "Member", "module_members", "package_dir", "surface"]
+__all__ = ["VALUE_DUNDERS", "Member", "module_members", "package_dir", "surface", "tested_members"]

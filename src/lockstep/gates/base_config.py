@@ -46,5 +46,9 @@ def judged_by_base(project: Project, git: Git, base: str) -> Project:
     if found is None:
         return project
     return dataclasses.replace(
-        project, config=found.config, surfaces=found.surfaces, surface_origin=found.origin
+        project,
+        config=found.config,
+        surfaces=found.surfaces,
+        surface_origin=found.origin,
+        tested=found.tested,
     )

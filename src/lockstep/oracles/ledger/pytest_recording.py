@@ -236,8 +236,10 @@ class LedgerRecording:
                         stem_length=stem,
                         surface=target.spec.package,
                     )
-                except UnimportableModule as e:
-                    if not target.spec.package:
+                except LockstepError as e:
+                    if target.spec.name in self.project.tested:
+                        continue  # beyond the surface, recorded only if it can be: skipped
+                    if not target.spec.package or not isinstance(e, UnimportableModule):
                         raise
                     # A surface module that does not import here (dateutil.tz.win off
                     # Windows): its members record nothing, as members nobody called.
@@ -245,6 +247,7 @@ class LedgerRecording:
                     self.unimported.append(f"{target.spec.name} ({e.reason})")
                 # its part is taken once, at the session's end: a large run stays flat
                 target.wrapped.recorder.spill = True
+            self.targets = [t for t in self.targets if t.wrapped is not None]
             self.installation.watch_context()
             if self.controller:
                 from lockstep.oracles.verify import verifying_seed
@@ -391,19 +394,26 @@ class LedgerRecording:
             lines = [line for _, line in iter_jsonl(target.spool, _SpoolLine)]
             parts = [msgspec.json.decode(line.part, type=RecordingPart) for line in lines]
             recording = merge_parts(target.spec.target, parts, remove_runs=False)
+            mode = self.options.mode
+            if target.spec.name in self.project.tested and not self.project.recorded_member(
+                target.spec.name
+            ):
+                if not recording.rows and not recording.refused:
+                    return  # beyond the surface and not called by the suite: no oracle
+                mode = RecordMode.CREATE  # its first rows, whatever the run's mode
             tests_of = _tests_of(lines)
             skipped: dict[str, int] = {}
             for line in lines:
                 self.matched.update(line.matched)
                 for nodeid, calls in line.skipped.items():
                     skipped[nodeid] = skipped.get(nodeid, 0) + calls
-            if self.options.mode is RecordMode.FORCE:
+            if mode is RecordMode.FORCE:
                 report, unseen = self._force(target, recording, target.wrapped.signature)
             else:
                 report = ledger_oracle.write_recording(
                     self.project,
                     target.spec,
-                    self.options.mode,
+                    mode,
                     recording,
                     target.wrapped.signature,
                 )
@@ -752,6 +762,8 @@ def start(config: pytest.Config, options: RecordOptions) -> None:
                 specs.append(spec)
     if controller:
         for spec in specs:
+            if spec.name in project.tested and not project.recorded_member(spec.name):
+                continue  # no file yet: its first rows are created whatever the mode
             try:
                 ledger_oracle.check_mode(project, spec, mode)
             except LockstepError as e:
