@@ -380,3 +380,33 @@ def test_an_input_refused_within_one_process_names_the_test_where_it_changed(
         text,
     ), text
     assert "row(s) from tests/test_tally.py::test_second" in text
+
+
+def test_the_tests_of_refused_rows_are_listed_up_to_eight_unless_verbose(
+    tmp_path: Path,
+) -> None:
+    tests = "\n".join(
+        f"def test_rate_{i}(monkeypatch):\n"
+        f"    monkeypatch.setitem(pricing.RATE, 'USD', 3)\n"
+        f"    assert pricing.price({i}) == {3 * i}\n"
+        for i in range(1, 11)
+    )
+    write_files(
+        tmp_path,
+        {
+            "lockstep.toml": '[[ledger]]\nname = "price"\ntarget = "shop.pricing:price"\n',
+            "src/shop/__init__.py": "",
+            "src/shop/pricing.py": PRICING,
+            "tests/test_rates.py": "from shop import pricing\n\n\n" + tests,
+            "pyproject.toml": '[tool.pytest.ini_options]\npythonpath = ["src"]\n',
+        },
+    )
+    quiet = pytest_in(tmp_path, "-q", "tests", "--lockstep-record")
+    named = [line for line in quiet.stdout.splitlines() if "row(s) from tests/" in line]
+    assert len(named) == 8, quiet.output
+    assert "… and 2 more refused row(s) from 2 other test(s) (pytest -v names each)" in quiet.stdout
+    (tmp_path / "lockstep/price.ledger.jsonl").unlink(missing_ok=True)
+    verbose = pytest_in(tmp_path, "-v", "tests", "--lockstep-record")
+    named = [line for line in verbose.stdout.splitlines() if "row(s) from tests/" in line]
+    assert len(named) == 10, verbose.output
+    assert "more refused row(s)" not in verbose.stdout

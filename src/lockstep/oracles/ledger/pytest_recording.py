@@ -367,9 +367,8 @@ class LedgerRecording:
         if len(self.outcomes) > 1:
             for line in total_lines([(o.report, o.counts) for o in self.outcomes]):
                 terminalreporter.write_line(mask(line))
-        compact = (
-            len(self.outcomes) > COMPACT_OVER and terminalreporter.config.getoption("verbose") < 1
-        )
+        compact_tests = terminalreporter.config.getoption("verbose") < 1
+        compact = len(self.outcomes) > COMPACT_OVER and compact_tests
         routine = []
         for outcome in self.outcomes:
             excluded = sum(outcome.skipped.values())
@@ -378,7 +377,7 @@ class LedgerRecording:
                 continue
             for line in record_text(outcome.report, self.project.root, mask).plain.splitlines():
                 terminalreporter.write_line(line)
-            for line in _summary_lines(outcome):
+            for line in _summary_lines(outcome, every_test=not compact_tests):
                 terminalreporter.write_line(line)
         for line in compact_lines(routine):
             terminalreporter.write_line(line)
@@ -663,7 +662,11 @@ def _call_counts(recording: Recording, report: RecordReport) -> CallCounts:
     )
 
 
-def _summary_lines(outcome: _Outcome) -> list[str]:
+REFUSED_TESTS_SHOWN: Final = 8
+"""Lines naming the tests of refused rows, per ledger, unless pytest runs with ``-v``."""
+
+
+def _summary_lines(outcome: _Outcome, *, every_test: bool = True) -> list[str]:
     report = outcome.report
     skipped_calls = sum(outcome.skipped.values())
     kept = f"kept {len(report.unchanged)}"
@@ -677,13 +680,23 @@ def _summary_lines(outcome: _Outcome) -> list[str]:
         counts += f", left out {skipped_calls} call(s) of {len(outcome.skipped)} excluded test(s)"
     lines = [counts]
     causes = {r.case_id: r.cause for r in report.refused}
+    by_test: list[tuple[int, str]] = []  # (rows, line)
     for nodeid, rids in outcome.refused_by_test.items():
         by_cause: dict[str, list[str]] = {}
         for rid in rids:
             by_cause.setdefault(causes.get(rid, ""), []).append(rid)
         for cause, ids in by_cause.items():
             because = f" (cause: {cause})" if cause else ""
-            lines.append(f"  refused {len(ids)} row(s) from {nodeid}{because}: {_shown(ids)}")
+            line = f"  refused {len(ids)} row(s) from {nodeid}{because}: {_shown(ids)}"
+            by_test.append((len(ids), line))
+    shown = by_test if every_test else by_test[:REFUSED_TESTS_SHOWN]
+    lines.extend(line for _, line in shown)
+    if len(shown) < len(by_test):
+        rest = by_test[len(shown) :]
+        lines.append(
+            f"  … and {sum(n for n, _ in rest)} more refused row(s) from {len(rest)} other "
+            "test(s) (pytest -v names each)"
+        )
     if outcome.skipped:
         per_test = [f"{nodeid} ({calls})" for nodeid, calls in outcome.skipped.items()]
         lines.append(
