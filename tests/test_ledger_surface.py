@@ -464,3 +464,41 @@ def test_private_false_keeps_to_the_public_surface(tmp_path: Path) -> None:
     assert recorded.code == 0, recorded.output
     names = sorted(p.name for p in (tmp_path / "lockstep").glob("*.ledger.jsonl"))
     assert names == ["dates.Day.iso.ledger.jsonl"]
+
+
+def test_a_call_from_the_package_s_own_code_is_no_row_and_its_shipped_tests_are_outside(
+    tmp_path: Path,
+) -> None:
+    """``__iter__`` is no member, so nothing marks its call of ``normalized`` as inside a
+    recorded call: the calling frame's module tells that the package is calling itself.
+    Tests shipped inside the package (``bag/tests/``) are callers from outside."""
+    write_files(
+        tmp_path,
+        {
+            "lockstep.toml": '[[ledger]]\npackage = "bag"\n',
+            "pyproject.toml": '[tool.pytest.ini_options]\npythonpath = ["src"]\n',
+            "src/bag/__init__.py": (
+                "class Bag:\n"
+                "    def __init__(self, items):\n"
+                "        self.items = items\n\n"
+                "    def __iter__(self):\n"
+                "        return iter(self.normalized())\n\n"
+                "    def normalized(self):\n"
+                "        return sorted(self.items)\n"
+            ),
+            "src/bag/tests/__init__.py": "",
+            "src/bag/tests/test_bag.py": (
+                "from bag import Bag\n\n\n"
+                "def test_iter():\n"
+                "    assert list(Bag([3, 1])) == [1, 3]\n\n\n"
+                "def test_normalized():\n"
+                "    assert Bag([2, 1]).normalized() == [1, 2]\n"
+            ),
+        },
+    )
+    recorded = pytest_in(tmp_path, "--lockstep-record", "-q", "src/bag/tests")
+    assert recorded.code == 0, recorded.output
+    rows = rows_of(tmp_path / "lockstep/bag.Bag.normalized.ledger.jsonl")
+    assert len(rows) == 1  # the test's own call; __iter__'s is the package calling itself
+    assert len(rows_of(tmp_path / "lockstep/bag.Bag.__init__.ledger.jsonl")) == 2
+    assert run_cli("replay", cwd=tmp_path).code == 0

@@ -36,15 +36,41 @@ _INSIDE: Final[contextvars.ContextVar[frozenset[str]]] = contextvars.ContextVar(
 package makes to its own surface from there is part of the outer row, not a row."""
 
 
+def _own_code(module: object, package: str, prefix: str) -> bool:
+    """Whether code of ``module`` is the package's own (its tests, shipped inside it as
+    ``pkg/tests/...``, call it from outside, like any user)."""
+    if not isinstance(module, str) or not (module == package or module.startswith(prefix)):
+        return False
+    parts = module.split(".")
+    return not any(
+        p in ("tests", "test", "testing") or p.startswith("test_") or p.endswith("_test")
+        for p in parts[1:]
+    )
+
+
 def _surface_guard(wrapper: Any, func: Callable[..., Any], surface: str) -> Any:
     """``wrapper`` (recording ``func``) for a call from outside ``surface``; ``func`` itself
-    for a call made while a call of the same surface is already being recorded."""
+    for a call the package makes to itself: from code of the package (the calling frame's
+    module is the package or one of its modules: ``__init__`` calling ``self.parse``,
+    ``__iter__`` calling ``self._iter``), or while a call of the same surface is already
+    being recorded (a callback the package runs)."""
+    prefix = surface + "."
+    getframe = sys._getframe
+    known: dict[str, bool] = {}  # module name -> is it the package's own code?
+
+    def from_package() -> bool:
+        name = getframe(2).f_globals.get("__name__", "")
+        own = known.get(name)
+        if own is None:
+            own = known[name] = _own_code(name, surface, prefix)
+        return own
+
     if inspect.iscoroutinefunction(func):
 
         @functools.wraps(func)
         async def async_guard(*args: Any, **kwargs: Any) -> Any:
             inside = _INSIDE.get()
-            if surface in inside:
+            if surface in inside or from_package():
                 return await func(*args, **kwargs)
             token = _INSIDE.set(inside | {surface})
             try:
@@ -58,7 +84,7 @@ def _surface_guard(wrapper: Any, func: Callable[..., Any], surface: str) -> Any:
     @functools.wraps(func)
     def guard(*args: Any, **kwargs: Any) -> Any:
         inside = _INSIDE.get()
-        if surface in inside:
+        if surface in inside or from_package():
             return func(*args, **kwargs)
         token = _INSIDE.set(inside | {surface})
         try:
