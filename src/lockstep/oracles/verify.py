@@ -31,10 +31,11 @@ from typing import TYPE_CHECKING, Final
 
 import msgspec
 
-from lockstep.config import Config, LedgerSpec, OracleSpec, Project, Settings, load_project
+from lockstep.config import Config, OracleSpec, Project, Settings, load_project
 from lockstep.errors import LockstepError
 from lockstep.model import Outcome, ReplayOptions, Status
 from lockstep.oracles import CHILD_MODULE, CHILD_TIMEOUT
+from lockstep.oracles.ledger.spec import LedgerSpec
 from lockstep.oracles.verify_session import SessionError, VerifySession, current
 from lockstep.store import temp_folder
 

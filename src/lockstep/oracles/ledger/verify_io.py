@@ -19,10 +19,11 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from lockstep.config import Config, LedgerSpec, Project, Settings
+from lockstep.config import Config, Project, Settings
 from lockstep.model import Refusal, RefusalReason
 from lockstep.oracles.ledger.file import write_rows
 from lockstep.oracles.ledger.format import SUFFIX, LedgerRow, Param, call_text
+from lockstep.oracles.ledger.spec import LedgerSpec
 from lockstep.oracles.verify import verify
 from lockstep.switches import RECORD_IO_OFF
 

@@ -11,7 +11,7 @@ from typing import Final
 
 from msgspec.structs import replace as replace_struct
 
-from lockstep.config import PinsSpec, Project
+from lockstep.config import Project
 from lockstep.errors import Rejected, TargetError
 from lockstep.model import (
     RecordMode,
@@ -47,6 +47,7 @@ from lockstep.oracles.pins.replay import (
     _warm_pool,
     case_target,
 )
+from lockstep.oracles.pins.spec import PinsSpec
 from lockstep.oracles.pins.warm import Inference, WarmUnavailable, infer_imports
 from lockstep.parallel import run_parallel
 from lockstep.probe.envspy import discover

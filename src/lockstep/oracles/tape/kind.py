@@ -26,7 +26,7 @@ from typing import Any, Final
 import msgspec
 
 from lockstep.canon import canonical_json
-from lockstep.config import OracleSpec, Project, TapeSpec
+from lockstep.config import OracleSpec, Project
 from lockstep.diff import unified
 from lockstep.errors import (
     CanonError,
@@ -74,6 +74,7 @@ from lockstep.oracles.tape.document import (
     write_document,
 )
 from lockstep.oracles.tape.recorder import CompareMode, Event, Tape
+from lockstep.oracles.tape.spec import TapeSpec
 from lockstep.oracles.verify import verify
 from lockstep.rules import RuleRecord, RuleSet, resolve_rules
 from lockstep.secrets import policy_for
