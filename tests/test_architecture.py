@@ -108,6 +108,20 @@ def test_only_the_kind_and_its_wiring_import_a_kind(graph: grimp.ImportGraph, ki
     assert not offenders, f"{package} is imported from outside: {sorted(offenders)}"
 
 
+def test_the_shared_oracle_modules_know_no_kind(graph: grimp.ImportGraph) -> None:
+    """What every kind shares (the verifier, the lifecycle, status, pending...) imports no
+    kind's module, not even its table: it works on any kind the registry lists."""
+    kinds = {f"lockstep.oracles.{kind}" for kind in KINDS}
+    shared = graph.find_children("lockstep.oracles") - kinds
+    offenders = sorted(
+        f"{module} imports {imported}"
+        for module in shared
+        for imported in graph.find_modules_directly_imported_by(module)
+        if any(imported == k or imported.startswith(f"{k}.") for k in kinds)
+    )
+    assert not offenders, offenders
+
+
 def test_nothing_below_cli_prints_or_exits() -> None:
     offenders = []
     for path in sorted(SRC.rglob("*.py")):

@@ -200,6 +200,15 @@ else:
     its own type and names a bad key exactly where it is."""
 
 
+def config_of(settings: Settings, *specs: OracleSpec) -> Config:
+    """A configuration of ``specs`` alone, with no file behind it (a ``@record_io``
+    ledger verified in a fresh interpreter)."""
+    tables: dict[str, list[OracleSpec]] = {}
+    for spec in specs:
+        tables.setdefault(spec.kind, []).append(spec)
+    return msgspec.structs.replace(Config(lockstep=settings), **tables)
+
+
 _ARRAY_KEYS: Final = (*KINDS, "rule", "secret", "gates")
 
 
