@@ -203,6 +203,18 @@ def test_the_configuration_names_no_kind() -> None:
     assert not named and not defined, named + defined
 
 
+def test_an_accepts_reason_is_checked_in_one_place() -> None:
+    """Every door that accepts a change (``lockstep accept``, the tape's reviewed accept,
+    ``pytest --lockstep-why``) checks its reason with the lifecycle's one ``check_why``."""
+    found = [
+        f"{rel}:{node.lineno}"
+        for rel, tree in _modules()
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef) and node.name == "check_why"
+    ]
+    assert found == ["oracles/lifecycle.py:" + found[0].split(":")[1]], found
+
+
 def test_no_global_statement_under_oracles() -> None:
     found = [
         f"{rel}:{node.lineno}"

@@ -15,7 +15,9 @@ every kind:
   (:func:`check_contract`);
 * which cases to freeze (:func:`wanted`), and how old and fresh cases merge,
   category by category into the :class:`~lockstep.model.RecordReport`
-  (:func:`merge`).
+  (:func:`merge`);
+* what an accept's reason must be (:func:`check_why`), whichever kind and door
+  (``lockstep accept``, the tape's reviewed accept, ``pytest --lockstep-why``).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import itertools
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import Final, TypeVar
 
 from lockstep.errors import DataError, UsageError
 from lockstep.model import RecordMode, RecordReport
@@ -32,6 +34,21 @@ from lockstep.store import display_path
 
 E = TypeVar("E")
 T = TypeVar("T")
+
+WHY_LIMIT: Final = 300
+"""Characters allowed in an accept's reason: one sentence, not an essay."""
+
+
+def check_why(why: str, *, flag: str = "--why") -> str:
+    """An accept's reason (``flag``: the option that gave it) is one sentence on one line:
+    what changed and why it is intended; review shows it next to the change.  Returns it
+    with its runs of spaces made one."""
+    text = " ".join(why.split())
+    if not text:
+        raise UsageError(f"{flag}: say in one sentence why the new behaviour is intended")
+    if "\n" in why.strip() or "\r" in why.strip() or len(text) > WHY_LIMIT:
+        raise UsageError(f"{flag}: one sentence on one line (at most {WHY_LIMIT} characters)")
+    return text
 
 
 @dataclass(frozen=True)

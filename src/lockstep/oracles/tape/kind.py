@@ -66,6 +66,7 @@ from lockstep.oracles.status import file_status
 from lockstep.oracles.tape.compare import compare, render_result, render_tape, setting_changes
 from lockstep.oracles.tape.document import (
     SUFFIX,
+    Acceptance,
     Output,
     TapeDocument,
     read_document,
@@ -242,7 +243,21 @@ class TapeKind(OracleKind[TapeSpec]):
             return RecordReport(tspec.name, self.oracle_path(project, tspec), mode)
         return self._record(project, tspec, mode)
 
-    def _record(self, project: Project, tspec: TapeSpec, mode: RecordMode) -> RecordReport:
+    def accept_reviewed(self, project: Project, tspec: TapeSpec, entry: Acceptance) -> RecordReport:
+        """``lockstep accept TAPE --why --test``: :meth:`accept` of the tape, with the
+        reviewer's signals added to its history -- the same record path (the oracle's lock,
+        the secrets scan, the fresh interpreter's check), no side door."""
+        with self.write_lock(project, tspec):
+            return self._record(project, tspec, RecordMode.FORCE, accepted=entry)
+
+    def _record(
+        self,
+        project: Project,
+        tspec: TapeSpec,
+        mode: RecordMode,
+        *,
+        accepted: Acceptance | None = None,
+    ) -> RecordReport:
         path = self.oracle_path(project, tspec)
         report = RecordReport(tspec.name, path, mode)
         exists = check_record_mode(path, project.root, tspec.name, mode, _MODE_WORDS)
@@ -267,6 +282,7 @@ class TapeKind(OracleKind[TapeSpec]):
                 rules=rules.records(),
                 events=run.events,
                 output=run.output,
+                accepted=accepted,
             )
         if mode is RecordMode.TRIM:
             report.notes.append("a tape has one case (its driver); there is nothing to trim")
