@@ -15,8 +15,13 @@ So a toy fifth kind ``toy`` is these files and one line here (``"toy"`` added to
 :data:`KINDS`), nothing else::
 
     src/lockstep/oracles/toy/__init__.py   # the package (a docstring)
-    src/lockstep/oracles/toy/spec.py       # class ToySpec(OracleSpec) with kind = "toy"; SPEC = ToySpec
+    src/lockstep/oracles/toy/spec.py       # class ToySpec(OracleSpec, frozen=True, kw_only=True)
+                                           #   with its keys and kind: Literal["toy"] = "toy";
+                                           #   SPEC = ToySpec
     src/lockstep/oracles/toy/kind.py       # class ToyKind(OracleKind[ToySpec]); KIND = ToyKind()
+
+``tests/test_fifth_kind.py`` builds exactly that on a copy of the source and records,
+replays and checks its tables through the command line.
 
 The command line, the configuration, the gates and the reporters reach a kind
 through these two names only.  The specs are imported with the configuration (they
