@@ -97,16 +97,24 @@ def environment_table() -> str:
 
 # -- configuration ---------------------------------------------------------------------
 
-_TABLES: tuple[tuple[str, str, bool], ...] = (
-    ("lockstep", "Settings", False),
-    ("corpus", "CorpusSpec", True),
-    ("ledger", "LedgerSpec", True),
-    ("pins", "PinsSpec", True),
-    ("tape", "TapeSpec", True),
+_SHARED: tuple[tuple[str, str, bool], ...] = (
     ("rule", "RuleSpec", True),
     ("secret", "SecretSpec", True),
     ("gates", "GatesSpec", False),
 )
+"""The tables after the oracle kinds' (which come from the registry, ``lockstep.kinds``)."""
+
+
+def _tables() -> list[tuple[str, type, bool]]:
+    """``(key, struct, array)`` of every table: the settings, each kind's, the shared ones."""
+    from lockstep import config
+    from lockstep.kinds import KIND_SPECS
+
+    return [
+        ("lockstep", config.Settings, False),
+        *((kind, spec, True) for kind, spec in KIND_SPECS.items()),
+        *((key, getattr(config, name), array) for key, name, array in _SHARED),
+    ]
 
 
 def _attribute_docs(source: str) -> dict[str, tuple[str, dict[str, str]]]:
@@ -179,22 +187,38 @@ def _md(text: str) -> str:
     return "`".join(parts).replace("|", "\\|")
 
 
-def config_reference() -> str:
-    from lockstep import config
+def _class_docs(cls: type) -> tuple[str, dict[str, str]]:
+    """A table's docstring and its fields' docstrings, in the order its source writes them
+    (a field a base class documents comes after the class's own)."""
+    fields: dict[str, str] = {}
+    doc = ""
+    for klass in cls.__mro__:
+        source = inspect.getsourcefile(klass) if klass.__module__.startswith("lockstep") else None
+        if source is None:
+            continue
+        class_doc, field_docs = _attribute_docs(Path(source).read_text(encoding="utf-8")).get(
+            klass.__name__, ("", {})
+        )
+        doc = doc or class_doc
+        for name, text in field_docs.items():
+            fields.setdefault(name, text)
+    return doc, fields
 
-    docs = _attribute_docs((SRC / "config.py").read_text(encoding="utf-8"))
+
+def config_reference() -> str:
     parts: list[str] = []
-    for key, class_name, array in _TABLES:
-        cls = getattr(config, class_name)
+    for key, cls, array in _tables():
         info = msgspec.inspect.type_info(cls)
         assert isinstance(info, msgspec.inspect.StructType)
-        class_doc, field_docs = docs[class_name]
+        class_doc, field_docs = _class_docs(cls)
         heading = f"[[{key}]]" if array else f"[{key}]"
         parts.append(f"### `{heading}`\n")
         parts.append(_md(class_doc.split("\n\n")[0]) + "\n")
         parts.append("| key | type | default | meaning |")
         parts.append("|---|---|---|---|")
-        for field in info.fields:
+        order = list(field_docs)
+        fields = sorted(info.fields, key=lambda f: order.index(f.name) if f.name in order else 99)
+        for field in fields:
             if field.name == "kind":  # the tag that tells the oracle kinds apart, not a key
                 continue
             doc = _md(field_docs.get(field.name, ""))

@@ -4,10 +4,12 @@
   it is a cycle that only shows at run time);
 * nothing outside an oracle kind's package imports that kind's modules, except
   through the registry (``lockstep.oracles.kind_of``) -- the command line, the
-  gates and the reporters never know a kind's details;
+  gates and the reporters never know a kind's details; its configuration table
+  (``<kind>.spec``: types and checks, as public as the file they decode) is the one
+  module others may name;
 * nothing below ``cli/`` prints or exits;
-* the oracle kinds: listed once (``config.KIND_SPECS``), each a conforming
-  ``OracleKind``; no ``global`` statement under ``oracles/``, no module-level
+* the oracle kinds: listed once (``lockstep.kinds.KINDS``), each a conforming
+  ``OracleKind`` with its own table; the configuration names none of them; no ``global`` statement under ``oracles/``, no module-level
   mutable state in the ledger recorder's modules (its process state is one object),
   no module of ``oracles/`` or ``pytest/`` over 900 lines;
 * refusals are data: no code but their one renderer holds their text.
@@ -22,9 +24,11 @@ import grimp
 import pytest
 
 import lockstep
-from lockstep.config import KINDS as CONFIGURED_KINDS
 from lockstep.config import Config
+from lockstep.kinds import KIND_SPECS
+from lockstep.kinds import KINDS as CONFIGURED_KINDS
 from lockstep.oracles import OracleKind, kind_named
+from lockstep.tables import OracleSpec
 
 SRC = Path(lockstep.__file__).parent
 KINDS = CONFIGURED_KINDS
@@ -95,13 +99,27 @@ def test_only_the_kind_and_its_wiring_import_a_kind(graph: grimp.ImportGraph, ki
     }.get(kind, set())
     offenders = {
         importer
-        for module in inside
+        for module in inside - {f"{package}.spec"}
         for importer in graph.find_modules_that_directly_import(module)
         if importer not in inside
         and importer not in allowed_outside
         and not importer.startswith(package)
     }
     assert not offenders, f"{package} is imported from outside: {sorted(offenders)}"
+
+
+def test_the_shared_oracle_modules_know_no_kind(graph: grimp.ImportGraph) -> None:
+    """What every kind shares (the verifier, the lifecycle, status, pending...) imports no
+    kind's module, not even its table: it works on any kind the registry lists."""
+    kinds = {f"lockstep.oracles.{kind}" for kind in KINDS}
+    shared = graph.find_children("lockstep.oracles") - kinds
+    offenders = sorted(
+        f"{module} imports {imported}"
+        for module in shared
+        for imported in graph.find_modules_directly_imported_by(module)
+        if any(imported == k or imported.startswith(f"{k}.") for k in kinds)
+    )
+    assert not offenders, offenders
 
 
 def test_nothing_below_cli_prints_or_exits() -> None:
@@ -145,9 +163,11 @@ def test_each_kind_conforms_and_is_listed_once() -> None:
         assert kind.suffix.startswith(".") and kind.suffix not in suffixes
         suffixes.add(kind.suffix)
         assert name in Config.__struct_fields__, f"Config has no [[{name}]] tables"
+        spec = KIND_SPECS[name]
+        assert issubclass(spec, OracleSpec) and spec.__module__ == f"lockstep.oracles.{name}.spec"
     offenders = []
     for rel, tree in _modules():
-        if rel == "config.py" or rel.startswith("demo/"):
+        if rel == "kinds.py" or rel.startswith("demo/"):
             continue
         for node in ast.walk(tree):
             if isinstance(node, ast.Tuple | ast.List | ast.Set | ast.Dict):
@@ -156,6 +176,43 @@ def test_each_kind_conforms_and_is_listed_once() -> None:
                 if set(KINDS) <= words:
                     offenders.append(f"{rel}:{node.lineno}")
     assert not offenders, f"the list of kinds is written again: {offenders}"
+
+
+def test_the_configuration_names_no_kind() -> None:
+    """config.py builds the tables of every kind from the registry: no kind's name is a
+    string in its code, and no kind's table is defined there (a fifth kind touches its
+    own package and the registry's one line, never the configuration)."""
+    rel = "config.py"
+    tree = ast.parse((SRC / rel).read_text(encoding="utf-8"))
+    docs = {
+        id(node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+    }
+    named = [
+        f"{rel}:{node.lineno}: {node.value!r}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and id(node) not in docs and node.value in KINDS
+    ]
+    defined = [
+        f"{rel}:{node.lineno}: class {node.name}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ClassDef)
+        and any(ast.unparse(base).endswith("OracleSpec") for base in node.bases)
+    ]
+    assert not named and not defined, named + defined
+
+
+def test_an_accepts_reason_is_checked_in_one_place() -> None:
+    """Every door that accepts a change (``lockstep accept``, the tape's reviewed accept,
+    ``pytest --lockstep-why``) checks its reason with the lifecycle's one ``check_why``."""
+    found = [
+        f"{rel}:{node.lineno}"
+        for rel, tree in _modules()
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef) and node.name == "check_why"
+    ]
+    assert found == ["oracles/lifecycle.py:" + found[0].split(":")[1]], found
 
 
 def test_no_global_statement_under_oracles() -> None:

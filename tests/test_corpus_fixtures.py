@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 
 from helpers import write_files
-from lockstep.config import CorpusSpec, Project, load_project
+from lockstep.config import Project, load_project
 from lockstep.errors import ConfigError
 from lockstep.oracles.corpus.fixtures import fixtures
+from lockstep.oracles.corpus.spec import CorpusSpec
 
 
 def project_with(root: Path, pattern: str) -> tuple[Project, CorpusSpec]:

@@ -333,6 +333,30 @@ def test_accept_refuses_when_the_output_changed(recorded: Path) -> None:
     assert snapshot_tree(recorded) == before
 
 
+def test_accept_goes_through_record_so_a_tape_that_does_not_reproduce_is_refused(
+    recorded: Path,
+) -> None:
+    """The reviewed accept re-records through the kind's record path: the tape is checked in
+    a fresh interpreter like every record, so calls that owe their arguments to this
+    process (its pid) are refused, and the tape stays as recorded."""
+    by_process = MEMOIZED.replace(
+        "def summarize(lines, days_late=0):\n",
+        "def summarize(lines, days_late=0):\n    audit.note(f'in process {os.getpid()}')\n",
+    ).replace("from decimal import Decimal\n", "import os\nfrom decimal import Decimal\n", 1)
+    write_files(
+        recorded,
+        {"billing/summary.py": by_process, "tests/test_once.py": "def test_x():\n    pass\n"},
+    )
+    before = tape_doc(recorded)
+    result = invoke_cli(
+        "accept", "summary", "--why", "Memoize.", "--test", "tests/test_once.py", cwd=recorded
+    )
+    assert result.code == 1, result.output
+    assert "1. outputs identical: yes" in result.stdout
+    assert "summary: the tape cannot be accepted" in result.output
+    assert tape_doc(recorded) == before
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

@@ -5,18 +5,18 @@ folder that has a ``lockstep.toml``, or a ``pyproject.toml`` with a
 ``[tool.lockstep]`` table.  That folder is the *project root*: every relative
 path in the config resolves against it, and no configured path may escape it.
 
-Every table is a closed :class:`msgspec.Struct`, so an unknown or mistyped key
+Every table is a closed :class:`msgspec.Struct` (:class:`lockstep.tables.Table`), so an unknown or mistyped key
 is an error that names the file and the key (``lockstep.toml: corpus[0].fixture:
-unknown key``) rather than a setting silently ignored.
+unknown key``) rather than a setting silently ignored.  Each kind's table is its
+own package's (``lockstep.oracles.<kind>.spec``, with its checks); this module builds
+the configuration from the registry (:mod:`lockstep.kinds`) and names no kind.
 
 Layout of ``lockstep.toml``::
 
     [lockstep]            # settings (optional)
     dir = "lockstep"
-    [[corpus]] ...        # one table per oracle
-    [[ledger]] ...
-    [[pins]] ...
-    [[tape]] ...
+    [[corpus]] ...        # one table per oracle, an array per kind of oracle
+    [[pins]] ...          # (the kinds: lockstep.kinds.KINDS)
     [[rule]] ...          # user normalization rules
     [gates] ...           # guard / budget / review settings
 
@@ -26,60 +26,27 @@ settings directly in that table, the arrays as ``[[tool.lockstep.corpus]]``.
 
 from __future__ import annotations
 
-import math
 import os
 import re
 import tomllib
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Final, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Final, Literal
 
 import msgspec
 
 from lockstep.canon import DEFAULT_STEM
 from lockstep.errors import ConfigError, LockstepError
+from lockstep.kinds import KIND_SPECS, KINDS
+from lockstep.tables import DEFAULT_MAX_OUTPUT as DEFAULT_MAX_OUTPUT
+from lockstep.tables import OracleSpec as OracleSpec
+from lockstep.tables import Table
+from lockstep.tables import parse_size as parse_size
 
 CONFIG_FILE: Final = "lockstep.toml"
 PYPROJECT: Final = "pyproject.toml"
 NAME_PATTERN: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
-MAX_TIMEOUT: Final = 7 * 24 * 3600.0
-"""The longest ``timeout`` of a pinned run (a week): more is a typo, and overflows ``select``."""
-
-
-DEFAULT_MAX_OUTPUT: Final = 32 * 1024 * 1024
-"""Bytes kept of each of a pinned run's stdout and stderr unless ``max_output`` says otherwise
-(:data:`lockstep.process.DEFAULT_OUTPUT_CAP` is this value)."""
-MAX_OUTPUT_LIMIT: Final = 4 * 1024**3
-_SIZE: Final = re.compile(r"^\s*([0-9]{1,13})\s*(B|KiB|MiB|GiB)?\s*$")
-_UNITS: Final[dict[str | None, int]] = {
-    None: 1,
-    "B": 1,
-    "KiB": 1024,
-    "MiB": 1024**2,
-    "GiB": 1024**3,
-}
-
-
-def parse_size(value: int | str) -> int:
-    """A byte count from an int or a string such as ``"64MiB"`` (units B, KiB, MiB, GiB).
-
-    Raises :class:`ValueError` saying what is accepted: 1 byte up to 4 GiB.
-    """
-    if isinstance(value, int) and not isinstance(value, bool):
-        size = value
-    elif isinstance(value, str) and (match := _SIZE.match(value)):
-        size = int(match[1]) * _UNITS[match[2]]
-    else:
-        raise ValueError(
-            f"{value!r} is not a size: give bytes as an integer or a string such as '64MiB' "
-            "(units B, KiB, MiB, GiB)"
-        )
-    if not 1 <= size <= MAX_OUTPUT_LIMIT:
-        raise ValueError(f"{value!r} is out of range: from 1 byte to 4 GiB")
-    return size
-
-
 SECRET_ENV_NAMES: Final = (
     "*PASSWORD*",
     "*PASSWD*",
@@ -92,11 +59,7 @@ SECRET_ENV_NAMES: Final = (
 """The default ``[lockstep] secret_env``: names of variables whose values are secrets."""
 
 
-class _Table(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=True):
-    """Base of every config table: closed, immutable."""
-
-
-class Settings(_Table, frozen=True):
+class Settings(Table, frozen=True):
     """The ``[lockstep]`` table."""
 
     dir: str = "lockstep"
@@ -132,111 +95,7 @@ class Settings(_Table, frozen=True):
     it, like a ``[[secret]] env``).  ``[]`` turns this off."""
 
 
-class CorpusSpec(_Table, frozen=True):
-    """A ``[[corpus]]`` oracle: fixture files → render callable → canonical bytes → lock."""
-
-    name: str
-    """Unique name of the oracle: the stem of its file (``<dir>/<name>.*``) and what commands take."""
-    fixtures: str
-    """Glob, relative to the root, of the fixture files (``fixtures/*.json``)."""
-    render: str
-    """``pkg.mod:func`` called with each fixture's Path; returns bytes, str or a JSON value."""
-    loose: bool = False
-    """Freeze tuples returned by render as lists."""
-    rules: list[str] = []
-    """Normalization rules applied to rendered text before hashing."""
-
-    kind: Literal["corpus"] = "corpus"
-
-
-LEDGER_SUFFIX: Final = ".ledger.jsonl"
-"""A ledger file's suffix (the configuration needs it to tell a recorded tested member)."""
-
-
-class LedgerSpec(_Table, frozen=True):
-    """A ``[[ledger]]`` oracle: a function's calls → outcomes.
-
-    With ``package`` instead of ``target``, one ledger per member of the package's public
-    surface (:mod:`lockstep.surface`), each named ``<name>.<module>.<qualname>`` (the
-    module relative to the package, left out for the package's ``__init__``) and written to
-    ``<dir>/<that name>.ledger.jsonl``; a call the package makes to its own surface while
-    inside such a call is part of the outer row, not a row of its own."""
-
-    name: str = ""
-    """Unique name of the oracle: the stem of its file (``<dir>/<name>.*``) and what commands
-    take; required with ``target``, the package's name by default with ``package``."""
-    target: str = ""
-    """``pkg.mod:qualname`` of the function under freeze (or ``package``, not both)."""
-    package: str = ""
-    """A top-level package whose public surface is recorded: every public function, method,
-    classmethod, staticmethod and property of its public modules (or ``target``, not both)."""
-    private: bool = True
-    """With ``package``: also record what the tests call directly beyond the public surface
-    (private functions and methods, ``__init__``, members of private modules); such a
-    member's ledger is written only once the suite calls it, and it is then replayed like
-    the surface's."""
-    driver: str | None = None
-    """What calls the target when recording without pytest: ``pkg.mod:func`` or a script path."""
-    loose: bool = False
-    """Freeze tuples as lists: a tuple where a list was recorded is not drift."""
-    float_tolerance: float = 0.0
-    """Absolute tolerance for float results on replay; 0 means exact."""
-    rules: list[str] = []
-    """Normalization rules (built-in or ``[[rule]]`` names) applied to text values before comparing."""
-
-    kind: Literal["ledger"] = "ledger"
-
-
-class PinsSpec(_Table, frozen=True):
-    """A ``[[pins]]`` oracle: whole process runs → exit code, stdout, stderr."""
-
-    name: str
-    """Unique name of the oracle: the stem of its file (``<dir>/<name>.*``) and what commands take."""
-    command: list[str]
-    """The program as an argv prefix (``["python", "export.py"]``)."""
-    cases: str
-    """Path of a TOML file with ``[[case]]`` tables."""
-    env_keys: list[str] = []
-    """The environment variables a case may set (its ``env``); nothing else reaches the program."""
-    rules: list[str] = []
-    """Normalization rules applied to stdout and stderr before hashing and comparing, in order."""
-    timeout: float = 30.0
-    """Seconds a case may run (up to a week); then its whole process tree is killed."""
-    runs: int = 2
-    """Runs per case at record time; a case whose normalized output varies is refused."""
-    max_output: int | str = DEFAULT_MAX_OUTPUT
-    """Cap on each of stdout and stderr: bytes, or a size such as ``"64MiB"``; a case that
-    writes more is killed there and is an error (see :func:`parse_size`)."""
-    warm: bool = False
-    """Run Python cases by forking a preloaded server (``python SCRIPT`` or ``-m MODULE`` only);
-    record proves per case that warm and cold outputs are identical."""
-    warm_imports: list[str] = []
-    """Modules the warm server imports once, before forking any case."""
-
-    kind: Literal["pins"] = "pins"
-
-    @property
-    def max_output_bytes(self) -> int:
-        """:attr:`max_output` in bytes (validated when the config is read)."""
-        return parse_size(self.max_output)
-
-
-class TapeSpec(_Table, frozen=True):
-    """A ``[[tape]]`` oracle: the collaborator calls a driver makes, in order."""
-
-    name: str
-    """Unique name of the oracle: the stem of its file (``<dir>/<name>.*``) and what commands take."""
-    driver: str
-    """``pkg.mod:func`` taking a :class:`lockstep.Tape`; it wires spies and runs the target."""
-    mode: Literal["ordered", "multiset", "counts"] = "ordered"
-    """How calls are compared: in order, as a multiset (any order), or only counts per collaborator."""
-    rules: list[str] = []
-    """Normalization rules applied to the frozen call arguments and outcomes."""
-
-    kind: Literal["tape"] = "tape"
-
-
-class RuleSpec(_Table, frozen=True):
+class RuleSpec(Table, frozen=True):
     """A user ``[[rule]]``: a named regex replacement applied before hashing/comparing."""
 
     name: str
@@ -249,7 +108,7 @@ class RuleSpec(_Table, frozen=True):
     """Match without regard to case."""
 
 
-class SecretSpec(_Table, frozen=True):
+class SecretSpec(Table, frozen=True):
     """A ``[[secret]]``: a value scrubbed by where it comes from, or an allowed false positive.
 
     Exactly one of ``env`` (the value of an environment variable), ``pattern`` (every
@@ -267,7 +126,7 @@ class SecretSpec(_Table, frozen=True):
     """The sha256 of a flagged value that is no secret (the refusal prints it)."""
 
 
-class GatesSpec(_Table, frozen=True):
+class GatesSpec(Table, frozen=True):
     """The ``[gates]`` table: settings for guard, budget and review."""
 
     production: list[str] = msgspec.field(default_factory=lambda: ["**/*.py"])
@@ -288,33 +147,62 @@ class GatesSpec(_Table, frozen=True):
     """How many new functions/modules one change may add."""
 
 
-OracleSpec = CorpusSpec | LedgerSpec | PinsSpec | TapeSpec
-
-KIND_SPECS: Final[dict[str, type[OracleSpec]]] = {
-    "corpus": CorpusSpec,
-    "ledger": LedgerSpec,
-    "pins": PinsSpec,
-    "tape": TapeSpec,
-}
-"""The registry of oracle kinds, the one list of them: each name is an array of tables in
-the configuration (``[[corpus]]``, a field of :class:`Config`) and a package
-``lockstep.oracles.<name>`` whose ``kind.KIND`` implements it.  A new kind adds one line
-here, its spec above, and the field of :class:`Config` that msgspec decodes into it."""
-
-KINDS: Final = tuple(KIND_SPECS)
-
-
-class Config(_Table, frozen=True):
-    """The whole configuration."""
+class _Config(Table, frozen=True):
+    """The whole configuration: the settings and the tables every kind shares; the
+    oracles' tables are the fields :data:`Config` adds, one per registered kind."""
 
     lockstep: Settings = Settings()
-    corpus: list[CorpusSpec] = []
-    ledger: list[LedgerSpec] = []
-    pins: list[PinsSpec] = []
-    tape: list[TapeSpec] = []
     rule: list[RuleSpec] = []
     secret: list[SecretSpec] = []
     gates: GatesSpec = GatesSpec()
+
+    def tables(self, kind: str) -> list[OracleSpec]:
+        """The ``[[kind]]`` tables, in file order."""
+        tables: list[OracleSpec] = getattr(self, kind)
+        return tables
+
+
+if TYPE_CHECKING:
+
+    class Config(_Config, frozen=True):
+        """What mypy sees of :data:`Config`: each kind's tables are a field named after
+        the kind (``config.pins``), made from the registry at import time."""
+
+        def __init__(
+            self,
+            *,
+            lockstep: Settings = Settings(),  # noqa: B008 (a signature only)
+            rule: list[RuleSpec] = [],  # noqa: B006
+            secret: list[SecretSpec] = [],  # noqa: B006
+            gates: GatesSpec = GatesSpec(),  # noqa: B008
+            **tables: list[OracleSpec],
+        ) -> None: ...
+
+        def __getattr__(self, kind: str) -> list[Any]: ...
+
+else:
+    Config = msgspec.defstruct(
+        "Config",
+        [(kind, list[spec], []) for kind, spec in KIND_SPECS.items()],
+        bases=(_Config,),
+        module=__name__,
+        frozen=True,
+        forbid_unknown_fields=True,
+        kw_only=True,
+    )
+    Config.__doc__ = """The whole configuration: :class:`_Config` plus, for each registered
+    kind (:data:`lockstep.kinds.KIND_SPECS`), its ``[[kind]]`` tables as a list of its spec.
+    Built from the registry so that msgspec decodes each kind's tables strictly into
+    its own type and names a bad key exactly where it is."""
+
+
+def config_of(settings: Settings, *specs: OracleSpec) -> Config:
+    """A configuration of ``specs`` alone, with no file behind it (a ``@record_io``
+    ledger verified in a fresh interpreter)."""
+    tables: dict[str, list[OracleSpec]] = {}
+    for spec in specs:
+        tables.setdefault(spec.kind, []).append(spec)
+    return msgspec.structs.replace(Config(lockstep=settings), **tables)
 
 
 _ARRAY_KEYS: Final = (*KINDS, "rule", "secret", "gates")
@@ -332,9 +220,10 @@ class Project:
     surface_origin: dict[str, int] = field(default_factory=dict)
     """With a ``package`` ledger: each ledger's name -> the index of its ``[[ledger]]`` in
     the file (a package's expanded targets share theirs; :func:`expand_surfaces`)."""
-    tested: frozenset[str] = frozenset()
-    """Members of a package ledger beyond its public surface (``private``): an oracle only
-    once its file exists, so a member the suite never calls directly is no oracle at all."""
+    tested: Mapping[str, str] = field(default_factory=dict)
+    """Oracles that exist only once recorded (a package ledger's members beyond its
+    public surface, :meth:`OracleSpec.tested_members`): name -> its file in the oracle
+    folder.  A member the suite never calls directly is no oracle at all."""
 
     @property
     def oracle_dir(self) -> Path:
@@ -353,29 +242,29 @@ class Project:
         return self.config_path.name
 
     def oracles(self) -> Iterator[OracleSpec]:
-        """Every configured oracle, in file order by kind (a package's tested member only
-        once recorded: see :attr:`tested`)."""
+        """Every configured oracle, in file order by kind (an oracle of :attr:`tested` only
+        once recorded)."""
         for spec in self.all_oracles():
             if spec.name not in self.tested or self.recorded_member(spec.name):
                 yield spec
 
     def all_oracles(self) -> Iterator[OracleSpec]:
-        """Every configured oracle, the tested members not recorded yet included: what a
-        recording of the suite installs."""
+        """Every configured oracle, those of :attr:`tested` not recorded yet included: what
+        a recording of the suite installs."""
         for kind in KINDS:
-            yield from getattr(self.config, kind)
+            yield from self.config.tables(kind)
 
     def recorded_member(self, name: str) -> bool:
-        """Whether the ledger of a package's tested member exists (in the oracle folder)."""
-        return (self.oracle_dir / f"{name}{LEDGER_SUFFIX}").is_file()
+        """Whether the file of an oracle of :attr:`tested` exists in the oracle folder."""
+        return (self.oracle_dir / self.tested[name]).is_file()
 
     def key(self, spec: OracleSpec, field: str = "") -> str:
         """Where ``spec`` (or one of its fields) sits in the configuration: ``corpus[0].render``.
 
         Every message about a configured value names this key, so the user can find it.
         """
-        tables: list[OracleSpec] = list(getattr(self.config, spec.kind))
-        index = self.surface_origin.get(spec.name) if spec.kind == "ledger" else None
+        tables = self.config.tables(spec.kind)
+        index = self.surface_origin.get(spec.name)
         if index is None:
             index = next((i for i, s in enumerate(tables) if s.name == spec.name), 0)
         key = f"{spec.kind}[{index}]"
@@ -482,114 +371,69 @@ def parse_config(raw: dict[str, Any], source: str) -> Config:
         if key_hint and message.startswith("lockstep."):
             message = message.removeprefix("lockstep.")  # settings sit directly in [tool.lockstep]
         raise ConfigError(f"{source}: {key_hint}{message}") from None
-    config = _check_ledgers(config, source, "tool.lockstep." if source == PYPROJECT else "")
+    config = _validated(config, source, "tool.lockstep." if source == PYPROJECT else "")
     _check_consistency(config, source)
     return config
 
 
-def _check_ledgers(config: Config, source: str, prefix: str) -> Config:
-    """Exactly one of ``target`` and ``package`` per ledger; a package ledger's name
-    defaults to the package's.  ``prefix``: where the tables sit (``tool.lockstep.``)."""
-    ledgers: list[LedgerSpec] = []
-    for i, spec in enumerate(config.ledger):
-        where = f"{source}: {prefix}ledger[{i}]"
-        if spec.target and spec.package:
-            raise ConfigError(f"{where}.package: give target or package, not both")
-        if not spec.target and not spec.package:
-            raise ConfigError(f"{where}.target: required key is missing (or give package)")
-        if spec.package:
-            if not spec.package.isidentifier():
-                raise ConfigError(
-                    f"{where}.package: {spec.package!r} is not a top-level package name"
-                )
-            if not spec.name:
-                spec = msgspec.structs.replace(spec, name=spec.package)
-        elif not spec.name:
-            raise ConfigError(f"{where}.name: required key is missing")
-        ledgers.append(spec)
-    return msgspec.structs.replace(config, ledger=ledgers)
+def _validated(config: Config, source: str, prefix: str) -> Config:
+    """Each oracle's table after its kind's own checks (:meth:`OracleSpec.validated`).
+    ``prefix``: where the tables sit (``tool.lockstep.``)."""
+    tables = {
+        kind: [spec.validated(f"{source}: {prefix}{kind}[{i}]") for i, spec in enumerate(specs)]
+        for kind in KINDS
+        if (specs := config.tables(kind))
+    }
+    return msgspec.structs.replace(config, **tables) if tables else config
 
 
 @dataclass(frozen=True)
 class Expanded:
-    """A configuration with its ``package`` ledgers expanded (:func:`expand_surfaces`)."""
+    """A configuration with its tables that stand for several oracles expanded
+    (:func:`expand_surfaces`)."""
 
     config: Config
     surfaces: dict[str, tuple[str, ...]]
     """Each package ledger's name -> its members' ledger names."""
     origin: dict[str, int]
-    """Each ledger's name -> the index of the ``[[ledger]]`` it came from, for messages."""
-    tested: frozenset[str] = frozenset()
-    """The members beyond the public surfaces (see :attr:`Project.tested`)."""
+    """Each oracle's name -> the index of the table it came from, for messages."""
+    tested: dict[str, str] = field(default_factory=dict)
+    """The oracles that exist only once recorded (see :attr:`Project.tested`)."""
 
 
 def expand_surfaces(config: Config, root: Path, source: str) -> Expanded:
-    """Each ``package`` ledger replaced by one ledger per member of its public surface
-    (with ``target`` and ``package`` both set)."""
-    if not any(spec.package for spec in config.ledger):
-        return Expanded(config, {}, {})
-    # reads the package's source; imports nothing of it
-    from lockstep.surface import surface, tested_members
-
-    ledgers: list[LedgerSpec] = []
+    """Each table that stands for several oracles (:meth:`OracleSpec.expanded`: a
+    ``package`` ledger) replaced by those oracles."""
+    tables: dict[str, list[OracleSpec]] = {}
     origin: dict[str, int] = {}
     surfaces: dict[str, tuple[str, ...]] = {}
-    tested: set[str] = set()
-    for i, spec in enumerate(config.ledger):
-        if not spec.package or spec.target:
-            ledgers.append(spec)
-            origin[spec.name] = i
-            continue
-        where = f"{source}: ledger[{i}].package"
-        members = surface(spec.package, root, where=where)
-        if not members:
-            raise ConfigError(
-                f"{source}: ledger[{i}].package: package {spec.package!r} has no public "
-                "function, method or property to record"
-            )
-        extra = tested_members(spec.package, root, where=where) if spec.private else []
-        names = tuple(f"{spec.name}.{member.short(spec.package)}" for member in [*members, *extra])
-        for name, member in zip(names, [*members, *extra], strict=True):
-            ledgers.append(msgspec.structs.replace(spec, name=name, target=member.target))
-            origin[name] = i
-        surfaces[spec.name] = names
-        tested.update(names[len(members) :])
-    expanded = msgspec.structs.replace(config, ledger=ledgers)
+    tested: dict[str, str] = {}
+    for kind in KINDS:
+        specs: list[OracleSpec] = []
+        for i, spec in enumerate(config.tables(kind)):
+            where = f"{source}: {kind}[{i}]"
+            members = spec.expanded(root, where)
+            if members is not None:
+                extra = spec.tested_members(root, where)
+                tested.update((member.name, file) for member, file in extra)
+                members = (*members, *(member for member, _ in extra))
+            names = tuple(member.name for member in members or (spec,))
+            if members is not None:
+                surfaces[spec.name] = names
+            specs.extend(members or (spec,))
+            origin.update(dict.fromkeys(names, i))
+        tables[kind] = specs
+    if not surfaces:
+        return Expanded(config, {}, {})
+    expanded = msgspec.structs.replace(config, **tables)
     _check_consistency(expanded, source)
-    return Expanded(expanded, surfaces, origin, frozenset(tested))
-
-
-def _check_pins(pins: PinsSpec, where: str) -> None:
-    if pins.runs < 2:
-        raise ConfigError(
-            f"{where}.runs: must be at least 2: record always checks that a "
-            "case repeats itself before freezing it"
-        )
-    if not 0 < pins.timeout <= MAX_TIMEOUT:  # also refuses nan
-        raise ConfigError(
-            f"{where}.timeout: must be more than 0 and at most {MAX_TIMEOUT:.0f} seconds"
-        )
-    try:
-        parse_size(pins.max_output)
-    except ValueError as e:
-        raise ConfigError(f"{where}.max_output: {e}") from None
-    from lockstep.pyentry import MODULE_NAME, python_entry  # pins only: not for other kinds
-
-    if pins.warm:
-        entry = python_entry(pins.command)
-        if isinstance(entry, str):
-            raise ConfigError(f"{where}.warm: only for Python programs: {entry}")
-    elif pins.warm_imports:
-        raise ConfigError(f"{where}.warm_imports: only used with 'warm = true'")
-    for j, name in enumerate(pins.warm_imports):
-        if not MODULE_NAME.match(name):
-            raise ConfigError(f"{where}.warm_imports[{j}]: {name!r} is not a module name")
+    return Expanded(expanded, surfaces, origin, tested)
 
 
 def _check_consistency(config: Config, source: str) -> None:
     seen: dict[str, str] = {}
     for kind in KINDS:
-        for i, spec in enumerate(getattr(config, kind)):
+        for i, spec in enumerate(config.tables(kind)):
             where = f"{kind}[{i}].name"
             if not NAME_PATTERN.match(spec.name):
                 raise ConfigError(
@@ -610,8 +454,6 @@ def _check_consistency(config: Config, source: str) -> None:
             re.compile(rule.pattern)
         except (re.error, RecursionError, OverflowError) as e:
             raise ConfigError(f"{source}: rule[{i}].pattern: does not compile: {e}") from None
-    for i, pins in enumerate(config.pins):
-        _check_pins(pins, f"{source}: pins[{i}]")
     for i, secret in enumerate(config.secret):
         _check_secret(secret, f"{source}: secret[{i}]")
     _check_numbers(config, source)
@@ -660,12 +502,6 @@ def _check_numbers(config: Config, source: str) -> None:
         raise ConfigError(f"{source}: lockstep.stem_length: must be between 1 and {MAX_STEM}")
     if not 0 <= config.lockstep.jobs <= 1024:
         raise ConfigError(f"{source}: lockstep.jobs: must be between 0 (one per core) and 1024")
-    for i, ledger in enumerate(config.ledger):
-        tol = ledger.float_tolerance
-        if not (math.isfinite(tol) and tol >= 0):
-            raise ConfigError(
-                f"{source}: ledger[{i}].float_tolerance: must be a finite number, 0 or more"
-            )
     for i, row in enumerate(config.gates.budget):
         if len(row) != 2 or any(n < 0 for n in row):
             raise ConfigError(

@@ -29,13 +29,13 @@ from lockstep.errors import UsageError
 from lockstep.gates.accept import (
     Pending,
     accept_cases,
-    check_why,
     history_path,
     pending_cases,
     refuse_mixed,
     reject_cases,
 )
 from lockstep.model import Drift, Outcome, Status
+from lockstep.oracles.lifecycle import check_why
 from lockstep.report.terminal import outcome_text
 from lockstep.store import display_path
 

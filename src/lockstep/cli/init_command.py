@@ -17,8 +17,8 @@ import click
 from rich.console import Console
 
 from lockstep.cli.app import console, main
-from lockstep.config import PinsSpec
 from lockstep.errors import UsageError
+from lockstep.oracles.pins.spec import PinsSpec
 from lockstep.scaffold.config_text import (
     CONFIG_NAME,
     PinsChoice,

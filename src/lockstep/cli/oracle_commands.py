@@ -40,11 +40,12 @@ from lockstep.cli.report_command import (
     spec_options,
 )
 from lockstep.cli.revisions import REV
-from lockstep.config import LedgerSpec, OracleSpec, Project
+from lockstep.config import OracleSpec, Project
 from lockstep.errors import UsageError
 from lockstep.model import Outcome, RecordMode, RefusalReason, ReplayOptions, Status
 from lockstep.oracles import kind_of
 from lockstep.oracles import replay as replay_oracle
+from lockstep.oracles.ledger.spec import LedgerSpec
 from lockstep.oracles.pending import PendingSink, pending_path
 from lockstep.report.summary import Tally
 from lockstep.store import display_path

@@ -51,7 +51,7 @@ def accept_tape(project: Project, name: str, why: str, test: Path) -> None:
     if not plan.outputs_identical:
         out.print(f"refused: the output of {name} changed, so the tape stays as recorded")
         sys.exit(EXIT_FAIL)
-    apply_accept(plan)
+    apply_accept(project, spec, plan)
     out.print(
         f"accepted: {display_path(plan.path, project.root)} rewritten; the why is in its history"
     )

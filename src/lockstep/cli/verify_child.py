@@ -25,7 +25,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m lockstep.cli.verify_child")
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--config")
-    source.add_argument("--target", help="a @record_io target (no configuration)")
+    source.add_argument(
+        "--table", help="the oracle's table as JSON, with its kind (@record_io: no configuration)"
+    )
     parser.add_argument("--stem", type=int, default=DEFAULT_STEM)
     parser.add_argument(
         "--dir", required=True, help="the candidate's folder; - reads it from stdin"
@@ -41,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     out = sys.stdout
     sys.stdout = sys.stderr
     try:
-        for line in verdict_lines(config, folder, args.name, args.target or "", args.stem):
+        for line in verdict_lines(config, folder, args.name, args.table or "", args.stem):
             out.write(line)
     except LockstepError as e:
         sys.stderr.write(f"lockstep: error: {e}\n")

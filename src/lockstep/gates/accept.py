@@ -30,11 +30,12 @@ from typing import Final
 import msgspec
 
 from lockstep.config import OracleSpec, Project
-from lockstep.errors import GitError, Rejected, UsageError
+from lockstep.errors import GitError, Rejected
 from lockstep.gates.git import Git
 from lockstep.gates.guard import guard_change, local_change
 from lockstep.model import Outcome, RecordReport, Refusal, ReplayOptions, Status
 from lockstep.oracles import kind_of, replay
+from lockstep.oracles.lifecycle import check_why
 from lockstep.oracles.pending import (
     PendingCase,
     drop_pending,
@@ -45,7 +46,6 @@ from lockstep.oracles.pending import (
 from lockstep.store import JsonlAppender
 
 HISTORY_SUFFIX: Final = ".history.jsonl"
-WHY_LIMIT: Final = 300
 
 
 class HistoryEntry(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
@@ -87,16 +87,6 @@ class AcceptResult:
 def history_path(project: Project, spec: OracleSpec) -> Path:
     """``<dir>/<oracle name>.history.jsonl``."""
     return project.oracle_dir / f"{spec.name}{HISTORY_SUFFIX}"
-
-
-def check_why(why: str) -> str:
-    """``--why`` is one sentence on one line: what changed and why it is intended."""
-    text = " ".join(why.split())
-    if not text:
-        raise UsageError("--why: say in one sentence why the new behaviour is intended")
-    if "\n" in why.strip() or len(text) > WHY_LIMIT:
-        raise UsageError(f"--why: one sentence on one line (at most {WHY_LIMIT} characters)")
-    return text
 
 
 def pending_cases(project: Project, specs: Iterable[OracleSpec]) -> list[Pending]:

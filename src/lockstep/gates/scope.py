@@ -20,8 +20,9 @@ from typing import Any, Final
 
 from wcmatch import glob
 
-from lockstep.config import KINDS, GatesSpec, Project
+from lockstep.config import GatesSpec, Project
 from lockstep.gates.git import Git, Head
+from lockstep.kinds import KINDS
 from lockstep.oracles import kind_of
 
 _ORACLE_TABLES: Final = (*KINDS, "rule", "secret", "gates")

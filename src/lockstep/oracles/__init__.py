@@ -1,6 +1,6 @@
 """The oracle kinds and the one base class they all derive from.
 
-A kind (corpus, ledger, pins, tape: :data:`lockstep.config.KINDS`, the one list)
+A kind (corpus, ledger, pins, tape: :data:`lockstep.kinds.KINDS`, the one list)
 is a package under ``oracles/`` whose ``kind`` module exposes ``KIND``, the one
 instance of its subclass of :class:`OracleKind`.  The command line, the pytest
 plugin, the gates and the reporters go through that class only: nothing outside a
@@ -29,7 +29,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Final, Generic, TypeVar
 
-from lockstep.config import KINDS, OracleSpec, Project
 from lockstep.errors import TargetError, UsageError
 from lockstep.model import (
     OracleStatus,
@@ -40,8 +39,10 @@ from lockstep.model import (
     Status,
 )
 from lockstep.store import OracleLock, display_path, lock_for
+from lockstep.tables import OracleSpec
 
 if TYPE_CHECKING:
+    from lockstep.config import Project
     from lockstep.oracles.mining import MiningSubject
     from lockstep.probe.runs import ProbeTarget
 
@@ -104,7 +105,7 @@ class OracleKind(ABC, Generic[SpecT]):
     """
 
     name: ClassVar[str]
-    """The kind's name, as in ``[[corpus]]`` (a key of :data:`lockstep.config.KIND_SPECS`)."""
+    """The kind's name, as in ``[[corpus]]`` (one of :data:`lockstep.kinds.KINDS`)."""
     suffix: ClassVar[str]
     """The oracle file's suffix (``.lock.json``): ``<dir>/<oracle name><suffix>``."""
     not_minable: ClassVar[str] = ""
@@ -295,7 +296,9 @@ def used_scope(project: Project, fn: object, *, own: bool = True) -> StrengthSco
 
 def kind_named(name: str) -> AnyKind:
     """The kind called ``name`` (its package ``lockstep.oracles.<name>`` imported on first
-    use); the names are :data:`lockstep.config.KINDS`, the one list of kinds."""
+    use); the names are :data:`lockstep.kinds.KINDS`, the one list of kinds."""
+    from lockstep.kinds import KINDS  # the registry imports each kind's spec: this package
+
     if name not in KINDS:
         raise KeyError(name)
     module = importlib.import_module(f"lockstep.oracles.{name}.kind")
@@ -312,6 +315,8 @@ def kind_of(spec: OracleSpec) -> AnyKind:
 
 def all_kinds() -> tuple[AnyKind, ...]:
     """Every registered kind (imports them all: for the few callers that need every suffix)."""
+    from lockstep.kinds import KINDS  # the registry imports each kind's spec: this package
+
     return tuple(kind_named(name) for name in KINDS)
 
 

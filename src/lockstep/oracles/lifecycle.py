@@ -15,16 +15,23 @@ every kind:
   (:func:`check_contract`);
 * which cases to freeze (:func:`wanted`), and how old and fresh cases merge,
   category by category into the :class:`~lockstep.model.RecordReport`
-  (:func:`merge`).
+  (:func:`merge`);
+* what an accept's reason must be (:func:`check_why`), whichever kind and door
+  (``lockstep accept``, the tape's reviewed accept, ``pytest --lockstep-why``).
+
+:func:`record` is that sequence in order -- check the mode, read the old file, check
+the contract, pick the wanted cases, freeze them, merge, write -- with the kind's
+:class:`RecordHooks` for what only it knows (pins and tape go through it).
 """
 
 from __future__ import annotations
 
 import itertools
+import operator
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import Final, Generic, TypeVar
 
 from lockstep.errors import DataError, UsageError
 from lockstep.model import RecordMode, RecordReport
@@ -32,6 +39,22 @@ from lockstep.store import display_path
 
 E = TypeVar("E")
 T = TypeVar("T")
+F = TypeVar("F")
+
+WHY_LIMIT: Final = 300
+"""Characters allowed in an accept's reason: one sentence, not an essay."""
+
+
+def check_why(why: str, *, flag: str = "--why") -> str:
+    """An accept's reason (``flag``: the option that gave it) is one sentence on one line:
+    what changed and why it is intended; review shows it next to the change.  Returns it
+    with its runs of spaces made one."""
+    text = " ".join(why.split())
+    if not text:
+        raise UsageError(f"{flag}: say in one sentence why the new behaviour is intended")
+    if "\n" in why.strip() or "\r" in why.strip() or len(text) > WHY_LIMIT:
+        raise UsageError(f"{flag}: one sentence on one line (at most {WHY_LIMIT} characters)")
+    return text
 
 
 @dataclass(frozen=True)
@@ -187,3 +210,60 @@ def _sort_fresh(
             report.unchanged.append(cid)
         else:
             report.replaced.append(cid)
+
+
+@dataclass(frozen=True)
+class RecordHooks(Generic[F, E]):
+    """What one kind supplies to :func:`record`: ``F`` is its file as read, ``E`` one case
+    as frozen (what :func:`merge` compares and the kind writes)."""
+
+    read: Callable[[], F]
+    """The oracle on disk (:class:`~lockstep.errors.DataError` when unreadable)."""
+    cases: Callable[[F], Mapping[str, E]]
+    """The cases a file on disk holds, by id."""
+    present: Callable[[], Collection[str]]
+    """The ids of the cases whose input exists now (read after the old file)."""
+    freeze: Callable[[list[str], F | None, RecordReport], Mapping[str, E]]
+    """Freeze these cases now; what cannot be frozen is refused into the report."""
+    write: Callable[[F | None, dict[str, E], RecordReport], None]
+    """Write the merged cases, or nothing when the kind finds nothing changed (or refuses)."""
+    contract: Callable[[F], tuple[object, object]] | None = None
+    """The contract a file was recorded under and the configured one, for
+    :func:`check_contract` (computed after :attr:`present`)."""
+    what: str = ""
+    """What the contract is, for the user (``rules or environment base``)."""
+    same: Callable[[E, E], bool] = operator.eq
+    unreadable_replaced: bool = False
+    """Whether a ``--force`` over an unreadable file reports its cases as replaced rather
+    than added."""
+
+
+def record(
+    name: str,
+    path: Path,
+    root: Path,
+    mode: RecordMode,
+    words: ModeWords,
+    hooks: RecordHooks[F, E],
+    *,
+    only: frozenset[str] | None = None,
+) -> RecordReport:
+    """The record sequence of one oracle, the same for every kind that goes through it:
+    the mode checked against the file, the old file read (an unreadable one replaced only
+    by a whole ``--force``), the contract checked, the wanted cases frozen, old and fresh
+    merged into the report, and the result handed to the kind to write.  ``only``: an
+    accept (``--force`` narrowed to those cases)."""
+    report = RecordReport(name, path, mode)
+    exists = check_record_mode(path, root, name, mode, words)
+    old = read_existing(hooks.read, exists, report, narrowed=only is not None)
+    old_cases: Mapping[str, E] = hooks.cases(old) if old is not None else {}
+    present = hooks.present()
+    if old is not None and hooks.contract is not None:
+        recorded, configured = hooks.contract(old)
+        check_contract(name, mode, recorded, configured, what=hooks.what)
+    fresh = hooks.freeze(wanted(mode, present, old_cases, only), old, report)
+    merged = merge(report, old_cases, fresh, present, same=hooks.same, only=only)
+    if hooks.unreadable_replaced and exists and old is None:
+        report.replaced, report.added = report.added, []
+    hooks.write(old, merged, report)
+    return report

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Final
 
 import msgspec
 
-from lockstep.config import Config, LedgerSpec, OracleSpec, Project, Settings, load_project
+from lockstep.config import OracleSpec, Project, Settings, config_of, load_project
 from lockstep.errors import LockstepError
 from lockstep.model import Outcome, ReplayOptions, Status
 from lockstep.oracles import CHILD_MODULE, CHILD_TIMEOUT
@@ -316,23 +316,21 @@ def reason_of(outcome: Outcome) -> str:
 
 
 def verdict_lines(
-    config_path: Path | None, folder: str, name: str, target: str = "", stem_length: int = 0
+    config_path: Path | None, folder: str, name: str, table: str = "", stem_length: int = 0
 ) -> Iterator[str]:
     """Replay oracle ``name`` with the oracle folder at ``folder`` (relative to the root).
 
     The settings come from the configuration at ``config_path``, or, for ``@record_io``
-    (no configuration), from ``target`` and ``stem_length`` with the working directory
-    as the root.  Yields one JSON line per case that did not reproduce, then one that
-    says how many cases were replayed: the fresh interpreter's whole report.
+    (no configuration), from ``table`` (the oracle's table as JSON, its ``kind`` in it)
+    and ``stem_length``, with the working directory as the root.  Yields one JSON line
+    per case that did not reproduce, then one that says how many cases were replayed:
+    the fresh interpreter's whole report.
     """
     from lockstep.oracles import replay
 
     if config_path is None:
         root = Path.cwd()
-        config = Config(
-            lockstep=Settings(dir=folder, stem_length=stem_length),
-            ledger=[LedgerSpec(name=name, target=target)],
-        )
+        config = config_of(Settings(dir=folder, stem_length=stem_length), _table(table))
         project = Project(root=root, config_path=root / "@record_io", config=config)
     else:
         project = load_project(config_path=config_path)
@@ -347,3 +345,16 @@ def verdict_lines(
             line = {"id": outcome.case_id, "ok": False, "reason": reason_of(outcome)}
             yield json.dumps(line) + "\n"
     yield json.dumps({"id": "", "ok": True, "replayed": replayed}) + "\n"
+
+
+def _table(text: str) -> OracleSpec:
+    """An oracle's table sent as JSON (``msgspec.json.encode(spec)``), decoded into its
+    kind's spec (:data:`lockstep.kinds.KIND_SPECS`): an oracle with no configuration."""
+    from lockstep.kinds import KIND_SPECS
+
+    try:
+        raw = msgspec.json.decode(text)
+        spec_type = KIND_SPECS[raw["kind"]]
+        return msgspec.convert(raw, spec_type)
+    except (msgspec.MsgspecError, KeyError, TypeError) as e:
+        raise LockstepError(f"not an oracle's table: {text!r} ({e})") from None

@@ -78,7 +78,7 @@ def configure(config: pytest.Config) -> None:
     why = config.getoption("lockstep_why")
     if why is not None:
         from lockstep.errors import UsageError
-        from lockstep.oracles.tape.document import check_why
+        from lockstep.oracles.lifecycle import check_why
 
         try:
             check_why(why, flag=WHY_FLAG)

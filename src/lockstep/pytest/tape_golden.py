@@ -19,6 +19,7 @@ import pytest
 
 from lockstep.config import Project
 from lockstep.errors import LockstepError, UsageError
+from lockstep.oracles.lifecycle import check_why
 from lockstep.oracles.tape.compare import render_tape
 from lockstep.oracles.tape.document import (
     SUFFIX,
@@ -26,7 +27,6 @@ from lockstep.oracles.tape.document import (
     Output,
     TapeDocument,
     change_lines,
-    check_why,
     read_document,
     secret_refusal,
     successor,

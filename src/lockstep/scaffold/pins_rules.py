@@ -18,8 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from lockstep.config import Config, PinsSpec, Project
+from lockstep.config import Config, Project
 from lockstep.oracles import kind_named
+from lockstep.oracles.pins.spec import PinsSpec
 from lockstep.probe.runs import ProbeReport, probe_many
 from lockstep.probe.suggest import Suggestion, suggest_and_verify
 from lockstep.rules import BUILTIN_PATTERNS, RuleSet

@@ -20,7 +20,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from lockstep.config import LedgerSpec, OracleSpec, Project
+from lockstep.config import OracleSpec, Project
+from lockstep.oracles.ledger.spec import LedgerSpec
 from lockstep.strength.coverage import CaseCoverage, function_span, module_of
 from lockstep.surface import module_members
 from lockstep.targets import resolve_callable

@@ -13,8 +13,9 @@ import re
 import stat
 from pathlib import Path
 
-from lockstep.config import CorpusSpec, Project
+from lockstep.config import Project
 from lockstep.errors import ConfigError
+from lockstep.oracles.corpus.spec import CorpusSpec
 
 
 def glob_base(pattern: str) -> str:

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from lockstep.config import CorpusSpec, Project
+from lockstep.config import Project
 from lockstep.errors import ConfigError, DataError, UsageError
 from lockstep.model import (
     OracleStatus,
@@ -35,6 +35,7 @@ from lockstep.oracles import (
 from lockstep.oracles.corpus.fixtures import fixtures
 from lockstep.oracles.corpus.lock import LOCK_VERSION, Entry, Lock, read_lock, write_lock
 from lockstep.oracles.corpus.render import Rendered, Renderer, renderer_for
+from lockstep.oracles.corpus.spec import CorpusSpec
 from lockstep.oracles.lifecycle import (
     ModeWords,
     check_contract,

@@ -32,12 +32,13 @@ from typing import Any, Final
 import msgspec
 
 from lockstep.canon import JSON
-from lockstep.config import CorpusSpec, Project
+from lockstep.config import Project
 from lockstep.errors import CanonError, UsageError
 from lockstep.model import Outcome, RecordReport, Status
 from lockstep.oracles.corpus.compare import rendering_drift, summary
 from lockstep.oracles.corpus.fixtures import fixtures, glob_base
 from lockstep.oracles.corpus.render import Rendered, Renderer
+from lockstep.oracles.corpus.spec import CorpusSpec
 from lockstep.oracles.mining import Call, Ran, shape_of
 from lockstep.store import (
     atomic_write,

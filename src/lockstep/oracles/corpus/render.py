@@ -15,8 +15,9 @@ from typing import Any, Final
 import msgspec
 
 from lockstep import canon
-from lockstep.config import CorpusSpec, Project
+from lockstep.config import Project
 from lockstep.errors import CanonError, UsageError
+from lockstep.oracles.corpus.spec import CorpusSpec
 from lockstep.rules import RuleRecord, RuleSet, ambient_rule, rules_from_records
 from lockstep.targets import resolve_callable
 

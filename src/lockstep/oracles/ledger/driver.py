@@ -9,8 +9,9 @@ import sys
 import traceback
 from pathlib import Path
 
-from lockstep.config import LedgerSpec, Project
+from lockstep.config import Project
 from lockstep.errors import LockstepError, TargetError
+from lockstep.oracles.ledger.spec import LedgerSpec
 from lockstep.store import display_path
 from lockstep.targets import resolve_callable, root_on_path
 

@@ -20,7 +20,6 @@ from typing import BinaryIO
 import msgspec
 
 from lockstep import canon
-from lockstep.config import LedgerSpec
 from lockstep.errors import CanonError, DataError, Rejected
 from lockstep.model import RecordMode, RecordReport
 from lockstep.oracles.ledger.format import (
@@ -40,6 +39,7 @@ from lockstep.oracles.ledger.format import (
     signature_changes,
 )
 from lockstep.oracles.ledger.secret_rows import without_secrets
+from lockstep.oracles.ledger.spec import LedgerSpec
 from lockstep.oracles.ledger.spool import SPILL_AT, RowFile
 from lockstep.oracles.lifecycle import check_contract, read_existing
 from lockstep.secrets import policy_near

@@ -59,10 +59,9 @@ from lockstep.canon import JSON
 from lockstep.canon.text import call_text as _call_text
 from lockstep.canon.text import outcome_text as outcome_text  # a row's outcome reads as canon's
 from lockstep.canon.text import short_name, value_text
-from lockstep.config import LEDGER_SUFFIX
 from lockstep.errors import CanonError
 
-SUFFIX: Final = LEDGER_SUFFIX
+SUFFIX: Final = ".ledger.jsonl"
 """A ledger file's suffix: ``<dir>/<name>.ledger.jsonl``."""
 
 SELF_FROZEN: Final = frozenset({str, int, bool, type(None)})

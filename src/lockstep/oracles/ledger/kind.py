@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from lockstep import canon, project_codec
-from lockstep.config import LedgerSpec, Project
+from lockstep.config import Project
 from lockstep.errors import UsageError
 from lockstep.model import (
     OracleStatus,
@@ -66,6 +66,7 @@ from lockstep.oracles.ledger.merging import Recording, merge_parts
 from lockstep.oracles.ledger.mining import LedgerSubject, awaited
 from lockstep.oracles.ledger.replay import Replayer, install_worker, replay_batch
 from lockstep.oracles.ledger.secret_rows import without_secrets
+from lockstep.oracles.ledger.spec import LedgerSpec
 from lockstep.oracles.ledger.spool import RowFile, sorted_union
 from lockstep.oracles.ledger.wrapping import Installation
 from lockstep.oracles.lifecycle import ModeWords, check_record_mode

@@ -22,7 +22,6 @@ import msgspec
 from lockstep import canon
 from lockstep.canon import JSON
 from lockstep.canon.text import call_text
-from lockstep.config import LedgerSpec
 from lockstep.errors import CanonError, DataError, UsageError
 from lockstep.model import Outcome, RecordReport
 from lockstep.oracles.ledger.file import iter_rows, outcome_of, read_header
@@ -30,6 +29,7 @@ from lockstep.oracles.ledger.format import LedgerRow
 from lockstep.oracles.ledger.merging import Recording, merge_parts
 from lockstep.oracles.ledger.recorder import TargetRecorder
 from lockstep.oracles.ledger.replay import Replayer
+from lockstep.oracles.ledger.spec import LedgerSpec
 from lockstep.oracles.mining import Call, Ran, shape_of
 
 

@@ -53,9 +53,10 @@ import msgspec
 import pytest
 
 from lockstep import project_codec
-from lockstep.config import LedgerSpec, Project
+from lockstep.config import Project
 from lockstep.errors import DataError, LockstepError, UnimportableModule
 from lockstep.model import RecordMode, RecordReport
+from lockstep.oracles.ledger.spec import LedgerSpec
 from lockstep.pytest.project import project_for
 from lockstep.store import JsonlAppender, iter_jsonl, lock_for
 

@@ -7,8 +7,8 @@ they are written into a private candidate next to it and replayed once in a fres
 interpreter with another hash seed (:func:`lockstep.oracles.verify.verify`); only the
 rows that reproduce are written, the others are reported with what differed.
 
-There is no configuration to name the target, so the child is told it directly
-(``--target``, ``--stem``), imports it from this process's ``sys.path``, and has
+There is no configuration to name the target, so the child is sent the ledger's table
+(``--table``, as JSON) and ``--stem``, imports the target from this process's ``sys.path``, and has
 ``@record_io`` switched off (:data:`RECORD_IO_OFF`): it replays, it does not record.
 """
 
@@ -19,10 +19,13 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from lockstep.config import Config, LedgerSpec, Project, Settings
+import msgspec
+
+from lockstep.config import Config, Project, Settings
 from lockstep.model import Refusal, RefusalReason
 from lockstep.oracles.ledger.file import write_rows
 from lockstep.oracles.ledger.format import SUFFIX, LedgerRow, Param, call_text
+from lockstep.oracles.ledger.spec import LedgerSpec
 from lockstep.oracles.verify import verify
 from lockstep.switches import RECORD_IO_OFF
 
@@ -60,7 +63,7 @@ def unreproducible(
         project,
         spec,
         candidate,
-        source=("--target", fn, "--stem", str(stem_length)),
+        source=("--table", msgspec.json.encode(spec).decode(), "--stem", str(stem_length)),
         env=env,
     )
     out: dict[str, Refusal] = {}

@@ -23,8 +23,9 @@ from typing import Any
 
 import msgspec
 
-from lockstep.config import NAME_PATTERN, PinsSpec, Project, parse_toml
+from lockstep.config import NAME_PATTERN, Project, parse_toml
 from lockstep.errors import DataError
+from lockstep.oracles.pins.spec import PinsSpec
 from lockstep.store import display_path
 
 

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Final
 
-from lockstep.config import PinsSpec, Project
+from lockstep.config import Project
 from lockstep.errors import UsageError
 from lockstep.model import (
     OracleStatus,
@@ -47,6 +47,7 @@ from lockstep.oracles.pins.format import (
 from lockstep.oracles.pins.program import program_files
 from lockstep.oracles.pins.record import _record
 from lockstep.oracles.pins.replay import _check_spec, _given, _judge, _plan, case_target
+from lockstep.oracles.pins.spec import PinsSpec
 from lockstep.oracles.status import file_status
 from lockstep.parallel import run_parallel
 from lockstep.probe.runs import ProbeTarget

@@ -4,6 +4,7 @@ case proves its warm run identical to its cold one."""
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -11,20 +12,13 @@ from typing import Final
 
 from msgspec.structs import replace as replace_struct
 
-from lockstep.config import PinsSpec, Project
+from lockstep.config import Project
 from lockstep.errors import Rejected, TargetError
 from lockstep.model import (
     RecordMode,
     RecordReport,
 )
-from lockstep.oracles.lifecycle import (
-    ModeWords,
-    check_contract,
-    check_record_mode,
-    merge,
-    read_existing,
-    wanted,
-)
+from lockstep.oracles.lifecycle import ModeWords, RecordHooks, record
 from lockstep.oracles.pins.cases import PinCase, read_cases
 from lockstep.oracles.pins.format import (
     FORMAT,
@@ -47,6 +41,7 @@ from lockstep.oracles.pins.replay import (
     _warm_pool,
     case_target,
 )
+from lockstep.oracles.pins.spec import PinsSpec
 from lockstep.oracles.pins.warm import Inference, WarmUnavailable, infer_imports
 from lockstep.parallel import run_parallel
 from lockstep.probe.envspy import discover
@@ -281,56 +276,87 @@ def _record(
     mode: RecordMode,
     only: frozenset[str] | None,
 ) -> RecordReport:
-    """Probe every case, refuse a varying one, then write the pins file whole (or nothing).
+    """Probe every case, refuse a varying one, then write the pins file whole (or nothing),
+    through :func:`~lockstep.oracles.lifecycle.record`.
 
     ``only`` narrows ``--force`` to the cases being accepted (``lockstep accept``).
     """
     _check_spec(project, pins_spec)
-    report = RecordReport(pins_spec.name, path, mode)
-    exists = check_record_mode(path, project.root, pins_spec.name, mode, _MODE_WORDS)
+    cases: dict[str, PinCase] = {}
+    header: Header | None = None
 
     def read() -> tuple[PinsFile, dict[str, bytes]]:
         pins = open_pins(path, project.root)
         return pins, {pin.id: encode(pin) for pin in pins.pins()}
 
-    found = read_existing(read, exists, report, narrowed=only is not None)
-    old, old_lines = found if found is not None else (None, {})
-    cases = {c.id: c for c in sorted(read_cases(project, pins_spec), key=lambda c: c.id)}
-    rules = resolve_rules(pins_spec.rules, project, where=project.key(pins_spec))
-    header = Header(
-        format=FORMAT,
-        version=VERSION,
-        env_base=dict(ENV_BASE),
-        env_inherit=list(ENV_INHERIT),
-        rules=rules.records(),
-    )
-    if old is not None:
-        check_contract(
-            pins_spec.name,
-            mode,
-            replace_struct(old.header, warm=None),
-            header,
-            what="rules or environment base",
+    def present() -> list[str]:
+        nonlocal header
+        found = sorted(read_cases(project, pins_spec), key=lambda c: c.id)
+        cases.update((c.id, c) for c in found)
+        header = Header(
+            format=FORMAT,
+            version=VERSION,
+            env_base=dict(ENV_BASE),
+            env_inherit=list(ENV_INHERIT),
+            rules=rules().records(),
         )
-    # Cases added to a file are proven warm with the file's own preload; --force proves anew.
-    proven = old.header.warm if old is not None and pins_spec.warm else None
-    anew = old is None or (mode is RecordMode.FORCE and only is None)
-    todo = [cases[case_id] for case_id in wanted(mode, cases, old_lines, only)]
-    frozen, warm = _freeze(
-        project, pins_spec, todo, header, rules, report, None if anew else proven
+        return list(cases)
+
+    rules = functools.cache(
+        lambda: resolve_rules(pins_spec.rules, project, where=project.key(pins_spec))
     )
-    # A file whose kept pins were proven without a recorded preload keeps none: they run cold.
-    header = replace_struct(header, warm=warm if anew else proven)
-    fresh = {case_id: encode(pin) for case_id, pin in frozen.items()}
-    lines = merge(report, old_lines, fresh, cases, same=lambda a, b: a == b, only=only)
-    if mode is not RecordMode.FORCE and old is not None:
-        report.notes.extend(_stale_notes(project, pins_spec, old))
-    if old is None or old.header != header or report.added or report.replaced or report.trimmed:
-        with AtomicLines(path) as out:
-            out.write(encode(header))
-            for line in lines.values():
-                out.write(line)
-    return report
+
+    def contract(old: tuple[PinsFile, dict[str, bytes]]) -> tuple[object, object]:
+        return replace_struct(old[0].header, warm=None), header
+
+    def freeze(
+        todo: list[str], found: tuple[PinsFile, dict[str, bytes]] | None, report: RecordReport
+    ) -> dict[str, bytes]:
+        nonlocal header
+        assert header is not None  # made by present(), which record calls first
+        old = found[0] if found is not None else None
+        # Cases added to a file are proven warm with the file's own preload; --force proves anew.
+        proven = old.header.warm if old is not None and pins_spec.warm else None
+        anew = old is None or (mode is RecordMode.FORCE and only is None)
+        frozen, warm = _freeze(
+            project,
+            pins_spec,
+            [cases[case_id] for case_id in todo],
+            header,
+            rules(),
+            report,
+            None if anew else proven,
+        )
+        # A file whose kept pins were proven without a recorded preload keeps none: they run cold.
+        header = replace_struct(header, warm=warm if anew else proven)
+        return {case_id: encode(pin) for case_id, pin in frozen.items()}
+
+    def write(
+        found: tuple[PinsFile, dict[str, bytes]] | None,
+        lines: dict[str, bytes],
+        report: RecordReport,
+    ) -> None:
+        assert header is not None  # made by present(), which record calls first
+        old = found[0] if found is not None else None
+        if mode is not RecordMode.FORCE and old is not None:
+            report.notes.extend(_stale_notes(project, pins_spec, old))
+        changed = report.added or report.replaced or report.trimmed
+        if old is None or old.header != header or changed:
+            with AtomicLines(path) as out:
+                out.write(encode(header))
+                for line in lines.values():
+                    out.write(line)
+
+    hooks = RecordHooks(
+        read=read,
+        cases=lambda found: found[1],
+        present=present,
+        freeze=freeze,
+        write=write,
+        contract=contract,
+        what="rules or environment base",
+    )
+    return record(pins_spec.name, path, project.root, mode, _MODE_WORDS, hooks, only=only)
 
 
 def _stale_notes(project: Project, spec: PinsSpec, old: PinsFile) -> list[str]:

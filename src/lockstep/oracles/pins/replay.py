@@ -9,7 +9,7 @@ import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
-from lockstep.config import PinsSpec, Project
+from lockstep.config import Project
 from lockstep.diff import document_diff, shown_texts
 from lockstep.errors import TargetError, UsageError
 from lockstep.model import (
@@ -26,6 +26,7 @@ from lockstep.oracles.pins.format import (
     from_stream,
     to_stream,
 )
+from lockstep.oracles.pins.spec import PinsSpec
 
 # ---------------------------------------------------------------- helpers
 from lockstep.oracles.pins.warm import WarmPool, WarmUnavailable

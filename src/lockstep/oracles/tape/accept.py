@@ -2,7 +2,9 @@
 
 :func:`plan_accept` runs the driver and compares, so the command layer can show
 the reviewer's three signals (outputs identical, why, the intentional test)
-*before* anything is written; :func:`apply_accept` writes.
+*before* anything is written; :func:`apply_accept` re-records the tape through the
+kind's accept (:meth:`~lockstep.oracles.tape.kind.TapeKind.accept_reviewed`: the
+record path every accept takes), the signals kept in the tape's history.
 """
 
 from __future__ import annotations
@@ -12,14 +14,13 @@ from pathlib import Path
 
 from lockstep.config import OracleSpec, Project
 from lockstep.errors import Rejected, UsageError
+from lockstep.oracles.lifecycle import check_why
 from lockstep.oracles.tape.document import (
     Acceptance,
     TapeDocument,
     change_lines,
-    check_why,
     secret_refusal,
     successor,
-    write_document,
 )
 from lockstep.oracles.tape.kind import (
     KIND,
@@ -48,7 +49,10 @@ class AcceptPlan:
     """The new intentional test, relative to the project root."""
     changes: tuple[str, ...]
     """The drift lines being accepted (empty: the tape already matches)."""
+    entry: Acceptance
+    """The signals the tape's history keeps."""
     document: TapeDocument
+    """The tape as it would be written now (scanned for secrets before anything is shown)."""
 
     @property
     def needed(self) -> bool:
@@ -110,12 +114,15 @@ def plan_accept(project: Project, spec: OracleSpec, *, why: str, test: Path) -> 
         why=reason,
         test=test_rel,
         changes=tuple(changes),
+        entry=entry,
         document=document,
     )
 
 
-def apply_accept(plan: AcceptPlan) -> None:
-    """Write the accepted tape (with its history entry); refuses a plan whose output changed."""
+def apply_accept(project: Project, spec: OracleSpec, plan: AcceptPlan) -> None:
+    """Re-record the tape with its history entry, through the kind's accept; refuses a
+    plan whose output changed, and a tape that record refuses (a secret, a run that does
+    not reproduce in a fresh interpreter)."""
     if not plan.outputs_identical:
         raise UsageError(
             f"{plan.oracle}: the output changed; a tape change is accepted only "
@@ -123,4 +130,6 @@ def apply_accept(plan: AcceptPlan) -> None:
         )
     if not plan.needed:
         return
-    write_document(plan.path, plan.document)
+    report = KIND.accept_reviewed(project, tape_spec(spec), plan.entry)
+    if report.refused:
+        raise Rejected(f"{plan.oracle}: the tape cannot be accepted: {report.refused[0].text()}")

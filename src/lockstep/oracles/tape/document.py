@@ -21,7 +21,7 @@ from typing import Any, Final
 import msgspec
 
 from lockstep.canon import FrozenException
-from lockstep.errors import DataError, UsageError
+from lockstep.errors import DataError
 from lockstep.model import Refusal
 from lockstep.oracles.tape.compare import compare, setting_changes
 from lockstep.oracles.tape.recorder import CompareMode, Event
@@ -31,8 +31,6 @@ from lockstep.store import atomic_write, display_path, pretty_json, read_json
 
 VERSION: Final = 1
 SUFFIX: Final = ".tape.json"
-MAX_WHY: Final = 240
-"""Characters allowed in a ``why``: one sentence, not an essay."""
 
 
 class Output(
@@ -79,21 +77,6 @@ def secret_refusal(policy: SecretPolicy, doc: TapeDocument) -> Refusal | None:
         "output": msgspec.to_builtins(doc.output),
     }
     return policy.refusal(doc.name, doc.name, fields)
-
-
-def check_why(why: str, *, flag: str = "--why") -> str:
-    """A ``why`` (``lockstep accept --why``, ``pytest --lockstep-why``) is one sentence on one line.
-
-    It is what review will show next to the changed calls.
-    """
-    text = why.strip()
-    if not text:
-        raise UsageError(f"{flag}: say in one sentence what changed in the calls and why")
-    if "\n" in text or "\r" in text:
-        raise UsageError(f"{flag}: keep it to one sentence on one line")
-    if len(text) > MAX_WHY:
-        raise UsageError(f"{flag}: keep it to one sentence (at most {MAX_WHY} characters)")
-    return text
 
 
 def read_document(path: Path, *, owner: str, owner_kind: str) -> TapeDocument:

@@ -17,6 +17,7 @@ comparison of two tapes :mod:`.compare`.
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -26,7 +27,7 @@ from typing import Any, Final
 import msgspec
 
 from lockstep.canon import canonical_json
-from lockstep.config import OracleSpec, Project, TapeSpec
+from lockstep.config import OracleSpec, Project
 from lockstep.diff import unified
 from lockstep.errors import (
     CanonError,
@@ -53,19 +54,13 @@ from lockstep.oracles import (
     spec_as,
     used_scope,
 )
-from lockstep.oracles.lifecycle import (
-    ModeWords,
-    check_contract,
-    check_record_mode,
-    merge,
-    read_existing,
-    wanted,
-)
+from lockstep.oracles.lifecycle import ModeWords, RecordHooks, record
 from lockstep.oracles.stale import mismatches, rules_mismatch, stale_outcome
 from lockstep.oracles.status import file_status
 from lockstep.oracles.tape.compare import compare, render_result, render_tape, setting_changes
 from lockstep.oracles.tape.document import (
     SUFFIX,
+    Acceptance,
     Output,
     TapeDocument,
     read_document,
@@ -74,6 +69,7 @@ from lockstep.oracles.tape.document import (
     write_document,
 )
 from lockstep.oracles.tape.recorder import CompareMode, Event, Tape
+from lockstep.oracles.tape.spec import TapeSpec
 from lockstep.oracles.verify import verify
 from lockstep.rules import RuleRecord, RuleSet, resolve_rules
 from lockstep.secrets import policy_for
@@ -241,58 +237,79 @@ class TapeKind(OracleKind[TapeSpec]):
             return RecordReport(tspec.name, self.oracle_path(project, tspec), mode)
         return self._record(project, tspec, mode)
 
-    def _record(self, project: Project, tspec: TapeSpec, mode: RecordMode) -> RecordReport:
+    def accept_reviewed(self, project: Project, tspec: TapeSpec, entry: Acceptance) -> RecordReport:
+        """``lockstep accept TAPE --why --test``: :meth:`accept` of the tape, with the
+        reviewer's signals added to its history -- the same record path (the oracle's lock,
+        the secrets scan, the fresh interpreter's check), no side door."""
+        with self.write_lock(project, tspec):
+            return self._record(project, tspec, RecordMode.FORCE, accepted=entry)
+
+    def _record(
+        self,
+        project: Project,
+        tspec: TapeSpec,
+        mode: RecordMode,
+        *,
+        accepted: Acceptance | None = None,
+    ) -> RecordReport:
+        """The tape through :func:`~lockstep.oracles.lifecycle.record`: one case, its driver."""
         path = self.oracle_path(project, tspec)
-        report = RecordReport(tspec.name, path, mode)
-        exists = check_record_mode(path, project.root, tspec.name, mode, _MODE_WORDS)
-        old = read_existing(lambda: read_tape(project, tspec), exists, report)
-        rules = config_rules(project, tspec)
-        if old is not None:
-            check_contract(
-                tspec.name,
-                mode,
-                (old.mode, old.rules),
-                (tspec.mode, rules.records()),
-                what="compare mode or rules",
-            )
-        recorded = {tspec.name: old} if old is not None else {}
-        fresh: dict[str, TapeDocument] = {}
-        if wanted(mode, [tspec.name], recorded):
-            run = run_driver(project, tspec, rules)
-            fresh[tspec.name] = successor(
+        rules = functools.cache(lambda: config_rules(project, tspec))
+
+        def contract(old: TapeDocument) -> tuple[object, object]:
+            return (old.mode, old.rules), (tspec.mode, rules().records())
+
+        def freeze(
+            todo: list[str], old: TapeDocument | None, report: RecordReport
+        ) -> dict[str, TapeDocument]:
+            if not todo:
+                return {}
+            run = run_driver(project, tspec, rules())
+            doc = successor(
                 old,
                 name=tspec.name,
                 mode=tspec.mode,
-                rules=rules.records(),
+                rules=rules().records(),
                 events=run.events,
                 output=run.output,
+                accepted=accepted,
             )
-        if mode is RecordMode.TRIM:
-            report.notes.append("a tape has one case (its driver); there is nothing to trim")
-        merge(report, recorded, fresh, [tspec.name], same=lambda a, b: a == b)
-        if exists and old is None:  # an unreadable file is replaced, not added
-            report.replaced, report.added = report.added, []
-        doc = fresh.get(tspec.name)
-        if doc is None or doc == old:
-            return report
-        refusal = secret_refusal(policy_for(project), doc)
-        if refusal is not None:
-            report.refused.append(refusal)
+            return {tspec.name: doc}
+
+        def write(
+            old: TapeDocument | None, merged: dict[str, TapeDocument], report: RecordReport
+        ) -> None:
+            if mode is RecordMode.TRIM:
+                report.notes.append("a tape has one case (its driver); there is nothing to trim")
+            doc = merged.get(tspec.name)
+            if doc is None or doc == old:
+                return
+            refusal = secret_refusal(policy_for(project), doc)
+            if refusal is not None:
+                report.refused.append(refusal)
+            elif _reproduces(project, tspec, doc, report):
+                write_document(path, doc)
+                report.notes.append(
+                    f"{tspec.name}: {len(doc.events)} calls recorded ({tspec.mode} mode), "
+                    f"output {render_output(doc.output)}"
+                )
+                for name, count in sorted(rules().fired.items()):
+                    report.notes.append(f"rule {name} replaced {count} value(s)")
+                return
             report.added.clear()
             report.replaced.clear()
-            return report
-        if not _reproduces(project, tspec, doc, report):
-            report.added.clear()
-            report.replaced.clear()
-            return report
-        write_document(path, doc)
-        report.notes.append(
-            f"{tspec.name}: {len(doc.events)} calls recorded ({tspec.mode} mode), "
-            f"output {render_output(doc.output)}"
+
+        hooks = RecordHooks(
+            read=lambda: read_tape(project, tspec),
+            cases=lambda doc: {tspec.name: doc},
+            present=lambda: [tspec.name],
+            freeze=freeze,
+            write=write,
+            contract=contract,
+            what="compare mode or rules",
+            unreadable_replaced=True,
         )
-        for name, count in sorted(rules.fired.items()):
-            report.notes.append(f"rule {name} replaced {count} value(s)")
-        return report
+        return record(tspec.name, path, project.root, mode, _MODE_WORDS, hooks)
 
     def replay(
         self, project: Project, tspec: TapeSpec, options: ReplayOptions, /

@@ -1,0 +1,107 @@
+"""The ``[[ledger]]`` table: a function's calls → outcomes."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Final, Literal, Self
+
+import msgspec
+
+from lockstep.errors import ConfigError
+from lockstep.tables import OracleSpec
+
+
+class LedgerSpec(OracleSpec, frozen=True, kw_only=True):
+    """A ``[[ledger]]`` oracle: a function's calls → outcomes.
+
+    With ``package`` instead of ``target``, one ledger per member of the package's public
+    surface (:mod:`lockstep.surface`), each named ``<name>.<module>.<qualname>`` (the
+    module relative to the package, left out for the package's ``__init__``) and written to
+    ``<dir>/<that name>.ledger.jsonl``; a call the package makes to its own surface while
+    inside such a call is part of the outer row, not a row of its own."""
+
+    name: str = ""
+    """Unique name of the oracle: the stem of its file (``<dir>/<name>.*``) and what commands
+    take; required with ``target``, the package's name by default with ``package``."""
+    target: str = ""
+    """``pkg.mod:qualname`` of the function under freeze (or ``package``, not both)."""
+    package: str = ""
+    """A top-level package whose public surface is recorded: every public function, method,
+    classmethod, staticmethod and property of its public modules (or ``target``, not both)."""
+    private: bool = True
+    """With ``package``: also record what the tests call directly beyond the public surface
+    (private functions and methods, ``__init__``, members of private modules); such a
+    member's ledger is written only once the suite calls it, and it is then replayed like
+    the surface's."""
+    driver: str | None = None
+    """What calls the target when recording without pytest: ``pkg.mod:func`` or a script path."""
+    loose: bool = False
+    """Freeze tuples as lists: a tuple where a list was recorded is not drift."""
+    float_tolerance: float = 0.0
+    """Absolute tolerance for float results on replay; 0 means exact."""
+    rules: list[str] = []
+    """Normalization rules (built-in or ``[[rule]]`` names) applied to text values before comparing."""
+
+    kind: Literal["ledger"] = "ledger"
+
+    def validated(self, where: str) -> Self:
+        """Exactly one of ``target`` and ``package``; a package ledger's name defaults to
+        the package's; a tolerance that is a finite number, 0 or more."""
+        spec = self
+        if spec.target and spec.package:
+            raise ConfigError(f"{where}.package: give target or package, not both")
+        if not spec.target and not spec.package:
+            raise ConfigError(f"{where}.target: required key is missing (or give package)")
+        if spec.package:
+            if not spec.package.isidentifier():
+                raise ConfigError(
+                    f"{where}.package: {spec.package!r} is not a top-level package name"
+                )
+            if not spec.name:
+                spec = msgspec.structs.replace(spec, name=spec.package)
+        elif not spec.name:
+            raise ConfigError(f"{where}.name: required key is missing")
+        tol = spec.float_tolerance
+        if not (math.isfinite(tol) and tol >= 0):
+            raise ConfigError(f"{where}.float_tolerance: must be a finite number, 0 or more")
+        return spec
+
+    def expanded(self, root: Path, where: str) -> tuple[Self, ...] | None:
+        """With ``package`` (and no ``target``): one ledger per member of the package's
+        public surface, named ``<name>.<member>``, with ``target`` set."""
+        if not self.package or self.target:
+            return None
+        from lockstep.surface import surface  # reads the package's source; imports nothing of it
+
+        members = surface(self.package, root, where=f"{where}.package")
+        if not members:
+            raise ConfigError(
+                f"{where}.package: package {self.package!r} has no public "
+                "function, method or property to record"
+            )
+        return tuple(
+            msgspec.structs.replace(
+                self, name=f"{self.name}.{member.short(self.package)}", target=member.target
+            )
+            for member in members
+        )
+
+    def tested_members(self, root: Path, where: str) -> tuple[tuple[Self, str], ...]:
+        """With ``private``: one ledger per member the tests may call beyond the public
+        surface (:func:`lockstep.surface.tested_members`), an oracle once its file exists."""
+        if not self.package or self.target or not self.private:
+            return ()
+        from lockstep.oracles.ledger.format import SUFFIX
+        from lockstep.surface import tested_members
+
+        out = []
+        for member in tested_members(self.package, root, where=f"{where}.package"):
+            name = f"{self.name}.{member.short(self.package)}"
+            spec = msgspec.structs.replace(self, name=name, target=member.target)
+            out.append((spec, f"{name}{SUFFIX}"))
+        return tuple(out)
+
+
+SPEC: Final = LedgerSpec
+"""This kind's table, for the registry (:mod:`lockstep.kinds`)."""
