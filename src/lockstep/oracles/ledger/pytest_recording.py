@@ -43,7 +43,7 @@ import contextlib
 import dataclasses
 import fnmatch
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -306,17 +306,22 @@ class LedgerRecording:
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         self.installation.undo()
+        own: dict[str, tuple[_SpoolLine, RecordingPart]] = {}
         for target in self.targets:
             part = target.recorder.part()
             line = _SpoolLine(
-                part=msgspec.Raw(msgspec.json.encode(part)),
+                # the controller's own part stays in memory: only workers' parts travel
+                part=msgspec.Raw(msgspec.json.encode(part) if not self.controller else b""),
                 first_test=target.first_tests(part),
                 skipped=target.skipped,
                 matched=sorted(self.matched),
                 starts=target.starts if part.runs else [],
                 tests=target.tests if part.runs else [],
             )
-            JsonlAppender(target.spool).append(msgspec.json.encode(line))
+            if self.controller:
+                own[target.spec.name] = (line, part)
+            else:
+                JsonlAppender(target.spool).append(msgspec.json.encode(line))
         if not self.controller:
             return
         if exitstatus in _INCOMPLETE_RUN:
@@ -324,8 +329,7 @@ class LedgerRecording:
                 f"lockstep: nothing recorded: the run did not complete "
                 f"({_INCOMPLETE_RUN[exitstatus]}); rows from a partial run would trim or miss cases"
             )
-            for target in self.targets:
-                _discard_spool(target.spool)
+            _discard(self.targets, own)
             return
         if self.failed and not self.options.allow_failures:
             self.refusal = (
@@ -333,30 +337,35 @@ class LedgerRecording:
                 f"({_shown(self.failed, FAILED_SHOWN)}); rows from a failing run are suspect: "
                 f"fix or deselect them, or pass {self.options.allow_failures_flag}"
             )
-            for target in self.targets:
-                _discard_spool(target.spool)
+            _discard(self.targets, own)
             return
         with contextlib.ExitStack() as stack:
             if self.verifier is not None:
                 stack.enter_context(self.verifier.active())
                 stack.callback(self.verifier.close)
             for target in self.targets:
-                self._write(target)
+                self._write(target, own[target.spec.name])
 
     def pytest_unconfigure(self) -> None:
         if self.verifier is not None:  # a run that ended before its session finished
             self.verifier.close()
 
-    def _write(self, target: _Target) -> None:
+    def _write(self, target: _Target, own: tuple[_SpoolLine, RecordingPart]) -> None:
+        """Merge the workers' parts (the spool, under xdist) and the controller's ``own``
+        (appended last, where the spool had it), then verify and write the ledger."""
         from lockstep.oracles.ledger import kind as ledger_oracle
         from lockstep.oracles.ledger.merging import merge_parts
         from lockstep.oracles.ledger.recorder import RecordingPart
 
         assert target.wrapped is not None
-        parts: list[RecordingPart] = []
+        parts: list[RecordingPart] = [own[1]]
         try:
-            lines = [line for _, line in iter_jsonl(target.spool, _SpoolLine)]
+            lines: list[_SpoolLine] = []
+            if target.spool.exists():  # workers' parts (a serial run has none)
+                lines = [line for _, line in iter_jsonl(target.spool, _SpoolLine)]
             parts = [msgspec.json.decode(line.part, type=RecordingPart) for line in lines]
+            lines.append(own[0])
+            parts.append(own[1])
             recording = merge_parts(target.spec.target, parts, remove_runs=False)
             tests_of = _tests_of(lines)
             skipped: dict[str, int] = {}
@@ -499,6 +508,18 @@ def _recording_nothing(target: str, stem_length: int) -> Wrapped:
     from lockstep.oracles.ledger.wrapping import Wrapped
 
     return Wrapped(target, TargetRecorder(target, stem_length=stem_length), [])
+
+
+def _discard(
+    targets: Iterable[_Target], own: Mapping[str, tuple[_SpoolLine, RecordingPart]]
+) -> None:
+    """A run that writes nothing: remove the spools and every part's scratch files."""
+    from lockstep.oracles.ledger.spool import remove_run
+
+    for target in targets:
+        _discard_spool(target.spool)
+        for run in own[target.spec.name][1].runs:
+            remove_run(run)
 
 
 def _discard_spool(spool: Path) -> None:
