@@ -10,8 +10,9 @@ Under pytest-xdist every worker records in memory and, at its session end,
 appends its whole recording as one line to a spool file next to the ledger
 (:class:`lockstep.store.JsonlAppender`: whole lines under a file lock, so
 nothing is lost or interleaved).  The controller finishes after every worker,
-merges the spool (an input whose outcome differs between workers is refused
-like one that differed within a worker), writes the ledger atomically in the
+merges the spool and its own recording, kept in memory (a run without workers
+writes and reads no spool; an input whose outcome differs between workers is
+refused like one that differed within a worker), writes the ledger atomically in the
 chosen ``--lockstep-record-mode`` and removes the spool.  The run id that
 names the spool travels to workers in ``workerinput``, so a stale spool from an
 interrupted run is never merged into a new one.
