@@ -1,8 +1,8 @@
 """A pytest plugin for ``bench_suite_record.py``: times the steps of ``--lockstep-record``'s end.
 
 Loaded with ``-p bench_suite_phases`` and ``LOCKSTEP_BENCH_PHASES=FILE``; wraps, by name,
-the functions the recording's end runs through and writes their wall seconds to FILE as
-JSON when pytest ends.  Measurement only: nothing it wraps changes what it does.
+the functions the recording's end runs through and writes their wall and CPU seconds (this
+process's; ``*_cpu``) to FILE as JSON when pytest ends.  Measurement only: nothing it wraps changes what it does.
 """
 
 from __future__ import annotations
@@ -26,10 +26,12 @@ def _wrap(owner: Any, name: str, label: str) -> None:
     @functools.wraps(fn)
     def timed(*args: Any, **kwargs: Any) -> Any:
         start = time.perf_counter()
+        cpu = time.process_time()
         try:
             return fn(*args, **kwargs)
         finally:
             TIMES[label] += time.perf_counter() - start
+            TIMES[f"{label}_cpu"] += time.process_time() - cpu
 
     setattr(owner, name, timed)
 
@@ -66,5 +68,7 @@ def pytest_unconfigure(config: Any) -> None:
         return
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     TIMES["children_cpu"] = children.ru_utime + children.ru_stime
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    TIMES["pytest_cpu"] = own.ru_utime + own.ru_stime
     with open(out, "w", encoding="utf-8") as fh:
         json.dump(dict(TIMES), fh)

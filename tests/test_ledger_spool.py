@@ -114,7 +114,7 @@ def test_spilled_recording_writes_the_same_ledger_and_report(tmp_path: Path) -> 
     assert (spilled / ledger).read_bytes() == (whole / ledger).read_bytes()
     assert b'"drift"' not in (spilled / ledger).read_bytes()
     assert len((spilled / ledger).read_bytes().splitlines()) > 700
-    assert list(scratch.iterdir()) == []  # every run and row file removed
+    assert list(scratch.glob("lockstep-*")) == []  # every run and row file removed
 
     replay = run_cli("replay", "price", cwd=spilled)
     assert replay.code == 0, replay.output
@@ -139,7 +139,7 @@ def test_spilled_rerecord_in_every_mode_matches_the_in_memory_one(tmp_path: Path
         assert (code_a, out_a) == (code_b, out_b), mode
         ledger = "lockstep/price.ledger.jsonl"
         assert (a / ledger).read_bytes() == (b / ledger).read_bytes(), mode
-    assert list(scratch.iterdir()) == []
+    assert list(scratch.glob("lockstep-*")) == []
 
 
 # --------------------------------------------------------------------------- properties
@@ -327,6 +327,48 @@ def test_pytest_recording_spills_under_xdist_and_names_refused_tests(tmp_path: P
         assert run_cli("replay", "label", cwd=root).code == 0
     assert outputs[0] == outputs[1]
     assert len(outputs[0].splitlines()) == 121  # header and 120 rows; label(5000) refused
+    assert list(scratch.glob("lockstep-*")) == []
+
+
+def test_a_serial_pytest_recording_spilled_or_not_writes_the_same_and_leaves_nothing(
+    tmp_path: Path,
+) -> None:
+    """Without workers the run's own part goes to the writer in memory (no spool): spilled
+    or not, the same ledger and refusal; and a failing run, which writes nothing, still
+    removes the scratch files of its spilled rows."""
+    from helpers import run_pytest
+
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    outputs = []
+    for spill_at in ("7", None):
+        root = tmp_path / f"suite-{spill_at}"
+        _pytest_project(root)
+        env = {"TMPDIR": str(scratch), **({"LOCKSTEP_SPILL_AT": spill_at} if spill_at else {})}
+        result = run_pytest(
+            "-q", "--lockstep-record=label", cwd=root, env=env, plugins=("lockstep.pytest.plugin",)
+        )
+        assert result.code == 0, result.output
+        assert "refused 1 row(s) from tests/test_units.py::test_unit" in result.stdout
+        outputs.append((root / "lockstep/label.ledger.jsonl").read_bytes())
+        assert sorted(p.name for p in (root / "lockstep").iterdir()) == ["label.ledger.jsonl"]
+        assert list(scratch.glob("lockstep-*")) == []
+    assert outputs[0] == outputs[1]
+    assert len(outputs[0].splitlines()) == 121
+
+    root = tmp_path / "failing"
+    _pytest_project(root)
+    (root / "tests/test_broken.py").write_text("def test_broken():\n    assert False\n")
+    result = run_pytest(
+        "-q",
+        "--lockstep-record=label",
+        cwd=root,
+        env={"TMPDIR": str(scratch), "LOCKSTEP_SPILL_AT": "7"},
+        plugins=("lockstep.pytest.plugin",),
+    )
+    assert result.code == 1, result.output
+    assert "nothing recorded: 1 test(s) failed or errored" in result.stdout
+    assert not (root / "lockstep/label.ledger.jsonl").exists()
     assert list(scratch.glob("lockstep-*")) == []
 
 

@@ -222,3 +222,45 @@ def test_a_ledger_whose_replay_fails_leaves_the_next_one_verified(tmp_path: Path
     stamp = _section(out, "stamp")
     assert "verified 1 new case(s) in a fresh interpreter" in stamp and "all reproduce" in stamp
     assert [role for role, _, _ in _imports(root) if role != "main"] == ["serve"]  # stamp's fork
+
+
+def test_a_configuration_the_server_cannot_read_is_each_forks_to_report(tmp_path: Path) -> None:
+    """The server reads each candidate's configuration before forking (to fill caches); a
+    configuration broken meanwhile (here by the last test) does not end the server: every
+    ledger's fork meets it and refuses that ledger's rows with the reason."""
+    root = tmp_path / "proj"
+    config = (
+        '[[ledger]]\nname = "stamp"\ntarget = "shop.state:stamp"\n\n'
+        '[[ledger]]\nname = "shout"\ntarget = "shop.state:shout"\n'
+    )
+    tests = (
+        "from pathlib import Path\n\nfrom shop import state\n\n\n"
+        "def test_stamp():\n    assert state.stamp(1) == 11\n\n\n"
+        "def test_shout():\n    assert state.shout('hi') == 'hi'\n\n\n"
+        "def test_zz_break_the_configuration():\n"
+        "    Path('lockstep.toml').write_text('[[ledger]\\n')\n"
+    )
+    write_files(
+        root,
+        {
+            "shop/__init__.py": "",
+            "shop/state.py": STATE,
+            "tests/test_state.py": tests,
+            "lockstep.toml": config,
+        },
+    )
+    result = run_pytest(
+        "-q",
+        "-p",
+        "no:randomly",
+        "tests",
+        "--lockstep-record",
+        cwd=root,
+        plugins=("lockstep.pytest.plugin",),
+    )
+    errors = [line for line in result.stdout.splitlines() if line.startswith("lockstep: error:")]
+    assert [line.split(":")[2].strip() for line in errors] == ["stamp", "shout"], result.stdout
+    for line in errors:
+        assert "the fresh interpreter could not replay the new cases (lockstep: error: " in line
+        assert "lockstep.toml: not valid TOML" in line
+    assert not (root / "lockstep/stamp.ledger.jsonl").exists()

@@ -10,6 +10,7 @@ recording session's server instead (:mod:`lockstep.oracles.verify_session`).
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 from pathlib import Path
 
@@ -22,18 +23,7 @@ def main(argv: list[str] | None = None) -> int:
     given = sys.argv[1:] if argv is None else argv
     if given[:1] == ["--serve"] and len(given) == 2:
         return _serve(given[1])
-    parser = argparse.ArgumentParser(prog="python -m lockstep.cli.verify_child")
-    source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--config")
-    source.add_argument(
-        "--table", help="the oracle's table as JSON, with its kind (@record_io: no configuration)"
-    )
-    parser.add_argument("--stem", type=int, default=DEFAULT_STEM)
-    parser.add_argument(
-        "--dir", required=True, help="the candidate's folder; - reads it from stdin"
-    )
-    parser.add_argument("name")
-    args = parser.parse_args(argv)
+    args = _parser().parse_args(argv)
     config = Path(args.config) if args.config else None
     folder = args.dir
     if folder == "-":  # started ahead of the recording: the imports above are done while it runs
@@ -54,6 +44,23 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+@functools.cache
+def _parser() -> argparse.ArgumentParser:
+    """The command line, built once (a session's server builds it before its forks)."""
+    parser = argparse.ArgumentParser(prog="python -m lockstep.cli.verify_child")
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--config")
+    source.add_argument(
+        "--table", help="the oracle's table as JSON, with its kind (@record_io: no configuration)"
+    )
+    parser.add_argument("--stem", type=int, default=DEFAULT_STEM)
+    parser.add_argument(
+        "--dir", required=True, help="the candidate's folder; - reads it from stdin"
+    )
+    parser.add_argument("name")
+    return parser
+
+
 def _serve(token: str) -> int:
     """A recording session's verifying interpreter (:mod:`lockstep.oracles.verify_session`):
     each candidate replays in a fork of this process, which imports the replay machinery
@@ -65,8 +72,29 @@ def _serve(token: str) -> int:
     from lockstep.oracles.verify_session import serve
 
     kind_named("ledger")  # what every ledger fork's replay imports first, through the registry
+    _parser()
     gc.freeze()  # what is imported stays: a fork's collections need not touch (copy) it
-    return serve(token, main)
+    return serve(token, main, _warm)
+
+
+_WARMED: set[str] = set()
+"""The configurations :func:`_warm` has read in this server."""
+
+
+def _warm(argv: list[str]) -> None:
+    """In the server, before a candidate's fork: read its configuration and the secret
+    policy once, as every fork's replay does first, so the caches that builds (the
+    configuration's decoder, compiled ``fnmatch`` and ``re`` patterns) are the server's and
+    no fork builds them again.  Nothing of the target is imported; each fork still reads
+    the configuration and the environment itself, so its verdict does not depend on this."""
+    args, _ = _parser().parse_known_args(argv)
+    if not args.config or args.config in _WARMED:
+        return
+    _WARMED.add(args.config)
+    from lockstep.config import load_project
+    from lockstep.secrets import policy_for
+
+    policy_for(load_project(config_path=Path(args.config)))
 
 
 if __name__ == "__main__":

@@ -272,11 +272,18 @@ def shared_verification(root: Path, seed: int | None = None) -> Iterator[VerifyS
 # --------------------------------------------------------------------------- the server
 
 
-def serve(token: str, run: Callable[[list[str]], int]) -> int:
+def serve(
+    token: str,
+    run: Callable[[list[str]], int],
+    prepare: Callable[[list[str]], None] | None = None,
+) -> int:
     """The server's loop: one request line in, one fork running ``run(argv)``, one end line out.
 
     The fork gets ``/dev/null`` as stdin (as a fresh child did) and a scratch file as
     stderr; it ends with ``os._exit`` so nothing of the server's runs in it twice.
+    ``prepare(argv)``, when given, runs in the server before each fork: it may fill
+    caches every fork would fill again (it must not import or run a target); whatever it
+    raises or prints is ignored, so the fork meets and reports any problem itself.
     """
     requests = sys.stdin.buffer
     out = sys.stdout
@@ -286,6 +293,8 @@ def serve(token: str, run: Callable[[list[str]], int]) -> int:
             return 0
         request = json.loads(raw)
         argv = [str(a) for a in request["argv"]]
+        if prepare is not None:
+            _prepare(prepare, argv)
         with tempfile.TemporaryFile() as err:
             out.flush()
             sys.stderr.flush()
@@ -301,6 +310,21 @@ def serve(token: str, run: Callable[[list[str]], int]) -> int:
         end = json.dumps(fields, separators=(",", ":"))
         out.write(f'{{"{END_KEY}":"{token}",{end[1:]}\n')
         out.flush()
+
+
+def _prepare(prepare: Callable[[list[str]], None], argv: list[str]) -> None:
+    """Run ``prepare(argv)`` in the server: its output kept off the verdict pipe, its
+    errors left for the fork to meet, what it built frozen like the server's imports."""
+    import gc
+
+    out = sys.stdout
+    sys.stdout = sys.stderr
+    try:  # a problem here is the fork's to meet and report
+        with contextlib.suppress(Exception, SystemExit):
+            prepare(argv)
+    finally:
+        sys.stdout = out
+    gc.freeze()
 
 
 def _wait(pid: int, timeout: float) -> int | None:

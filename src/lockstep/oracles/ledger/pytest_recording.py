@@ -10,8 +10,9 @@ Under pytest-xdist every worker records in memory and, at its session end,
 appends its whole recording as one line to a spool file next to the ledger
 (:class:`lockstep.store.JsonlAppender`: whole lines under a file lock, so
 nothing is lost or interleaved).  The controller finishes after every worker,
-merges the spool (an input whose outcome differs between workers is refused
-like one that differed within a worker), writes the ledger atomically in the
+merges the spool and its own recording, kept in memory (a run without workers
+writes and reads no spool; an input whose outcome differs between workers is
+refused like one that differed within a worker), writes the ledger atomically in the
 chosen ``--lockstep-record-mode`` and removes the spool.  The run id that
 names the spool travels to workers in ``workerinput``, so a stale spool from an
 interrupted run is never merged into a new one.
@@ -43,7 +44,7 @@ import contextlib
 import dataclasses
 import fnmatch
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -312,17 +313,22 @@ class LedgerRecording:
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         self.installation.undo()
+        own: dict[str, tuple[_SpoolLine, RecordingPart]] = {}
         for target in self.targets:
             part = target.recorder.part()
             line = _SpoolLine(
-                part=msgspec.Raw(msgspec.json.encode(part)),
+                # the controller's own part stays in memory: only workers' parts travel
+                part=msgspec.Raw(msgspec.json.encode(part) if not self.controller else b""),
                 first_test=target.first_tests(part),
                 skipped=target.skipped,
                 matched=sorted(self.matched),
                 starts=target.starts if part.runs else [],
                 tests=target.tests if part.runs else [],
             )
-            JsonlAppender(target.spool).append(msgspec.json.encode(line))
+            if self.controller:
+                own[target.spec.name] = (line, part)
+            else:
+                JsonlAppender(target.spool).append(msgspec.json.encode(line))
         if not self.controller:
             return
         if exitstatus in _INCOMPLETE_RUN:
@@ -330,8 +336,7 @@ class LedgerRecording:
                 f"lockstep: nothing recorded: the run did not complete "
                 f"({_INCOMPLETE_RUN[exitstatus]}); rows from a partial run would trim or miss cases"
             )
-            for target in self.targets:
-                _discard_spool(target.spool)
+            _discard(self.targets, own)
             return
         if self.failed and not self.options.allow_failures:
             self.refusal = (
@@ -339,15 +344,14 @@ class LedgerRecording:
                 f"({_shown(self.failed, FAILED_SHOWN)}); rows from a failing run are suspect: "
                 f"fix or deselect them, or pass {self.options.allow_failures_flag}"
             )
-            for target in self.targets:
-                _discard_spool(target.spool)
+            _discard(self.targets, own)
             return
         with contextlib.ExitStack() as stack:
             if self.verifier is not None:
                 stack.enter_context(self.verifier.active())
                 stack.callback(self.verifier.close)
             for target in self.targets:
-                self._write(target)
+                self._write(target, own[target.spec.name])
 
     def pytest_unconfigure(self) -> None:
         if self.verifier is not None:  # a run that ended before its session finished
@@ -383,16 +387,22 @@ class LedgerRecording:
         for line in compact_lines(routine):
             terminalreporter.write_line(line)
 
-    def _write(self, target: _Target) -> None:
+    def _write(self, target: _Target, own: tuple[_SpoolLine, RecordingPart]) -> None:
+        """Merge the workers' parts (the spool, under xdist) and the controller's ``own``
+        (appended last, where the spool had it), then verify and write the ledger."""
         from lockstep.oracles.ledger import kind as ledger_oracle
         from lockstep.oracles.ledger.merging import merge_parts
         from lockstep.oracles.ledger.recorder import RecordingPart
 
         assert target.wrapped is not None
-        parts: list[RecordingPart] = []
+        parts: list[RecordingPart] = [own[1]]
         try:
-            lines = [line for _, line in iter_jsonl(target.spool, _SpoolLine)]
+            lines: list[_SpoolLine] = []
+            if target.spool.exists():  # workers' parts (a serial run has none)
+                lines = [line for _, line in iter_jsonl(target.spool, _SpoolLine)]
             parts = [msgspec.json.decode(line.part, type=RecordingPart) for line in lines]
+            lines.append(own[0])
+            parts.append(own[1])
             recording = merge_parts(target.spec.target, parts, remove_runs=False)
             mode = self.options.mode
             if target.spec.name in self.project.tested and not self.project.recorded_member(
@@ -542,6 +552,18 @@ def _recording_nothing(target: str, stem_length: int) -> Wrapped:
     from lockstep.oracles.ledger.wrapping import Wrapped
 
     return Wrapped(target, TargetRecorder(target, stem_length=stem_length), [])
+
+
+def _discard(
+    targets: Iterable[_Target], own: Mapping[str, tuple[_SpoolLine, RecordingPart]]
+) -> None:
+    """A run that writes nothing: remove the spools and every part's scratch files."""
+    from lockstep.oracles.ledger.spool import remove_run
+
+    for target in targets:
+        _discard_spool(target.spool)
+        for run in own[target.spec.name][1].runs:
+            remove_run(run)
 
 
 def _discard_spool(spool: Path) -> None:
