@@ -7,10 +7,13 @@ shared lifecycle (:mod:`lockstep.oracles.lifecycle`).
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
+
+import msgspec
 
 from lockstep.config import CorpusSpec, Project
 from lockstep.errors import ConfigError, DataError, UsageError
@@ -33,13 +36,20 @@ from lockstep.oracles import (
     used_scope,
 )
 from lockstep.oracles.corpus.fixtures import fixtures
-from lockstep.oracles.corpus.lock import LOCK_VERSION, Entry, Lock, read_lock, write_lock
+from lockstep.oracles.corpus.lock import (
+    LOCK_VERSION,
+    Entry,
+    Lock,
+    read_lock,
+    write_lock,
+    write_lock_streaming,
+)
+from lockstep.oracles.corpus.merge import merged, new_ids
 from lockstep.oracles.corpus.render import Rendered, Renderer, renderer_for
 from lockstep.oracles.lifecycle import (
     ModeWords,
     check_contract,
     check_record_mode,
-    merge,
     read_existing,
     wanted,
 )
@@ -119,8 +129,11 @@ def _record(
             (rules.records(), corpus.loose),
             what="rules or loose mode",
         )
-    old_by_id = {e.id: e for e in old.entries} if old is not None else {}
-    todo = wanted(mode, found, old_by_id, only)
+    old_entries: Sequence[Entry] = old.entries if old is not None else ()
+    if mode is RecordMode.NEW_ONLY:
+        todo = new_ids(sorted(found), old_entries)  # one walk of the lock, not a set of it
+    else:
+        todo = wanted(mode, found, (), only)
     blobs = _blobs(project)
     with blobs.batch() as batch:
         fresh: dict[str, Entry] = {}
@@ -134,34 +147,49 @@ def _record(
             )
             fresh = {fid: entry for fid, entry in frozen if entry is not None}
             fresh = _reproducible(project, corpus, rules.records(), fresh, report, pending)
-        entries = merge(report, old_by_id, fresh, found, same=lambda a, b: a == b, only=only)
-        lock = Lock(
+        header = Lock(
             version=LOCK_VERSION,
             oracle=corpus.name,
             render=corpus.render,
             loose=corpus.loose,
             rules=rules.records(),
-            entries=list(entries.values()),
+            entries=[],
         )
-        written = old is None or lock != old
-        if written:
-            write_lock(path, lock)
+
+        def changed() -> bool:
+            """Whether the lock differs from the one on disk (asked once the merge is walked)."""
+            if old is None or report.added or report.replaced or report.trimmed:
+                return True
+            return msgspec.structs.replace(old, entries=[]) != header
+
+        entries = merged(report, old_entries, fresh, found, only)
+        written = write_lock_streaming(path, header, entries, keep=changed)
     if written and (report.trimmed or report.replaced):
         _discard_unreferenced(project, blobs)
     return report
 
 
+class _UnreadableLock(Exception):
+    """A lock in the oracle folder could not be read: no blob is removed."""
+
+
 def _discard_unreferenced(project: Project, blobs: BlobStore) -> None:
     """Remove the blobs no corpus lock in the oracle folder refers to any more (those of
     trimmed or re-recorded fixtures).  The folder is shared by every corpus, so each lock
-    in it is read; when one cannot be read, nothing is removed."""
-    keep: set[str] = set()
-    for lock_path in sorted(project.oracle_dir.glob(f"*{SUFFIX}")):
-        try:
-            keep.update(e.sha256 for e in read_lock(lock_path).entries)
-        except DataError:
-            return
-    blobs.discard_unreferenced(keep)
+    in it is walked (streamed: the store groups what they name by blob folder, on disk
+    past a bound); when one cannot be read, nothing is removed."""
+
+    def referenced() -> Iterator[str]:
+        for lock_path in sorted(project.oracle_dir.glob(f"*{SUFFIX}")):
+            try:
+                lock = read_lock(lock_path)
+            except DataError:
+                raise _UnreadableLock from None
+            for entry in lock.entries:
+                yield entry.sha256
+
+    with contextlib.suppress(_UnreadableLock):
+        blobs.discard_unreferenced(referenced())
 
 
 def _reproducible(
