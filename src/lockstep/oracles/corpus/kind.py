@@ -310,11 +310,22 @@ def _pair(
     oracle: str, lock: Lock, found: dict[str, Path], options: ReplayOptions
 ) -> tuple[list[tuple[Entry, Path]], list[Outcome]]:
     """The selected locked entries with their fixture, and the outcomes of the selected
-    entries whose fixture is gone and of the fixtures the lock does not know."""
+    entries whose fixture is gone and of the fixtures the lock does not know.
+
+    One walk of the lock, joined with the sorted fixture ids (no set of the lock's ids)."""
     every = options.only is None and options.shard is None
     todo: list[tuple[Entry, Path]] = []
     unmatched: list[Outcome] = []
+    new: list[Outcome] = []
+    on_disk = iter(sorted(found))
+    fixture_id = next(on_disk, None)
     for entry in lock.entries:
+        while fixture_id is not None and fixture_id < entry.id:
+            if options.selects(fixture_id):
+                new.append(_new_fixture(oracle, fixture_id))
+            fixture_id = next(on_disk, None)
+        if fixture_id == entry.id:
+            fixture_id = next(on_disk, None)
         if not every and not options.selects(entry.id):
             continue
         fixture_path = found.get(entry.id)
@@ -322,13 +333,11 @@ def _pair(
             unmatched.append(_vanished_fixture(oracle, entry.id))
             continue
         todo.append((entry, fixture_path))
-    if len(found) > len(todo):  # else every fixture on disk is a locked one being replayed
-        locked = {e.id for e in lock.entries}
-        unmatched.extend(
-            _new_fixture(oracle, fixture_id)
-            for fixture_id in found
-            if fixture_id not in locked and options.selects(fixture_id)
-        )
+    while fixture_id is not None:
+        if options.selects(fixture_id):
+            new.append(_new_fixture(oracle, fixture_id))
+        fixture_id = next(on_disk, None)
+    unmatched.extend(new)
     return todo, unmatched
 
 
@@ -444,14 +453,12 @@ class CorpusKind(OracleKind[CorpusSpec]):
     def case_ids(self, project: Project, corpus: CorpusSpec) -> Iterator[str]:
         """Locked fixture ids, plus new fixtures on disk (so pytest shows them too)."""
         lock = read_lock(self.oracle_path(project, corpus))
-        locked = [e.id for e in lock.entries]
-        yield from locked
+        yield from (e.id for e in lock.entries)
         try:
             on_disk = fixtures(project, corpus)
         except ConfigError:
             return
-        known = set(locked)
-        yield from (fid for fid in on_disk if fid not in known)
+        yield from new_ids(sorted(on_disk), lock.entries)
 
     def status(self, project: Project, corpus: CorpusSpec) -> OracleStatus:
         """Present, readable, how many fixtures, and whether their documents are all kept."""
