@@ -303,3 +303,21 @@ def test_record_and_accept_memory_is_flat_in_the_locked_entries(tmp_path: Path) 
     for what, (small, large) in peaks.items():
         growth_per_entry = (large - small) * 1024 / (9 * N)
         assert growth_per_entry < 40, (what, small, large)
+
+
+@given(
+    st.lists(ids, unique=True, max_size=10),
+    st.lists(st.one_of(ids, st.sampled_from(["", "a", "b", "zz"])), max_size=12),
+    st.booleans(),
+)
+@settings(max_examples=300)
+def test_the_entry_cursor_answers_as_a_dict(
+    locked: list[str], asked: list[str], in_order: bool
+) -> None:
+    entries = [Entry(i, SHAS[0], n) for n, i in enumerate(sorted(locked))]
+    by_id = {e.id: e for e in entries}
+    cursor = streamed.EntryCursor(entries)
+    for case_id in sorted(asked) if in_order else asked:
+        assert cursor.get(case_id) == by_id.get(case_id)
+    if in_order:
+        assert cursor._by_id is None  # never indexed whole

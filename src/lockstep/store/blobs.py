@@ -183,10 +183,12 @@ class _Referenced:
         names = set(self._memory.get(folder, ()))
         if self._spill is not None and _FOLDER.fullmatch(folder):
             try:
-                data = (Path(self._spill.name) / folder).read_bytes()
+                fh = open(Path(self._spill.name) / folder, "rb")  # noqa: SIM115 (closed below)
             except FileNotFoundError:
-                data = b""
-            names.update(data[i : i + _RECORD].hex() for i in range(0, len(data), _RECORD))
+                return names
+            with fh:  # a block at a time: a digest named by many entries is held once
+                while data := fh.read(_RECORD * 32768):
+                    names.update(data[i : i + _RECORD].hex() for i in range(0, len(data), _RECORD))
         return names
 
     def close(self) -> None:

@@ -44,7 +44,7 @@ from lockstep.oracles.corpus.lock import (
     write_lock,
     write_lock_streaming,
 )
-from lockstep.oracles.corpus.merge import merged, new_ids
+from lockstep.oracles.corpus.merge import EntryCursor, merged, new_ids
 from lockstep.oracles.corpus.render import Rendered, Renderer, renderer_for
 from lockstep.oracles.lifecycle import (
     ModeWords,
@@ -431,14 +431,15 @@ class CorpusKind(OracleKind[CorpusSpec]):
         path = self.oracle_path(project, corpus)
         lock = read_lock(path)
         found = fixtures(project, corpus)
-        by_id = {e.id: e for e in lock.entries}
+        new = set(new_ids(sorted(found), lock.entries))
+        entries = EntryCursor(lock.entries)
         blobs = _blobs(project)
         rules = resolve_rules(corpus.rules, project, where=project.key(corpus))
         stale = _stale(corpus, lock, rules.records())
         renderer = renderer_for(project, corpus, rules, corpus.loose)
 
         def run(case_id: str) -> Outcome:
-            entry = by_id.get(case_id)
+            entry = None if case_id in new else entries.get(case_id)
             fixture_path = found.get(case_id)
             if entry is None:
                 return _new_fixture(corpus.name, case_id)
