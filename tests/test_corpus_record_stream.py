@@ -138,11 +138,17 @@ def test_unreferenced_blobs_are_found_in_memory_or_spilled_alike(
     stray = blobs.root / "zz"
     stray.mkdir()
     (stray / "not-a-blob").write_text("x")
-    keep = (d for i, d in enumerate(digests) if i % 3)  # a stream, walked once
-    assert blobs.discard_unreferenced(keep) == len(range(0, 40, 3)) + 1
+    odd = blobs.root / "ab"
+    odd.mkdir(exist_ok=True)
+    (odd / ("C" * 62)).write_text("named in upper case, and kept by that name")
+    (odd / ("c" * 62)).write_text("its lower-case spelling, not kept")
+    kept = [d for i, d in enumerate(digests) if i % 3]
+    keep = iter([*kept[:10], "ab" + "C" * 62, *kept[10:]])  # a stream, walked once
+    assert blobs.discard_unreferenced(keep) == len(range(0, 40, 3)) + 2
     for i, d in enumerate(digests):
         assert blobs.has(d) == bool(i % 3)
     assert not (stray / "not-a-blob").exists()
+    assert (odd / ("C" * 62)).exists() and not (odd / ("c" * 62)).exists()
 
 
 # ---------------------------------------------------------------- through the command line

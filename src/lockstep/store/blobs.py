@@ -122,7 +122,6 @@ class BlobStore:
         return removed
 
 
-_HEX_DIGEST: Final = re.compile(r"[0-9a-f]{64}")
 _FOLDER: Final = re.compile(r"[0-9a-f]{2}")
 _IN_MEMORY: Final = 1 << 16
 """Digests :class:`_Referenced` holds in memory before it groups them in files."""
@@ -146,8 +145,7 @@ class _Referenced:
         try:
             held = 0
             for digest in digests:
-                if self._spill is not None and _HEX_DIGEST.fullmatch(digest):
-                    self._write(digest)
+                if self._spill is not None and self._write(digest):
                     continue
                 self._memory.setdefault(digest[:2], set()).add(digest[2:])
                 held += 1
@@ -164,19 +162,27 @@ class _Referenced:
         memory, self._memory = self._memory, {}
         for folder, rests in memory.items():
             for rest in rests:
-                digest = folder + rest
-                if _HEX_DIGEST.fullmatch(digest):
-                    self._write(digest)
-                else:
+                if not self._write(folder + rest):
                     self._memory.setdefault(folder, set()).add(rest)
 
-    def _write(self, digest: str) -> None:
-        folder = digest[:2]
+    def _write(self, digest: str) -> bool:
+        """Append ``digest`` to its folder's file; False (nothing written) when it is not a
+        lowercase sha256 hex digest (its bytes would not spell it back)."""
+        folder, rest = digest[:2], digest[2:]
         fh = self._files.get(folder)
         if fh is None:
+            if not _FOLDER.fullmatch(folder):
+                return False
             assert self._spill is not None
             fh = self._files[folder] = open(Path(self._spill.name) / folder, "ab")  # noqa: SIM115 (closed in close)
-        fh.write(bytes.fromhex(digest[2:]))
+        try:
+            raw = bytes.fromhex(rest)
+        except ValueError:
+            return False
+        if len(raw) != _RECORD or raw.hex() != rest:
+            return False
+        fh.write(raw)
+        return True
 
     def names_in(self, folder: str) -> set[str]:
         """The blob names of ``folder`` to keep."""
