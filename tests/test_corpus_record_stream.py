@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from helpers import GitRepo, invoke_cli, run_cli, write_files
+from helpers import GitRepo, invoke_cli, write_files
 from lockstep import canon, store
 from lockstep.model import RecordMode, RecordReport
 from lockstep.oracles.corpus import merge as streamed
@@ -281,6 +281,8 @@ def _env() -> dict[str, str]:
 
 
 N = 20_000
+"""Large enough that the smaller lock already fills the reader's and the writer's batches
+(about a megabyte of entries each): below that, memory still grows towards that bound."""
 
 
 def test_record_and_accept_memory_is_flat_in_the_locked_entries(tmp_path: Path) -> None:
@@ -300,7 +302,7 @@ def test_record_and_accept_memory_is_flat_in_the_locked_entries(tmp_path: Path) 
         peaks["record --new-only"].append(peak)
         write_files(root, {"fixtures/m_one.json": '{"a": 11}'})
         repo.commit("a new fixture; one fixture changed")
-        assert run_cli("replay", "rows", "--keep-pending", cwd=root).code == 1
+        assert invoke_cli("replay", "rows", "--keep-pending", "-q", cwd=root).code == 1
         peak, out = _peak_kib(root, "accept", "--all", "--why", "One is eleven now.")
         assert "accepted rows::m_one.json" in out, out
         peaks["accept"].append(peak)
