@@ -5,6 +5,7 @@ removed however many there are, and memory stays flat in the number of locked en
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -211,8 +212,8 @@ def test_record_modes_and_blobs_on_a_lock_of_many_entries(tmp_path: Path) -> Non
     result = invoke_cli("record", "rows", "--new-only", cwd=root)
     assert "nothing to change" in result.stdout and lock_path.stat().st_mtime_ns == stamp
 
-    # a changed fixture accepted through --force narrowed to it is what accept runs; here
-    # --force re-records every fixture and drops the vanished entries and their blobs
+    # --force re-records every fixture present, drops the vanished entries, and removes the
+    # blob of the document it replaced
     blob_root = root / "lockstep" / "blobs"
     old_doc = json.loads(lock_path.read_text())["entries"][0]["sha256"]
     write_files(root, {"fixtures/a_new.json": '{"a": 10}'})
@@ -273,8 +274,6 @@ def _peak_kib(root: Path, *args: str) -> tuple[int, str]:
 
 
 def _env() -> dict[str, str]:
-    import os
-
     env = dict(os.environ)
     env.pop("LOCKSTEP_CONFIG", None)
     return env
