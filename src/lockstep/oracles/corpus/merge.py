@@ -12,7 +12,7 @@ property test holds the two to the same answers.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Container, Iterable, Iterator, Mapping
+from collections.abc import Collection, Container, Iterable, Iterator, Mapping, Sequence
 
 from lockstep.model import RecordMode, RecordReport
 from lockstep.oracles.corpus.lock import Entry
@@ -118,7 +118,7 @@ class EntryCursor:
     (another order: a random-order plugin, strength's mutants) indexes the lock whole once,
     as before."""
 
-    def __init__(self, entries: Iterable[Entry]) -> None:
+    def __init__(self, entries: Sequence[Entry]) -> None:
         self._entries = entries
         self._walk = iter(entries)
         self._floor: str | None = None
