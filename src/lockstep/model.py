@@ -243,6 +243,10 @@ class RecordReport:
     replaced: list[str] = field(default_factory=list)
     """Ids whose frozen value changed under ``--force``."""
     unchanged: list[str] = field(default_factory=list)
+    unchanged_unlisted: int = 0
+    """Unchanged cases counted without being listed (a corpus lock is walked as a stream:
+    listing ten million ids would hold them all only to count them); the report's unchanged
+    count is ``len(unchanged) + unchanged_unlisted``."""
     trimmed: list[str] = field(default_factory=list)
     refused: list[Refusal] = field(default_factory=list)
     """Cases not frozen (a secret, behaviour that varies or does not reproduce): a finding,

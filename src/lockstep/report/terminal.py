@@ -140,8 +140,9 @@ def record_text(
     for refusal in report.refused:  # a secret's each in full: it says field and detector
         if refusal.reason is RefusalReason.SECRET:
             text.append(f"  refused {refusal.text()}\n")
-    if report.unchanged:
-        text.append(f"  unchanged {len(report.unchanged)}\n")
+    unchanged = len(report.unchanged) + report.unchanged_unlisted
+    if unchanged:
+        text.append(f"  unchanged {unchanged}\n")
     if not (report.added or report.replaced or report.trimmed):
         text.append("  nothing to change\n")
     for note in report.notes:

@@ -105,6 +105,10 @@ class AtomicLines:
         self._fh.write(b"\n")
         self.count += 1
 
+    def write_bytes(self, data: bytes) -> None:
+        """Add ``data`` as it is: a document written in pieces (a corpus lock, streamed)."""
+        self._fh.write(data)
+
     def commit(self) -> None:
         """Flush, fsync and rename over the target."""
         try:

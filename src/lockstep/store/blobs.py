@@ -5,7 +5,11 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import re
+import tempfile
+from collections.abc import Iterable
 from pathlib import Path
+from typing import IO, Final
 
 from lockstep.store.atomic import _write_all
 from lockstep.store.locks import _sweep, lock_for
@@ -89,26 +93,121 @@ class BlobStore:
         for sub in subs:
             _sweep(Path(sub.path), None, every_temp=True)
 
-    def discard_unreferenced(self, keep: set[str]) -> int:
-        """Remove blobs not in ``keep`` (after a trim or force re-record); returns the count."""
+    def discard_unreferenced(self, keep: Iterable[str]) -> int:
+        """Remove blobs not in ``keep`` (after a trim or force re-record); returns the count.
+
+        ``keep`` is walked once, under the store's lock (so a record of another corpus
+        cannot write a lock naming a new blob in between), and may be a stream of any
+        length: it is grouped by blob folder, on disk past a bound (:class:`_Referenced`),
+        and each folder is compared with its own group only."""
         removed = 0
         with self._lock:
             if not os.path.lexists(self.root):
                 return 0
             root = safe_folder(self.root, create=False)
-            for sub in os.scandir(root):
-                if not sub.is_dir(follow_symlinks=False):
-                    continue
-                for blob in os.scandir(sub.path):
-                    name = blob.name
-                    if (
-                        sub.name + name not in keep
-                        and not name.startswith(".")
-                        and blob.is_file(follow_symlinks=False)
-                    ):
-                        Path(blob.path).unlink(missing_ok=True)
-                        removed += 1
+            with _Referenced(keep) as referenced:
+                for sub in os.scandir(root):
+                    if not sub.is_dir(follow_symlinks=False):
+                        continue
+                    kept = referenced.names_in(sub.name)
+                    for blob in os.scandir(sub.path):
+                        name = blob.name
+                        if (
+                            name not in kept
+                            and not name.startswith(".")
+                            and blob.is_file(follow_symlinks=False)
+                        ):
+                            Path(blob.path).unlink(missing_ok=True)
+                            removed += 1
         return removed
+
+
+_FOLDER: Final = re.compile(r"[0-9a-f]{2}")
+_IN_MEMORY: Final = 1 << 16
+"""Digests :class:`_Referenced` holds in memory before it groups them in files."""
+_RECORD: Final = 31
+"""Bytes of a spilled digest: its 62 hex digits after the folder's two."""
+
+
+class _Referenced:
+    """The digests a store must keep, grouped by blob folder (the first two hex digits).
+
+    Up to :data:`_IN_MEMORY` digests are held as they are; past that, a sha256 digest is
+    appended in binary to its folder's file in a private temporary folder (outside the
+    project), so what is held at once is one folder's group: a 256th of the digests.
+    Anything that is not a lowercase sha256 hex digest (never a lock's entry) stays in
+    memory, so the answer is exact either way."""
+
+    def __init__(self, digests: Iterable[str]) -> None:
+        self._memory: dict[str, set[str]] = {}
+        self._spill: tempfile.TemporaryDirectory[str] | None = None
+        self._files: dict[str, IO[bytes]] = {}
+        try:
+            held = 0
+            for digest in digests:
+                if self._spill is not None and self._write(digest):
+                    continue
+                self._memory.setdefault(digest[:2], set()).add(digest[2:])
+                held += 1
+                if held == _IN_MEMORY and self._spill is None:
+                    self._spill_memory()
+            for fh in self._files.values():
+                fh.close()
+        except BaseException:
+            self.close()
+            raise
+
+    def _spill_memory(self) -> None:
+        self._spill = tempfile.TemporaryDirectory(prefix="lockstep-blobs-")
+        memory, self._memory = self._memory, {}
+        for folder, rests in memory.items():
+            for rest in rests:
+                if not self._write(folder + rest):
+                    self._memory.setdefault(folder, set()).add(rest)
+
+    def _write(self, digest: str) -> bool:
+        """Append ``digest`` to its folder's file; False (nothing written) when it is not a
+        lowercase sha256 hex digest (its bytes would not spell it back)."""
+        folder, rest = digest[:2], digest[2:]
+        fh = self._files.get(folder)
+        if fh is None:
+            if not _FOLDER.fullmatch(folder):
+                return False
+            assert self._spill is not None
+            fh = self._files[folder] = open(Path(self._spill.name) / folder, "ab")  # noqa: SIM115 (closed in close)
+        try:
+            raw = bytes.fromhex(rest)
+        except ValueError:
+            return False
+        if len(raw) != _RECORD or raw.hex() != rest:
+            return False
+        fh.write(raw)
+        return True
+
+    def names_in(self, folder: str) -> set[str]:
+        """The blob names of ``folder`` to keep."""
+        names = set(self._memory.get(folder, ()))
+        if self._spill is not None and _FOLDER.fullmatch(folder):
+            try:
+                fh = open(Path(self._spill.name) / folder, "rb")  # noqa: SIM115 (closed below)
+            except FileNotFoundError:
+                return names
+            with fh:  # a block at a time: a digest named by many entries is held once
+                while data := fh.read(_RECORD * 32768):
+                    names.update(data[i : i + _RECORD].hex() for i in range(0, len(data), _RECORD))
+        return names
+
+    def close(self) -> None:
+        for fh in self._files.values():
+            fh.close()
+        if self._spill is not None:
+            self._spill.cleanup()
+
+    def __enter__(self) -> _Referenced:
+        return self
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        self.close()
 
 
 class BlobBatch:

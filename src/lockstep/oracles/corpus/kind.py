@@ -7,10 +7,13 @@ shared lifecycle (:mod:`lockstep.oracles.lifecycle`).
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
+
+import msgspec
 
 from lockstep.config import Project
 from lockstep.errors import ConfigError, DataError, UsageError
@@ -33,14 +36,21 @@ from lockstep.oracles import (
     used_scope,
 )
 from lockstep.oracles.corpus.fixtures import fixtures
-from lockstep.oracles.corpus.lock import LOCK_VERSION, Entry, Lock, read_lock, write_lock
+from lockstep.oracles.corpus.lock import (
+    LOCK_VERSION,
+    Entry,
+    Lock,
+    read_lock,
+    write_lock,
+    write_lock_streaming,
+)
+from lockstep.oracles.corpus.merge import EntryCursor, merged, new_ids
 from lockstep.oracles.corpus.render import Rendered, Renderer, renderer_for
 from lockstep.oracles.corpus.spec import CorpusSpec
 from lockstep.oracles.lifecycle import (
     ModeWords,
     check_contract,
     check_record_mode,
-    merge,
     read_existing,
     wanted,
 )
@@ -120,8 +130,11 @@ def _record(
             (rules.records(), corpus.loose),
             what="rules or loose mode",
         )
-    old_by_id = {e.id: e for e in old.entries} if old is not None else {}
-    todo = wanted(mode, found, old_by_id, only)
+    old_entries: Sequence[Entry] = old.entries if old is not None else ()
+    if mode is RecordMode.NEW_ONLY:
+        todo = new_ids(sorted(found), old_entries)  # one walk of the lock, not a set of it
+    else:
+        todo = wanted(mode, found, (), only)
     blobs = _blobs(project)
     with blobs.batch() as batch:
         fresh: dict[str, Entry] = {}
@@ -135,34 +148,49 @@ def _record(
             )
             fresh = {fid: entry for fid, entry in frozen if entry is not None}
             fresh = _reproducible(project, corpus, rules.records(), fresh, report, pending)
-        entries = merge(report, old_by_id, fresh, found, same=lambda a, b: a == b, only=only)
-        lock = Lock(
+        header = Lock(
             version=LOCK_VERSION,
             oracle=corpus.name,
             render=corpus.render,
             loose=corpus.loose,
             rules=rules.records(),
-            entries=list(entries.values()),
+            entries=[],
         )
-        written = old is None or lock != old
-        if written:
-            write_lock(path, lock)
+
+        def changed() -> bool:
+            """Whether the lock differs from the one on disk (asked once the merge is walked)."""
+            if old is None or report.added or report.replaced or report.trimmed:
+                return True
+            return msgspec.structs.replace(old, entries=[]) != header
+
+        entries = merged(report, old_entries, fresh, found, only)
+        written = write_lock_streaming(path, header, entries, keep=changed)
     if written and (report.trimmed or report.replaced):
         _discard_unreferenced(project, blobs)
     return report
 
 
+class _UnreadableLock(Exception):
+    """A lock in the oracle folder could not be read: no blob is removed."""
+
+
 def _discard_unreferenced(project: Project, blobs: BlobStore) -> None:
     """Remove the blobs no corpus lock in the oracle folder refers to any more (those of
     trimmed or re-recorded fixtures).  The folder is shared by every corpus, so each lock
-    in it is read; when one cannot be read, nothing is removed."""
-    keep: set[str] = set()
-    for lock_path in sorted(project.oracle_dir.glob(f"*{SUFFIX}")):
-        try:
-            keep.update(e.sha256 for e in read_lock(lock_path).entries)
-        except DataError:
-            return
-    blobs.discard_unreferenced(keep)
+    in it is walked (streamed: the store groups what they name by blob folder, on disk
+    past a bound); when one cannot be read, nothing is removed."""
+
+    def referenced() -> Iterator[str]:
+        for lock_path in sorted(project.oracle_dir.glob(f"*{SUFFIX}")):
+            try:
+                lock = read_lock(lock_path)
+            except DataError:
+                raise _UnreadableLock from None
+            for entry in lock.entries:
+                yield entry.sha256
+
+    with contextlib.suppress(_UnreadableLock):
+        blobs.discard_unreferenced(referenced())
 
 
 def _reproducible(
@@ -283,11 +311,22 @@ def _pair(
     oracle: str, lock: Lock, found: dict[str, Path], options: ReplayOptions
 ) -> tuple[list[tuple[Entry, Path]], list[Outcome]]:
     """The selected locked entries with their fixture, and the outcomes of the selected
-    entries whose fixture is gone and of the fixtures the lock does not know."""
+    entries whose fixture is gone and of the fixtures the lock does not know.
+
+    One walk of the lock, joined with the sorted fixture ids (no set of the lock's ids)."""
     every = options.only is None and options.shard is None
     todo: list[tuple[Entry, Path]] = []
     unmatched: list[Outcome] = []
+    new: list[Outcome] = []
+    on_disk = iter(sorted(found))
+    fixture_id = next(on_disk, None)
     for entry in lock.entries:
+        while fixture_id is not None and fixture_id < entry.id:
+            if options.selects(fixture_id):
+                new.append(_new_fixture(oracle, fixture_id))
+            fixture_id = next(on_disk, None)
+        if fixture_id == entry.id:
+            fixture_id = next(on_disk, None)
         if not every and not options.selects(entry.id):
             continue
         fixture_path = found.get(entry.id)
@@ -295,13 +334,11 @@ def _pair(
             unmatched.append(_vanished_fixture(oracle, entry.id))
             continue
         todo.append((entry, fixture_path))
-    if len(found) > len(todo):  # else every fixture on disk is a locked one being replayed
-        locked = {e.id for e in lock.entries}
-        unmatched.extend(
-            _new_fixture(oracle, fixture_id)
-            for fixture_id in found
-            if fixture_id not in locked and options.selects(fixture_id)
-        )
+    while fixture_id is not None:
+        if options.selects(fixture_id):
+            new.append(_new_fixture(oracle, fixture_id))
+        fixture_id = next(on_disk, None)
+    unmatched.extend(new)
     return todo, unmatched
 
 
@@ -395,14 +432,15 @@ class CorpusKind(OracleKind[CorpusSpec]):
         path = self.oracle_path(project, corpus)
         lock = read_lock(path)
         found = fixtures(project, corpus)
-        by_id = {e.id: e for e in lock.entries}
+        new = set(new_ids(sorted(found), lock.entries))
+        entries = EntryCursor(lock.entries)
         blobs = _blobs(project)
         rules = resolve_rules(corpus.rules, project, where=project.key(corpus))
         stale = _stale(corpus, lock, rules.records())
         renderer = renderer_for(project, corpus, rules, corpus.loose)
 
         def run(case_id: str) -> Outcome:
-            entry = by_id.get(case_id)
+            entry = None if case_id in new else entries.get(case_id)
             fixture_path = found.get(case_id)
             if entry is None:
                 return _new_fixture(corpus.name, case_id)
@@ -417,14 +455,12 @@ class CorpusKind(OracleKind[CorpusSpec]):
     def case_ids(self, project: Project, corpus: CorpusSpec) -> Iterator[str]:
         """Locked fixture ids, plus new fixtures on disk (so pytest shows them too)."""
         lock = read_lock(self.oracle_path(project, corpus))
-        locked = [e.id for e in lock.entries]
-        yield from locked
+        yield from (e.id for e in lock.entries)
         try:
             on_disk = fixtures(project, corpus)
         except ConfigError:
             return
-        known = set(locked)
-        yield from (fid for fid in on_disk if fid not in known)
+        yield from new_ids(sorted(on_disk), lock.entries)
 
     def status(self, project: Project, corpus: CorpusSpec) -> OracleStatus:
         """Present, readable, how many fixtures, and whether their documents are all kept."""

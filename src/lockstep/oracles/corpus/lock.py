@@ -21,7 +21,7 @@ import io
 import itertools
 import operator
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any, Final, overload
 
@@ -30,7 +30,7 @@ import msgspec
 from lockstep import canon
 from lockstep.errors import DataError
 from lockstep.rules import RuleRecord
-from lockstep.store import atomic_write, display_path, pretty_json, read_json
+from lockstep.store import AtomicLines, atomic_write, display_path, pretty_json, read_json
 
 LOCK_VERSION: Final = 1
 MAX_NBYTES: Final = 2**48
@@ -271,3 +271,49 @@ def _well_formed(entries: Sequence[Entry]) -> bool:
 def write_lock(path: Path, lock: Lock) -> None:
     entries = sorted(lock.entries, key=lambda e: e.id)
     atomic_write(path, pretty_json(msgspec.structs.replace(lock, entries=entries)))
+
+
+_WRITE_BATCH: Final = 4096
+"""Entries encoded at a time by :func:`lock_chunks`."""
+
+
+def lock_chunks(header: Lock, entries: Iterable[Entry]) -> Iterator[bytes]:
+    """The bytes :func:`write_lock` writes for ``header`` with ``entries`` (already sorted by
+    id), a batch of entries at a time, so a lock of any size is written in flat memory.
+
+    Each batch is encoded as a list with the writer's formatting and shifted two spaces to
+    its place inside ``"entries"``: a JSON string holds no raw newline, so every newline of
+    the batch starts a line of layout."""
+    document = pretty_json(msgspec.structs.replace(header, entries=[]))
+    rest = document[len(_NO_ENTRIES) :]
+    first = True
+    walked = iter(entries)
+    while batch := list(itertools.islice(walked, _WRITE_BATCH)):
+        listed = msgspec.json.format(msgspec.json.encode(batch, order="sorted"), indent=2)
+        body = listed[2:-2].replace(b"\n", b"\n  ")  # within "[\n" ... "\n]"
+        yield (_OPEN if first else b",\n") + b"  " + body
+        first = False
+    yield (_NO_ENTRIES if first else b"\n  ],\n") + rest
+
+
+def write_lock_streaming(
+    path: Path, header: Lock, entries: Iterable[Entry], *, keep: Callable[[], bool]
+) -> bool:
+    """Write ``header`` with ``entries`` (sorted by id, walked once) atomically, in flat memory.
+
+    ``keep`` is asked once every entry is written (it may depend on what walking them
+    found): when it says False the old file is left as it was.  Returns whether the lock
+    was replaced.  The bytes are :func:`write_lock`'s."""
+    out = AtomicLines(path)
+    try:
+        for chunk in lock_chunks(header, entries):
+            out.write_bytes(chunk)
+        kept = keep()
+    except BaseException:
+        out.abort()
+        raise
+    if kept:
+        out.commit()
+    else:
+        out.abort()
+    return kept
