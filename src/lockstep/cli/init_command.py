@@ -87,11 +87,16 @@ def _chosen_scripts(found: Survey, plan: Plan, yes: bool) -> list[ScriptCandidat
 
 def _from_survey(out: Console, found: Survey, plan: Plan, yes: bool) -> list[ScriptCandidate]:
     for package in found.packages:
+        ranked = plan.suite.ranked.get(package.name) if plan.suite else None
+        called = (
+            f", {len(plan.suite.called(package.name))} of them called by the suite"
+            if ranked is not None and plan.suite is not None
+            else ""
+        )
         line = (
             f"package {package.name} ({package.path}: {package.members} public functions, "
-            "methods and properties)"
+            f"methods and properties{called})"
         )
-        ranked = plan.suite.ranked.get(package.name) if plan.suite else None
         if found.tests is None:
             plan.left_out.append(f"ledger {line}: no tests folder to record its calls from")
         elif ranked is not None and plan.suite and not plan.suite.called(package.name):
