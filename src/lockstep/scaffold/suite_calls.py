@@ -12,7 +12,7 @@ The run is a guest in the project: a time limit (its whole process tree is stopp
 then), no bytecode or pytest cache written (so nothing lands in the package folder),
 proxies pointing at a closed local port (so a test that reaches the network through
 the usual client libraries fails fast instead of downloading), pytest-xdist held to one
-process (the counts live in that process).  A suite that fails, collects nothing or
+process (the counts live in that process), pytest-cov's measurement off.  A suite that fails, collects nothing or
 does not finish is a note; the ranking is then left out, never the proposal.
 """
 
@@ -47,7 +47,8 @@ _DROPPED_KEYS: Final = (
     "no_proxy",
     "NO_PROXY",
 )
-OUTPUT_KEPT: Final = 8 * 1024 * 1024
+OUTPUT_KEPT: Final = 64 * 1024 * 1024
+"""Bytes of the suite's output per stream before it is stopped (a project's ``-v``)."""
 
 
 @dataclass(frozen=True)
@@ -97,12 +98,15 @@ def member_list(members: Sequence[MemberCalls], limit: int = 12) -> str:
 
 
 def suite_command(root: Path) -> list[str]:
-    """``python -m pytest`` with the counting plugin, no cache, and pytest-xdist (if the
-    project's options start workers) held to this process."""
+    """``python -m pytest`` with the counting plugin, no cache, pytest-xdist (if the
+    project's options start workers) held to this process and pytest-cov's measurement
+    off (its tracer would slow the run, its threshold fail it)."""
     command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
     command += ["-p", "lockstep.scaffold.suite_plugin"]
     if importlib.util.find_spec("xdist") is not None:
         command += ["-n", "0"]
+    if importlib.util.find_spec("pytest_cov") is not None:
+        command += ["--no-cov"]  # a --cov-fail-under in the project's options would fail it
     return command
 
 
@@ -170,6 +174,9 @@ def _ranked(
     """The ranking, or the note saying why there is none."""
     tail = _last_line(result.stdout + result.stderr)
     code = result.exit_code
+    if result.truncated_stream:
+        why = f"the suite printed more than {OUTPUT_KEPT >> 20} MiB on {result.truncated_stream}"
+        return SuiteCalls(shown, {}, (f"{why} (stopped): no ranking by calls",))
     if result.timed_out:
         why = f"the suite did not finish within {timeout:g}s (stopped)"
         return SuiteCalls(shown, {}, (f"{why}: no ranking by calls",))
