@@ -401,3 +401,18 @@ def test_failing_tests_still_rank_and_a_surface_the_suite_never_calls_is_left_ou
     assert "ledger" not in config
     text = (tmp_path / "lockstep.toml").read_text()
     assert "the suite calls none of them from outside the package" in text
+
+
+def test_the_suite_is_counted_when_it_imports_the_package_from_another_folder(
+    tmp_path: Path,
+) -> None:
+    """A suite that runs against an installed copy (tox, a wheel) still calls the
+    package: calls are counted by module name, not only by the project's folder."""
+    files = dict(LIBRARY)
+    files["pyproject.toml"] = '[tool.pytest.ini_options]\npythonpath = ["build/lib"]\n'
+    write_files(tmp_path, files)
+    shutil.copytree(tmp_path / "src/units", tmp_path / "build/lib/units")
+    result = run_cli("init", "--yes", cwd=tmp_path)
+    assert result.code == 0, result.output
+    assert "units: the suite calls 3 of 3 public member(s)" in result.stdout
+    assert _config(tmp_path)["ledger"] == [{"package": "units"}]

@@ -145,6 +145,7 @@ def rank_by_suite(
             json.dumps(
                 {
                     "watched": folders,
+                    "packages": list(packages),
                     "members": [m.target for found in members.values() for m in found],
                     "answer": str(answer),
                 }

@@ -47,7 +47,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if not request:
         return
     data = json.loads(Path(request).read_text(encoding="utf-8"))
-    counter = CallCounter(Path(p) for p in data["watched"])
+    counter = CallCounter((Path(p) for p in data["watched"]), packages=data["packages"])
     config.stash[_COUNTER] = counter
     counter.__enter__()
 

@@ -26,13 +26,17 @@ from typing import Any
 
 
 class CallCounter:
-    """Counts calls of the functions defined under ``watched`` (files or folders) while
-    active (``with CallCounter(...) as counter:``)."""
+    """Counts calls of the functions defined under ``watched`` (files or folders), or in
+    a module of one of ``packages``, while active (``with CallCounter(...) as counter:``)."""
 
-    def __init__(self, watched: Iterable[Path]) -> None:
+    def __init__(self, watched: Iterable[Path] = (), *, packages: Iterable[str] = ()) -> None:
         resolved = [Path(p).resolve() for p in watched]
         self._files = frozenset(str(p) for p in resolved if not p.is_dir())
         self._folders = tuple(str(p) + os.sep for p in resolved if p.is_dir())
+        self._packages = frozenset(packages)
+        """Top-level packages watched by module name, wherever they were imported from
+        (an installed copy rather than the project's folder)."""
+        self._prefixes = tuple(f"{p}." for p in self._packages)
         self._verdict: dict[CodeType, bool] = {}
         self.calls: Counter[CodeType] = Counter()
         """Every call of a watched function."""
@@ -41,13 +45,18 @@ class CallCounter:
         self._before: Any = None
         self._before_threads: Any = None
 
-    def _watched(self, code: CodeType) -> bool:
+    def _watched(self, code: CodeType, frame: FrameType) -> bool:
         verdict = self._verdict.get(code)
         if verdict is None:
             name = code.co_filename
             if name and not name.startswith("<"):
                 name = os.path.realpath(name)
             verdict = name in self._files or name.startswith(self._folders)
+            if not verdict and self._packages:
+                module = frame.f_globals.get("__name__")
+                verdict = isinstance(module, str) and (
+                    module in self._packages or module.startswith(self._prefixes)
+                )
             self._verdict[code] = verdict
         return verdict
 
@@ -55,11 +64,11 @@ class CallCounter:
         if event != "call":
             return
         code = frame.f_code
-        if not self._watched(code):
+        if not self._watched(code, frame):
             return
         self.calls[code] += 1
         caller = frame.f_back
-        if caller is None or not self._watched(caller.f_code):
+        if caller is None or not self._watched(caller.f_code, caller):
             self.from_outside[code] += 1
 
     def __enter__(self) -> CallCounter:
