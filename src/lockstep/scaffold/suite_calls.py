@@ -159,10 +159,17 @@ def rank_by_suite(
             timeout=timeout,
             max_output=OUTPUT_KEPT,
         )
-        counts: dict[str, list[int]] | None = (
-            json.loads(answer.read_text(encoding="utf-8")) if answer.is_file() else None
-        )
+        counts = _answer(answer)
     return _ranked(shown, members, counts, result, timeout)
+
+
+def _answer(path: Path) -> dict[str, list[int]] | None:
+    """The plugin's counts; None when it wrote none (or not whole: a run cut short)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
 
 
 def _ranked(
