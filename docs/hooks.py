@@ -63,6 +63,11 @@ ENVIRONMENT: dict[str, str] = {
         "fixtures it records, naming the temporary folder they wait in until recorded; "
         "do not set it."
     ),
+    "LOCKSTEP_INIT_SUITE_REQUEST": (
+        "Internal: set by `lockstep init` for the one run of the suite that ranks a "
+        "package's surface by its calls, naming the temporary file that says what to count "
+        "and where to write the counts; do not set it."
+    ),
     "LOCKSTEP_ENVSPY_PYTHONPATH": (
         "Internal, with `LOCKSTEP_ENVSPY_OUT`: the program's own `PYTHONPATH`, restored "
         "before it starts; do not set it."

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import shutil
+import textwrap
 import tomllib
 from importlib import resources
 from pathlib import Path
@@ -306,3 +307,112 @@ def test_init_yes_on_a_library_proposes_its_surface_and_its_commands_work_unedit
     convert.write_text(convert.read_text().replace('"cm": 0.01', '"cm": 0.1'))
     red = run_cli("replay", cwd=tmp_path)
     assert red.code == 1, red.output
+
+
+def test_init_ranks_the_surface_by_the_suites_calls_and_names_what_it_never_calls(
+    tmp_path: Path,
+) -> None:
+    files = dict(LIBRARY)
+    files["src/units/convert.py"] = textwrap.dedent(files["src/units/convert.py"]) + (
+        "\n\ndef to_feet(text):\n    return to_metres(text) / 0.3048\n"
+    )
+    files["tests/test_more.py"] = """
+        from units.convert import to_metres
+
+
+        def test_many():
+            for n in range(5):
+                assert to_metres(f"{n}m") == n
+        """
+    write_files(tmp_path, files)
+    package_before = snapshot_tree(tmp_path / "src")
+    result = run_cli("init", "--yes", cwd=tmp_path)
+    assert result.code == 0, result.output
+    out = result.stdout
+    assert "running the suite once (python -m pytest)" in out
+    assert "units: the suite calls 3 of 4 public member(s) from outside the package" in out
+    ranked = [line.split() for line in out.splitlines() if line.startswith("  ")][:3]
+    # the tests call to_metres 7 times; Length's own calls of it are not recorded rows
+    assert ranked[0] == ["7", "convert.to_metres"]
+    assert {tuple(r) for r in ranked[1:]} == {
+        ("1", "convert.Length.plus"),
+        ("1", "convert.Length.km"),
+    }
+    assert (
+        "never called by the suite (1; a ledger records nothing for them): convert.to_feet" in out
+    )
+    text = (tmp_path / "lockstep.toml").read_text()
+    assert "the suite called 3 of 4 of them" in text
+    assert "#         7  convert.to_metres" in text
+    assert "# Never called by the suite (1)" in text and "#   convert.to_feet" in text
+    # the suite's run wrote nothing into the package folder (no bytecode)
+    assert snapshot_tree(tmp_path / "src") == package_before
+    assert not (tmp_path / ".pytest_cache").exists()
+
+
+def test_init_no_suite_skips_the_run(tmp_path: Path) -> None:
+    files = dict(LIBRARY)
+    files["tests/conftest.py"] = "open('RAN-suite', 'w').close()\n"
+    write_files(tmp_path, files)
+    result = run_cli("init", "--yes", "--no-suite", cwd=tmp_path)
+    assert result.code == 0, result.output
+    assert "running the suite" not in result.stdout
+    assert not (tmp_path / "RAN-suite").exists()
+    assert _config(tmp_path)["ledger"] == [{"package": "units"}]
+    assert "the suite called" not in (tmp_path / "lockstep.toml").read_text()
+
+
+@pytest.mark.parametrize(
+    ("conftest", "note"),
+    [
+        ("raise RuntimeError('broken conftest')\n", "note: the suite could not run (exit 4"),
+        (
+            "import time\n\ndef pytest_sessionstart(session):\n    time.sleep(60)\n",
+            "note: the suite did not finish within 2s (stopped): no ranking by calls",
+        ),
+    ],
+)
+def test_a_suite_that_cannot_run_is_a_note_and_the_surface_is_still_proposed(
+    tmp_path: Path, conftest: str, note: str
+) -> None:
+    files = dict(LIBRARY)
+    files["tests/conftest.py"] = conftest
+    write_files(tmp_path, files)
+    result = run_cli("init", "--yes", "--suite-timeout", "2", cwd=tmp_path)
+    assert result.code == 0, result.output
+    assert note in result.stdout
+    assert _config(tmp_path)["ledger"] == [{"package": "units"}]
+
+
+def test_failing_tests_still_rank_and_a_surface_the_suite_never_calls_is_left_out(
+    tmp_path: Path,
+) -> None:
+    files = dict(LIBRARY)
+    files["tests/test_units.py"] = """
+        def test_nothing_of_the_package():
+            assert 1 + 1 == 3
+        """
+    write_files(tmp_path, files)
+    result = run_cli("init", "--yes", cwd=tmp_path)
+    assert result.code == 0, result.output
+    assert "note: the suite has failing tests (" in result.stdout
+    assert "units: the suite calls 0 of 3 public member(s)" in result.stdout
+    config = _config(tmp_path)
+    assert "ledger" not in config
+    text = (tmp_path / "lockstep.toml").read_text()
+    assert "the suite calls none of them from outside the package" in text
+
+
+def test_the_suite_is_counted_when_it_imports_the_package_from_another_folder(
+    tmp_path: Path,
+) -> None:
+    """A suite that runs against an installed copy (tox, a wheel) still calls the
+    package: calls are counted by module name, not only by the project's folder."""
+    files = dict(LIBRARY)
+    files["pyproject.toml"] = '[tool.pytest.ini_options]\npythonpath = ["build/lib"]\n'
+    write_files(tmp_path, files)
+    shutil.copytree(tmp_path / "src/units", tmp_path / "build/lib/units")
+    result = run_cli("init", "--yes", cwd=tmp_path)
+    assert result.code == 0, result.output
+    assert "units: the suite calls 3 of 3 public member(s)" in result.stdout
+    assert _config(tmp_path)["ledger"] == [{"package": "units"}]

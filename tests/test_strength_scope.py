@@ -153,7 +153,8 @@ def test_the_unfrozen_surface_names_the_public_helpers_the_cases_call(tzlib: Pat
     text = run_cli("strength", cwd=tzlib)
     assert "unfrozen surface: 1 public function(s)" in text.stdout
     assert "tzlib.offsets:minutes (tzlib/offsets.py:" in text.stdout
-    assert "called by 3 case(s)" in text.stdout
+    assert "3 call(s) from 3 case(s)" in text.stdout
+    assert only["calls"] == 3
 
     # once a ledger freezes it, it is no longer listed
     config = tzlib / "lockstep.toml"
@@ -211,3 +212,50 @@ def test_code_in_a_virtual_environment_under_the_root_is_not_the_projects(
     assert [f["file"] for f in report["files"]] == ["shop/labels.py"]
     assert {r["file"] for r in report["mutants"]["results"]} == {"shop/labels.py"}
     assert report["unfrozen_surface"] == []
+
+
+def test_the_unfrozen_surface_is_ranked_by_calls_then_by_cases(tmp_path: Path) -> None:
+    """``digits`` runs in one case but ten times; ``sign_of`` once in each of three cases:
+    the most called comes first, whatever the number of cases."""
+    write_files(
+        tmp_path,
+        {
+            "numlib/__init__.py": "",
+            "numlib/helpers.py": """
+                def digit(ch):
+                    return "0123456789".index(ch)
+
+
+                def sign_of(text):
+                    return -1 if text.startswith("-") else 1
+            """,
+            "numlib/parse.py": """
+                from numlib.helpers import digit, sign_of
+
+
+                def parse(text):
+                    sign = sign_of(text)
+                    total = 0
+                    for ch in text.lstrip("+-"):
+                        total = total * 10 + digit(ch)
+                    return sign * total
+            """,
+            "drive.py": (
+                "from numlib.parse import parse\nparse('-7')\nparse('')\nparse('1234567890')\n"
+            ),
+            "lockstep.toml": """
+                [[ledger]]
+                name = "parse"
+                target = "numlib.parse:parse"
+                driver = "drive.py"
+            """,
+        },
+    )
+    assert invoke_cli("record", cwd=tmp_path).code == 0
+    found = _json(cwd=tmp_path)["unfrozen_surface"]
+    assert [(u["target"], u["calls"], u["cases"]) for u in found] == [
+        ("numlib.helpers:digit", 11, 2),
+        ("numlib.helpers:sign_of", 3, 3),
+    ]
+    text = run_cli("strength", cwd=tmp_path)
+    assert "numlib.helpers:digit (numlib/helpers.py:1) — 11 call(s) from 2 case(s)" in text.stdout

@@ -31,6 +31,13 @@ from lockstep.scaffold.config_text import (
     starter_cases_path,
 )
 from lockstep.scaffold.pins_rules import case_env_keys, probe_rules
+from lockstep.scaffold.suite_calls import (
+    DEFAULT_TIMEOUT,
+    SuiteCalls,
+    member_list,
+    rank_by_suite,
+    suite_command_shown,
+)
 from lockstep.scaffold.survey import (
     CorpusCandidate,
     LedgerCandidate,
@@ -80,12 +87,23 @@ def _chosen_scripts(found: Survey, plan: Plan, yes: bool) -> list[ScriptCandidat
 
 def _from_survey(out: Console, found: Survey, plan: Plan, yes: bool) -> list[ScriptCandidate]:
     for package in found.packages:
+        ranked = plan.suite.ranked.get(package.name) if plan.suite else None
+        called = (
+            f", {len(plan.suite.called(package.name))} of them called by the suite"
+            if ranked is not None and plan.suite is not None
+            else ""
+        )
         line = (
             f"package {package.name} ({package.path}: {package.members} public functions, "
-            "methods and properties)"
+            f"methods and properties{called})"
         )
         if found.tests is None:
             plan.left_out.append(f"ledger {line}: no tests folder to record its calls from")
+        elif ranked is not None and plan.suite and not plan.suite.called(package.name):
+            plan.left_out.append(
+                f"ledger {line}: the suite calls none of them from outside the package, "
+                "so recording would freeze nothing"
+            )
         elif _choose(yes, f"ledger {line}. Freeze its public surface from {found.tests}/?", True):
             plan.packages.append(package)
         else:
@@ -147,6 +165,48 @@ def _from_flags(
     return scripts
 
 
+SHOWN_MEMBERS: Final = 10
+"""Members of a ranked surface printed (the most called); the file lists more."""
+
+
+def _run_suite(out: Console, root: Path, found: Survey, timeout: float) -> SuiteCalls:
+    """Run the suite once and print each surface ranked by its calls."""
+    names = [p.name for p in found.packages]
+    out.print(
+        f"running the suite once ({' '.join(suite_command_shown())}) to rank "
+        f"{', '.join(names)} by its calls (--no-suite skips this) ...",
+        markup=False,
+        highlight=False,
+    )
+    suite = rank_by_suite(root, names, timeout=timeout)
+    for note in suite.notes:
+        out.print(f"note: {note}", markup=False, highlight=False)
+    for name in names:
+        if name not in suite.ranked:
+            continue
+        called, never = suite.called(name), suite.never_called(name)
+        total = len(called) + len(never)
+        out.print(
+            f"{name}: the suite calls {len(called)} of {total} public member(s) from outside "
+            "the package (most called first):",
+            markup=False,
+            highlight=False,
+        )
+        width = len(str(called[0].calls)) if called else 1
+        for member in called[:SHOWN_MEMBERS]:
+            out.print(f"  {member.calls:>{width}}  {member.short}", markup=False, highlight=False)
+        if len(called) > SHOWN_MEMBERS:
+            out.print(f"  … {len(called) - SHOWN_MEMBERS} more (listed in {CONFIG_NAME})")
+        if never:
+            out.print(
+                f"  never called by the suite ({len(never)}; a ledger records nothing for "
+                f"them): {member_list(never)}",
+                markup=False,
+                highlight=False,
+            )
+    return suite
+
+
 def _fan_in_or_unknown(root: Path, module: str) -> int:
     count = fan_in(root, module)
     return -1 if count is None else count
@@ -170,6 +230,19 @@ def _unique(name: str, taken: set[str]) -> str:
     "--render", "renders", multiple=True, metavar="MOD:FUNC", help="Each --corpus's render."
 )
 @click.option("--dir", "oracle_dir", default="lockstep", show_default=True, help="Oracle folder.")
+@click.option(
+    "--no-suite",
+    is_flag=True,
+    help="Do not run the test suite to rank a package's surface by its calls.",
+)
+@click.option(
+    "--suite-timeout",
+    type=click.FloatRange(min=1),
+    default=DEFAULT_TIMEOUT,
+    show_default=True,
+    metavar="SECONDS",
+    help="Stop the suite's run after this long (no ranking then).",
+)
 def init(
     yes: bool,
     ledgers: tuple[str, ...],
@@ -177,12 +250,16 @@ def init(
     corpora: tuple[str, ...],
     renders: tuple[str, ...],
     oracle_dir: str,
+    no_suite: bool,
+    suite_timeout: float,
 ) -> None:
     """Survey this repository and write a commented lockstep.toml that the printed commands
     record and replay.
 
     For a library with a tests folder it proposes the public surface of each package (one
-    [[ledger]] package = ..., recorded by 'pytest --lockstep-record'); ledgers for functions
+    [[ledger]] package = ..., recorded by 'pytest --lockstep-record'), after running the
+    suite once (python -m pytest, offline, time-limited; --no-suite skips it) to rank the
+    members by the suite's calls and name those it never calls; ledgers for functions
     with mixed return types outside it (ranked by fan-in),
     corpora for fixture folders, and pins for scripts with a __main__ entry point
     (probed, so volatile output gets rules). Never overwrites a configuration.
@@ -199,6 +276,8 @@ def init(
             root, found, plan, ledgers, pins, list(zip(corpora, renders, strict=True))
         )
     else:
+        if found.packages and found.tests is not None and not no_suite:
+            plan.suite = _run_suite(out, root, found, suite_timeout)
         scripts = _from_survey(out, found, plan, yes)
     taken = {p.name for p in plan.packages} | {ledger_name(c) for c in plan.ledgers}
     plan.corpora = [replace(c, name=_unique(c.name, taken)) for c in plan.corpora]

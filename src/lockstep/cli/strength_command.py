@@ -115,7 +115,9 @@ def strength(
     \b
     Every oracle, or NAMES.  Mutants are evaluated in --jobs worker processes
     (default: one per core); --shard K/N evaluates one slice of them.
-    --json prints the report as one JSON document.
+    --json prints the report as one JSON document.  The report ends with the
+    unfrozen surface: public functions the cases call that no ledger freezes,
+    ranked by how often the cases call them.
     """
     limit = chosen_time_limit(time_limit, old_time_limit)
     seconds = parse_time_limit(limit) if limit is not None else None

@@ -209,8 +209,10 @@ def unfrozen_lines(report: StrengthReport, root: Path, *, shown: int) -> list[Re
     ]
     for u in found[:shown]:
         where = f"{display_path(u.file, root)}:{u.line}"
+        times = f"{u.calls} call(s) from " if u.calls is not None else ""
         out.append(
-            f"  {u.target} ({where}) — called by {len(u.cases)} case(s), e.g. {_input(report, u.cases[0])}"
+            f"  {u.target} ({where}) — {times}{len(u.cases)} case(s), "
+            f"e.g. {_input(report, u.cases[0])}"
         )
     if len(found) > shown:
         out.append(f"  … {len(found) - shown} more (--show N, or --json for all)")
@@ -308,6 +310,7 @@ def report_json(report: StrengthReport, root: Path) -> dict[str, Any]:
                 "file": display_path(u.file, root),
                 "line": u.line,
                 "cases": len(u.cases),
+                "calls": u.calls,
                 "example_case": u.cases[0],
                 "example_input": _text(report, u.cases[0]),
             }

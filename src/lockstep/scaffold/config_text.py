@@ -17,6 +17,7 @@ from typing import Final
 from lockstep.errors import UsageError
 from lockstep.probe.suggest import Suggestion
 from lockstep.scaffold.pins_rules import ProbedRules
+from lockstep.scaffold.suite_calls import SuiteCalls
 from lockstep.scaffold.survey import (
     CorpusCandidate,
     LedgerCandidate,
@@ -49,6 +50,8 @@ class Plan:
     corpora: list[CorpusCandidate] = field(default_factory=list)
     pins: list[PinsChoice] = field(default_factory=list)
     left_out: list[str] = field(default_factory=list)
+    suite: SuiteCalls | None = None
+    """The suite's calls of each package's surface, when init ran it."""
 
 
 def _s(text: str) -> str:
@@ -91,10 +94,40 @@ def _fan_in(c: LedgerCandidate) -> str:
     return f"imported by {c.fan_in} module(s)" if c.fan_in >= 0 else "fan-in unknown"
 
 
-def _package(p: PackageCandidate) -> list[str]:
+LISTED_MEMBERS: Final = 30
+"""Members of a ranked surface listed in the file's comments, per group."""
+
+
+def _ranking(p: PackageCandidate, suite: SuiteCalls | None) -> list[str]:
+    """Comment lines: the members the suite calls, most called first, and those it never
+    calls (their ledger rows stay empty)."""
+    if suite is None or p.name not in suite.ranked:
+        return []
+    called, never = suite.called(p.name), suite.never_called(p.name)
+    lines = [
+        f"# Run once by init ({' '.join(suite.command)}), the suite called {len(called)} of "
+        f"{len(called) + len(never)} of them",
+        "# from outside the package (the calls recorded); most called first:",
+    ]
+    lines += [f"#   {m.calls:>7}  {m.short}" for m in called[:LISTED_MEMBERS]]
+    if len(called) > LISTED_MEMBERS:
+        lines.append(f"#   … {len(called) - LISTED_MEMBERS} more")
+    if never:
+        lines.append(
+            f"# Never called by the suite ({len(never)}): a ledger records nothing for them; "
+            "a test that calls them gives them rows:"
+        )
+        lines += [f"#   {m.short}" for m in never[:LISTED_MEMBERS]]
+        if len(never) > LISTED_MEMBERS:
+            lines.append(f"#   … {len(never) - LISTED_MEMBERS} more")
+    return lines
+
+
+def _package(p: PackageCandidate, suite: SuiteCalls | None = None) -> list[str]:
     return [
         f"# The public surface of {p.path}: {p.members} public functions, methods and",
         "# properties, each its own ledger, recorded at the package boundary from the tests.",
+        *_ranking(p, suite),
         "[[ledger]]",
         f"package = {_s(p.name)}",
     ]
@@ -198,7 +231,7 @@ def config_text(plan: Plan) -> str:
         f"dir = {_s(plan.oracle_dir)}  # where oracle files live: commit them",
     ]
     sections = (
-        [_package(p) for p in plan.packages]
+        [_package(p, plan.suite) for p in plan.packages]
         + [_ledger(c) for c in plan.ledgers]
         + [_corpus(c) for c in plan.corpora]
         + [_pins(p) for p in plan.pins]

@@ -27,6 +27,7 @@ import io
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache
@@ -41,6 +42,7 @@ from lockstep.model import Status
 from lockstep.oracles import StrengthScope, kind_of
 from lockstep.parallel import run_parallel
 from lockstep.process import run
+from lockstep.strength.calls import CallCounter
 
 AT_IMPORT: Final = "(import)"
 """The context of module bodies: lines every case depends on, reached before any case runs."""
@@ -228,6 +230,10 @@ class CaseCoverage:
     reached_files: Mapping[str, tuple[Path, ...]] = field(default_factory=dict)
     """Per oracle: every project source file its cases execute a line of (its kind's scope
     first), the files :func:`widened` adds to what the oracle judges."""
+    calls: Mapping[tuple[Path, str], int] = field(default_factory=dict)
+    """How often the in-process cases called each project function, by ``(file,
+    qualname)``: every call, the target's own calls of its helpers included (programs'
+    cases run in their own processes and are not counted)."""
 
     def reached(self) -> float:
         total = sum(len(f.statements) for f in self.files.values())
@@ -317,9 +323,12 @@ def measure(
     failing: list[str] = []
     seconds: dict[str, float] = {}
     notes: list[str] = []
+    calls: Counter[tuple[Path, str]] = Counter()
     if in_proc:
         in_files = sorted({f for s in in_proc for f in scope_of[s.name].files})
-        measured = _measure_in_process(project, in_proc, in_files, cases, failing, seconds, notes)
+        measured = _measure_in_process(
+            project, in_proc, in_files, cases, failing, seconds, notes, calls
+        )
         _collect(project, measured, named, raw, arcs)
         extra = sorted(set(raw) - set(in_files))
         if extra:  # module bodies of the helper files the cases ran, as for the scope's
@@ -346,6 +355,7 @@ def measure(
         in_process={s.name: scope_of[s.name].in_process for s in specs},
         notes=tuple(notes),
         reached_files=reached,
+        calls=dict(calls),
     )
 
 
@@ -448,7 +458,10 @@ def _measure_in_process(
     failing: list[str],
     seconds: dict[str, float],
     notes: list[str],
+    calls: Counter[tuple[Path, str]],
 ) -> coverage.CoverageData:
+    """Replay the cases of ``specs`` in this process under coverage, one context per case;
+    ``calls`` gets how often they called each project function."""
     runners = {spec.name: kind_of(spec).case_runner(project, spec) for spec in specs}
     ids = {spec.name: list(kind_of(spec).case_ids(project, spec)) for spec in specs}
     cov = coverage.Coverage(
@@ -459,6 +472,7 @@ def _measure_in_process(
         config_file=False,
     )
     quiet = io.StringIO()  # what the code under freeze prints is not part of the report
+    counter = CallCounter([project.root])
     cov.start()
     try:
         with contextlib.redirect_stdout(quiet), contextlib.redirect_stderr(quiet):
@@ -469,13 +483,15 @@ def _measure_in_process(
                 for case_id in ids[spec.name]:
                     ref = case_ref(spec.name, case_id)
                     cov.switch_context(ref)
-                    outcome = runners[spec.name](case_id)
+                    with counter:
+                        outcome = runners[spec.name](case_id)
                     cases.append(ref)
                     if outcome.status is not Status.PASS:
                         failing.append(ref)
                 seconds[spec.name] = time.perf_counter() - started
     finally:
         cov.stop()
+    calls.update(counter.by_name())
     return cov.get_data()
 
 

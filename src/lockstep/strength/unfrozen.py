@@ -7,9 +7,12 @@ lists them, most-called first, so the user can freeze them in their own right
 (``[[ledger]] target = ...``, or ``package =`` for the whole surface).
 
 "Public" is :mod:`lockstep.surface`'s rule (a public module, ``__all__`` or no
-leading ``_``, methods of public classes); "called" is measured by coverage: a
-case calls a function when it runs a line of its body, and the rank is the
-number of cases that do.
+leading ``_``, methods of public classes); "called" is measured by coverage (a
+case calls a function when it runs a line of its body), and the rank is the number
+of calls the cases made (counted while coverage measured them,
+:attr:`~lockstep.strength.coverage.CaseCoverage.calls`), then the number of cases.
+A function only a program's cases reach (pins run in their own processes) has no
+count and ranks by its cases alone.
 """
 
 from __future__ import annotations
@@ -37,6 +40,8 @@ class Unfrozen:
     line: int
     cases: tuple[str, ...]
     """The cases (``oracle::id``) that run a line of its body, in replay order."""
+    calls: int | None = None
+    """How often the in-process cases called it; None when only programs' cases reach it."""
 
 
 def _module_name(root: Path, path: Path) -> str:
@@ -74,7 +79,8 @@ def unfrozen_surface(
     project: Project, coverage: CaseCoverage, specs: Sequence[OracleSpec]
 ) -> list[Unfrozen]:
     """Public functions the cases of ``coverage`` run that none of ``specs`` (every
-    configured oracle) freezes as its target; most cases first, then by name."""
+    configured oracle) freezes as its target; most calls first, then most cases, then
+    by name."""
     frozen = _frozen(project, specs)
     found: list[Unfrozen] = []
     for path, fc in coverage.files.items():
@@ -93,5 +99,7 @@ def unfrozen_surface(
                 continue
             cases = fc.cases_reaching(range(span[0] + 1, span[1] + 1))
             if cases:
-                found.append(Unfrozen(f"{module}:{member.qualname}", path, span[0], cases))
-    return sorted(found, key=lambda u: (-len(u.cases), u.target))
+                calls = coverage.calls.get((path.resolve(), member.qualname))
+                target = f"{module}:{member.qualname}"
+                found.append(Unfrozen(target, path, span[0], cases, calls))
+    return sorted(found, key=lambda u: (-(u.calls or 0), -len(u.cases), u.target))

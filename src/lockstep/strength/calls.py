@@ -1,0 +1,126 @@
+"""Counting calls of a project's functions, by code object, while something runs.
+
+Coverage says which lines ran, not how often a function was entered; a ranking "by
+calls" needs the count.  A profile hook (:func:`sys.setprofile`, and
+:func:`threading.setprofile` for threads started meanwhile) sees every Python call;
+it counts the ones whose code lives in the watched files and folders, and tells a
+call from outside them (what a ledger at a package boundary records) from one the
+watched code makes to itself.  The hook runs only while :class:`CallCounter` is
+active, and decides once per code object whether it is watched.
+
+A generator or coroutine counts each time it is resumed (the profile hook cannot
+tell a first start from a resumption); for the functions a surface lists this is rare.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+import threading
+from collections import Counter
+from collections.abc import Iterable
+from pathlib import Path
+from types import CodeType, FrameType, TracebackType
+from typing import Any
+
+
+class CallCounter:
+    """Counts calls of the functions defined under ``watched`` (files or folders), or in
+    a module of one of ``packages``, while active (``with CallCounter(...) as counter:``)."""
+
+    def __init__(self, watched: Iterable[Path] = (), *, packages: Iterable[str] = ()) -> None:
+        resolved = [Path(p).resolve() for p in watched]
+        self._files = frozenset(str(p) for p in resolved if not p.is_dir())
+        self._folders = tuple(str(p) + os.sep for p in resolved if p.is_dir())
+        self._packages = frozenset(packages)
+        """Top-level packages watched by module name, wherever they were imported from
+        (an installed copy rather than the project's folder)."""
+        self._prefixes = tuple(f"{p}." for p in self._packages)
+        self._verdict: dict[CodeType, bool] = {}
+        self.calls: Counter[CodeType] = Counter()
+        """Every call of a watched function."""
+        self.from_outside: Counter[CodeType] = Counter()
+        """Calls whose caller is not watched code (the test, another package)."""
+        self._before: Any = None
+        self._before_threads: Any = None
+
+    def _watched(self, code: CodeType, frame: FrameType) -> bool:
+        verdict = self._verdict.get(code)
+        if verdict is None:
+            name = code.co_filename
+            if name and not name.startswith("<"):
+                name = os.path.realpath(name)
+            verdict = name in self._files or name.startswith(self._folders)
+            if not verdict and self._packages:
+                module = frame.f_globals.get("__name__")
+                verdict = isinstance(module, str) and (
+                    module in self._packages or module.startswith(self._prefixes)
+                )
+            self._verdict[code] = verdict
+        return verdict
+
+    def _hook(self, frame: FrameType, event: str, arg: object) -> None:
+        if event != "call":
+            return
+        code = frame.f_code
+        if not self._watched(code, frame):
+            return
+        self.calls[code] += 1
+        caller = frame.f_back
+        if caller is None or not self._watched(caller.f_code, caller):
+            self.from_outside[code] += 1
+
+    def __enter__(self) -> CallCounter:
+        self._before = sys.getprofile()
+        self._before_threads = threading.getprofile()
+        sys.setprofile(self._hook)
+        threading.setprofile(self._hook)
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        sys.setprofile(self._before)
+        threading.setprofile(self._before_threads)
+
+    def by_name(self) -> Counter[tuple[Path, str]]:
+        """Calls by ``(source file, qualified name)``: how a function is found again from
+        its source alone (code objects of one name in one file add up)."""
+        out: Counter[tuple[Path, str]] = Counter()
+        for code, n in self.calls.items():
+            out[(Path(os.path.realpath(code.co_filename)), code.co_qualname)] += n
+        return out
+
+
+def code_of(obj: object) -> CodeType | None:
+    """The code object a public member runs: a function's, a method's, a property's
+    getter's, through decorators that keep ``__wrapped__``."""
+    if isinstance(obj, property):
+        obj = obj.fget
+    elif isinstance(obj, classmethod | staticmethod):
+        obj = obj.__func__
+    elif isinstance(obj, functools.cached_property):
+        obj = obj.func
+    seen = 0
+    while seen < 100:
+        seen += 1
+        inner = getattr(obj, "__func__", None)  # a bound method
+        if inner is not None and inner is not obj:
+            obj = inner
+            continue
+        wrapped = getattr(obj, "__wrapped__", None)
+        if wrapped is not None and wrapped is not obj:
+            obj = wrapped
+            continue
+        break
+    if isinstance(obj, property):
+        return code_of(obj)
+    code = getattr(obj, "__code__", None)
+    return code if isinstance(code, CodeType) else None
+
+
+__all__ = ["CallCounter", "code_of"]

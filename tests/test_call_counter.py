@@ -1,0 +1,114 @@
+"""The call counter init and strength rank by: every call of a watched function, and
+the calls from outside the watched code told apart from the ones it makes itself."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from helpers import write_files
+from lockstep.strength.calls import CallCounter, code_of
+
+SOURCE = """
+    import functools
+
+
+    def leaf(x):
+        return x + 1
+
+
+    def twice(x):
+        return leaf(leaf(x))
+
+
+    def logged(fn):
+        @functools.wraps(fn)
+        def wrapper(*args):
+            return fn(*args)
+        return wrapper
+
+
+    class Box:
+        @property
+        def size(self):
+            return 3
+
+        @classmethod
+        def make(cls):
+            return cls()
+
+        @staticmethod
+        def helper():
+            return 0
+
+        @functools.cached_property
+        def cached(self):
+            return 4
+
+        @logged
+        def decorated(self):
+            return 5
+
+
+    BOX = Box()
+    make_box = BOX.make
+"""
+
+
+@pytest.fixture(scope="module")
+def lib(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, ModuleType]:
+    root = tmp_path_factory.mktemp("counted")
+    write_files(root, {"counted/lib.py": SOURCE})
+    spec = importlib.util.spec_from_file_location("counted_lib", root / "counted/lib.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["counted_lib"] = module
+    spec.loader.exec_module(module)
+    return root / "counted", module
+
+
+@settings(max_examples=25, deadline=None)
+@given(outside=st.integers(0, 20), through=st.integers(0, 20))
+def test_calls_from_outside_and_from_inside_are_counted_apart(
+    lib: tuple[Path, ModuleType], outside: int, through: int
+) -> None:
+    folder, module = lib
+    with CallCounter([folder]) as counter:
+        for _ in range(outside):
+            module.leaf(1)
+        for _ in range(through):
+            module.twice(1)
+    leaf, twice = module.leaf.__code__, module.twice.__code__
+    assert counter.calls[leaf] == outside + 2 * through
+    assert counter.from_outside[leaf] == outside
+    assert counter.calls[twice] == counter.from_outside[twice] == through
+    assert counter.by_name()[(folder.resolve() / "lib.py", "leaf")] == outside + 2 * through
+
+
+def test_code_outside_the_watched_folders_is_not_counted(
+    lib: tuple[Path, ModuleType], tmp_path: Path
+) -> None:
+    _, module = lib
+    with CallCounter([tmp_path]) as counter:
+        module.twice(1)
+    assert not counter.calls
+    assert sys.getprofile() is None  # the hook is gone once the block ends
+
+
+def test_code_of_finds_the_function_a_member_runs(lib: tuple[Path, ModuleType]) -> None:
+    _, module = lib
+    box = module.Box
+    held = box.__dict__
+    assert code_of(held["size"]) is held["size"].fget.__code__
+    assert code_of(held["make"]) is held["make"].__func__.__code__
+    assert code_of(held["helper"]) is held["helper"].__func__.__code__
+    assert code_of(held["cached"]) is held["cached"].func.__code__
+    assert code_of(held["decorated"]).co_qualname == "Box.decorated"  # type: ignore[union-attr]
+    assert code_of(module.make_box) is held["make"].__func__.__code__  # a bound method
+    assert code_of(42) is None
