@@ -87,9 +87,9 @@ class Screen:
         return verdicts
 
     def quiet_json(self, lines: Sequence[bytes]) -> bool:
-        """Whether all of ``lines`` surely hold nothing to scrub or find, each the JSON
-        encoding of a case (as :meth:`quiet` reads it; other members beside the fields
-        are read too, and may only make the answer no)."""
+        """Whether all of ``lines`` surely hold nothing to scrub or find: JSON encodings
+        of cases, one a line (other members beside the fields, and text between the
+        documents, are read too: they may only make the answer no)."""
         return self._usable and self._quiet_text(_prepared(b"\n".join(lines)))
 
     def _settle(self, texts: list[bytes | None], lo: int, hi: int, verdicts: list[bool]) -> None:
@@ -109,7 +109,7 @@ class Screen:
             return True
         if text.isascii():
             return not may_hold_secret_ascii(text)
-        return not may_hold_secret(text.decode("utf-8"))
+        return not may_hold_secret(text.decode("utf-8", "replace"))
 
 
 def _screened(values: Sequence[Any]) -> bytes | None:

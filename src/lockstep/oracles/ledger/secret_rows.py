@@ -16,7 +16,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
-from typing import Any, TypeVar
+from typing import Any
 
 import msgspec
 
@@ -111,21 +111,30 @@ def _screened_values(row: LedgerRow) -> list[Any]:
     return values
 
 
-_T = TypeVar("_T")
-
-
-def _batches(items: Iterable[_T], size: int = _BATCH) -> Iterator[list[_T]]:
-    it = iter(items)
-    while batch := list(itertools.islice(it, size)):
+def _batches(rows: Iterable[LedgerRow]) -> Iterator[list[LedgerRow]]:
+    it = iter(rows)
+    while batch := list(itertools.islice(it, _BATCH)):
         yield batch
 
 
+_CHUNK = 1 << 20
+"""Bytes of a row file screened at once (whole lines: no gate spans a line break)."""
+
+
 def _quiet_file(screen: Screen, rows: RowFile) -> bool:
-    """Whether no row of ``rows`` holds anything to scrub or refuse, read from the lines
-    as written (each line also holds ``fn``, ``id`` and ``ok``; the screen may only say
-    no more often for them): no row is decoded."""
-    lines = (line for _, line in rows.lines())
-    return all(screen.quiet_json(batch) for batch in _batches(lines, _BATCH * 8))
+    """Whether no row of ``rows`` holds anything to scrub or refuse, read from the file
+    as it is (``<id>\\t<ledger line>`` a line: each line holds the id, ``fn`` and ``ok``
+    besides the fields, which may only make the screen say no more often): no row is
+    decoded, no line split out."""
+    rest = b""
+    with rows.path.open("rb") as fh:
+        while chunk := fh.read(_CHUNK):
+            chunk = rest + chunk
+            end = chunk.rfind(b"\n") + 1
+            chunk, rest = chunk[:end], chunk[end:]
+            if chunk and not screen.quiet_json([chunk]):
+                return False
+    return not rest or screen.quiet_json([rest])
 
 
 def _kept(
