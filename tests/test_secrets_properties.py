@@ -130,36 +130,3 @@ def test_may_hold_secret_is_true_wherever_the_detector_finds(text: str) -> None:
 
     if not may_hold_secret(text):
         assert scan_text(text) == []
-
-
-json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=30),
-    lambda inner: (
-        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
-    ),
-    max_leaves=12,
-)
-
-
-@settings(suppress_health_check=[HealthCheck.too_slow])
-@given(args=st.lists(json_values, max_size=3), result=json_values)
-def test_a_row_passed_over_as_textless_has_no_finding(args: list[Any], result: Any) -> None:
-    """The ledger's quick pass over rows without text hides nothing the scan would find."""
-    from lockstep.oracles.ledger.format import LedgerRow
-    from lockstep.oracles.ledger.secret_rows import _textless
-    from lockstep.secrets import SecretPolicy
-
-    policy = SecretPolicy(enabled=True, scrubber=Scrubber((), environ={}), allowed=frozenset())
-    row = LedgerRow(id="0" * 16, fn="m:f", args=args, kwargs={}, ok=True, result=result)
-    fields = {"args": row.args, "kwargs": row.kwargs, "result": row.result}
-    if _textless(row):
-        assert policy.findings(fields) == []
-    secretive = LedgerRow(
-        id="0" * 16,
-        fn="m:f",
-        args=[*args, {"password": "hunter2hunter2"}],
-        kwargs={},
-        ok=True,
-        result=result,
-    )
-    assert not _textless(secretive)

@@ -3,6 +3,7 @@
 * :mod:`.detect` -- which strings look like secrets (detect-secrets' plugins, cached);
 * :mod:`.scrub` -- configured values replaced by ``<NAME>`` and put back at replay;
 * :mod:`.policy` -- the one check each oracle kind makes before writing a case;
+* :mod:`.screen` -- a quick, sure "nothing here" for many ledger rows at once;
 * :mod:`.files` -- ``lockstep scan``: existing oracle files and fixtures.
 """
 

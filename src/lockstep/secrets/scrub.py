@@ -138,6 +138,18 @@ class Scrubber:
         return bool(self.secrets) or bool(self._values)
 
     @property
+    def spellings(self) -> list[str]:
+        """Every spelling :meth:`leaks` looks for (each value as itself and encoded): a text
+        holding none of them is left as it is by :meth:`scrub_values`, and leaks nothing
+        unless a pattern matches (:attr:`has_patterns`)."""
+        return [form for form, _ in self._forms]
+
+    @property
+    def has_patterns(self) -> bool:
+        """Whether some secret is a ``pattern`` (found by a regex, not by its value)."""
+        return bool(self._patterns)
+
+    @property
     def short(self) -> list[str]:
         """The environment secrets found by name whose values are too short to scrub."""
         return sorted(

@@ -13,6 +13,7 @@ drift is shown scrubbed again (:func:`scrubbed_outcome`).
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -25,6 +26,7 @@ from lockstep.oracles.ledger.spool import RowFile
 from lockstep.secrets import Scrubber, SecretPolicy
 from lockstep.secrets.detect import may_hold_secret
 from lockstep.secrets.policy import FieldPath
+from lockstep.secrets.screen import Screen
 
 _FIELDS = ("args", "kwargs", "result", "mutated", "exc_stem")
 _ENCODE = msgspec.json.Encoder().encode
@@ -56,9 +58,15 @@ def without_secrets(
     if not policy.enabled and not policy.scrubber:
         return rows
     names = _ArgNames(signature)
+    # A positional argument under a name the detector reads (``password``) is scanned as
+    # written under that name, which the screen cannot see: those targets' rows all take
+    # the full scan.
+    screen = None if names else Screen(policy, _SCREENED)
     if isinstance(rows, RowFile):
-        return RowFile.from_rows(_kept(policy, rows.values(), report, names))
-    return {row.id: row for row in _kept(policy, rows.values(), report, names)}
+        if screen is not None and _quiet_file(screen, rows):
+            return rows  # nothing to scrub or refuse: the rows as they are, not rewritten
+        return RowFile.from_rows(_kept(policy, rows.values(), report, names, screen))
+    return {row.id: row for row in _kept(policy, rows.values(), report, names, screen)}
 
 
 class _ArgNames:
@@ -73,6 +81,10 @@ class _ArgNames:
         self._from = len(positional)
         self._rest = rest if rest and may_hold_secret(rest) else ""
 
+    def __bool__(self) -> bool:
+        """Whether some positional argument is read under its parameter's name."""
+        return bool(self._named or self._rest)
+
     def __call__(self, args: Any) -> dict[FieldPath, str] | None:
         if not isinstance(args, list) or not (self._named or self._rest):
             return None
@@ -85,53 +97,93 @@ class _ArgNames:
 _POSITIONAL = frozenset({"positional_only", "positional_or_keyword"})
 
 
-_ENCODE = msgspec.json.Encoder().encode
+_SCREENED = (*_FIELDS, "exc_type")
+"""The fields the scan reads, as :func:`_screened_values` lists them."""
+_BATCH = 128
+"""Rows screened together (:class:`~lockstep.secrets.screen.Screen`)."""
 
 
-def _textless(row: LedgerRow) -> bool:
-    """Whether no field of ``row`` holds a non-empty string (a dict key, a tag and
-    ``$bytes`` are strings too): then the detector has no text to read.
-
-    One C encode of the fields instead of a walk of their values: rows of numbers are
-    the usual large recording, and the walk cost more than recording the row.
-    """
+def _screened_values(row: LedgerRow) -> list[Any]:
     values = [row.args, row.kwargs]
     for value in (row.result, row.mutated, row.exc_type, row.exc_stem):
         if value is not msgspec.UNSET:
             values.append(value)
-    return b'"' not in _ENCODE(values).replace(b'""', b"")
+    return values
+
+
+def _batches(rows: Iterable[LedgerRow]) -> Iterator[list[LedgerRow]]:
+    it = iter(rows)
+    while batch := list(itertools.islice(it, _BATCH)):
+        yield batch
+
+
+_CHUNK = 1 << 20
+"""Bytes of a row file screened at once (whole lines: no gate spans a line break)."""
+
+
+def _quiet_file(screen: Screen, rows: RowFile) -> bool:
+    """Whether no row of ``rows`` holds anything to scrub or refuse, read from the file
+    as it is (``<id>\\t<ledger line>`` a line: each line holds the id, ``fn`` and ``ok``
+    besides the fields, which may only make the screen say no more often): no row is
+    decoded, no line split out."""
+    rest = b""
+    with rows.path.open("rb") as fh:
+        while chunk := fh.read(_CHUNK):
+            chunk = rest + chunk
+            end = chunk.rfind(b"\n") + 1
+            chunk, rest = chunk[:end], chunk[end:]
+            if chunk and not screen.quiet_json([chunk]):
+                return False
+    return not rest or screen.quiet_json([rest])
 
 
 def _kept(
-    policy: SecretPolicy, rows: Iterable[LedgerRow], report: RecordReport, names: _ArgNames
+    policy: SecretPolicy,
+    rows: Iterable[LedgerRow],
+    report: RecordReport,
+    names: _ArgNames,
+    screen: Screen | None,
 ) -> Iterator[LedgerRow]:
-    # Without values to scrub, a row without text has no finding (the detector's gate over
-    # no text is shut): it is kept without building its fields.
-    quick = not policy.scrubber
-    for row in rows:
-        if quick and _textless(row):
-            yield row
-            continue
-        rid = row.id
-        if policy.scrubber:
-            scrubbed = _map_row(row, lambda v: policy.scrub_value(v, patterns=False))
-            if (scrubbed.args, scrubbed.kwargs) != (row.args, row.kwargs):
-                # The id is a digest of the input as written: the scrubbed one.
-                new_id = row_id(input_key(scrubbed.args, scrubbed.kwargs))
-                scrubbed = msgspec.structs.replace(scrubbed, id=new_id)
-            row = scrubbed
-        fields = {**{n: getattr(row, n) for n in _FIELDS}, "exc_type": row.exc_type}
-        refusal = policy.refusal(
-            report.oracle,
-            rid,
-            {k: v for k, v in fields.items() if v is not msgspec.UNSET},
-            label=f"{row.fn} [{rid}]",
-            names=names(row.args),
+    # Most rows hold nothing to scrub and nothing a detector's gate opens for (numbers,
+    # short words): the screen tells so for a whole batch at once, and such a row is kept
+    # as it is.
+    for batch in _batches(rows):
+        quiet = (
+            screen.quiet([_screened_values(row) for row in batch])
+            if screen
+            else [False] * len(batch)
         )
-        if refusal is None:
-            yield row
-        else:
-            report.refused.append(refusal)
+        for row, passed in zip(batch, quiet, strict=True):
+            if passed:
+                yield row
+            elif (kept := _scanned(policy, row, report, names)) is not None:
+                yield kept
+
+
+def _scanned(
+    policy: SecretPolicy, row: LedgerRow, report: RecordReport, names: _ArgNames
+) -> LedgerRow | None:
+    """``row`` scrubbed, or None when it still holds a secret (refused in ``report``)."""
+    rid = row.id
+    if policy.scrubber:
+        scrubbed = _map_row(row, lambda v: policy.scrub_value(v, patterns=False))
+        if (scrubbed.args, scrubbed.kwargs) != (row.args, row.kwargs):
+            # The id is a digest of the input as written: the scrubbed one.
+            new_id = row_id(input_key(scrubbed.args, scrubbed.kwargs))
+            scrubbed = msgspec.structs.replace(scrubbed, id=new_id)
+        row = scrubbed
+    fields = {**{n: getattr(row, n) for n in _FIELDS}, "exc_type": row.exc_type}
+    refusal = policy.refusal(
+        report.oracle,
+        rid,
+        {k: v for k, v in fields.items() if v is not msgspec.UNSET},
+        label=f"{row.fn} [{rid}]",
+        names=names(row.args),
+    )
+    if refusal is None:
+        return row
+    report.refused.append(refusal)
+    return None
 
 
 def _may_hold_placeholder(row: LedgerRow) -> bool:
