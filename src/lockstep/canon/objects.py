@@ -41,6 +41,7 @@ import pickle
 import threading
 import types
 from decimal import Decimal
+from operator import is_
 from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
@@ -347,6 +348,9 @@ class _Sink:
 
 
 class _KeyPickler(_BuiltinsOnly):
+    # Not pickle's "fast" mode (no memo), though it would save a fifth of a key: CPython
+    # 3.11's frozenset writer enters fast mode's nesting count without leaving it, so
+    # after some fifty frozensets every key fails.
     def __init__(self) -> None:
         self.chunks: list[bytes] = []
         super().__init__(_Sink(self.chunks.append), 5)
@@ -382,23 +386,15 @@ def object_key(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bytes | None:
 
     A recorder remembers an input it has seen by this key, so a repeated call with an
     object argument is not frozen again (and its object result is compared by key too).
+
+    The usual call -- positional scalars and objects whose state is builtins only (``self``,
+    a value object) -- is pickled at once in C, here inline: it runs two or three times per
+    recorded call.  Each object stands as the tuple ``(class plan, __dict__)`` (no scalar
+    argument is a tuple here), and the key starts with pickle's protocol mark, which no key
+    of the walk (``marshal`` bytes, :func:`_walked_key`) starts with.
     """
-    if not kwargs:
-        key = _positional_key(args)
-        if key is not _WALK:
-            return key  # type: ignore[return-value]
-    return _walked_key(args, kwargs)
-
-
-_WALK: Final = object()
-
-
-def _positional_key(args: tuple[Any, ...]) -> bytes | object | None:
-    """:func:`object_key` of positional scalars and objects whose state is builtins only,
-    pickled at once in C, or :data:`_WALK` when it must walk.  This is the call a recorder
-    sees again and again (``self``, a value object).  Each object stands as the tuple
-    ``(class plan, __dict__)`` (no scalar argument is a tuple here), and the key starts
-    with pickle's protocol mark, which no key of the walk (``marshal`` bytes) starts with."""
+    if kwargs:
+        return _walked_key(args, kwargs)
     parts: list[Any] = []
     append = parts.append
     plans = _OBJECT_PLANS
@@ -408,15 +404,97 @@ def _positional_key(args: tuple[Any, ...]) -> bytes | object | None:
         if t in leaves:
             append(v)
             continue
-        plan = plans[t] if t in plans else object_plan(t)
+        plan = plans.get(t, _UNPLANNED)
+        if plan is _UNPLANNED:
+            plan = object_plan(t)
         if plan is None:
-            return _WALK
+            return _walked_key(args, kwargs)
         append((plan, v.__dict__))
     try:
-        key = _builtins_key(parts)
-    except _NoKey:
-        return _WALK
+        pickler = _FREE_PICKLERS.pop()
+    except IndexError:
+        pickler = _KeyPickler()
+    chunks = pickler.chunks
+    try:
+        pickler.clear_memo()
+        pickler.dump(parts)
+        key = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+    except _NoKey:  # not builtins only: walk
+        return _walked_key(args, kwargs)
+    finally:
+        chunks.clear()
+        _FREE_PICKLERS.append(pickler)
     return key if len(key) <= STATE_KEY_MAX else None
+
+
+_UNPLANNED: Final = object()
+
+
+_FLAT: Final = frozenset({int, str, bytes, bool, float, type(None)})
+
+
+def _unchangeable(value: Any, depth: int = 0) -> bool:
+    """Whether ``value`` cannot change in place: an exact scalar, or a tuple or frozenset
+    of such (a list, a dict or a bytearray can)."""
+    t = type(value)
+    if t in _FLAT:
+        return True
+    if (t is tuple or t is frozenset) and depth < 32:
+        for v in value:  # noqa: SIM110 -- a plain loop, no generator frame per value
+            if type(v) not in _FLAT and not _unchangeable(v, depth + 1):
+                return False
+        return True
+    return False
+
+
+def snapshot_proves(args: tuple[Any, ...]) -> bool:
+    """Whether an unchanged :func:`identity_snapshot` of ``args`` proves an unchanged
+    :func:`object_key`: every argument is an exact scalar or a plain object of the
+    project's own class (frozen as its ``__dict__``) whose attributes are named by exact
+    strs and hold only values that cannot change in place.  The same key means the same
+    types all through (the key writes them), so this holds for every input of that key."""
+    plans = _OBJECT_PLANS
+    for a in args:
+        t = type(a)
+        if t in _FLAT:
+            continue
+        plan = plans[t] if t in plans else object_plan(t)
+        if plan is None:
+            return False
+        for k, v in a.__dict__.items():
+            if type(k) is not str or not _unchangeable(v):
+                return False
+    return True
+
+
+def identity_snapshot(args: tuple[Any, ...]) -> list[Any]:
+    """The objects an input's objects hold, by identity: for each object argument its
+    class, its attribute count, its attribute names and its values, in ``__dict__`` order.
+
+    For an input that :func:`snapshot_proves`, the same snapshot after a call (the same
+    objects in the same places: :func:`same_snapshot`) means the call changed no state:
+    nothing in it can change in place, and nothing was rebound, added or deleted.  It costs
+    a fraction of taking the key again."""
+    out: list[Any] = []
+    extend = out.extend
+    flat = _FLAT
+    for a in args:
+        if type(a) not in flat:
+            d = a.__dict__
+            extend((type(a), len(d), *d, *d.values()))
+    return out
+
+
+def same_snapshot(args: tuple[Any, ...], before: list[Any]) -> bool:
+    """Whether ``args`` hold, object for object, what :func:`identity_snapshot` saw."""
+    now: list[Any] = []
+    extend = now.extend
+    flat = _FLAT
+    for a in args:  # identity_snapshot(args), inline: this runs once per repeated call
+        if type(a) not in flat:
+            d = a.__dict__
+            extend((type(a), len(d), *d, *d.values()))
+    return len(now) == len(before) and all(map(is_, now, before))
 
 
 def _object_form(plan: str, state: dict[str, Any], form: Any, depth: int) -> tuple[Any, ...]:

@@ -143,7 +143,7 @@ def _wrap_function(
             if (
                 result_key is not None
                 and object_key((result,), {}) == result_key
-                and object_key(pending.args, pending.kwargs) == pending.before
+                and pending.unchanged()
             ):
                 return result
         returned(pending, result)
