@@ -473,6 +473,9 @@ def encode_call(
     return enc_args, enc_kwargs  # type: ignore[return-value]
 
 
+_BYTES_LEAF: Final = LEAF_ENCODERS.get(bytes)
+
+
 def encode_call_keyed(  # noqa: C901 -- one flat loop per call, see below
     args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> tuple[list[JSON], dict[str, JSON], bytes]:
@@ -485,6 +488,8 @@ def encode_call_keyed(  # noqa: C901 -- one flat loop per call, see below
     fast = _FAST_STRICT
     plain = _PLAIN_SCALARS
     leaves = LEAF_ENCODERS
+    bytes_leaf = leaves.get(bytes) is _BYTES_LEAF  # not when an encoder was registered for it
+    b64 = binascii.b2a_base64
     try:
         # Plain loops, not comprehensions (each one is a function call in 3.11): an argument
         # is a scalar, a leaf, a tuple of those, or anything else (the fast encoder).
@@ -501,6 +506,8 @@ def encode_call_keyed(  # noqa: C901 -- one flat loop per call, see below
                     u = type(y)
                     if u in plain:
                         items.append(y)
+                    elif u is bytes and bytes_leaf:  # the bytes leaf, inline
+                        items.append({"$bytes": b64(y, newline=False).decode("ascii")})
                     elif (leaf := leaves.get(u)) is not None:
                         items.append(leaf(y))
                     else:

@@ -46,6 +46,7 @@ import msgspec
 
 from lockstep import canon
 from lockstep.canon import JSON
+from lockstep.canon._core import _INT_HIGH, _INT_LOW
 from lockstep.canon._core import _encoder as _canonical_writer
 from lockstep.canon.objects import identity_snapshot, same_snapshot, snapshot_proves
 from lockstep.errors import CanonError
@@ -427,6 +428,10 @@ class TargetRecorder:
                 and pending.mutated is None
             ):
                 return  # the recorded outcome again: same bytes, nothing to note
+        t = type(result)
+        if (t is int and _INT_LOW < result < _INT_HIGH) or (t is str and result.isascii()):
+            self._note(pending, True, result, "", "")  # canon.encode's first test, inline
+            return
         try:
             enc = _encode(result, path="result")
         except CanonError as e:
@@ -527,7 +532,9 @@ class TargetRecorder:
             return
         if self.context is not None:
             self._observe(key, outcome)
-        with self._lock:
+        lock = self._lock  # acquire/release, not `with`: half the cost, on every new row
+        lock.acquire()
+        try:
             table = self._seen
             row = table.get(key)
             if row is None:
@@ -570,6 +577,8 @@ class TargetRecorder:
                     pending.result_key,
                     not pending.kwargs and _snapshot_proves(pending.args),
                 )
+        finally:
+            lock.release()
 
     def _spill(self) -> None:
         """Write the table out as one sorted run and start an empty one (lock held).
