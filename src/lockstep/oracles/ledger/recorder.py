@@ -110,6 +110,31 @@ _UNWRITABLE: Final = (TypeError, ValueError, OverflowError, RecursionError, msgs
 _marshal = marshal.dumps
 
 
+def _memo_key(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bytes | None:
+    """The ``marshal`` bytes of an input made only of :data:`_MEMO_LEAVES` and tuples of
+    them (:func:`_memoizable`, inline for the arguments and keywords: one call per
+    recorded call), else None."""
+    leaves = _MEMO_LEAVES
+    try:
+        for v in args:
+            t = type(v)
+            if t in leaves:
+                continue
+            if t is not tuple:
+                return None
+            for w in v:
+                t = type(w)
+                if t not in leaves and (t is not tuple or not _memoizable(w)):
+                    return None
+        for v in kwargs.values():
+            t = type(v)
+            if t not in leaves and (t is not tuple or not _memoizable(v)):
+                return None
+        return _marshal((args, kwargs), 2)
+    except RecursionError:
+        return None
+
+
 def _memoizable(values: Iterable[Any]) -> bool:
     """True when every value is of a :data:`_MEMO_LEAVES` type or a tuple of such (immutable too)."""
     leaves = _MEMO_LEAVES
@@ -337,15 +362,11 @@ class TargetRecorder:
         """
         self.calls += 1
         index = self.calls
-        memo_key: bytes | None = None
-        try:
-            if _memoizable(args) and (not kwargs or _memoizable(kwargs.values())):
-                memo_key = _marshal((args, kwargs), 2)
-                seen = self._memo.get(memo_key)
-                if seen is not None:
-                    return seen
-        except RecursionError:
-            memo_key = None
+        memo_key = _memo_key(args, kwargs)
+        if memo_key is not None:
+            seen = self._memo.get(memo_key)
+            if seen is not None:
+                return seen
         object_key: bytes | None = None
         if memo_key is None:
             object_key = _object_key(args, kwargs)
