@@ -348,12 +348,25 @@ class _Sink:
 
 
 class _KeyPickler(_BuiltinsOnly):
-    # Not pickle's "fast" mode (no memo), though it would save a fifth of a key: CPython
-    # 3.11's frozenset writer enters fast mode's nesting count without leaving it, so
-    # after some fifty frozensets every key fails.
+    """A key pickler in pickle's *fast* mode: no memo, so every value is written in full
+    where it occurs (as canon freezes it), the bytes depend on the values alone, never on
+    which of them are the same object, and no memo is filled and cleared per key.
+
+    Fast mode counts nesting to catch cycles; CPython 3.11's frozenset writer enters that
+    count without leaving it, so a pickler that wrote many frozensets starts to raise
+    ``ValueError`` or ``KeyError`` (never other bytes: the count decides only whether it
+    raises).  A pickler that raised either is dropped and the input pickled again by a new
+    one, so its key is what a new pickler writes (a cycle fails twice: no key here)."""
+
     def __init__(self) -> None:
         self.chunks: list[bytes] = []
         super().__init__(_Sink(self.chunks.append), 5)
+        self.fast = True
+
+
+_DROP: Final = (ValueError, KeyError, RecursionError)
+"""What a key pickler raises for a cycle, nesting too deep, or a nesting count gone wrong:
+the pickler is not reused."""
 
 
 _FREE_PICKLERS: Final[list[_KeyPickler]] = []
@@ -369,14 +382,22 @@ def _builtins_key(value: Any) -> bytes:
         pickler = _FREE_PICKLERS.pop()
     except IndexError:
         pickler = _KeyPickler()
-    chunks = pickler.chunks
-    try:
-        pickler.clear_memo()
-        pickler.dump(value)
-        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
-    finally:
+    for _ in range(2):  # a second time with a new pickler when this one is dropped
+        chunks = pickler.chunks
+        try:
+            pickler.dump(value)
+            key = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        except _NoKey:
+            chunks.clear()
+            _FREE_PICKLERS.append(pickler)
+            raise
+        except _DROP:
+            pickler = _KeyPickler()
+            continue
         chunks.clear()
         _FREE_PICKLERS.append(pickler)
+        return key
+    raise _NoKey
 
 
 def object_key(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bytes | None:
@@ -414,17 +435,22 @@ def object_key(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bytes | None:
         pickler = _FREE_PICKLERS.pop()
     except IndexError:
         pickler = _KeyPickler()
-    chunks = pickler.chunks
-    try:
-        pickler.clear_memo()
-        pickler.dump(parts)
-        key = chunks[0] if len(chunks) == 1 else b"".join(chunks)
-    except _NoKey:  # not builtins only: walk
-        return _walked_key(args, kwargs)
-    finally:
+    for _ in range(2):  # a second time with a new pickler when this one is dropped
+        chunks = pickler.chunks
+        try:
+            pickler.dump(parts)
+            key = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        except _NoKey:  # not builtins only: walk
+            chunks.clear()
+            _FREE_PICKLERS.append(pickler)
+            return _walked_key(args, kwargs)
+        except _DROP:
+            pickler = _KeyPickler()
+            continue
         chunks.clear()
         _FREE_PICKLERS.append(pickler)
-    return key if len(key) <= STATE_KEY_MAX else None
+        return key if len(key) <= STATE_KEY_MAX else None
+    return _walked_key(args, kwargs)
 
 
 _UNPLANNED: Final = object()
