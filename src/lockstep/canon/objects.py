@@ -382,22 +382,37 @@ def _builtins_key(value: Any) -> bytes:
         pickler = _FREE_PICKLERS.pop()
     except IndexError:
         pickler = _KeyPickler()
-    for _ in range(2):  # a second time with a new pickler when this one is dropped
-        chunks = pickler.chunks
-        try:
-            pickler.dump(value)
-            key = chunks[0] if len(chunks) == 1 else b"".join(chunks)
-        except _NoKey:
-            chunks.clear()
-            _FREE_PICKLERS.append(pickler)
-            raise
-        except _DROP:
-            pickler = _KeyPickler()
-            continue
+    chunks = pickler.chunks
+    try:
+        pickler.dump(value)
+        key = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+    except _NoKey:
         chunks.clear()
         _FREE_PICKLERS.append(pickler)
-        return key
-    raise _NoKey
+        raise
+    except _DROP:
+        again = _with_new_pickler(value)
+        if again is None:
+            raise _NoKey from None
+        return again
+    chunks.clear()
+    _FREE_PICKLERS.append(pickler)
+    return key
+
+
+def _with_new_pickler(value: Any) -> bytes | None:
+    """The key of ``value`` by a new pickler, after the one that was used raised (and is
+    dropped); None when the new one raises too (a cycle), or refuses the value."""
+    pickler = _KeyPickler()
+    chunks = pickler.chunks
+    try:
+        pickler.dump(value)
+    except (_NoKey, *_DROP):
+        return None
+    key = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+    chunks.clear()
+    _FREE_PICKLERS.append(pickler)
+    return key
 
 
 def object_key(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bytes | None:
@@ -435,22 +450,22 @@ def object_key(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bytes | None:
         pickler = _FREE_PICKLERS.pop()
     except IndexError:
         pickler = _KeyPickler()
-    for _ in range(2):  # a second time with a new pickler when this one is dropped
-        chunks = pickler.chunks
-        try:
-            pickler.dump(parts)
-            key = chunks[0] if len(chunks) == 1 else b"".join(chunks)
-        except _NoKey:  # not builtins only: walk
-            chunks.clear()
-            _FREE_PICKLERS.append(pickler)
-            return _walked_key(args, kwargs)
-        except _DROP:
-            pickler = _KeyPickler()
-            continue
+    chunks = pickler.chunks
+    try:
+        pickler.dump(parts)
+        key = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+    except _NoKey:  # not builtins only: walk
         chunks.clear()
         _FREE_PICKLERS.append(pickler)
-        return key if len(key) <= STATE_KEY_MAX else None
-    return _walked_key(args, kwargs)
+        return _walked_key(args, kwargs)
+    except _DROP:  # pickled again by a new pickler (this one is dropped)
+        again = _with_new_pickler(parts)
+        if again is None:
+            return _walked_key(args, kwargs)
+        return again if len(again) <= STATE_KEY_MAX else None
+    chunks.clear()
+    _FREE_PICKLERS.append(pickler)
+    return key if len(key) <= STATE_KEY_MAX else None
 
 
 _UNPLANNED: Final = object()
