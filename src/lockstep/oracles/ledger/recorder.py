@@ -539,7 +539,7 @@ class TargetRecorder:
             self._skip(str(e))
             return
         except _UNWRITABLE as e:  # canon.canonical_json's refusal, without its extra call
-            self._skip(f"cannot be written as JSON: {type(e).__name__}: {e}")
+            self._skip(str(CanonError(f"cannot be written as JSON: {type(e).__name__}: {e}")))
             return
         except Exception as e:
             self._faults[f"freezing the outcome: {type(e).__name__}: {e}"] += 1
