@@ -41,7 +41,6 @@ import pickle
 import threading
 import types
 from decimal import Decimal
-from operator import is_
 from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
@@ -469,73 +468,6 @@ def object_key(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bytes | None:
 
 
 _UNPLANNED: Final = object()
-
-
-_FLAT: Final = frozenset({int, str, bytes, bool, float, type(None)})
-
-
-def _unchangeable(value: Any, depth: int = 0) -> bool:
-    """Whether ``value`` cannot change in place: an exact scalar, or a tuple or frozenset
-    of such (a list, a dict or a bytearray can)."""
-    t = type(value)
-    if t in _FLAT:
-        return True
-    if (t is tuple or t is frozenset) and depth < 32:
-        for v in value:  # noqa: SIM110 -- a plain loop, no generator frame per value
-            if type(v) not in _FLAT and not _unchangeable(v, depth + 1):
-                return False
-        return True
-    return False
-
-
-def snapshot_proves(args: tuple[Any, ...]) -> bool:
-    """Whether an unchanged :func:`identity_snapshot` of ``args`` proves an unchanged
-    :func:`object_key`: every argument is an exact scalar or a plain object of the
-    project's own class (frozen as its ``__dict__``) whose attributes are named by exact
-    strs and hold only values that cannot change in place.  The same key means the same
-    types all through (the key writes them), so this holds for every input of that key."""
-    plans = _OBJECT_PLANS
-    for a in args:
-        t = type(a)
-        if t in _FLAT:
-            continue
-        plan = plans[t] if t in plans else object_plan(t)
-        if plan is None:
-            return False
-        for k, v in a.__dict__.items():
-            if type(k) is not str or not _unchangeable(v):
-                return False
-    return True
-
-
-def identity_snapshot(args: tuple[Any, ...]) -> list[Any]:
-    """The objects an input's objects hold, by identity: for each object argument its
-    class, its attribute count, its attribute names and its values, in ``__dict__`` order.
-
-    For an input that :func:`snapshot_proves`, the same snapshot after a call (the same
-    objects in the same places: :func:`same_snapshot`) means the call changed no state:
-    nothing in it can change in place, and nothing was rebound, added or deleted.  It costs
-    a fraction of taking the key again."""
-    out: list[Any] = []
-    extend = out.extend
-    flat = _FLAT
-    for a in args:
-        if type(a) not in flat:
-            d = a.__dict__
-            extend((type(a), len(d), *d, *d.values()))
-    return out
-
-
-def same_snapshot(args: tuple[Any, ...], before: list[Any]) -> bool:
-    """Whether ``args`` hold, object for object, what :func:`identity_snapshot` saw."""
-    now: list[Any] = []
-    extend = now.extend
-    flat = _FLAT
-    for a in args:  # identity_snapshot(args), inline: this runs once per repeated call
-        if type(a) not in flat:
-            d = a.__dict__
-            extend((type(a), len(d), *d, *d.values()))
-    return len(now) == len(before) and all(map(is_, now, before))
 
 
 def _object_form(plan: str, state: dict[str, Any], form: Any, depth: int) -> tuple[Any, ...]:

@@ -48,7 +48,6 @@ from lockstep import canon
 from lockstep.canon import JSON
 from lockstep.canon._core import _INT_HIGH, _INT_LOW
 from lockstep.canon._core import _encoder as _canonical_writer
-from lockstep.canon.objects import identity_snapshot, same_snapshot, snapshot_proves
 from lockstep.errors import CanonError
 from lockstep.oracles.ledger.exit_hooks import EXIT
 from lockstep.oracles.ledger.format import (
@@ -98,9 +97,6 @@ SNAPSHOT_WAIT: Final = 1.0
 _encode = canon.encode
 _encode_call_keyed = canon.encode_call_keyed
 _object_key = canon.object_key
-_identity_snapshot = identity_snapshot
-_same_snapshot = same_snapshot
-_snapshot_proves = snapshot_proves
 _RAISED: Final = object()
 """What :meth:`TargetRecorder._again` is given for a call that raised (no result to key)."""
 _canonical = canon.canonical_json
@@ -275,15 +271,9 @@ class _Again(msgspec.Struct, gc=False):
     before: bytes
     args: tuple[Any, ...]
     kwargs: dict[str, Any]
-    snapshot: list[Any] | None = None
-    """:func:`~lockstep.canon.objects.identity_snapshot` of the arguments before the call, when an unchanged
-    one proves them unchanged (:attr:`_Remembered.proven`): compared in place of a key."""
 
     def unchanged(self) -> bool:
-        """Whether the call left the arguments as they were (by snapshot, else by key)."""
-        snapshot = self.snapshot
-        if snapshot is not None and _same_snapshot(self.args, snapshot):
-            return True
+        """Whether the call left the arguments as they were (their key is the same)."""
         return _object_key(self.args, self.kwargs) == self.before
 
 
@@ -296,9 +286,6 @@ class _Remembered(msgspec.Struct, gc=False):
     enc_kwargs: JSON
     key: bytes
     result_key: bytes | None
-    proven: bool = False
-    """Whether an identity snapshot of such an input proves it unchanged by a call
-    (:func:`~lockstep.canon.objects.snapshot_proves`): then no key is taken after the call."""
 
 
 class _Materialized(_Pending, gc=False):
@@ -372,8 +359,7 @@ class TargetRecorder:
             object_key = _object_key(args, kwargs)
             remembered = self._objects.get(object_key) if object_key is not None else None
             if remembered is not None:
-                snapshot = _identity_snapshot(args) if remembered.proven else None
-                return _Again(remembered, object_key, args, kwargs, snapshot)  # type: ignore[arg-type]
+                return _Again(remembered, object_key, args, kwargs)  # type: ignore[arg-type]
         try:
             enc_args, enc_kwargs, key = _encode_call_keyed(args, kwargs)
         except CanonError as e:
@@ -596,7 +582,6 @@ class TargetRecorder:
                     pending.enc_kwargs,
                     key,
                     pending.result_key,
-                    not pending.kwargs and _snapshot_proves(pending.args),
                 )
         finally:
             lock.release()
