@@ -67,6 +67,24 @@ def test_encode_call_keyed_is_encode_call_plus_its_key(
     )
 
 
+_flat = st.one_of(leaves, st.integers(), st.text(max_size=4))
+
+
+@given(
+    st.lists(_flat | st.lists(_flat, max_size=3).map(tuple), max_size=4).map(tuple),
+    st.dictionaries(st.sampled_from(["a", "b", "$c", "é"]), _flat, max_size=2),
+)
+@settings(max_examples=300)
+def test_a_call_of_scalars_and_tuples_is_keyed_as_the_sorting_writer_keys_it(
+    args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> None:
+    """Such a call (no object with two keys when at most one keyword is passed) is keyed
+    by the writer that does not sort: its bytes must be the sorting writer's."""
+    enc_args, enc_kwargs, key = canon.encode_call_keyed(args, kwargs)
+    assert key == canon.canonical_json([enc_args, enc_kwargs])
+    assert (enc_args, enc_kwargs) == canon.encode_call(args, kwargs)
+
+
 @pytest.mark.parametrize(
     ("value", "why"),
     [

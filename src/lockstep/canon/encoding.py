@@ -484,6 +484,9 @@ def encode_call(
     return enc_args, enc_kwargs  # type: ignore[return-value]
 
 
+_BYTES_LEAF: Final = LEAF_ENCODERS.get(bytes)
+
+
 def encode_call_keyed(  # noqa: C901 -- one flat loop per call, see below
     args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> tuple[list[JSON], dict[str, JSON], bytes]:
@@ -496,6 +499,9 @@ def encode_call_keyed(  # noqa: C901 -- one flat loop per call, see below
     fast = _FAST_STRICT
     plain = _PLAIN_SCALARS
     leaves = LEAF_ENCODERS
+    bytes_leaf = leaves.get(bytes) is _BYTES_LEAF  # not when an encoder was registered for it
+    b64 = binascii.b2a_base64
+    flat = True
     try:
         # Plain loops, not comprehensions (each one is a function call in 3.11): an argument
         # is a scalar, a leaf, a tuple of those, or anything else (the fast encoder).
@@ -512,18 +518,23 @@ def encode_call_keyed(  # noqa: C901 -- one flat loop per call, see below
                     u = type(y)
                     if u in plain:
                         items.append(y)
+                    elif u is bytes and bytes_leaf:  # the bytes leaf, inline
+                        items.append({"$bytes": b64(y, newline=False).decode("ascii")})
                     elif (leaf := leaves.get(u)) is not None:
                         items.append(leaf(y))
                     else:
                         items.append(fast(y, 4))
+                        flat = False
                 enc_args.append({"$tuple": items})
             else:
                 enc_args.append(fast(x, 2))
+                flat = False
         enc_kwargs: dict[str, JSON] = {}
         for k, x in kwargs.items():
             t = type(x)
             if k[:1] == "$":
                 enc_kwargs = fast(kwargs, 1)  # type: ignore[assignment]
+                flat = False
                 break
             if t in plain:
                 enc_kwargs[k] = x
@@ -531,7 +542,12 @@ def encode_call_keyed(  # noqa: C901 -- one flat loop per call, see below
                 enc_kwargs[k] = leaf(x)
             else:
                 enc_kwargs[k] = fast(x, 2)
-        key = _encoder.encode([enc_args, enc_kwargs])
+                flat = False
+        # Every object written here inline is a one-key tag; when nothing went through the
+        # fast encoder (whose dicts keep the caller's order) and at most one keyword was
+        # passed, no object has two keys, so the writer need not sort: the same bytes.
+        write = _checker.encode if flat and len(enc_kwargs) < 2 else _encoder.encode
+        key = write([enc_args, enc_kwargs])
         if len(key) < MAX_INT_DIGITS - 1 or _LONG_DIGITS.search(key) is None:
             return enc_args, enc_kwargs, key
     except Exception:  # encode_call() below raises the right, path-naming error

@@ -347,9 +347,25 @@ class _Sink:
 
 
 class _KeyPickler(_BuiltinsOnly):
+    """A key pickler in pickle's *fast* mode: no memo, so every value is written in full
+    where it occurs (as canon freezes it), the bytes depend on the values alone, never on
+    which of them are the same object, and no memo is filled and cleared per key.
+
+    Fast mode counts nesting to catch cycles; CPython 3.11's frozenset writer enters that
+    count without leaving it, so a pickler that wrote many frozensets starts to raise
+    ``ValueError`` or ``KeyError`` (never other bytes: the count decides only whether it
+    raises).  A pickler that raised either is dropped and the input pickled again by a new
+    one, so its key is what a new pickler writes (a cycle fails twice: no key here)."""
+
     def __init__(self) -> None:
         self.chunks: list[bytes] = []
         super().__init__(_Sink(self.chunks.append), 5)
+        self.fast = True
+
+
+_DROP: Final = (ValueError, KeyError, RecursionError)
+"""What a key pickler raises for a cycle, nesting too deep, or a nesting count gone wrong:
+the pickler is not reused."""
 
 
 _FREE_PICKLERS: Final[list[_KeyPickler]] = []
@@ -367,12 +383,35 @@ def _builtins_key(value: Any) -> bytes:
         pickler = _KeyPickler()
     chunks = pickler.chunks
     try:
-        pickler.clear_memo()
         pickler.dump(value)
-        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
-    finally:
+        key = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+    except _NoKey:
         chunks.clear()
         _FREE_PICKLERS.append(pickler)
+        raise
+    except _DROP:
+        again = _with_new_pickler(value)
+        if again is None:
+            raise _NoKey from None
+        return again
+    chunks.clear()
+    _FREE_PICKLERS.append(pickler)
+    return key
+
+
+def _with_new_pickler(value: Any) -> bytes | None:
+    """The key of ``value`` by a new pickler, after the one that was used raised (and is
+    dropped); None when the new one raises too (a cycle), or refuses the value."""
+    pickler = _KeyPickler()
+    chunks = pickler.chunks
+    try:
+        pickler.dump(value)
+    except (_NoKey, *_DROP):
+        return None
+    key = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+    chunks.clear()
+    _FREE_PICKLERS.append(pickler)
+    return key
 
 
 def object_key(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bytes | None:
@@ -382,23 +421,15 @@ def object_key(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bytes | None:
 
     A recorder remembers an input it has seen by this key, so a repeated call with an
     object argument is not frozen again (and its object result is compared by key too).
+
+    The usual call -- positional scalars and objects whose state is builtins only (``self``,
+    a value object) -- is pickled at once in C, here inline: it runs two or three times per
+    recorded call.  Each object stands as the tuple ``(class plan, __dict__)`` (no scalar
+    argument is a tuple here), and the key starts with pickle's protocol mark, which no key
+    of the walk (``marshal`` bytes, :func:`_walked_key`) starts with.
     """
-    if not kwargs:
-        key = _positional_key(args)
-        if key is not _WALK:
-            return key  # type: ignore[return-value]
-    return _walked_key(args, kwargs)
-
-
-_WALK: Final = object()
-
-
-def _positional_key(args: tuple[Any, ...]) -> bytes | object | None:
-    """:func:`object_key` of positional scalars and objects whose state is builtins only,
-    pickled at once in C, or :data:`_WALK` when it must walk.  This is the call a recorder
-    sees again and again (``self``, a value object).  Each object stands as the tuple
-    ``(class plan, __dict__)`` (no scalar argument is a tuple here), and the key starts
-    with pickle's protocol mark, which no key of the walk (``marshal`` bytes) starts with."""
+    if kwargs:
+        return _walked_key(args, kwargs)
     parts: list[Any] = []
     append = parts.append
     plans = _OBJECT_PLANS
@@ -408,15 +439,35 @@ def _positional_key(args: tuple[Any, ...]) -> bytes | object | None:
         if t in leaves:
             append(v)
             continue
-        plan = plans[t] if t in plans else object_plan(t)
+        plan = plans.get(t, _UNPLANNED)
+        if plan is _UNPLANNED:
+            plan = object_plan(t)
         if plan is None:
-            return _WALK
+            return _walked_key(args, kwargs)
         append((plan, v.__dict__))
     try:
-        key = _builtins_key(parts)
-    except _NoKey:
-        return _WALK
+        pickler = _FREE_PICKLERS.pop()
+    except IndexError:
+        pickler = _KeyPickler()
+    chunks = pickler.chunks
+    try:
+        pickler.dump(parts)
+        key = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+    except _NoKey:  # not builtins only: walk
+        chunks.clear()
+        _FREE_PICKLERS.append(pickler)
+        return _walked_key(args, kwargs)
+    except _DROP:  # pickled again by a new pickler (this one is dropped)
+        again = _with_new_pickler(parts)
+        if again is None:
+            return _walked_key(args, kwargs)
+        return again if len(again) <= STATE_KEY_MAX else None
+    chunks.clear()
+    _FREE_PICKLERS.append(pickler)
     return key if len(key) <= STATE_KEY_MAX else None
+
+
+_UNPLANNED: Final = object()
 
 
 def _object_form(plan: str, state: dict[str, Any], form: Any, depth: int) -> tuple[Any, ...]:

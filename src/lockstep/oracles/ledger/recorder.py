@@ -46,6 +46,8 @@ import msgspec
 
 from lockstep import canon
 from lockstep.canon import JSON
+from lockstep.canon._core import _INT_HIGH, _INT_LOW
+from lockstep.canon._core import _encoder as _canonical_writer
 from lockstep.errors import CanonError
 from lockstep.oracles.ledger.exit_hooks import EXIT
 from lockstep.oracles.ledger.format import (
@@ -98,7 +100,35 @@ _object_key = canon.object_key
 _RAISED: Final = object()
 """What :meth:`TargetRecorder._again` is given for a call that raised (no result to key)."""
 _canonical = canon.canonical_json
+_write_outcome = _canonical_writer.encode
+"""The outcome's canonical bytes: :func:`canon.canonical_json`'s writer, called directly."""
+_UNWRITABLE: Final = (TypeError, ValueError, OverflowError, RecursionError, msgspec.EncodeError)
 _marshal = marshal.dumps
+
+
+def _memo_key(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bytes | None:
+    """The ``marshal`` bytes of an input made only of :data:`_MEMO_LEAVES` and tuples of
+    them (:func:`_memoizable`, inline for the arguments and keywords: one call per
+    recorded call), else None."""
+    leaves = _MEMO_LEAVES
+    try:
+        for v in args:
+            t = type(v)
+            if t in leaves:
+                continue
+            if t is not tuple:
+                return None
+            for w in v:
+                t = type(w)
+                if t not in leaves and (t is not tuple or not _memoizable(w)):
+                    return None
+        for v in kwargs.values():
+            t = type(v)
+            if t not in leaves and (t is not tuple or not _memoizable(v)):
+                return None
+        return _marshal((args, kwargs), 2)
+    except RecursionError:
+        return None
 
 
 def _memoizable(values: Iterable[Any]) -> bool:
@@ -115,6 +145,17 @@ def _memoizable(values: Iterable[Any]) -> bool:
             if t not in leaves and (t is not tuple or not _memoizable(w)):
                 return False
     return True
+
+
+def _mutable_input(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    """Whether an argument may change in place (so it is frozen again after the call)."""
+    for a in args:
+        if type(a) not in _IMMUTABLE and not _immutable(a):
+            return True
+    for v in kwargs.values():  # noqa: SIM110 - a plain loop, as above
+        if type(v) not in _IMMUTABLE and not _immutable(v):
+            return True
+    return False
 
 
 def _immutable(value: Any) -> bool:
@@ -231,6 +272,10 @@ class _Again(msgspec.Struct, gc=False):
     args: tuple[Any, ...]
     kwargs: dict[str, Any]
 
+    def unchanged(self) -> bool:
+        """Whether the call left the arguments as they were (their key is the same)."""
+        return _object_key(self.args, self.kwargs) == self.before
+
 
 class _Remembered(msgspec.Struct, gc=False):
     """An input with objects, as first frozen: its row, its frozen arguments and table key,
@@ -304,19 +349,17 @@ class TargetRecorder:
         """
         self.calls += 1
         index = self.calls
-        memo_key: bytes | None = None
-        try:
-            if _memoizable(args) and (not kwargs or _memoizable(kwargs.values())):
-                memo_key = _marshal((args, kwargs), 2)
-                seen = self._memo.get(memo_key)
-                if seen is not None:
-                    return seen
-        except RecursionError:
-            memo_key = None
-        object_key = None if memo_key is not None else _object_key(args, kwargs)
-        remembered = self._objects.get(object_key) if object_key is not None else None
-        if remembered is not None:
-            return _Again(remembered, object_key, args, kwargs)  # type: ignore[arg-type]
+        memo_key = _memo_key(args, kwargs)
+        if memo_key is not None:
+            seen = self._memo.get(memo_key)
+            if seen is not None:
+                return seen
+        object_key: bytes | None = None
+        if memo_key is None:
+            object_key = _object_key(args, kwargs)
+            remembered = self._objects.get(object_key) if object_key is not None else None
+            if remembered is not None:
+                return _Again(remembered, object_key, args, kwargs)  # type: ignore[arg-type]
         try:
             enc_args, enc_kwargs, key = _encode_call_keyed(args, kwargs)
         except CanonError as e:
@@ -324,16 +367,8 @@ class TargetRecorder:
         except Exception as e:
             self._faults[f"freezing the arguments: {type(e).__name__}: {e}"] += 1
             return None
-        mutable = False
-        for a in () if memo_key is not None else args:  # memoizable means immutable
-            if type(a) not in _IMMUTABLE and not _immutable(a):
-                mutable = True
-                break
-        if not mutable and memo_key is None:
-            for v in kwargs.values():
-                if type(v) not in _IMMUTABLE and not _immutable(v):
-                    mutable = True
-                    break
+        # memoizable means immutable: nothing to compare after the call
+        mutable = memo_key is None and _mutable_input(args, kwargs)
         return _Pending(
             index, args, kwargs, enc_args, enc_kwargs, mutable, memo_key, key, object_key
         )
@@ -380,7 +415,10 @@ class TargetRecorder:
         """Note a normal return."""
         if pending is None:
             return
-        if isinstance(pending, _Again):
+        if type(pending) is _Pending:  # a new input (with objects: key the result too)
+            if pending.object_key is not None:
+                pending.result_key = _object_key((result,), {})
+        elif isinstance(pending, _Again):
             found = self._again(pending, result)
             if found is None:
                 return
@@ -397,6 +435,10 @@ class TargetRecorder:
                 and pending.mutated is None
             ):
                 return  # the recorded outcome again: same bytes, nothing to note
+        t = type(result)
+        if (t is int and _INT_LOW < result < _INT_HIGH) or (t is str and result.isascii()):
+            self._note(pending, True, result, "", "")  # canon.encode's first test, inline
+            return
         try:
             enc = _encode(result, path="result")
         except CanonError as e:
@@ -429,7 +471,7 @@ class TargetRecorder:
         arguments are unchanged (so no mutation), or the input rebuilt as first frozen, when
         this call changed them (its mutation is then frozen like any other)."""
         remembered = again.remembered
-        if _object_key(again.args, again.kwargs) != again.before:
+        if not again.unchanged():
             return _Pending(
                 self.calls,
                 again.args,
@@ -475,16 +517,20 @@ class TargetRecorder:
             self._note_again(pending, ok, result, exc_type, exc_stem)
             return
         assert isinstance(pending, _Pending)
+        mutable = pending.mutable
         try:
-            mutated = self._mutations(pending) if pending.mutable else None
-            key = pending.key
-            outcome = _canonical([ok, result, exc_type, exc_stem, mutated])
+            mutated = self._mutations(pending) if mutable else None
+            outcome = _write_outcome([ok, result, exc_type, exc_stem, mutated])
         except CanonError as e:
             self._skip(str(e))
+            return
+        except _UNWRITABLE as e:  # canon.canonical_json's refusal, without its extra call
+            self._skip(str(CanonError(f"cannot be written as JSON: {type(e).__name__}: {e}")))
             return
         except Exception as e:
             self._faults[f"freezing the outcome: {type(e).__name__}: {e}"] += 1
             return
+        key = pending.key
         if len(key) + len(outcome) > MAX_ROW_BYTES:
             self._skip(
                 f"the frozen call takes {(len(key) + len(outcome)) / 2**20:.1f} MiB, "
@@ -493,11 +539,14 @@ class TargetRecorder:
             return
         if self.context is not None:
             self._observe(key, outcome)
-        with self._lock:
-            seen = self._seen.get(key)
-            if seen is None:
-                self._seen[key] = _Seen(
-                    _ordered(pending, key) if pending.mutable else key,
+        lock = self._lock  # acquire/release, not `with`: half the cost, on every new row
+        lock.acquire()
+        try:
+            table = self._seen
+            row = table.get(key)
+            if row is None:
+                row = table[key] = _Seen(
+                    _ordered(pending, key) if mutable else key,
                     ok,
                     result,
                     exc_type,
@@ -506,21 +555,20 @@ class TargetRecorder:
                     outcome,
                     pending.call_index,
                 )
-                if self.spill and len(self._seen) >= self._spill_at:
+                if self.spill and len(table) >= self._spill_at:
                     self._spill()
                     return
-            elif seen.outcome != outcome and outcome not in seen.other_outcomes:
-                seen.other_outcomes += (outcome,)
-                seen.other_calls += (pending.call_index,)
+            elif row.outcome != outcome and outcome not in row.other_outcomes:
+                row.other_outcomes += (outcome,)
+                row.other_calls += (pending.call_index,)
             memo_key = pending.memo_key
             if (
                 memo_key is not None
                 and len(memo_key) <= MEMO_KEY_MAX
                 and len(self._memo) < MEMO_LIMIT
             ):
-                self._memo[memo_key] = self._seen[key]
+                self._memo[memo_key] = row
             object_key = pending.object_key
-            row = self._seen[key]
             if (
                 object_key is not None
                 and mutated is None
@@ -529,8 +577,14 @@ class TargetRecorder:
                 and len(self._objects) < MEMO_LIMIT
             ):
                 self._objects[object_key] = _Remembered(
-                    row, pending.enc_args, pending.enc_kwargs, key, pending.result_key
+                    row,
+                    pending.enc_args,
+                    pending.enc_kwargs,
+                    key,
+                    pending.result_key,
                 )
+        finally:
+            lock.release()
 
     def _spill(self) -> None:
         """Write the table out as one sorted run and start an empty one (lock held).
