@@ -266,7 +266,10 @@ def test_unfreezable_values_are_refused_with_their_path(value: Any, where: str, 
     message = str(info.value)
     assert message.startswith(f"{where}: cannot freeze")
     assert what.lower() in message.lower()
-    assert "register_encoder" in message
+    if what == "generator":  # no encoder can help: its items exist only once consumed
+        assert "freeze a function that consumes it" in message
+    else:
+        assert "register_encoder" in message
 
 
 def test_a_reference_cycle_is_refused() -> None:
