@@ -10,6 +10,7 @@ refuse with :class:`CanonError` and nothing else.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import enum
 import http
@@ -626,3 +627,20 @@ def test_a_generator_is_refused_with_what_to_freeze_instead() -> None:
         canon.dumps(numbers())
     assert "cannot freeze a generator: what it yields exists only once" in str(info.value)
     assert "register_encoder" not in str(info.value)
+
+
+class _Reference(collections.namedtuple("_Reference", ["scheme", "host"])):
+    slots = ()  # not __slots__: instances get a __dict__ (rfc3986's URIReference)
+
+    def __new__(cls, scheme: str, host: str, encoding: str = "utf-8") -> _Reference:
+        ref = super().__new__(cls, scheme, host)
+        ref.encoding = encoding  # type: ignore[attr-defined]
+        return ref
+
+
+def test_a_namedtuple_holding_attributes_beyond_its_fields_is_refused_not_frozen_lossily() -> None:
+    with pytest.raises(CanonError) as info:
+        canon.dumps(_Reference("http", "example.org", "latin-1"))
+    assert "holds attributes beyond its fields (encoding) would lose them" in str(info.value)
+    plain = collections.namedtuple("_Reference", ["scheme", "host"])("http", "example.org")
+    assert b"$namedtuple" in canon.dumps(plain)  # without attributes it still freezes

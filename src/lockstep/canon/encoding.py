@@ -178,8 +178,7 @@ class Encoder:
             }
             return {"$dataclass": [qualified_name(t), fields]}
         if isinstance(v, tuple) and _is_namedtuple_class(t) and len(v) == len(t._fields):
-            check_level(depth + 2)
-            return {"$namedtuple": [qualified_name(t), self.seq(v, depth + 3)]}
+            return self._namedtuple(v, t, depth)
         stdlib = self._stdlib(v, t, depth)
         if stdlib is not None:
             return stdlib
@@ -195,6 +194,19 @@ class Encoder:
         if freezes_by_structure(t) and not isinstance(v, BaseException):
             return freeze_object(self, v, t, depth)
         return self._builtin_subclass(v, t, depth)
+
+    def _namedtuple(self, v: tuple[Any, ...], t: type[Any], depth: int) -> JSON:
+        """A namedtuple by its fields; one that also holds attributes (a subclass without
+        ``__slots__`` that set some) is refused: its fields alone would lose them."""
+        extra = getattr(v, "__dict__", None)
+        if extra:
+            shown = ", ".join(sorted(str(k) for k in extra)[:3])
+            raise Unfreezable(
+                f"cannot freeze a {qualified_name(t)}: a namedtuple that also holds "
+                f"attributes beyond its fields ({shown}) would lose them"
+            )
+        check_level(depth + 2)
+        return {"$namedtuple": [qualified_name(t), self.seq(v, depth + 3)]}
 
     def _stdlib(self, v: Any, t: type[Any], depth: int) -> JSON | None:
         """Dates, times, UUIDs, complex numbers and paths; None for anything else."""
