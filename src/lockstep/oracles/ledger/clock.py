@@ -153,7 +153,7 @@ def _time_machine(coordinates: Any) -> Clock | str:
         return "ticking clock (time_machine.travel(...) without tick=False)"
     try:
         ns = coordinates.time_ns()
-        at = _spelled(_EPOCH + datetime.timedelta(microseconds=ns // 1000))
+        at = _spelled(_EPOCH + datetime.timedelta(microseconds=(ns + 500) // 1000))
     except Exception as e:
         return f"travelled clock that could not be read ({type(e).__name__}: {e})"
     return Clock(at=at)
