@@ -36,7 +36,7 @@ import msgspec
 MAX_OFFSET: Final = 24 * 3600
 """A ``tz_offset`` is less than a day either way (seconds east of UTC)."""
 
-_AT: Final = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{6})?Z")
+_AT: Final = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{6})?Z")
 """The one spelling of an instant: UTC, seconds, microseconds only when not zero."""
 
 _REAL_TIME: Final = (time.time,)
@@ -169,7 +169,8 @@ def _posix_tz(offset: int) -> str:
 
 
 class ClockUnavailable(Exception):
-    """time-machine is not installed: a row recorded under a frozen clock cannot be replayed."""
+    """A row recorded under a frozen clock cannot be replayed here: time-machine is not
+    installed, or cannot set the clock to that instant."""
 
 
 @contextmanager
@@ -196,8 +197,17 @@ def travelling(clock: Clock) -> Iterator[None]:
         time.tzset()
     _TRAVELLING.append(clock)
     try:
-        with time_machine.travel(clock.instant(), tick=False):
+        traveller = time_machine.travel(clock.instant(), tick=False)
+        try:
+            traveller.start()
+        except Exception as e:  # an instant this platform's clock cannot show
+            raise ClockUnavailable(
+                f"cannot set the clock to {clock.at}: {type(e).__name__}: {e}"
+            ) from None
+        try:
             yield
+        finally:
+            traveller.stop()
     finally:
         _TRAVELLING.pop()
         if zone is not None:
