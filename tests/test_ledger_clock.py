@@ -314,3 +314,60 @@ def test_travelling_sets_every_reader_of_the_clock_and_puts_it_back(instant: dt.
         assert abs(dt.datetime.now(dt.UTC) - instant) <= dt.timedelta(microseconds=10)
         assert time.gmtime()[:3] == instant.timetuple()[:3]
     assert dt.datetime.now(dt.UTC).year >= 2024
+
+
+JOB = """
+import datetime as dt
+
+from freezegun import freeze_time
+
+from lockstep import record_io
+
+
+@record_io
+def due(day):
+    return "late" if day < dt.date.today() else "on time"
+
+
+if __name__ == "__main__":
+    with freeze_time("2030-01-10"):
+        due(dt.date(2030, 1, 9))
+        due(dt.date(2030, 1, 11))
+"""
+
+
+def test_record_io_under_freeze_time_keeps_the_clock_and_verifies_there(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    root = tmp_path / "proj"
+    write_files(
+        root,
+        {
+            "lockstep.toml": '[[ledger]]\nname = "due"\ntarget = "jobs.run:due"\n',
+            "jobs/__init__.py": "",
+            "jobs/run.py": JOB,
+        },
+    )
+    proc = subprocess.run(
+        [sys.executable, "jobs/run.py"], cwd=root, capture_output=True, text=True, check=False
+    )
+    assert proc.returncode == 0, proc.stderr
+    rows = rows_of(root / "lockstep/due.ledger.jsonl")
+    # "late" for 2030-01-09 holds only while the clock says 2030-01-10: verified at that instant
+    assert sorted(str(row.result) for row in rows) == ["late", "on time"]
+    assert {row.clock for row in rows} == {Clock(at="2030-01-10T00:00:00Z", tz_offset=0)}
+    assert "not reproduce" not in proc.stderr
+    result = run_cli("replay", "due", cwd=root)
+    assert result.code == 0, result.output
+
+
+def test_mine_runs_the_recorded_rows_at_their_instant(frozen: Path, tmp_path: Path) -> None:
+    """The recorded rows reach every branch only at their frozen dates: mining starts there."""
+    root = project(tmp_path, {})
+    (root / "lockstep").mkdir()
+    (root / LEDGER).write_bytes((frozen / LEDGER).read_bytes())
+    result = run_cli("mine", "days", "--time-limit", "20s", "--no-mutants", cwd=root)
+    assert result.code == 0, result.output
+    assert "coverage before: 8/8 lines" in result.output, result.output
+    assert run_cli("replay", cwd=root).code == 0
