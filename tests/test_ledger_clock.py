@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import time
 from pathlib import Path
 
 import msgspec
@@ -197,10 +198,16 @@ def test_time_machine_travel_standing_still_is_kept_and_ticking_refused(tmp_path
     output = record(root)
     rows = by_day(root)
     assert set(rows) == {"2019-05-06"}
-    assert rows["2019-05-06"]["clock"] == {"at": "2019-05-05T12:00:00Z"}  # no offset: local zone
+    # the local offset the call saw at that instant (the machine's zone): replay sets it
+    offset = time.localtime(dt.datetime(2019, 5, 5, 12, tzinfo=dt.UTC).timestamp()).tm_gmtoff
+    assert rows["2019-05-06"]["clock"] == {"at": "2019-05-05T12:00:00Z", "tz_offset": offset}
     assert "ticking clock (time_machine.travel(...) without tick=False)" in output
     assert "mock.patch active on uuid" not in output  # time-machine's own patches are no cause
-    assert run_cli("replay", cwd=root).code == 0
+    for zone in (
+        "UTC",
+        "Pacific/Kiritimati",
+    ):  # replayed at that offset, whatever the machine's zone
+        assert run_cli("replay", cwd=root, env={"TZ": zone}).code == 0
 
 
 @pytest.mark.parametrize(
@@ -305,8 +312,6 @@ def test_a_clock_spells_each_instant_one_way_and_reads_it_back(
 
 @given(instants)
 def test_travelling_sets_every_reader_of_the_clock_and_puts_it_back(instant: dt.datetime) -> None:
-    import time
-
     epoch = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
     with travelling(Clock(at=_spelled(instant))):
         since = (instant - epoch) // dt.timedelta(microseconds=1)

@@ -43,6 +43,7 @@ _REAL_TIME: Final = (time.time,)
 """In a tuple: freezegun rebinds every module global that *is* ``time.time`` to its fake."""
 _UTC: Final = datetime.UTC
 _EPOCH: Final = datetime.datetime(1970, 1, 1, tzinfo=_UTC)
+_ELSEWHERE: Final = datetime.timezone(datetime.timedelta(hours=1))
 _TRAVELLING: list[Clock] = []
 """The clocks :func:`travelling` set in this process, innermost last: a call recorded
 there (``replay --against`` freezing an input at REV) is keyed by the very clock the row had."""
@@ -52,9 +53,10 @@ class Clock(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=Tru
     """The frozen instant a row was recorded under (its ``clock`` field).
 
     ``at`` is the instant in UTC (``2020-02-02T00:00:00Z``, with ``.ffffff`` when it has
-    microseconds); ``tz_offset`` is freezegun's offset of local time from UTC in seconds
-    (its ``datetime.now()`` and ``date.today()`` are UTC plus that offset), absent under
-    time-machine, which keeps the machine's time zone.
+    microseconds); ``tz_offset`` is the offset of local time from UTC the call saw, in
+    seconds: freezegun's ``tz_offset`` (its ``datetime.now()`` and ``date.today()`` are UTC
+    plus that offset), or under time-machine the offset of the process's zone at that
+    instant.  Absent (a row written by hand): replay keeps the machine's zone.
     """
 
     at: str
@@ -121,7 +123,8 @@ def state() -> Clock | str | None:
     if factories:
         return _freezegun(api, factories[-1])
     machine = sys.modules.get("time_machine")
-    stack = getattr(machine, "coordinates_stack", None)
+    # the travels in effect: ``traveller_stack`` from time-machine 3, ``coordinates_stack`` before
+    stack = getattr(machine, "traveller_stack", None) or getattr(machine, "coordinates_stack", None)
     if stack:
         return _time_machine(stack[-1])
     return None
@@ -152,11 +155,16 @@ def _time_machine(coordinates: Any) -> Clock | str:
     if getattr(coordinates, "_tick", True):
         return "ticking clock (time_machine.travel(...) without tick=False)"
     try:
-        ns = coordinates.time_ns()
-        at = _spelled(_EPOCH + datetime.timedelta(microseconds=(ns + 500) // 1000))
+        micros = (coordinates.time_ns() + 500) // 1000
+        at = _spelled(_EPOCH + datetime.timedelta(microseconds=micros))
+        # time-machine keeps the machine's zone (or the destination's ZoneInfo): the call saw
+        # local time at this offset, which replay sets wherever it runs
+        offset = time.localtime(micros // 1_000_000).tm_gmtoff
     except Exception as e:
         return f"travelled clock that could not be read ({type(e).__name__}: {e})"
-    return Clock(at=at)
+    if not -MAX_OFFSET < offset < MAX_OFFSET:
+        return f"travelled clock with a local offset of {offset} s, not within a day"
+    return Clock(at=at, tz_offset=offset)
 
 
 def _posix_tz(offset: int) -> str:
@@ -197,7 +205,10 @@ def travelling(clock: Clock) -> Iterator[None]:
         time.tzset()
     _TRAVELLING.append(clock)
     try:
-        traveller = time_machine.travel(clock.instant(), tick=False)
+        # At a fixed offset that is not UTC's: time-machine 3 makes a UTC destination the
+        # process's zone, and the zone is :func:`_posix_tz`'s to set (an instant is exact
+        # either way: time-machine reads it as nanoseconds since the epoch)
+        traveller = time_machine.travel(clock.instant().astimezone(_ELSEWHERE), tick=False)
         try:
             traveller.start()
         except Exception as e:  # an instant this platform's clock cannot show

@@ -41,7 +41,8 @@ Every other line is a closed :class:`LedgerRow`::
   is behaviour, so replay checks it like the result.
 * ``clock`` is present only when the call ran under a frozen clock (freezegun's
   ``freeze_time``, time-machine's ``travel(..., tick=False)``): the instant, in UTC,
-  and freezegun's ``tz_offset`` in seconds, ``{"at":"2020-02-02T00:00:00Z","tz_offset":0}``
+  and the local time's offset from UTC in seconds (freezegun's ``tz_offset``),
+  ``{"at":"2020-02-02T00:00:00Z","tz_offset":0}``
   (:mod:`lockstep.oracles.ledger.clock`).  Replay runs the call with the clock travelled
   there.  A ledger holding such a row is format version 3; one without any stays version 2,
   byte for byte what it was.
