@@ -14,6 +14,7 @@ import binascii
 import dataclasses
 import enum
 import math
+import sys
 import types
 from collections.abc import Callable, Iterable
 from decimal import Decimal
@@ -213,11 +214,16 @@ class Encoder:
         import datetime as dt
         import uuid
 
-        if t is dt.datetime:
+        real_datetime, real_date = _real_dates()
+        if t.__module__ == _FREEZEGUN and issubclass(t, real_date):
+            # freezegun's FakeDate/FakeDatetime: what ``date(...)`` makes under freeze_time;
+            # the same value as the real class's, which is what replay passes.
+            t = real_datetime if issubclass(t, real_datetime) else real_date
+        if t is real_datetime:
             check_level(depth + 1)
             zone = freeze_tzinfo(self, v.tzinfo, depth + 2)
             return {"$datetime": [v.isoformat(), zone, v.fold]}
-        if t is dt.date:
+        if t is real_date:
             check_level(depth)
             return {"$date": v.isoformat()}
         if t is dt.time:
@@ -427,6 +433,29 @@ def _fast_encoder(slow: Encoder) -> Callable[[Any, int], JSON]:  # noqa: C901 --
 
 _FAST_STRICT = _fast_encoder(_STRICT)
 _FAST_LOOSE = _fast_encoder(_LOOSE)
+
+
+_FREEZEGUN: Final = "freezegun.api"
+"""The module of freezegun's date and datetime subclasses (frozen as the real classes)."""
+_REAL_DATES: list[tuple[type[Any], type[Any]]] = []
+
+
+def _real_dates() -> tuple[type[Any], type[Any]]:
+    """The real ``datetime`` and ``date`` classes, found once.
+
+    Not the ``datetime`` module's names: while a test freezes the clock, freezegun rebinds
+    those (and every module global holding them) to its subclasses; its own module keeps
+    the real ones as ``real_datetime`` and ``real_date``.
+    """
+    if not _REAL_DATES:
+        api = sys.modules.get(_FREEZEGUN)
+        real = getattr(api, "real_datetime", None), getattr(api, "real_date", None)
+        if real[0] is None or real[1] is None:
+            import datetime as dt
+
+            real = dt.datetime, dt.date
+        _REAL_DATES.append(real)  # type: ignore[arg-type]
+    return _REAL_DATES[0]
 
 
 def _proven(out: JSON) -> bool:

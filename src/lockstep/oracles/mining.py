@@ -29,6 +29,10 @@ class Call:
 
     args: tuple[Any, ...]
     kwargs: dict[str, Any]
+    clock: Any = None
+    """The frozen clock a recorded ledger row ran under (a
+    :class:`lockstep.oracles.ledger.clock.Clock`), run there again; None: today's clock
+    (every generated input)."""
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,8 @@ import time
 import types
 from typing import Any, Final
 
+from lockstep.oracles.ledger import clock
+
 MAX_WATCHED: Final = 2000
 """Most module globals and class attributes compared per new row (the first ones found)."""
 
@@ -235,7 +237,15 @@ class ContextWatch:
         return "; ".join(causes)
 
     def _clock(self) -> list[str]:
-        """One cause naming every clock function or class that is not the real one."""
+        """One cause naming every clock function or class that is not the real one.
+
+        A clock frozen still (:mod:`.clock`) is kept with the row and replayed there: it is
+        named with its instant, should the row still not reproduce at that instant.  A
+        clock that ticks is named as such: its rows are verified on the real clock."""
+        kept = clock.state()
+        if isinstance(kept, clock.Clock):
+            return [f"frozen clock at {kept.describe()}, replayed at that instant"]
+        ticking = [kept] if isinstance(kept, str) else []
         replaced: list[str] = []
         time_module = sys.modules.get("time", time)
         for dotted, real in _CLOCK.items():
@@ -250,6 +260,8 @@ class ContextWatch:
         for dotted, cls in classes:
             if getattr(dt_module, dotted.partition(".")[2], cls) is not cls:
                 replaced.append(dotted)
+        if ticking:
+            return [f"{ticking[0]}: only a clock that stands still is replayed"]
         return [f"frozen clock ({', '.join(replaced)} replaced)"] if replaced else []
 
     def _environment(self) -> list[str]:
@@ -310,6 +322,8 @@ class ContextWatch:
         for patch in list(active):
             owner = getattr(patch, "target", None)
             where = getattr(owner, "__name__", type(owner).__name__)
+            if where == "uuid" and "time_machine" in sys.modules:
+                continue  # time-machine's own, while it travels (uuid1 reads its clock)
             cause = f"mock.patch active on {where}.{getattr(patch, 'attribute', '?')}"
             if cause not in seen and cause not in out:
                 out.append(cause)

@@ -23,6 +23,7 @@ from lockstep import canon
 from lockstep.errors import CanonError, DataError, Rejected
 from lockstep.model import RecordMode, RecordReport
 from lockstep.oracles.ledger.format import (
+    CLOCK_VERSION,
     ENCODER,
     FORMAT_VERSION,
     HEADER_DECODER,
@@ -33,9 +34,9 @@ from lockstep.oracles.ledger.format import (
     Param,
     call_text,
     describe_signature,
-    input_key,
     outcome_text,
     row_id,
+    row_key,
     signature_changes,
 )
 from lockstep.oracles.ledger.secret_rows import without_secrets
@@ -143,7 +144,7 @@ def parse_row(line: bytes, lineno: int, shown: str, fn: str) -> LedgerRow:
             f"{shown}:{lineno}: row {row.id} is for {row.fn!r}, but the header names {fn!r}"
         )
     try:
-        expected = row_id(input_key(row.args, row.kwargs))
+        expected = row_id(row_key(row))
     except CanonError as e:
         raise DataError(f"{shown}:{lineno}: row {row.id}: {e}") from None
     if row.id != expected:
@@ -352,7 +353,7 @@ def write_rows(
 
     count, digest = body_digest(lines())
     header = LedgerHeader(
-        lockstep_ledger=FORMAT_VERSION,
+        lockstep_ledger=CLOCK_VERSION if any(map(_has_clock, lines())) else FORMAT_VERSION,
         fn=fn,
         signature=signature,
         stem_length=stem_length,
@@ -363,6 +364,11 @@ def write_rows(
         out.write(ENCODER.encode(header))
         for line in lines():
             out.write(line)
+
+
+def _has_clock(line: bytes) -> bool:
+    """Whether a row line holds a ``clock`` (the ledger is then format version 3)."""
+    return b'"clock":{' in line and ROW_DECODER.decode(line).clock is not msgspec.UNSET
 
 
 def _by_id(row: LedgerRow) -> str:

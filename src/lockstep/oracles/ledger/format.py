@@ -39,10 +39,17 @@ Every other line is a closed :class:`LedgerRow`::
   it maps the argument (``"0"`` for the first positional one, the keyword's
   name for a keyword) to its frozen value *after* the call.  Mutating an input
   is behaviour, so replay checks it like the result.
+* ``clock`` is present only when the call ran under a frozen clock (freezegun's
+  ``freeze_time``, time-machine's ``travel(..., tick=False)``): the instant, in UTC,
+  and the local time's offset from UTC in seconds (freezegun's ``tz_offset``),
+  ``{"at":"2020-02-02T00:00:00Z","tz_offset":0}``
+  (:mod:`lockstep.oracles.ledger.clock`).  Replay runs the call with the clock travelled
+  there.  A ledger holding such a row is format version 3; one without any stays version 2,
+  byte for byte what it was.
 * ``id`` is the first 16 hex digits of the sha256 of the canonical input
-  (``[args, kwargs]``): the same input always gets the same id, on every
-  machine and in every worker, which is what makes merging and ``--shard``
-  deterministic.
+  (``[args, kwargs]``, or ``[args, kwargs, clock]`` for a row with a clock): the same
+  input always gets the same id, on every machine and in every worker, which is what
+  makes merging and ``--shard`` deterministic.
 """
 
 from __future__ import annotations
@@ -60,6 +67,7 @@ from lockstep.canon.text import call_text as _call_text
 from lockstep.canon.text import outcome_text as outcome_text  # a row's outcome reads as canon's
 from lockstep.canon.text import short_name, value_text
 from lockstep.errors import CanonError
+from lockstep.oracles.ledger.clock import Clock, as_json
 
 SUFFIX: Final = ".ledger.jsonl"
 """A ledger file's suffix: ``<dir>/<name>.ledger.jsonl``."""
@@ -69,6 +77,12 @@ SELF_FROZEN: Final = frozenset({str, int, bool, type(None)})
 
 FORMAT_VERSION: Final = 2
 """Version 2 added ``rows`` and ``digest`` to the header (integrity of the body)."""
+
+CLOCK_VERSION: Final = 3
+"""Version 3 adds the rows' ``clock``; a ledger is written as version 3 only when a row has
+one, so every other ledger keeps its bytes and older lockstep versions still read it."""
+
+READ_VERSIONS: Final = frozenset({FORMAT_VERSION, CLOCK_VERSION})
 
 ParamKind = Literal[
     "positional_only", "positional_or_keyword", "var_positional", "keyword_only", "var_keyword"
@@ -117,10 +131,11 @@ class LedgerHeader(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_o
     reordered, duplicated or hand-edited body no longer matches its header."""
 
     def __post_init__(self) -> None:
-        if self.lockstep_ledger != FORMAT_VERSION:
+        if self.lockstep_ledger not in READ_VERSIONS:
             raise ValueError(
                 f"ledger format version {self.lockstep_ledger} is not supported "
-                f"(this lockstep reads version {FORMAT_VERSION}; re-record it with --force)"
+                f"(this lockstep reads versions {FORMAT_VERSION} and {CLOCK_VERSION}; "
+                "re-record it with --force)"
             )
 
 
@@ -132,6 +147,8 @@ class LedgerRow(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only
     """
 
     args: list[Any]
+    clock: Clock | msgspec.UnsetType = msgspec.UNSET
+    """The frozen instant the call ran under (absent: the real clock)."""
     exc_stem: str | msgspec.UnsetType = msgspec.UNSET
     exc_type: str | msgspec.UnsetType = msgspec.UNSET
     fn: str
@@ -169,9 +186,17 @@ def row_id(input_key: bytes) -> str:
     return hashlib.sha256(input_key).hexdigest()[:16]
 
 
-def input_key(args: JSON, kwargs: JSON) -> bytes:
-    """Canonical bytes of a frozen input: what rows are deduplicated by."""
-    return canon.canonical_json([args, kwargs])
+def input_key(args: JSON, kwargs: JSON, clock: Clock | msgspec.UnsetType = msgspec.UNSET) -> bytes:
+    """Canonical bytes of a frozen input: what rows are deduplicated by (the clock it ran
+    under is part of it: the same call on another day is another row)."""
+    if clock is msgspec.UNSET:
+        return canon.canonical_json([args, kwargs])
+    return canon.canonical_json([args, kwargs, as_json(clock)])
+
+
+def row_key(row: LedgerRow) -> bytes:
+    """:func:`input_key` of a row's input."""
+    return input_key(row.args, row.kwargs, row.clock)
 
 
 def signature_of(func: Callable[..., Any], *, drop_first: bool = False) -> list[Param]:
@@ -256,3 +281,11 @@ def call_text(fn: str, args: list[JSON], kwargs: dict[str, JSON]) -> str:
     always the canonical form).
     """
     return _call_text(short_name(fn), args, kwargs)
+
+
+def row_text(row: LedgerRow) -> str:
+    """A row's call as :func:`call_text` writes it, with the frozen clock it ran under."""
+    text = call_text(row.fn, row.args, row.kwargs)
+    if row.clock is msgspec.UNSET:
+        return text
+    return f"{text} at {row.clock.describe()}"

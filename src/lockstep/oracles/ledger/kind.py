@@ -60,6 +60,7 @@ from lockstep.oracles.ledger.format import (
     LedgerRow,
     Param,
     call_text,
+    row_text,
     signature_of,
 )
 from lockstep.oracles.ledger.merging import Recording, merge_parts
@@ -236,7 +237,7 @@ def _reproducible(
                 spec.name,
                 row.id,
                 RefusalReason.NOT_REPRODUCED,
-                label=f"{call_text(row.fn, row.args, row.kwargs)} [{row.id}]",
+                label=f"{row_text(row)} [{row.id}]",
                 detail=verdict.reason,
                 cause="; ".join(causes),
             )

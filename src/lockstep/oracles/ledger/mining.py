@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from lockstep.canon import JSON
 from lockstep.canon.text import call_text
 from lockstep.errors import CanonError, DataError, UsageError
 from lockstep.model import Outcome, RecordReport
+from lockstep.oracles.ledger.clock import Clock, as_json, travelling
 from lockstep.oracles.ledger.file import iter_rows, outcome_of, read_header
 from lockstep.oracles.ledger.format import LedgerRow
 from lockstep.oracles.ledger.merging import Recording, merge_parts
@@ -31,6 +33,14 @@ from lockstep.oracles.ledger.recorder import TargetRecorder
 from lockstep.oracles.ledger.replay import Replayer
 from lockstep.oracles.ledger.spec import LedgerSpec
 from lockstep.oracles.mining import Call, Ran, shape_of
+
+
+def _clock_of(value: list[JSON]) -> Clock:
+    """The clock an input carries as its third item (one with a bad clock is bad data)."""
+    try:
+        return msgspec.convert(value[2], Clock)
+    except msgspec.ValidationError as e:
+        raise DataError(f"input clock: {e}") from None
 
 
 class Unfreezable(Exception):
@@ -81,19 +91,27 @@ class LedgerSubject:
                 kwargs = canon.decode(row.kwargs, path="kwargs") if row.kwargs else {}
             except CanonError as e:
                 raise DataError(f"{self.spec.name}: row {row.id}: {e}") from None
-            calls.append(Call(tuple(args), dict(kwargs)))
+            clock = None if row.clock is msgspec.UNSET else row.clock
+            calls.append(Call(tuple(args), dict(kwargs), clock))
         return calls
 
     def recorded(self) -> list[JSON]:
+        """Each row's input; a row recorded under a frozen clock carries its clock as a
+        third item, so ``replay --against`` freezes and checks it at that instant."""
         return [self.encode_input(call) for call in self.seeds()]
 
     def describe(self, value: JSON) -> str:
         assert isinstance(value, list)
-        args, kwargs = value
+        args, kwargs, *clock = value
         assert isinstance(args, list) and isinstance(kwargs, dict)
-        return call_text(getattr(self.target, "__name__", "target"), args, kwargs)
+        text = call_text(getattr(self.target, "__name__", "target"), args, kwargs)
+        return f"{text} at {_clock_of(value).describe()}" if clock else text
 
     def _row(self, call: Call) -> LedgerRow:
+        if call.clock is not None:  # a recorded row's input, at the instant it ran
+            clock, call = call.clock, Call(call.args, call.kwargs)
+            with travelling(clock):
+                return self._row(call)
         recorder = TargetRecorder(self.spec.target, stem_length=self.stem_length)
         pending = recorder.before(call.args, call.kwargs)
         if pending is None:
@@ -125,13 +143,14 @@ class LedgerSubject:
         """Freeze ``calls`` like a driver's and merge the new ones into the ledger."""
         recorder = TargetRecorder(self.spec.target, stem_length=self.stem_length)
         for call in calls:
-            pending = recorder.before(call.args, call.kwargs)
-            try:
-                result = self.target(*call.args, **call.kwargs)
-            except Exception as exc:
-                recorder.raised(pending, exc)
-            else:
-                recorder.returned(pending, result)
+            with travelling(call.clock) if call.clock is not None else nullcontext():
+                pending = recorder.before(call.args, call.kwargs)
+                try:
+                    result = self.target(*call.args, **call.kwargs)
+                except Exception as exc:
+                    recorder.raised(pending, exc)
+                else:
+                    recorder.returned(pending, result)
         recording = merge_parts(self.spec.target, [recorder.part()])
         known = {row.id for row in self._rows()}
         fresh = {rid: row for rid, row in recording.rows.items() if rid not in known}
@@ -139,13 +158,20 @@ class LedgerSubject:
 
     def encode_input(self, call: Call) -> JSON:
         args, kwargs = canon.encode_call(call.args, call.kwargs)
+        if call.clock is not None:
+            return [args, kwargs, as_json(call.clock)]
         return [args, kwargs]
 
     def decode_input(self, value: JSON) -> Call:
+        """The inverse of :meth:`encode_input` (a third item is the clock the call ran under)."""
+        clock = None
+        if isinstance(value, list) and len(value) == 3:
+            value, clock = value[:2], _clock_of(value)
         args, kwargs = canon.decode(value, path="input")
-        return Call(tuple(args), dict(kwargs))
+        return Call(tuple(args), dict(kwargs), clock)
 
     def freeze(self, value: JSON) -> JSON:
+        """The row this input gives here (an input with a clock runs at that instant)."""
         return msgspec.to_builtins(self._row(self.decode_input(value)))  # type: ignore[no-any-return]
 
     def check(self, case: JSON) -> Outcome:

@@ -34,6 +34,7 @@ import marshal
 import os
 import sys
 import threading
+import time
 import weakref
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -49,14 +50,15 @@ from lockstep.canon import JSON
 from lockstep.canon._core import _INT_HIGH, _INT_LOW
 from lockstep.canon._core import _encoder as _canonical_writer
 from lockstep.errors import CanonError
+from lockstep.oracles.ledger import clock as _clock
 from lockstep.oracles.ledger.exit_hooks import EXIT
 from lockstep.oracles.ledger.format import (
     ROW_ENCODER,
     SELF_FROZEN,
     LedgerRow,
-    call_text,
     outcome_text,
     row_id,
+    row_text,
 )
 from lockstep.oracles.ledger.materialize import materialize
 from lockstep.oracles.ledger.spool import (
@@ -104,6 +106,11 @@ _write_outcome = _canonical_writer.encode
 """The outcome's canonical bytes: :func:`canon.canonical_json`'s writer, called directly."""
 _UNWRITABLE: Final = (TypeError, ValueError, OverflowError, RecursionError, msgspec.EncodeError)
 _marshal = marshal.dumps
+_time_module = time
+_REAL_TIME: Final = (time.time,)
+"""In a tuple: freezegun rebinds every module global that *is* ``time.time`` to its fake."""
+_TIME_MACHINE: Final = "time_machine"
+_modules = sys.modules
 
 
 def _memo_key(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bytes | None:
@@ -261,6 +268,8 @@ class _Pending(msgspec.Struct, gc=False):
     object_key: bytes | None = None
     """:func:`canon.object_key` of an input holding objects (remembered once recorded)."""
     result_key: bytes | None = None
+    clock: dict[str, Any] | None = None
+    """The frozen clock the call ran under, as the row holds it (part of ``key``)."""
 
 
 class _Again(msgspec.Struct, gc=False):
@@ -349,6 +358,10 @@ class TargetRecorder:
         """
         self.calls += 1
         index = self.calls
+        if _time_module.time is not _REAL_TIME[0] or _TIME_MACHINE in _modules:
+            frozen = _clock.now()
+            if frozen is not None:  # keyed by its clock too: never memoized
+                return self._before_clocked(index, args, kwargs, _clock.as_json(frozen))
         memo_key = _memo_key(args, kwargs)
         if memo_key is not None:
             seen = self._memo.get(memo_key)
@@ -373,8 +386,37 @@ class TargetRecorder:
             index, args, kwargs, enc_args, enc_kwargs, mutable, memo_key, key, object_key
         )
 
+    def _before_clocked(
+        self, index: int, args: tuple[Any, ...], kwargs: dict[str, Any], clock: dict[str, Any]
+    ) -> _Pending | None:
+        """A call under a frozen clock (:mod:`.clock`): its row holds the clock, and the
+        clock is part of its input, so the same call on another day is another row."""
+        try:
+            enc_args, enc_kwargs, key = _encode_call_keyed(args, kwargs)
+        except CanonError as e:
+            return self._before_materialized(index, args, kwargs, str(e), clock)
+        except Exception as e:
+            self._faults[f"freezing the arguments: {type(e).__name__}: {e}"] += 1
+            return None
+        return _Pending(
+            index,
+            args,
+            kwargs,
+            enc_args,
+            enc_kwargs,
+            _mutable_input(args, kwargs),
+            None,
+            _with_clock(key, clock),
+            clock=clock,
+        )
+
     def _before_materialized(
-        self, index: int, args: tuple[Any, ...], kwargs: dict[str, Any], reason: str
+        self,
+        index: int,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        reason: str,
+        clock: dict[str, Any] | None = None,
     ) -> _Materialized | None:
         """Arguments that did not freeze: consume their iterators (:mod:`.materialize`).
 
@@ -405,6 +447,9 @@ class TargetRecorder:
         except CanonError as e:
             self._skip(str(e))
             return pending
+        if clock is not None:
+            key = _with_clock(key, clock)
+            pending.clock = clock
         pending.args, pending.kwargs = done.frozen_args, done.frozen_kwargs
         pending.enc_args, pending.enc_kwargs, pending.key = enc_args, enc_kwargs, key
         pending.mutable = not all(map(_immutable, (*pending.args, *pending.kwargs.values())))
@@ -744,8 +789,16 @@ def _ordered(pending: _Pending, key: bytes) -> bytes:
     """
     if key.find(b',"') == -1:
         return key
-    ordered = _write_in_order([pending.enc_args, pending.enc_kwargs])
+    frozen = [pending.enc_args, pending.enc_kwargs]
+    if pending.clock is not None:
+        frozen.append(pending.clock)
+    ordered = _write_in_order(frozen)
     return key if ordered == key else ordered
+
+
+def _with_clock(key: bytes, clock: dict[str, Any]) -> bytes:
+    """``canonical_json([args, kwargs, clock])`` from the canonical ``[args, kwargs]``."""
+    return key[:-1] + b"," + _canonical(clock) + b"]"
 
 
 _write_in_order = msgspec.json.Encoder().encode
@@ -754,17 +807,26 @@ _write_in_order = msgspec.json.Encoder().encode
 def _row(fn: str, rid: str, seen: _Seen) -> LedgerRow:
     decoded = canon.loads_json(seen.key)
     assert isinstance(decoded, list)
-    args, kwargs = decoded
+    args, kwargs, *rest = decoded
     assert isinstance(args, list) and isinstance(kwargs, dict)
+    clock = msgspec.convert(rest[0], _clock.Clock) if rest else msgspec.UNSET
     mutated: dict[str, JSON] | msgspec.UnsetType = seen.mutated if seen.mutated else msgspec.UNSET
     if seen.ok:
         return LedgerRow(
-            id=rid, fn=fn, args=args, kwargs=kwargs, ok=True, result=seen.result, mutated=mutated
+            id=rid,
+            fn=fn,
+            args=args,
+            clock=clock,
+            kwargs=kwargs,
+            ok=True,
+            result=seen.result,
+            mutated=mutated,
         )
     return LedgerRow(
         id=rid,
         fn=fn,
         args=args,
+        clock=clock,
         kwargs=kwargs,
         ok=False,
         exc_type=seen.exc_type,
@@ -808,7 +870,7 @@ def _refusal(
     first = outcome_text(row.ok, row.result, row.exc_type, row.exc_stem, row.mutated)
     return RefusedInput(
         id=row.id,
-        call=call_text(row.fn, row.args, row.kwargs),
+        call=row_text(row),
         outcomes=[first, *(_describe_outcome_bytes(o) for o in others)],
         first_calls=list(first_calls),
     )

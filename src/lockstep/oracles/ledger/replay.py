@@ -24,8 +24,9 @@ from lockstep import canon, diff
 from lockstep.canon import JSON
 from lockstep.errors import CanonError, DataError, ThawError
 from lockstep.model import Drift, Outcome, ReplayOptions, Status
+from lockstep.oracles.ledger.clock import Clock, ClockUnavailable, travelling
 from lockstep.oracles.ledger.file import parse_row
-from lockstep.oracles.ledger.format import SELF_FROZEN, LedgerRow, call_text, outcome_text
+from lockstep.oracles.ledger.format import SELF_FROZEN, LedgerRow, outcome_text, row_text
 from lockstep.oracles.ledger.secret_rows import revealed, scrubbed_outcome
 from lockstep.secrets import Scrubber, SecretMissing
 
@@ -107,7 +108,7 @@ class Replayer:
         outcome = self._run(lineno, real)
         if real is row and not scrubber:  # nothing put back, no value to scrub: as is
             return outcome
-        return scrubbed_outcome(outcome, scrubber, call_text(row.fn, row.args, row.kwargs))
+        return scrubbed_outcome(outcome, scrubber, row_text(row))
 
     def _run(self, lineno: int, row: LedgerRow) -> Outcome:
         args: list[Any] = row.args
@@ -129,13 +130,19 @@ class Replayer:
         ok = True
         result: Any = None
         exc: BaseException | None = None
-        try:
-            result = self.target(*args, **kwargs)
-            if self.loop is not None and inspect.isawaitable(result):
-                result = self.loop.run_until_complete(result)
-        except Exception as e:
-            ok = False
-            exc = e
+        if row.clock is not msgspec.UNSET:
+            try:
+                ok, result, exc = self._call_at(row.clock, args, kwargs)
+            except ClockUnavailable as e:
+                return Outcome(self.oracle, row.id, Status.ERROR, note=str(e))
+        else:
+            try:
+                result = self.target(*args, **kwargs)
+                if self.loop is not None and inspect.isawaitable(result):
+                    result = self.loop.run_until_complete(result)
+            except Exception as e:
+                ok = False
+                exc = e
         expected: Any = row.result
         # The common case, decided without freezing anything: a scalar result whose frozen
         # form is itself, of exactly the recorded type (so ``==`` cannot confuse 1, 1.0 and
@@ -151,6 +158,19 @@ class Replayer:
         ):
             return Outcome(self.oracle, row.id, Status.PASS)
         return self._compare(lineno, row, args, kwargs, ok, result, exc)
+
+    def _call_at(
+        self, clock: Clock, args: list[Any], kwargs: dict[str, Any]
+    ) -> tuple[bool, Any, BaseException | None]:
+        """Call the target with the clock travelled to the row's frozen instant."""
+        with travelling(clock):
+            try:
+                result = self.target(*args, **kwargs)
+                if self.loop is not None and inspect.isawaitable(result):
+                    result = self.loop.run_until_complete(result)
+            except Exception as e:
+                return False, None, e
+        return True, result, None
 
     def _check_recorded(self, lineno: int, row: LedgerRow) -> Outcome | None:
         """A recorded value that does not thaw is a corrupt line, never a drift to show
@@ -240,7 +260,7 @@ class Replayer:
             row.id,
             Status.DRIFT,
             tuple(drifts),
-            note=call_text(row.fn, row.args, row.kwargs),
+            note=row_text(row),
         )
 
     def _mutation_drift(

@@ -21,7 +21,7 @@ from typing import Any
 import msgspec
 
 from lockstep.model import Drift, Outcome, RecordReport
-from lockstep.oracles.ledger.format import LedgerRow, Param, input_key, row_id
+from lockstep.oracles.ledger.format import LedgerRow, Param, row_id, row_key
 from lockstep.oracles.ledger.spool import RowFile
 from lockstep.secrets import Scrubber, SecretPolicy
 from lockstep.secrets.detect import may_hold_secret
@@ -169,7 +169,7 @@ def _scanned(
         scrubbed = _map_row(row, lambda v: policy.scrub_value(v, patterns=False))
         if (scrubbed.args, scrubbed.kwargs) != (row.args, row.kwargs):
             # The id is a digest of the input as written: the scrubbed one.
-            new_id = row_id(input_key(scrubbed.args, scrubbed.kwargs))
+            new_id = row_id(row_key(scrubbed))
             scrubbed = msgspec.structs.replace(scrubbed, id=new_id)
         row = scrubbed
     fields = {**{n: getattr(row, n) for n in _FIELDS}, "exc_type": row.exc_type}

@@ -24,7 +24,7 @@ import msgspec
 from lockstep.config import Config, Project, Settings
 from lockstep.model import Refusal, RefusalReason
 from lockstep.oracles.ledger.file import write_rows
-from lockstep.oracles.ledger.format import SUFFIX, LedgerRow, Param, call_text
+from lockstep.oracles.ledger.format import SUFFIX, LedgerRow, Param, row_text
 from lockstep.oracles.ledger.spec import LedgerSpec
 from lockstep.oracles.verify import verify
 from lockstep.switches import RECORD_IO_OFF
@@ -73,7 +73,7 @@ def unreproducible(
             spec.name,
             row.id,
             RefusalReason.NOT_REPRODUCED,
-            label=f"{call_text(row.fn, row.args, row.kwargs)} [{row.id}]",
+            label=f"{row_text(row)} [{row.id}]",
             detail=verdict.reason,
             cause=verdict.cause,
         )
