@@ -44,6 +44,7 @@ from lockstep.oracles import (
 )
 from lockstep.oracles.ledger.driver import run_driver
 from lockstep.oracles.ledger.file import (
+    MODE_WORDS,
     RowOrder,
     check_header_target,
     check_signature,
@@ -51,7 +52,7 @@ from lockstep.oracles.ledger.file import (
     open_ledger,
     parse_row,
     read_header,
-    write_ledger,
+    record_rows,
     write_rows,
 )
 from lockstep.oracles.ledger.format import (
@@ -69,7 +70,7 @@ from lockstep.oracles.ledger.secret_rows import without_secrets
 from lockstep.oracles.ledger.spec import LedgerSpec
 from lockstep.oracles.ledger.spool import RowFile, sorted_union
 from lockstep.oracles.ledger.wrapping import Installation
-from lockstep.oracles.lifecycle import ModeWords, check_record_mode
+from lockstep.oracles.lifecycle import check_record_mode
 from lockstep.oracles.mining import MiningSubject
 from lockstep.oracles.stale import Mismatch, mismatches, stale_outcome
 from lockstep.oracles.status import file_status
@@ -81,11 +82,6 @@ from lockstep.targets import resolve_callable, root_on_path
 
 BATCH: Final = 2000
 """Rows per work unit when replaying with several processes."""
-_MODE_WORDS: Final = ModeWords(
-    new_only="add rows for new inputs",
-    force="re-record every row",
-    trim="drop rows no call made",
-)
 
 
 # --------------------------------------------------------------------------- recording
@@ -151,7 +147,7 @@ def check_mode(project: Project, spec: LedgerSpec, mode: RecordMode) -> None:
     rows needs the file to be a ledger of this very target.
     """
     path = KIND.oracle_path(project, spec)
-    exists = check_record_mode(path, project.root, spec.name, mode, _MODE_WORDS)
+    exists = check_record_mode(path, project.root, spec.name, mode, MODE_WORDS)
     if exists and mode is not RecordMode.FORCE:  # --force replaces whatever is there
         check_header_target(path, read_header(path), spec)
 
@@ -194,8 +190,8 @@ def write_recording(
             if isinstance(rows, RowFile)
             else dict(sorted({**keep, **rows}.items()))
         )
-    write_ledger(path, report, recording.fn, rows, signature, project.config.lockstep.stem_length)
-    return report
+    stem_length = project.config.lockstep.stem_length
+    return record_rows(report, project.root, recording.fn, rows, signature, stem_length)
 
 
 def _reproducible(
