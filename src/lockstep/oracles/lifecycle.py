@@ -14,14 +14,18 @@ every kind:
   with, since one file must not hold cases judged by two contracts
   (:func:`check_contract`);
 * which cases to freeze (:func:`wanted`), and how old and fresh cases merge,
-  category by category into the :class:`~lockstep.model.RecordReport`
-  (:func:`merge`);
+  category by category into the :class:`~lockstep.model.RecordReport`: the one merge,
+  :func:`merged`, streamed (old cases walked from the file, the merged ones handed to the
+  writer as they pass, unchanged ones counted where a file may hold millions), with
+  :func:`merge` its form over two mappings;
 * what an accept's reason must be (:func:`check_why`), whichever kind and door
   (``lockstep accept``, the tape's reviewed accept, ``pytest --lockstep-why``).
 
 :func:`record` is that sequence in order -- check the mode, read the old file, check
-the contract, pick the wanted cases, freeze them, merge, write -- with the kind's
-:class:`RecordHooks` for what only it knows (pins and tape go through it).
+the contract, pick the wanted cases, freeze them, merge, write -- with the kind's hooks
+for what only it knows: :class:`RecordHooks` for a file held whole (pins, tape),
+:class:`StreamHooks` for one walked (the corpus lock, the ledger; its ``lockstep
+accept``, pytest recording and ``@record_io`` writes too).
 """
 
 from __future__ import annotations
