@@ -126,7 +126,7 @@ def wanted(
     mode: RecordMode,
     present: Iterable[str],
     old: Collection[str],
-    only: Collection[str] | None = None,
+    only: Container[str] | None = None,
 ) -> list[str]:
     """The cases to freeze now: all present ones, only new ones (``--new-only``), none (trim).
 
@@ -143,7 +143,7 @@ def _wanted_streamed(
     mode: RecordMode,
     present: Iterable[str],
     old_ids: Callable[[], Iterable[str]],
-    only: Collection[str] | None,
+    only: Container[str] | None,
 ) -> Iterator[str]:
     """:func:`wanted`, lazily, against a file walked rather than held: ``--new-only`` walks
     the old ids (sorted) once beside the present ones sorted.  Nothing is computed until the
@@ -184,6 +184,7 @@ def merged(
     same: Callable[[E, E], bool] = operator.eq,
     kept: Callable[[str, E, E], str] | None = None,
     only: Container[str] | None = None,
+    unfrozen_dropped: bool = False,
     listed: bool = True,
 ) -> Iterator[E]:
     """The one merge of old and fresh cases: the cases the oracle holds after
@@ -198,7 +199,10 @@ def merged(
     kept (``same``), says so through ``kept``.  ``--force`` (and a first recording) writes
     what was frozen now.  ``--trim`` keeps the old cases whose input is present.  ``only``
     (an accept: ``--force`` narrowed to some cases) replaces the cases frozen now and keeps
-    every other old case as it is.  ``listed``: unchanged cases are listed in
+    every other old case as it is; ``unfrozen_dropped``: a case of ``only`` not frozen now
+    (refused, or no longer made) is dropped, reported trimmed, rather than kept (the
+    ledger's rows are the calls made again: one not made or refused now is gone).
+    ``listed``: unchanged cases are listed in
     ``report.unchanged``; otherwise only counted (``unchanged_unlisted``), the one list
     that would grow with the file.
     """
@@ -218,7 +222,8 @@ def merged(
     else:
         ordered = fresh
     pairs = _join(iter(old), iter(ordered), key)
-    return _sort_pairs(report, pairs, same, kept, only, unchanged)
+    dropped = only if unfrozen_dropped else None
+    return _sort_pairs(report, pairs, same, kept, only, dropped, unchanged)
 
 
 def _present_kept(
@@ -244,15 +249,17 @@ def _sort_pairs(
     same: Callable[[E, E], bool],
     kept: Callable[[str, E, E], str] | None,
     only: Container[str] | None,
+    dropped: Container[str] | None,
     unchanged: Callable[[str], None],
 ) -> Iterator[E]:
-    """Every other mode, over the old and fresh cases paired by id."""
+    """Every other mode, over the old and fresh cases paired by id; ``dropped``: the old
+    cases trimmed when not frozen now, though ``only`` keeps the others."""
     new_only = only is None and report.mode is RecordMode.NEW_ONLY
     keeps_old = only is not None or new_only
     for case_id, was, now in pairs:
         if now is None:
             assert was is not None
-            if keeps_old:
+            if keeps_old and (dropped is None or case_id not in dropped):
                 unchanged(case_id)
                 yield was
             else:
@@ -300,7 +307,7 @@ def merge(
     *,
     same: Callable[[E, E], bool],
     kept: Callable[[str, E, E], str] | None = None,
-    only: Collection[str] | None = None,
+    only: Container[str] | None = None,
 ) -> dict[str, E]:
     """:func:`merged` of two mappings by id, held: the cases sorted by id, unchanged ones
     listed (what pins and tape write, a file small enough to hold)."""
@@ -380,6 +387,9 @@ class StreamHooks(_Hooks[F, E]):
     taken), or nothing when the kind finds nothing changed."""
     listed: bool = False
     """Whether unchanged cases are listed in the report (else counted)."""
+    unfrozen_dropped: bool = False
+    """Whether an accepted case not frozen now is dropped rather than kept (see
+    :func:`merged`)."""
 
 
 def record(
@@ -390,7 +400,7 @@ def record(
     words: ModeWords,
     hooks: RecordHooks[F, E] | StreamHooks[F, E],
     *,
-    only: frozenset[str] | None = None,
+    only: Container[str] | None = None,
     report: RecordReport | None = None,
 ) -> RecordReport:
     """The record sequence of one oracle, the same for every kind that goes through it:
@@ -431,7 +441,7 @@ def _record_streamed(
     report: RecordReport,
     old: F | None,
     hooks: StreamHooks[F, E],
-    only: frozenset[str] | None,
+    only: Container[str] | None,
 ) -> None:
     """:func:`record` past the old file's read, for a file walked rather than held."""
     mode = report.mode
@@ -451,6 +461,7 @@ def _record_streamed(
         same=hooks.same,
         kept=hooks.kept,
         only=only,
+        unfrozen_dropped=hooks.unfrozen_dropped,
         listed=hooks.listed,
     )
     hooks.write(old, cases, report)

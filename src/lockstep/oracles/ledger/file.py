@@ -13,7 +13,7 @@ the shared record sequence and its one merge (:mod:`lockstep.oracles.lifecycle`,
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import BinaryIO, Final
 
@@ -226,11 +226,14 @@ def record_rows(
     rows: Mapping[str, LedgerRow],
     signature: list[Param],
     stem_length: int,
+    only: Container[str] | None = None,
 ) -> RecordReport:
     """Merge the rows recorded now into the ledger ``report.path`` in ``report.mode`` and
     write it whole, through :func:`~lockstep.oracles.lifecycle.record` and its one merge.
 
-    ``report``: the one the recording began (its notes and refusals).  Every mode but
+    ``report``: the one the recording began (its notes and refusals).  ``only``: the ids
+    re-recorded (``--force`` narrowed): the ledger's other rows are kept, and one of them
+    not in ``rows`` (refused, or no longer made) is dropped.  Every mode but
     ``--force`` keeps the file's header, and so needs the target's signature to be the
     recorded one; ``--new-only`` also needs the same stem length (one contract per file).
     The rows on disk and ``rows`` are both walked in id order; when either side is large,
@@ -264,8 +267,9 @@ def record_rows(
         same=_same_outcome,
         kept=_kept_note,
         listed=True,
+        unfrozen_dropped=True,
     )
-    return record(report.oracle, path, root, mode, MODE_WORDS, hooks, report=report)
+    return record(report.oracle, path, root, mode, MODE_WORDS, hooks, only=only, report=report)
 
 
 def _same_outcome(old: LedgerRow, row: LedgerRow) -> bool:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import sys
-from collections.abc import Callable, Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Container, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Final
 
@@ -68,7 +68,7 @@ from lockstep.oracles.ledger.mining import LedgerSubject, awaited
 from lockstep.oracles.ledger.replay import Replayer, install_worker, replay_batch
 from lockstep.oracles.ledger.secret_rows import without_secrets
 from lockstep.oracles.ledger.spec import LedgerSpec
-from lockstep.oracles.ledger.spool import RowFile, sorted_union
+from lockstep.oracles.ledger.spool import RowFile
 from lockstep.oracles.ledger.wrapping import Installation
 from lockstep.oracles.lifecycle import check_record_mode
 from lockstep.oracles.mining import MiningSubject
@@ -158,14 +158,15 @@ def write_recording(
     mode: RecordMode,
     recording: Recording,
     signature: list[Param],
-    keep: Mapping[str, LedgerRow] | None = None,
+    only: Container[str] | None = None,
     started: Prestarted | None = None,
 ) -> RecordReport:
     """Write ``recording`` to the ledger according to ``mode``; every category is reported.
 
-    ``keep`` are rows already in the ledger to write again as they are (a pytest run
-    that saw only some tests keeps the others'): they were verified when recorded, so
-    only the rows of ``recording`` are verified now.
+    ``only``: the ids ``recording`` re-records (an accept, or a pytest run that saw only
+    some tests): every other row of the ledger is kept as it is (verified when it was
+    recorded: only the rows of ``recording`` are verified now), and one of them that is
+    not recorded now (refused, or no longer made) is dropped.
     """
     path = KIND.oracle_path(project, spec)
     check_mode(project, spec, mode)
@@ -184,14 +185,8 @@ def write_recording(
         )
     secret_free = without_secrets(policy_for(project), recording.rows, report, signature)
     rows = _reproducible(project, spec, recording, secret_free, signature, report, started)
-    if keep:
-        rows = (
-            sorted_union(keep, rows)
-            if isinstance(rows, RowFile)
-            else dict(sorted({**keep, **rows}.items()))
-        )
     stem_length = project.config.lockstep.stem_length
-    return record_rows(report, project.root, recording.fn, rows, signature, stem_length)
+    return record_rows(report, project.root, recording.fn, rows, signature, stem_length, only)
 
 
 def _reproducible(
@@ -434,16 +429,15 @@ class LedgerKind(OracleKind[LedgerSpec]):
         """
         check_mode(project, ledger, RecordMode.NEW_ONLY)  # it exists and is this target's ledger
         path = self.oracle_path(project, ledger)
-        old = {row.id: row for _, row in iter_rows(path, read_header(path))}
-        again = [old[rid] for rid in sorted(cases) if rid in old]
+        # every row read (a bad one is an error before anything runs); the accepted ones kept
+        again = [row for _, row in iter_rows(path, read_header(path)) if row.id in cases]
         recording, signature = _drive(project, ledger, again if ledger.driver is None else None)
         narrowed = dataclasses.replace(
             recording,
             rows={rid: row for rid, row in recording.rows.items() if rid in cases},
             refused=[r for r in recording.refused if r.id in cases],
         )
-        keep = {rid: row for rid, row in old.items() if rid not in cases}
-        return write_recording(project, ledger, RecordMode.FORCE, narrowed, signature, keep=keep)
+        return write_recording(project, ledger, RecordMode.FORCE, narrowed, signature, only=cases)
 
     def replay(
         self, project: Project, spec: LedgerSpec, options: ReplayOptions
