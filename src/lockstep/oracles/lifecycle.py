@@ -202,9 +202,8 @@ def merged(
     every other old case as it is; ``unfrozen_dropped``: a case of ``only`` not frozen now
     (refused, or no longer made) is dropped, reported trimmed, rather than kept (the
     ledger's rows are the calls made again: one not made or refused now is gone).
-    ``listed``: unchanged cases are listed in
-    ``report.unchanged``; otherwise only counted (``unchanged_unlisted``), the one list
-    that would grow with the file.
+    ``listed``: unchanged cases are listed in ``report.unchanged``; otherwise only counted
+    (``unchanged_unlisted``), the one list that would grow with the file.
     """
     if listed:
         unchanged: Callable[[str], None] = report.unchanged.append
@@ -283,20 +282,26 @@ def _sort_pairs(
 def _join(
     old: Iterator[E], fresh: Iterator[E], key: Callable[[E], str]
 ) -> Iterator[tuple[str, E | None, E | None]]:
-    """Two id-ordered streams walked together: ``(id, old case or None, fresh case or None)``."""
+    """Two id-ordered streams walked together: ``(id, old case or None, fresh case or None)``
+    (each case's id taken once)."""
     was: E | None = next(old, None)
     now: E | None = next(fresh, None)
+    was_id = "" if was is None else key(was)
+    now_id = "" if now is None else key(now)
     while was is not None or now is not None:
-        if now is None or (was is not None and key(was) < key(now)):
-            assert was is not None
-            yield key(was), was, None
+        if now is None or (was is not None and was_id < now_id):
+            yield was_id, was, None
             was = next(old, None)
-        elif was is None or key(now) < key(was):
-            yield key(now), None, now
+            was_id = "" if was is None else key(was)
+        elif was is None or now_id < was_id:
+            yield now_id, None, now
             now = next(fresh, None)
+            now_id = "" if now is None else key(now)
         else:
-            yield key(was), was, now
+            yield was_id, was, now
             was, now = next(old, None), next(fresh, None)
+            was_id = "" if was is None else key(was)
+            now_id = "" if now is None else key(now)
 
 
 def merge(
