@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from helpers import GitRepo, invoke_cli, write_files
 from lockstep import canon, store
 from lockstep.model import RecordMode, RecordReport
+from lockstep.oracles.corpus.cursor import EntryCursor
 from lockstep.oracles.corpus.lock import (
     LOCK_VERSION,
     Entry,
@@ -27,7 +28,6 @@ from lockstep.oracles.corpus.lock import (
     write_lock,
     write_lock_streaming,
 )
-from lockstep.oracles.corpus.merge import EntryCursor
 from lockstep.oracles.lifecycle import merge, merged, new_ids, wanted
 from lockstep.rules import RuleRecord
 from lockstep.store import blobs as blob_module

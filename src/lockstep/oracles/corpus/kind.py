@@ -36,6 +36,7 @@ from lockstep.oracles import (
     StrengthScope,
     used_scope,
 )
+from lockstep.oracles.corpus.cursor import EntryCursor
 from lockstep.oracles.corpus.fixtures import fixtures
 from lockstep.oracles.corpus.lock import (
     LOCK_VERSION,
@@ -45,7 +46,6 @@ from lockstep.oracles.corpus.lock import (
     write_lock,
     write_lock_streaming,
 )
-from lockstep.oracles.corpus.merge import EntryCursor
 from lockstep.oracles.corpus.render import Rendered, Renderer, renderer_for
 from lockstep.oracles.corpus.spec import CorpusSpec
 from lockstep.oracles.lifecycle import ModeWords, StreamHooks, new_ids, record
