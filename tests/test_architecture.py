@@ -12,7 +12,9 @@
   ``OracleKind`` with its own table; the configuration names none of them; no ``global`` statement under ``oracles/``, no module-level
   mutable state in the ledger recorder's modules (its process state is one object),
   no module of ``oracles/`` or ``pytest/`` over 900 lines;
-* refusals are data: no code but their one renderer holds their text.
+* refusals are data: no code but their one renderer holds their text;
+* one record pipeline: each kind's record reaches ``lifecycle.record``, and no module but
+  ``lifecycle.py`` sorts old and fresh cases into a report (the one merge).
 """
 
 from __future__ import annotations
@@ -287,3 +289,73 @@ def test_no_code_reads_refusal_text() -> None:
             if "[0-9a-f]{16}" in node.value:
                 offenders.append(f"{rel}:{node.lineno}: a row id pattern")
     assert not offenders, offenders
+
+
+_CATEGORIES = {"added", "replaced", "trimmed", "unchanged", "unchanged_unlisted"}
+
+
+def test_only_the_one_merge_sorts_cases_into_a_report() -> None:
+    """Merging old and fresh cases is written once (``lifecycle.merged``): no other module
+    adds to a report's added, replaced, trimmed or unchanged cases (a kind may clear them
+    when it refuses the whole write, never sort a case into one)."""
+    offenders = []
+    for rel, tree in _modules():
+        if rel == "oracles/lifecycle.py":
+            continue
+        for node in ast.walk(tree):
+            target = None
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                if node.func.attr in {"append", "extend", "insert"}:
+                    target = node.func.value
+            elif isinstance(node, ast.AugAssign):
+                target = node.target
+            if isinstance(target, ast.Attribute) and target.attr in _CATEGORIES:
+                offenders.append(f"{rel}:{node.lineno}: {ast.unparse(node)[:60]}")
+    assert not offenders, offenders
+
+
+def _reached(package: str, start: str) -> set[str]:
+    """The names of the functions a function of ``package`` named ``start`` calls, and
+    theirs, transitively (by name: bare calls, ``self.method()`` and ``module.function()``),
+    among the functions the package defines; called names the package does not define
+    end a path (they are in the result, not followed)."""
+    defined: dict[str, list[ast.AST]] = {}
+    for _, tree in _modules(f"oracles/{package}"):
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef):
+                defined.setdefault(node.name, []).append(node)
+    reached = {start}
+    todo = [start]
+    while todo:
+        for function in defined.get(todo.pop(), []):
+            for node in ast.walk(function):
+                if not isinstance(node, ast.Call):
+                    continue
+                func = node.func
+                name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+                if name is not None and name not in reached:
+                    reached.add(name)
+                    todo.append(name)
+    return reached
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_each_kind_records_through_the_one_record_sequence(kind: str) -> None:
+    """A kind's ``record_cases`` reaches ``lifecycle.record`` (the one sequence: mode,
+    unreadable file, contract, freeze, the one merge, write), which the package imports
+    from there and does not define again."""
+    imports_record = any(
+        isinstance(node, ast.ImportFrom)
+        and node.module == "lockstep.oracles.lifecycle"
+        and any(alias.name == "record" and alias.asname is None for alias in node.names)
+        for _, tree in _modules(f"oracles/{kind}")
+        for node in ast.walk(tree)
+    )
+    defines_record = [
+        rel
+        for rel, tree in _modules(f"oracles/{kind}")
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef) and node.name == "record"
+    ]
+    assert imports_record and not defines_record, (kind, defines_record)
+    assert "record" in _reached(kind, "record_cases"), f"{kind}: record_cases never reaches it"

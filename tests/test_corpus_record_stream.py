@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from helpers import GitRepo, invoke_cli, write_files
 from lockstep import canon, store
 from lockstep.model import RecordMode, RecordReport
-from lockstep.oracles.corpus import merge as streamed
+from lockstep.oracles.corpus.cursor import EntryCursor
 from lockstep.oracles.corpus.lock import (
     LOCK_VERSION,
     Entry,
@@ -28,7 +28,7 @@ from lockstep.oracles.corpus.lock import (
     write_lock,
     write_lock_streaming,
 )
-from lockstep.oracles.lifecycle import merge, wanted
+from lockstep.oracles.lifecycle import merge, merged, new_ids, wanted
 from lockstep.rules import RuleRecord
 from lockstep.store import blobs as blob_module
 
@@ -72,7 +72,9 @@ def test_the_streamed_merge_answers_as_the_shared_merge(
         merge(expected, by_id, fresh, present, same=lambda a, b: a == b, only=only).values()
     )
     got = RecordReport("rows", Path("rows.lock.json"), mode)
-    got_entries = list(streamed.merged(got, iter(old), fresh, present, only))
+    got_entries = list(
+        merged(got, iter(old), fresh, present, key=lambda e: e.id, only=only, listed=False)
+    )
     assert got_entries == expected_entries
     assert (got.added, got.replaced, got.trimmed, got.notes) == (
         expected.added,
@@ -82,7 +84,7 @@ def test_the_streamed_merge_answers_as_the_shared_merge(
     )
     assert got.unchanged == [] and got.unchanged_unlisted == len(expected.unchanged)
     on_disk = sorted(present)
-    assert streamed.new_ids(on_disk, iter(old)) == wanted(RecordMode.NEW_ONLY, on_disk, by_id)
+    assert new_ids(on_disk, (e.id for e in old)) == wanted(RecordMode.NEW_ONLY, on_disk, by_id)
 
 
 @given(
@@ -323,7 +325,7 @@ def test_the_entry_cursor_answers_as_a_dict(
 ) -> None:
     entries = [Entry(i, SHAS[0], n) for n, i in enumerate(sorted(locked))]
     by_id = {e.id: e for e in entries}
-    cursor = streamed.EntryCursor(entries)
+    cursor = EntryCursor(entries)
     for case_id in sorted(asked) if in_order else asked:
         assert cursor.get(case_id) == by_id.get(case_id)
     if in_order:

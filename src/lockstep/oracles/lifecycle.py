@@ -14,21 +14,24 @@ every kind:
   with, since one file must not hold cases judged by two contracts
   (:func:`check_contract`);
 * which cases to freeze (:func:`wanted`), and how old and fresh cases merge,
-  category by category into the :class:`~lockstep.model.RecordReport`
-  (:func:`merge`);
+  category by category into the :class:`~lockstep.model.RecordReport`: the one merge,
+  :func:`merged`, streamed (old cases walked from the file, the merged ones handed to the
+  writer as they pass, unchanged ones counted where a file may hold millions), with
+  :func:`merge` its form over two mappings;
 * what an accept's reason must be (:func:`check_why`), whichever kind and door
   (``lockstep accept``, the tape's reviewed accept, ``pytest --lockstep-why``).
 
 :func:`record` is that sequence in order -- check the mode, read the old file, check
-the contract, pick the wanted cases, freeze them, merge, write -- with the kind's
-:class:`RecordHooks` for what only it knows (pins and tape go through it).
+the contract, pick the wanted cases, freeze them, merge, write -- with the kind's hooks
+for what only it knows: :class:`RecordHooks` for a file held whole (pins, tape),
+:class:`StreamHooks` for one walked (the corpus lock, the ledger; its ``lockstep
+accept``, pytest recording and ``@record_io`` writes too).
 """
 
 from __future__ import annotations
 
-import itertools
 import operator
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Container, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Generic, TypeVar
@@ -123,7 +126,7 @@ def wanted(
     mode: RecordMode,
     present: Iterable[str],
     old: Collection[str],
-    only: Collection[str] | None = None,
+    only: Container[str] | None = None,
 ) -> list[str]:
     """The cases to freeze now: all present ones, only new ones (``--new-only``), none (trim).
 
@@ -136,6 +139,171 @@ def wanted(
     return [case_id for case_id in present if only is None or case_id in only]
 
 
+def _wanted_streamed(
+    mode: RecordMode,
+    present: Iterable[str],
+    old_ids: Callable[[], Iterable[str]],
+    only: Container[str] | None,
+) -> Iterator[str]:
+    """:func:`wanted`, lazily, against a file walked rather than held: ``--new-only`` walks
+    the old ids (sorted) once beside the present ones sorted.  Nothing is computed until the
+    kind's freeze asks (the ledger freezes from its recording, and never does)."""
+    if mode is RecordMode.TRIM:
+        return
+    if mode is RecordMode.NEW_ONLY:
+        yield from new_ids(sorted(present), old_ids())
+        return
+    yield from (case_id for case_id in present if only is None or case_id in only)
+
+
+def new_ids(present: Iterable[str], old: Iterable[str]) -> list[str]:
+    """The ids of ``present`` (sorted) that ``old`` (sorted ids) does not hold, in one walk
+    of each: what ``--new-only`` freezes, without a set of a large file's ids."""
+    missing: list[str] = []
+    ids = iter(present)
+    pending = next(ids, None)
+    for old_id in old:
+        while pending is not None and pending < old_id:
+            missing.append(pending)
+            pending = next(ids, None)
+        if pending == old_id:
+            pending = next(ids, None)
+    if pending is not None:
+        missing.append(pending)
+        missing.extend(ids)
+    return missing
+
+
+def merged(
+    report: RecordReport,
+    old: Iterable[E],
+    fresh: Mapping[str, E] | Iterable[E],
+    present: Container[str],
+    *,
+    key: Callable[[E], str],
+    same: Callable[[E, E], bool] = operator.eq,
+    kept: Callable[[str, E, E], str] | None = None,
+    only: Container[str] | None = None,
+    unfrozen_dropped: bool = False,
+    listed: bool = True,
+) -> Iterator[E]:
+    """The one merge of old and fresh cases: the cases the oracle holds after
+    ``report.mode``, in id order, each sorted into the report as it passes (the report is
+    complete once the iterator is exhausted).  Neither side is held: a file of a million
+    cases streams through.
+
+    ``old``: the cases on disk, sorted by id (``key``) with no id twice; ``fresh``: the
+    cases frozen now, a mapping by id (sorted here) or an iterable sorted by id; ``present``:
+    the ids whose input exists now.  ``--new-only`` keeps every old case (also those whose
+    input vanished: only ``--trim`` drops them) and, when a fresh case differs from the one
+    kept (``same``), says so through ``kept``.  ``--force`` (and a first recording) writes
+    what was frozen now.  ``--trim`` keeps the old cases whose input is present.  ``only``
+    (an accept: ``--force`` narrowed to some cases) replaces the cases frozen now and keeps
+    every other old case as it is; ``unfrozen_dropped``: a case of ``only`` not frozen now
+    (refused, or no longer made) is dropped, reported trimmed, rather than kept (the
+    ledger's rows are the calls made again: one not made or refused now is gone).
+    ``listed``: unchanged cases are listed in ``report.unchanged``; otherwise only counted
+    (``unchanged_unlisted``), the one list that would grow with the file.
+    """
+    if listed:
+        unchanged: Callable[[str], None] = report.unchanged.append
+    else:
+
+        def unchanged(case_id: str) -> None:
+            report.unchanged_unlisted += 1
+
+    if only is None and report.mode is RecordMode.TRIM:
+        return _present_kept(report, old, present, key, unchanged)
+    ordered: Iterable[E]
+    if isinstance(fresh, Mapping):
+        by_id: Mapping[str, E] = fresh
+        ordered = (by_id[case_id] for case_id in sorted(by_id))
+    else:
+        ordered = fresh
+    pairs = _join(iter(old), iter(ordered), key)
+    dropped = only if unfrozen_dropped else None
+    return _sort_pairs(report, pairs, same, kept, only, dropped, unchanged)
+
+
+def _present_kept(
+    report: RecordReport,
+    old: Iterable[E],
+    present: Container[str],
+    key: Callable[[E], str],
+    unchanged: Callable[[str], None],
+) -> Iterator[E]:
+    """``--trim``: the old cases whose input is present, the others trimmed."""
+    for entry in old:
+        case_id = key(entry)
+        if case_id in present:
+            unchanged(case_id)
+            yield entry
+        else:
+            report.trimmed.append(case_id)
+
+
+def _sort_pairs(
+    report: RecordReport,
+    pairs: Iterator[tuple[str, E | None, E | None]],
+    same: Callable[[E, E], bool],
+    kept: Callable[[str, E, E], str] | None,
+    only: Container[str] | None,
+    dropped: Container[str] | None,
+    unchanged: Callable[[str], None],
+) -> Iterator[E]:
+    """Every other mode, over the old and fresh cases paired by id; ``dropped``: the old
+    cases trimmed when not frozen now, though ``only`` keeps the others."""
+    new_only = only is None and report.mode is RecordMode.NEW_ONLY
+    keeps_old = only is not None or new_only
+    for case_id, was, now in pairs:
+        if now is None:
+            assert was is not None
+            if keeps_old and (dropped is None or case_id not in dropped):
+                unchanged(case_id)
+                yield was
+            else:
+                report.trimmed.append(case_id)
+        elif was is None:
+            report.added.append(case_id)
+            yield now
+        elif new_only:
+            unchanged(case_id)
+            if kept is not None and not same(was, now):
+                report.notes.append(kept(case_id, was, now))
+            yield was
+        elif same(was, now):
+            unchanged(case_id)
+            yield now
+        else:
+            report.replaced.append(case_id)
+            yield now
+
+
+def _join(
+    old: Iterator[E], fresh: Iterator[E], key: Callable[[E], str]
+) -> Iterator[tuple[str, E | None, E | None]]:
+    """Two id-ordered streams walked together: ``(id, old case or None, fresh case or None)``
+    (each case's id taken once)."""
+    was: E | None = next(old, None)
+    now: E | None = next(fresh, None)
+    was_id = "" if was is None else key(was)
+    now_id = "" if now is None else key(now)
+    while was is not None or now is not None:
+        if now is None or (was is not None and was_id < now_id):
+            yield was_id, was, None
+            was = next(old, None)
+            was_id = "" if was is None else key(was)
+        elif was is None or now_id < was_id:
+            yield now_id, None, now
+            now = next(fresh, None)
+            now_id = "" if now is None else key(now)
+        else:
+            yield was_id, was, now
+            was, now = next(old, None), next(fresh, None)
+            was_id = "" if was is None else key(was)
+            now_id = "" if now is None else key(now)
+
+
 def merge(
     report: RecordReport,
     old: Mapping[str, E],
@@ -144,98 +312,89 @@ def merge(
     *,
     same: Callable[[E, E], bool],
     kept: Callable[[str, E, E], str] | None = None,
-    only: Collection[str] | None = None,
+    only: Container[str] | None = None,
 ) -> dict[str, E]:
-    """The cases the oracle holds after ``report.mode``, each sorted into the report.
+    """:func:`merged` of two mappings by id, held: the cases sorted by id, unchanged ones
+    listed (what pins and tape write, a file small enough to hold)."""
 
-    ``old``: the cases on disk; ``fresh``: the cases frozen now; ``present``: the
-    ids whose input exists now.  ``--new-only`` keeps every old case (also those
-    whose input vanished: only ``--trim`` drops them) and, when a fresh case
-    differs from the one kept, says so through ``kept``.  ``--force`` replaces
-    everything with what was frozen now.  ``--trim`` keeps the old cases whose
-    input is present.  ``only`` (an accept: ``--force`` narrowed to some cases)
-    replaces just those and keeps every other old case as it is.  The result is
-    sorted by id.
-    """
-    mode = report.mode
-    result: dict[str, E]
-    if only is not None:
-        result = _replace_some(report, old, fresh, same)
-    elif mode is RecordMode.TRIM:
-        result = {cid: entry for cid, entry in old.items() if cid in present}
-        report.unchanged.extend(sorted(result))
-        report.trimmed.extend(sorted(cid for cid in old if cid not in present))
-    elif mode is RecordMode.NEW_ONLY:
-        result = dict(old)
-        report.unchanged.extend(sorted(old))
-        for cid in sorted(fresh):
-            entry = fresh[cid]
-            previous = old.get(cid)
-            if previous is None:
-                result[cid] = entry
-                report.added.append(cid)
-            elif kept is not None and not same(previous, entry):
-                report.notes.append(kept(cid, previous, entry))
-    else:
-        result = dict(fresh)
-        _sort_fresh(report, old, fresh, same)
-        report.trimmed.extend(sorted(cid for cid in old if cid not in fresh))
-    return result if _sorted(result) else dict(sorted(result.items()))
+    def pairs(cases: Mapping[str, E]) -> Iterator[tuple[str, E]]:
+        return ((case_id, cases[case_id]) for case_id in sorted(cases))
+
+    def kept_pair(case_id: str, was: tuple[str, E], now: tuple[str, E]) -> str:
+        assert kept is not None
+        return kept(case_id, was[1], now[1])
+
+    return dict(
+        merged(
+            report,
+            pairs(old),
+            pairs(fresh),
+            present,
+            key=operator.itemgetter(0),
+            same=lambda was, now: same(was[1], now[1]),
+            kept=None if kept is None else kept_pair,
+            only=only,
+        )
+    )
 
 
-def _sorted(cases: Mapping[str, object]) -> bool:
-    """True when ``cases`` are in id order already (a fresh recording usually is): a
-    million cases are then not copied again."""
-    return all(a < b for a, b in itertools.pairwise(cases))
-
-
-def _replace_some(
-    report: RecordReport, old: Mapping[str, E], fresh: Mapping[str, E], same: Callable[[E, E], bool]
-) -> dict[str, E]:
-    """An accept: the cases frozen now replace theirs; every other old case is kept."""
-    report.unchanged.extend(sorted(cid for cid in old if cid not in fresh))
-    _sort_fresh(report, old, fresh, same)
-    return {**old, **fresh}
-
-
-def _sort_fresh(
-    report: RecordReport, old: Mapping[str, E], fresh: Mapping[str, E], same: Callable[[E, E], bool]
-) -> None:
-    """Each case frozen now is added, unchanged or replaced against the one on disk."""
-    for cid in sorted(fresh):
-        previous = old.get(cid)
-        if previous is None:
-            report.added.append(cid)
-        elif same(previous, fresh[cid]):
-            report.unchanged.append(cid)
-        else:
-            report.replaced.append(cid)
-
-
-@dataclass(frozen=True)
-class RecordHooks(Generic[F, E]):
-    """What one kind supplies to :func:`record`: ``F`` is its file as read, ``E`` one case
-    as frozen (what :func:`merge` compares and the kind writes)."""
+@dataclass(frozen=True, kw_only=True)
+class _Hooks(Generic[F, E]):
+    """What every kind supplies to :func:`record`, held or streamed."""
 
     read: Callable[[], F]
     """The oracle on disk (:class:`~lockstep.errors.DataError` when unreadable)."""
-    cases: Callable[[F], Mapping[str, E]]
-    """The cases a file on disk holds, by id."""
     present: Callable[[], Collection[str]]
     """The ids of the cases whose input exists now (read after the old file)."""
-    freeze: Callable[[list[str], F | None, RecordReport], Mapping[str, E]]
-    """Freeze these cases now; what cannot be frozen is refused into the report."""
-    write: Callable[[F | None, dict[str, E], RecordReport], None]
-    """Write the merged cases, or nothing when the kind finds nothing changed (or refuses)."""
     contract: Callable[[F], tuple[object, object]] | None = None
     """The contract a file was recorded under and the configured one, for
     :func:`check_contract` (computed after :attr:`present`)."""
     what: str = ""
     """What the contract is, for the user (``rules or environment base``)."""
     same: Callable[[E, E], bool] = operator.eq
+    """Whether an old case and the one frozen now are the same behaviour."""
+    kept: Callable[[str, E, E], str] | None = None
+    """The note when ``--new-only`` keeps an old case that differs from the one frozen now."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class RecordHooks(_Hooks[F, E]):
+    """What a kind whose file is small enough to hold supplies to :func:`record`: ``F`` is
+    its file as read, ``E`` one case as frozen (what the merge compares and the kind
+    writes)."""
+
+    cases: Callable[[F], Mapping[str, E]]
+    """The cases a file on disk holds, by id."""
+    freeze: Callable[[list[str], F | None, RecordReport], Mapping[str, E]]
+    """Freeze these cases now; what cannot be frozen is refused into the report."""
+    write: Callable[[F | None, dict[str, E], RecordReport], None]
+    """Write the merged cases, or nothing when the kind finds nothing changed (or refuses)."""
     unreadable_replaced: bool = False
     """Whether a ``--force`` over an unreadable file reports its cases as replaced rather
     than added."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class StreamHooks(_Hooks[F, E]):
+    """What a kind whose file may hold millions of cases supplies to :func:`record`: the
+    old cases are walked from the file and the merged ones handed to the writer as they
+    pass, so neither is held."""
+
+    cases: Callable[[F], Iterable[E]]
+    """The cases a file on disk holds, sorted by id (called again for each walk)."""
+    key: Callable[[E], str]
+    """A case's id."""
+    freeze: Callable[[Iterable[str], F | None, RecordReport], Mapping[str, E] | Iterable[E]]
+    """Freeze these cases now (a mapping by id, or an iterable sorted by id); what cannot be
+    frozen is refused into the report."""
+    write: Callable[[F | None, Iterator[E], RecordReport], None]
+    """Write the merged cases as they come (the report is complete once they are all
+    taken), or nothing when the kind finds nothing changed."""
+    listed: bool = False
+    """Whether unchanged cases are listed in the report (else counted)."""
+    unfrozen_dropped: bool = False
+    """Whether an accepted case not frozen now is dropped rather than kept (see
+    :func:`merged`)."""
 
 
 def record(
@@ -244,26 +403,70 @@ def record(
     root: Path,
     mode: RecordMode,
     words: ModeWords,
-    hooks: RecordHooks[F, E],
+    hooks: RecordHooks[F, E] | StreamHooks[F, E],
     *,
-    only: frozenset[str] | None = None,
+    only: Container[str] | None = None,
+    report: RecordReport | None = None,
 ) -> RecordReport:
     """The record sequence of one oracle, the same for every kind that goes through it:
     the mode checked against the file, the old file read (an unreadable one replaced only
     by a whole ``--force``), the contract checked, the wanted cases frozen, old and fresh
-    merged into the report, and the result handed to the kind to write.  ``only``: an
-    accept (``--force`` narrowed to those cases)."""
-    report = RecordReport(name, path, mode)
+    merged into the report (:func:`merged`, the one merge), and the result handed to the
+    kind to write.  ``only``: an accept (``--force`` narrowed to those cases).  ``report``:
+    one the kind began with what it did before (the ledger runs its driver and verifies
+    the calls first); a new one otherwise."""
+    if report is None:
+        report = RecordReport(name, path, mode)
     exists = check_record_mode(path, root, name, mode, words)
     old = read_existing(hooks.read, exists, report, narrowed=only is not None)
+    if isinstance(hooks, StreamHooks):
+        _record_streamed(name, report, old, hooks, only)
+        return report
     old_cases: Mapping[str, E] = hooks.cases(old) if old is not None else {}
+    present = _present(name, mode, old, hooks)
+    fresh = hooks.freeze(wanted(mode, present, old_cases, only), old, report)
+    cases = merge(report, old_cases, fresh, present, same=hooks.same, kept=hooks.kept, only=only)
+    if hooks.unreadable_replaced and exists and old is None:
+        report.replaced, report.added = report.added, []
+    hooks.write(old, cases, report)
+    return report
+
+
+def _present(name: str, mode: RecordMode, old: F | None, hooks: _Hooks[F, E]) -> Collection[str]:
+    """The ids present now, once the old file's contract is found to be the configured one."""
     present = hooks.present()
     if old is not None and hooks.contract is not None:
         recorded, configured = hooks.contract(old)
         check_contract(name, mode, recorded, configured, what=hooks.what)
-    fresh = hooks.freeze(wanted(mode, present, old_cases, only), old, report)
-    merged = merge(report, old_cases, fresh, present, same=hooks.same, only=only)
-    if hooks.unreadable_replaced and exists and old is None:
-        report.replaced, report.added = report.added, []
-    hooks.write(old, merged, report)
-    return report
+    return present
+
+
+def _record_streamed(
+    name: str,
+    report: RecordReport,
+    old: F | None,
+    hooks: StreamHooks[F, E],
+    only: Container[str] | None,
+) -> None:
+    """:func:`record` past the old file's read, for a file walked rather than held."""
+    mode = report.mode
+
+    def walk() -> Iterable[E]:
+        return hooks.cases(old) if old is not None else ()
+
+    present = _present(name, mode, old, hooks)
+    todo = _wanted_streamed(mode, present, lambda: map(hooks.key, walk()), only)
+    fresh = hooks.freeze(todo, old, report)
+    cases = merged(
+        report,
+        walk(),
+        fresh,
+        present,
+        key=hooks.key,
+        same=hooks.same,
+        kept=hooks.kept,
+        only=only,
+        unfrozen_dropped=hooks.unfrozen_dropped,
+        listed=hooks.listed,
+    )
+    hooks.write(old, cases, report)

@@ -8,8 +8,9 @@ shared lifecycle (:mod:`lockstep.oracles.lifecycle`).
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
@@ -35,6 +36,7 @@ from lockstep.oracles import (
     StrengthScope,
     used_scope,
 )
+from lockstep.oracles.corpus.cursor import EntryCursor
 from lockstep.oracles.corpus.fixtures import fixtures
 from lockstep.oracles.corpus.lock import (
     LOCK_VERSION,
@@ -44,16 +46,9 @@ from lockstep.oracles.corpus.lock import (
     write_lock,
     write_lock_streaming,
 )
-from lockstep.oracles.corpus.merge import EntryCursor, merged, new_ids
 from lockstep.oracles.corpus.render import Rendered, Renderer, renderer_for
 from lockstep.oracles.corpus.spec import CorpusSpec
-from lockstep.oracles.lifecycle import (
-    ModeWords,
-    check_contract,
-    check_record_mode,
-    read_existing,
-    wanted,
-)
+from lockstep.oracles.lifecycle import ModeWords, StreamHooks, new_ids, record
 from lockstep.oracles.stale import Mismatch, mismatches, rules_mismatch, stale_outcome
 from lockstep.oracles.status import file_status
 from lockstep.rules import RuleRecord, resolve_rules, secret_env_of
@@ -110,50 +105,48 @@ def _record(
     only: frozenset[str] | None,
     pending: Path | None = None,
 ) -> RecordReport:
-    """Render fixtures and write the lock, in the explicit ``mode`` asked for.
+    """Render fixtures and write the lock, in the explicit ``mode`` asked for, through
+    :func:`~lockstep.oracles.lifecycle.record` (the lock streamed: never held).
 
     ``only`` narrows ``--force`` to the cases being accepted (``lockstep accept``).
     ``pending``: a folder of fixtures not in the fixture folder yet, each recorded by its
     name there (what ``lockstep mine`` adds: moved in only once recorded).
     """
     path = KIND.oracle_path(project, corpus)
-    report = RecordReport(corpus.name, path, mode)
-    exists = check_record_mode(path, project.root, corpus.name, mode, _MODE_WORDS)
-    old = read_existing(lambda: read_lock(path), exists, report, narrowed=only is not None)
-    found = _with_pending(fixtures(project, corpus), project, pending)
-    rules = resolve_rules(corpus.rules, project, where=project.key(corpus))
-    if old is not None:
-        check_contract(
-            corpus.name,
-            mode,
-            (old.rules, old.loose),
-            (rules.records(), corpus.loose),
-            what="rules or loose mode",
-        )
-    old_entries: Sequence[Entry] = old.entries if old is not None else ()
-    if mode is RecordMode.NEW_ONLY:
-        todo = new_ids(sorted(found), old_entries)  # one walk of the lock, not a set of it
-    else:
-        todo = wanted(mode, found, (), only)
+    found: dict[str, Path] = {}
+    rules = functools.cache(lambda: resolve_rules(corpus.rules, project, where=project.key(corpus)))
     blobs = _blobs(project)
-    with blobs.batch() as batch:
-        fresh: dict[str, Entry] = {}
-        if todo:
-            from lockstep.secrets import policy_for
+    written = False
 
-            renderer = renderer_for(project, corpus, rules, corpus.loose)
-            policy = policy_for(project)
-            frozen = (
-                (fid, _freeze(fid, found[fid], renderer, batch, report, policy)) for fid in todo
-            )
-            fresh = {fid: entry for fid, entry in frozen if entry is not None}
-            fresh = _reproducible(project, corpus, rules.records(), fresh, report, pending)
+    def present() -> dict[str, Path]:
+        found.update(_with_pending(fixtures(project, corpus), project, pending))
+        return found
+
+    def contract(old: Lock) -> tuple[object, object]:
+        return (old.rules, old.loose), (rules().records(), corpus.loose)
+
+    def freeze(todo: Iterable[str], old: Lock | None, report: RecordReport) -> dict[str, Entry]:
+        wanted = list(todo)
+        if not wanted:
+            return {}
+        from lockstep.secrets import policy_for
+
+        renderer = renderer_for(project, corpus, rules(), corpus.loose)
+        policy = policy_for(project)
+        frozen = (
+            (fid, _freeze(fid, found[fid], renderer, batch, report, policy)) for fid in wanted
+        )
+        fresh = {fid: entry for fid, entry in frozen if entry is not None}
+        return _reproducible(project, corpus, rules().records(), fresh, report, pending)
+
+    def write(old: Lock | None, entries: Iterator[Entry], report: RecordReport) -> None:
+        nonlocal written
         header = Lock(
             version=LOCK_VERSION,
             oracle=corpus.name,
             render=corpus.render,
             loose=corpus.loose,
-            rules=rules.records(),
+            rules=rules().records(),
             entries=[],
         )
 
@@ -163,11 +156,27 @@ def _record(
                 return True
             return msgspec.structs.replace(old, entries=[]) != header
 
-        entries = merged(report, old_entries, fresh, found, only)
         written = write_lock_streaming(path, header, entries, keep=changed)
+
+    hooks: StreamHooks[Lock, Entry] = StreamHooks(
+        read=lambda: read_lock(path),
+        cases=lambda old: old.entries,
+        key=_entry_id,
+        present=present,
+        freeze=freeze,
+        write=write,
+        contract=contract,
+        what="rules or loose mode",
+    )
+    with blobs.batch() as batch:
+        report = record(corpus.name, path, project.root, mode, _MODE_WORDS, hooks, only=only)
     if written and (report.trimmed or report.replaced):
         _discard_unreferenced(project, blobs)
     return report
+
+
+def _entry_id(entry: Entry) -> str:
+    return entry.id
 
 
 class _UnreadableLock(Exception):
@@ -432,7 +441,7 @@ class CorpusKind(OracleKind[CorpusSpec]):
         path = self.oracle_path(project, corpus)
         lock = read_lock(path)
         found = fixtures(project, corpus)
-        new = set(new_ids(sorted(found), lock.entries))
+        new = set(new_ids(sorted(found), (e.id for e in lock.entries)))
         entries = EntryCursor(lock.entries)
         blobs = _blobs(project)
         rules = resolve_rules(corpus.rules, project, where=project.key(corpus))
@@ -460,7 +469,7 @@ class CorpusKind(OracleKind[CorpusSpec]):
             on_disk = fixtures(project, corpus)
         except ConfigError:
             return
-        yield from new_ids(sorted(on_disk), lock.entries)
+        yield from new_ids(sorted(on_disk), (e.id for e in lock.entries))
 
     def status(self, project: Project, corpus: CorpusSpec) -> OracleStatus:
         """Present, readable, how many fixtures, and whether their documents are all kept."""

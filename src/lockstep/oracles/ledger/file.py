@@ -5,17 +5,17 @@ every further line is one distinct call, sorted by id (see
 :mod:`lockstep.oracles.ledger.format`).  Every reader of rows — listing,
 replay, worker processes — goes through :func:`parse_row`, so a bad line is
 reported the same way everywhere: ``FILE:LINE: reason``.  Writing goes through
-the shared record-mode merge (:mod:`lockstep.oracles.lifecycle`), whether rows
-come from ``lockstep record``, ``pytest --lockstep-record`` or ``@record_io``
-at exit.
+the shared record sequence and its one merge (:mod:`lockstep.oracles.lifecycle`,
+:func:`record_rows`), whether rows come from ``lockstep record``, ``lockstep accept``,
+``pytest --lockstep-record`` or ``@record_io`` at exit.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, Final
 
 import msgspec
 
@@ -42,7 +42,7 @@ from lockstep.oracles.ledger.format import (
 from lockstep.oracles.ledger.secret_rows import without_secrets
 from lockstep.oracles.ledger.spec import LedgerSpec
 from lockstep.oracles.ledger.spool import SPILL_AT, RowFile
-from lockstep.oracles.lifecycle import check_contract, read_existing
+from lockstep.oracles.lifecycle import ModeWords, StreamHooks, record
 from lockstep.secrets import policy_near
 from lockstep.store import AtomicLines, decode_line, display_path, iter_lines, lock_for
 
@@ -213,40 +213,68 @@ def _kept_note(rid: str, _old: LedgerRow, row: LedgerRow) -> str:
     )
 
 
-def write_ledger(
-    path: Path,
+MODE_WORDS: Final = ModeWords(
+    new_only="add rows for new inputs",
+    force="re-record every row",
+    trim="drop rows no call made",
+)
+
+
+def record_rows(
     report: RecordReport,
+    root: Path,
     fn: str,
     rows: Mapping[str, LedgerRow],
     signature: list[Param],
     stem_length: int,
-) -> None:
-    """Merge the rows recorded now into ``path`` in ``report.mode`` and write it whole.
+    only: Container[str] | None = None,
+) -> RecordReport:
+    """Merge the rows recorded now into the ledger ``report.path`` in ``report.mode`` and
+    write it whole, through :func:`~lockstep.oracles.lifecycle.record` and its one merge.
 
-    Every mode but ``--force`` keeps the file's header, and so needs the target's
-    signature to be the recorded one; ``--new-only`` also needs the same stem
-    length (one contract per file).  The rows on disk and ``rows`` are both in id
-    order, so they are merged as two streams (:func:`_joined`); when either side is
-    large, into a scratch file, so a million rows are never all in memory.
+    ``report``: the one the recording began (its notes and refusals).  ``only``: the ids
+    re-recorded (``--force`` narrowed): the ledger's other rows are kept, and one of them
+    not in ``rows`` (refused, or no longer made) is dropped.  Every mode but
+    ``--force`` keeps the file's header, and so needs the target's signature to be the
+    recorded one; ``--new-only`` also needs the same stem length (one contract per file).
+    The rows on disk and ``rows`` are both walked in id order; when either side is large,
+    the merge goes into a scratch file, so a million rows are never all in memory.
     """
-    old: Iterable[LedgerRow] = ()
-    old_rows = 0
-    exists = report.mode is not RecordMode.CREATE and path.exists()
-    recorded = read_existing(lambda: _checked_header(path), exists, report)
-    if recorded is not None:
-        if report.mode is not RecordMode.FORCE:
+    path, mode = report.path, report.mode
+
+    def contract(recorded: LedgerHeader) -> tuple[object, object]:
+        if mode is not RecordMode.FORCE:
             check_signature(path, recorded, signature)
-            check_contract(
-                report.oracle, report.mode, recorded.stem_length, stem_length, what="stem length"
-            )
-            fn, signature, stem_length = recorded.fn, recorded.signature, recorded.stem_length
-        old = (row for _, row in iter_rows(path, recorded))
-        old_rows = recorded.rows
-    joined = _joined(report, old, rows)
-    if isinstance(rows, RowFile) or old_rows > SPILL_AT:
-        write_rows(path, fn, signature, stem_length, RowFile.from_rows(joined))
-    else:  # small enough to hold: no scratch file
-        write_rows(path, fn, signature, stem_length, list(joined))
+        return recorded.stem_length, stem_length
+
+    def write(recorded: LedgerHeader | None, merged: Iterator[LedgerRow], _: RecordReport) -> None:
+        head = (fn, signature, stem_length)
+        if recorded is not None and mode is not RecordMode.FORCE:
+            head = (recorded.fn, recorded.signature, recorded.stem_length)
+        if isinstance(rows, RowFile) or (recorded is not None and recorded.rows > SPILL_AT):
+            write_rows(path, *head, RowFile.from_rows(merged))
+        else:  # small enough to hold: no scratch file
+            write_rows(path, *head, list(merged))
+
+    hooks: StreamHooks[LedgerHeader, LedgerRow] = StreamHooks(
+        read=lambda: _checked_header(path),
+        cases=lambda recorded: (row for _, row in iter_rows(path, recorded)),
+        key=_by_id,
+        present=lambda: rows,
+        freeze=lambda _todo, _old, _report: _in_order(rows),
+        write=write,
+        contract=contract,
+        what="stem length",
+        same=_same_outcome,
+        kept=_kept_note,
+        listed=True,
+        unfrozen_dropped=True,
+    )
+    return record(report.oracle, path, root, mode, MODE_WORDS, hooks, only=only, report=report)
+
+
+def _same_outcome(old: LedgerRow, row: LedgerRow) -> bool:
+    return outcome_of(old) == outcome_of(row)
 
 
 def _checked_header(path: Path) -> LedgerHeader:
@@ -261,67 +289,6 @@ def _in_order(rows: Mapping[str, LedgerRow]) -> Iterator[LedgerRow]:
     if isinstance(rows, RowFile):
         return rows.values()
     return (rows[rid] for rid in sorted(rows))
-
-
-def _joined(
-    report: RecordReport, old: Iterable[LedgerRow], fresh: Mapping[str, LedgerRow]
-) -> Iterator[LedgerRow]:
-    """The rows the ledger holds after ``report.mode``, in id order, each sorted into
-    the report: the ledger's own streaming form of :func:`lifecycle.merge
-    <lockstep.oracles.lifecycle.merge>` (same categories, same order).
-
-    ``--new-only`` keeps every old row and adds the new ones (saying when a fresh row
-    differs from the one kept); ``--trim`` keeps the old rows whose input was seen now;
-    ``--force`` (and a first recording) writes what was frozen now.
-    """
-    mode = report.mode
-    for rid, before, now in _paired(iter(old), _in_order(fresh)):
-        if mode is RecordMode.TRIM:
-            if before is None:
-                continue
-            if now is None:
-                report.trimmed.append(rid)
-                continue
-            report.unchanged.append(rid)
-            yield before
-        elif mode is RecordMode.NEW_ONLY:
-            if before is not None:
-                report.unchanged.append(rid)
-                if now is not None and outcome_of(before) != outcome_of(now):
-                    report.notes.append(_kept_note(rid, before, now))
-                yield before
-            elif now is not None:
-                report.added.append(rid)
-                yield now
-        elif now is None:
-            report.trimmed.append(rid)
-        else:
-            if before is None:
-                report.added.append(rid)
-            elif outcome_of(before) == outcome_of(now):
-                report.unchanged.append(rid)
-            else:
-                report.replaced.append(rid)
-            yield now
-
-
-def _paired(
-    old: Iterator[LedgerRow], fresh: Iterator[LedgerRow]
-) -> Iterator[tuple[str, LedgerRow | None, LedgerRow | None]]:
-    """Two id-ordered streams walked together: ``(id, old row or None, fresh row or None)``."""
-    a = next(old, None)
-    b = next(fresh, None)
-    while a is not None or b is not None:
-        if b is None or (a is not None and a.id < b.id):
-            assert a is not None
-            yield a.id, a, None
-            a = next(old, None)
-        elif a is None or b.id < a.id:
-            yield b.id, None, b
-            b = next(fresh, None)
-        else:
-            yield a.id, a, b
-            a, b = next(old, None), next(fresh, None)
 
 
 def write_rows(
@@ -398,5 +365,4 @@ def merge_into_file(
                     f"{display_path(path)}:1: ledger was recorded for {header.fn!r}, not {fn!r}"
                 )
         report = RecordReport(path.name, path, mode, refused=secrets.refused)
-        write_ledger(path, report, fn, rows, signature, stem_length)
-    return report
+        return record_rows(report, path.parent, fn, rows, signature, stem_length)

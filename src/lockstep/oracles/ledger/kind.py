@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import sys
-from collections.abc import Callable, Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Container, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Final
 
@@ -44,6 +44,7 @@ from lockstep.oracles import (
 )
 from lockstep.oracles.ledger.driver import run_driver
 from lockstep.oracles.ledger.file import (
+    MODE_WORDS,
     RowOrder,
     check_header_target,
     check_signature,
@@ -51,7 +52,7 @@ from lockstep.oracles.ledger.file import (
     open_ledger,
     parse_row,
     read_header,
-    write_ledger,
+    record_rows,
     write_rows,
 )
 from lockstep.oracles.ledger.format import (
@@ -68,9 +69,9 @@ from lockstep.oracles.ledger.mining import LedgerSubject, awaited
 from lockstep.oracles.ledger.replay import Replayer, install_worker, replay_batch
 from lockstep.oracles.ledger.secret_rows import without_secrets
 from lockstep.oracles.ledger.spec import LedgerSpec
-from lockstep.oracles.ledger.spool import RowFile, sorted_union
+from lockstep.oracles.ledger.spool import RowFile
 from lockstep.oracles.ledger.wrapping import Installation
-from lockstep.oracles.lifecycle import ModeWords, check_record_mode
+from lockstep.oracles.lifecycle import check_record_mode
 from lockstep.oracles.mining import MiningSubject
 from lockstep.oracles.stale import Mismatch, mismatches, stale_outcome
 from lockstep.oracles.status import file_status
@@ -82,11 +83,6 @@ from lockstep.targets import resolve_callable, root_on_path
 
 BATCH: Final = 2000
 """Rows per work unit when replaying with several processes."""
-_MODE_WORDS: Final = ModeWords(
-    new_only="add rows for new inputs",
-    force="re-record every row",
-    trim="drop rows no call made",
-)
 
 
 # --------------------------------------------------------------------------- recording
@@ -152,7 +148,7 @@ def check_mode(project: Project, spec: LedgerSpec, mode: RecordMode) -> None:
     rows needs the file to be a ledger of this very target.
     """
     path = KIND.oracle_path(project, spec)
-    exists = check_record_mode(path, project.root, spec.name, mode, _MODE_WORDS)
+    exists = check_record_mode(path, project.root, spec.name, mode, MODE_WORDS)
     if exists and mode is not RecordMode.FORCE:  # --force replaces whatever is there
         check_header_target(path, read_header(path), spec)
 
@@ -163,14 +159,15 @@ def write_recording(
     mode: RecordMode,
     recording: Recording,
     signature: list[Param],
-    keep: Mapping[str, LedgerRow] | None = None,
+    only: Container[str] | None = None,
     started: Prestarted | None = None,
 ) -> RecordReport:
     """Write ``recording`` to the ledger according to ``mode``; every category is reported.
 
-    ``keep`` are rows already in the ledger to write again as they are (a pytest run
-    that saw only some tests keeps the others'): they were verified when recorded, so
-    only the rows of ``recording`` are verified now.
+    ``only``: the ids ``recording`` re-records (an accept, or a pytest run that saw only
+    some tests): every other row of the ledger is kept as it is (verified when it was
+    recorded: only the rows of ``recording`` are verified now), and one of them that is
+    not recorded now (refused, or no longer made) is dropped.
     """
     path = KIND.oracle_path(project, spec)
     check_mode(project, spec, mode)
@@ -189,14 +186,8 @@ def write_recording(
         )
     secret_free = without_secrets(policy_for(project), recording.rows, report, signature)
     rows = _reproducible(project, spec, recording, secret_free, signature, report, started)
-    if keep:
-        rows = (
-            sorted_union(keep, rows)
-            if isinstance(rows, RowFile)
-            else dict(sorted({**keep, **rows}.items()))
-        )
-    write_ledger(path, report, recording.fn, rows, signature, project.config.lockstep.stem_length)
-    return report
+    stem_length = project.config.lockstep.stem_length
+    return record_rows(report, project.root, recording.fn, rows, signature, stem_length, only)
 
 
 def _reproducible(
@@ -439,16 +430,15 @@ class LedgerKind(OracleKind[LedgerSpec]):
         """
         check_mode(project, ledger, RecordMode.NEW_ONLY)  # it exists and is this target's ledger
         path = self.oracle_path(project, ledger)
-        old = {row.id: row for _, row in iter_rows(path, read_header(path))}
-        again = [old[rid] for rid in sorted(cases) if rid in old]
+        # every row read (a bad one is an error before anything runs); the accepted ones kept
+        again = [row for _, row in iter_rows(path, read_header(path)) if row.id in cases]
         recording, signature = _drive(project, ledger, again if ledger.driver is None else None)
         narrowed = dataclasses.replace(
             recording,
             rows={rid: row for rid, row in recording.rows.items() if rid in cases},
             refused=[r for r in recording.refused if r.id in cases],
         )
-        keep = {rid: row for rid, row in old.items() if rid not in cases}
-        return write_recording(project, ledger, RecordMode.FORCE, narrowed, signature, keep=keep)
+        return write_recording(project, ledger, RecordMode.FORCE, narrowed, signature, only=cases)
 
     def replay(
         self, project: Project, spec: LedgerSpec, options: ReplayOptions

@@ -456,21 +456,24 @@ class LedgerRecording:
     ) -> tuple[RecordReport, int]:
         """Re-record the rows this run saw; keep the ledger's other rows as they are.
 
-        The kept rows go through the same writer as the fresh ones (verified when they
-        were recorded, they are not replayed again).
+        The run's rows are written as an accept's are (``--force`` narrowed to the inputs
+        this run saw, one refused now dropped); the kept rows stream through the same merge
+        (verified when they were recorded, they are not replayed again).
         They can only be kept under the contract they were recorded with: when the
         ledger names another function, signature or stem length, or cannot be read,
         ``force`` replaces it whole and says why its other rows are gone.
         """
         from lockstep.oracles.ledger import kind as ledger_oracle
 
-        old, why_not = self._keepable(target.spec, recording.fn, signature)
-        refused = {r.id for r in recording.refused}
-        unseen = {
-            rid: row for rid, row in old.items() if rid not in recording.rows and rid not in refused
-        }
+        why_not = self._not_keepable(target.spec, recording.fn, signature)
+        seen = _Seen(recording.rows, {r.id for r in recording.refused})
         report = ledger_oracle.write_recording(
-            self.project, target.spec, RecordMode.FORCE, recording, signature, keep=unseen
+            self.project,
+            target.spec,
+            RecordMode.FORCE,
+            recording,
+            signature,
+            only=None if why_not else seen,
         )
         if why_not:
             if report.trimmed:
@@ -485,17 +488,16 @@ class LedgerRecording:
                 f"{_shown(report.trimmed)}"
             )
             report.trimmed = []
-        kept = sum(1 for rid in report.unchanged if rid in unseen)
+        kept = sum(1 for rid in report.unchanged if rid not in seen)
         if kept:
             report.notes.append(
                 f"kept {kept} row(s) this run did not see; {self.options.trim_flag} drops them"
             )
         return report, kept
 
-    def _keepable(
-        self, spec: LedgerSpec, fn: str, signature: list[Param]
-    ) -> tuple[dict[str, LedgerRow], str]:
-        """The ledger's rows, or why they cannot be kept under this recording's contract."""
+    def _not_keepable(self, spec: LedgerSpec, fn: str, signature: list[Param]) -> str:
+        """Why the ledger's rows cannot be kept under this recording's contract ("": they
+        can; every row is read, none held)."""
         from lockstep.oracles.ledger import kind as ledger_oracle
         from lockstep.oracles.ledger.file import iter_rows, read_header
 
@@ -503,14 +505,16 @@ class LedgerRecording:
         try:
             header = read_header(path)
             if header.fn != fn:
-                return {}, f"it was recorded for {header.fn!r}"
+                return f"it was recorded for {header.fn!r}"
             if header.signature != signature:
-                return {}, "it was recorded against another signature"
+                return "it was recorded against another signature"
             if header.stem_length != self.project.config.lockstep.stem_length:
-                return {}, f"it was recorded with stem_length {header.stem_length}"
-            return {row.id: row for _, row in iter_rows(path, header)}, ""
+                return f"it was recorded with stem_length {header.stem_length}"
+            for _ in iter_rows(path, header):
+                pass
         except DataError as e:
-            return {}, f"it could not be read: {e}"
+            return f"it could not be read: {e}"
+        return ""
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if not self.controller:
@@ -543,6 +547,20 @@ class LedgerRecording:
             )
         for error in self.errors:
             terminalreporter.write_line(f"lockstep: error: {error}", red=True)
+
+
+class _Seen:
+    """The inputs a run saw: its rows (a row file is bisected, not listed) and the inputs
+    refused because their outcome varied."""
+
+    __slots__ = ("refused", "rows")
+
+    def __init__(self, rows: Mapping[str, LedgerRow], refused: set[str]) -> None:
+        self.rows = rows
+        self.refused = refused
+
+    def __contains__(self, rid: object) -> bool:
+        return rid in self.rows or rid in self.refused
 
 
 def _recording_nothing(target: str, stem_length: int) -> Wrapped:

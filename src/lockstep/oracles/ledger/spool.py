@@ -323,16 +323,3 @@ def _first_per_id(pairs: Iterable[tuple[str, bytes]]) -> Iterator[tuple[str, byt
         if rid != last:
             last = rid
             yield rid, line
-
-
-def sorted_union(first: Mapping[str, LedgerRow], second: Mapping[str, LedgerRow]) -> RowFile:
-    """``{**first, **second}`` in id order, on disk (``second`` wins an id both hold)."""
-    encode = ROW_ENCODER.encode
-
-    def lines(rows: Mapping[str, LedgerRow]) -> Iterator[tuple[str, bytes]]:
-        if isinstance(rows, RowFile):
-            return rows.lines()
-        return ((rid, encode(rows[rid])) for rid in sorted(rows))
-
-    # heapq.merge is stable: at an id both hold, ``second``'s line comes first
-    return RowFile.from_lines(_first_per_id(heapq.merge(lines(second), lines(first), key=_by_id)))
