@@ -40,10 +40,14 @@ from __future__ import annotations
 import base64
 import bisect
 import hashlib
+import importlib
 import itertools
 import re
+import sys
 import threading
+import types
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Final
@@ -199,6 +203,67 @@ def _open_gates(text: str) -> set[str]:
     return gates
 
 
+class _DeferredModule(types.ModuleType):
+    """Stands for a module not imported yet (see :func:`_requests_deferred`).
+
+    While the module that imports it is being imported (by the thread doing so), a name
+    looked up in it is a :class:`_NotLoaded` (detect-secrets 1.5.0 does so for two return
+    annotations, ``-> requests.Response``); after that, the first name looked up imports
+    the real module and every name is the real module's."""
+
+    def __init__(self, name: str, window: threading.Lock, importer: int) -> None:
+        super().__init__(name)
+        self._window = window
+        self._importer = importer
+
+    def __getattr__(self, attr: str) -> Any:
+        if attr.startswith("__") and attr.endswith("__"):
+            raise AttributeError(attr)
+        if sys.modules.get(self.__name__) is self and threading.get_ident() == self._importer:
+            return _NotLoaded(f"{self.__name__}.{attr}")
+        with self._window:  # another thread waits for the import to end
+            real = importlib.import_module(self.__name__)
+        return getattr(real, attr)
+
+
+class _NotLoaded:
+    """A name of a :class:`_DeferredModule` looked up while its importer is imported."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"<{self.name}, not imported>"
+
+
+@contextmanager
+def _requests_deferred() -> Iterator[None]:
+    """Import detect-secrets without importing ``requests`` (and ``urllib3``, ``idna``,
+    ``charset_normalizer``...: more than half of detect-secrets' import time).
+
+    detect-secrets imports ``requests`` in every plugin's module only to *verify* a
+    finding against the service it belongs to, which lockstep never asks for.  While
+    detect-secrets is imported, ``requests`` is a :class:`_DeferredModule` in
+    ``sys.modules``; it is taken out again as soon as that import ends, so a later
+    ``import requests`` (a test's, the program's) imports the real one, and
+    detect-secrets' own use of it (never lockstep's) imports it then.  Only for the
+    release whose module-level uses of ``requests`` were checked
+    (:data:`ANCHORED_RELEASE`: two annotations); with another one, or with ``requests``
+    already imported, detect-secrets is imported as it is."""
+    if "requests" in sys.modules or not _anchored():
+        yield
+        return
+    window = threading.Lock()
+    with window:
+        stand_in = _DeferredModule("requests", window, threading.get_ident())
+        sys.modules["requests"] = stand_in
+        try:
+            yield
+        finally:
+            if sys.modules.get("requests") is stand_in:
+                del sys.modules["requests"]
+
+
 @dataclass(frozen=True, order=True)
 class Hit:
     """One finding in one line: the detector's name, never the secret."""
@@ -213,12 +278,14 @@ class Detector:
     """detect-secrets' plugin set, built once, thread-safe to call."""
 
     def __init__(self) -> None:
-        from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
-        from detect_secrets.filters import heuristic
-        from detect_secrets.plugins.high_entropy_strings import Base64HighEntropyString
+        with _requests_deferred():
+            from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
+            from detect_secrets.filters import heuristic
+            from detect_secrets.plugins.high_entropy_strings import Base64HighEntropyString
+
+            classes: list[Any] = list(get_mapping_from_secret_type_to_class().values())
 
         self._plugins: list[tuple[str, Any]] = []
-        classes: list[Any] = list(get_mapping_from_secret_type_to_class().values())
         for cls in sorted(classes, key=lambda c: str(c.__name__)):
             if cls.__name__ in _LEFT_OUT:
                 continue

@@ -812,7 +812,9 @@ def start(config: pytest.Config, options: RecordOptions) -> None:
         )
         for spec in specs
     ]
-    plugin = LedgerRecording(project, options, run_id, controller, targets, Installation())
+    plugin = LedgerRecording(
+        project, options, run_id, controller, targets, Installation(batched=True)
+    )
     plugin.install()
     config.pluginmanager.register(plugin, "lockstep-ledger-recording")
 
