@@ -66,3 +66,17 @@ after = [requests.__name__, hasattr(requests, "get"),
     out = _scan(after=after)
     assert out["loaded"] == []
     assert out["after"] == ["requests", True, True, True]
+
+
+def test_a_scan_no_gate_opens_for_never_imports_detect_secrets() -> None:
+    code = """
+import json, sys
+from lockstep.secrets.detect import detector, scan_text
+found = [scan_text('["' + "A" * 80 + '"]'), list(detector().scan_line("'" + "A" * 80 + "'"))]
+print(json.dumps([found, "detect_secrets" in sys.modules]))
+"""
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=TESTS, capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout) == [[[], []], False]

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import base64
 import json
+import math
 import re
+import string
 from typing import Any
 from urllib.parse import quote
 
@@ -130,3 +132,70 @@ def test_may_hold_secret_is_true_wherever_the_detector_finds(text: str) -> None:
 
     if not may_hold_secret(text):
         assert scan_text(text) == []
+
+
+def test_the_run_token_patterns_are_the_installed_discord_and_telegram_ones() -> None:
+    """The token gate's stand-in for the two token plugins with no literal anchor."""
+    from detect_secrets.plugins.discord import DiscordBotTokenDetector
+    from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
+
+    from lockstep.secrets.detect import _RUN_TOKENS
+
+    installed = [
+        p.pattern
+        for cls in (DiscordBotTokenDetector, TelegramBotTokenDetector)
+        for p in cls.denylist
+    ]
+    assert _RUN_TOKENS.pattern.split("|") == installed
+    assert all(
+        p.flags == _RUN_TOKENS.flags
+        for cls in (DiscordBotTokenDetector, TelegramBotTokenDetector)
+        for p in cls.denylist
+    )
+
+
+def test_the_entropy_run_is_the_installed_entropy_plugins_charset() -> None:
+    from detect_secrets.plugins.high_entropy_strings import Base64HighEntropyString
+
+    from lockstep.secrets.detect import _BASE64_LIMIT, _ENTROPY_DISTINCT, _ENTROPY_RUN
+
+    charset = Base64HighEntropyString().charset
+    assert {chr(c) for c in range(0x3000) if _ENTROPY_RUN.fullmatch(chr(c))} == set(charset)
+    assert math.log2(_ENTROPY_DISTINCT - 1) <= _BASE64_LIMIT < math.log2(_ENTROPY_DISTINCT)
+
+
+_B64_CHARSET = string.ascii_letters + string.digits + "+/\\-_="
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    distinct=st.lists(st.sampled_from(_B64_CHARSET), unique=True, min_size=18, max_size=40),
+    data=st.data(),
+)
+def test_the_entropy_gate_opens_wherever_the_entropy_plugin_finds(
+    distinct: list[str], data: st.DataObject
+) -> None:
+    """Quoted runs of 18 to 40 distinct characters, each once or more, shuffled (near 23
+    distinct characters, where the gate's bound lies, a string reaches the entropy
+    plugin's limit only when nearly uniform): whenever detect-secrets' entropy plugin
+    itself reports one where the gate's quoted run is found, the quoted gate is open."""
+    from detect_secrets.plugins.high_entropy_strings import Base64HighEntropyString
+
+    from lockstep.secrets.detect import _BASE64_LIMIT, _QUOTED_LONG, _open_gates
+
+    extra = data.draw(st.lists(st.sampled_from(distinct), max_size=10))
+    body = "".join(data.draw(st.permutations(distinct + extra)))
+    around = st.text(alphabet=_B64_CHARSET + " '\":=,", max_size=8)
+    mark = data.draw(st.sampled_from(['"', "'"]))
+    line = data.draw(around) + mark + body + mark + data.draw(around)
+    found = Base64HighEntropyString(limit=_BASE64_LIMIT).analyze_line(filename="x", line=line)
+    if found and _QUOTED_LONG.search(line):  # the distinct-characters bound: nothing lost
+        assert "quoted" in _open_gates(line), line
+
+
+def test_a_long_run_of_one_character_opens_no_gate() -> None:
+    """webcolors' suite calls its parser with 80 ``A``: no plugin can report that."""
+    from lockstep.secrets.detect import _open_gates
+
+    for line in ['["' + "A" * 80 + '"]', "'" + "0123456789" * 8 + "'", "x" * 200]:
+        assert _open_gates(line) == set(), line

@@ -117,6 +117,19 @@ _BASE64_LIMIT: Final = 4.5
 """detect-secrets' own default entropy limit for base64-like quoted strings."""
 
 
+_RUN_TOKENS: Final = re.compile(
+    r"[MNO][a-zA-Z\d_-]{23,25}\.[a-zA-Z\d_-]{6}\.[a-zA-Z\d_-]{27}"  # Discord
+    r"|\d{8,10}:[0-9A-Za-z_-]{35}"  # Telegram
+)
+"""The patterns of the token plugins whose only anchor is a :data:`_LONG_RUN` (in the
+release :data:`ANCHORED_PATTERNS` names; a test compares them with the installed ones)."""
+_ENTROPY_RUN: Final = re.compile(r"[A-Za-z0-9+/\\\-_=]+")
+"""A run of the base64 entropy plugin's characters (its ``charset``, the backslash
+included; a test compares it with the installed release's)."""
+_ENTROPY_DISTINCT: Final = 23
+"""The fewest distinct characters a string needs to pass the entropy plugin's limit
+(:data:`_BASE64_LIMIT`): log2(22) < 4.5 < log2(23)."""
+
 _PRIVATE_KEY_MARKS: Final = ("BEGIN", "PuTTY-User-Key-File")
 """A literal in each of the private-key plugin's patterns."""
 
@@ -161,12 +174,16 @@ def _has_long_run(text: str) -> bool:
     return bool(_LONG_RUN.search(text))
 
 
-def _token_found(text: str, lowered: str) -> bool:
+def _token_found(text: str, lowered: str, *, exact_runs: bool = False) -> bool:
     """Whether some token plugin's anchor is in ``text`` (``lowered``: ``text.lower()``);
-    with another detect-secrets release, whether a :data:`_RUN` is."""
+    with another detect-secrets release, whether a :data:`_RUN` is.  With ``exact_runs``,
+    a :data:`_LONG_RUN` counts only where :data:`_RUN_TOKENS` (the plugins' own patterns
+    it stands for) is found."""
     if not _anchored():
         return bool(_RUN.search(text))
-    if any(anchor.search(text) for anchor in TOKEN_ANCHORS) or _has_long_run(text):
+    if any(anchor.search(text) for anchor in TOKEN_ANCHORS):
+        return True
+    if _has_long_run(text) and (not exact_runs or _RUN_TOKENS.search(text)):
         return True
     if text.isascii():
         return any(word in lowered for word in TOKEN_WORDS)
@@ -187,7 +204,14 @@ def _token_starts(text: str, lowered: str) -> list[int]:
 
 
 def _open_gates(text: str) -> set[str]:
-    """Which plugin gates open for ``text`` (see :data:`_GATE_OF`); empty for most lines."""
+    """Which plugin gates open for ``text`` (see :data:`_GATE_OF`); empty for most lines.
+
+    Narrower than :func:`may_hold_secret` in two ways, each a condition every finding of
+    the plugins concerned meets: a long run of token characters opens the token gate
+    only where the Discord or Telegram pattern (the token plugins it stands for) is
+    found; a quoted run opens the entropy gate only when some run of that plugin's
+    characters holds at least 23 distinct ones (a string of n distinct characters has at
+    most log2(n) bits of entropy per character, and the plugin reports more than 4.5)."""
     gates: set[str] = set()
     lowered = text.lower()
     if _has_keyword(text, lowered):
@@ -196,11 +220,21 @@ def _open_gates(text: str) -> set[str]:
         gates.add("begin")
     if "://" in text and "@" in text:
         gates.add("basic")
-    if _token_found(text, lowered):
+    if _token_found(text, lowered, exact_runs=True):
         gates.add("run")
-    if ('"' in text or "'" in text) and _QUOTED_LONG.search(text):
+    if ('"' in text or "'" in text) and _QUOTED_LONG.search(text) and _varied_run(text):
         gates.add("quoted")
     return gates
+
+
+def _varied_run(text: str) -> bool:
+    """Whether some run of the entropy plugin's characters in ``text`` holds at least
+    :data:`_ENTROPY_DISTINCT` distinct ones."""
+    return any(
+        len(set(run)) >= _ENTROPY_DISTINCT
+        for run in _ENTROPY_RUN.findall(text)
+        if len(run) >= _ENTROPY_DISTINCT
+    )
 
 
 class _DeferredModule(types.ModuleType):
@@ -275,25 +309,31 @@ class Hit:
 
 
 class Detector:
-    """detect-secrets' plugin set, built once, thread-safe to call."""
+    """detect-secrets' plugin set, built on the first line a gate opens for (so a scan
+    whose every line stays shut never imports detect-secrets), thread-safe to call."""
 
     def __init__(self) -> None:
+        self._plugins: list[tuple[str, Any]] = []
+        self._heuristic: Any = None
+        self._lock = threading.Lock()
+        self.scan_line = lru_cache(maxsize=_CACHE_SIZE)(self._scan_line)
+
+    def _load(self) -> None:
+        """Import detect-secrets and build its plugins (under ``self._lock``)."""
         with _requests_deferred():
             from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
             from detect_secrets.filters import heuristic
             from detect_secrets.plugins.high_entropy_strings import Base64HighEntropyString
 
             classes: list[Any] = list(get_mapping_from_secret_type_to_class().values())
-
-        self._plugins: list[tuple[str, Any]] = []
+        plugins: list[tuple[str, Any]] = []
         for cls in sorted(classes, key=lambda c: str(c.__name__)):
             if cls.__name__ in _LEFT_OUT:
                 continue
             plugin = cls(limit=_BASE64_LIMIT) if cls is Base64HighEntropyString else cls()
-            self._plugins.append((_GATE_OF.get(cls.__name__, "run"), plugin))
+            plugins.append((_GATE_OF.get(cls.__name__, "run"), plugin))
         self._heuristic = heuristic
-        self._lock = threading.Lock()
-        self.scan_line = lru_cache(maxsize=_CACHE_SIZE)(self._scan_line)
+        self._plugins = plugins
 
     def _scan_line(self, line: str) -> tuple[Hit, ...]:
         hits = {
@@ -320,6 +360,8 @@ class Detector:
     def _found(self, line: str, gates: set[str]) -> list[tuple[str, str, str]]:
         found_values: list[tuple[str, str, str]] = []
         with self._lock:
+            if self._heuristic is None:
+                self._load()
             for gate, plugin in self._plugins:
                 if gate not in gates:
                     continue
