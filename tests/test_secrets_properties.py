@@ -199,3 +199,22 @@ def test_a_long_run_of_one_character_opens_no_gate() -> None:
 
     for line in ['["' + "A" * 80 + '"]', "'" + "0123456789" * 8 + "'", "x" * 200]:
         assert _open_gates(line) == set(), line
+
+
+@given(
+    names=st.lists(st.text(alphabet="AbcK_Y*?[]!-9é", max_size=12), max_size=8),
+    patterns=st.lists(st.text(alphabet="AbcK_Y*?[]!-9é", min_size=1, max_size=8), max_size=5),
+)
+def test_the_env_name_matcher_is_fnmatch_of_each_pattern(
+    names: list[str], patterns: list[str]
+) -> None:
+    import fnmatch
+
+    from lockstep.secrets.policy import env_name_matcher
+
+    if not patterns:
+        return
+    matches = env_name_matcher(tuple(patterns))
+    for name in names:
+        expected = any(fnmatch.fnmatchcase(name.upper(), p.upper()) for p in patterns)
+        assert (matches(name.upper()) is not None) == expected, (name, patterns)
