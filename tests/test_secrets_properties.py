@@ -218,3 +218,41 @@ def test_the_env_name_matcher_is_fnmatch_of_each_pattern(
     for name in names:
         expected = any(fnmatch.fnmatchcase(name.upper(), p.upper()) for p in patterns)
         assert (matches(name.upper()) is not None) == expected, (name, patterns)
+
+
+def test_the_keyword_gate_holds_the_installed_keyword_plugins_denylist() -> None:
+    from detect_secrets.plugins import keyword
+
+    from lockstep.secrets.detect import _KEYWORDS
+
+    assert _KEYWORDS.pattern == "|".join(keyword.DENYLIST)
+    assert _KEYWORDS.flags & re.IGNORECASE
+
+
+def _keyword_patterns() -> list[re.Pattern[str]]:
+    from detect_secrets.plugins import keyword
+
+    return [v for v in vars(keyword).values() if isinstance(v, re.Pattern)]
+
+
+@pytest.mark.parametrize("pattern", _keyword_patterns(), ids=lambda p: p.pattern[-30:])
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_every_keyword_pattern_match_opens_the_keyword_gate(
+    pattern: re.Pattern[str], data: st.DataObject
+) -> None:
+    """Strings made from each of the keyword plugin's patterns open its gate: the gate
+    never hides what the plugin would report."""
+    from lockstep.secrets.detect import _open_gates
+
+    text = data.draw(st.from_regex(pattern))
+    for line in text.split("\n"):
+        if pattern.search(line.rstrip("\r")):
+            assert "keyword" in _open_gates(line.rstrip("\r")), line
+
+
+def test_an_error_message_naming_a_keyword_argument_opens_no_gate() -> None:
+    """semver's suite records ``TypeError``s saying "unexpected keyword argument"."""
+    from lockstep.secrets.detect import _open_gates
+
+    assert _open_gates("replace() got 1 unexpected keyword argument(s): 'token'") == set()

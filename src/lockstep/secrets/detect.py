@@ -123,6 +123,20 @@ _RUN_TOKENS: Final = re.compile(
 )
 """The patterns of the token plugins whose only anchor is a :data:`_LONG_RUN` (in the
 release :data:`ANCHORED_PATTERNS` names; a test compares them with the installed ones)."""
+_KEYWORDS: Final = re.compile(
+    "api_?key|auth_?key|service_?key|account_?key|db_?key|database_?key|priv_?key"
+    "|private_?key|client_?key|db_?pass|database_?pass|key_?pass|password|passwd|pwd"
+    "|secret|contraseña|contrasena",
+    re.IGNORECASE,
+)
+"""The keyword plugin's keywords (its ``DENYLIST``, which every one of its patterns
+holds, with its flags; a test compares them with the installed release's)."""
+_BARE_TOKEN_WORDS: Final = ("xox", "slack")
+"""The :data:`TOKEN_WORDS` of Slack's patterns, which require no long value."""
+_WORD_VALUE: Final = re.compile(r"[a-z0-9_\-/+]{24}", re.IGNORECASE)
+"""What every other case-insensitive token pattern (AWS secrets, Cloudant, IBM Cloud IAM
+and COS HMAC, SoftLayer) requires besides its word: a value of at least 24 of these
+characters (40, 64, 24, 44, 48 or 64 of a narrower class, case folded as they are)."""
 _ENTROPY_RUN: Final = re.compile(r"[A-Za-z0-9+/\\\-_=]+")
 """A run of the base64 entropy plugin's characters (its ``charset``, the backslash
 included; a test compares it with the installed release's)."""
@@ -174,20 +188,26 @@ def _has_long_run(text: str) -> bool:
     return bool(_LONG_RUN.search(text))
 
 
-def _token_found(text: str, lowered: str, *, exact_runs: bool = False) -> bool:
+def _token_found(text: str, lowered: str, *, narrow: bool = False) -> bool:
     """Whether some token plugin's anchor is in ``text`` (``lowered``: ``text.lower()``);
-    with another detect-secrets release, whether a :data:`_RUN` is.  With ``exact_runs``,
-    a :data:`_LONG_RUN` counts only where :data:`_RUN_TOKENS` (the plugins' own patterns
-    it stands for) is found."""
+    with another detect-secrets release, whether a :data:`_RUN` is.  With ``narrow``, a
+    :data:`_LONG_RUN` counts only where :data:`_RUN_TOKENS` (the plugins' own patterns it
+    stands for) is found, and in ASCII text a word of :data:`TOKEN_WORDS` but ``xox`` and
+    ``slack`` only where a :data:`_WORD_VALUE` is (the value each of those patterns
+    requires)."""
     if not _anchored():
         return bool(_RUN.search(text))
     if any(anchor.search(text) for anchor in TOKEN_ANCHORS):
         return True
-    if _has_long_run(text) and (not exact_runs or _RUN_TOKENS.search(text)):
+    if _has_long_run(text) and (not narrow or _RUN_TOKENS.search(text)):
         return True
-    if text.isascii():
+    if not text.isascii():
+        return bool(_TOKEN_WORDS_ANY_CASE.search(text))
+    if not narrow:
         return any(word in lowered for word in TOKEN_WORDS)
-    return bool(_TOKEN_WORDS_ANY_CASE.search(text))
+    if any(word in lowered for word in _BARE_TOKEN_WORDS):
+        return True
+    return any(word in lowered for word in TOKEN_WORDS) and bool(_WORD_VALUE.search(text))
 
 
 def _token_starts(text: str, lowered: str) -> list[int]:
@@ -206,21 +226,25 @@ def _token_starts(text: str, lowered: str) -> list[int]:
 def _open_gates(text: str) -> set[str]:
     """Which plugin gates open for ``text`` (see :data:`_GATE_OF`); empty for most lines.
 
-    Narrower than :func:`may_hold_secret` in two ways, each a condition every finding of
-    the plugins concerned meets: a long run of token characters opens the token gate
-    only where the Discord or Telegram pattern (the token plugins it stands for) is
-    found; a quoted run opens the entropy gate only when some run of that plugin's
-    characters holds at least 23 distinct ones (a string of n distinct characters has at
-    most log2(n) bits of entropy per character, and the plugin reports more than 4.5)."""
+    Narrower than :func:`may_hold_secret`, each time by a condition every finding of the
+    plugins concerned meets: a keyword part opens the keyword gate only where one of the
+    keyword plugin's own keywords is found (``keyword`` in an error message is none); a
+    long run of token characters opens the token gate only where the Discord or Telegram
+    pattern (the token plugins it stands for) is found, a word such as ``key`` or
+    ``token`` only with a value long enough for the patterns it anchors (see
+    :func:`_token_found`); a quoted run opens the entropy gate only when some run of that
+    plugin's characters holds at least 23 distinct ones (a string of n distinct
+    characters has at most log2(n) bits of entropy per character, and the plugin reports
+    more than 4.5)."""
     gates: set[str] = set()
     lowered = text.lower()
-    if _has_keyword(text, lowered):
+    if _has_keyword(text, lowered) and (not _anchored() or _KEYWORDS.search(text)):
         gates.add("keyword")
     if any(mark in text for mark in _PRIVATE_KEY_MARKS):
         gates.add("begin")
     if "://" in text and "@" in text:
         gates.add("basic")
-    if _token_found(text, lowered, exact_runs=True):
+    if _token_found(text, lowered, narrow=True):
         gates.add("run")
     if ('"' in text or "'" in text) and _QUOTED_LONG.search(text) and _varied_run(text):
         gates.add("quoted")
