@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import base64
 import json
+import math
 import re
+import string
 from typing import Any
 from urllib.parse import quote
 
@@ -130,3 +132,127 @@ def test_may_hold_secret_is_true_wherever_the_detector_finds(text: str) -> None:
 
     if not may_hold_secret(text):
         assert scan_text(text) == []
+
+
+def test_the_run_token_patterns_are_the_installed_discord_and_telegram_ones() -> None:
+    """The token gate's stand-in for the two token plugins with no literal anchor."""
+    from detect_secrets.plugins.discord import DiscordBotTokenDetector
+    from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
+
+    from lockstep.secrets.detect import _RUN_TOKENS
+
+    installed = [
+        p.pattern
+        for cls in (DiscordBotTokenDetector, TelegramBotTokenDetector)
+        for p in cls.denylist
+    ]
+    assert _RUN_TOKENS.pattern.split("|") == installed
+    assert all(
+        p.flags == _RUN_TOKENS.flags
+        for cls in (DiscordBotTokenDetector, TelegramBotTokenDetector)
+        for p in cls.denylist
+    )
+
+
+def test_the_entropy_run_is_the_installed_entropy_plugins_charset() -> None:
+    from detect_secrets.plugins.high_entropy_strings import Base64HighEntropyString
+
+    from lockstep.secrets.detect import _BASE64_LIMIT, _ENTROPY_DISTINCT, _ENTROPY_RUN
+
+    charset = Base64HighEntropyString().charset
+    assert {chr(c) for c in range(0x3000) if _ENTROPY_RUN.fullmatch(chr(c))} == set(charset)
+    assert math.log2(_ENTROPY_DISTINCT - 1) <= _BASE64_LIMIT < math.log2(_ENTROPY_DISTINCT)
+
+
+_B64_CHARSET = string.ascii_letters + string.digits + "+/\\-_="
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    distinct=st.lists(st.sampled_from(_B64_CHARSET), unique=True, min_size=18, max_size=40),
+    data=st.data(),
+)
+def test_the_entropy_gate_opens_wherever_the_entropy_plugin_finds(
+    distinct: list[str], data: st.DataObject
+) -> None:
+    """Quoted runs of 18 to 40 distinct characters, each once or more, shuffled (near 23
+    distinct characters, where the gate's bound lies, a string reaches the entropy
+    plugin's limit only when nearly uniform): whenever detect-secrets' entropy plugin
+    itself reports one where the gate's quoted run is found, the quoted gate is open."""
+    from detect_secrets.plugins.high_entropy_strings import Base64HighEntropyString
+
+    from lockstep.secrets.detect import _BASE64_LIMIT, _QUOTED_LONG, _open_gates
+
+    extra = data.draw(st.lists(st.sampled_from(distinct), max_size=10))
+    body = "".join(data.draw(st.permutations(distinct + extra)))
+    around = st.text(alphabet=_B64_CHARSET + " '\":=,", max_size=8)
+    mark = data.draw(st.sampled_from(['"', "'"]))
+    line = data.draw(around) + mark + body + mark + data.draw(around)
+    found = Base64HighEntropyString(limit=_BASE64_LIMIT).analyze_line(filename="x", line=line)
+    if found and _QUOTED_LONG.search(line):  # the distinct-characters bound: nothing lost
+        assert "quoted" in _open_gates(line), line
+
+
+def test_a_long_run_of_one_character_opens_no_gate() -> None:
+    """webcolors' suite calls its parser with 80 ``A``: no plugin can report that."""
+    from lockstep.secrets.detect import _open_gates
+
+    for line in ['["' + "A" * 80 + '"]', "'" + "0123456789" * 8 + "'", "x" * 200]:
+        assert _open_gates(line) == set(), line
+
+
+@given(
+    names=st.lists(st.text(alphabet="AbcK_Y*?[]!-9é", max_size=12), max_size=8),
+    patterns=st.lists(st.text(alphabet="AbcK_Y*?[]!-9é", min_size=1, max_size=8), max_size=5),
+)
+def test_the_env_name_matcher_is_fnmatch_of_each_pattern(
+    names: list[str], patterns: list[str]
+) -> None:
+    import fnmatch
+
+    from lockstep.secrets.policy import env_name_matcher
+
+    if not patterns:
+        return
+    matches = env_name_matcher(tuple(patterns))
+    for name in names:
+        expected = any(fnmatch.fnmatchcase(name.upper(), p.upper()) for p in patterns)
+        assert (matches(name.upper()) is not None) == expected, (name, patterns)
+
+
+def test_the_keyword_gate_holds_the_installed_keyword_plugins_denylist() -> None:
+    from detect_secrets.plugins import keyword
+
+    from lockstep.secrets.detect import _KEYWORDS
+
+    assert _KEYWORDS.pattern == "|".join(keyword.DENYLIST)
+    assert _KEYWORDS.flags & re.IGNORECASE
+
+
+def _keyword_patterns() -> list[re.Pattern[str]]:
+    from detect_secrets.plugins import keyword
+
+    return [v for v in vars(keyword).values() if isinstance(v, re.Pattern)]
+
+
+@pytest.mark.parametrize("pattern", _keyword_patterns(), ids=lambda p: p.pattern[-30:])
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_every_keyword_pattern_match_opens_the_keyword_gate(
+    pattern: re.Pattern[str], data: st.DataObject
+) -> None:
+    """Strings made from each of the keyword plugin's patterns open its gate: the gate
+    never hides what the plugin would report."""
+    from lockstep.secrets.detect import _open_gates
+
+    text = data.draw(st.from_regex(pattern))
+    for line in text.split("\n"):
+        if pattern.search(line.rstrip("\r")):
+            assert "keyword" in _open_gates(line.rstrip("\r")), line
+
+
+def test_an_error_message_naming_a_keyword_argument_opens_no_gate() -> None:
+    """semver's suite records ``TypeError``s saying "unexpected keyword argument"."""
+    from lockstep.secrets.detect import _open_gates
+
+    assert _open_gates("replace() got 1 unexpected keyword argument(s): 'token'") == set()

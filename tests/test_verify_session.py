@@ -5,11 +5,22 @@ one verifying interpreter, not one per ledger.  Each ledger still replays in an 
 copy of it: a refusal in one ledger, or a module global that replaying one ledger
 changes, never reaches another ledger's verdict.  The target module logs each import with
 the process that made it, so the tests see where each ledger was verified.
+
+A package's target module is imported once per interpreter, in a fork of it (the
+package's sub-server) whose own forks replay that package's ledgers; a package whose
+import starts a thread or a process, keeps a descriptor open or prints gets none, and each
+of its ledgers imports it in its own fork of the interpreter, as before.
 """
 
 from __future__ import annotations
 
+import os
+import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import IO
+
+import pytest
 
 from helpers import run_cli, run_pytest, write_files
 
@@ -126,11 +137,11 @@ def test_every_ledger_of_a_pytest_run_is_verified_in_its_own_fork_of_one_interpr
         assert f"verified {rows} new case(s) in a fresh interpreter" in section, out
         assert "all reproduce" in section and "refused 0" in section
     verifying = [i for i in _imports(root) if i[0] != "main"]
-    # one import per ledger, each in a fork of the same interpreter (no process per ledger)
-    assert [role for role, _, _ in verifying] == ["serve"] * 4  # stamp's second seed too
+    # one import per interpreter, in its package's sub-server (a fork of it), whose forks
+    # replay each ledger: the first seed's interpreter and the second seed's (stamp's row)
+    assert [role for role, _, _ in verifying] == ["serve"] * 2
     parents = {ppid for _, _, ppid in verifying}
-    assert len(parents) == 2  # the first seed's interpreter and the second seed's
-    assert len({pid for _, pid, _ in verifying}) == 4
+    assert len(parents) == 2
     for name in ("stamp", "switch", "shout"):  # one process replaying them all would not be
         assert run_cli("replay", name, cwd=root).code == 0
 
@@ -170,9 +181,7 @@ def test_a_record_run_of_several_ledgers_starts_one_verifying_interpreter(
     assert result.code == 0, result.output
     assert result.stdout.count("all reproduce") == 3, result.stdout
     verifying = [i for i in _imports(root) if i[0] != "main"]
-    assert [role for role, _, _ in verifying] == ["serve"] * 3
-    assert len({ppid for _, _, ppid in verifying}) == 1
-    assert len({pid for _, pid, _ in verifying}) == 3
+    assert [role for role, _, _ in verifying] == ["serve"]  # in the package's sub-server
     for name in ("stamp", "switch", "shout"):  # one process replaying them all would not be
         assert run_cli("replay", name, cwd=root).code == 0
 
@@ -264,3 +273,85 @@ def test_a_configuration_the_server_cannot_read_is_each_forks_to_report(tmp_path
         assert "the fresh interpreter could not replay the new cases (lockstep: error: " in line
         assert "lockstep.toml: not valid TOML" in line
     assert not (root / "lockstep/stamp.ledger.jsonl").exists()
+
+
+UNSHAREABLE = {
+    "a thread": "import threading\n_T = threading.Thread(target=threading.Event().wait, daemon=True)\n_T.start()\n",
+    "a file kept open": "_KEPT = open(os.devnull)\n",
+    "a process": "import subprocess\n_P = subprocess.Popen([sys.executable, '-c', 'pass'])\n",
+    "a line printed": "print('imported')\n",
+}
+
+
+@pytest.mark.parametrize("started", sorted(UNSHAREABLE))
+def test_a_package_whose_import_changes_the_process_is_imported_in_each_fork(
+    tmp_path: Path, started: str
+) -> None:
+    """What a fork would share with its sub-server (a thread it lacks, a descriptor or a
+    process it shares, output): that package's ledgers each import it in their own fork of
+    the interpreter, and every verdict is the one a package without it gets."""
+    root = tmp_path / "proj"
+    write_files(
+        root,
+        {
+            "shop/__init__.py": "",
+            "shop/state.py": STATE.replace(
+                'MODE = "plain"\n', UNSHAREABLE[started] + 'MODE = "plain"\n'
+            ),
+            "tests/test_state.py": TESTS,
+            "lockstep.toml": CONFIG,
+        },
+    )
+    result = run_pytest(
+        "-q", "tests", "--lockstep-record", cwd=root, plugins=("lockstep.pytest.plugin",)
+    )
+    assert result.code == 0, result.output
+    out = result.stdout
+    stamp = _section(out, "stamp")
+    assert "verified 1 of 2 new case(s) in a fresh interpreter" in stamp, out
+    for name in ("switch", "shout"):
+        section = _section(out, name)
+        assert "verified 1 new case(s) in a fresh interpreter" in section, out
+        assert "all reproduce" in section and "refused 0" in section
+    verifying = [i for i in _imports(root) if i[0] != "main"]
+    # the sub-server's import (refused), then one per ledger in a fork of the interpreter
+    # (three for the first seed's, one for stamp's second seed: each interpreter tried once)
+    assert [role for role, _, _ in verifying] == ["serve"] * 6
+    assert len({ppid for _, _, ppid in verifying}) == 2
+    assert len({pid for _, pid, _ in verifying}) == 6
+
+
+_KEPT: list[IO[str]] = []
+_STOP = threading.Event()
+
+
+def _start_thread() -> None:
+    _STOP.clear()
+    threading.Thread(target=_STOP.wait, daemon=True).start()
+
+
+def _keep_open() -> None:
+    _KEPT.append(open(os.devnull))  # noqa: SIM115 - kept open on purpose, closed by the test
+
+
+@pytest.mark.parametrize(
+    ("importer", "said"),
+    [
+        (lambda: None, ""),
+        (lambda: open(os.devnull).close(), ""),  # opened and closed: nothing kept
+        (_keep_open, "its import opened a file, socket or pipe"),
+        (_start_thread, "its import started a thread"),
+        (lambda: print("hello"), "its import printed"),
+        (lambda: 1 / 0, "its import raised ZeroDivisionError"),
+    ],
+)
+def test_what_an_import_changed_is_named(importer: Callable[[], object], said: str) -> None:
+    from lockstep.oracles.verify_session import import_changes
+
+    try:
+        assert import_changes(importer) == said
+    finally:
+        _STOP.set()
+        for kept in _KEPT:
+            kept.close()
+        _KEPT.clear()

@@ -12,11 +12,16 @@ from __future__ import annotations
 import argparse
 import functools
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lockstep.canon import DEFAULT_STEM
 from lockstep.errors import LockstepError
 from lockstep.oracles.verify import verdict_lines
+
+if TYPE_CHECKING:
+    from lockstep.config import Project
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -74,7 +79,7 @@ def _serve(token: str) -> int:
     kind_named("ledger")  # what every ledger fork's replay imports first, through the registry
     _parser()
     gc.freeze()  # what is imported stays: a fork's collections need not touch (copy) it
-    return serve(token, main, _warm)
+    return serve(token, main, _warm, _package)
 
 
 _WARMED: set[str] = set()
@@ -95,6 +100,37 @@ def _warm(argv: list[str]) -> None:
     from lockstep.secrets import policy_for
 
     policy_for(load_project(config_path=Path(args.config)))
+
+
+_PROJECTS: dict[str, Project] = {}
+"""The configurations :func:`_package` has read in this server."""
+
+
+def _package(argv: list[str]) -> tuple[str, Callable[[], object]] | None:
+    """In the server: the package of a ledger candidate's target (its configuration's
+    folder and the module's top-level name) and what imports the target's module, for
+    the package's sub-server (:func:`lockstep.oracles.verify_session.serve`); None for a
+    candidate without a configuration (``@record_io``) or of another kind."""
+    args, _ = _parser().parse_known_args(argv)
+    if not args.config:
+        return None
+    from lockstep.config import load_project
+    from lockstep.targets import resolve_object, split_target
+
+    project = _PROJECTS.get(args.config)
+    if project is None:
+        project = _PROJECTS[args.config] = load_project(config_path=Path(args.config))
+    spec = project.oracle(args.name)
+    if spec.kind != "ledger":
+        return None
+    target = str(getattr(spec, "target", ""))
+    module, _ = split_target(target, where=args.name)
+    root = project.root
+
+    def importer() -> object:
+        return resolve_object(target, root, where=args.name)
+
+    return f"{root}\0{module.partition('.')[0]}", importer
 
 
 if __name__ == "__main__":

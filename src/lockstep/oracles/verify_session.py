@@ -37,6 +37,7 @@ as before.  A server is started again when the environment changed since it star
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import os
 import secrets
@@ -45,8 +46,9 @@ import selectors
 import signal
 import sys
 import tempfile
+import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -272,10 +274,16 @@ def shared_verification(root: Path, seed: int | None = None) -> Iterator[VerifyS
 # --------------------------------------------------------------------------- the server
 
 
+Package = Callable[[list[str]], "tuple[str, Callable[[], object]] | None"]
+"""For a request's ``argv``: the key of its target's package and what imports the target's
+module (see :func:`serve`), or None when the request has none to import ahead."""
+
+
 def serve(
     token: str,
     run: Callable[[list[str]], int],
     prepare: Callable[[list[str]], None] | None = None,
+    package: Package | None = None,
 ) -> int:
     """The server's loop: one request line in, one fork running ``run(argv)``, one end line out.
 
@@ -284,32 +292,204 @@ def serve(
     ``prepare(argv)``, when given, runs in the server before each fork: it may fill
     caches every fork would fill again (it must not import or run a target); whatever it
     raises or prints is ignored, so the fork meets and reports any problem itself.
+
+    ``package(argv)``, when given, names the request's package: the first request of a
+    package starts its *sub-server*, a fork of this server that imports the target's
+    module once (:func:`_sub_server`), and every request of that package is then replayed
+    in a fork of it instead of this server, without importing the module again.  A
+    package whose import started a thread or a process, opened a descriptor, printed or
+    failed has no sub-server: its requests fork from this server, as every request did
+    before.  The server itself never imports a target.
     """
     requests = sys.stdin.buffer
     out = sys.stdout
+    subs: dict[str, _SubServer | None] = {}
     while True:
         raw = requests.readline()
         if not raw:
+            for sub in subs.values():
+                if sub is not None:
+                    sub.stop()
             return 0
         request = json.loads(raw)
         argv = [str(a) for a in request["argv"]]
         if prepare is not None:
             _prepare(prepare, argv)
-        with tempfile.TemporaryFile() as err:
-            out.flush()
-            sys.stderr.flush()
-            pid = os.fork()
-            if pid == 0:  # pragma: no cover - the fork's own lines run in another process
-                _in_fork(err, argv, run)
-            status = _wait(pid, float(request["timeout"]))
-            code = os.waitstatus_to_exitcode(status) if status is not None else -9
-            err.seek(0)
-            lines = err.read().decode("utf-8", "replace").strip().splitlines()
-        tail = lines[-1] if lines else ""
-        fields = {"code": code, "tail": tail, "timeout": status is None}
+        timeout = float(request["timeout"])
+        found = _package_of(package, argv) if package is not None else None
+        sub = None
+        if found is not None:
+            key, importer = found
+            if key not in subs:
+                subs[key] = _SubServer.start(importer, run, _fds_of(subs))
+            sub = subs[key]
+        fields = sub.replay(argv, timeout) if sub is not None else None
+        if fields is None:
+            if sub is not None and found is not None:  # it ended: its package forks from here
+                sub.stop()
+                subs[found[0]] = None
+            fields = _fork_one(argv, timeout, run, _fds_of(subs))
         end = json.dumps(fields, separators=(",", ":"))
         out.write(f'{{"{END_KEY}":"{token}",{end[1:]}\n')
         out.flush()
+
+
+def _fork_one(
+    argv: list[str], timeout: float, run: Callable[[list[str]], int], close: list[int]
+) -> dict[str, object]:
+    """Replay one request in a fork of this process (closing ``close`` there first): the
+    fields of its end line."""
+    with tempfile.TemporaryFile() as err:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the fork's own lines run in another process
+            for fd in close:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+            _in_fork(err, argv, run)
+        status = _wait(pid, timeout)
+        code = os.waitstatus_to_exitcode(status) if status is not None else -9
+        err.seek(0)
+        lines = err.read().decode("utf-8", "replace").strip().splitlines()
+    tail = lines[-1] if lines else ""
+    return {"code": code, "tail": tail, "timeout": status is None}
+
+
+def _package_of(package: Package, argv: list[str]) -> tuple[str, Callable[[], object]] | None:
+    try:
+        return package(argv)
+    except Exception:  # the fork meets and reports whatever this met
+        return None
+
+
+def _fds_of(subs: Mapping[str, _SubServer | None]) -> list[int]:
+    return [fd for sub in subs.values() if sub is not None for fd in (sub.requests, sub.results)]
+
+
+def import_changes(importer: Callable[[], object]) -> str:
+    """Run ``importer`` (importing a target's module) and say what it changed in this
+    process that a fork of it would share or lack: empty when it started no thread and no
+    process, opened no descriptor, printed nothing and raised nothing."""
+    if not os.path.isdir("/proc/self/fd") or not os.path.isdir("/proc/self/task"):
+        return "no /proc to compare the process with"
+    threads = threading.active_count()
+    tasks = sorted(os.listdir("/proc/self/task"))
+    fds = sorted(os.listdir("/proc/self/fd"))
+    children = _has_children()
+    sink = io.StringIO()
+    out, err = sys.stdout, sys.stderr
+    sys.stdout = sys.stderr = sink
+    try:
+        importer()
+    except BaseException as e:  # the fork meets it again and reports it
+        return f"its import raised {type(e).__name__}"
+    finally:
+        sys.stdout, sys.stderr = out, err
+    if threading.active_count() != threads or sorted(os.listdir("/proc/self/task")) != tasks:
+        return "its import started a thread"
+    if sorted(os.listdir("/proc/self/fd")) != fds:
+        return "its import opened a file, socket or pipe"
+    if _has_children() != children:
+        return "its import started a process"
+    if sink.getvalue():
+        return "its import printed"
+    return ""
+
+
+def _has_children() -> bool:
+    """Whether this process has a child (running, or ended and not waited for)."""
+    try:
+        os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    except ChildProcessError:
+        return False
+    return True
+
+
+@dataclass
+class _SubServer:
+    """A fork of the server that imported one package's target module (see :func:`serve`)."""
+
+    pid: int
+    requests: int
+    """The write end of its request pipe."""
+    results: int
+    """The read end of its result pipe."""
+
+    @classmethod
+    def start(
+        cls, importer: Callable[[], object], run: Callable[[list[str]], int], close: list[int]
+    ) -> _SubServer | None:
+        """Fork it; None when the import changed the process (see :func:`import_changes`)."""
+        req_r, req_w = os.pipe()
+        res_r, res_w = os.pipe()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the sub-server's own lines run in another process
+            for fd in (req_w, res_r, *close):
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+            _sub_server(req_r, res_w, importer, run)
+        os.close(req_r)
+        os.close(res_w)
+        sub = cls(pid, req_w, res_r)
+        if _read_line(res_r) != b"ready":
+            sub.stop()
+            return None
+        return sub
+
+    def replay(self, argv: list[str], timeout: float) -> dict[str, object] | None:
+        """Replay one request in a fork of the sub-server: its end line's fields, or None
+        when the sub-server has ended."""
+        try:
+            os.write(self.requests, json.dumps({"argv": argv, "timeout": timeout}).encode() + b"\n")
+            line = _read_line(self.results)
+            return dict(json.loads(line)) if line else None
+        except (OSError, ValueError):
+            return None
+
+    def stop(self) -> None:
+        for fd in (self.requests, self.results):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        with contextlib.suppress(OSError):
+            os.waitpid(self.pid, 0)
+
+
+def _read_line(fd: int) -> bytes:
+    """One line from ``fd`` (without its newline); empty at the end of the pipe."""
+    buf = bytearray()
+    while not buf.endswith(b"\n"):
+        chunk = os.read(fd, 1 << 12)
+        if not chunk:
+            return b""
+        buf += chunk
+    return bytes(buf[:-1])
+
+
+def _sub_server(
+    requests: int, results: int, importer: Callable[[], object], run: Callable[[list[str]], int]
+) -> None:  # pragma: no cover - runs in the sub-server's process
+    """The sub-server's life: import, say whether it serves, then fork per request."""
+    import gc
+
+    code = 0
+    try:
+        changed = import_changes(importer)
+        if changed:
+            os.write(results, f"no: {changed}\n".encode())
+            os._exit(0)
+        gc.freeze()
+        os.write(results, b"ready\n")
+        while line := _read_line(requests):
+            request = json.loads(line)
+            argv = [str(a) for a in request["argv"]]
+            fields = _fork_one(argv, float(request["timeout"]), run, [requests, results])
+            os.write(results, json.dumps(fields).encode() + b"\n")
+    except BaseException:  # the server forks from itself from now on
+        code = 1
+    os._exit(code)
 
 
 def _prepare(prepare: Callable[[list[str]], None], argv: list[str]) -> None:

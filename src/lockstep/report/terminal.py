@@ -13,8 +13,9 @@ from rich.table import Table
 from rich.text import Text
 
 from lockstep.diff import unified_highlights
-from lockstep.model import OracleStatus, Outcome, RecordReport, RefusalReason, Status
+from lockstep.model import OracleStatus, Outcome, RecordReport, Status
 from lockstep.report.inert import inert
+from lockstep.report.record_lines import record_segments
 from lockstep.report.summary import Tally
 from lockstep.store import display_path
 
@@ -112,41 +113,14 @@ def summary_table(tally: Tally) -> Table:
 def record_text(
     report: RecordReport, root: Path | None = None, mask: Callable[[str], str] | None = None
 ) -> Text:
-    """What one ``record`` did, each category on its own line.
-
-    ``mask``: applied to what quotes recorded behaviour (a refusal's detail, a note:
-    the two outcomes of a call that varies may hold a token), made inert after."""
-    shown = display_path(report.path, root)
-
-    def quoted(text: str) -> str:
-        return inert(mask(text) if mask is not None else text)
-
+    """What one ``record`` did, each category on its own line (see
+    :func:`~lockstep.report.record_lines.record_segments`)."""
     text = Text()
-    text.append(f"{report.oracle}", style="bold")
-    text.append(f" ({report.mode.value}) → {shown}\n")
-    rows = [
-        ("added", report.added),
-        ("replaced", report.replaced),
-        ("trimmed", report.trimmed),
-        (
-            "refused (behaviour varies, not frozen)",
-            [quoted(r.text()) for r in report.refused if r.reason is not RefusalReason.SECRET],
-        ),
-    ]
-    for label, ids in rows:
-        if ids:
-            listed = ", ".join(ids[:8]) + (f", … (+{len(ids) - 8})" if len(ids) > 8 else "")
-            text.append(f"  {label} {len(ids)}: {listed}\n")
-    for refusal in report.refused:  # a secret's each in full: it says field and detector
-        if refusal.reason is RefusalReason.SECRET:
-            text.append(f"  refused {refusal.text()}\n")
-    unchanged = len(report.unchanged) + report.unchanged_unlisted
-    if unchanged:
-        text.append(f"  unchanged {unchanged}\n")
-    if not (report.added or report.replaced or report.trimmed):
-        text.append("  nothing to change\n")
-    for note in report.notes:
-        text.append(f"  note: {quoted(note)}\n")
+    for segment, style in record_segments(report, root, mask):
+        if style:
+            text.append(segment, style=style)
+        else:
+            text.append(segment)
     return text
 
 

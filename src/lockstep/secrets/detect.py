@@ -40,10 +40,14 @@ from __future__ import annotations
 import base64
 import bisect
 import hashlib
+import importlib
 import itertools
 import re
+import sys
 import threading
+import types
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Final
@@ -113,6 +117,33 @@ _BASE64_LIMIT: Final = 4.5
 """detect-secrets' own default entropy limit for base64-like quoted strings."""
 
 
+_RUN_TOKENS: Final = re.compile(
+    r"[MNO][a-zA-Z\d_-]{23,25}\.[a-zA-Z\d_-]{6}\.[a-zA-Z\d_-]{27}"  # Discord
+    r"|\d{8,10}:[0-9A-Za-z_-]{35}"  # Telegram
+)
+"""The patterns of the token plugins whose only anchor is a :data:`_LONG_RUN` (in the
+release :data:`ANCHORED_PATTERNS` names; a test compares them with the installed ones)."""
+_KEYWORDS: Final = re.compile(
+    "api_?key|auth_?key|service_?key|account_?key|db_?key|database_?key|priv_?key"
+    "|private_?key|client_?key|db_?pass|database_?pass|key_?pass|password|passwd|pwd"
+    "|secret|contraseña|contrasena",
+    re.IGNORECASE,
+)
+"""The keyword plugin's keywords (its ``DENYLIST``, which every one of its patterns
+holds, with its flags; a test compares them with the installed release's)."""
+_BARE_TOKEN_WORDS: Final = ("xox", "slack")
+"""The :data:`TOKEN_WORDS` of Slack's patterns, which require no long value."""
+_WORD_VALUE: Final = re.compile(r"[a-z0-9_\-/+]{24}", re.IGNORECASE)
+"""What every other case-insensitive token pattern (AWS secrets, Cloudant, IBM Cloud IAM
+and COS HMAC, SoftLayer) requires besides its word: a value of at least 24 of these
+characters (40, 64, 24, 44, 48 or 64 of a narrower class, case folded as they are)."""
+_ENTROPY_RUN: Final = re.compile(r"[A-Za-z0-9+/\\\-_=]+")
+"""A run of the base64 entropy plugin's characters (its ``charset``, the backslash
+included; a test compares it with the installed release's)."""
+_ENTROPY_DISTINCT: Final = 23
+"""The fewest distinct characters a string needs to pass the entropy plugin's limit
+(:data:`_BASE64_LIMIT`): log2(22) < 4.5 < log2(23)."""
+
 _PRIVATE_KEY_MARKS: Final = ("BEGIN", "PuTTY-User-Key-File")
 """A literal in each of the private-key plugin's patterns."""
 
@@ -157,16 +188,26 @@ def _has_long_run(text: str) -> bool:
     return bool(_LONG_RUN.search(text))
 
 
-def _token_found(text: str, lowered: str) -> bool:
+def _token_found(text: str, lowered: str, *, narrow: bool = False) -> bool:
     """Whether some token plugin's anchor is in ``text`` (``lowered``: ``text.lower()``);
-    with another detect-secrets release, whether a :data:`_RUN` is."""
+    with another detect-secrets release, whether a :data:`_RUN` is.  With ``narrow``, a
+    :data:`_LONG_RUN` counts only where :data:`_RUN_TOKENS` (the plugins' own patterns it
+    stands for) is found, and in ASCII text a word of :data:`TOKEN_WORDS` but ``xox`` and
+    ``slack`` only where a :data:`_WORD_VALUE` is (the value each of those patterns
+    requires)."""
     if not _anchored():
         return bool(_RUN.search(text))
-    if any(anchor.search(text) for anchor in TOKEN_ANCHORS) or _has_long_run(text):
+    if any(anchor.search(text) for anchor in TOKEN_ANCHORS):
         return True
-    if text.isascii():
+    if _has_long_run(text) and (not narrow or _RUN_TOKENS.search(text)):
+        return True
+    if not text.isascii():
+        return bool(_TOKEN_WORDS_ANY_CASE.search(text))
+    if not narrow:
         return any(word in lowered for word in TOKEN_WORDS)
-    return bool(_TOKEN_WORDS_ANY_CASE.search(text))
+    if any(word in lowered for word in _BARE_TOKEN_WORDS):
+        return True
+    return any(word in lowered for word in TOKEN_WORDS) and bool(_WORD_VALUE.search(text))
 
 
 def _token_starts(text: str, lowered: str) -> list[int]:
@@ -183,20 +224,102 @@ def _token_starts(text: str, lowered: str) -> list[int]:
 
 
 def _open_gates(text: str) -> set[str]:
-    """Which plugin gates open for ``text`` (see :data:`_GATE_OF`); empty for most lines."""
+    """Which plugin gates open for ``text`` (see :data:`_GATE_OF`); empty for most lines.
+
+    Narrower than :func:`may_hold_secret`, each time by a condition every finding of the
+    plugins concerned meets: a keyword part opens the keyword gate only where one of the
+    keyword plugin's own keywords is found (``keyword`` in an error message is none); a
+    long run of token characters opens the token gate only where the Discord or Telegram
+    pattern (the token plugins it stands for) is found, a word such as ``key`` or
+    ``token`` only with a value long enough for the patterns it anchors (see
+    :func:`_token_found`); a quoted run opens the entropy gate only when some run of that
+    plugin's characters holds at least 23 distinct ones (a string of n distinct
+    characters has at most log2(n) bits of entropy per character, and the plugin reports
+    more than 4.5)."""
     gates: set[str] = set()
     lowered = text.lower()
-    if _has_keyword(text, lowered):
+    if _has_keyword(text, lowered) and (not _anchored() or _KEYWORDS.search(text)):
         gates.add("keyword")
     if any(mark in text for mark in _PRIVATE_KEY_MARKS):
         gates.add("begin")
     if "://" in text and "@" in text:
         gates.add("basic")
-    if _token_found(text, lowered):
+    if _token_found(text, lowered, narrow=True):
         gates.add("run")
-    if ('"' in text or "'" in text) and _QUOTED_LONG.search(text):
+    if ('"' in text or "'" in text) and _QUOTED_LONG.search(text) and _varied_run(text):
         gates.add("quoted")
     return gates
+
+
+def _varied_run(text: str) -> bool:
+    """Whether some run of the entropy plugin's characters in ``text`` holds at least
+    :data:`_ENTROPY_DISTINCT` distinct ones."""
+    return any(
+        len(set(run)) >= _ENTROPY_DISTINCT
+        for run in _ENTROPY_RUN.findall(text)
+        if len(run) >= _ENTROPY_DISTINCT
+    )
+
+
+class _DeferredModule(types.ModuleType):
+    """Stands for a module not imported yet (see :func:`_requests_deferred`).
+
+    While the module that imports it is being imported (by the thread doing so), a name
+    looked up in it is a :class:`_NotLoaded` (detect-secrets 1.5.0 does so for two return
+    annotations, ``-> requests.Response``); after that, the first name looked up imports
+    the real module and every name is the real module's."""
+
+    def __init__(self, name: str, window: threading.Lock, importer: int) -> None:
+        super().__init__(name)
+        self._window = window
+        self._importer = importer
+
+    def __getattr__(self, attr: str) -> Any:
+        if attr.startswith("__") and attr.endswith("__"):
+            raise AttributeError(attr)
+        if sys.modules.get(self.__name__) is self and threading.get_ident() == self._importer:
+            return _NotLoaded(f"{self.__name__}.{attr}")
+        with self._window:  # another thread waits for the import to end
+            real = importlib.import_module(self.__name__)
+        return getattr(real, attr)
+
+
+class _NotLoaded:
+    """A name of a :class:`_DeferredModule` looked up while its importer is imported."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"<{self.name}, not imported>"
+
+
+@contextmanager
+def _requests_deferred() -> Iterator[None]:
+    """Import detect-secrets without importing ``requests`` (and ``urllib3``, ``idna``,
+    ``charset_normalizer``...: more than half of detect-secrets' import time).
+
+    detect-secrets imports ``requests`` in every plugin's module only to *verify* a
+    finding against the service it belongs to, which lockstep never asks for.  While
+    detect-secrets is imported, ``requests`` is a :class:`_DeferredModule` in
+    ``sys.modules``; it is taken out again as soon as that import ends, so a later
+    ``import requests`` (a test's, the program's) imports the real one, and
+    detect-secrets' own use of it (never lockstep's) imports it then.  Only for the
+    release whose module-level uses of ``requests`` were checked
+    (:data:`ANCHORED_RELEASE`: two annotations); with another one, or with ``requests``
+    already imported, detect-secrets is imported as it is."""
+    if "requests" in sys.modules or not _anchored():
+        yield
+        return
+    window = threading.Lock()
+    with window:
+        stand_in = _DeferredModule("requests", window, threading.get_ident())
+        sys.modules["requests"] = stand_in
+        try:
+            yield
+        finally:
+            if sys.modules.get("requests") is stand_in:
+                del sys.modules["requests"]
 
 
 @dataclass(frozen=True, order=True)
@@ -210,23 +333,31 @@ class Hit:
 
 
 class Detector:
-    """detect-secrets' plugin set, built once, thread-safe to call."""
+    """detect-secrets' plugin set, built on the first line a gate opens for (so a scan
+    whose every line stays shut never imports detect-secrets), thread-safe to call."""
 
     def __init__(self) -> None:
-        from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
-        from detect_secrets.filters import heuristic
-        from detect_secrets.plugins.high_entropy_strings import Base64HighEntropyString
-
         self._plugins: list[tuple[str, Any]] = []
-        classes: list[Any] = list(get_mapping_from_secret_type_to_class().values())
+        self._heuristic: Any = None
+        self._lock = threading.Lock()
+        self.scan_line = lru_cache(maxsize=_CACHE_SIZE)(self._scan_line)
+
+    def _load(self) -> None:
+        """Import detect-secrets and build its plugins (under ``self._lock``)."""
+        with _requests_deferred():
+            from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
+            from detect_secrets.filters import heuristic
+            from detect_secrets.plugins.high_entropy_strings import Base64HighEntropyString
+
+            classes: list[Any] = list(get_mapping_from_secret_type_to_class().values())
+        plugins: list[tuple[str, Any]] = []
         for cls in sorted(classes, key=lambda c: str(c.__name__)):
             if cls.__name__ in _LEFT_OUT:
                 continue
             plugin = cls(limit=_BASE64_LIMIT) if cls is Base64HighEntropyString else cls()
-            self._plugins.append((_GATE_OF.get(cls.__name__, "run"), plugin))
+            plugins.append((_GATE_OF.get(cls.__name__, "run"), plugin))
         self._heuristic = heuristic
-        self._lock = threading.Lock()
-        self.scan_line = lru_cache(maxsize=_CACHE_SIZE)(self._scan_line)
+        self._plugins = plugins
 
     def _scan_line(self, line: str) -> tuple[Hit, ...]:
         hits = {
@@ -253,6 +384,8 @@ class Detector:
     def _found(self, line: str, gates: set[str]) -> list[tuple[str, str, str]]:
         found_values: list[tuple[str, str, str]] = []
         with self._lock:
+            if self._heuristic is None:
+                self._load()
             for gate, plugin in self._plugins:
                 if gate not in gates:
                     continue

@@ -18,6 +18,7 @@ import os
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Final
 
@@ -337,12 +338,20 @@ def ambient_secrets(patterns: Sequence[str], environ: Mapping[str, str]) -> tupl
     case-insensitive), each a secret named after its variable."""
     if not patterns:
         return ()
-    upper = [p.upper() for p in patterns]
+    matches = env_name_matcher(tuple(patterns))
     return tuple(
         NamedSecret(name, name)
         for name in sorted(environ)
-        if environ[name] and any(fnmatch.fnmatchcase(name.upper(), p) for p in upper)
+        if environ[name] and matches(name.upper()) is not None
     )
+
+
+@lru_cache(maxsize=16)
+def env_name_matcher(patterns: tuple[str, ...]) -> Callable[[str], object]:
+    """One compiled match for ``fnmatch.fnmatchcase(NAME, p.upper())`` over all
+    ``patterns`` (each process reads the environment for every configuration it loads:
+    one regular expression instead of a ``fnmatch`` call per variable and pattern)."""
+    return re.compile("|".join(fnmatch.translate(p.upper()) for p in patterns)).match
 
 
 def display_mask(project: Project | None) -> Callable[[str], str]:

@@ -365,7 +365,7 @@ class LedgerRecording:
             is_routine,
             total_lines,
         )
-        from lockstep.report.terminal import record_text
+        from lockstep.report.record_lines import record_plain
         from lockstep.secrets.policy import display_mask
 
         mask = display_mask(self.project)
@@ -380,7 +380,7 @@ class LedgerRecording:
             if compact and is_routine(outcome.report, outcome.counts, excluded_calls=excluded):
                 routine.append((outcome.report, outcome.counts))
                 continue
-            for line in record_text(outcome.report, self.project.root, mask).plain.splitlines():
+            for line in record_plain(outcome.report, self.project.root, mask).splitlines():
                 terminalreporter.write_line(line)
             for line in _summary_lines(outcome, every_test=not compact_tests):
                 terminalreporter.write_line(line)
@@ -830,7 +830,9 @@ def start(config: pytest.Config, options: RecordOptions) -> None:
         )
         for spec in specs
     ]
-    plugin = LedgerRecording(project, options, run_id, controller, targets, Installation())
+    plugin = LedgerRecording(
+        project, options, run_id, controller, targets, Installation(batched=True)
+    )
     plugin.install()
     config.pluginmanager.register(plugin, "lockstep-ledger-recording")
 

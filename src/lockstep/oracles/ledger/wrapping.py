@@ -249,11 +249,21 @@ class Installation:
     Module-level functions are also replaced wherever another already-imported
     module bound them by name (``from pkg.mod import func``, with or without
     ``as``), because that is how most legacy callers reach them.
+
+    With ``batched``, those other bindings are replaced by one walk of ``sys.modules``
+    for every target wrapped since the last walk (instead of one walk per target), done
+    by :meth:`watch_context` (or :meth:`rebind_pending`) and, so that no code ever sees a
+    state the one-walk-per-target order would not show it, before a wrap imports a
+    module not imported yet and before a wrap reaches an object a pending walk would
+    replace (a second target naming the same function).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, batched: bool = False) -> None:
         self._patches: list[_Patch] = []
         self.wrapped: list[Wrapped] = []
+        self._batched = batched
+        self._pending: dict[int, tuple[Any, Any, Any]] = {}
+        """id(original) -> (original, replacement, its home module): walks not yet done."""
 
     def wrap(
         self,
@@ -268,6 +278,8 @@ class Installation:
         ``surface`` (a package), a call made while a call of another target of that surface
         is being recorded is not recorded: it is part of the outer call."""
         module_name, qualname = split_target(target, where=where)
+        if self._pending and module_name not in sys.modules:
+            self.rebind_pending()  # the import runs code: it sees every walk done
         with root_on_path(root):
             try:
                 module = __import__(module_name, fromlist=["_"])
@@ -276,16 +288,12 @@ class Installation:
                 raise UnimportableModule(
                     f"{where}: cannot import module {module_name!r}: {reason}", module_name, reason
                 ) from None
-        owner: Any = module
         parts = qualname.split(".")
-        try:
-            for part in parts[:-1]:
-                owner = getattr(owner, part)
-            raw = inspect.getattr_static(owner, parts[-1])
-        except AttributeError:
-            raise TargetError(
-                f"{where}: module {module_name!r} has no attribute {qualname!r}"
-            ) from None
+        way, raw = self._resolve(module, parts, module_name, qualname, where)
+        if self._pending and any(id(o) in self._pending for o in (raw, *way)):
+            self.rebind_pending()  # as if each earlier target's walk were done
+            way, raw = self._resolve(module, parts, module_name, qualname, where)
+        owner: Any = way[-1]
         rec = TargetRecorder(target, stem_length=stem_length)
         allow_callables_from(module_name)  # its callbacks freeze by name (canon: $fn)
         replacement, signature = _wrap_member(
@@ -296,7 +304,10 @@ class Installation:
         self._patches.append(_Patch(owner, attr, raw, owned))
         setattr(owner, attr, replacement)
         if owner is module:
-            self._rebind_imports(raw, replacement, module)
+            if self._batched:
+                self._pending[id(raw)] = (raw, replacement, module)
+            else:
+                self._rebind_imports({id(raw): (raw, replacement, module)})
         elif isinstance(owner, type):
             self._rebind_aliases(owner, attr, raw, replacement)
         wrapped = Wrapped(target, rec, signature)
@@ -311,22 +322,54 @@ class Installation:
                 self._patches.append(_Patch(owner, name, original, True))
                 setattr(owner, name, replacement)
 
-    def _rebind_imports(self, original: Any, replacement: Any, home: Any) -> None:
+    @staticmethod
+    def _resolve(
+        module: Any, parts: list[str], module_name: str, qualname: str, where: str
+    ) -> tuple[list[Any], Any]:
+        """The objects ``parts[:-1]`` leads through from ``module`` (the owner last) and
+        the raw member ``parts[-1]`` in the owner."""
+        way: list[Any] = [module]
+        try:
+            for part in parts[:-1]:
+                way.append(getattr(way[-1], part))
+            raw = inspect.getattr_static(way[-1], parts[-1])
+        except AttributeError:
+            raise TargetError(
+                f"{where}: module {module_name!r} has no attribute {qualname!r}"
+            ) from None
+        return way, raw
+
+    def rebind_pending(self) -> None:
+        """Do the walks of ``sys.modules`` that :meth:`wrap` left pending (``batched``)."""
+        pending, self._pending = self._pending, {}
+        if pending:
+            self._rebind_imports(pending)
+
+    def _rebind_imports(self, pending: dict[int, tuple[Any, Any, Any]]) -> None:
+        """Replace each ``original`` of ``pending`` by its replacement in every module but
+        its home, in one walk; a replacement that is itself pending (the same function
+        wrapped twice) is followed, as consecutive walks would."""
         for mod in list(sys.modules.values()):
-            if mod is None or mod is home:
+            if mod is None:
                 continue
             namespace = getattr(mod, "__dict__", None)
             if not isinstance(namespace, dict):
                 continue
             for name, value in list(namespace.items()):
-                if value is original:
-                    self._patches.append(_Patch(mod, name, original, True))
-                    namespace[name] = replacement
+                entry = pending.get(id(value))
+                while entry is not None and entry[0] is value:
+                    original, replacement, home = entry
+                    if mod is not home:
+                        self._patches.append(_Patch(mod, name, original, True))
+                        namespace[name] = value = replacement
+                    entry = pending.get(id(replacement))
 
     def watch_context(self) -> None:
         """From now on, note for each new row what differs from the process as it is now
         (a patched collaborator, a changed registry, a frozen clock, a switched locale):
-        the likely cause should the row not reproduce.  Call it once every target is wrapped."""
+        the likely cause should the row not reproduce.  Call it once every target is wrapped
+        (it does the walks a ``batched`` installation left pending first)."""
+        self.rebind_pending()
         from lockstep.oracles.ledger.context import ContextWatch
 
         watch = ContextWatch([w.target for w in self.wrapped])
@@ -335,6 +378,7 @@ class Installation:
 
     def undo(self) -> None:
         """Restore every original binding (newest first); recorders stop recording."""
+        self._pending.clear()
         for wrapped in self.wrapped:
             wrapped.recorder.active = False
             wrapped.recorder.context = None
