@@ -568,6 +568,65 @@ def encode_call_keyed(  # noqa: C901 -- one flat loop per call, see below
     return slow_args, slow_kwargs, canonical_json([slow_args, slow_kwargs])
 
 
+def scalar_call_key(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bytes | None:  # noqa: C901
+    """The key :func:`encode_call_keyed` gives a call made of exact ``int``, ``str``,
+    ``bool``, ``None``, ``bytes`` and flat tuples of those; None for any other call.
+
+    A recorder whose input is new and immutable needs only that key (nothing compares
+    its frozen arguments after the call): this writer builds the tagged form with fewer
+    steps and declines, rather than refuses, anything else (floats, nested tuples, a
+    keyword starting with ``$`` or holding a tuple, bytes given an encoder of their own,
+    text or ints the JSON writer refuses), which the general path then handles.  Bytes go
+    to the JSON writer as they are, under their tag: it writes them as standard padded
+    base64, the text the ``$bytes`` leaf holds.
+    """
+    plain = _PLAIN_SCALARS
+    bytes_leaf = LEAF_ENCODERS.get(bytes) is _BYTES_LEAF
+    enc: list[Any] = []
+    for x in args:
+        t = type(x)
+        if t in plain:
+            enc.append(x)
+        elif t is tuple:
+            items: list[Any] = []
+            for y in x:
+                u = type(y)
+                if u in plain:
+                    items.append(y)
+                elif u is bytes and bytes_leaf:
+                    items.append({"$bytes": y})
+                else:
+                    return None
+            enc.append({"$tuple": items})
+        elif t is bytes and bytes_leaf:
+            enc.append({"$bytes": x})
+        else:
+            return None
+    kw: dict[str, Any] = kwargs  # written as passed while every value is a plain scalar
+    for k, x in kwargs.items():
+        if k[:1] == "$" or type(x) not in plain:
+            kw = {}
+            for k, x in kwargs.items():
+                t = type(x)
+                if k[:1] == "$":
+                    return None
+                if t in plain:
+                    kw[k] = x
+                elif t is bytes and bytes_leaf:
+                    kw[k] = {"$bytes": x}
+                else:
+                    return None
+            break
+    try:
+        # One-key tags only: past one keyword, the sorting writer orders the keywords.
+        key = (_checker if len(kw) < 2 else _encoder).encode([enc, kw])
+    except Exception:  # a lone surrogate, an int past this process's limit
+        return None
+    if len(key) < MAX_INT_DIGITS - 1 or _LONG_DIGITS.search(key) is None:
+        return key
+    return None  # maybe an int past the codec's limit: the general path decides
+
+
 def canonical_json(obj: JSON) -> bytes:
     """Canonical bytes of an already-encoded value: sorted keys, no spaces, UTF-8 unescaped.
 

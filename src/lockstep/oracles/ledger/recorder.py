@@ -40,7 +40,7 @@ from collections.abc import Callable, Iterable
 from decimal import Decimal
 from pathlib import Path
 from types import FrameType
-from typing import Any, Final
+from typing import Any, Final, TypeAlias
 
 import msgspec
 
@@ -96,6 +96,7 @@ SNAPSHOT_WAIT: Final = 1.0
 
 _encode = canon.encode
 _encode_call_keyed = canon.encode_call_keyed
+_scalar_call_key = canon.scalar_call_key
 _object_key = canon.object_key
 _RAISED: Final = object()
 """What :meth:`TargetRecorder._again` is given for a call that raised (no result to key)."""
@@ -104,31 +105,6 @@ _write_outcome = _canonical_writer.encode
 """The outcome's canonical bytes: :func:`canon.canonical_json`'s writer, called directly."""
 _UNWRITABLE: Final = (TypeError, ValueError, OverflowError, RecursionError, msgspec.EncodeError)
 _marshal = marshal.dumps
-
-
-def _memo_key(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bytes | None:
-    """The ``marshal`` bytes of an input made only of :data:`_MEMO_LEAVES` and tuples of
-    them (:func:`_memoizable`, inline for the arguments and keywords: one call per
-    recorded call), else None."""
-    leaves = _MEMO_LEAVES
-    try:
-        for v in args:
-            t = type(v)
-            if t in leaves:
-                continue
-            if t is not tuple:
-                return None
-            for w in v:
-                t = type(w)
-                if t not in leaves and (t is not tuple or not _memoizable(w)):
-                    return None
-        for v in kwargs.values():
-            t = type(v)
-            if t not in leaves and (t is not tuple or not _memoizable(v)):
-                return None
-        return _marshal((args, kwargs), 2)
-    except RecursionError:
-        return None
 
 
 def _memoizable(values: Iterable[Any]) -> bool:
@@ -263,6 +239,12 @@ class _Pending(msgspec.Struct, gc=False):
     result_key: bytes | None = None
 
 
+_Fresh: TypeAlias = tuple[int, bytes, bytes]
+"""A new input made of scalars (:func:`canon.scalar_call_key` wrote its key), carried
+across the call: its call number, its ``marshal`` memo key and its key.  A tuple: the
+lightest object to build on every call with a new input."""
+
+
 class _Again(msgspec.Struct, gc=False):
     """A repeated input holding objects (found by :func:`canon.object_key`): nothing was
     frozen; after the call its key is taken again to see whether the call changed it."""
@@ -339,9 +321,9 @@ class TargetRecorder:
 
     # -- around one call ------------------------------------------------------------
 
-    def before(
+    def before(  # noqa: C901 -- the memo key's loops inline: one frame less per call
         self, args: tuple[Any, ...], kwargs: dict[str, Any]
-    ) -> _Pending | _Seen | _Again | None:
+    ) -> _Pending | _Seen | _Again | _Fresh | None:
         """Freeze the input before the call (the callee may mutate it).
 
         An input made only of exact scalars and tuples that this recorder has seen
@@ -349,11 +331,39 @@ class TargetRecorder:
         """
         self.calls += 1
         index = self.calls
-        memo_key = _memo_key(args, kwargs)
+        # _memo_key(args, kwargs), inline: one frame less on every call
+        memo_key: bytes | None = None
+        leaves = _MEMO_LEAVES
+        try:
+            for v in args:
+                t = type(v)
+                if t in leaves:
+                    continue
+                if t is not tuple:
+                    break
+                for w in v:
+                    t = type(w)
+                    if t not in leaves and (t is not tuple or not _memoizable(w)):
+                        break
+                else:
+                    continue
+                break
+            else:
+                for v in kwargs.values():
+                    t = type(v)
+                    if t not in leaves and (t is not tuple or not _memoizable(v)):
+                        break
+                else:
+                    memo_key = _marshal((args, kwargs), 2)
+        except RecursionError:
+            pass
         if memo_key is not None:
             seen = self._memo.get(memo_key)
             if seen is not None:
                 return seen
+            key = _scalar_call_key(args, kwargs)
+            if key is not None:  # new, immutable: its key is all the row needs of it
+                return (index, memo_key, key)
         object_key: bytes | None = None
         if memo_key is None:
             object_key = _object_key(args, kwargs)
@@ -411,7 +421,7 @@ class TargetRecorder:
         pending.recorded = True
         return pending
 
-    def returned(self, pending: _Pending | _Seen | _Again | None, result: Any) -> None:
+    def returned(self, pending: _Pending | _Seen | _Again | _Fresh | None, result: Any) -> None:
         """Note a normal return."""
         if pending is None:
             return
@@ -449,7 +459,9 @@ class TargetRecorder:
             return
         self._note(pending, True, enc, "", "")
 
-    def raised(self, pending: _Pending | _Seen | _Again | None, exc: BaseException) -> None:
+    def raised(
+        self, pending: _Pending | _Seen | _Again | _Fresh | None, exc: BaseException
+    ) -> None:
         """Note an exception (the wrapper re-raises it)."""
         if pending is None:
             return
@@ -510,11 +522,19 @@ class TargetRecorder:
                 out[name] = after
         return out or None
 
-    def _note(
-        self, pending: _Pending | _Seen, ok: bool, result: JSON, exc_type: str, exc_stem: str
+    def _note(  # noqa: C901 -- one test per kind of pending call, then the general case
+        self,
+        pending: _Pending | _Seen | _Fresh,
+        ok: bool,
+        result: JSON,
+        exc_type: str,
+        exc_stem: str,
     ) -> None:
         if type(pending) is _Seen:
             self._note_again(pending, ok, result, exc_type, exc_stem)
+            return
+        if type(pending) is tuple:
+            self._note_fresh(pending, ok, result, exc_type, exc_stem)
             return
         assert isinstance(pending, _Pending)
         mutable = pending.mutable
@@ -583,6 +603,52 @@ class TargetRecorder:
                     key,
                     pending.result_key,
                 )
+        finally:
+            lock.release()
+
+    def _note_fresh(
+        self, fresh: _Fresh, ok: bool, result: JSON, exc_type: str, exc_stem: str
+    ) -> None:
+        """:meth:`_note` for a new immutable input (:data:`_Fresh`): its outcome written."""
+        try:
+            outcome = _write_outcome([ok, result, exc_type, exc_stem, None])
+        except _UNWRITABLE as e:  # canon.canonical_json's refusal, without its extra call
+            self._skip(str(CanonError(f"cannot be written as JSON: {type(e).__name__}: {e}")))
+            return
+        except Exception as e:
+            self._faults[f"freezing the outcome: {type(e).__name__}: {e}"] += 1
+            return
+        self._add(fresh, ok, result, exc_type, exc_stem, outcome)
+
+    def _add(
+        self, fresh: _Fresh, ok: bool, result: JSON, exc_type: str, exc_stem: str, outcome: bytes
+    ) -> None:
+        """:meth:`_note`'s table update for a new immutable input (:data:`_Fresh`), its
+        ``outcome`` written: no mutation, no object key, its key already in passed order."""
+        index, memo_key, key = fresh
+        if len(key) + len(outcome) > MAX_ROW_BYTES:
+            self._skip(
+                f"the frozen call takes {(len(key) + len(outcome)) / 2**20:.1f} MiB, "
+                f"over the {MAX_ROW_BYTES // 2**20} MiB a row may hold (data, not behaviour)"
+            )
+            return
+        if self.context is not None:
+            self._observe(key, outcome)
+        lock = self._lock
+        lock.acquire()
+        try:
+            table = self._seen
+            row = table.get(key)
+            if row is None:
+                row = table[key] = _Seen(key, ok, result, exc_type, exc_stem, None, outcome, index)
+                if self.spill and len(table) >= self._spill_at:
+                    self._spill()
+                    return
+            elif row.outcome != outcome and outcome not in row.other_outcomes:
+                row.other_outcomes += (outcome,)
+                row.other_calls += (index,)
+            if len(memo_key) <= MEMO_KEY_MAX and len(self._memo) < MEMO_LIMIT:
+                self._memo[memo_key] = row
         finally:
             lock.release()
 

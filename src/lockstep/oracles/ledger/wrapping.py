@@ -20,6 +20,7 @@ from typing import Any, Final
 
 from lockstep import canon
 from lockstep.canon._core import _INT_HIGH, _INT_LOW
+from lockstep.canon._core import _encoder as _canonical_writer
 from lockstep.canon.codec import allow_callables_from
 from lockstep.errors import TargetError, UnimportableModule
 from lockstep.oracles.ledger.format import (
@@ -103,6 +104,10 @@ def _surface_guard(wrapper: Any, func: Callable[..., Any], surface: str) -> Any:
     return guard
 
 
+_SAFE_INT: Final = 2**64
+"""An int of less than this magnitude is written by the JSON writer without fail."""
+
+
 def _wrap_coroutine_function(
     func: Callable[..., Any], rec: TargetRecorder, *, skip_first: bool
 ) -> Any:
@@ -132,7 +137,7 @@ def _wrap_coroutine_function(
     return async_wrapper
 
 
-def _wrap_function(
+def _wrap_function(  # noqa: C901 -- the recorder's commonest steps inline, one test each
     func: Callable[..., Any], rec: TargetRecorder, *, skip_first: bool, surface: str = ""
 ) -> Any:
     """A wrapper that records around ``func`` and is otherwise ``func`` (with ``surface``,
@@ -145,6 +150,8 @@ def _wrap_function(
     returned = rec.returned
     raised = rec.raised
     note = rec._note
+    add = rec._add
+    write_outcome = _canonical_writer.encode
     object_key = canon.object_key
     int_low, int_high = _INT_LOW, _INT_HIGH
 
@@ -162,8 +169,14 @@ def _wrap_function(
         except Exception as exc:
             raised(pending, exc)
             raise
-        # A new input without objects returning an int or an ASCII str (frozen as itself):
-        # returned()'s work, inline, straight to the table.
+        # A new input of scalars returning an int or an ASCII str (frozen as itself, written
+        # without fail: an int far inside any int_max_str_digits): straight to the table.
+        if type(pending) is tuple and (
+            (type(result) is int and -_SAFE_INT < result < _SAFE_INT)
+            or (type(result) is str and result.isascii())
+        ):
+            add(pending, True, result, "", "", write_outcome([True, result, "", "", None]))
+            return result
         if (
             type(pending) is _Pending
             and pending.object_key is None
