@@ -107,6 +107,30 @@ _UNWRITABLE: Final = (TypeError, ValueError, OverflowError, RecursionError, msgs
 _marshal = marshal.dumps
 
 
+def _memo_key(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bytes | None:
+    """The ``marshal`` bytes of an input made only of :data:`_MEMO_LEAVES` and tuples of
+    them, else None.  (The recording wrapper has these loops inline.)"""
+    leaves = _MEMO_LEAVES
+    try:
+        for v in args:
+            t = type(v)
+            if t in leaves:
+                continue
+            if t is not tuple:
+                return None
+            for w in v:
+                t = type(w)
+                if t not in leaves and (t is not tuple or not _memoizable(w)):
+                    return None
+        for v in kwargs.values():
+            t = type(v)
+            if t not in leaves and (t is not tuple or not _memoizable(v)):
+                return None
+        return _marshal((args, kwargs), 2)
+    except RecursionError:
+        return None
+
+
 def _memoizable(values: Iterable[Any]) -> bool:
     """True when every value is of a :data:`_MEMO_LEAVES` type or a tuple of such (immutable too)."""
     leaves = _MEMO_LEAVES
@@ -321,7 +345,7 @@ class TargetRecorder:
 
     # -- around one call ------------------------------------------------------------
 
-    def before(  # noqa: C901 -- the memo key's loops inline: one frame less per call
+    def before(
         self, args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> _Pending | _Seen | _Again | _Fresh | None:
         """Freeze the input before the call (the callee may mutate it).
@@ -331,32 +355,7 @@ class TargetRecorder:
         """
         self.calls += 1
         index = self.calls
-        # _memo_key(args, kwargs), inline: one frame less on every call
-        memo_key: bytes | None = None
-        leaves = _MEMO_LEAVES
-        try:
-            for v in args:
-                t = type(v)
-                if t in leaves:
-                    continue
-                if t is not tuple:
-                    break
-                for w in v:
-                    t = type(w)
-                    if t not in leaves and (t is not tuple or not _memoizable(w)):
-                        break
-                else:
-                    continue
-                break
-            else:
-                for v in kwargs.values():
-                    t = type(v)
-                    if t not in leaves and (t is not tuple or not _memoizable(v)):
-                        break
-                else:
-                    memo_key = _marshal((args, kwargs), 2)
-        except RecursionError:
-            pass
+        memo_key = _memo_key(args, kwargs)
         if memo_key is not None:
             seen = self._memo.get(memo_key)
             if seen is not None:
@@ -364,6 +363,13 @@ class TargetRecorder:
             key = _scalar_call_key(args, kwargs)
             if key is not None:  # new, immutable: its key is all the row needs of it
                 return (index, memo_key, key)
+        return self._freeze_input(args, kwargs, index, memo_key)
+
+    def _freeze_input(
+        self, args: tuple[Any, ...], kwargs: dict[str, Any], index: int, memo_key: bytes | None
+    ) -> _Pending | _Again | None:
+        """:meth:`before` for an input not in the memo and not of scalars only (``memo_key``:
+        its ``marshal`` key when it is immutable, else None)."""
         object_key: bytes | None = None
         if memo_key is None:
             object_key = _object_key(args, kwargs)

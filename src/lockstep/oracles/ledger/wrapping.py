@@ -12,6 +12,7 @@ import contextlib
 import contextvars
 import functools
 import inspect
+import marshal
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -23,15 +24,18 @@ from lockstep.canon._core import _INT_HIGH, _INT_LOW
 from lockstep.canon._core import _encoder as _canonical_writer
 from lockstep.canon.codec import allow_callables_from
 from lockstep.errors import TargetError, UnimportableModule
+from lockstep.oracles.ledger import recorder as _recorder
 from lockstep.oracles.ledger.format import (
     SELF_FROZEN,
     Param,
     signature_of,
 )
 from lockstep.oracles.ledger.recorder import (
+    _MEMO_LEAVES,
     TargetRecorder,
     _Again,
     _Materialized,
+    _memoizable,
     _Pending,
     _Seen,
 )
@@ -146,20 +150,65 @@ def _wrap_function(  # noqa: C901 -- the recorder's commonest steps inline, one 
         return _surface_guard(_wrap_function(func, rec, skip_first=skip_first), func, surface)
     if inspect.iscoroutinefunction(func):
         return _wrap_coroutine_function(func, rec, skip_first=skip_first)
-    before = rec.before
     returned = rec.returned
     raised = rec.raised
     note = rec._note
     add = rec._add
+    freeze_input = rec._freeze_input
+    leaves = _MEMO_LEAVES
+    memoizable = _memoizable
+    dumps = marshal.dumps
+    scalar_key = _recorder._scalar_call_key
     write_outcome = _canonical_writer.encode
     object_key = canon.object_key
     int_low, int_high = _INT_LOW, _INT_HIGH
+    safe_low, safe_high = -_SAFE_INT, _SAFE_INT
 
     @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
+    def wrapper(*args: Any, **kwargs: Any) -> Any:  # noqa: C901 -- before(), inline
         if not rec.active:
             return func(*args, **kwargs)
-        pending = before(args[1:] if skip_first else args, kwargs)
+        # rec.before(), inline (a frame less on every call): the memo key of an input of
+        # exact scalars and tuples of them (recorder._memo_key), the row of one already
+        # seen, the key of a new one of scalars (a tuple carried across the call).
+        given = args[1:] if skip_first else args
+        rec.calls += 1
+        index = rec.calls
+        memo_key: bytes | None = None
+        try:
+            for v in given:
+                t = type(v)
+                if t in leaves:
+                    continue
+                if t is not tuple:
+                    break
+                for w in v:
+                    t = type(w)
+                    if t not in leaves and (t is not tuple or not memoizable(w)):
+                        break
+                else:
+                    continue
+                break
+            else:
+                for v in kwargs.values():
+                    t = type(v)
+                    if t not in leaves and (t is not tuple or not memoizable(v)):
+                        break
+                else:
+                    memo_key = dumps((given, kwargs), 2)
+        except RecursionError:
+            pass
+        pending: Any
+        if memo_key is None:
+            pending = freeze_input(given, kwargs, index, None)
+        else:
+            pending = rec._memo.get(memo_key)
+            if pending is None:
+                key = scalar_key(given, kwargs)
+                if key is not None:
+                    pending = (index, memo_key, key)
+                else:
+                    pending = freeze_input(given, kwargs, index, memo_key)
         if type(pending) is _Materialized:  # iterator arguments, consumed: fresh ones
             args, kwargs = pending.call(args, skip_first)
             if not pending.recorded:
@@ -172,7 +221,7 @@ def _wrap_function(  # noqa: C901 -- the recorder's commonest steps inline, one 
         # A new input of scalars returning an int or an ASCII str (frozen as itself, written
         # without fail: an int far inside any int_max_str_digits): straight to the table.
         if type(pending) is tuple and (
-            (type(result) is int and -_SAFE_INT < result < _SAFE_INT)
+            (type(result) is int and safe_low < result < safe_high)
             or (type(result) is str and result.isascii())
         ):
             add(pending, True, result, "", "", write_outcome([True, result, "", "", None]))
