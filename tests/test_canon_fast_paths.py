@@ -184,3 +184,101 @@ def test_dumps_of_deep_plain_json_keeps_the_depth_limit(depth: int, container: s
     if depth > canon.MAX_DEPTH:
         with pytest.raises(CanonError, match="levels deep"):
             canon.dumps(value)
+
+
+# -- canon.scalar_call_key: the key of a new call of scalars, or None ---------------------
+
+_short_plain = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**80), max_value=2**80),
+    st.sampled_from([2**64, -(2**63)]),
+    st.text(max_size=6),
+    st.sampled_from(["$x", 'q"\\\n\x00\u2028']),
+    st.binary(max_size=12),
+)
+_plain_arg = st.one_of(
+    _short_plain,
+    st.integers(min_value=4290, max_value=4301).map(lambda n: 10**n),
+    st.sampled_from(["a\udcffb", "\udcff", -(10**4299)]),
+)
+_handled_arg = st.one_of(_plain_arg, st.lists(_plain_arg, max_size=3).map(tuple))
+_other_arg = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.binary(max_size=6).map(bytearray),
+    st.decimals(allow_nan=False, places=2),
+    st.sampled_from([Level.LOW, Color.RED, dt.date(2024, 1, 2), frozenset({1}), 1j]),
+    st.lists(_plain_arg, max_size=2),
+    st.lists(_plain_arg, max_size=2).map(lambda items: ((*items, (1, b"x")),)[0]),
+    st.dictionaries(st.text(max_size=3), _plain_arg, max_size=2),
+)
+_keywords = st.sampled_from(["a", "b", "$c", "é", "zz"])
+
+
+def _handled(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    """What :func:`canon.scalar_call_key` is made for, said independently of its code."""
+    plain = (type(None), bool, int, str, bytes)
+
+    def flat(v: Any) -> bool:
+        return type(v) in plain or (type(v) is tuple and all(type(w) in plain for w in v))
+
+    return all(flat(v) for v in args) and all(
+        not k.startswith("$") and type(v) in plain for k, v in kwargs.items()
+    )
+
+
+def _general_key(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bytes | None:
+    try:
+        return canon.encode_call_keyed(args, kwargs)[2]
+    except CanonError:
+        return None
+
+
+@given(
+    st.lists(_handled_arg | _other_arg, max_size=4).map(tuple),
+    st.dictionaries(_keywords, _plain_arg | _other_arg | _handled_arg, max_size=3),
+)
+@settings(max_examples=500)
+def test_the_scalar_writer_gives_the_general_key_or_declines(
+    args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> None:
+    """Bytes equal to :func:`canon.encode_call_keyed`'s for every call it accepts; None for
+    every call outside its kinds, and for one the general path refuses."""
+    key = canon.scalar_call_key(args, kwargs)
+    general = _general_key(args, kwargs)
+    if key is not None:
+        assert _handled(args, kwargs)
+        assert key == general
+    else:  # declined: not its kinds, refused, or an int long enough for the slow check
+        assert not _handled(args, kwargs) or general is None or _long_int(args, kwargs)
+
+
+def _long_int(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    items = [*args, *kwargs.values()]
+    items += [w for v in items if type(v) is tuple for w in v]
+    return any(type(v) is int and abs(v) >= 10 ** (canon.MAX_INT_DIGITS - 2) for v in items)
+
+
+@given(
+    st.lists(_short_plain | st.lists(_short_plain, max_size=3).map(tuple), max_size=4).map(tuple),
+    st.dictionaries(_keywords.filter(lambda k: k[0] != "$"), _short_plain, max_size=3),
+)
+@settings(max_examples=300)
+def test_the_scalar_writer_accepts_every_call_of_its_kinds_the_codec_can_freeze(
+    args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> None:
+    general = _general_key(args, kwargs)
+    assert canon.scalar_call_key(args, kwargs) == general
+
+
+def test_the_scalar_writer_declines_bytes_given_an_encoder_of_their_own() -> None:
+    assert canon.scalar_call_key((b"\x00ab",), {}) == b'[[{"$bytes":"AGFi"}],{}]'
+    canon.register_encoder(bytes, lambda b: b.hex(), bytes.fromhex, name="test.hex")
+    try:
+        for args, kwargs in [((b"ab",), {}), (((1, b"ab"),), {}), ((), {"k": b"ab"})]:
+            assert canon.scalar_call_key(args, kwargs) is None
+            assert b"test.hex" in canon.encode_call_keyed(args, kwargs)[2]
+        assert canon.scalar_call_key((1, "a"), {"k": None}) == b'[[1,"a"],{"k":null}]'
+    finally:
+        canon.unregister_encoder(bytes)
+    assert canon.scalar_call_key((b"ab",), {}) == b'[[{"$bytes":"YWI="}],{}]'

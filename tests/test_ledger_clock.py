@@ -376,3 +376,42 @@ def test_mine_runs_the_recorded_rows_at_their_instant(frozen: Path, tmp_path: Pa
     assert result.code == 0, result.output
     assert "coverage before: 8/8 lines" in result.output, result.output
     assert run_cli("replay", cwd=root).code == 0
+
+
+AGES = """
+import datetime as dt
+
+
+def age(born):
+    return dt.date.today().year - born
+"""
+
+AGES_TEST = """
+from freezegun import freeze_time
+
+from days.ages import age
+
+
+@freeze_time("2020-02-02")
+def test_age():
+    assert age(2000) == 20
+    assert age(1990) == 30
+"""
+
+
+def test_scalar_arguments_and_result_under_a_frozen_clock_keep_the_clock(tmp_path: Path) -> None:
+    """A call of scalars returning an int takes the recorder's shortest path: under a
+    frozen clock it is keyed by its clock too, so it replays at that instant."""
+    root = project(tmp_path, {"days/ages.py": AGES, "tests/test_ages.py": AGES_TEST})
+    (root / "lockstep.toml").write_text(
+        '[[ledger]]\nname = "days"\ntarget = "days.ages:age"\n', encoding="utf-8"
+    )
+    output = record(root)
+    assert "refused 0" in output, output
+    rows = rows_of(root / LEDGER)
+    assert sorted((row.args[0], row.result) for row in rows) == [(1990, 30), (2000, 20)]
+    assert all(isinstance(row.clock, Clock) for row in rows)
+    assert run_cli("replay", "-q", cwd=root).code == 0
+    source = root / "days/ages.py"
+    source.write_text(AGES.replace("- born", "- born + 1"), encoding="utf-8")
+    assert run_cli("replay", "-q", cwd=root).code == 1

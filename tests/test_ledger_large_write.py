@@ -16,7 +16,7 @@ from helpers import run_cli, write_files
 from lockstep.canon import JSON
 from lockstep.oracles.ledger.format import LedgerRow, input_key, row_id
 from lockstep.oracles.ledger.merging import merge_parts
-from lockstep.oracles.ledger.recorder import PartEntry, RecordingPart
+from lockstep.oracles.ledger.part import PartEntry, RecordingPart
 
 TARGET = """\
 def label(a, b=0, *, tag=""):

@@ -130,6 +130,7 @@ from lockstep.canon.encoding import (
     encode_call,
     encode_call_keyed,
     equal,
+    scalar_call_key,
 )
 from lockstep.canon.exceptions import (
     DEFAULT_STEM,
@@ -179,6 +180,7 @@ __all__ = [
     "qualified_name",
     "register_encoder",
     "register_type",
+    "scalar_call_key",
     "unregister_encoder",
     "unregister_type",
 ]

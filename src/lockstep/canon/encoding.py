@@ -597,6 +597,83 @@ def encode_call_keyed(  # noqa: C901 -- one flat loop per call, see below
     return slow_args, slow_kwargs, canonical_json([slow_args, slow_kwargs])
 
 
+class _BytesTag(msgspec.Struct, gc=False, rename={"value": "$bytes"}):
+    """``{"$bytes": value}`` for the JSON writer, which writes ``value`` as padded base64:
+    the ``$bytes`` leaf's text (a struct: cheaper to make and write than a dict)."""
+
+    value: bytes
+
+
+class _TupleTag(msgspec.Struct, gc=False, rename={"items": "$tuple"}):
+    """``{"$tuple": items}`` for the JSON writer."""
+
+    items: list[Any]
+
+
+def scalar_call_key(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bytes | None:  # noqa: C901
+    """The key :func:`encode_call_keyed` gives a call made of exact ``int``, ``str``,
+    ``bool``, ``None``, ``bytes`` and flat tuples of those; None for any other call.
+
+    A recorder whose input is new and immutable needs only that key (nothing compares
+    its frozen arguments after the call): this writer builds the tagged form with fewer
+    steps and declines, rather than refuses, anything else (floats, nested tuples, a
+    keyword starting with ``$`` or holding a tuple, bytes given an encoder of their own,
+    text or ints the JSON writer refuses), which the general path then handles.  Its tags
+    are structs the JSON writer writes as the one-key objects they stand for.
+    """
+    plain = _PLAIN_SCALARS
+    bytes_leaf = LEAF_ENCODERS.get(bytes) is _BYTES_LEAF
+    enc: list[Any] = []
+    for x in args:
+        t = type(x)
+        if t in plain:
+            enc.append(x)
+        elif t is tuple:
+            items: list[Any] = []
+            for y in x:
+                u = type(y)
+                if u in plain:
+                    items.append(y)
+                elif u is bytes and bytes_leaf:
+                    items.append(_BytesTag(y))
+                else:
+                    return None
+            enc.append(_TupleTag(items))
+        elif t is bytes and bytes_leaf:
+            enc.append(_BytesTag(x))
+        else:
+            return None
+    kw: dict[str, Any] = kwargs  # written as passed while every value is a plain scalar
+    for k, x in kwargs.items():
+        if k[:1] == "$" or type(x) not in plain:
+            kw = {}
+            for k, x in kwargs.items():
+                t = type(x)
+                if k[:1] == "$":
+                    return None
+                if t in plain:
+                    kw[k] = x
+                elif t is bytes and bytes_leaf:
+                    kw[k] = _BytesTag(x)
+                else:
+                    return None
+            break
+    try:
+        # One-key tags only: past one keyword, the sorting writer orders the keywords.
+        key = (_write_as_is if len(kw) < 2 else _write_sorted)([enc, kw])
+    except Exception:  # a lone surrogate, an int past this process's limit
+        return None
+    if len(key) < _LONG_KEY or _LONG_DIGITS.search(key) is None:
+        return key
+    return None  # maybe an int past the codec's limit: the general path decides
+
+
+_write_as_is: Final = _checker.encode
+_write_sorted: Final = _encoder.encode
+_LONG_KEY: Final = MAX_INT_DIGITS - 1
+"""A key this long may hold an int past :data:`MAX_INT_DIGITS` (checked by a search)."""
+
+
 def canonical_json(obj: JSON) -> bytes:
     """Canonical bytes of an already-encoded value: sorted keys, no spaces, UTF-8 unescaped.
 

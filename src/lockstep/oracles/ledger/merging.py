@@ -1,6 +1,6 @@
 """Recording parts merged into one recording: what a ledger is written from.
 
-Every process that recorded a target hands over a :class:`~.recorder.RecordingPart`;
+Every process that recorded a target hands over a :class:`~.part.RecordingPart`;
 :func:`merge_parts` combines them into a :class:`Recording`: one row per distinct input,
 an input whose outcome differs between processes refused like one that differed within
 a process, and the saturation figure (how many distinct rows the last fifth of the
@@ -20,14 +20,8 @@ from lockstep.oracles.ledger.format import (
     ROW_ENCODER,
     LedgerRow,
 )
-from lockstep.oracles.ledger.recorder import (
-    LATE_FRACTION,
-    SKIP_SITES,
-    PartEntry,
-    RecordingPart,
-    RefusedInput,
-    _refusal,
-)
+from lockstep.oracles.ledger.part import PartEntry, RecordingPart, RefusedInput
+from lockstep.oracles.ledger.recorder import LATE_FRACTION, SKIP_SITES, _refusal
 from lockstep.oracles.ledger.spool import (
     RowFile,
     RunRecord,

@@ -64,7 +64,8 @@ from lockstep.store import JsonlAppender, iter_jsonl, lock_for
 if TYPE_CHECKING:  # the recording machinery is imported only when a run asks for it
     from lockstep.oracles.ledger.format import LedgerRow, Param
     from lockstep.oracles.ledger.merging import Recording
-    from lockstep.oracles.ledger.recorder import RecordingPart, TargetRecorder
+    from lockstep.oracles.ledger.part import RecordingPart
+    from lockstep.oracles.ledger.recorder import TargetRecorder
     from lockstep.oracles.ledger.run_summary import CallCounts
     from lockstep.oracles.ledger.wrapping import Installation, Wrapped
     from lockstep.oracles.verify_session import VerifySession
@@ -127,7 +128,7 @@ class _SpoolLine(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_onl
     """One process's recording of one target, as appended to the spool."""
 
     part: msgspec.Raw
-    """The :class:`~lockstep.oracles.ledger.recorder.RecordingPart` (decoded by the controller)."""
+    """The :class:`~lockstep.oracles.ledger.part.RecordingPart` (decoded by the controller)."""
     first_test: dict[str, str] = {}
     """Row id -> node id of the test during which this process first produced it."""
     skipped: dict[str, int] = {}
@@ -392,7 +393,7 @@ class LedgerRecording:
         (appended last, where the spool had it), then verify and write the ledger."""
         from lockstep.oracles.ledger import kind as ledger_oracle
         from lockstep.oracles.ledger.merging import merge_parts
-        from lockstep.oracles.ledger.recorder import RecordingPart
+        from lockstep.oracles.ledger.part import RecordingPart
 
         assert target.wrapped is not None
         parts: list[RecordingPart] = [own[1]]

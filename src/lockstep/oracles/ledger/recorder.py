@@ -51,6 +51,14 @@ from lockstep.canon._core import _INT_HIGH, _INT_LOW
 from lockstep.canon._core import _encoder as _canonical_writer
 from lockstep.errors import CanonError
 from lockstep.oracles.ledger import clock as _clock
+from lockstep.oracles.ledger.call_state import (
+    _Again,
+    _Fresh,
+    _Materialized,
+    _Pending,
+    _Remembered,
+    _Seen,
+)
 from lockstep.oracles.ledger.exit_hooks import EXIT
 from lockstep.oracles.ledger.format import (
     ROW_ENCODER,
@@ -61,6 +69,7 @@ from lockstep.oracles.ledger.format import (
     row_text,
 )
 from lockstep.oracles.ledger.materialize import materialize
+from lockstep.oracles.ledger.part import PartEntry, RecordingPart, RefusedInput
 from lockstep.oracles.ledger.spool import (
     remove_runs,
     spill_threshold,
@@ -98,6 +107,7 @@ SNAPSHOT_WAIT: Final = 1.0
 
 _encode = canon.encode
 _encode_call_keyed = canon.encode_call_keyed
+_scalar_call_key = canon.scalar_call_key
 _object_key = canon.object_key
 _RAISED: Final = object()
 """What :meth:`TargetRecorder._again` is given for a call that raised (no result to key)."""
@@ -115,8 +125,7 @@ _modules = sys.modules
 
 def _memo_key(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bytes | None:
     """The ``marshal`` bytes of an input made only of :data:`_MEMO_LEAVES` and tuples of
-    them (:func:`_memoizable`, inline for the arguments and keywords: one call per
-    recorded call), else None."""
+    them, else None.  (The recording wrapper has these loops inline.)"""
     leaves = _MEMO_LEAVES
     try:
         for v in args:
@@ -181,137 +190,6 @@ def _immutable(value: Any) -> bool:
 # --------------------------------------------------------------------------- the table
 
 
-class PartEntry(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
-    """A distinct row as one process saw it, with when it first appeared."""
-
-    row: LedgerRow
-    first_call: int
-    """1-based index of the call that first produced this row in its process."""
-
-
-class RefusedInput(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
-    """An input seen with different outcomes: nondeterministic or stateful, so not frozen."""
-
-    id: str
-    call: str
-    outcomes: list[str]
-    first_calls: list[int] = []
-    """The call number that first produced each outcome (aligned with ``outcomes``), so a
-    test run can name the test in which the input behaved differently."""
-
-
-class RecordingPart(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
-    """What one process recorded for one target (the unit workers hand to the controller)."""
-
-    fn: str
-    calls: int
-    entries: list[PartEntry]
-    refused: list[RefusedInput] = []
-    unfreezable: dict[str, int] = {}
-    """``"args[1]: cannot freeze a socket.socket ..." -> calls`` skipped for that reason."""
-    skip_sites: dict[str, list[str]] = {}
-    """For each reason, the first few call sites (``file:line``) of calls skipped for it."""
-    faults: dict[str, int] = {}
-    """Errors inside the recorder itself (the calls proceeded; only their rows are missing)."""
-    contexts: dict[str, str] = {}
-    """Row id -> what differed from the recording's start when the row (or an outcome of its
-    input that differed) was first seen: a likely cause should the row not reproduce."""
-    runs: list[str] = []
-    """Scratch files (:mod:`.spool`) holding the rows of a recorder that spilled: its
-    rows are there, not in ``entries``, and :func:`merge_parts` removes them."""
-
-
-class _Seen(msgspec.Struct, gc=False):
-    """One distinct input's row as this process saw it.
-
-    A msgspec Struct outside the garbage collector (nothing it holds can refer back to
-    it): built once per new input, it costs a fraction of a dataclass's ``__init__``, and
-    the collector does not walk the rows themselves.  The input is kept only as its
-    canonical bytes (``key``, the table's own key): the frozen arguments are decoded from
-    them when the row is built, which saves about a quarter of a row's memory.
-    """
-
-    key: bytes
-    """Bytes of the frozen input ``[args, kwargs]``: the table's key (its canonical bytes,
-    the same object) unless a dict in it was passed out of sorted order; then the same
-    input with every dict in the order it was passed (see :func:`_ordered`), what the row
-    is written from, so replay passes the same dict."""
-    ok: bool
-    result: JSON
-    exc_type: str
-    exc_stem: str
-    mutated: dict[str, JSON] | None
-    outcome: bytes
-    first_call: int
-    other_outcomes: tuple[bytes, ...] = ()
-    other_calls: tuple[int, ...] = ()
-    """The call number that first produced each of ``other_outcomes``.  (Tuples, rebuilt on
-    the rare second outcome: a row costs no list of its own.)"""
-
-
-class _Pending(msgspec.Struct, gc=False):
-    """What :meth:`TargetRecorder.before` learned about a new input, carried across the call.
-
-    Short-lived and referred to only by the wrapper's frame, so kept out of the garbage
-    collector like :class:`_Seen`.
-    """
-
-    call_index: int
-    args: tuple[Any, ...]
-    kwargs: dict[str, Any]
-    enc_args: JSON
-    enc_kwargs: JSON
-    mutable: bool
-    memo_key: bytes | None
-    key: bytes
-    """Canonical bytes of the frozen input: what rows are deduplicated by."""
-    object_key: bytes | None = None
-    """:func:`canon.object_key` of an input holding objects (remembered once recorded)."""
-    result_key: bytes | None = None
-    clock: dict[str, Any] | None = None
-    """The frozen clock the call ran under, as the row holds it (part of ``key``)."""
-
-
-class _Again(msgspec.Struct, gc=False):
-    """A repeated input holding objects (found by :func:`canon.object_key`): nothing was
-    frozen; after the call its key is taken again to see whether the call changed it."""
-
-    remembered: _Remembered
-    before: bytes
-    args: tuple[Any, ...]
-    kwargs: dict[str, Any]
-
-    def unchanged(self) -> bool:
-        """Whether the call left the arguments as they were (their key is the same)."""
-        return _object_key(self.args, self.kwargs) == self.before
-
-
-class _Remembered(msgspec.Struct, gc=False):
-    """An input with objects, as first frozen: its row, its frozen arguments and table key,
-    and the key of the object it returned (None when it raised or returned no such value)."""
-
-    seen: _Seen
-    enc_args: JSON
-    enc_kwargs: JSON
-    key: bytes
-    result_key: bytes | None
-
-
-class _Materialized(_Pending, gc=False):
-    """A call whose iterator arguments were consumed: the target gets fresh ones."""
-
-    call_args: tuple[Any, ...] = ()
-    call_kwargs: dict[str, Any] = {}
-    recorded: bool = False
-    """False when the call is skipped (still called with ``call_args``)."""
-
-    def call(
-        self, args: tuple[Any, ...], skip_first: bool
-    ) -> tuple[tuple[Any, ...], dict[str, Any]]:
-        """The arguments to call the target with (``self`` kept when it was skipped)."""
-        return ((args[0], *self.call_args) if skip_first else self.call_args), self.call_kwargs
-
-
 class TargetRecorder:
     """The distinct calls of one target seen by this process.
 
@@ -350,7 +228,7 @@ class TargetRecorder:
 
     def before(
         self, args: tuple[Any, ...], kwargs: dict[str, Any]
-    ) -> _Pending | _Seen | _Again | None:
+    ) -> _Pending | _Seen | _Again | _Fresh | None:
         """Freeze the input before the call (the callee may mutate it).
 
         An input made only of exact scalars and tuples that this recorder has seen
@@ -367,6 +245,16 @@ class TargetRecorder:
             seen = self._memo.get(memo_key)
             if seen is not None:
                 return seen
+            key = _scalar_call_key(args, kwargs)
+            if key is not None:  # new, immutable: its key is all the row needs of it
+                return (index, memo_key, key)
+        return self._freeze_input(args, kwargs, index, memo_key)
+
+    def _freeze_input(
+        self, args: tuple[Any, ...], kwargs: dict[str, Any], index: int, memo_key: bytes | None
+    ) -> _Pending | _Again | None:
+        """:meth:`before` for an input not in the memo and not of scalars only (``memo_key``:
+        its ``marshal`` key when it is immutable, else None)."""
         object_key: bytes | None = None
         if memo_key is None:
             object_key = _object_key(args, kwargs)
@@ -456,7 +344,7 @@ class TargetRecorder:
         pending.recorded = True
         return pending
 
-    def returned(self, pending: _Pending | _Seen | _Again | None, result: Any) -> None:
+    def returned(self, pending: _Pending | _Seen | _Again | _Fresh | None, result: Any) -> None:
         """Note a normal return."""
         if pending is None:
             return
@@ -494,7 +382,9 @@ class TargetRecorder:
             return
         self._note(pending, True, enc, "", "")
 
-    def raised(self, pending: _Pending | _Seen | _Again | None, exc: BaseException) -> None:
+    def raised(
+        self, pending: _Pending | _Seen | _Again | _Fresh | None, exc: BaseException
+    ) -> None:
         """Note an exception (the wrapper re-raises it)."""
         if pending is None:
             return
@@ -555,11 +445,19 @@ class TargetRecorder:
                 out[name] = after
         return out or None
 
-    def _note(
-        self, pending: _Pending | _Seen, ok: bool, result: JSON, exc_type: str, exc_stem: str
+    def _note(  # noqa: C901 -- one test per kind of pending call, then the general case
+        self,
+        pending: _Pending | _Seen | _Fresh,
+        ok: bool,
+        result: JSON,
+        exc_type: str,
+        exc_stem: str,
     ) -> None:
         if type(pending) is _Seen:
             self._note_again(pending, ok, result, exc_type, exc_stem)
+            return
+        if type(pending) is tuple:
+            self._note_fresh(pending, ok, result, exc_type, exc_stem)
             return
         assert isinstance(pending, _Pending)
         mutable = pending.mutable
@@ -628,6 +526,52 @@ class TargetRecorder:
                     key,
                     pending.result_key,
                 )
+        finally:
+            lock.release()
+
+    def _note_fresh(
+        self, fresh: _Fresh, ok: bool, result: JSON, exc_type: str, exc_stem: str
+    ) -> None:
+        """:meth:`_note` for a new immutable input (:data:`_Fresh`): its outcome written."""
+        try:
+            outcome = _write_outcome([ok, result, exc_type, exc_stem, None])
+        except _UNWRITABLE as e:  # canon.canonical_json's refusal, without its extra call
+            self._skip(str(CanonError(f"cannot be written as JSON: {type(e).__name__}: {e}")))
+            return
+        except Exception as e:
+            self._faults[f"freezing the outcome: {type(e).__name__}: {e}"] += 1
+            return
+        self._add(fresh, ok, result, exc_type, exc_stem, outcome)
+
+    def _add(
+        self, fresh: _Fresh, ok: bool, result: JSON, exc_type: str, exc_stem: str, outcome: bytes
+    ) -> None:
+        """:meth:`_note`'s table update for a new immutable input (:data:`_Fresh`), its
+        ``outcome`` written: no mutation, no object key, its key already in passed order."""
+        index, memo_key, key = fresh
+        if len(key) + len(outcome) > MAX_ROW_BYTES:
+            self._skip(
+                f"the frozen call takes {(len(key) + len(outcome)) / 2**20:.1f} MiB, "
+                f"over the {MAX_ROW_BYTES // 2**20} MiB a row may hold (data, not behaviour)"
+            )
+            return
+        if self.context is not None:
+            self._observe(key, outcome)
+        lock = self._lock
+        lock.acquire()
+        try:
+            table = self._seen
+            row = table.get(key)
+            if row is None:
+                row = table[key] = _Seen(key, ok, result, exc_type, exc_stem, None, outcome, index)
+                if self.spill and len(table) >= self._spill_at:
+                    self._spill()
+                    return
+            elif row.outcome != outcome and outcome not in row.other_outcomes:
+                row.other_outcomes += (outcome,)
+                row.other_calls += (index,)
+            if len(memo_key) <= MEMO_KEY_MAX and len(self._memo) < MEMO_LIMIT:
+                self._memo[memo_key] = row
         finally:
             lock.release()
 

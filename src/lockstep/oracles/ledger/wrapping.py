@@ -12,7 +12,9 @@ import contextlib
 import contextvars
 import functools
 import inspect
+import marshal
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,20 +22,17 @@ from typing import Any, Final
 
 from lockstep import canon
 from lockstep.canon._core import _INT_HIGH, _INT_LOW
+from lockstep.canon._core import _encoder as _canonical_writer
 from lockstep.canon.codec import allow_callables_from
 from lockstep.errors import TargetError, UnimportableModule
+from lockstep.oracles.ledger import recorder as _recorder
+from lockstep.oracles.ledger.call_state import _Again, _Materialized, _Pending, _Seen
 from lockstep.oracles.ledger.format import (
     SELF_FROZEN,
     Param,
     signature_of,
 )
-from lockstep.oracles.ledger.recorder import (
-    TargetRecorder,
-    _Again,
-    _Materialized,
-    _Pending,
-    _Seen,
-)
+from lockstep.oracles.ledger.recorder import _MEMO_LEAVES, TargetRecorder, _memoizable
 from lockstep.targets import root_on_path, split_target
 
 _INSIDE: Final[contextvars.ContextVar[frozenset[str]]] = contextvars.ContextVar(
@@ -103,6 +102,10 @@ def _surface_guard(wrapper: Any, func: Callable[..., Any], surface: str) -> Any:
     return guard
 
 
+_SAFE_INT: Final = 2**64
+"""An int of less than this magnitude is written by the JSON writer without fail."""
+
+
 def _wrap_coroutine_function(
     func: Callable[..., Any], rec: TargetRecorder, *, skip_first: bool
 ) -> Any:
@@ -132,7 +135,7 @@ def _wrap_coroutine_function(
     return async_wrapper
 
 
-def _wrap_function(
+def _wrap_function(  # noqa: C901 -- the recorder's commonest steps inline, one test each
     func: Callable[..., Any], rec: TargetRecorder, *, skip_first: bool, surface: str = ""
 ) -> Any:
     """A wrapper that records around ``func`` and is otherwise ``func`` (with ``surface``,
@@ -141,18 +144,71 @@ def _wrap_function(
         return _surface_guard(_wrap_function(func, rec, skip_first=skip_first), func, surface)
     if inspect.iscoroutinefunction(func):
         return _wrap_coroutine_function(func, rec, skip_first=skip_first)
-    before = rec.before
     returned = rec.returned
     raised = rec.raised
     note = rec._note
+    add = rec._add
+    freeze_input = rec._freeze_input
+    before = rec.before
+    time_module, real_time = time, _recorder._REAL_TIME
+    time_machine, modules = _recorder._TIME_MACHINE, sys.modules
+    leaves = _MEMO_LEAVES
+    memoizable = _memoizable
+    dumps = marshal.dumps
+    scalar_key = _recorder._scalar_call_key
+    write_outcome = _canonical_writer.encode
     object_key = canon.object_key
     int_low, int_high = _INT_LOW, _INT_HIGH
+    safe_low, safe_high = -_SAFE_INT, _SAFE_INT
 
     @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
+    def wrapper(*args: Any, **kwargs: Any) -> Any:  # noqa: C901 -- before(), inline
         if not rec.active:
             return func(*args, **kwargs)
-        pending = before(args[1:] if skip_first else args, kwargs)
+        # rec.before(), inline (a frame less on every call): the memo key of an input of
+        # exact scalars and tuples of them (recorder._memo_key), the row of one already
+        # seen, the key of a new one of scalars (a tuple carried across the call).
+        given = args[1:] if skip_first else args
+        pending: Any
+        if time_module.time is not real_time[0] or time_machine in modules:
+            pending = before(given, kwargs)  # perhaps under a frozen clock: the row keeps it
+        else:
+            rec.calls += 1
+            index = rec.calls
+            memo_key: bytes | None = None
+            try:
+                for v in given:
+                    t = type(v)
+                    if t in leaves:
+                        continue
+                    if t is not tuple:
+                        break
+                    for w in v:
+                        t = type(w)
+                        if t not in leaves and (t is not tuple or not memoizable(w)):
+                            break
+                    else:
+                        continue
+                    break
+                else:
+                    for v in kwargs.values():
+                        t = type(v)
+                        if t not in leaves and (t is not tuple or not memoizable(v)):
+                            break
+                    else:
+                        memo_key = dumps((given, kwargs), 2)
+            except RecursionError:
+                pass
+            if memo_key is None:
+                pending = freeze_input(given, kwargs, index, None)
+            else:
+                pending = rec._memo.get(memo_key)
+                if pending is None:
+                    key = scalar_key(given, kwargs)
+                    if key is not None:
+                        pending = (index, memo_key, key)
+                    else:
+                        pending = freeze_input(given, kwargs, index, memo_key)
         if type(pending) is _Materialized:  # iterator arguments, consumed: fresh ones
             args, kwargs = pending.call(args, skip_first)
             if not pending.recorded:
@@ -162,8 +218,14 @@ def _wrap_function(
         except Exception as exc:
             raised(pending, exc)
             raise
-        # A new input without objects returning an int or an ASCII str (frozen as itself):
-        # returned()'s work, inline, straight to the table.
+        # A new input of scalars returning an int or an ASCII str (frozen as itself, written
+        # without fail: an int far inside any int_max_str_digits): straight to the table.
+        if type(pending) is tuple and (
+            (type(result) is int and safe_low < result < safe_high)
+            or (type(result) is str and result.isascii())
+        ):
+            add(pending, True, result, "", "", write_outcome([True, result, "", "", None]))
+            return result
         if (
             type(pending) is _Pending
             and pending.object_key is None
