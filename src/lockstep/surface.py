@@ -16,9 +16,10 @@ getter defined in a public module of the package:
 * a public alias of a method of a module-level instance (``isoparse =
   DEFAULT_ISOPARSER.isoparse``);
 * in a public class: its public methods, classmethods, staticmethods and properties,
-  and the value dunders in :data:`VALUE_DUNDERS` (arithmetic, comparison, ``__str__``);
-  not ``__init__`` or ``__hash__`` (string hashes differ between runs), nor nested
-  classes.
+  and the value dunders in :data:`VALUE_DUNDERS` (arithmetic, comparison, ``__str__``,
+  ``__hash__``: a row whose hash depends on the interpreter's string hash seed does not
+  reproduce in the verifying interpreter, so it is refused, never frozen); not
+  ``__init__``, nor nested classes.
 """
 
 from __future__ import annotations
@@ -80,6 +81,7 @@ VALUE_DUNDERS: Final = frozenset(
         "trunc",
         "floor",
         "ceil",
+        "hash",
     ]
 )
 """Dunders of a class that compute a value from it, so belong to its surface."""
@@ -140,7 +142,7 @@ def _decorators(node: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
 
 def _class_members(cls: ast.ClassDef, *, private: bool = False) -> list[str]:
     """The methods of ``cls`` its surface holds; with ``private``, also the private ones and
-    ``__init__`` (other dunders stay out: ``__hash__`` of a string differs between runs)."""
+    ``__init__`` (dunders outside :data:`VALUE_DUNDERS` stay out)."""
     names: list[str] = []
     for node in cls.body:
         if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
