@@ -309,6 +309,14 @@ def _ext(payload: object) -> str:
     return f"{_class_name(name)}({_render(inner)})"
 
 
+def _partial(payload: object) -> str:
+    func, args, keywords = _list(payload, 3)
+    parts = [_render(func), _items(_list(args))]
+    if isinstance(keywords, dict):
+        parts += [f"{k}={_render(v)}" for k, v in keywords.items()]
+    return f"partial({', '.join(p for p in parts if p)})"
+
+
 _TAGS: Final[dict[str, Callable[[object], str]]] = {
     "$tuple": _tuple,
     "$set": _set,
@@ -334,4 +342,6 @@ _TAGS: Final[dict[str, Callable[[object], str]]] = {
     "$obj": _obj,
     "$slice": lambda p: f"slice({_items(_list(p, 3))})",
     "$const": lambda p: _str(p) if _str(p) in ("NotImplemented", "Ellipsis") else repr(p),
+    "$re": lambda p: f"re.compile({_items(_list(p, 2))})",
+    "$partial": _partial,
 }
