@@ -3,6 +3,7 @@ their parts, thaw inert, and only their canonical form is read."""
 
 from __future__ import annotations
 
+import datetime as dt
 import functools
 import json
 import re
@@ -98,5 +99,57 @@ def test_a_partial_over_an_unnamed_callable_is_refused(value: Any, reason: str |
 def test_a_malformed_or_hostile_payload_is_one_canon_error(
     payload: dict[str, Any], message: str
 ) -> None:
+    with pytest.raises(CanonError, match=re.escape(message)):
+        canon.decode(payload)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        dt.UTC,
+        dt.timezone(dt.timedelta(hours=1)),
+        dt.timezone(dt.timedelta(hours=-8), "-08:00"),
+        dt.datetime(2020, 1, 2, 3, 4, tzinfo=dt.timezone(dt.timedelta(hours=-8), "-08:00")),
+        dt.time(3, 4, tzinfo=dt.timezone(dt.timedelta(minutes=90), "Z+1:30")),
+        dt.datetime(2020, 1, 2, tzinfo=dt.timezone(dt.timedelta(hours=2))),
+    ],
+)
+def test_a_fixed_offset_zone_round_trips_with_its_name(value: Any) -> None:
+    frozen = canon.encode(value)
+    thawed = canon.decode(json.loads(json.dumps(frozen)))
+    assert thawed == value and type(thawed) is type(value)
+    assert thawed.tzname() if not isinstance(value, dt.tzinfo) else True
+    zone = thawed if isinstance(thawed, dt.tzinfo) else thawed.tzinfo
+    original = value if isinstance(value, dt.tzinfo) else value.tzinfo
+    assert zone.tzname(None) == original.tzname(None)  # "-08:00" is not "UTC-08:00"
+    assert canon.encode(thawed) == frozen
+
+
+def test_a_named_offset_and_its_default_name_freeze_apart() -> None:
+    named = dt.datetime(2020, 1, 2, tzinfo=dt.timezone(dt.timedelta(hours=-8), "-08:00"))
+    plain = dt.datetime(2020, 1, 2, tzinfo=dt.timezone(dt.timedelta(hours=-8)))
+    assert canon.encode(named) != canon.encode(plain)
+    assert canon.encode(plain)["$datetime"][1] is None  # unnamed: the ISO text has it
+
+
+@pytest.mark.parametrize(
+    ("payload", "message"),
+    [
+        ({"$timezone": [{"$timedelta": [0, 3600, 0]}, "UTC+01:00"]}, "null for the offset's"),
+        ({"$timezone": [{"$timedelta": [1, 0, 0]}, None]}, "strictly between"),
+        ({"$timezone": [3600, None]}, "[offset (a $timedelta), name or null]"),
+        (
+            {
+                "$datetime": [
+                    "2020-01-01T00:00:00+01:00",
+                    {"$timezone": [{"$timedelta": [0, 3600, 0]}, None]},
+                    0,
+                ]
+            },
+            "an unnamed fixed offset is written null",
+        ),
+    ],
+)
+def test_a_malformed_timezone_is_one_canon_error(payload: dict[str, Any], message: str) -> None:
     with pytest.raises(CanonError, match=re.escape(message)):
         canon.decode(payload)

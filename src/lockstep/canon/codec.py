@@ -25,10 +25,13 @@ A tag is a JSON object with exactly one key that starts with ``$``::
     {"$enum": ["mod:Qual", [member, ...]]}              (a Flag combination, by member names)
     {"$const": "NotImplemented"|"Ellipsis"}
     {"$re": [pattern, flags]}    {"$partial": [{"$fn": ...}, [args...], {keywords}]}
+    {"$timezone": [{"$timedelta": ...}, name or null]}
                           (:mod:`lockstep.canon.patterns`)
     {"$obj": ["mod:Qual", {"base": ..., "new": [...], "state": ...}]}
                           (an object of the project's own class: :mod:`lockstep.canon.objects`)
-    a ``$datetime``/``$time`` zone is null, a zoneinfo key, or a tzinfo ``$obj``
+    {"$ref": n}           (inside an object's state: a cycle back to the object n levels out)
+    a ``$datetime``/``$time`` zone is null, a zoneinfo key, a named ``$timezone``, or a
+    tzinfo ``$obj``
 
 Plain JSON objects are only ever produced for dicts whose keys are all strings
 not starting with ``$``, so a user's dict can never be mistaken for a tag.

@@ -1,4 +1,5 @@
-"""Compiled regular expressions and partials of named functions: ``$re`` and ``$partial``.
+"""Compiled patterns, partials of named functions and fixed-offset zones: ``$re``,
+``$partial`` and ``$timezone``.
 
 Libraries keep both inside their own objects: a parser caches ``re.compile(...)`` in an
 attribute the first time it is used (parse's ``Parser``), and a table of converters holds
@@ -13,10 +14,15 @@ whose argument, result or ``self`` held one.
   :class:`functools.partial` (the class itself, not a subclass) over a function that
   freezes by name (``$fn``: the target's own package or a pure builtin) with frozen
   arguments.  It thaws to a new partial of the same parts; building it calls nothing.
+* ``{"$timezone": [{"$timedelta": ...}, name or null]}``: a :class:`datetime.timezone`,
+  its name null when it is the default one (``UTC+01:00``).  A ``datetime`` whose zone is
+  a *named* fixed offset (tomlkit parses ``-08:00`` to ``timezone(-8h, "-08:00")``) keeps
+  it as its zone in this form; an unnamed one keeps writing null (the ISO text has it).
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import functools
 import re
 from typing import Any
@@ -46,7 +52,32 @@ def _enc_pattern_or_partial(encoder: Encoder, v: Any, depth: int) -> JSON | None
         args = encoder.seq(v.args, depth + 3)
         keywords = encoder.child(dict(v.keywords), ".keywords", depth + 2)
         return {"$partial": [func, args, keywords]}
+    if t is dt.timezone:
+        return freeze_timezone(encoder, v, depth)
     return None
+
+
+def freeze_timezone(encoder: Encoder, v: dt.timezone, depth: int) -> JSON:
+    """``{"$timezone": [offset, name or null]}`` (null: the default name of that offset)."""
+    check_level(depth + 1)
+    offset = v.utcoffset(None)
+    name = v.tzname(None)
+    default = dt.timezone(offset).tzname(None)
+    return {"$timezone": [encoder.child(offset, "", depth + 2), None if name == default else name]}
+
+
+def _dec_timezone(payload: Any, path: str, depth: int) -> dt.timezone:
+    frozen_offset, name = list_payload("$timezone", payload, path, depth, "[offset, name]")
+    offset = decode_at(frozen_offset, path, depth + 2)
+    if type(offset) is not dt.timedelta or (name is not None and type(name) is not str):
+        raise _malformed("$timezone", "[offset (a $timedelta), name or null]", payload, path)
+    try:
+        zone = dt.timezone(offset) if name is None else dt.timezone(offset, name)
+    except ValueError as e:
+        raise CanonError(f"malformed $timezone value: {e}", path) from None
+    if name is not None and name == dt.timezone(offset).tzname(None):
+        raise _malformed("$timezone", "null for the offset's default name", payload, path)
+    return zone
 
 
 def _dec_re(payload: Any, path: str, depth: int) -> re.Pattern[Any]:
@@ -80,3 +111,4 @@ def _dec_partial(payload: Any, path: str, depth: int) -> functools.partial[Any]:
 FALLBACK_ENCODERS.append(_enc_pattern_or_partial)
 TAG_DECODERS["$re"] = _dec_re
 TAG_DECODERS["$partial"] = _dec_partial
+TAG_DECODERS["$timezone"] = _dec_timezone
