@@ -621,6 +621,18 @@ _COPY_WRITER: Final = msgspec.json.Encoder()
 _COPIES: Final = msgspec.json.Decoder()
 
 
+def freeze_timezone(encoder: Encoder, v: Any, depth: int) -> JSON:
+    """A :class:`datetime.timezone` as ``{"$timezone": [offset, name or null]}`` (null: the
+    default name of that offset); :mod:`lockstep.canon.patterns` thaws it."""
+    import datetime as dt
+
+    check_level(depth + 1)
+    offset = v.utcoffset(None)
+    name = v.tzname(None)
+    default = dt.timezone(offset).tzname(None)
+    return {"$timezone": [encoder.child(offset, "", depth + 2), None if name == default else name]}
+
+
 def freeze_tzinfo(self: Encoder, tz: Any, depth: int) -> JSON:
     """The zone of a datetime or time: null (none, or a fixed ``datetime.timezone`` offset,
     which the ISO text carries), a ``zoneinfo`` key, or any other tzinfo by structure."""
@@ -632,9 +644,7 @@ def freeze_tzinfo(self: Encoder, tz: Any, depth: int) -> JSON:
     t = type(tz)
     if t is dt.timezone:
         if tz.tzname(None) != dt.timezone(tz.utcoffset(None)).tzname(None):
-            from lockstep.canon.patterns import freeze_timezone  # a named fixed offset
-
-            return freeze_timezone(self, tz, depth)
+            return freeze_timezone(self, tz, depth)  # a named fixed offset
         return None
     if t is zoneinfo.ZoneInfo:
         return tz.key  # type: ignore[no-any-return]

@@ -30,6 +30,7 @@ from typing import Any
 from lockstep.canon._core import JSON, Unfreezable, check_level
 from lockstep.canon.decoding import TAG_DECODERS, _malformed, decode_at, list_payload
 from lockstep.canon.encoding import FALLBACK_ENCODERS, Encoder
+from lockstep.canon.objects import freeze_timezone
 from lockstep.errors import CanonError
 
 
@@ -55,15 +56,6 @@ def _enc_pattern_or_partial(encoder: Encoder, v: Any, depth: int) -> JSON | None
     if t is dt.timezone:
         return freeze_timezone(encoder, v, depth)
     return None
-
-
-def freeze_timezone(encoder: Encoder, v: dt.timezone, depth: int) -> JSON:
-    """``{"$timezone": [offset, name or null]}`` (null: the default name of that offset)."""
-    check_level(depth + 1)
-    offset = v.utcoffset(None)
-    name = v.tzname(None)
-    default = dt.timezone(offset).tzname(None)
-    return {"$timezone": [encoder.child(offset, "", depth + 2), None if name == default else name]}
 
 
 def _dec_timezone(payload: Any, path: str, depth: int) -> dt.timezone:
