@@ -322,13 +322,24 @@ def test_an_edited_stem_length_is_stale(ledger_project: Path) -> None:
     assert "stem_length changed since record" in result.stdout
 
 
+@pytest.mark.parametrize(
+    "tag",
+    [
+        "$namedtuple",
+        "$partial",  # a partial is built, never called; its function must be the target's
+    ],
+)
 def test_a_ledger_value_naming_a_callable_never_calls_it(
-    ledger_project: Path, tmp_path: Path
+    ledger_project: Path, tmp_path: Path, tag: str
 ) -> None:
     marker = tmp_path / "CALLED"
     _, lines = _ledger_lines(ledger_project)
     rows = [json.loads(line) for line in lines[1:]]
-    rows[0]["result"] = {"$namedtuple": ["os:system", [f"touch {marker}"]]}
+    rows[0]["result"] = (
+        {"$namedtuple": ["os:system", [f"touch {marker}"]]}
+        if tag == "$namedtuple"
+        else {"$partial": [{"$fn": "os:system"}, [f"touch {marker}"], {}]}
+    )
     _rewrite_with_digest(ledger_project, rows)
     result = invoke_cli("replay", "parse", cwd=ledger_project)
     _not_green(result)

@@ -16,9 +16,10 @@ getter defined in a public module of the package:
 * a public alias of a method of a module-level instance (``isoparse =
   DEFAULT_ISOPARSER.isoparse``);
 * in a public class: its public methods, classmethods, staticmethods and properties,
-  and the value dunders in :data:`VALUE_DUNDERS` (arithmetic, comparison, ``__str__``);
-  not ``__init__`` or ``__hash__`` (string hashes differ between runs), nor nested
-  classes.
+  and the value dunders in :data:`VALUE_DUNDERS` (arithmetic, comparison, ``__str__``,
+  ``__next__``, ``__call__``, ``__hash__``: a row whose hash depends on the interpreter's string hash seed does not
+  reproduce in the verifying interpreter, so it is refused, never frozen); not
+  ``__init__``, nor nested classes.
 """
 
 from __future__ import annotations
@@ -80,6 +81,9 @@ VALUE_DUNDERS: Final = frozenset(
         "trunc",
         "floor",
         "ceil",
+        "hash",
+        "call",
+        "next",
     ]
 )
 """Dunders of a class that compute a value from it, so belong to its surface."""
@@ -105,13 +109,25 @@ class Member:
 def package_dir(package: str, root: Path) -> Path | None:
     """The folder of the top-level ``package``: under ``root``, ``root/src``, else where
     the interpreter would import it from (found, not imported)."""
+    found = package_path(package, root)
+    return found if found is not None and found.is_dir() else None
+
+
+def package_path(package: str, root: Path) -> Path | None:
+    """The folder of the top-level ``package``, or the file of a top-level module that is
+    a distribution of its own (``parse.py``, ``six.py``): under ``root``, ``root/src``,
+    else where the interpreter would import it from (found, not imported)."""
     paths = [str(p) for p in (root / "src", root) if p.is_dir()]
     spec = importlib.machinery.PathFinder.find_spec(package, paths)
     if spec is None:
         spec = importlib.machinery.PathFinder.find_spec(package)
-    if spec is None or not spec.submodule_search_locations:
+    if spec is None:
         return None
-    return Path(next(iter(spec.submodule_search_locations)))
+    if spec.submodule_search_locations:
+        return Path(next(iter(spec.submodule_search_locations)))
+    if spec.origin and spec.origin.endswith(".py"):
+        return Path(spec.origin)
+    return None
 
 
 def _public_names(tree: ast.Module) -> set[str] | None:
@@ -140,7 +156,7 @@ def _decorators(node: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
 
 def _class_members(cls: ast.ClassDef, *, private: bool = False) -> list[str]:
     """The methods of ``cls`` its surface holds; with ``private``, also the private ones and
-    ``__init__`` (other dunders stay out: ``__hash__`` of a string differs between runs)."""
+    ``__init__`` (dunders outside :data:`VALUE_DUNDERS` stay out)."""
     names: list[str] = []
     for node in cls.body:
         if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
@@ -261,12 +277,17 @@ def tested_members(package: str, root: Path, *, where: str) -> list[Member]:
 
 
 def _trees(package: str, root: Path, *, where: str) -> _Trees:
-    folder = package_dir(package, root)
+    folder = package_path(package, root)
     if folder is None:
         raise ConfigError(
             f"{where}: no package {package!r} found under the project root, its src/ or "
             "the installed packages"
         )
+    if folder.is_file():  # a one-module distribution: that module is the package
+        try:
+            return {package: (ast.parse(folder.read_bytes(), filename=str(folder)), False, True)}
+        except (SyntaxError, ValueError, OSError) as e:
+            raise ConfigError(f"{where}: cannot read module {package!r}: {e}") from None
     trees: _Trees = {}
     for path in sorted(folder.rglob("*.py")):
         parts = path.relative_to(folder).with_suffix("").parts
@@ -351,4 +372,12 @@ def _reexports(
     return out
 
 
-__all__ = ["VALUE_DUNDERS", "Member", "module_members", "package_dir", "surface", "tested_members"]
+__all__ = [
+    "VALUE_DUNDERS",
+    "Member",
+    "module_members",
+    "package_dir",
+    "package_path",
+    "surface",
+    "tested_members",
+]

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import types
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any, Final
 
 from lockstep.canon._core import Unfreezable, _short
@@ -78,6 +80,28 @@ def allow_callables_from(*packages: str) -> None:
     """Let ``$fn`` name functions and classes of these top-level packages (and their modules)."""
     _CALLABLE_SCOPE.update(p.split(".")[0] for p in packages if p)
     _OBJECT_PLANS.clear()  # their classes now freeze by structure too
+
+
+@contextmanager
+def callables_from(package: str) -> Iterator[None]:
+    """Within the block, also let ``$fn`` name what ``package``'s top-level package defines.
+
+    For a value that must freeze alike whatever the caller allowed so far: a target's
+    parameter defaults (``klass=Interval``) are frozen into its ledger's header by the
+    recorder, which has allowed the target's package, and again by the interpreter that
+    verifies new rows before it has.  The scope is as it was after the block.
+    """
+    top = package.split(".")[0]
+    if not top or top in _CALLABLE_SCOPE:
+        yield
+        return
+    _CALLABLE_SCOPE.add(top)
+    _OBJECT_PLANS.clear()
+    try:
+        yield
+    finally:
+        _CALLABLE_SCOPE.discard(top)
+        _OBJECT_PLANS.clear()
 
 
 def _in_scope(name: str) -> bool:

@@ -24,9 +24,14 @@ A tag is a JSON object with exactly one key that starts with ``$``::
     {"$ext": [registered name, value]}                  {"$slice": [start, stop, step]}
     {"$enum": ["mod:Qual", [member, ...]]}              (a Flag combination, by member names)
     {"$const": "NotImplemented"|"Ellipsis"}
+    {"$re": [pattern, flags]}    {"$partial": [{"$fn": ...}, [args...], {keywords}]}
+    {"$timezone": [{"$timedelta": ...}, name or null]}
+                          (:mod:`lockstep.canon.patterns`)
     {"$obj": ["mod:Qual", {"base": ..., "new": [...], "state": ...}]}
                           (an object of the project's own class: :mod:`lockstep.canon.objects`)
-    a ``$datetime``/``$time`` zone is null, a zoneinfo key, or a tzinfo ``$obj``
+    {"$ref": n}           (inside an object's state: a cycle back to the object n levels out)
+    a ``$datetime``/``$time`` zone is null, a zoneinfo key, a named ``$timezone``, or a
+    tzinfo ``$obj``
 
 Plain JSON objects are only ever produced for dicts whose keys are all strings
 not starting with ``$``, so a user's dict can never be mistaken for a tag.
@@ -120,6 +125,7 @@ from typing import Final
 
 from lockstep.canon import callables as _callables  # noqa: F401 -- adds $fn and $iter
 from lockstep.canon import objects as _objects  # noqa: F401 -- adds $obj
+from lockstep.canon import patterns as _patterns  # noqa: F401 -- adds $re and $partial
 from lockstep.canon._core import JSON, MAX_DEPTH, MAX_INT_DIGITS, qualified_name
 from lockstep.canon.callables import IterItems, allow_callables_from
 from lockstep.canon.decoding import TAG_DECODERS, decode, loads, loads_json

@@ -203,6 +203,10 @@ def _dec_tz(key: Any, path: str, depth: int) -> dt.tzinfo | None:
         tz = decode_at(key, f"{path}.tzinfo", depth)
         if not isinstance(tz, dt.tzinfo):
             raise CanonError(f"a time zone must be a tzinfo, not {type(tz).__name__}", path)
+        if type(tz) is dt.timezone and tz.tzname(None) == dt.timezone(tz.utcoffset(None)).tzname(
+            None
+        ):
+            raise CanonError("malformed time zone: an unnamed fixed offset is written null", path)
         return tz
     if type(key) is not str or key not in _zone_keys():
         raise CanonError(f"unknown time zone {key!r}", path)

@@ -27,8 +27,14 @@ library, since a tz-aware datetime must keep its zone.  Decoding is as inert as 
 own ``__new__`` -- and its state set with ``__setstate__`` where the class defines it,
 else straight into ``__dict__`` and the slots.  The only code that runs is the project's
 own class's (its ``__new__``/``__setstate__``/``__getstate__``), never a class named
-only by the data.  A reference cycle through objects is refused with the class named;
-an object reached twice is frozen twice (identity is not part of the contract).
+only by the data.  A reference cycle through objects (a key that lists itself, a child
+that points at its parent) freezes as ``{"$ref": n}``: the object ``n`` levels out from
+the innermost object being frozen (0: that object); it thaws to that very object, so the
+cycle comes back.  An object reached twice otherwise is frozen twice (identity is not
+part of the contract).
+
+A class whose own ``__reduce_ex__`` returns ``(cls, args, state)`` and that defines its own
+``__setstate__`` freezes that ``state`` (what its ``__setstate__`` reads), not ``__dict__``.
 """
 
 from __future__ import annotations
@@ -258,6 +264,8 @@ def _object_body(
         new_args, state = reduced
         if base is None:
             body["new"] = self.child(new_args, ".__new__", depth + 1)
+    elif reduce and _own_reduce(t) and _custom(t, "__setstate__"):
+        state = _setstate_reduction(v, t)
     else:
         state = v.__getstate__() if _custom(t, "__getstate__") else object.__getstate__(v)
     if state is not None:
@@ -283,6 +291,26 @@ def _newobj_reduction(v: Any, t: type[Any]) -> tuple[list[Any], Any] | None:
     ):
         return list(reduced[1][1:]), reduced[2] if len(reduced) > 2 else None
     return None
+
+
+def _setstate_reduction(v: Any, t: type[Any]) -> Any:
+    """The state a class's own ``__reduce_ex__`` hands its own ``__setstate__`` in the form
+    ``(cls, args, state, ...)`` (tomlkit's ``Container``: ``__dict__`` is not what its
+    ``__setstate__`` reads); else the default state.  The constructor call is not kept:
+    thawing sets that state on an empty object, and the verification refuses a row whose
+    objects that does not rebuild."""
+    try:
+        reduced = v.__reduce_ex__(2)
+    except Exception:
+        reduced = None
+    if (
+        isinstance(reduced, tuple)
+        and len(reduced) >= 3
+        and reduced[0] is t
+        and reduced[2] is not None
+    ):
+        return reduced[2]
+    return v.__getstate__() if _custom(t, "__getstate__") else object.__getstate__(v)
 
 
 def object_plan(t: type[Any]) -> str | None:
@@ -538,6 +566,7 @@ def freeze_object(self: Encoder, v: Any, t: type[Any], depth: int) -> JSON:
     if not active:
         _ACTIVE_OBJECTS.done = {}
         _ACTIVE_OBJECTS.count = 0
+        _ACTIVE_OBJECTS.floors = []
     done: dict[int, tuple[Any, int, bytes]] = _ACTIVE_OBJECTS.done
     _ACTIVE_OBJECTS.count += 1
     if _ACTIVE_OBJECTS.count > MAX_OBJECTS:
@@ -549,10 +578,12 @@ def freeze_object(self: Encoder, v: Any, t: type[Any], depth: int) -> JSON:
         # The same object again inside one value (a time zone's transitions all point
         # at a few offsets): its frozen form again, a copy, without reading it again.
         return _COPIES.decode(again[2])  # type: ignore[no-any-return]
+    floors: list[int] = _ACTIVE_OBJECTS.floors
     if id(v) in active:
-        raise Unfreezable(f"a {name} holds a reference cycle back to itself")
+        return _cycle(active, floors, v, depth)
     check_level(depth + 2)
     active.append(id(v))
+    floors.append(len(active) - 1)
     try:
         body = _object_body(self, v, t, depth + 2, reduce=_own_class(t))
     except Unfreezable:
@@ -565,16 +596,41 @@ def freeze_object(self: Encoder, v: Any, t: type[Any], depth: int) -> JSON:
         ) from None
     finally:
         active.pop()
+        self_contained = floors.pop() >= len(active)
     frozen: JSON = {"$obj": [name, body]}
     if active:  # inside a larger value: it may be reached again
-        done[id(v)] = (v, depth, _COPY_WRITER.encode(frozen))
+        if self_contained:  # a form that refers to an object around it is kept nowhere else
+            done[id(v)] = (v, depth, _COPY_WRITER.encode(frozen))
     else:
         _ACTIVE_OBJECTS.done = {}
     return frozen
 
 
+def _cycle(active: list[int], floors: list[int], v: Any, depth: int) -> JSON:
+    """``{"$ref": n}`` for an object met again inside itself: a reference cycle back to the
+    object ``n`` levels out.  Every object between is marked as referring outside itself
+    (``floors``), so its frozen form is not reused elsewhere, where ``n`` would be wrong."""
+    check_level(depth)
+    index = active.index(id(v))
+    for j in range(index + 1, len(active)):
+        floors[j] = min(floors[j], index)
+    return {"$ref": len(active) - 1 - index}
+
+
 _COPY_WRITER: Final = msgspec.json.Encoder()
 _COPIES: Final = msgspec.json.Decoder()
+
+
+def freeze_timezone(encoder: Encoder, v: Any, depth: int) -> JSON:
+    """A :class:`datetime.timezone` as ``{"$timezone": [offset, name or null]}`` (null: the
+    default name of that offset); :mod:`lockstep.canon.patterns` thaws it."""
+    import datetime as dt
+
+    check_level(depth + 1)
+    offset = v.utcoffset(None)
+    name = v.tzname(None)
+    default = dt.timezone(offset).tzname(None)
+    return {"$timezone": [encoder.child(offset, "", depth + 2), None if name == default else name]}
 
 
 def freeze_tzinfo(self: Encoder, tz: Any, depth: int) -> JSON:
@@ -588,10 +644,7 @@ def freeze_tzinfo(self: Encoder, tz: Any, depth: int) -> JSON:
     t = type(tz)
     if t is dt.timezone:
         if tz.tzname(None) != dt.timezone(tz.utcoffset(None)).tzname(None):
-            raise Unfreezable(
-                f"cannot keep the named fixed offset {tz.tzname(None)!r} of a datetime "
-                "(only its offset would come back)"
-            )
+            return freeze_timezone(self, tz, depth)  # a named fixed offset
         return None
     if t is zoneinfo.ZoneInfo:
         return tz.key  # type: ignore[no-any-return]
@@ -634,11 +687,40 @@ def _dec_obj(payload: Any, path: str, depth: int) -> Any:
     else:
         obj = _allocate(cls)
     if "state" in body:
-        state = decode_at(body["state"], path, depth + 3)
+        thawing = _thawing()
+        thawing.append(obj)  # what a {"$ref": n} inside its state may name
+        try:
+            state = decode_at(body["state"], path, depth + 3)
+        finally:
+            thawing.pop()
         if state is None:
             raise CanonError(f"malformed $obj value: a null state of {name}", path)
         _set_state(obj, cls, state, path)
     return obj
+
+
+_THAWING: Final = threading.local()
+"""Per thread, ``objects``: the objects whose state is being thawed, outermost first."""
+
+
+def _thawing() -> list[Any]:
+    objects: list[Any] | None = getattr(_THAWING, "objects", None)
+    if objects is None:
+        objects = _THAWING.objects = []
+    return objects
+
+
+def _dec_ref(payload: Any, path: str, depth: int) -> Any:
+    """``{"$ref": n}``: the object ``n`` levels out from the innermost one whose state is
+    being thawed (0: that object itself) -- a reference cycle, as :func:`freeze_object`
+    writes it; nothing else can be named."""
+    objects = _thawing()
+    if type(payload) is not int or not 0 <= payload < len(objects):
+        raise CanonError(
+            f"malformed $ref value: {_short(repr(payload))} names no object whose state holds it",
+            path,
+        )
+    return objects[len(objects) - 1 - payload]
 
 
 def _allocate(cls: type[Any]) -> Any:
@@ -674,3 +756,4 @@ def _set_state(obj: Any, cls: type[Any], state: Any, path: str) -> None:
 
 
 TAG_DECODERS["$obj"] = _dec_obj
+TAG_DECODERS["$ref"] = _dec_ref

@@ -290,8 +290,14 @@ def _obj(payload: object) -> str:
     if "new" in body:
         parts.append(f"__new__={_render(body['new'])}")
     state = body.get("state")
-    if isinstance(state, dict) and "$tuple" in state:  # (__dict__, {slot: value})
-        halves = _list(state["$tuple"], 2)
+    halves = state.get("$tuple") if isinstance(state, dict) else None
+    if (  # (__dict__, {slot: value}); any other tuple is a __setstate__'s own state
+        isinstance(halves, list)
+        and len(halves) == 2
+        and all(
+            h is None or (isinstance(h, dict) and not any(k[:1] == "$" for k in h)) for h in halves
+        )
+    ):
         attrs: dict[str, object] = {}
         for half in halves:
             if isinstance(half, dict):
@@ -307,6 +313,14 @@ def _obj(payload: object) -> str:
 def _ext(payload: object) -> str:
     name, inner = _list(payload, 2)
     return f"{_class_name(name)}({_render(inner)})"
+
+
+def _partial(payload: object) -> str:
+    func, args, keywords = _list(payload, 3)
+    parts = [_render(func), _items(_list(args))]
+    if isinstance(keywords, dict):
+        parts += [f"{k}={_render(v)}" for k, v in keywords.items()]
+    return f"partial({', '.join(p for p in parts if p)})"
 
 
 _TAGS: Final[dict[str, Callable[[object], str]]] = {
@@ -334,4 +348,8 @@ _TAGS: Final[dict[str, Callable[[object], str]]] = {
     "$obj": _obj,
     "$slice": lambda p: f"slice({_items(_list(p, 3))})",
     "$const": lambda p: _str(p) if _str(p) in ("NotImplemented", "Ellipsis") else repr(p),
+    "$re": lambda p: f"re.compile({_items(_list(p, 2))})",
+    "$partial": _partial,
+    "$timezone": lambda p: f"timezone({_items([x for x in _list(p, 2) if x is not None])})",
+    "$ref": lambda p: f"<cycle: the object {p} level(s) out>" if type(p) is int else repr(p),
 }

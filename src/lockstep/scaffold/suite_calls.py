@@ -30,7 +30,7 @@ from typing import Final
 
 from lockstep.process import RunResult, run
 from lockstep.scaffold.suite_plugin import REQUEST_ENV
-from lockstep.surface import Member, package_dir, surface
+from lockstep.surface import Member, package_path, surface
 
 DEFAULT_TIMEOUT: Final = 600.0
 """Seconds the suite may run under the counter before init stops it."""
@@ -133,7 +133,7 @@ def rank_by_suite(
     """Run the project's suite once in ``root`` and rank each of ``packages``' surfaces
     by its calls."""
     members: dict[str, list[Member]] = {p: surface(p, root, where=p) for p in packages}
-    folders = [str(f) for p in packages if (f := package_dir(p, root)) is not None]
+    folders = [str(f) for p in packages if (f := package_path(p, root)) is not None]
     command = suite_command(root)
     shown = SHOWN_COMMAND
     if not pytest_available():

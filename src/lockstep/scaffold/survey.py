@@ -105,7 +105,8 @@ class PackageCandidate:
     members: int
     """Public functions, methods and properties of its surface."""
     path: str
-    """Its folder, project-relative (``src/isodate``)."""
+    """Its folder, project-relative (``src/isodate``), or its file for a one-module
+    distribution (``parse.py``)."""
 
 
 @dataclass(frozen=True)
@@ -350,7 +351,64 @@ def _packages(root: Path) -> list[PackageCandidate]:
             if members:
                 rel = folder.relative_to(root).as_posix()
                 found.append(PackageCandidate(name, len(members), rel))
+    return found + _module_packages(root, {p.name for p in found})
+
+
+NOT_LIBRARY_MODULES: Final = frozenset(
+    {"setup", "conftest", "noxfile", "tasks", "fabfile", "manage", "docs", "lockstep"}
+)
+"""Top-level files that are a project's tooling, never its library."""
+
+
+def _module_packages(root: Path, taken: set[str]) -> list[PackageCandidate]:
+    """Top-level modules that are a distribution of their own (``parse.py``): a ``.py``
+    file at the root or under ``src/`` that the test suite imports by name."""
+    from lockstep.surface import surface
+
+    imported = _imported_by_tests(root)
+    found: list[PackageCandidate] = []
+    for base in (root / "src", root):
+        if not base.is_dir():
+            continue
+        for path in sorted(base.glob("*.py")):
+            name = path.stem
+            if (
+                name not in imported
+                or name in taken
+                or name.startswith(("_", "test"))
+                or name in NOT_LIBRARY_MODULES
+                or not name.isidentifier()
+            ):
+                continue
+            try:
+                members = surface(name, root, where=name)
+            except ConfigError:
+                continue
+            if members:
+                taken.add(name)
+                found.append(
+                    PackageCandidate(name, len(members), path.relative_to(root).as_posix())
+                )
     return found
+
+
+def _imported_by_tests(root: Path) -> set[str]:
+    """The top-level names the test suite's modules import."""
+    folder = _tests_folder(root)
+    if folder is None:
+        return set()
+    names: set[str] = set()
+    for path in (root / folder).rglob("*.py"):
+        try:
+            tree = ast.parse(path.read_bytes(), filename=str(path))
+        except (SyntaxError, ValueError, OSError):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names.update(alias.name.split(".")[0] for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                names.add(node.module.split(".")[0])
+    return names
 
 
 def _tests_folder(root: Path) -> str | None:

@@ -63,6 +63,7 @@ import msgspec
 
 from lockstep import canon
 from lockstep.canon import JSON
+from lockstep.canon.callables import callables_from
 from lockstep.canon.text import call_text as _call_text
 from lockstep.canon.text import outcome_text as outcome_text  # a row's outcome reads as canon's
 from lockstep.canon.text import short_name, value_text
@@ -212,15 +213,18 @@ def signature_of(func: Callable[..., Any], *, drop_first: bool = False) -> list[
     if drop_first and params:
         params = params[1:]
     out: list[Param] = []
-    for p in params:
-        kind = _KIND_NAMES[p.kind]
-        if p.default is inspect.Parameter.empty:
-            out.append(Param(name=p.name, kind=kind))
-            continue
-        try:
-            out.append(Param(name=p.name, kind=kind, default=canon.encode(p.default)))
-        except CanonError:
-            out.append(Param(name=p.name, kind=kind, default_unfrozen=True))
+    # A default naming the function's own class or function (``klass=Interval``) freezes by
+    # name however far the caller has set the codec up, so record and verify agree.
+    with callables_from(getattr(func, "__module__", None) or ""):
+        for p in params:
+            kind = _KIND_NAMES[p.kind]
+            if p.default is inspect.Parameter.empty:
+                out.append(Param(name=p.name, kind=kind))
+                continue
+            try:
+                out.append(Param(name=p.name, kind=kind, default=canon.encode(p.default)))
+            except CanonError:
+                out.append(Param(name=p.name, kind=kind, default_unfrozen=True))
     return out
 
 

@@ -1,0 +1,200 @@
+"""Shapes of real libraries' surfaces that a package ledger must freeze as it finds them:
+a parameter whose default is the package's own class (``klass=Interval``), and a value
+class's ``__hash__`` (the suite checks ``hash(a) != hash(b)``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from helpers import pytest_in, rows_of, run_cli, write_files
+
+SPANS = """
+class Span:
+    def __init__(self, low, high):
+        self.low = low
+        self.high = high
+
+    def __eq__(self, other):
+        return (self.low, self.high) == (other.low, other.high)
+
+    def __hash__(self):
+        return hash((self.low, self.high))
+
+
+class Tag:
+    def __init__(self, text):
+        self.text = text
+
+    def __hash__(self):
+        return hash(self.text)  # differs from one interpreter to the next
+
+
+def closed(low, high, *, klass=Span):
+    return klass(low, high)
+"""
+
+TESTS = """
+from spans import Span, Tag, closed
+
+
+def test_spans():
+    assert closed(1, 2) == Span(1, 2)
+    assert closed(0, 5).high == 5
+    assert hash(closed(1, 2)) != hash(closed(2, 3))
+    assert hash(Span(0, 0)) == hash(Span(0, 0))
+    assert hash(Tag("a")) == hash(Tag("a"))
+"""
+
+
+def _project(root: Path) -> Path:
+    write_files(
+        root,
+        {
+            "lockstep.toml": '[[ledger]]\npackage = "spans"\n',
+            "src/spans/__init__.py": SPANS,
+            "tests/test_spans.py": TESTS,
+            "pyproject.toml": '[tool.pytest.ini_options]\npythonpath = ["src"]\n',
+        },
+    )
+    return root
+
+
+def test_a_default_naming_the_package_s_own_class_records_and_replays(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    recorded = pytest_in(root, "--lockstep-record", "-q", "tests")
+    # the interpreter that verifies new rows froze ``klass=Span`` as the recorder did
+    assert recorded.code == 0, recorded.output
+    assert "could not replay" not in recorded.output
+    assert len(rows_of(root / "lockstep/spans.closed.ledger.jsonl")) == 3  # (1, 2) twice
+    green = run_cli("replay", cwd=root)
+    assert green.code == 0, green.output
+
+
+def test_a_value_class_s_hash_is_surface_and_a_changed_hash_is_red(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    recorded = pytest_in(root, "--lockstep-record", "-q", "tests")
+    assert recorded.code == 0, recorded.output
+    span_rows = rows_of(root / "lockstep/spans.Span.__hash__.ledger.jsonl")
+    assert len(span_rows) == 3  # Span(1, 2), Span(2, 3), Span(0, 0)
+    # a string's hash is another in the verifying interpreter: refused, not frozen
+    assert rows_of(root / "lockstep/spans.Tag.__hash__.ledger.jsonl") == []
+    assert "does not reproduce in a fresh interpreter" in recorded.output
+    for seed in ("1", "2"):
+        green = run_cli("replay", cwd=root, env={"PYTHONHASHSEED": seed})
+        assert green.code == 0, green.output
+
+    source = root / "src/spans/__init__.py"
+    source.write_text(source.read_text().replace("hash((self.low, self.high))", "hash(self.low)"))
+    red = run_cli("replay", cwd=root)
+    assert red.code == 1, red.output
+    assert "spans.Span.__hash__" in red.stdout
+
+
+# A one-module distribution (``parse.py`` at the root, ``py-modules = ["tinyparse"]``):
+# its parser caches a compiled pattern on first use, keeps a table of partials as its
+# converters, and ``findall`` returns an iterator object.
+TINYPARSE = """
+import functools
+import re
+
+__all__ = ["compile", "findall"]
+
+
+def to_int(text, base):
+    return int(text, base)
+
+
+class Parser:
+    def __init__(self, word):
+        self.word = word
+        self.convert = {"hex": functools.partial(to_int, base=16)}
+        self._pattern = None
+
+    def _search_re(self):
+        if self._pattern is None:
+            self._pattern = re.compile(self.word + r"=([0-9a-f]+)", re.IGNORECASE)
+        return self._pattern
+
+    def parse(self, text):
+        match = self._search_re().search(text)
+        return None if match is None else self.convert["hex"](match.group(1))
+
+
+class Results:
+    def __init__(self, parser, text):
+        self.parser = parser
+        self.text = text
+        self.pos = 0
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        match = self.parser._search_re().search(self.text, self.pos)
+        if match is None:
+            raise StopIteration
+        self.pos = match.end()
+        return self.parser.convert["hex"](match.group(1))
+
+
+def compile(word):
+    return Parser(word)
+
+
+def findall(word, text):
+    return Results(Parser(word), text)
+"""
+
+TINYPARSE_TESTS = """
+import tinyparse
+
+
+def test_parse():
+    p = tinyparse.compile("x")
+    assert p.parse("a x=ff b") == 255
+    assert p.parse("X=10") == 16
+    assert p.parse("nothing") is None
+
+
+def test_findall():
+    assert list(tinyparse.findall("k", "k=1 k=a k=10")) == [1, 10, 16]
+"""
+
+
+def test_a_one_module_library_is_proposed_recorded_and_replayed(tmp_path: Path) -> None:
+    write_files(
+        tmp_path,
+        {
+            "tinyparse.py": TINYPARSE,
+            "setup.py": "from setuptools import setup\nsetup(py_modules=['tinyparse'])\n",
+            "tests/test_tinyparse.py": TINYPARSE_TESTS,
+            "pyproject.toml": '[tool.pytest.ini_options]\npythonpath = ["."]\n',
+        },
+    )
+    init = run_cli("init", "--yes", cwd=tmp_path)
+    assert init.code == 0, init.output
+    assert "1 package surface(s)" in init.stdout
+    config = (tmp_path / "lockstep.toml").read_text()
+    assert 'package = "tinyparse"' in config and 'package = "setup"' not in config
+
+    recorded = pytest_in(tmp_path, "--lockstep-record", "-q", "tests")
+    assert recorded.code == 0, recorded.output
+    assert "SKIPPED" not in recorded.output  # the pattern and the partials freeze
+    # a method whose self caches a compiled pattern, and an iterator's __next__
+    assert len(rows_of(tmp_path / "lockstep/tinyparse.Parser.parse.ledger.jsonl")) == 3
+    assert len(rows_of(tmp_path / "lockstep/tinyparse.Results.__next__.ledger.jsonl")) == 4
+    for seed in ("1", "2"):
+        green = run_cli("replay", cwd=tmp_path, env={"PYTHONHASHSEED": seed})
+        assert green.code == 0, green.output
+
+    source = tmp_path / "tinyparse.py"
+    original = source.read_text()
+    for old, new in [
+        ("base=16", "base=10"),  # inside a partial the parser holds
+        ("re.IGNORECASE", "0"),  # the flags of the cached pattern
+        ("self.pos = match.end()", "self.pos = match.end() + 1"),  # only __next__ sees it
+    ]:
+        source.write_text(original.replace(old, new))
+        red = run_cli("replay", cwd=tmp_path)
+        assert red.code == 1, (old, red.output)
+    source.write_text(original)
