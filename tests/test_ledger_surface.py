@@ -502,3 +502,27 @@ def test_a_call_from_the_package_s_own_code_is_no_row_and_its_shipped_tests_are_
     assert len(rows) == 1  # the test's own call; __iter__'s is the package calling itself
     assert len(rows_of(tmp_path / "lockstep/bag.Bag.__init__.ledger.jsonl")) == 2
     assert run_cli("replay", cwd=tmp_path).code == 0
+
+
+def test_a_tested_member_whose_every_call_was_skipped_still_counts_in_the_summary(
+    tmp_path: Path,
+) -> None:
+    """A private helper the suite calls only with values that cannot be frozen gets no
+    ledger, but its skipped calls and their reason are in the run's summary, not lost."""
+    files = dict(TESTED_PRIVATE)
+    files["src/dates/__init__.py"] += "\n\ndef _locked(lock):\n    with lock:\n        return 1\n"
+    files["tests/test_locked.py"] = (
+        "import threading\n\nfrom dates import _locked\n\n\n"
+        "def test_locked():\n"
+        "    assert _locked(threading.Lock()) == 1\n"
+        "    assert _locked(threading.Lock()) == 1\n"
+    )
+    write_files(tmp_path, files)
+    recorded = pytest_in(tmp_path, "--lockstep-record", "-q", "tests")
+    assert recorded.code == 0, recorded.output
+    assert not (tmp_path / "lockstep/dates._locked.ledger.jsonl").exists()
+    out = recorded.output
+    assert "3 ledger(s) and 1 member(s) without one: saw 9 call(s)" in out, out
+    assert "SKIPPED 2 call(s) (22.2%)" in out and "cannot freeze a _thread.lock" in out
+    assert "dates._locked: no ledger: the tests called it 2 time(s), every call skipped" in out
+    assert run_cli("replay", cwd=tmp_path).code == 0

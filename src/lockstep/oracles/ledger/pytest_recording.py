@@ -207,6 +207,9 @@ class LedgerRecording:
     targets: list[_Target]
     installation: Installation
     outcomes: list[_Outcome] = field(default_factory=list)
+    unwritten: list[tuple[str, CallCounts]] = field(default_factory=list)
+    """Members beyond the surface the tests called, every call skipped: no ledger, but their
+    calls count in the run's totals."""
     errors: list[str] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
     """Node ids of the tests (or collectors) that failed or errored, in report order."""
@@ -370,8 +373,10 @@ class LedgerRecording:
         from lockstep.secrets.policy import display_mask
 
         mask = display_mask(self.project)
-        if len(self.outcomes) > 1:
-            for line in total_lines([(o.report, o.counts) for o in self.outcomes]):
+        unwritten = [counts for _, counts in self.unwritten]
+        if len(self.outcomes) + len(unwritten) > 1:
+            totals = total_lines([(o.report, o.counts) for o in self.outcomes], unwritten)
+            for line in totals:
                 terminalreporter.write_line(mask(line))
         compact_tests = terminalreporter.config.getoption("verbose") < 1
         compact = len(self.outcomes) > COMPACT_OVER and compact_tests
@@ -387,6 +392,11 @@ class LedgerRecording:
                 terminalreporter.write_line(line)
         for line in compact_lines(routine):
             terminalreporter.write_line(line)
+        for name, counts in self.unwritten:
+            terminalreporter.write_line(
+                f"{name}: no ledger: the tests called it {counts.calls} time(s), every call "
+                "skipped (its values cannot be frozen; the reasons are in the totals above)"
+            )
 
     def _write(self, target: _Target, own: tuple[_SpoolLine, RecordingPart]) -> None:
         """Merge the workers' parts (the spool, under xdist) and the controller's ``own``
@@ -410,7 +420,13 @@ class LedgerRecording:
                 target.spec.name
             ):
                 if not recording.rows and not recording.refused:
-                    return  # beyond the surface and not called by the suite: no oracle
+                    # beyond the surface: no oracle unless the suite called it, and when
+                    # every such call was skipped, the summary still counts them
+                    if recording.unfreezable:
+                        self.unwritten.append(
+                            (target.spec.name, _call_counts(recording, _NO_REPORT))
+                        )
+                    return
                 mode = RecordMode.CREATE  # its first rows, whatever the run's mode
             tests_of = _tests_of(lines)
             skipped: dict[str, int] = {}
@@ -676,6 +692,10 @@ def _name_refused(report: RecordReport, tests_of: dict[str, list[str]]) -> dict[
             for nodeid in nodes:
                 by_test.setdefault(nodeid, []).append(refusal.case_id)
     return by_test
+
+
+_NO_REPORT: Final = RecordReport(oracle="", path=Path(), mode=RecordMode.CREATE)
+"""The report of a member with nothing written (its counts need one for their notes)."""
 
 
 def _no_counts() -> CallCounts:

@@ -42,15 +42,21 @@ class CallCounts:
         return sum(self.unfreezable.values())
 
 
-def total_lines(counts: Sequence[tuple[RecordReport, CallCounts]]) -> list[str]:
-    """The run in one line, and the commonest reasons calls were skipped."""
-    calls = sum(c.calls for _, c in counts)
-    skipped = sum(c.skipped for _, c in counts)
+def total_lines(
+    counts: Sequence[tuple[RecordReport, CallCounts]], unwritten: Sequence[CallCounts] = ()
+) -> list[str]:
+    """The run in one line, and the commonest reasons calls were skipped.  ``unwritten``:
+    members the tests called whose every call was skipped (no ledger; their calls count)."""
+    every = [c for _, c in counts] + list(unwritten)
+    calls = sum(c.calls for c in every)
+    skipped = sum(c.skipped for c in every)
     added = sum(len(r.added) for r, _ in counts)
     replaced = sum(len(r.replaced) for r, _ in counts)
     refused = sum(len(r.refused) for r, _ in counts)
     line = (
-        f"{len(counts)} ledger(s): saw {calls} call(s); added {added} row(s), "
+        f"{len(counts)} ledger(s)"
+        + (f" and {len(unwritten)} member(s) without one" if unwritten else "")
+        + f": saw {calls} call(s); added {added} row(s), "
         f"replaced {replaced}, refused {refused}"
     )
     if not skipped:
@@ -59,7 +65,7 @@ def total_lines(counts: Sequence[tuple[RecordReport, CallCounts]]) -> list[str]:
     lines = [line + f"; SKIPPED {skipped} call(s) ({share:.1f}%) whose values cannot be frozen"]
     reasons: dict[str, int] = {}
     sites: dict[str, list[str]] = {}
-    for _, c in counts:
+    for c in every:
         for reason, n in c.unfreezable.items():
             reasons[reason] = reasons.get(reason, 0) + n
             known = sites.setdefault(reason, [])
