@@ -30,14 +30,16 @@ figure: how many distinct rows the last fifth of the calls still added.
 
 from __future__ import annotations
 
+import itertools
 import marshal
 import os
 import sys
 import threading
 import time
+import types
 import weakref
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Generator, Iterable
 from decimal import Decimal
 from pathlib import Path
 from types import FrameType
@@ -381,6 +383,40 @@ class TargetRecorder:
             self._faults[f"freezing the result: {type(e).__name__}: {e}"] += 1
             return
         self._note(pending, True, enc, "", "")
+
+    def relay(self, pending: _Pending | _Seen | _Again | _Fresh, result: Any) -> Any:
+        """A generator handing the caller ``result``'s items unchanged, each frozen as it
+        is consumed; the row is noted when it ends (see :func:`_relay`)."""
+        return _relay(self, pending, result)
+
+    def iterated(
+        self,
+        pending: _Pending | _Seen | _Again | _Fresh,
+        items: list[JSON],
+        end: str,
+        exc: BaseException | None,
+        refused: str,
+    ) -> None:
+        """Note a call whose iterator result ended (exhausted, raised or closed open) after
+        ``items`` were consumed: its result is ``{"$iter": {...}}``."""
+        if refused:
+            self._skip(refused)
+            return
+        if isinstance(pending, _Again):
+            found = self._again(pending, _RAISED)
+            if found is None:
+                return
+            pending = found
+        payload: dict[str, JSON] = {"items": items, "end": end}
+        if exc is not None:
+            try:
+                frozen = canon.freeze_exception(exc, stem_length=self.stem_length)
+            except Exception as e:
+                self._faults[f"freezing the exception: {type(e).__name__}: {e}"] += 1
+                return
+            payload["exc_type"] = frozen.exc_type
+            payload["exc_stem"] = frozen.exc_stem
+        self._note(pending, True, {"$iter": payload}, "", "")
 
     def raised(
         self, pending: _Pending | _Seen | _Again | _Fresh | None, exc: BaseException
@@ -818,3 +854,77 @@ def _refusal(
         outcomes=[first, *(_describe_outcome_bytes(o) for o in others)],
         first_calls=list(first_calls),
     )
+
+
+ITERATOR_RESULTS: Final = frozenset(
+    {
+        types.GeneratorType,
+        map,
+        filter,
+        zip,
+        enumerate,
+        reversed,
+        type(iter([])),
+        type(iter(())),
+        type(iter(range(0))),
+        type(iter(range(2**70))),
+        type(iter("")),
+        type(iter(b"")),
+        type(iter(set())),
+        type(iter({})),
+        type(iter({}.values())),
+        type(iter({}.items())),
+        type(reversed([])),
+        *(t for t in vars(itertools).values() if isinstance(t, type) and hasattr(t, "__next__")),
+    }
+)
+"""Iterator results the recorder relays (generators and the stdlib's own iterators):
+their items are frozen as the caller consumes them."""
+
+
+def _relay(  # noqa: C901 -- next, send, throw and close, one branch each
+    rec: TargetRecorder, pending: Any, it: Any
+) -> Generator[Any, Any, Any]:
+    items: list[JSON] = []
+    refused = ""
+    end = "open"
+    exc: BaseException | None = None
+    is_gen = type(it) is types.GeneratorType
+    sent: Any = None
+    thrown: BaseException | None = None
+    try:
+        while True:
+            try:
+                if thrown is not None:
+                    item = it.throw(thrown)
+                elif is_gen:
+                    item = it.send(sent)
+                else:
+                    item = next(it)
+            except StopIteration as stop:
+                end = "exhausted"
+                return stop.value
+            except Exception as e:
+                end, exc = "raised", e
+                raise
+            finally:
+                thrown = None
+            if not refused:
+                try:
+                    items.append(_encode(item, path=f"result item {len(items)}"))
+                except CanonError as e:
+                    refused = str(e)
+                except Exception as e:
+                    refused = f"freezing a result item: {type(e).__name__}: {e}"
+            try:
+                sent = yield item
+            except GeneratorExit:
+                if is_gen:
+                    it.close()
+                raise
+            except BaseException as e:
+                if not is_gen:
+                    raise
+                thrown, sent = e, None
+    finally:
+        rec.iterated(pending, items, end, exc, refused)
