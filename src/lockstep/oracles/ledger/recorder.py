@@ -30,16 +30,14 @@ figure: how many distinct rows the last fifth of the calls still added.
 
 from __future__ import annotations
 
-import itertools
 import marshal
 import os
 import sys
 import threading
 import time
-import types
 import weakref
 from collections import Counter
-from collections.abc import Callable, Generator, Iterable
+from collections.abc import Callable, Iterable
 from decimal import Decimal
 from pathlib import Path
 from types import FrameType
@@ -70,6 +68,8 @@ from lockstep.oracles.ledger.format import (
     row_id,
     row_text,
 )
+from lockstep.oracles.ledger.iter_results import ITERATOR_RESULTS as ITERATOR_RESULTS
+from lockstep.oracles.ledger.iter_results import relay as _relay
 from lockstep.oracles.ledger.materialize import materialize
 from lockstep.oracles.ledger.part import PartEntry, RecordingPart, RefusedInput
 from lockstep.oracles.ledger.spool import (
@@ -386,7 +386,7 @@ class TargetRecorder:
 
     def relay(self, pending: _Pending | _Seen | _Again | _Fresh, result: Any) -> Any:
         """A generator handing the caller ``result``'s items unchanged, each frozen as it
-        is consumed; the row is noted when it ends (see :func:`_relay`)."""
+        is consumed; the row is noted when it ends (see :func:`.iter_results.relay`)."""
         return _relay(self, pending, result)
 
     def iterated(
@@ -854,77 +854,3 @@ def _refusal(
         outcomes=[first, *(_describe_outcome_bytes(o) for o in others)],
         first_calls=list(first_calls),
     )
-
-
-ITERATOR_RESULTS: Final = frozenset(
-    {
-        types.GeneratorType,
-        map,
-        filter,
-        zip,
-        enumerate,
-        reversed,
-        type(iter([])),
-        type(iter(())),
-        type(iter(range(0))),
-        type(iter(range(2**70))),
-        type(iter("")),
-        type(iter(b"")),
-        type(iter(set())),
-        type(iter({})),
-        type(iter({}.values())),
-        type(iter({}.items())),
-        type(reversed([])),
-        *(t for t in vars(itertools).values() if isinstance(t, type) and hasattr(t, "__next__")),
-    }
-)
-"""Iterator results the recorder relays (generators and the stdlib's own iterators):
-their items are frozen as the caller consumes them."""
-
-
-def _relay(  # noqa: C901 -- next, send, throw and close, one branch each
-    rec: TargetRecorder, pending: Any, it: Any
-) -> Generator[Any, Any, Any]:
-    items: list[JSON] = []
-    refused = ""
-    end = "open"
-    exc: BaseException | None = None
-    is_gen = type(it) is types.GeneratorType
-    sent: Any = None
-    thrown: BaseException | None = None
-    try:
-        while True:
-            try:
-                if thrown is not None:
-                    item = it.throw(thrown)
-                elif is_gen:
-                    item = it.send(sent)
-                else:
-                    item = next(it)
-            except StopIteration as stop:
-                end = "exhausted"
-                return stop.value
-            except Exception as e:
-                end, exc = "raised", e
-                raise
-            finally:
-                thrown = None
-            if not refused:
-                try:
-                    items.append(_encode(item, path=f"result item {len(items)}"))
-                except CanonError as e:
-                    refused = str(e)
-                except Exception as e:
-                    refused = f"freezing a result item: {type(e).__name__}: {e}"
-            try:
-                sent = yield item
-            except GeneratorExit:
-                if is_gen:
-                    it.close()
-                raise
-            except BaseException as e:
-                if not is_gen:
-                    raise
-                thrown, sent = e, None
-    finally:
-        rec.iterated(pending, items, end, exc, refused)
