@@ -19,6 +19,13 @@ def spans(n, fail_at=None):
         yield (i, i * 10)
 
 
+def echo(n):
+    got = []
+    for _ in range(n):
+        got.append((yield len(got)))
+    return got
+
+
 def evens(items):
     return filter(lambda x: x % 2 == 0, list(items))
 """
@@ -28,7 +35,7 @@ import inspect
 
 import pytest
 
-from gen.spans import evens, spans
+from gen.spans import echo, evens, spans
 
 
 def test_all_items():
@@ -50,6 +57,15 @@ def test_raises_midway():
         next(it)
 
 
+def test_send_and_return_value_pass_through():
+    it = echo(2)
+    assert next(it) == 0
+    assert it.send("a") == 1
+    with pytest.raises(StopIteration) as stop:
+        it.send("b")
+    assert stop.value.value == ["a", "b"]
+
+
 def test_filter():
     assert list(evens((1, 2, 3, 4))) == [2, 4]
 """
@@ -62,6 +78,10 @@ target = "gen.spans:spans"
 [[ledger]]
 name = "evens"
 target = "gen.spans:evens"
+
+[[ledger]]
+name = "echo"
+target = "gen.spans:echo"
 """
 
 
@@ -86,9 +106,10 @@ def rows(root: Path, name: str) -> list[dict[str, object]]:
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = make_project(tmp_path_factory.mktemp("gen"))
-    result = pytest_in(root, "-q", "--lockstep-record=spans", "--lockstep-record=evens")
+    names = ("spans", "evens", "echo")
+    result = pytest_in(root, "-q", *(f"--lockstep-record={n}" for n in names))
     assert result.code == 0, result.output  # the callers saw the generator behave as ever
-    assert "4 passed" in result.stdout
+    assert "5 passed" in result.stdout
     return root
 
 
@@ -111,6 +132,8 @@ def test_items_are_recorded_as_consumed(recorded: Path) -> None:
             }
         },
     }
+    (echo,) = rows(recorded, "echo")
+    assert echo["result"] == {"$iter": {"items": [0, 1], "end": "exhausted"}}
     (evens,) = rows(recorded, "evens")
     assert evens["result"] == {"$iter": {"items": [2, 4], "end": "exhausted"}}
 
@@ -123,6 +146,8 @@ def test_replay_is_green_and_a_changed_item_is_red(recorded: Path, tmp_path: Pat
     red = run_cli("replay", cwd=root)
     assert red.code == 1, red.output
     assert "spans(3)" in red.output
+    assert "an iterator of [(0, 0), (1, 10), (2, 20)], then the end" in red.output
+    assert "an iterator of [(0, 0), (1, 11), (2, 22)], then the end" in red.output
 
 
 def test_unobserved_later_items_stay_green(recorded: Path, tmp_path: Path) -> None:
