@@ -4,12 +4,17 @@ consumes them (``{"$iter": {"items": [...], "end": ...}}``), and replay consumes
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from helpers import copy_project, pytest_in, run_cli, snapshot_tree, write_files
+from helpers import copy_project, pytest_in, rows_of, run_cli, snapshot_tree, write_files
+from lockstep import record_io
 
 SPANS = """
 def spans(n, fail_at=None):
@@ -207,3 +212,50 @@ def test_a_hostile_iter_payload_is_exit_2(
     assert len(result.stderr.strip().splitlines()) == 1, result.stderr
     assert "$iter" in result.stderr
     assert snapshot_tree(root) == before
+
+
+def _countdown(items: tuple[int, ...], fail: bool) -> Iterator[int]:
+    yield from items
+    if fail:
+        raise KeyError("done")
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    items=st.lists(st.integers(), max_size=6).map(tuple),
+    take=st.integers(0, 8),
+    fail=st.booleans(),
+)
+def test_the_caller_sees_the_same_items_and_the_row_holds_those_consumed(
+    tmp_path: Path, items: tuple[int, ...], take: int, fail: bool
+) -> None:
+    path = tmp_path / "countdown.ledger.jsonl"
+    path.unlink(missing_ok=True)
+    wrapped = record_io(_countdown, ledger=path)
+    it = wrapped(items, fail)
+    assert inspect.isgenerator(it)
+    seen: list[int] = []
+    end, raised = "open", None
+    for _ in range(take):
+        try:
+            seen.append(next(it))
+        except StopIteration:
+            end = "exhausted"
+            break
+        except KeyError as e:
+            end, raised = "raised", e
+            break
+    assert seen == list(items[: len(seen)])
+    assert (raised is not None) == (fail and end == "raised")
+    del it  # closed unfinished when not consumed to its end
+    wrapped.lockstep_flush()
+    recorded = [r.result for r in rows_of(path)]
+    if take == 0:
+        assert recorded == []  # never started: nothing was observed
+        return
+    expected: dict[str, object] = {"items": seen, "end": end}
+    if end == "raised":
+        expected.update(exc_type="KeyError", exc_stem="'done'")
+    assert recorded == [{"$iter": expected}]
