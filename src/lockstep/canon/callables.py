@@ -157,9 +157,29 @@ def _dec_fn(payload: Any, path: str, depth: int) -> Any:
     return found
 
 
+ITER_ENDS: Final = ("exhausted", "raised", "open")
+"""How an iterator result ended: run out, raised after its items, or left unfinished."""
+
+
 def _dec_iter(payload: Any, path: str, depth: int) -> Any:
+    if type(payload) is dict:  # an iterator result: {"items": [...], "end": ..., ...}
+        return IterItems(decode_items(_iter_result_items(payload, path, depth), path, depth + 3))
     items = list_payload("$iter", payload, path, depth)
     return IterItems(decode_items(items, path, depth + 2))
+
+
+def _iter_result_items(payload: dict[str, Any], path: str, depth: int) -> list[Any]:
+    """The items of an iterator result's payload, checked to be the form the recorder writes."""
+    want = 'an object {"items": [...], "end": "exhausted"|"raised"|"open"}'
+    end = payload.get("end")
+    keys = {"items", "end", "exc_type", "exc_stem"} if end == "raised" else {"items", "end"}
+    if set(payload) != keys or end not in ITER_ENDS:
+        raise CanonError(f"malformed $iter value: expected {want}", path)
+    if end == "raised" and not (
+        type(payload["exc_type"]) is str and type(payload["exc_stem"]) is str
+    ):
+        raise CanonError("malformed $iter value: exc_type and exc_stem must be strings", path)
+    return list_payload("$iter", payload["items"], path, depth + 1)
 
 
 TAG_DECODERS["$fn"] = _dec_fn

@@ -166,6 +166,20 @@ def _tag(tag: str, payload: object) -> str:
     return render(payload)
 
 
+def _iter_result(payload: dict[object, object]) -> str:
+    """An iterator result: the items consumed, then how it ended."""
+    items = _items(_list(payload.get("items")))
+    end = payload.get("end")
+    if end == "exhausted":
+        return f"an iterator of [{items}], then the end"
+    if end == "raised":
+        exc = f"{_str(payload.get('exc_type'))}({_str(payload.get('exc_stem'))!r})"
+        return f"an iterator of [{items}], then raised {exc}"
+    if end == "open":
+        return f"an iterator of [{items}] (not consumed further)"
+    raise _Unreadable(payload)
+
+
 def _str(payload: object) -> str:
     if not isinstance(payload, str):
         raise _Unreadable(payload)
@@ -344,7 +358,7 @@ _TAGS: Final[dict[str, Callable[[object], str]]] = {
     "$namedtuple": _namedtuple,
     "$ext": _ext,
     "$fn": lambda p: _class_name(p),
-    "$iter": lambda p: f"iter([{_items(_list(p))}])",
+    "$iter": lambda p: _iter_result(p) if isinstance(p, dict) else f"iter([{_items(_list(p))}])",
     "$obj": _obj,
     "$slice": lambda p: f"slice({_items(_list(p, 3))})",
     "$const": lambda p: _str(p) if _str(p) in ("NotImplemented", "Ellipsis") else repr(p),

@@ -68,6 +68,8 @@ from lockstep.oracles.ledger.format import (
     row_id,
     row_text,
 )
+from lockstep.oracles.ledger.iter_results import ITERATOR_RESULTS as ITERATOR_RESULTS
+from lockstep.oracles.ledger.iter_results import relay as _relay
 from lockstep.oracles.ledger.materialize import materialize
 from lockstep.oracles.ledger.part import PartEntry, RecordingPart, RefusedInput
 from lockstep.oracles.ledger.spool import (
@@ -381,6 +383,40 @@ class TargetRecorder:
             self._faults[f"freezing the result: {type(e).__name__}: {e}"] += 1
             return
         self._note(pending, True, enc, "", "")
+
+    def relay(self, pending: _Pending | _Seen | _Again | _Fresh, result: Any) -> Any:
+        """A generator handing the caller ``result``'s items unchanged, each frozen as it
+        is consumed; the row is noted when it ends (see :func:`.iter_results.relay`)."""
+        return _relay(self, pending, result)
+
+    def iterated(
+        self,
+        pending: _Pending | _Seen | _Again | _Fresh,
+        items: list[JSON],
+        end: str,
+        exc: BaseException | None,
+        refused: str,
+    ) -> None:
+        """Note a call whose iterator result ended (exhausted, raised or closed open) after
+        ``items`` were consumed: its result is ``{"$iter": {...}}``."""
+        if refused:
+            self._skip(refused)
+            return
+        if isinstance(pending, _Again):
+            found = self._again(pending, _RAISED)
+            if found is None:
+                return
+            pending = found
+        payload: dict[str, JSON] = {"items": items, "end": end}
+        if exc is not None:
+            try:
+                frozen = canon.freeze_exception(exc, stem_length=self.stem_length)
+            except Exception as e:
+                self._faults[f"freezing the exception: {type(e).__name__}: {e}"] += 1
+                return
+            payload["exc_type"] = frozen.exc_type
+            payload["exc_stem"] = frozen.exc_stem
+        self._note(pending, True, {"$iter": payload}, "", "")
 
     def raised(
         self, pending: _Pending | _Seen | _Again | _Fresh | None, exc: BaseException

@@ -27,6 +27,7 @@ from lockstep.model import Drift, Outcome, ReplayOptions, Status
 from lockstep.oracles.ledger.clock import Clock, ClockUnavailable, travelling
 from lockstep.oracles.ledger.file import parse_row
 from lockstep.oracles.ledger.format import SELF_FROZEN, LedgerRow, outcome_text, row_text
+from lockstep.oracles.ledger.recorder import ITERATOR_RESULTS
 from lockstep.oracles.ledger.secret_rows import revealed, scrubbed_outcome
 from lockstep.secrets import Scrubber, SecretMissing
 
@@ -211,7 +212,7 @@ class Replayer:
         drifts: list[Drift] = []
         if ok and row.ok:
             try:
-                actual = canon.encode(result, path="result")
+                actual = _iterated(result, row.result, self.stem_length)
             except CanonError as e:
                 drifts.append(Drift("result", _expected_text(row), f"returned a value that {e}"))
             else:
@@ -339,3 +340,33 @@ def replay_batch(lines: list[tuple[int, bytes]]) -> list[Outcome]:
         if selects(row.id):
             out.append(replayer.run(lineno, row))
     return out
+
+
+def _iterated(result: Any, expected: Any, stem_length: int) -> JSON:
+    """``result`` frozen; where an iterator result (``{"$iter": {...}}``) was recorded, the
+    returned iterator consumed as far as the recording caller did (one item further when it
+    ran out or raised, to see that it still ends there) and frozen the same way."""
+    payload = expected.get("$iter") if type(expected) is dict and len(expected) == 1 else None
+    if type(payload) is not dict or type(result) not in ITERATOR_RESULTS:
+        return canon.encode(result, path="result")
+    recorded = payload.get("items")
+    limit = len(recorded) if type(recorded) is list else 0
+    if payload.get("end") != "open":
+        limit += 1
+    items: list[JSON] = []
+    out: dict[str, JSON] = {"items": items, "end": "open"}
+    while len(items) < limit:
+        try:
+            item = next(result)
+        except StopIteration:
+            out["end"] = "exhausted"
+            break
+        except Exception as e:
+            frozen = canon.freeze_exception(e, stem_length=stem_length)
+            out.update(end="raised", exc_type=frozen.exc_type, exc_stem=frozen.exc_stem)
+            break
+        items.append(canon.encode(item, path=f"result item {len(items)}"))
+    close = getattr(result, "close", None)
+    if out["end"] == "open" and close is not None:
+        close()
+    return {"$iter": out}

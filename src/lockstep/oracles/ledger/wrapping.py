@@ -160,6 +160,7 @@ def _wrap_function(  # noqa: C901 -- the recorder's commonest steps inline, one 
     object_key = canon.object_key
     int_low, int_high = _INT_LOW, _INT_HIGH
     safe_low, safe_high = -_SAFE_INT, _SAFE_INT
+    iterator_results = _recorder.ITERATOR_RESULTS
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:  # noqa: C901 -- before(), inline
@@ -246,6 +247,8 @@ def _wrap_function(  # noqa: C901 -- the recorder's commonest steps inline, one 
             and pending.mutated is None
         ):
             return result
+        if type(result) in iterator_results:  # items frozen as the caller consumes them
+            return result if pending is None else rec.relay(pending, result)
         # ... and a repeated input with objects giving its recorded object back, unchanged.
         if type(pending) is _Again:
             result_key = pending.remembered.result_key

@@ -1,0 +1,261 @@
+"""A target returning a generator or a stdlib iterator: its items are frozen as the caller
+consumes them (``{"$iter": {"items": [...], "end": ...}}``), and replay consumes as far."""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from helpers import copy_project, pytest_in, rows_of, run_cli, snapshot_tree, write_files
+from lockstep import record_io
+
+SPANS = """
+def spans(n, fail_at=None):
+    for i in range(n):
+        if i == fail_at:
+            raise ValueError(f"bad span {i}")
+        yield (i, i * 10)
+
+
+def echo(n):
+    got = []
+    for _ in range(n):
+        got.append((yield len(got)))
+    return got
+
+
+def evens(items):
+    return filter(lambda x: x % 2 == 0, list(items))
+"""
+
+TESTS = """
+import inspect
+
+import pytest
+
+from gen.spans import echo, evens, spans
+
+
+def test_all_items():
+    it = spans(3)
+    assert inspect.isgenerator(it)
+    assert list(it) == [(0, 0), (1, 10), (2, 20)]
+
+
+def test_stops_early():
+    it = spans(50)
+    assert next(it) == (0, 0)
+
+
+def test_raises_midway():
+    it = spans(5, fail_at=2)
+    assert next(it) == (0, 0)
+    assert next(it) == (1, 10)
+    with pytest.raises(ValueError, match="bad span 2"):
+        next(it)
+
+
+def test_send_and_return_value_pass_through():
+    it = echo(2)
+    assert next(it) == 0
+    assert it.send("a") == 1
+    with pytest.raises(StopIteration) as stop:
+        it.send("b")
+    assert stop.value.value == ["a", "b"]
+
+
+def test_filter():
+    assert list(evens((1, 2, 3, 4))) == [2, 4]
+"""
+
+CONFIG = """
+[[ledger]]
+name = "spans"
+target = "gen.spans:spans"
+
+[[ledger]]
+name = "evens"
+target = "gen.spans:evens"
+
+[[ledger]]
+name = "echo"
+target = "gen.spans:echo"
+"""
+
+
+def make_project(root: Path) -> Path:
+    write_files(
+        root,
+        {
+            "lockstep.toml": CONFIG,
+            "gen/__init__.py": "",
+            "gen/spans.py": SPANS,
+            "tests/test_gen.py": TESTS,
+        },
+    )
+    return root
+
+
+def rows(root: Path, name: str) -> list[dict[str, object]]:
+    lines = (root / f"lockstep/{name}.ledger.jsonl").read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines[1:]]
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = make_project(tmp_path_factory.mktemp("gen"))
+    names = ("spans", "evens", "echo")
+    result = pytest_in(root, "-q", *(f"--lockstep-record={n}" for n in names))
+    assert result.code == 0, result.output  # the callers saw the generator behave as ever
+    assert "5 passed" in result.stdout
+    return root
+
+
+def test_items_are_recorded_as_consumed(recorded: Path) -> None:
+    by_args = {json.dumps([r["args"], r["kwargs"]]): r["result"] for r in rows(recorded, "spans")}
+    assert by_args == {
+        "[[3], {}]": {
+            "$iter": {
+                "items": [{"$tuple": [0, 0]}, {"$tuple": [1, 10]}, {"$tuple": [2, 20]}],
+                "end": "exhausted",
+            }
+        },
+        "[[50], {}]": {"$iter": {"items": [{"$tuple": [0, 0]}], "end": "open"}},
+        '[[5], {"fail_at": 2}]': {
+            "$iter": {
+                "items": [{"$tuple": [0, 0]}, {"$tuple": [1, 10]}],
+                "end": "raised",
+                "exc_stem": "bad span 2",
+                "exc_type": "ValueError",
+            }
+        },
+    }
+    (echo,) = rows(recorded, "echo")
+    assert echo["result"] == {"$iter": {"items": [0, 1], "end": "exhausted"}}
+    (evens,) = rows(recorded, "evens")
+    assert evens["result"] == {"$iter": {"items": [2, 4], "end": "exhausted"}}
+
+
+def test_replay_is_green_and_a_changed_item_is_red(recorded: Path, tmp_path: Path) -> None:
+    root = copy_project(recorded, tmp_path)
+    green = run_cli("replay", cwd=root)
+    assert green.code == 0, green.output
+    write_files(root, {"gen/spans.py": SPANS.replace("yield (i, i * 10)", "yield (i, i * 11)")})
+    red = run_cli("replay", cwd=root)
+    assert red.code == 1, red.output
+    assert "spans(3)" in red.output
+    assert "an iterator of [(0, 0), (1, 10), (2, 20)], then the end" in red.output
+    assert "an iterator of [(0, 0), (1, 11), (2, 22)], then the end" in red.output
+
+
+def test_unobserved_later_items_stay_green(recorded: Path, tmp_path: Path) -> None:
+    root = copy_project(recorded, tmp_path)
+    # Items from the second on change: only spans(50) stopped after the first; the others drift.
+    changed = SPANS.replace("yield (i, i * 10)", "yield (i, i * 10 if i == 0 or n == 50 else -1)")
+    write_files(root, {"gen/spans.py": changed})
+    result = run_cli("replay", cwd=root)
+    assert result.code == 1, result.output
+    assert "spans(50)" not in result.output
+    # ... and only the early-stopped generator's later items changing: green.
+    later = SPANS.replace("yield (i, i * 10)", "yield (i, i * 10 if i < 5 else -1)")
+    write_files(root, {"gen/spans.py": later})
+    green = run_cli("replay", cwd=root)
+    assert green.code == 0, green.output
+
+
+def test_an_extra_item_or_a_plain_value_is_a_drift(recorded: Path, tmp_path: Path) -> None:
+    root = copy_project(recorded, tmp_path)
+    longer = SPANS.replace("for i in range(n):", "for i in range(n + 1):")
+    write_files(root, {"gen/spans.py": longer})
+    assert run_cli("replay", cwd=root).code == 1
+    eager = SPANS.replace(
+        "return filter(lambda x: x % 2 == 0, list(items))",
+        "return [x for x in items if x % 2 == 0]",
+    )
+    write_files(root, {"gen/spans.py": eager})
+    result = run_cli("replay", "evens", cwd=root)
+    assert result.code == 1, result.output
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        {"items": [1], "end": "sideways"},
+        {"items": 5, "end": "open"},
+        {"items": [], "end": "raised"},
+        {"items": [], "end": "open", "extra": 1},
+    ],
+)
+def test_a_hostile_iter_payload_is_exit_2(
+    recorded: Path, tmp_path: Path, payload: dict[str, object]
+) -> None:
+    root = copy_project(recorded, tmp_path)
+    path = root / "lockstep/spans.ledger.jsonl"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    header = json.loads(lines[0])
+    body = [json.loads(line) for line in lines[1:]]
+    for row in body:  # a careful attacker: every row's result, and the header's digest fixed
+        row["result"] = {"$iter": payload}
+    text = [json.dumps(r, sort_keys=True, separators=(",", ":")) for r in body]
+    header["digest"] = hashlib.sha256("".join(t + "\n" for t in text).encode()).hexdigest()
+    path.write_text("\n".join([json.dumps(header, sort_keys=True), *text]) + "\n")
+    before = snapshot_tree(root)
+    result = run_cli("replay", "spans", cwd=root)
+    assert result.code == 2, result.output
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert "$iter" in result.stderr
+    assert snapshot_tree(root) == before
+
+
+def _countdown(items: tuple[int, ...], fail: bool) -> Iterator[int]:
+    yield from items
+    if fail:
+        raise KeyError("done")
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    items=st.lists(st.integers(), max_size=6).map(tuple),
+    take=st.integers(0, 8),
+    fail=st.booleans(),
+)
+def test_the_caller_sees_the_same_items_and_the_row_holds_those_consumed(
+    tmp_path: Path, items: tuple[int, ...], take: int, fail: bool
+) -> None:
+    path = tmp_path / "countdown.ledger.jsonl"
+    path.unlink(missing_ok=True)
+    wrapped = record_io(_countdown, ledger=path)
+    it = wrapped(items, fail)
+    assert inspect.isgenerator(it)
+    seen: list[int] = []
+    end, raised = "open", None
+    for _ in range(take):
+        try:
+            seen.append(next(it))
+        except StopIteration:
+            end = "exhausted"
+            break
+        except KeyError as e:
+            end, raised = "raised", e
+            break
+    assert seen == list(items[: len(seen)])
+    assert (raised is not None) == (fail and end == "raised")
+    del it  # closed unfinished when not consumed to its end
+    wrapped.lockstep_flush()
+    recorded = [r.result for r in rows_of(path)]
+    if take == 0:
+        assert recorded == []  # never started: nothing was observed
+        return
+    expected: dict[str, object] = {"items": seen, "end": end}
+    if end == "raised":
+        expected.update(exc_type="KeyError", exc_stem="'done'")
+    assert recorded == [{"$iter": expected}]
