@@ -323,11 +323,14 @@ def test_a_package_whose_import_changes_the_process_is_imported_in_each_fork(
 
 _KEPT: list[IO[str]] = []
 _STOP = threading.Event()
+_STARTED: list[threading.Thread] = []
 
 
 def _start_thread() -> None:
     _STOP.clear()
-    threading.Thread(target=_STOP.wait, daemon=True).start()
+    thread = threading.Thread(target=_STOP.wait, daemon=True)
+    thread.start()
+    _STARTED.append(thread)
 
 
 def _keep_open() -> None:
@@ -352,6 +355,9 @@ def test_what_an_import_changed_is_named(importer: Callable[[], object], said: s
         assert import_changes(importer) == said
     finally:
         _STOP.set()
+        for thread in _STARTED:  # ended before the next case counts threads
+            thread.join()
+        _STARTED.clear()
         for kept in _KEPT:
             kept.close()
         _KEPT.clear()
