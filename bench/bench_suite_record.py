@@ -77,8 +77,27 @@ def _pytest(record: bool) -> list[str]:
     return [*argv, "--lockstep-record"] if record else argv
 
 
-def bench_library(lib: Path, rounds: int) -> dict[str, float | str]:
+def _bytecode_state() -> str:
+    """Whether this run writes bytecode, and how many of lockstep's modules have theirs: with
+    ``PYTHONDONTWRITEBYTECODE`` set and no ``.pyc`` (an editable install), every run compiles
+    each module it imports, which weighs on the recording (it imports more) and on the
+    verifying interpreter."""
+    import importlib.util
+
+    import lockstep
+
+    sources = list(Path(lockstep.__file__).parent.rglob("*.py"))
+    cached = sum(Path(importlib.util.cache_from_source(str(p))).exists() for p in sources)
+    writes = "not written" if os.environ.get("PYTHONDONTWRITEBYTECODE") else "written"
+    return f"bytecode {writes}; {cached} of {len(sources)} lockstep modules have a .pyc"
+
+
+def bench_library(lib: Path, rounds: int, warm: bool = False) -> dict[str, float | str]:
     env = _env(lib)
+    if warm:  # a first plain and recording run, untimed: the bytecode they write is cached
+        _run(_pytest(False), lib, env)
+        _run(_pytest(True), lib, env)
+        _clear_ledgers(lib)
     plain: list[tuple[float, float]] = []
     recording: list[tuple[float, float]] = []
     codes = set()
@@ -159,19 +178,34 @@ def main() -> None:
     parser.add_argument("libs", nargs="+", type=Path)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--write-results", action="store_true")
+    parser.add_argument(
+        "--cached-bytecode",
+        action="store_true",
+        help="unset PYTHONDONTWRITEBYTECODE and run each suite once untimed first, as a "
+        "user whose bytecode is cached runs it",
+    )
     args = parser.parse_args()
+    if args.cached_bytecode:
+        os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+        import compileall
+
+        import lockstep
+
+        compileall.compile_dir(str(Path(lockstep.__file__).parent), quiet=1)
+    state = _bytecode_state()
     load_before = Path("/proc/loadavg").read_text().split()[:3]
     figures = []
     with tempfile.TemporaryDirectory() as tmp:
         for lib in args.libs:
             work = Path(tmp) / lib.resolve().name
             shutil.copytree(lib, work, ignore=shutil.ignore_patterns(".git", "__pycache__"))
-            figures.append(bench_library(work, args.rounds))
+            figures.append(bench_library(work, args.rounds, warm=args.cached_bytecode))
             print(json.dumps(figures[-1]), flush=True)
     load_after = Path("/proc/loadavg").read_text().split()[:3]
     table = _table(figures)
     print(table)
     print(f"load average before {' '.join(load_before)}, after {' '.join(load_after)}")
+    print(state)
     print(f"goal: recording ≤ {GOAL}× the plain suite")
     if args.write_results:
         from results_file import write_section
@@ -180,7 +214,7 @@ def main() -> None:
             "## Recording under a suite",
             "## Recording under a suite\n\n"
             f"`python bench/bench_suite_record.py` ({args.rounds} rounds, load average "
-            f"{' '.join(load_before)} before, {' '.join(load_after)} after)\n\n{table}",
+            f"{' '.join(load_before)} before, {' '.join(load_after)} after; {state})\n\n{table}",
         )
 
 
