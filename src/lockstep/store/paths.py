@@ -199,6 +199,7 @@ def pid_gone(pid: int) -> bool:
     return text[text.rfind(b")") + 2 : text.rfind(b")") + 3] in (b"Z", b"X")
 
 
+@lru_cache(maxsize=256)
 def _held_target_shape(target: str) -> re.Pattern[str]:
     return re.compile(
         rf"^\.{re.escape(target)}\.(?:{_LEGACY_TMP}|[0-9a-f]{{6}}-[0-9]+-[0-9a-f]{{8}})\.tmp$"
