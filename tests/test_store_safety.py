@@ -257,6 +257,32 @@ def test_a_private_folder_is_removed_after_use_and_after_a_killed_run(proj: Path
     assert _names(folder) == ["a.json"]
 
 
+def test_a_scratch_file_is_written_whole_without_a_lock_and_never_through_a_link(
+    proj: Path, outside: Path
+) -> None:
+    """A candidate in a private folder: no lock file or temp file beside it; a link in the
+    way (the file's name, or the folder) is refused as every write refuses one."""
+    folder = proj / "lockstep"
+    with store.temp_folder(folder, "verify") as private:
+        with store.ScratchLines(private / "a.ledger.jsonl") as out:
+            out.write(b'{"a":1}')
+            out.write(b'{"b":2}')
+            assert _names(private) == ["a.ledger.jsonl"]  # no lock file, no temp file
+        assert (private / "a.ledger.jsonl").read_bytes() == b'{"a":1}\n{"b":2}\n'
+        (private / "b.ledger.jsonl").symlink_to(outside / "precious.txt")
+        with pytest.raises(DataError, match=r"b\.ledger\.jsonl: is a symbolic link"):
+            store.ScratchLines(private / "b.ledger.jsonl")
+        with pytest.raises(ValueError), store.ScratchLines(private / "c.ledger.jsonl") as out:
+            out.write(b"{}")
+            raise ValueError("a failed write leaves no half file")
+        assert _names(private) == ["a.ledger.jsonl", "b.ledger.jsonl"]
+    (folder / "linked").symlink_to(outside)
+    with pytest.raises(DataError, match="lockstep/linked: is a symbolic link"):
+        store.ScratchLines(folder / "linked" / "a.ledger.jsonl")
+    assert _names(outside) == ["precious.txt"]
+    assert (outside / "precious.txt").read_text() == "keep me"
+
+
 def test_a_batch_sweeps_every_temp_in_the_blob_store(proj: Path) -> None:
     blobs = store.BlobStore(proj / "lockstep" / "blobs")
     blobs.put(b"one")

@@ -9,6 +9,9 @@ Promises, because an oracle file is evidence and must never be half true:
   (pytest-xdist workers recording one ledger): each line is one ``write`` on an
   ``O_APPEND`` descriptor under an exclusive file lock, so lines are never lost
   or interleaved.
+* :class:`ScratchLines` writes a file into a folder of this process's own
+  (:func:`temp_folder`: a candidate oracle, read once and removed): no lock, no
+  fsync, but the same link checks and a file created new.
 * :func:`iter_jsonl` streams a JSONL file line by line (memory flat in the
   number of cases) and reports a bad line as ``FILE:LINE: reason``.
 
@@ -66,7 +69,13 @@ cleans nothing.
 
 from __future__ import annotations
 
-from lockstep.store.atomic import AtomicLines, JsonlAppender, atomic_write, remove_file
+from lockstep.store.atomic import (
+    AtomicLines,
+    JsonlAppender,
+    ScratchLines,
+    atomic_write,
+    remove_file,
+)
 from lockstep.store.blobs import BlobBatch, BlobStore, sha256_hex
 from lockstep.store.formats import decode_line, iter_jsonl, iter_lines, pretty_json, read_json
 from lockstep.store.locks import OracleLock, lock_for
@@ -91,6 +100,7 @@ __all__ = [
     "BlobStore",
     "JsonlAppender",
     "OracleLock",
+    "ScratchLines",
     "atomic_write",
     "cache_folder",
     "decode_line",

@@ -143,6 +143,54 @@ class AtomicLines:
             self.abort()
 
 
+class ScratchLines:
+    """Write a new file line by line into this process's own scratch folder.
+
+    For a file read once by another process and then removed with its folder (a
+    candidate oracle in a :func:`~lockstep.store.temp_folder`), what :class:`AtomicLines`
+    adds buys nothing: no other writer knows the folder's random name (no lock, no sweep),
+    nobody reads the file before :meth:`commit` (no temp file and rename), and it never
+    has to outlive a crash (no fsync: a killed run's folder is swept as a leftover).  The
+    folder is still checked for links, and the file is created new, never through a link.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = safe_folder(path.parent) / path.name
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
+        try:
+            fd = os.open(self.path, flags, 0o666)
+        except OSError as e:
+            raise _open_error(self.path, e) from None
+        self._fh = os.fdopen(fd, "wb")
+        self.count = 0
+
+    def write(self, line: bytes) -> None:
+        """Add one line (without its newline)."""
+        self._fh.write(line)
+        self._fh.write(b"\n")
+        self.count += 1
+
+    def commit(self) -> None:
+        """Close the file: it is complete."""
+        self._fh.close()
+
+    def abort(self) -> None:
+        """Close and remove the unfinished file."""
+        try:
+            self._fh.close()
+        finally:
+            self.path.unlink(missing_ok=True)
+
+    def __enter__(self) -> ScratchLines:
+        return self
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        if exc_type is None:
+            self.commit()
+        else:
+            self.abort()
+
+
 class JsonlAppender:
     """Append whole JSON lines to a file, safely from many processes at once.
 
