@@ -194,3 +194,31 @@ def test_a_global_of_one_watched_name_is_seen_rebound_and_deleted(
     assert f"module global {PKG}.Single.only deleted" in watch()
     Single.only = 1
     assert f"{PKG}.Single.only" not in watch()
+
+
+def test_the_environment_cause_follows_the_variables_not_pytests_own(
+    package: list[types.ModuleType], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only pytest's PYTEST_CURRENT_TEST moving between rows keeps the cause found before."""
+    watch = ContextWatch([f"{PKG}:helper"])
+    assert watch() == ""
+    monkeypatch.setenv("PYTEST_CURRENT_TEST", "tests/test_x.py::test_a (call)")
+    assert watch() == ""
+    monkeypatch.setenv("CTXWATCH_FLAG", "on")
+    assert watch() == "environment variable(s) changed: CTXWATCH_FLAG"
+    monkeypatch.setenv("PYTEST_CURRENT_TEST", "tests/test_x.py::test_b (call)")
+    assert watch() == "environment variable(s) changed: CTXWATCH_FLAG"
+    monkeypatch.delenv("CTXWATCH_FLAG")
+    monkeypatch.setenv("PYTEST_CURRENT_TEST", "tests/test_x.py::test_c (call)")
+    assert watch() == ""
+
+
+def test_a_replaced_clock_is_named_each_time(package: list[types.ModuleType]) -> None:
+    watch = ContextWatch([f"{PKG}:helper"])
+    assert watch() == ""
+    with mock.patch("time.time"):
+        assert watch() == "frozen clock (time.time is a mock replaced)"
+    assert watch() == ""
+    with mock.patch("datetime.date"), mock.patch("time.strftime", lambda *a: ""):
+        assert watch() == "frozen clock (time.strftime, datetime.date replaced)"
+    assert watch() == ""

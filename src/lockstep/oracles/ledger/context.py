@@ -58,6 +58,10 @@ _CLOCK: Final = {
 }
 _REAL_DATETIME: Final = datetime.datetime
 _REAL_DATE: Final = datetime.date
+_CLOCK_NOW: Final = operator.attrgetter(*(dotted.partition(".")[2] for dotted in _CLOCK))
+_CLOCK_REAL: Final = tuple(_CLOCK.values())
+_DATES_NOW: Final = operator.attrgetter("datetime", "date")
+_DATES_REAL: Final = (_REAL_DATETIME, _REAL_DATE)
 _CONTAINERS: Final = (dict, set, list)
 _ENV_NOISE: Final = frozenset({"PYTEST_CURRENT_TEST"})
 """Set by pytest around every test: never a cause."""
@@ -68,6 +72,20 @@ def _raw_environ() -> dict[Any, Any] | None:
     """A copy of ``os.environ``'s own table (encoded names and values), None where it has none."""
     data = getattr(os.environ, "_data", None)
     return dict(data) if isinstance(data, dict) else None
+
+
+def _encoded_noise() -> frozenset[Any]:
+    encode = getattr(os.environ, "encodekey", None)
+    return frozenset(encode(name) for name in _ENV_NOISE) if encode is not None else frozenset()
+
+
+_ENV_NOISE_RAW: Final = _encoded_noise()
+""":data:`_ENV_NOISE` as the names of ``os.environ``'s own table."""
+
+
+def _quiet(raw: dict[Any, Any]) -> dict[Any, Any]:
+    """The environment's raw table without :data:`_ENV_NOISE`."""
+    return {k: v for k, v in raw.items() if k not in _ENV_NOISE_RAW}
 
 
 def _package_of(target: str) -> str:
@@ -250,6 +268,8 @@ class ContextWatch:
         named with its instant, should the row still not reproduce at that instant.  A
         clock that ticks is named as such: its rows are verified on the real clock."""
         kept = clock.state()
+        if kept is None and self._real_clock():
+            return []
         if isinstance(kept, clock.Clock):
             return [f"frozen clock at {kept.describe()}, replayed at that instant"]
         ticking = [kept] if isinstance(kept, str) else []
@@ -271,10 +291,29 @@ class ContextWatch:
             return [f"{ticking[0]}: only a clock that stands still is replayed"]
         return [f"frozen clock ({', '.join(replaced)} replaced)"] if replaced else []
 
+    @staticmethod
+    def _real_clock() -> bool:
+        """Every clock function and class is the real one (the usual case: one C pass)."""
+        try:
+            return all(
+                map(operator.is_, _CLOCK_NOW(sys.modules.get("time", time)), _CLOCK_REAL)
+            ) and all(
+                map(operator.is_, _DATES_NOW(sys.modules.get("datetime", datetime)), _DATES_REAL)
+            )
+        except AttributeError:  # one is gone: the full look below says what
+            return False
+
     def _environment(self) -> list[str]:
         """One cause naming the environment variables that differ from the start."""
         live = getattr(os.environ, "_data", None)
         if live is not None and live == self._env_seen:
+            return list(self._env_cause)
+        if (
+            live is not None
+            and self._env_seen is not None
+            and _quiet(live) == _quiet(self._env_seen)
+        ):
+            self._env_seen = _raw_environ()  # only pytest's own variable moved: same cause
             return list(self._env_cause)
         self._env_cause = self._environment_now()
         self._env_seen = _raw_environ()
