@@ -3,8 +3,9 @@
 Promises, because an oracle file is evidence and must never be half true:
 
 * :func:`atomic_write` replaces a file whole or not at all (temp file in the
-  same folder, fsync, rename, fsync of the folder).  An interrupted write —
-  even ``kill -9`` — leaves the old file intact.
+  same folder, fsync, rename, fsync of the folder -- once per folder at the end of
+  a :func:`folder_syncs_batched` block).  An interrupted write — even ``kill -9`` —
+  leaves the old file intact.
 * :class:`JsonlAppender` appends whole lines from several processes at once
   (pytest-xdist workers recording one ledger): each line is one ``write`` on an
   ``O_APPEND`` descriptor under an exclusive file lock, so lines are never lost
@@ -74,6 +75,7 @@ from lockstep.store.atomic import (
     JsonlAppender,
     ScratchLines,
     atomic_write,
+    folder_syncs_batched,
     remove_file,
 )
 from lockstep.store.blobs import BlobBatch, BlobStore, sha256_hex
@@ -105,6 +107,7 @@ __all__ = [
     "cache_folder",
     "decode_line",
     "display_path",
+    "folder_syncs_batched",
     "iter_jsonl",
     "iter_lines",
     "lock_for",

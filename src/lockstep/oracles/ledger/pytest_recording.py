@@ -59,7 +59,7 @@ from lockstep.errors import DataError, LockstepError, UnimportableModule
 from lockstep.model import RecordMode, RecordReport
 from lockstep.oracles.ledger.spec import LedgerSpec
 from lockstep.pytest.project import project_for
-from lockstep.store import JsonlAppender, iter_jsonl, lock_for
+from lockstep.store import JsonlAppender, folder_syncs_batched, iter_jsonl, lock_for
 
 if TYPE_CHECKING:  # the recording machinery is imported only when a run asks for it
     from lockstep.oracles.ledger.format import LedgerRow, Param
@@ -356,6 +356,7 @@ class LedgerRecording:
             if self.verifier is not None:
                 stack.enter_context(self.verifier.active())
                 stack.callback(self.verifier.close)
+            stack.enter_context(folder_syncs_batched())  # the ledgers' folder once, at the end
             for target in self.targets:
                 self._write(target, own[target.spec.name])
 
