@@ -257,6 +257,61 @@ def test_a_private_folder_is_removed_after_use_and_after_a_killed_run(proj: Path
     assert _names(folder) == ["a.json"]
 
 
+def test_a_scratch_file_is_written_whole_without_a_lock_and_never_through_a_link(
+    proj: Path, outside: Path
+) -> None:
+    """A candidate in a private folder: no lock file or temp file beside it; a link in the
+    way (the file's name, or the folder) is refused as every write refuses one."""
+    folder = proj / "lockstep"
+    with store.temp_folder(folder, "verify") as private:
+        with store.ScratchLines(private / "a.ledger.jsonl") as out:
+            out.write(b'{"a":1}')
+            out.write(b'{"b":2}')
+            assert _names(private) == ["a.ledger.jsonl"]  # no lock file, no temp file
+        assert (private / "a.ledger.jsonl").read_bytes() == b'{"a":1}\n{"b":2}\n'
+        (private / "b.ledger.jsonl").symlink_to(outside / "precious.txt")
+        with pytest.raises(DataError, match=r"b\.ledger\.jsonl: is a symbolic link"):
+            store.ScratchLines(private / "b.ledger.jsonl")
+        with pytest.raises(ValueError), store.ScratchLines(private / "c.ledger.jsonl") as out:
+            out.write(b"{}")
+            raise ValueError("a failed write leaves no half file")
+        assert _names(private) == ["a.ledger.jsonl", "b.ledger.jsonl"]
+    (folder / "linked").symlink_to(outside)
+    with pytest.raises(DataError, match="lockstep/linked: is a symbolic link"):
+        store.ScratchLines(folder / "linked" / "a.ledger.jsonl")
+    assert _names(outside) == ["precious.txt"]
+    assert (outside / "precious.txt").read_text() == "keep me"
+
+
+def test_batched_writes_sync_each_folder_once_at_the_end_of_the_block(
+    proj: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Inside the block every file is written whole and in place at once; the folders'
+    syncs wait for its end, one per folder (a nested block leaves them to the outer)."""
+    from lockstep.store import atomic
+
+    synced: list[str] = []
+    monkeypatch.setattr(atomic, "_fsync_dir", lambda folder: synced.append(folder.name))
+    one, two = proj / "lockstep", proj / "other"
+    store.atomic_write(one / "a.json", b"1")
+    assert synced == ["lockstep"]
+    synced.clear()
+    with store.folder_syncs_batched():
+        store.atomic_write(one / "a.json", b"2")
+        with store.AtomicLines(one / "b.jsonl") as out:
+            out.write(b"{}")
+        with store.folder_syncs_batched():
+            store.atomic_write(two / "c.json", b"3")
+        assert synced == []
+        assert (one / "a.json").read_bytes() == b"2"
+        assert (one / "b.jsonl").read_bytes() == b"{}\n"
+        assert sorted(_names(one)) == ["a.json", "b.jsonl"]  # no temp file, no lock left
+    assert synced == ["lockstep", "other"]
+    synced.clear()
+    store.atomic_write(two / "c.json", b"4")
+    assert synced == ["other"]
+
+
 def test_a_batch_sweeps_every_temp_in_the_blob_store(proj: Path) -> None:
     blobs = store.BlobStore(proj / "lockstep" / "blobs")
     blobs.put(b"one")

@@ -3,12 +3,16 @@
 Promises, because an oracle file is evidence and must never be half true:
 
 * :func:`atomic_write` replaces a file whole or not at all (temp file in the
-  same folder, fsync, rename, fsync of the folder).  An interrupted write —
-  even ``kill -9`` — leaves the old file intact.
+  same folder, fsync, rename, fsync of the folder -- once per folder at the end of
+  a :func:`folder_syncs_batched` block).  An interrupted write — even ``kill -9`` —
+  leaves the old file intact.
 * :class:`JsonlAppender` appends whole lines from several processes at once
   (pytest-xdist workers recording one ledger): each line is one ``write`` on an
   ``O_APPEND`` descriptor under an exclusive file lock, so lines are never lost
   or interleaved.
+* :class:`ScratchLines` writes a file into a folder of this process's own
+  (:func:`temp_folder`: a candidate oracle, read once and removed): no lock, no
+  fsync, but the same link checks and a file created new.
 * :func:`iter_jsonl` streams a JSONL file line by line (memory flat in the
   number of cases) and reports a bad line as ``FILE:LINE: reason``.
 
@@ -66,7 +70,14 @@ cleans nothing.
 
 from __future__ import annotations
 
-from lockstep.store.atomic import AtomicLines, JsonlAppender, atomic_write, remove_file
+from lockstep.store.atomic import (
+    AtomicLines,
+    JsonlAppender,
+    ScratchLines,
+    atomic_write,
+    folder_syncs_batched,
+    remove_file,
+)
 from lockstep.store.blobs import BlobBatch, BlobStore, sha256_hex
 from lockstep.store.formats import decode_line, iter_jsonl, iter_lines, pretty_json, read_json
 from lockstep.store.locks import OracleLock, lock_for
@@ -91,10 +102,12 @@ __all__ = [
     "BlobStore",
     "JsonlAppender",
     "OracleLock",
+    "ScratchLines",
     "atomic_write",
     "cache_folder",
     "decode_line",
     "display_path",
+    "folder_syncs_batched",
     "iter_jsonl",
     "iter_lines",
     "lock_for",

@@ -31,7 +31,7 @@ def _sweep(folder: Path, held_target: str | None, *, every_temp: bool = False) -
     ``held_target`` is the file whose lock the caller holds: its temp files are all
     leftovers.  ``every_temp`` says the caller's lock guards every file in the folder.
     """
-    held = _held_target_shape(held_target) if held_target is not None else None
+    held = None  # the held target's temp-file shape, compiled once a temp file is seen
     try:
         entries = list(os.scandir(folder))
     except OSError:
@@ -52,6 +52,8 @@ def _sweep(folder: Path, held_target: str | None, *, every_temp: bool = False) -
         except OSError:
             continue
         if name.endswith(TMP_SUFFIX):
+            if held is None and held_target is not None:
+                held = _held_target_shape(held_target)
             if every_temp or _stale_temp(name, held):
                 with contextlib.suppress(OSError):
                     os.unlink(entry.path)

@@ -90,10 +90,21 @@ def safe_folder(folder: Path, *, create: bool = True) -> Path:
     current = os.sep.join(parts[:start]) or os.sep
     for name in parts[start:]:
         current = os.path.join(current, name)
+        if _is_real_folder(current):
+            continue  # the usual case: nothing to make and nothing to say
         shown = str(_relative_to_cwd(Path(current)))
         if not real_folder(current, shown, create=create, link_error=_link_error):
             break
     return Path(absolute)
+
+
+def _is_real_folder(path: str) -> bool:
+    """Whether ``path`` is a folder, not a link to one (False when missing or unreadable:
+    :func:`real_folder` then says what it is)."""
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
 
 
 def real_folder(
@@ -199,6 +210,7 @@ def pid_gone(pid: int) -> bool:
     return text[text.rfind(b")") + 2 : text.rfind(b")") + 3] in (b"Z", b"X")
 
 
+@lru_cache(maxsize=256)
 def _held_target_shape(target: str) -> re.Pattern[str]:
     return re.compile(
         rf"^\.{re.escape(target)}\.(?:{_LEGACY_TMP}|[0-9a-f]{{6}}-[0-9]+-[0-9a-f]{{8}})\.tmp$"

@@ -21,19 +21,24 @@ first seen, says in one line what differs from that snapshot:
 Hash-seed dependence cannot be seen from inside the call; :mod:`lockstep.oracles.verify`
 finds it by replaying a refused case under a second hash seed.
 
-Cost: one pass over the package's globals (at most :data:`MAX_WATCHED` of them) and a few
-identity checks, paid only for a call that produces a *new* row, never for a repeated one.
+Cost: paid only for a call that produces a *new* row, never for a repeated one: a few
+identity checks, and one pass over the package's globals (at most :data:`MAX_WATCHED` of
+them) in C -- their current values against those at the start, namespace by namespace,
+and the sizes of the containers among them -- so that only a global that may have changed
+is looked at in Python.
 """
 
 from __future__ import annotations
 
 import datetime
 import locale
+import operator
 import os
 import sys
 import threading
 import time
 import types
+from collections.abc import Callable
 from typing import Any, Final
 
 from lockstep.oracles.ledger import clock
@@ -53,6 +58,10 @@ _CLOCK: Final = {
 }
 _REAL_DATETIME: Final = datetime.datetime
 _REAL_DATE: Final = datetime.date
+_CLOCK_NOW: Final = operator.attrgetter(*(dotted.partition(".")[2] for dotted in _CLOCK))
+_CLOCK_REAL: Final = tuple(_CLOCK.values())
+_DATES_NOW: Final = operator.attrgetter("datetime", "date")
+_DATES_REAL: Final = (_REAL_DATETIME, _REAL_DATE)
 _CONTAINERS: Final = (dict, set, list)
 _ENV_NOISE: Final = frozenset({"PYTEST_CURRENT_TEST"})
 """Set by pytest around every test: never a cause."""
@@ -63,6 +72,20 @@ def _raw_environ() -> dict[Any, Any] | None:
     """A copy of ``os.environ``'s own table (encoded names and values), None where it has none."""
     data = getattr(os.environ, "_data", None)
     return dict(data) if isinstance(data, dict) else None
+
+
+def _encoded_noise() -> frozenset[Any]:
+    encode = getattr(os.environ, "encodekey", None)
+    return frozenset(encode(name) for name in _ENV_NOISE) if encode is not None else frozenset()
+
+
+_ENV_NOISE_RAW: Final = _encoded_noise()
+""":data:`_ENV_NOISE` as the names of ``os.environ``'s own table."""
+
+
+def _quiet(raw: dict[Any, Any]) -> dict[Any, Any]:
+    """The environment's raw table without :data:`_ENV_NOISE`."""
+    return {k: v for k, v in raw.items() if k not in _ENV_NOISE_RAW}
 
 
 def _package_of(target: str) -> str:
@@ -178,6 +201,7 @@ class ContextWatch:
         self.watched: list[_Watched] = []
         self.modules: set[str] = set()
         self.known = 0
+        self._index = _Index([])
         self._watch_new_modules()
 
     def _watch_new_modules(self) -> None:
@@ -208,10 +232,11 @@ class ContextWatch:
                 and getattr(value, "__module__", "") == module_name
                 and module_name.split(".")[0] in packages
             ):
-                for attr, member in list(vars(value).items()):
+                members = vars(value)  # one view of the class's namespace for all its attributes
+                for attr, member in list(members.items()):
                     if not attr.startswith("__") and len(self.watched) < MAX_WATCHED:
                         self.watched.append(
-                            _Watched(f"{module_name}.{name}.{attr}", vars(value), member)
+                            _Watched(f"{module_name}.{name}.{attr}", members, member)
                         )
 
     def __call__(self) -> str:
@@ -243,6 +268,8 @@ class ContextWatch:
         named with its instant, should the row still not reproduce at that instant.  A
         clock that ticks is named as such: its rows are verified on the real clock."""
         kept = clock.state()
+        if kept is None and self._real_clock():
+            return []
         if isinstance(kept, clock.Clock):
             return [f"frozen clock at {kept.describe()}, replayed at that instant"]
         ticking = [kept] if isinstance(kept, str) else []
@@ -264,10 +291,29 @@ class ContextWatch:
             return [f"{ticking[0]}: only a clock that stands still is replayed"]
         return [f"frozen clock ({', '.join(replaced)} replaced)"] if replaced else []
 
+    @staticmethod
+    def _real_clock() -> bool:
+        """Every clock function and class is the real one (the usual case: one C pass)."""
+        try:
+            return all(
+                map(operator.is_, _CLOCK_NOW(sys.modules.get("time", time)), _CLOCK_REAL)
+            ) and all(
+                map(operator.is_, _DATES_NOW(sys.modules.get("datetime", datetime)), _DATES_REAL)
+            )
+        except AttributeError:  # one is gone: the full look below says what
+            return False
+
     def _environment(self) -> list[str]:
         """One cause naming the environment variables that differ from the start."""
         live = getattr(os.environ, "_data", None)
         if live is not None and live == self._env_seen:
+            return list(self._env_cause)
+        if (
+            live is not None
+            and self._env_seen is not None
+            and _quiet(live) == _quiet(self._env_seen)
+        ):
+            self._env_seen = _raw_environ()  # only pytest's own variable moved: same cause
             return list(self._env_cause)
         self._env_cause = self._environment_now()
         self._env_seen = _raw_environ()
@@ -289,28 +335,13 @@ class ContextWatch:
 
     def _globals(self) -> tuple[list[str], list[str]]:
         """The globals changed since the start (causes), and those that only grew."""
+        if self._index.count != len(self.watched):
+            self._index = _Index(self.watched)
         out: list[str] = []
         grown: list[str] = []
-        for w in self.watched:
-            now = w.namespace.get(w.key, _MISSING)
-            if now is w.value:
-                if w.local is not None and (changed := w.local_changes()):
-                    out.append(f"module global {w.name} changed ({', '.join(changed)} set)")
-                    continue
-                if w.size >= 0 and len(now) != w.size:
-                    if w.only_grew(now) and not _plain_items(w.start, now):
-                        grown.append(w.name)
-                        continue
-                    out.append(
-                        f"module global {w.name} changed ({len(now)} items, {w.size} at the start)"
-                    )
-                continue
-            if _is_mock(now):
-                out.append(f"mock.patch active on {w.name}")
-            elif now is _MISSING:
-                out.append(f"module global {w.name} deleted")
-            else:
-                out.append(f"module global {w.name} rebound")
+        watched = self.watched
+        for i in self._index.suspects():
+            _compare(watched[i], out, grown)
         return out, grown
 
     def _started_patches(self, seen: list[str]) -> list[str]:
@@ -328,3 +359,108 @@ class ContextWatch:
             if cause not in seen and cause not in out:
                 out.append(cause)
         return out
+
+
+def _compare(w: _Watched, out: list[str], grown: list[str]) -> None:
+    """Add to ``out`` what is a cause about ``w`` now, or to ``grown`` its name when it is
+    a container that only gained computed items (nothing when it is as at the start)."""
+    now = w.namespace.get(w.key, _MISSING)
+    if now is w.value:
+        if w.local is not None and (changed := w.local_changes()):
+            out.append(f"module global {w.name} changed ({', '.join(changed)} set)")
+            return
+        if w.size >= 0 and len(now) != w.size:
+            if w.only_grew(now) and not _plain_items(w.start, now):
+                grown.append(w.name)
+                return
+            out.append(f"module global {w.name} changed ({len(now)} items, {w.size} at the start)")
+        return
+    if _is_mock(now):
+        out.append(f"mock.patch active on {w.name}")
+    elif now is _MISSING:
+        out.append(f"module global {w.name} deleted")
+    else:
+        out.append(f"module global {w.name} rebound")
+
+
+class _Group:
+    """The watched names of one namespace (a module's globals, a class's attributes)."""
+
+    __slots__ = ("fetch", "indices", "keys", "namespace", "values")
+
+    def __init__(self, namespace: Any) -> None:
+        self.namespace = namespace
+        self.keys: list[str] = []
+        self.values: list[Any] = []
+        self.indices: list[int] = []
+        self.fetch: Callable[[Any], tuple[Any, ...]] = tuple
+
+    def done(self) -> None:
+        """Make :attr:`fetch`: every watched value of the namespace in one C call, as a
+        tuple (one name is fetched twice, so that the result is a tuple all the same)."""
+        if len(self.keys) == 1:
+            self.keys.append(self.keys[0])
+            self.values.append(self.values[0])
+            self.indices.append(self.indices[0])
+        self.fetch = operator.itemgetter(*self.keys)
+
+
+class _Index:
+    """The watched globals arranged so that a few passes in C find those that may differ.
+
+    :func:`_compare` says nothing about a global still bound to its starting object,
+    unless it is a container whose size changed or a ``threading.local``: the suspects
+    are exactly the others, found by comparing identities namespace by namespace
+    (:class:`_Group`) and the sizes of the starting containers; only they are compared
+    in Python, in watch order.
+    """
+
+    __slots__ = ("count", "groups", "locals", "sized", "sized_at", "sizes")
+
+    def __init__(self, watched: list[_Watched]) -> None:
+        self.count = len(watched)
+        groups: dict[int, _Group] = {}
+        self.sized: list[Any] = []
+        self.sizes: list[int] = []
+        self.sized_at: list[int] = []
+        self.locals: list[int] = []
+        for i, w in enumerate(watched):
+            group = groups.get(id(w.namespace))
+            if group is None:
+                group = groups[id(w.namespace)] = _Group(w.namespace)
+            group.keys.append(w.key)
+            group.values.append(w.value)
+            group.indices.append(i)
+            if w.size >= 0:
+                self.sized.append(w.value)
+                self.sizes.append(w.size)
+                self.sized_at.append(i)
+            if w.local is not None:
+                self.locals.append(i)
+        self.groups = list(groups.values())
+        for group in self.groups:
+            group.done()
+
+    def suspects(self) -> list[int]:
+        """The positions (in watch order) of the globals that may differ from the start."""
+        found = list(self.locals)
+        is_ = operator.is_
+        for g in self.groups:
+            try:
+                same = all(map(is_, g.fetch(g.namespace), g.values))
+            except KeyError:  # a global deleted
+                same = False
+            if not same:
+                get = g.namespace.get
+                found.extend(
+                    i
+                    for i, key, value in zip(g.indices, g.keys, g.values, strict=True)
+                    if get(key, _MISSING) is not value
+                )
+        if list(map(len, self.sized)) != self.sizes:
+            found.extend(
+                i
+                for i, value, size in zip(self.sized_at, self.sized, self.sizes, strict=True)
+                if len(value) != size
+            )
+        return sorted(set(found)) if found else found

@@ -44,7 +44,14 @@ from lockstep.oracles.ledger.spec import LedgerSpec
 from lockstep.oracles.ledger.spool import SPILL_AT, RowFile
 from lockstep.oracles.lifecycle import ModeWords, StreamHooks, record
 from lockstep.secrets import policy_near
-from lockstep.store import AtomicLines, decode_line, display_path, iter_lines, lock_for
+from lockstep.store import (
+    AtomicLines,
+    ScratchLines,
+    decode_line,
+    display_path,
+    iter_lines,
+    lock_for,
+)
 
 
 class SignatureChanged(Rejected):
@@ -297,15 +304,19 @@ def write_rows(
     signature: list[Param],
     stem_length: int,
     rows: Iterable[LedgerRow] | RowFile,
+    *,
+    scratch: bool = False,
 ) -> None:
     """Write a whole ledger (header stating its body, then ``rows`` sorted by id), atomically.
 
-    The header (line 1) states the body's digest, so the body is read twice -- once
-    for the digest, once to write it -- rather than held as lines.  A
-    :class:`~lockstep.oracles.ledger.spool.RowFile` is copied line by line from disk
-    (its lines are the ledger's, already in id order); other rows are sorted here.
+    The header (line 1) states the body's digest.  Rows held in memory are encoded once
+    and their lines kept until written; a
+    :class:`~lockstep.oracles.ledger.spool.RowFile` is copied line by line from disk (its
+    lines are the ledger's, already in id order), read once for the digest and once to
+    write it, so a ledger too large to hold is never held.  ``scratch``: a candidate in
+    this process's own temp folder (:class:`~lockstep.store.ScratchLines`), not a ledger.
     """
-    lines: Callable[[], Iterator[bytes]]
+    lines: Callable[[], Iterable[bytes]]
     if isinstance(rows, RowFile):
         spooled = rows
 
@@ -313,10 +324,10 @@ def write_rows(
             return (line for _, line in spooled.lines())
 
     else:
-        ordered = sorted(rows, key=_by_id)
+        encoded = list(map(ROW_ENCODER.encode, sorted(rows, key=_by_id)))
 
-        def lines() -> Iterator[bytes]:
-            return map(ROW_ENCODER.encode, ordered)
+        def lines() -> list[bytes]:
+            return encoded
 
     count, digest = body_digest(lines())
     header = LedgerHeader(
@@ -327,7 +338,7 @@ def write_rows(
         rows=count,
         digest=digest,
     )
-    with AtomicLines(path) as out:
+    with ScratchLines(path) if scratch else AtomicLines(path) as out:
         out.write(ENCODER.encode(header))
         for line in lines():
             out.write(line)

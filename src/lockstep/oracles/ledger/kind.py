@@ -213,6 +213,7 @@ def _reproducible(
             signature,
             project.config.lockstep.stem_length,
             rows if isinstance(rows, RowFile) else rows.values(),
+            scratch=True,  # in verify's own temp folder: read once, then removed
         )
         return rows  # its ids: ``in`` bisects a row file, nothing is listed
 

@@ -59,7 +59,7 @@ from lockstep.errors import DataError, LockstepError, UnimportableModule
 from lockstep.model import RecordMode, RecordReport
 from lockstep.oracles.ledger.spec import LedgerSpec
 from lockstep.pytest.project import project_for
-from lockstep.store import JsonlAppender, iter_jsonl, lock_for
+from lockstep.store import JsonlAppender, folder_syncs_batched, iter_jsonl, lock_for
 
 if TYPE_CHECKING:  # the recording machinery is imported only when a run asks for it
     from lockstep.oracles.ledger.format import LedgerRow, Param
@@ -142,16 +142,19 @@ class _SpoolLine(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_onl
     and the tests, so the controller names the tests of the rows it refuses."""
 
 
-@dataclass
-class _Target:
+class _Target(msgspec.Struct):
+    """One ledger this run records.  This module's small records are structs rather than
+    dataclasses: made in microseconds where a dataclass costs every recording run half a
+    millisecond to import."""
+
     spec: LedgerSpec
     spool: Path
     wrapped: Wrapped | None = None
-    starts: list[int] = field(default_factory=list)
+    starts: list[int] = msgspec.field(default_factory=list)
     """The recorder's call count when each recorded test started (ascending)."""
-    tests: list[str] = field(default_factory=list)
+    tests: list[str] = msgspec.field(default_factory=list)
     """The node id of each recorded test, parallel to :attr:`starts`."""
-    skipped: dict[str, int] = field(default_factory=dict)
+    skipped: dict[str, int] = msgspec.field(default_factory=dict)
 
     @property
     def recorder(self) -> TargetRecorder:
@@ -175,15 +178,14 @@ class _Target:
         return out
 
 
-@dataclass
-class _Outcome:
+class _Outcome(msgspec.Struct):
     """What the controller wrote for one target, with what the summary adds to the report."""
 
     report: RecordReport
     unseen_kept: int = 0
-    skipped: dict[str, int] = field(default_factory=dict)
-    refused_by_test: dict[str, list[str]] = field(default_factory=dict)
-    counts: CallCounts = field(default_factory=lambda: _no_counts())
+    skipped: dict[str, int] = msgspec.field(default_factory=dict)
+    refused_by_test: dict[str, list[str]] = msgspec.field(default_factory=dict)
+    counts: CallCounts = msgspec.field(default_factory=lambda: _no_counts())
 
 
 _INCOMPLETE_RUN: Final = MappingProxyType(
@@ -354,6 +356,7 @@ class LedgerRecording:
             if self.verifier is not None:
                 stack.enter_context(self.verifier.active())
                 stack.callback(self.verifier.close)
+            stack.enter_context(folder_syncs_batched())  # the ledgers' folder once, at the end
             for target in self.targets:
                 self._write(target, own[target.spec.name])
 
@@ -369,7 +372,6 @@ class LedgerRecording:
             is_routine,
             total_lines,
         )
-        from lockstep.report.record_lines import record_plain
         from lockstep.secrets.policy import display_mask
 
         mask = display_mask(self.project)
@@ -386,6 +388,8 @@ class LedgerRecording:
             if compact and is_routine(outcome.report, outcome.counts, excluded_calls=excluded):
                 routine.append((outcome.report, outcome.counts))
                 continue
+            from lockstep.report.record_lines import record_plain  # a ledger with news only
+
             for line in record_plain(outcome.report, self.project.root, mask).splitlines():
                 terminalreporter.write_line(line)
             for line in _summary_lines(outcome, every_test=not compact_tests):
@@ -798,8 +802,7 @@ def _specs_for(project: Project, wanted: str, flag: str) -> list[LedgerSpec]:
     )
 
 
-@dataclass(frozen=True)
-class RecordOptions:
+class RecordOptions(msgspec.Struct, frozen=True, kw_only=True):
     """What the run asked for, and the command-line options it was asked with (the pytest
     layer defines them; messages here name them)."""
 

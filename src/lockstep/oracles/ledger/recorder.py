@@ -70,7 +70,6 @@ from lockstep.oracles.ledger.format import (
 )
 from lockstep.oracles.ledger.iter_results import ITERATOR_RESULTS as ITERATOR_RESULTS
 from lockstep.oracles.ledger.iter_results import relay as _relay
-from lockstep.oracles.ledger.materialize import materialize
 from lockstep.oracles.ledger.part import PartEntry, RecordingPart, RefusedInput
 from lockstep.oracles.ledger.spool import (
     remove_runs,
@@ -313,6 +312,8 @@ class TargetRecorder:
         The wrapper then calls the target with the returned ``call_args``/``call_kwargs``
         (fresh iterators over the same items), whether or not the call is recorded.
         """
+        from lockstep.oracles.ledger.materialize import materialize  # rare: only then
+
         done = materialize(args, kwargs)
         if done is None:
             self._skip(reason)

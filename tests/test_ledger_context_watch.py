@@ -1,0 +1,224 @@
+"""The context watch names the same globals, in the same words and order, as a plain scan of
+every watched global does: its pass in C only skips globals that cannot have changed.
+
+A fake package (two modules, a class, containers, a ``threading.local``) is edited by a
+random sequence of steps -- rebinding, deleting, patching with a mock, filling a registry
+with words or a cache with objects, emptying, restoring -- and after every step the watch's
+answer is compared with the one the full scan below gives (the loop the watch ran on every
+new row before it had an index).
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import threading
+import types
+from collections.abc import Iterator
+from typing import Any, ClassVar
+from unittest import mock
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from lockstep.oracles.ledger import context
+from lockstep.oracles.ledger.context import ContextWatch
+
+PKG = "ctxwatchpkg"
+_MISSING = object()
+
+
+def _full_scan(watch: ContextWatch) -> tuple[list[str], list[str]]:
+    """Every watched global compared in Python, one by one (the reference)."""
+    out: list[str] = []
+    grown: list[str] = []
+    for w in watch.watched:
+        now = w.namespace.get(w.key, _MISSING)
+        if now is w.value:
+            if w.local is not None and (changed := w.local_changes()):
+                out.append(f"module global {w.name} changed ({', '.join(changed)} set)")
+                continue
+            if w.size >= 0 and len(now) != w.size:
+                if w.only_grew(now) and not context._plain_items(w.start, now):
+                    grown.append(w.name)
+                    continue
+                out.append(
+                    f"module global {w.name} changed ({len(now)} items, {w.size} at the start)"
+                )
+            continue
+        if context._is_mock(now):
+            out.append(f"mock.patch active on {w.name}")
+        elif now is _MISSING:
+            out.append(f"module global {w.name} deleted")
+        else:
+            out.append(f"module global {w.name} rebound")
+    return out, grown
+
+
+class _Settings(threading.local):
+    pass
+
+
+def _module(name: str) -> types.ModuleType:
+    module = types.ModuleType(name)
+
+    class Config:
+        __module__ = name
+        level = 1
+        names: ClassVar[list[str]] = ["a"]
+        flag = None
+
+    module.__dict__.update(
+        {
+            "Config": Config,
+            "WORD": "word",
+            "COUNT": 3,
+            "NOTHING": None,
+            "REGISTRY": {"a": 1},
+            "CACHE": {},
+            "ITEMS": [1, 2],
+            "SEEN": {"x"},
+            "SETTINGS": _Settings(),
+            "helper": lambda x: x,
+        }
+    )
+    return module
+
+
+@pytest.fixture
+def package() -> Iterator[list[types.ModuleType]]:
+    modules = [_module(PKG), _module(f"{PKG}.sub")]
+    for module in modules:
+        sys.modules[module.__name__] = module
+    yield modules
+    for module in modules:
+        sys.modules.pop(module.__name__, None)
+    sys.modules.pop(f"{PKG}.late", None)
+
+
+_NAMES = ["WORD", "COUNT", "NOTHING", "REGISTRY", "CACHE", "ITEMS", "SEEN", "SETTINGS", "helper"]
+
+step = st.one_of(
+    st.tuples(st.just("rebind"), st.sampled_from(_NAMES), st.sampled_from(["word", 3, None])),
+    st.tuples(st.just("delete"), st.sampled_from(_NAMES), st.none()),
+    st.tuples(st.just("mock"), st.sampled_from(_NAMES), st.none()),
+    st.tuples(st.just("restore"), st.sampled_from(_NAMES), st.none()),
+    st.tuples(st.just("word"), st.sampled_from(["REGISTRY", "CACHE", "ITEMS", "SEEN"]), st.text()),
+    st.tuples(st.just("object"), st.sampled_from(["REGISTRY", "CACHE", "ITEMS"]), st.text()),
+    st.tuples(st.just("pop"), st.sampled_from(["REGISTRY", "CACHE", "ITEMS", "SEEN"]), st.none()),
+    st.tuples(st.just("setting"), st.just("SETTINGS"), st.sampled_from(["en", "fr", None])),
+    st.tuples(st.just("attr"), st.sampled_from(["level", "names", "flag"]), st.integers(0, 2)),
+    st.tuples(st.just("late"), st.just(""), st.none()),
+)
+
+
+def _apply(
+    modules: list[types.ModuleType], starts: list[dict[str, Any]], which: int, action: tuple
+) -> None:
+    kind, name, value = action
+    module, start = modules[which], starts[which]
+    ns = module.__dict__
+    if kind == "rebind":
+        ns[name] = value
+    elif kind == "delete":
+        ns.pop(name, None)
+    elif kind == "mock":
+        ns[name] = mock.MagicMock()
+    elif kind == "restore":
+        ns[name] = start[name]
+    elif kind in ("word", "object"):
+        item: Any = value if kind == "word" else re.compile(re.escape(value))
+        target = ns.get(name)
+        if type(target) is dict:
+            target[value] = item
+        elif type(target) is list:
+            target.append(item)
+        elif type(target) is set:
+            target.add(value)
+    elif kind == "pop":
+        target = ns.get(name)
+        if type(target) in (dict, set) and target:
+            target.pop() if type(target) is set else target.pop(next(iter(target)))
+        elif type(target) is list and target:
+            target.pop()
+    elif kind == "setting":
+        settings_ = ns.get("SETTINGS")
+        if isinstance(settings_, threading.local):
+            if value is None:
+                vars(settings_).pop("language", None)
+            else:
+                settings_.language = value
+    elif kind == "attr":
+        setattr(ns["Config"], name, [value] if name == "names" else value)
+    elif kind == "late" and f"{PKG}.late" not in sys.modules:
+        late = _module(f"{PKG}.late")
+        sys.modules[late.__name__] = late
+        modules.append(late)
+        starts.append(dict(late.__dict__))
+
+
+@settings(max_examples=150, deadline=None)
+@given(steps=st.lists(st.tuples(st.integers(0, 2), step), max_size=25))
+def test_the_watch_names_what_a_full_scan_names(steps: list[tuple[int, tuple]]) -> None:
+    modules = [_module(PKG), _module(f"{PKG}.sub")]
+    for module in modules:
+        sys.modules[module.__name__] = module
+    try:
+        watch = ContextWatch([f"{PKG}.sub:helper"])
+        starts = [dict(module.__dict__) for module in modules]
+        assert watch._globals() == _full_scan(watch) == ([], [])
+        for which, action in steps:
+            _apply(modules, starts, min(which, len(modules) - 1), action)
+            watch._watch_new_modules()
+            assert watch._globals() == _full_scan(watch)
+    finally:
+        for name in (PKG, f"{PKG}.sub", f"{PKG}.late"):
+            sys.modules.pop(name, None)
+
+
+def test_a_global_of_one_watched_name_is_seen_rebound_and_deleted(
+    package: list[types.ModuleType],
+) -> None:
+    """A namespace with a single watched name (a class with one attribute) is still compared."""
+
+    class Single:
+        __module__ = PKG
+        only = 1
+
+    package[0].Single = Single
+    watch = ContextWatch([f"{PKG}:helper"])
+    Single.only = 2
+    assert f"module global {PKG}.Single.only rebound" in watch()
+    del Single.only
+    assert f"module global {PKG}.Single.only deleted" in watch()
+    Single.only = 1
+    assert f"{PKG}.Single.only" not in watch()
+
+
+def test_the_environment_cause_follows_the_variables_not_pytests_own(
+    package: list[types.ModuleType], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only pytest's PYTEST_CURRENT_TEST moving between rows keeps the cause found before."""
+    watch = ContextWatch([f"{PKG}:helper"])
+    assert watch() == ""
+    monkeypatch.setenv("PYTEST_CURRENT_TEST", "tests/test_x.py::test_a (call)")
+    assert watch() == ""
+    monkeypatch.setenv("CTXWATCH_FLAG", "on")
+    assert watch() == "environment variable(s) changed: CTXWATCH_FLAG"
+    monkeypatch.setenv("PYTEST_CURRENT_TEST", "tests/test_x.py::test_b (call)")
+    assert watch() == "environment variable(s) changed: CTXWATCH_FLAG"
+    monkeypatch.delenv("CTXWATCH_FLAG")
+    monkeypatch.setenv("PYTEST_CURRENT_TEST", "tests/test_x.py::test_c (call)")
+    assert watch() == ""
+
+
+def test_a_replaced_clock_is_named_each_time(package: list[types.ModuleType]) -> None:
+    watch = ContextWatch([f"{PKG}:helper"])
+    assert watch() == ""
+    with mock.patch("time.time"):
+        assert watch() == "frozen clock (time.time is a mock replaced)"
+    assert watch() == ""
+    with mock.patch("datetime.date"), mock.patch("time.strftime", lambda *a: ""):
+        assert watch() == "frozen clock (time.strftime, datetime.date replaced)"
+    assert watch() == ""
