@@ -20,7 +20,7 @@ import inspect
 import sys
 from collections.abc import Callable, Collection, Container, Iterator, Mapping
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from lockstep import canon, project_codec
 from lockstep.config import Project
@@ -42,7 +42,6 @@ from lockstep.oracles import (
     StrengthScope,
     source_scope,
 )
-from lockstep.oracles.ledger.driver import run_driver
 from lockstep.oracles.ledger.file import (
     MODE_WORDS,
     RowOrder,
@@ -64,22 +63,20 @@ from lockstep.oracles.ledger.format import (
     row_text,
     signature_of,
 )
-from lockstep.oracles.ledger.merging import Recording, merge_parts
-from lockstep.oracles.ledger.mining import LedgerSubject, awaited
 from lockstep.oracles.ledger.replay import Replayer, install_worker, replay_batch
-from lockstep.oracles.ledger.secret_rows import without_secrets
 from lockstep.oracles.ledger.spec import LedgerSpec
-from lockstep.oracles.ledger.spool import RowFile
-from lockstep.oracles.ledger.wrapping import Installation
-from lockstep.oracles.lifecycle import check_record_mode
-from lockstep.oracles.mining import MiningSubject
 from lockstep.oracles.stale import Mismatch, mismatches, stale_outcome
-from lockstep.oracles.status import file_status
-from lockstep.oracles.verify import Prestarted, prestarted, verify
 from lockstep.parallel import batched, map_processes
-from lockstep.secrets import Scrubber, policy_for, scrubber_for
+from lockstep.secrets import scrubber_for
 from lockstep.store import display_path, iter_lines
 from lockstep.targets import resolve_callable, root_on_path
+
+if TYPE_CHECKING:  # recording, mining and parallel replay import theirs where they run:
+    # record's verifying interpreter and every fork of it only replay a candidate
+    from lockstep.oracles.ledger.merging import Recording
+    from lockstep.oracles.mining import MiningSubject
+    from lockstep.oracles.verify import Prestarted
+    from lockstep.secrets import Scrubber
 
 BATCH: Final = 2000
 """Rows per work unit when replaying with several processes."""
@@ -101,6 +98,10 @@ def _drive(
 ) -> tuple[Recording, list[Param]]:
     """Run the driver (or make ``calls`` again) with the target wrapped: the distinct calls
     it made, and the signature."""
+    from lockstep.oracles.ledger.driver import run_driver  # recording only (see the imports)
+    from lockstep.oracles.ledger.merging import merge_parts
+    from lockstep.oracles.ledger.wrapping import Installation
+
     if calls is None:
         _require_driver(project, spec)
     stem = project.config.lockstep.stem_length
@@ -136,6 +137,8 @@ def _call_again(project: Project, spec: LedgerSpec, rows: list[LedgerRow]) -> No
             if inspect.isawaitable(result):
                 import asyncio
 
+                from lockstep.oracles.ledger.mining import awaited
+
                 asyncio.run(awaited(result))
         except Exception:  # an exception is the row's outcome; the recorder froze it
             continue
@@ -147,6 +150,8 @@ def check_mode(project: Project, spec: LedgerSpec, mode: RecordMode) -> None:
     The shared record-mode precondition, plus the ledger's own: a mode that keeps
     rows needs the file to be a ledger of this very target.
     """
+    from lockstep.oracles.lifecycle import check_record_mode  # recording only
+
     path = KIND.oracle_path(project, spec)
     exists = check_record_mode(path, project.root, spec.name, mode, MODE_WORDS)
     if exists and mode is not RecordMode.FORCE:  # --force replaces whatever is there
@@ -169,6 +174,9 @@ def write_recording(
     recorded: only the rows of ``recording`` are verified now), and one of them that is
     not recorded now (refused, or no longer made) is dropped.
     """
+    from lockstep.oracles.ledger.secret_rows import without_secrets  # recording only
+    from lockstep.secrets import policy_for
+
     path = KIND.oracle_path(project, spec)
     check_mode(project, spec, mode)
     report = RecordReport(spec.name, path, mode)
@@ -205,6 +213,8 @@ def _reproducible(
     registry a test filled, a frozen clock, set order under one hash seed) are refused
     here, with what differed, instead of making the next replay red.
     """
+    from lockstep.oracles.ledger.spool import RowFile  # recording only (see the imports)
+    from lockstep.oracles.verify import verify
 
     def candidate(folder: Path) -> Collection[str]:
         write_rows(
@@ -406,6 +416,8 @@ class LedgerKind(OracleKind[LedgerSpec]):
 
     def status(self, project: Project, ledger: LedgerSpec) -> OracleStatus:
         """Present, readable, and how many rows."""
+        from lockstep.oracles.status import file_status  # status only
+
         path = self.oracle_path(project, ledger)
         return file_status(
             ledger, path, lambda: (sum(1 for _ in self.case_ids(project, ledger)), "")
@@ -413,6 +425,8 @@ class LedgerKind(OracleKind[LedgerSpec]):
 
     def _record_driven(self, project: Project, spec: LedgerSpec, mode: RecordMode) -> RecordReport:
         """Run the driver with the target wrapped and write the distinct calls it made."""
+        from lockstep.oracles.verify import prestarted  # recording only (see the imports)
+
         check_mode(project, spec, mode)
         _require_driver(project, spec)
         with prestarted(project, spec) as verifier:  # its start overlaps the driver's run
@@ -505,6 +519,8 @@ class LedgerKind(OracleKind[LedgerSpec]):
 
     def mining(self, project: Project, spec: LedgerSpec) -> MiningSubject:
         """The target, imported once, with this kind's freezing, record path and comparison."""
+        from lockstep.oracles.ledger.mining import LedgerSubject  # mining only
+
         target = resolve_callable(spec.target, project.root, where=project.where(spec, "target"))
         project_codec.apply(project, spec.target)  # objects of its package thaw (self too)
         path = self.oracle_path(project, spec)

@@ -27,7 +27,7 @@ from lockstep.model import Drift, Outcome, ReplayOptions, Status
 from lockstep.oracles.ledger.clock import Clock, ClockUnavailable, travelling
 from lockstep.oracles.ledger.file import parse_row
 from lockstep.oracles.ledger.format import SELF_FROZEN, LedgerRow, outcome_text, row_text
-from lockstep.oracles.ledger.recorder import ITERATOR_RESULTS
+from lockstep.oracles.ledger.iter_results import ITERATOR_RESULTS
 from lockstep.oracles.ledger.secret_rows import revealed, scrubbed_outcome
 from lockstep.secrets import Scrubber, SecretMissing
 
