@@ -64,10 +64,15 @@ from lockstep.oracles.ledger.format import (
     signature_of,
 )
 from lockstep.oracles.ledger.replay import Replayer, install_worker, replay_batch
+from lockstep.oracles.ledger.secret_rows import without_secrets
 from lockstep.oracles.ledger.spec import LedgerSpec
+from lockstep.oracles.ledger.spool import RowFile
+from lockstep.oracles.lifecycle import check_record_mode
 from lockstep.oracles.stale import Mismatch, mismatches, stale_outcome
+from lockstep.oracles.status import file_status
+from lockstep.oracles.verify import Prestarted, prestarted, verify
 from lockstep.parallel import batched, map_processes
-from lockstep.secrets import scrubber_for
+from lockstep.secrets import Scrubber, policy_for, scrubber_for
 from lockstep.store import display_path, iter_lines
 from lockstep.targets import resolve_callable, root_on_path
 
@@ -75,8 +80,6 @@ if TYPE_CHECKING:  # recording, mining and parallel replay import theirs where t
     # record's verifying interpreter and every fork of it only replay a candidate
     from lockstep.oracles.ledger.merging import Recording
     from lockstep.oracles.mining import MiningSubject
-    from lockstep.oracles.verify import Prestarted
-    from lockstep.secrets import Scrubber
 
 BATCH: Final = 2000
 """Rows per work unit when replaying with several processes."""
@@ -150,8 +153,6 @@ def check_mode(project: Project, spec: LedgerSpec, mode: RecordMode) -> None:
     The shared record-mode precondition, plus the ledger's own: a mode that keeps
     rows needs the file to be a ledger of this very target.
     """
-    from lockstep.oracles.lifecycle import check_record_mode  # recording only
-
     path = KIND.oracle_path(project, spec)
     exists = check_record_mode(path, project.root, spec.name, mode, MODE_WORDS)
     if exists and mode is not RecordMode.FORCE:  # --force replaces whatever is there
@@ -174,9 +175,6 @@ def write_recording(
     recorded: only the rows of ``recording`` are verified now), and one of them that is
     not recorded now (refused, or no longer made) is dropped.
     """
-    from lockstep.oracles.ledger.secret_rows import without_secrets  # recording only
-    from lockstep.secrets import policy_for
-
     path = KIND.oracle_path(project, spec)
     check_mode(project, spec, mode)
     report = RecordReport(spec.name, path, mode)
@@ -213,8 +211,6 @@ def _reproducible(
     registry a test filled, a frozen clock, set order under one hash seed) are refused
     here, with what differed, instead of making the next replay red.
     """
-    from lockstep.oracles.ledger.spool import RowFile  # recording only (see the imports)
-    from lockstep.oracles.verify import verify
 
     def candidate(folder: Path) -> Collection[str]:
         write_rows(
@@ -416,8 +412,6 @@ class LedgerKind(OracleKind[LedgerSpec]):
 
     def status(self, project: Project, ledger: LedgerSpec) -> OracleStatus:
         """Present, readable, and how many rows."""
-        from lockstep.oracles.status import file_status  # status only
-
         path = self.oracle_path(project, ledger)
         return file_status(
             ledger, path, lambda: (sum(1 for _ in self.case_ids(project, ledger)), "")
@@ -425,8 +419,6 @@ class LedgerKind(OracleKind[LedgerSpec]):
 
     def _record_driven(self, project: Project, spec: LedgerSpec, mode: RecordMode) -> RecordReport:
         """Run the driver with the target wrapped and write the distinct calls it made."""
-        from lockstep.oracles.verify import prestarted  # recording only (see the imports)
-
         check_mode(project, spec, mode)
         _require_driver(project, spec)
         with prestarted(project, spec) as verifier:  # its start overlaps the driver's run
