@@ -1,9 +1,10 @@
 """The session's verifying interpreter carries only what replaying a candidate needs.
 
 Every recording under a suite starts it (and a second one when a row is refused), and each
-ledger's fork starts from it: what it imports or does before its first fork, every run pays.
-The target module below logs, from the verifying interpreter, the modules loaded when it is
-imported there -- everything the server imported at its start, and nothing of the target's.
+ledger's fork starts from it: what it imports or does before its first fork, every run pays;
+what a fork imports, every ledger pays.  The target module below logs, from the verifying
+interpreter, the modules loaded when it is imported there (everything the server imported
+at its start, and nothing of the target's) and when a fork calls it.
 """
 
 from __future__ import annotations
@@ -18,12 +19,18 @@ import json
 import os
 import sys
 
-if "--serve" in sys.argv:
-    with open(os.path.join(os.path.dirname(__file__), "..", "modules.log"), "a") as log:
-        log.write(json.dumps(sorted(sys.modules)) + "\\n")
+
+def _log(when):
+    if "--serve" in sys.argv:  # the verifying interpreter (its sub-server, its forks)
+        with open(os.path.join(os.path.dirname(__file__), "..", "modules.log"), "a") as log:
+            log.write(json.dumps([when, sorted(sys.modules)]) + "\\n")
+
+
+_log("import")
 
 
 def double(x):
+    _log("call")
     return x * 2
 """
 
@@ -44,7 +51,8 @@ RECORDING_ONLY = (
 """Recording, mining and the command line: a replay of a candidate uses none of them."""
 
 
-def _project(root: Path) -> None:
+def _recorded(root: Path) -> dict[str, list[str]]:
+    """Record the project's one ledger under its suite: the modules logged (see LOGGED)."""
     write_files(
         root,
         {
@@ -55,24 +63,31 @@ def _project(root: Path) -> None:
             "lockstep.toml": '[[ledger]]\nname = "double"\ntarget = "shop.calc:double"\n',
         },
     )
-
-
-def test_the_verifying_interpreter_imports_no_recording_or_mining_machinery(
-    tmp_path: Path,
-) -> None:
-    root = tmp_path / "proj"
-    _project(root)
     result = run_pytest(
         "-q", "tests", "--lockstep-record", cwd=root, plugins=("lockstep.pytest.plugin",)
     )
     assert result.code == 0, result.output
     assert "verified 1 new case(s) in a fresh interpreter" in result.stdout, result.stdout
     logged = [json.loads(line) for line in (root / "modules.log").read_text().splitlines()]
-    assert len(logged) == 1  # imported once, in the verifying interpreter's sub-server
-    modules = set(logged[0])
+    # imported once, in the verifying interpreter's sub-server; called once, in its fork
+    assert [when for when, _ in logged] == ["import", "call"]
+    return dict(logged)
+
+
+def test_the_verifying_interpreter_imports_no_recording_or_mining_machinery(
+    tmp_path: Path,
+) -> None:
+    modules = set(_recorded(tmp_path / "proj")["import"])
     assert "lockstep.oracles.ledger.replay" in modules  # what it is there for, imported
     assert "lockstep.oracles.ledger.kind" in modules
     loaded = sorted(
         m for m in modules if any(m == r or m.startswith(f"{r}.") for r in RECORDING_ONLY)
     )
     assert loaded == []
+
+
+def test_a_fork_imports_nothing_before_it_replays_its_rows(tmp_path: Path) -> None:
+    """What every fork would import (and compile, without bytecode) is imported once, in
+    the server: a fork starts replaying with the modules it needs already there."""
+    logged = _recorded(tmp_path / "proj")
+    assert sorted(set(logged["call"]) - set(logged["import"])) == []

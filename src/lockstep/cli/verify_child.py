@@ -28,7 +28,9 @@ def main(argv: list[str] | None = None) -> int:
     given = sys.argv[1:] if argv is None else argv
     if given[:1] == ["--serve"] and len(given) == 2:
         return _serve(given[1])
-    args = _parser().parse_args(argv)
+    args = _PARSED.get(tuple(argv)) if argv is not None else None
+    if args is None:
+        args = _parser().parse_args(argv)
     config = Path(args.config) if args.config else None
     folder = args.dir
     if folder == "-":  # started ahead of the recording: the imports above are done while it runs
@@ -66,6 +68,11 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+_PARSED: dict[tuple[str, ...], argparse.Namespace] = {}
+"""Command lines :func:`_warm` parsed in the server, for its forks (parsing is a function
+of the command line alone)."""
+
+
 def _serve(token: str) -> int:
     """A recording session's verifying interpreter (:mod:`lockstep.oracles.verify_session`):
     each candidate replays in a fork of this process, which imports the replay machinery
@@ -87,19 +94,24 @@ _WARMED: set[str] = set()
 
 
 def _warm(argv: list[str]) -> None:
-    """In the server, before a candidate's fork: read its configuration and the secret
-    policy once, as every fork's replay does first, so the caches that builds (the
-    configuration's decoder, compiled ``fnmatch`` and ``re`` patterns) are the server's and
-    no fork builds them again.  Nothing of the target is imported; each fork still reads
-    the configuration and the environment itself, so its verdict does not depend on this."""
-    args, _ = _parser().parse_known_args(argv)
+    """In the server, before a candidate's fork: parse its command line, read its
+    configuration (:func:`~lockstep.oracles.verify_config.remember`) and the secret policy
+    once, as every fork's replay does first, so the caches that builds (the configuration's
+    decoder, compiled ``fnmatch`` and ``re`` patterns) are the server's and no fork builds
+    them again.  Nothing of the target is imported; each fork still reads the
+    configuration's bytes and the environment itself, and parses the configuration again
+    unless its bytes are the ones read here, so its verdict does not depend on this."""
+    args, rest = _parser().parse_known_args(argv)
+    if not rest:
+        _PARSED[tuple(argv)] = args
     if not args.config or args.config in _WARMED:
         return
     _WARMED.add(args.config)
-    from lockstep.config import load_project
+    from lockstep.oracles.verify_config import project_at, remember
     from lockstep.secrets import policy_for
 
-    policy_for(load_project(config_path=Path(args.config)))
+    remember(Path(args.config))
+    policy_for(project_at(Path(args.config)))
 
 
 _PROJECTS: dict[str, Project] = {}
@@ -114,12 +126,12 @@ def _package(argv: list[str]) -> tuple[str, Callable[[], object]] | None:
     args, _ = _parser().parse_known_args(argv)
     if not args.config:
         return None
-    from lockstep.config import load_project
+    from lockstep.oracles.verify_config import project_at
     from lockstep.targets import resolve_object, split_target
 
     project = _PROJECTS.get(args.config)
     if project is None:
-        project = _PROJECTS[args.config] = load_project(config_path=Path(args.config))
+        project = _PROJECTS[args.config] = project_at(Path(args.config))
     spec = project.oracle(args.name)
     if spec.kind != "ledger":
         return None

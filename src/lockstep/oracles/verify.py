@@ -31,10 +31,11 @@ from typing import TYPE_CHECKING, Final
 
 import msgspec
 
-from lockstep.config import OracleSpec, Project, Settings, config_of, load_project
+from lockstep.config import OracleSpec, Project, Settings, config_of
 from lockstep.errors import LockstepError
 from lockstep.model import Outcome, ReplayOptions, Status
 from lockstep.oracles import CHILD_MODULE, CHILD_TIMEOUT
+from lockstep.oracles.verify_config import project_at
 from lockstep.oracles.verify_session import SessionError, VerifySession, current
 from lockstep.store import temp_folder
 
@@ -333,7 +334,7 @@ def verdict_lines(
         config = config_of(Settings(dir=folder, stem_length=stem_length), _table(table))
         project = Project(root=root, config_path=root / "@record_io", config=config)
     else:
-        project = load_project(config_path=config_path)
+        project = project_at(config_path)  # the server's reading of the same bytes
         settings = msgspec.structs.replace(project.config.lockstep, dir=folder)
         config = msgspec.structs.replace(project.config, lockstep=settings)
         project = Project(root=project.root, config_path=project.config_path, config=config)

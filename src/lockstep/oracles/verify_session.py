@@ -48,6 +48,7 @@ import sys
 import tempfile
 import threading
 import time
+import traceback  # here, not in each fork that would import it again
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -535,8 +536,6 @@ def _wait(pid: int, timeout: float) -> int | None:
 
 
 def _in_fork(err: IO[bytes], argv: list[str], run: Callable[[list[str]], int]) -> None:
-    import traceback
-
     code = 1
     try:
         null = os.open(os.devnull, os.O_RDONLY)
