@@ -199,6 +199,9 @@ def run_pytest(
     full_env["PYTHONDONTWRITEBYTECODE"] = "1"
     full_env.pop("PYTEST_ADDOPTS", None)
     full_env.pop("PYTEST_XDIST_WORKER", None)
+    # the outer test's own variable, which the inner run would remove at its end: a
+    # recording's verifying interpreter would see its environment change and start again
+    full_env.pop("PYTEST_CURRENT_TEST", None)
     chosen: list[str] = []
     if plugins is not None:
         full_env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
