@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from helpers import run_cli, write_files
 from lockstep.oracles.ledger.format import ROW_ENCODER, LedgerRow
 from lockstep.secrets import SecretPolicy
-from lockstep.secrets.detect import may_hold_secret, may_hold_secret_ascii
+from lockstep.secrets.detect import _open_gates, may_hold_secret, may_hold_secret_ascii
 from lockstep.secrets.screen import Screen
 from lockstep.secrets.scrub import NamedSecret, Scrubber, encoded_forms
 from secret_vectors import vectors
@@ -165,11 +165,37 @@ def test_every_secret_kind_and_spelling_in_a_row_is_screened_in(row: LedgerRow) 
                 assert not screen.quiet_json([ROW_ENCODER.encode(holding)])
 
 
-@given(text=st.text())
+_GATE_WORDS = ("key", "api_key", "secret", "Password", "aws", "token", "xoxb-", "slack", "BEGIN")
+
+
+@given(
+    text=st.one_of(
+        st.text(),
+        st.builds(
+            lambda before, word, after: before + word + after,
+            st.text(),
+            st.sampled_from(_GATE_WORDS),
+            st.text(alphabet="abcXYZ0189_-/+.:=@ \n'\"", max_size=60),
+        ),
+    )
+)
 def test_the_byte_screen_is_never_narrower_than_the_gates(text: str) -> None:
+    """Where some line opens a gate a finding needs, the byte screen opens too."""
     data = text.encode("utf-8", "surrogatepass")
-    if data.isascii() and may_hold_secret(text):
+    if data.isascii() and any(_open_gates(line) for line in text.split("\n")):
         assert may_hold_secret_ascii(data)
+
+
+def test_a_word_such_as_key_opens_no_gate_alone() -> None:
+    """An attribute such as ``precedence_key`` in an object's state is no keyword of the
+    keyword plugin, and no value the token plugins need follows it: the row is quiet."""
+    screen = Screen(_policy(), FIELDS)
+    state = {"_cmp_precedence_key": {"$tuple": [1, 3, 7]}, "build": {"$tuple": ["b1"]}}
+    row = [[{"$obj": ["semantic_version.base:Version", {"state": state}]}], {}, "1.3.7+b1"]
+    assert screen.quiet([row]) == [True]
+    assert may_hold_secret('"_cmp_precedence_key": 1')  # the wider gate opens
+    for loud in ('"api_key": 1', "key=" + "a1" * 12, "password", "-----BEGIN"):
+        assert screen.quiet([[[loud], {}, None]]) == [False], loud
 
 
 def test_the_field_names_open_no_gate_and_plain_rows_pass() -> None:

@@ -511,18 +511,38 @@ _LONG_RUN_MARK: Final = b"a" * 23
 
 
 def may_hold_secret_ascii(data: bytes) -> bool:
-    """:func:`may_hold_secret` for ASCII bytes, never narrower: the same gates, searched in
-    the bytes themselves (no decoding, a few C-speed searches), a long run of token
-    characters counted as a gate on its own (without a quote) and a private-key mark in
-    any case.  For many texts at once, joined by a newline (no gate spans one)."""
+    """Whether some gate of :func:`_open_gates` may open in ASCII ``data``, never narrower:
+    the same conditions, searched in the bytes themselves (no decoding, a few C-speed
+    searches), each over the whole of ``data`` rather than line by line (wider), a long
+    run of token characters counted as a gate on its own (without a quote) and a
+    private-key mark in any case.  For many texts at once, joined by a newline (no gate
+    spans one).
+
+    A word such as ``key`` opens nothing alone, as in :func:`_open_gates`: the keyword
+    plugin needs one of its own keywords (``secret``, ``api_key``; not ``precedence_key``)
+    and the other token plugins a value of 24 characters besides their word.  With
+    another detect-secrets release than the one those conditions were checked against,
+    every word and run counts, as in :func:`may_hold_secret`."""
     lowered = data.lower()
-    if any(word in lowered for word in _SCREEN_WORDS):
-        return True
     if b"://" in data and b"@" in data:
         return True
     if not _anchored():  # every long run is also a run of this wider gate
-        return bool(_SCREEN_RUN.search(data))
+        return any(word in lowered for word in _SCREEN_WORDS) or bool(_SCREEN_RUN.search(data))
+    if any(mark in lowered for mark in _SCREEN_MARKS):
+        return True
+    if _SCREEN_KEYWORDS.search(data) or any(word in lowered for word in _SCREEN_BARE_WORDS):
+        return True
+    if any(word in lowered for word in _SCREEN_TOKEN_WORDS) and _SCREEN_WORD_VALUE.search(data):
+        return True
     return bool(_SCREEN_ANCHORS.search(data)) or _LONG_RUN_MARK in data.translate(_RUN_BYTES)
+
+
+_SCREEN_MARKS: Final = tuple(mark.lower().encode("ascii") for mark in _PRIVATE_KEY_MARKS)
+_SCREEN_KEYWORDS: Final = re.compile(_KEYWORDS.pattern.encode("utf-8"), re.IGNORECASE)
+"""The keyword plugin's keywords, searched in bytes (its non-ASCII ones never match ASCII)."""
+_SCREEN_BARE_WORDS: Final = tuple(word.encode("ascii") for word in _BARE_TOKEN_WORDS)
+_SCREEN_TOKEN_WORDS: Final = tuple(word.encode("ascii") for word in TOKEN_WORDS)
+_SCREEN_WORD_VALUE: Final = re.compile(_WORD_VALUE.pattern.encode("ascii"), re.IGNORECASE)
 
 
 _DETECTOR: Detector | None = None
