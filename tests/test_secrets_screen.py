@@ -277,3 +277,12 @@ def test_a_spilled_recording_refuses_and_scrubs_the_same_rows(tmp_path: Path) ->
                 assert form not in written and form not in result.stdout
         outputs.append((result.stdout, written))
     assert outputs[0] == outputs[1]
+
+
+@given(text=st.text(alphabet="aApPiI_kKeEyYsSwWoOrRdDcCtTnN-1 ", max_size=40))
+def test_the_screen_s_keyword_search_is_the_keyword_gate_s(text: str) -> None:
+    """Searched in lowered bytes, the keywords match where the case-insensitive gate does."""
+    from lockstep.secrets.detect import _KEYWORDS, _SCREEN_KEYWORDS
+
+    found = _SCREEN_KEYWORDS.search(text.encode("ascii").lower()) is not None
+    assert found == (_KEYWORDS.search(text) is not None)

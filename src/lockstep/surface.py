@@ -240,7 +240,7 @@ def surface(package: str, root: Path, *, where: str) -> list[Member]:
     cannot be found, or a module that does not parse, is a :class:`ConfigError` naming
     ``where``.
     """
-    return _public_surface(_trees(package, root, where=where))[0]
+    return list(_public_surface(_trees(package, root, where=where))[0])
 
 
 def tested_members(package: str, root: Path, *, where: str) -> list[Member]:
@@ -285,7 +285,7 @@ def _trees(package: str, root: Path, *, where: str) -> _Trees:
         )
     if folder.is_file():  # a one-module distribution: that module is the package
         try:
-            return {package: (ast.parse(folder.read_bytes(), filename=str(folder)), False, True)}
+            return {package: (_parsed(folder), False, True)}
         except (SyntaxError, ValueError, OSError) as e:
             raise ConfigError(f"{where}: cannot read module {package!r}: {e}") from None
     trees: _Trees = {}
@@ -303,7 +303,7 @@ def _trees(package: str, root: Path, *, where: str) -> _Trees:
         )
         module = ".".join((package, *parts))
         try:
-            tree = ast.parse(path.read_bytes(), filename=str(path))
+            tree = _parsed(path)
         except (SyntaxError, ValueError, OSError) as e:
             if private:
                 continue  # not the surface; a private module that does not parse is its own
@@ -314,8 +314,42 @@ def _trees(package: str, root: Path, *, where: str) -> _Trees:
     return trees
 
 
+_PARSED: dict[str, tuple[bytes, ast.Module]] = {}
+"""Each module file parsed in this process, with the bytes it was parsed from.
+
+A package surface is expanded each time its configuration is loaded: in a recording's
+verifying interpreter, once in the server and once more in every ledger's fork (98 forks
+for semantic_version's surface, 20 ms of parsing each).  The file is read every time; it
+is parsed again only when its bytes differ, so what is found is always what the file
+holds now."""
+_SURFACES: dict[tuple[tuple[str, ast.Module], ...], tuple[list[Member], set[tuple[str, str]]]] = {}
+""":func:`_public_surface` of trees already walked (keyed by the very tree objects, which
+:data:`_PARSED` hands out again only for the same bytes)."""
+
+
+def _parsed(path: Path) -> ast.Module:
+    """``path`` parsed, or its tree from :data:`_PARSED` when its bytes are the same."""
+    data = path.read_bytes()
+    key = str(path)
+    known = _PARSED.get(key)
+    if known is not None and known[0] == data:
+        return known[1]
+    tree = ast.parse(data, filename=key)
+    _PARSED[key] = (data, tree)
+    return tree
+
+
 def _public_surface(trees: _Trees) -> tuple[list[Member], set[tuple[str, str]]]:
-    """The public surface, and the private definitions it re-exports (module, name)."""
+    """The public surface, and the private definitions it re-exports (module, name); the
+    same lists for the same trees (callers copy what they change)."""
+    key = tuple((module, tree) for module, (tree, _, _) in trees.items())
+    known = _SURFACES.get(key)
+    if known is None:
+        known = _SURFACES[key] = _walk_surface(trees)
+    return known
+
+
+def _walk_surface(trees: _Trees) -> tuple[list[Member], set[tuple[str, str]]]:
     members: list[Member] = []
     taken: set[tuple[str, str]] = set()
     for module, (tree, _, public) in trees.items():
