@@ -47,6 +47,7 @@ from lockstep.canon.objects import freeze_object, freeze_tzinfo, freezes_by_stru
 from lockstep.canon.registry import (
     _EXT_BY_TYPE,
     _OBJECT_PLANS,
+    _SLOTTED_PLANS,
     LEAF_ENCODERS,
     Extension,
     _is_namedtuple_class,
@@ -359,6 +360,9 @@ def _fast_encoder(slow: Encoder) -> Callable[[Any, int], JSON]:  # noqa: C901 --
     rare = slow._rare
     limit = MAX_DEPTH
     plans = _OBJECT_PLANS
+    slotted = _SLOTTED_PLANS
+    getstate = object.__getstate__
+    leafy: frozenset[type[Any]] = frozenset({str, int, bool, type(None), float, bytes, Decimal})
 
     # One flat type dispatch, kept inline on purpose: this runs once per recorded argument,
     # and splitting it into helpers adds a call per value on the hot path.
@@ -426,9 +430,35 @@ def _fast_encoder(slow: Encoder) -> Callable[[Any, int], JSON]:  # noqa: C901 --
                 raise _TooDeep  # a cycle too: the slow path names it
             state = v.__dict__
             return {"$obj": [plan, {"state": enc(state, d + 3)} if state else {}]}
+        plan = slotted.get(t)
+        if plan is not None and d + 2 <= limit:
+            # The same with __slots__, for an object holding only scalars (an identifier, a
+            # version part): the state object.__getstate__ gives.  One holding containers or
+            # other objects takes the slow path, which counts the objects a value holds and
+            # names a cycle.
+            try:
+                state = getstate(v)
+            except Exception:
+                return rare(v, t, d)  # the slow path says why it cannot be read
+            if state is None:
+                return {"$obj": [plan, {}]}
+            if (
+                type(state) is tuple
+                and len(state) == 2
+                and (state[0] is None or _scalars_only(state[0], leafy))
+                and _scalars_only(state[1], leafy)
+            ):
+                return {"$obj": [plan, {"state": enc(state, d + 3)}]}
         return rare(v, t, d)
 
     return enc
+
+
+def _scalars_only(attrs: Any, leafy: frozenset[type[Any]]) -> bool:
+    """Whether ``attrs`` is a dict of str keys to values of ``leafy`` types only."""
+    return type(attrs) is dict and all(
+        type(k) is str and k[:1] != "$" and type(x) in leafy for k, x in attrs.items()
+    )
 
 
 _FAST_STRICT = _fast_encoder(_STRICT)

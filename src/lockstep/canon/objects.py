@@ -65,6 +65,7 @@ from lockstep.canon.decoding import TAG_DECODERS, _malformed, decode_at, list_pa
 from lockstep.canon.registry import (
     _EXT_BY_TYPE,
     _OBJECT_PLANS,
+    _SLOTTED_PLANS,
     _TYPES_BY_NAME,
     _already_imported,
 )
@@ -314,8 +315,13 @@ def _setstate_reduction(v: Any, t: type[Any]) -> Any:
 
 
 def object_plan(t: type[Any]) -> str | None:
-    """Whether objects of ``t`` freeze as ``{"state": __dict__}`` and nothing else."""
+    """Whether objects of ``t`` freeze as ``{"state": __dict__}`` and nothing else.
+
+    A class that would, but has ``__slots__``, freezes as ``{"state":
+    object.__getstate__(v)}`` (what :func:`freeze_object` writes for it): its name goes to
+    :data:`~lockstep.canon.registry._SLOTTED_PLANS` instead, for the hot path too."""
     plan: str | None = None
+    slotted: str | None = None
     try:
         name = qualified_name(t)
         if (
@@ -325,15 +331,21 @@ def object_plan(t: type[Any]) -> str | None:
             and _value_base(t) is None
             and not _custom(t, "__getstate__")
             and not _own_reduce(t)
-            and not any("__slots__" in vars(c) for c in t.__mro__)
             and not any(issubclass(t, ext.cls) for ext in _EXT_BY_TYPE.values())
             and "<" not in t.__qualname__
             and _already_imported(name) is t
         ):
-            plan = name
+            if any("__slots__" in vars(c) for c in t.__mro__):
+                slotted = name
+            else:
+                plan = name
     except Exception:
-        plan = None
+        plan = slotted = None
     _OBJECT_PLANS[t] = plan
+    if slotted is None:
+        _SLOTTED_PLANS.pop(t, None)
+    else:
+        _SLOTTED_PLANS[t] = slotted
     return plan
 
 

@@ -39,6 +39,10 @@ _OBJECT_PLANS: dict[type[Any], str | None] = {}
 """Per type, the qualified name when its objects freeze as just ``__dict__`` (the common
 plain class, which the hot path encodes inline), else None (:mod:`~lockstep.canon.objects`);
 cleared whenever what may freeze by structure changes."""
+_SLOTTED_PLANS: dict[type[Any], str] = {}
+"""Per type, the qualified name when its objects freeze as just ``object.__getstate__``'s
+state but have ``__slots__`` (so no plain ``__dict__``): set or dropped together with its
+entry in :data:`_OBJECT_PLANS` (None there), so it is read only right after that."""
 
 
 def register_encoder(
