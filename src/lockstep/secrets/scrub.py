@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from typing import Final
 from urllib.parse import quote, quote_plus
 
+import msgspec
+
 from lockstep.errors import UsageError
 
 MIN_VALUE: Final = 4
@@ -34,6 +36,7 @@ named in a warning instead of scrubbed: nobody chose it, and a short word is eve
 
 
 _PLACEHOLDER: Final = re.compile(r"<([A-Z_][A-Z0-9_]*)>")
+_PLACEHOLDER_BYTES: Final = re.compile(rb"<[A-Z_][A-Z0-9_]*>")
 """A placeholder as scrubbing by a variable's name writes it (variables named in capitals:
 ``<author>`` in a document is no placeholder)."""
 
@@ -133,6 +136,7 @@ class Scrubber:
             (s.placeholder, s) for s in self.ambient if s.env in self.environ
         )
         self._placeholders = [s.placeholder for s in self.secrets]
+        self._placeholder_bytes = [msgspec.json.encode(p)[1:-1] for p in self._by_placeholder]
 
     def __bool__(self) -> bool:
         return bool(self.secrets) or bool(self._values)
@@ -224,6 +228,17 @@ class Scrubber:
         if missing is not None:
             raise missing
         return text
+
+    def may_reveal(self, data: bytes) -> bool:
+        """Whether JSON text ``data`` (msgspec's encoding of recorded values) may hold a
+        placeholder that :meth:`reveal` replaces or :meth:`missing` refuses: one of this
+        scrubber's, or -- when some variable is named like ``secret_env`` -- any
+        ``<NAME>``.  A ``<`` alone (``"<1.0"`` in a version spec) is not one."""
+        if b"<" not in data:
+            return False
+        if any(placeholder in data for placeholder in self._placeholder_bytes):
+            return True
+        return bool(self.ambient_names) and _PLACEHOLDER_BYTES.search(data) is not None
 
     def missing(self, text: str) -> SecretMissing | None:
         """Why ``text`` (a recorded value) cannot be replayed here: it holds the

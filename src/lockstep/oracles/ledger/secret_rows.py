@@ -186,12 +186,13 @@ def _scanned(
     return None
 
 
-def _may_hold_placeholder(row: LedgerRow) -> bool:
-    """Whether any string of the row holds a ``<`` (most rows: no, found in one
-    C-speed encoding instead of a walk through every value)."""
+def _may_hold_placeholder(row: LedgerRow, scrubber: Scrubber) -> bool:
+    """Whether some string of the row may hold a placeholder to reveal (most rows: no,
+    found in one C-speed encoding instead of a walk through every value; a ``<`` that
+    starts no placeholder, as in ``"<1.0"``, is none)."""
     values = [v for name in _FIELDS if (v := getattr(row, name)) is not msgspec.UNSET]
     try:
-        return b"<" in _ENCODE(values)
+        return scrubber.may_reveal(_ENCODE(values))
     except (TypeError, ValueError, OverflowError):
         return True
 
@@ -199,7 +200,7 @@ def _may_hold_placeholder(row: LedgerRow) -> bool:
 def revealed(row: LedgerRow, scrubber: Scrubber) -> LedgerRow:
     """The row with every placeholder replaced by its value from the environment
     (:class:`~lockstep.secrets.SecretMissing` when a variable is not set)."""
-    if not _may_hold_placeholder(row):
+    if not _may_hold_placeholder(row, scrubber):
         return row
 
     def reveal(value: Any) -> Any:
