@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import subprocess
+import sys
+import textwrap
 import time
 from pathlib import Path
 
@@ -415,3 +418,30 @@ def test_scalar_arguments_and_result_under_a_frozen_clock_keep_the_clock(tmp_pat
     source = root / "days/ages.py"
     source.write_text(AGES.replace("- born", "- born + 1"), encoding="utf-8")
     assert run_cli("replay", "-q", cwd=root).code == 1
+
+
+def test_a_replay_at_a_frozen_instant_leaves_pytest_unimported(tmp_path: Path) -> None:
+    """time-machine would import pytest for its own plugin: a replay outside pytest
+    travels without it (the replayed code sees no test runner), and pytest imports
+    normally afterwards."""
+    script = tmp_path / "travel.py"
+    script.write_text(
+        textwrap.dedent(
+            """
+            import datetime, sys
+            import msgspec
+            from lockstep.oracles.ledger.clock import Clock, travelling
+
+            clock = msgspec.convert({"at": "2024-02-29T12:00:00Z", "tz_offset": 0}, Clock)
+            with travelling(clock):
+                today = datetime.date.today().isoformat()
+                during = "pytest" in sys.modules
+            import pytest
+            print(today, during, "pytest" in sys.modules, sys.modules["time_machine"].HAVE_PYTEST)
+            """
+        )
+    )
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=120
+    )
+    assert done.stdout.split() == ["2024-02-29", "False", "True", "False"], done.stderr
