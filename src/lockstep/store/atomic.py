@@ -9,6 +9,7 @@ import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import IO, Self
 
 from lockstep.store.locks import lock_for
 from lockstep.store.paths import _create_temp, _open_error, _refuse_link, safe_folder
@@ -115,7 +116,36 @@ def remove_file(path: Path) -> bool:
         return True
 
 
-class AtomicLines:
+class _LineFile:
+    """A file written line by line, made whole by :meth:`commit` or dropped by
+    :meth:`abort`; as a context manager, committed when the block ends cleanly."""
+
+    _fh: IO[bytes]
+    count: int
+
+    def write(self, line: bytes) -> None:
+        """Add one line (without its newline)."""
+        self._fh.write(line)
+        self._fh.write(b"\n")
+        self.count += 1
+
+    def commit(self) -> None:
+        raise NotImplementedError
+
+    def abort(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        if exc_type is None:
+            self.commit()
+        else:
+            self.abort()
+
+
+class AtomicLines(_LineFile):
     """Write a JSONL file line by line into a temp file, then swap it in whole.
 
     Used for re-recording a whole ledger or pins file: the old file stays
@@ -136,12 +166,6 @@ class AtomicLines:
             raise
         self._fh = os.fdopen(fd, "wb")
         self.count = 0
-
-    def write(self, line: bytes) -> None:
-        """Add one line (without its newline)."""
-        self._fh.write(line)
-        self._fh.write(b"\n")
-        self.count += 1
 
     def write_bytes(self, data: bytes) -> None:
         """Add ``data`` as it is: a document written in pieces (a corpus lock, streamed)."""
@@ -171,17 +195,8 @@ class AtomicLines:
         finally:
             self._lock.release()
 
-    def __enter__(self) -> AtomicLines:
-        return self
 
-    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
-        if exc_type is None:
-            self.commit()
-        else:
-            self.abort()
-
-
-class ScratchLines:
+class ScratchLines(_LineFile):
     """Write a new file line by line into this process's own scratch folder.
 
     For a file read once by another process and then removed with its folder (a
@@ -202,12 +217,6 @@ class ScratchLines:
         self._fh = os.fdopen(fd, "wb")
         self.count = 0
 
-    def write(self, line: bytes) -> None:
-        """Add one line (without its newline)."""
-        self._fh.write(line)
-        self._fh.write(b"\n")
-        self.count += 1
-
     def commit(self) -> None:
         """Close the file: it is complete."""
         self._fh.close()
@@ -218,15 +227,6 @@ class ScratchLines:
             self._fh.close()
         finally:
             self.path.unlink(missing_ok=True)
-
-    def __enter__(self) -> ScratchLines:
-        return self
-
-    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
-        if exc_type is None:
-            self.commit()
-        else:
-            self.abort()
 
 
 class JsonlAppender:
