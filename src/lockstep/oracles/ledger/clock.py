@@ -185,7 +185,7 @@ def _time_machine_module() -> Any:
     """time-machine, imported without pytest when pytest is not imported yet.
 
     time-machine imports pytest, if it can, for its own pytest plugin, which a replay
-    never uses: 90 ms of CPU in each verifying fork of a ledger with clock rows (twelve of
+    never uses: 90 ms of CPU in each verifying fork of a ledger with clock rows (four of
     them for humanize's surface), and a module the replayed code would see in
     ``sys.modules`` although ``lockstep replay`` runs no test.  While time-machine is
     imported, ``pytest`` stands as not importable (its ``import pytest`` is guarded); it is
