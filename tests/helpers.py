@@ -182,6 +182,22 @@ def _isolated_process_state(cwd: Path) -> Iterator[None]:
         linecache.clearcache()
 
 
+def recording_errors(cwd: Path) -> tuple[Result, list[str]]:
+    """``pytest --lockstep-record`` over ``tests`` in ``cwd`` (lockstep's plugin only), and
+    the ``lockstep: error:`` lines it printed."""
+    result = run_pytest(
+        "-q",
+        "-p",
+        "no:randomly",
+        "tests",
+        "--lockstep-record",
+        cwd=cwd,
+        plugins=("lockstep.pytest.plugin",),
+    )
+    errors = [line for line in result.stdout.splitlines() if line.startswith("lockstep: error:")]
+    return result, errors
+
+
 def run_pytest(
     *args: str,
     cwd: Path,

@@ -30,29 +30,12 @@ _MISSING = object()
 
 
 def _full_scan(watch: ContextWatch) -> tuple[list[str], list[str]]:
-    """Every watched global compared in Python, one by one (the reference)."""
+    """Every watched global compared, one by one, with no selection first (the reference
+    the watch's C-speed selection must agree with)."""
     out: list[str] = []
     grown: list[str] = []
     for w in watch.watched:
-        now = w.namespace.get(w.key, _MISSING)
-        if now is w.value:
-            if w.local is not None and (changed := w.local_changes()):
-                out.append(f"module global {w.name} changed ({', '.join(changed)} set)")
-                continue
-            if w.size >= 0 and len(now) != w.size:
-                if w.only_grew(now) and not context._plain_items(w.start, now):
-                    grown.append(w.name)
-                    continue
-                out.append(
-                    f"module global {w.name} changed ({len(now)} items, {w.size} at the start)"
-                )
-            continue
-        if context._is_mock(now):
-            out.append(f"mock.patch active on {w.name}")
-        elif now is _MISSING:
-            out.append(f"module global {w.name} deleted")
-        else:
-            out.append(f"module global {w.name} rebound")
+        context._compare(w, out, grown)
     return out, grown
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import run_pytest, write_files
+from helpers import recording_errors, write_files
 from lockstep.config import load_project
 from lockstep.errors import ConfigError
 from lockstep.oracles import verify_config
@@ -99,16 +99,7 @@ def test_a_configuration_changed_during_the_run_is_what_each_fork_replays_under(
             "lockstep.toml": CONFIG,
         },
     )
-    result = run_pytest(
-        "-q",
-        "-p",
-        "no:randomly",
-        "tests",
-        "--lockstep-record",
-        cwd=tmp_path,
-        plugins=("lockstep.pytest.plugin",),
-    )
-    errors = [line for line in result.stdout.splitlines() if line.startswith("lockstep: error:")]
+    result, errors = recording_errors(tmp_path)
     assert len(errors) == 1, result.stdout
     assert "double: the fresh interpreter could not replay the new cases" in errors[0]
     assert "lockstep.toml: no oracle named 'double' (known: twice)" in errors[0]

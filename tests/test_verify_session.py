@@ -22,7 +22,7 @@ from typing import IO
 
 import pytest
 
-from helpers import run_cli, run_pytest, write_files
+from helpers import recording_errors, run_cli, run_pytest, write_files
 
 STATE = """
 import os
@@ -258,16 +258,7 @@ def test_a_configuration_the_server_cannot_read_is_each_forks_to_report(tmp_path
             "lockstep.toml": config,
         },
     )
-    result = run_pytest(
-        "-q",
-        "-p",
-        "no:randomly",
-        "tests",
-        "--lockstep-record",
-        cwd=root,
-        plugins=("lockstep.pytest.plugin",),
-    )
-    errors = [line for line in result.stdout.splitlines() if line.startswith("lockstep: error:")]
+    result, errors = recording_errors(root)
     assert [line.split(":")[2].strip() for line in errors] == ["stamp", "shout"], result.stdout
     for line in errors:
         assert "the fresh interpreter could not replay the new cases (lockstep: error: " in line
