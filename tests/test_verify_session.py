@@ -14,11 +14,9 @@ of its ledgers imports it in its own fork of the interpreter, as before.
 
 from __future__ import annotations
 
-import os
-import threading
-from collections.abc import Callable
+import subprocess
+import sys
 from pathlib import Path
-from typing import IO
 
 import pytest
 
@@ -312,43 +310,56 @@ def test_a_package_whose_import_changes_the_process_is_imported_in_each_fork(
     assert len({pid for _, pid, _ in verifying}) == 6
 
 
-_KEPT: list[IO[str]] = []
-_STOP = threading.Event()
-_STARTED: list[threading.Thread] = []
+# Each case runs in a fresh interpreter: in a pytest worker, a thread another test left
+# ending (or a plugin's) would change the count between the two looks and name the wrong
+# change.
+_IMPORTERS = """
+import os, sys, threading
+from lockstep.oracles.verify_session import import_changes
 
+def nothing():
+    return None
 
-def _start_thread() -> None:
-    _STOP.clear()
-    thread = threading.Thread(target=_STOP.wait, daemon=True)
-    thread.start()
-    _STARTED.append(thread)
+def opened_and_closed():
+    open(os.devnull).close()
 
+KEPT = []
+def keep_open():
+    KEPT.append(open(os.devnull))
 
-def _keep_open() -> None:
-    _KEPT.append(open(os.devnull))  # noqa: SIM115 - kept open on purpose, closed by the test
+STOP = threading.Event()
+def start_thread():
+    threading.Thread(target=STOP.wait, daemon=True).start()
+
+def prints():
+    print("hello")
+
+def raises():
+    1 / 0
+
+said = import_changes(globals()[sys.argv[1]])
+STOP.set()
+sys.__stdout__.write(said)
+"""
 
 
 @pytest.mark.parametrize(
     ("importer", "said"),
     [
-        (lambda: None, ""),
-        (lambda: open(os.devnull).close(), ""),  # opened and closed: nothing kept
-        (_keep_open, "its import opened a file, socket or pipe"),
-        (_start_thread, "its import started a thread"),
-        (lambda: print("hello"), "its import printed"),
-        (lambda: 1 / 0, "its import raised ZeroDivisionError"),
+        ("nothing", ""),
+        ("opened_and_closed", ""),  # opened and closed: nothing kept
+        ("keep_open", "its import opened a file, socket or pipe"),
+        ("start_thread", "its import started a thread"),
+        ("prints", "its import printed"),
+        ("raises", "its import raised ZeroDivisionError"),
     ],
 )
-def test_what_an_import_changed_is_named(importer: Callable[[], object], said: str) -> None:
-    from lockstep.oracles.verify_session import import_changes
-
-    try:
-        assert import_changes(importer) == said
-    finally:
-        _STOP.set()
-        for thread in _STARTED:  # ended before the next case counts threads
-            thread.join()
-        _STARTED.clear()
-        for kept in _KEPT:
-            kept.close()
-        _KEPT.clear()
+def test_what_an_import_changed_is_named(importer: str, said: str) -> None:
+    result = subprocess.run(
+        [sys.executable, "-c", _IMPORTERS, importer],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+    assert result.stdout == said, result.stderr
