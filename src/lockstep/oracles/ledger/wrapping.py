@@ -15,6 +15,7 @@ import inspect
 import marshal
 import sys
 import time
+import types
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -135,13 +136,50 @@ def _wrap_coroutine_function(
     return async_wrapper
 
 
-def _wrap_function(  # noqa: C901 -- the recorder's commonest steps inline, one test each
+_FUNCTION_API: Final = frozenset(dir(types.FunctionType))
+"""What every wrapper, a plain function, already answers to."""
+
+
+def _with_api_of(func: Callable[..., Any], wrapper: Any) -> Any:
+    """``wrapper`` answering to the public methods of ``func``'s type too, bound to ``func``.
+
+    ``functools.wraps`` copies a function's ``__dict__``; a callable object keeps its own
+    API on its type instead: a ``functools.lru_cache`` function's ``cache_clear``,
+    ``cache_info`` and ``cache_parameters``.  A suite that clears a cache between tests
+    must still clear the real one while its calls are recorded, or recording changes
+    what the suite does (its tests fail, or pass on a stale cache)."""
+    kind = type(func)
+    if kind is types.FunctionType:
+        return wrapper
+    for name in dir(kind):
+        if name.startswith("_") or name in _FUNCTION_API or hasattr(wrapper, name):
+            continue
+        try:
+            member = getattr(func, name)
+        except Exception:  # a property of the object that raises: nothing to hand on
+            continue
+        if callable(member):
+            with contextlib.suppress(AttributeError, TypeError):
+                setattr(wrapper, name, member)
+    return wrapper
+
+
+def _wrap_function(
     func: Callable[..., Any], rec: TargetRecorder, *, skip_first: bool, surface: str = ""
 ) -> Any:
     """A wrapper that records around ``func`` and is otherwise ``func`` (with ``surface``,
-    only the outermost call into that package surface is recorded)."""
+    only the outermost call into that package surface is recorded): its public methods
+    too (:func:`_with_api_of`)."""
     if surface:
-        return _surface_guard(_wrap_function(func, rec, skip_first=skip_first), func, surface)
+        recording = _recording_wrapper(func, rec, skip_first=skip_first)
+        return _with_api_of(func, _surface_guard(recording, func, surface))
+    return _with_api_of(func, _recording_wrapper(func, rec, skip_first=skip_first))
+
+
+def _recording_wrapper(  # noqa: C901 -- the recorder's commonest steps inline, one test each
+    func: Callable[..., Any], rec: TargetRecorder, *, skip_first: bool
+) -> Any:
+    """The wrapper that records around ``func`` (see :func:`_wrap_function`)."""
     if inspect.iscoroutinefunction(func):
         return _wrap_coroutine_function(func, rec, skip_first=skip_first)
     returned = rec.returned
