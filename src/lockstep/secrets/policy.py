@@ -87,30 +87,71 @@ def strings(value: Any, path: FieldPath, key: str = "") -> Iterator[Item]:
 
     A canonical tag (``{"$tuple": [...]}``) is transparent: its payload sits at the
     tagged value's path; ``$bytes``/``$bytearray`` are scanned as the text they decode to,
-    since that, not its base64, is what a token or password in them reads as."""
+    since that, not its base64, is what a token or password in them reads as.
+
+    Walked with a stack of its own, depth first, in the order the value is written: a
+    parsed document's objects nest dozens deep, and nested generators would hand each
+    string up through every level (a row of thousands of strings cost seconds)."""
+    return _walk(value, path, key, None)
+
+
+def _walk(value: Any, path: FieldPath, key: str, keep: int | None) -> Iterator[Item]:
+    """:func:`strings`, each path cut to its first ``keep`` steps (all with None): what
+    names a string's field and argument, without building the rest for every string."""
     if not key and len(path) == 1 and isinstance(path[0], str):
         key = path[0]  # a top-level field: ``"stdout": "..."`` as written
-    if isinstance(value, str):
-        yield path, value, False, key
-    elif isinstance(value, bytes | bytearray):
-        yield path, bytes(value).decode("utf-8", "replace"), False, key
-    elif isinstance(value, Mapping):
-        if len(value) == 1:
-            ((tag, payload),) = value.items()
-            if isinstance(tag, str) and tag.startswith("$"):
-                if tag in _BYTES_TAGS and (decoded := _decoded_bytes(payload)) is not None:
-                    yield path, decoded, False, key
-                    return
-                yield from strings(payload, path, key)
-                return
-        for name, item in value.items():
-            where = (*path, DictKey(name) if isinstance(name, str) else str(name))
-            if isinstance(name, str):
-                yield where, name, True, ""
-            yield from strings(item, where, name if isinstance(name, str) else key)
-    elif isinstance(value, list | tuple):
-        for i, item in enumerate(value):
-            yield from strings(item, (*path, i), key)
+    stack: list[Iterator[_Step]] = [iter(((value, path, key, False),))]
+    while stack:
+        step = next(stack[-1], None)
+        if step is None:
+            stack.pop()
+            continue
+        value, path, key, on_key = step
+        if on_key or isinstance(value, str):
+            yield path, value, on_key, key
+        elif isinstance(value, bytes | bytearray):
+            yield path, bytes(value).decode("utf-8", "replace"), False, key
+        elif isinstance(value, Mapping):
+            if len(value) == 1:
+                ((tag, payload),) = value.items()
+                if isinstance(tag, str) and tag.startswith("$"):
+                    if tag in _BYTES_TAGS and (decoded := _decoded_bytes(payload)) is not None:
+                        yield path, decoded, False, key
+                    else:
+                        stack.append(iter(((payload, path, key, False),)))
+                    continue
+            stack.append(_members(value, path, key, keep))
+        elif isinstance(value, list | tuple):
+            stack.append(_elements(value, path, key, keep))
+
+
+_Step = tuple[Any, FieldPath, str, bool]
+"""One step of :func:`strings`' walk: a value, its path, the key it is written under, and
+whether it is itself a dict key (yielded as is, with no key of its own)."""
+
+
+def _elements(
+    value: list[Any] | tuple[Any, ...], path: FieldPath, key: str, keep: int | None
+) -> Iterator[_Step]:
+    """A list's steps: each item, at its index."""
+    if keep is not None and len(path) >= keep:
+        for item in value:
+            yield item, path, key, False
+        return
+    for i, item in enumerate(value):
+        yield item, (*path, i), key, False
+
+
+def _members(
+    value: Mapping[Any, Any], path: FieldPath, key: str, keep: int | None
+) -> Iterator[_Step]:
+    """A mapping's steps: each string key, then its value (under that key)."""
+    cut = keep is not None and len(path) >= keep
+    for name, item in value.items():
+        where = path if cut else (*path, DictKey(name) if isinstance(name, str) else str(name))
+        if isinstance(name, str):
+            yield name, where, "", True
+        yield item, where, name if isinstance(name, str) else key, False
 
 
 def _map_strings(value: Any, fn: Any) -> Any:
@@ -121,6 +162,19 @@ def _map_strings(value: Any, fn: Any) -> Any:
     if isinstance(value, list):
         return [_map_strings(v, fn) for v in value]
     return value
+
+
+def _items(
+    fields: Mapping[str, Any], names: Mapping[FieldPath, str] | None, *, keep: int | None
+) -> Iterator[Item]:
+    """Every string of a case's fields (:func:`_walk`, paths cut to ``keep`` steps), a
+    string not under a dict key of its own written under the name ``names`` gives its
+    argument (``("args", 1)`` → ``password``)."""
+    for field_name, value in fields.items():
+        for where, text, on_key, key in _walk(value, (field_name,), "", keep):
+            if names and key == where[0]:
+                key = names.get(where[:2], key)
+            yield where, text, on_key, key
 
 
 @dataclass(frozen=True)
@@ -141,30 +195,42 @@ class SecretPolicy:
         under a dict key of its own) is scanned as written under that name."""
         if not self.enabled:
             return []
-        found: set[Finding] = set()
-        items = [item for name, value in fields.items() for item in strings(value, (name,))]
-        if names:
-            items = [
-                (where, text, on_key, names.get(where[:2], key) if key == where[0] else key)
-                for where, text, on_key, key in items
-            ]
+        # First the case's distinct strings, without where they sit: a parsed document
+        # repeats its field names and whitespace thousands of times, and what the
+        # detector finds in a string depends on the string (and the key it is written
+        # under) alone.  Only when something is found are the paths walked for.
+        distinct = dict.fromkeys(
+            (text, on_key, key) for _, text, on_key, key in _items(fields, names, keep=2)
+        )
         head = "\n".join(names.values()) if names else ""
         if not self.scrubber and not may_hold_secret(
-            "\n".join([head, *(t for _, t, _, _ in items)])
+            "\n".join([head, *dict.fromkeys(text for text, _, _ in distinct)])
         ):
             return []  # the usual case, decided in one pass over all the case's strings
-        for where, text, on_key, key in items:
-            found.update(self._text_findings(where, text, on_key))
-            if "\n" not in text and "\r" not in text:
-                found.update(self._written_findings(where, _as_written(key, text), on_key))
-            found.update(
-                Finding(where, 0, f"value of {leaked}", on_key=on_key)
-                for leaked in self.scrubber.leaks(text)
-            )
+        in_text: dict[str, list[tuple[int, str, str]]] = {}
+        as_written: dict[tuple[str, str], list[tuple[str, str]]] = {}
+        leaked: dict[str, list[str]] = {}
+        for text, _, key in distinct:
+            if text not in in_text:
+                in_text[text] = list(self._text_hits(text))
+                leaked[text] = self.scrubber.leaks(text)
+            if "\n" not in text and "\r" not in text and (key, text) not in as_written:
+                as_written[key, text] = list(self._written_hits(_as_written(key, text)))
+        if not any(in_text.values()) and not any(leaked.values()) and not any(as_written.values()):
+            return []
+        found: set[Finding] = set()
+        for where, text, on_key, key in _items(fields, names, keep=None):
+            for line, det, digest in in_text[text]:
+                found.add(Finding(where, line, det, digest, on_key))
+            for det, digest in as_written.get((key, text), ()):
+                found.add(Finding(where, 1, det, digest, on_key))
+            for name in leaked[text]:
+                found.add(Finding(where, 0, f"value of {name}", on_key=on_key))
         return sorted(found)
 
-    def _text_findings(self, where: FieldPath, text: str, on_key: bool) -> Iterator[Finding]:
-        """What the detector finds in one string, line by line.
+    def _text_hits(self, text: str) -> Iterator[tuple[int, str, str]]:
+        """What the detector finds in one string, line by line: the line (1 for a
+        document of JSON on one line), the detector and the secret's digest.
 
         A document of JSON on one line (a rendered corpus output) is read as its members,
         one per line (split before each ``"`` that follows ``,``, ``{`` or ``[``): as a
@@ -183,18 +249,18 @@ class SecretPolicy:
         for lineno, hit in scan_text(body):
             if hit.secret_digest in self.allowed or INLINE_ALLOW in lines[lineno - 1]:
                 continue
-            line = 1 if one_line_json else lineno
-            yield Finding(where, line, hit.detector, hit.secret_digest, on_key)
+            yield 1 if one_line_json else lineno, hit.detector, hit.secret_digest
 
-    def _written_findings(self, where: FieldPath, written: str, on_key: bool) -> Iterator[Finding]:
+    def _written_hits(self, written: str) -> Iterator[tuple[str, str]]:
         """What the detector finds in a one-line string as its line is written, with its
         key and quotes (``"password": "hunter2"`` is a keyword secret, ``hunter2`` alone
-        is not; a quoted base64 run is what the entropy plugin measures)."""
+        is not; a quoted base64 run is what the entropy plugin measures): the detector
+        and the secret's digest."""
         if INLINE_ALLOW in written:
             return
         for hit in detector().scan_line(written) if may_hold_secret(written) else ():
             if hit.secret_digest not in self.allowed:
-                yield Finding(where, 1, hit.detector, hit.secret_digest, on_key)
+                yield hit.detector, hit.secret_digest
 
     def refusal(
         self,
