@@ -68,10 +68,11 @@ def raised_text(exc_type: object, exc_stem: object) -> str:
     return f"raised {exc_type}: {exc_stem}" if exc_stem else f"raised {exc_type}"
 
 
-def mutated_text(mutated: Mapping[str, object]) -> str:
-    """``args[0] -> [1, 2], key -> 3``: arguments changed in place (``"0"`` is the first positional)."""
+def mutated_text(mutated: Mapping[str, object], *, limit: int | None = None) -> str:
+    """``args[0] -> [1, 2], key -> 3``: arguments changed in place (``"0"`` is the first
+    positional); ``limit`` cuts each value."""
     return ", ".join(
-        f"{'args[' + k + ']' if k.isdigit() else k} -> {value_text(v)}"
+        f"{'args[' + k + ']' if k.isdigit() else k} -> {value_text(v, limit=limit)}"
         for k, v in sorted(mutated.items())
     )
 
@@ -96,7 +97,7 @@ def outcome_text(
         f"{returned} {value_text(result, limit=limit)}" if ok else raised_text(exc_type, exc_stem)
     )
     if isinstance(mutated, Mapping) and mutated:
-        text += f"; mutated {mutated_text(mutated)}"
+        text += f"; mutated {mutated_text(mutated, limit=limit)}"
     return text
 
 

@@ -277,19 +277,29 @@ def signature_changes(recorded: list[Param], current: list[Param]) -> list[str]:
     return changes
 
 
-def call_text(fn: str, args: list[JSON], kwargs: dict[str, JSON]) -> str:
+SHOWN_VALUE: Final = 240
+"""Characters of each value a row's call shows in a report line (then "…"): a method of a
+parsed document holds the whole document as ``self``, and a refusal or drift line of a
+megabyte names nothing better than one of a few hundred characters.  The ledger file
+keeps the value whole."""
+
+
+def call_text(
+    fn: str, args: list[JSON], kwargs: dict[str, JSON], *, limit: int | None = None
+) -> str:
     """A row's call written as Python: ``parse_amount(b'9.99', strict=True)``.
 
     The target is named by its short name; the values are rendered from their
     frozen form by :mod:`lockstep.canon.text` (display only: what is compared is
-    always the canonical form).
+    always the canonical form), each cut to ``limit`` characters.
     """
-    return _call_text(short_name(fn), args, kwargs)
+    return _call_text(short_name(fn), args, kwargs, limit=limit)
 
 
 def row_text(row: LedgerRow) -> str:
-    """A row's call as :func:`call_text` writes it, with the frozen clock it ran under."""
-    text = call_text(row.fn, row.args, row.kwargs)
+    """A row's call as :func:`call_text` writes it (each value cut to
+    :data:`SHOWN_VALUE` characters), with the frozen clock it ran under."""
+    text = call_text(row.fn, row.args, row.kwargs, limit=SHOWN_VALUE)
     if row.clock is msgspec.UNSET:
         return text
     return f"{text} at {row.clock.describe()}"

@@ -63,6 +63,7 @@ from lockstep.oracles.ledger.exit_hooks import EXIT
 from lockstep.oracles.ledger.format import (
     ROW_ENCODER,
     SELF_FROZEN,
+    SHOWN_VALUE,
     LedgerRow,
     outcome_text,
     row_id,
@@ -819,7 +820,9 @@ def _row(fn: str, rid: str, seen: _Seen) -> LedgerRow:
 def _describe_outcome_bytes(outcome: bytes) -> str:
     decoded: Any = canon.loads_json(outcome)
     ok, result, exc_type, exc_stem, mutated = decoded
-    return outcome_text(bool(ok), result, exc_type, exc_stem, mutated or msgspec.UNSET)
+    return outcome_text(
+        bool(ok), result, exc_type, exc_stem, mutated or msgspec.UNSET, limit=SHOWN_VALUE
+    )
 
 
 SKIP_SITES: Final = 3
@@ -848,7 +851,9 @@ def _caller_site() -> str:
 def _refusal(
     row: LedgerRow, others: Iterable[bytes], first_calls: Iterable[int] = ()
 ) -> RefusedInput:
-    first = outcome_text(row.ok, row.result, row.exc_type, row.exc_stem, row.mutated)
+    first = outcome_text(
+        row.ok, row.result, row.exc_type, row.exc_stem, row.mutated, limit=SHOWN_VALUE
+    )
     return RefusedInput(
         id=row.id,
         call=row_text(row),

@@ -1,0 +1,54 @@
+"""A refusal line names its call in a few hundred characters, however large the arguments.
+
+A method of a parsed document holds the whole document as ``self``: written out whole, one
+refused row printed a megabyte line.  Each value a row's call shows is cut (with "…");
+the ledger keeps the values whole.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from helpers import pytest_in, write_files
+
+DOCS = """
+import itertools
+
+_TICKS = itertools.count()
+
+
+class Document:
+    def __init__(self, lines):
+        self.lines = list(lines)
+
+    def stamped(self, label):
+        return f"{label}:{len(self.lines)}:{next(_TICKS)}"  # another value every call
+"""
+
+TESTS = """
+from docs import Document
+
+
+def test_stamps():
+    doc = Document(f"line number {i} of a long document" for i in range(3000))
+    assert doc.stamped("a").startswith("a:3000:")
+    assert doc.stamped("a").startswith("a:3000:")
+"""
+
+
+def test_a_refused_call_on_a_large_object_is_named_in_a_short_line(tmp_path: Path) -> None:
+    write_files(
+        tmp_path,
+        {
+            "lockstep.toml": '[[ledger]]\nname = "stamped"\ntarget = "docs:Document.stamped"\n',
+            "docs.py": DOCS,
+            "tests/test_docs.py": TESTS,
+        },
+    )
+    recorded = pytest_in(tmp_path, "--lockstep-record", "-q", "tests")
+    refused = [line for line in recorded.output.splitlines() if "stamped(Document(" in line]
+    assert refused, recorded.output
+    for line in refused:
+        assert len(line) < 2000, line[:300]
+        assert "…" in line
+    assert "line number 2999" not in recorded.output
