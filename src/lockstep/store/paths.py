@@ -64,7 +64,7 @@ def _link_error(link: Path) -> DataError:
         target = ""
     return DataError(
         f"{_relative_to_cwd(link)}: is a symbolic link{target}; lockstep never writes oracle files "
-        "through a link: replace it with a real folder or file (nothing was written)"
+        "through a link: replace it with a real folder or file (nothing was written to it)"
     )
 
 

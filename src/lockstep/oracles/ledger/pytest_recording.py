@@ -359,6 +359,10 @@ class LedgerRecording:
             stack.enter_context(folder_syncs_batched())  # the ledgers' folder once, at the end
             for target in self.targets:
                 self._write(target, own[target.spec.name])
+        if self.errors and session.exitstatus == pytest.ExitCode.OK:
+            # a ledger not written is not a green run: ``pytest --lockstep-record && git
+            # commit`` must stop (the summary names each error)
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def pytest_unconfigure(self) -> None:
         if self.verifier is not None:  # a run that ended before its session finished

@@ -1,0 +1,64 @@
+"""A recording run that could not write a ledger does not exit 0.
+
+The tests passed, but a ledger was left as it was (here: it is a symbolic link, which
+lockstep never writes through): ``pytest --lockstep-record && git commit`` must stop.
+The other ledgers are written, and the linked file is untouched.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from helpers import pytest_in, rows_of, write_files
+
+MONEY = """
+def cents(amount):
+    return round(amount * 100)
+
+
+def label(amount):
+    return f"{amount:.2f} EUR"
+"""
+
+TESTS = """
+from money import cents, label
+
+
+def test_money():
+    assert cents(1.25) == 125
+    assert label(2) == "2.00 EUR"
+"""
+
+
+def test_a_ledger_that_could_not_be_written_fails_the_run(tmp_path: Path) -> None:
+    root = tmp_path / "project"
+    write_files(
+        root,
+        {
+            "lockstep.toml": (
+                '[[ledger]]\nname = "cents"\ntarget = "money:cents"\n'
+                '[[ledger]]\nname = "label"\ntarget = "money:label"\n'
+            ),
+            "money.py": MONEY,
+            "tests/test_money.py": TESTS,
+        },
+    )
+    first = pytest_in(root, "--lockstep-record", "-q", "tests")
+    assert first.code == 0, first.output
+    ledger = root / "lockstep/cents.ledger.jsonl"
+    outside = tmp_path / "outside.jsonl"
+    outside.write_bytes(ledger.read_bytes())
+    ledger.unlink()
+    ledger.symlink_to(outside)
+    (root / "tests/test_money.py").write_text(
+        TESTS
+        + "\n\ndef test_more():\n    assert cents(0.5) == 50\n    assert label(3) == '3.00 EUR'\n"
+    )
+    before = outside.read_bytes()
+
+    again = pytest_in(root, "--lockstep-record", "--lockstep-record-mode=new-only", "-q", "tests")
+    assert again.code == 1, again.output
+    assert "2 passed" in again.output
+    assert "lockstep: error:" in again.output and "symbolic link" in again.output
+    assert outside.read_bytes() == before
+    assert len(rows_of(root / "lockstep/label.ledger.jsonl")) == 2  # the other one is written
