@@ -417,6 +417,27 @@ def test_values_today_s_code_cannot_rebuild_are_an_error_not_a_corrupt_file(
     assert "do not rebuild with today's code" in result.output
 
 
+def test_a_hash_that_raises_today_is_the_case_s_error_and_replay_goes_on(
+    recorded: Path, tmp_path: Path
+) -> None:
+    """Rebuilding a set of the project's objects runs their ``__hash__``: raising there is
+    what today's code does, so it is that case's error (exit 1), not a corrupt line that
+    stops the replay (exit 2)."""
+    root = _copy_with(
+        recorded,
+        tmp_path,
+        "return hash(self.text)",
+        "raise ValueError('no hash today')",
+        "ledgerbook/values.py",
+    )
+    result = run_cli("replay", cwd=root)
+    assert result.code == 1, result.output
+    assert "do not rebuild with today's code" in result.output
+    assert "which raised ValueError: no hash today" in result.output
+    assert "malformed" not in result.output
+    assert "passed" in result.output  # the other ledgers were replayed
+
+
 @pytest.mark.parametrize(
     ("ledger", "old", "new"),
     [

@@ -159,9 +159,27 @@ def _twice(tag: str, what: str, members: Iterable[Any], path: str) -> CanonError
     return ThawError(f"two recorded {tag} members are equal under today's code ({what})", path)
 
 
+def _raised_by_members(tag: str, members: Iterable[Any], e: Exception, path: str) -> Exception:
+    """What hashing or comparing ``members`` raising ``e`` means: the project's code failing
+    (a member of a class of its own: its ``__hash__`` or ``__eq__`` ran), which replay
+    reports as that case's, or a corrupt file (only the standard library's types: a list
+    where a member must be hashable), which the caller words as malformed."""
+    own = [m for m in members if type(m).__module__ != "builtins"]
+    if not own:
+        return e
+    return ThawError(
+        f"rebuilding the recorded {tag} ran {type(own[0]).__qualname__}'s __hash__ or __eq__, "
+        f"which raised {type(e).__name__}: {e}",
+        path,
+    )
+
+
 def _dec_set(payload: Any, path: str, depth: int) -> set[Any]:
     members = _dec_members("$set", payload, path, depth)
-    out = set(members)
+    try:
+        out = set(members)
+    except Exception as e:
+        raise _raised_by_members("$set", members, e, path) from None
     if len(out) != len(members):
         raise _twice("$set", "a member", members, path)
     return out
@@ -169,7 +187,10 @@ def _dec_set(payload: Any, path: str, depth: int) -> set[Any]:
 
 def _dec_frozenset(payload: Any, path: str, depth: int) -> frozenset[Any]:
     members = _dec_members("$frozenset", payload, path, depth)
-    out = frozenset(members)
+    try:
+        out = frozenset(members)
+    except Exception as e:
+        raise _raised_by_members("$frozenset", members, e, path) from None
     if len(out) != len(members):
         raise _twice("$frozenset", "a member", members, path)
     return out
@@ -180,9 +201,17 @@ def _dec_dict(payload: Any, path: str, depth: int) -> dict[Any, Any]:
     for pair in list_payload("$dict", payload, path, depth):
         k, v = list_payload("$dict", pair, path, depth + 1, "[key, value] pairs")
         key = decode_at(k, path, depth + 3)
-        if key in out:
+        try:
+            seen = key in out
+        except Exception as e:
+            raise _raised_by_members("$dict", [key, *out], e, path) from None
+        if seen:
             raise _twice("$dict", f"key {_key_text(key)}", [key, *out], path)
-        out[key] = decode_at(v, f"{path}{_key_segment(key)}", depth + 3)
+        value = decode_at(v, f"{path}{_key_segment(key)}", depth + 3)
+        try:
+            out[key] = value
+        except Exception as e:
+            raise _raised_by_members("$dict", [key, *out], e, path) from None
     return out
 
 
