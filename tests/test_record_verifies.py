@@ -280,6 +280,14 @@ CONTEXT_SHOP = {
         "    try:\n        assert desk('greet', '!') == 'bonjour!'\n    finally:\n"
         "        i18n.deactivate()\n"
     ),
+    # as pytest-mock does for its assertion messages: a patch of mock's own class, started
+    # for the whole run, is no cause of anything a target does
+    "tests/conftest.py": (
+        "from unittest import mock\n\n"
+        "mock.patch.object(\n"
+        "    mock.NonCallableMock, 'assert_called', mock.NonCallableMock.assert_called\n"
+        ").start()\n"
+    ),
     "lockstep.toml": '[[ledger]]\nname = "desk"\ntarget = "clerk.desk:desk"\n',
 }
 
@@ -306,6 +314,7 @@ def test_refused_rows_name_their_test_and_likely_cause(tmp_path: Path) -> None:
         assert line.startswith("  refused 1 row(s) from"), out
         assert f"(cause: {cause}" in line, line
     assert "test_plain" not in out
+    assert "NonCallableMock" not in out
     assert "verified 2 of 8 new case(s)" in out
     replay = run_cli("replay", cwd=root)
     assert replay.code == 0, replay.output

@@ -355,6 +355,8 @@ class ContextWatch:
             where = getattr(owner, "__name__", type(owner).__name__)
             if where == "uuid" and "time_machine" in sys.modules:
                 continue  # time-machine's own, while it travels (uuid1 reads its clock)
+            if owner is mock or getattr(owner, "__module__", None) == "unittest.mock":
+                continue  # mock's own (pytest-mock wraps NonCallableMock.assert_called...)
             cause = f"mock.patch active on {where}.{getattr(patch, 'attribute', '?')}"
             if cause not in seen and cause not in out:
                 out.append(cause)
