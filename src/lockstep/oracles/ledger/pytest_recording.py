@@ -424,10 +424,9 @@ class LedgerRecording:
             parts.append(own[1])
             recording = merge_parts(target.spec.target, parts, remove_runs=False)
             mode = self.options.mode
-            if target.spec.name in self.project.tested and not self.project.recorded_member(
-                target.spec.name
-            ):
-                if not recording.rows and not recording.refused:
+            if _first_rows(self.project, target.spec):
+                beyond = target.spec.name in self.project.tested
+                if beyond and not recording.rows and not recording.refused:
                     # beyond the surface: no oracle unless the suite called it, and when
                     # every such call was skipped, the summary still counts them
                     if recording.unfreezable:
@@ -823,6 +822,17 @@ class RecordOptions(msgspec.Struct, frozen=True, kw_only=True):
     """A bare ``--lockstep-record``: every configured ledger."""
 
 
+def _first_rows(project: Project, spec: LedgerSpec) -> bool:
+    """Whether ``spec``'s ledger is created by this run whatever its mode: a member of a
+    package surface whose file does not exist yet (beyond the public surface, or a
+    member the package gained since its surface was recorded: ``new-only`` adds it)."""
+    if spec.name in project.tested:
+        return not project.recorded_member(spec.name)
+    from lockstep.oracles.ledger import kind as ledger_oracle
+
+    return bool(spec.package) and not ledger_oracle.KIND.oracle_path(project, spec).exists()
+
+
 def start(config: pytest.Config, options: RecordOptions) -> None:
     """Wrap the requested targets for this run (controller, plain run or xdist worker)."""
     from lockstep.oracles.ledger import kind as ledger_oracle
@@ -844,7 +854,7 @@ def start(config: pytest.Config, options: RecordOptions) -> None:
                 specs.append(spec)
     if controller:
         for spec in specs:
-            if spec.name in project.tested and not project.recorded_member(spec.name):
+            if _first_rows(project, spec):
                 continue  # no file yet: its first rows are created whatever the mode
             try:
                 ledger_oracle.check_mode(project, spec, mode)
