@@ -68,6 +68,11 @@ ENVIRONMENT: dict[str, str] = {
         "package's surface by its calls, naming the temporary file that says what to count "
         "and where to write the counts; do not set it."
     ),
+    "LOCKSTEP_RECORDING_TZ": (
+        "Internal: set for the fresh interpreter that verifies new cases, which runs in "
+        "another local time zone (`TZ`) than the recording: the recording's `TZ`, so a case "
+        "that reproduces only there is named as the zone's; do not set it."
+    ),
     "LOCKSTEP_ENVSPY_PYTHONPATH": (
         "Internal, with `LOCKSTEP_ENVSPY_OUT`: the program's own `PYTHONPATH`, restored "
         "before it starts; do not set it."

@@ -34,9 +34,10 @@ import msgspec
 from lockstep.config import OracleSpec, Project, Settings, config_of
 from lockstep.errors import LockstepError
 from lockstep.model import Outcome, ReplayOptions, Status
-from lockstep.oracles import CHILD_MODULE, CHILD_TIMEOUT
+from lockstep.oracles import CHILD_MODULE, CHILD_TIMEOUT, verify_zone
 from lockstep.oracles.verify_config import project_at
 from lockstep.oracles.verify_session import SessionError, VerifySession, current
+from lockstep.oracles.verify_zone import verifying_env
 from lockstep.store import temp_folder
 
 if TYPE_CHECKING:  # not at import: replay never loads the probe machinery, and @record_io
@@ -53,10 +54,15 @@ class Verdict:
     reason: str = ""
     seed_dependent: bool = False
     """It did not reproduce under one hash seed and replayed otherwise under another."""
+    zone_dependent: bool = False
+    """It did not reproduce in the verifying zone and did in the recording's
+    (:mod:`.verify_zone`)."""
 
     @property
     def cause(self) -> str:
         """The likely cause the verification itself can tell ("" when it cannot)."""
+        if self.zone_dependent:
+            return ZONE_CAUSE
         return HASH_SEED_CAUSE if self.seed_dependent else ""
 
     def because(self) -> str:
@@ -65,6 +71,10 @@ class Verdict:
 
 
 HASH_SEED_CAUSE: Final = "hash-seed dependence (set or dict order differs between interpreters)"
+ZONE_CAUSE: Final = (
+    "the machine's local time zone (it reproduces only in the zone it was recorded in; "
+    "the next replay may run in another)"
+)
 
 
 @dataclass(frozen=True)
@@ -200,7 +210,13 @@ def verify(
             continue
         again_verdict = second.get(case_id) if second is not None else None
         seeded = again_verdict is None or again_verdict.reason != verdict.reason
-        verdicts[case_id] = Verdict(case_id, False, verdict.reason, seed_dependent=seeded)
+        verdicts[case_id] = Verdict(
+            case_id,
+            False,
+            verdict.reason,
+            seed_dependent=seeded and not verdict.zone_dependent,
+            zone_dependent=verdict.zone_dependent,
+        )
     return Verification(seed, verdicts)
 
 
@@ -224,6 +240,7 @@ def _spawn(
         **(extra_env or {}),
         "PYTHONHASHSEED": str(seed),
         "PYTHONDONTWRITEBYTECODE": "1",
+        **verifying_env(),
     }
     argv = [sys.executable, "-m", CHILD_MODULE, *source, "--dir", rel, spec.name]
     return subprocess.Popen(
@@ -292,6 +309,7 @@ class _Line(msgspec.Struct, frozen=True):
     ok: bool
     reason: str = ""
     replayed: int = 0
+    zone: bool = False
 
 
 def _parse(stdout: bytes) -> dict[str, Verdict]:
@@ -301,7 +319,7 @@ def _parse(stdout: bytes) -> dict[str, Verdict]:
             line = msgspec.json.decode(raw, type=_Line)
         except msgspec.MsgspecError:
             continue  # a target printing to stdout is not a verdict
-        verdicts[line.id] = Verdict(line.id, line.ok, line.reason)
+        verdicts[line.id] = Verdict(line.id, line.ok, line.reason, zone_dependent=line.zone)
     return verdicts
 
 
@@ -340,12 +358,38 @@ def verdict_lines(
         project = Project(root=project.root, config_path=project.config_path, config=config)
     spec = project.oracle(name)
     replayed = 0
+    failed: dict[str, dict[str, object]] = {}
     for outcome in replay(project, spec, ReplayOptions(candidate=True)):
         replayed += 1
         if outcome.status is not Status.PASS:
-            line = {"id": outcome.case_id, "ok": False, "reason": reason_of(outcome)}
-            yield json.dumps(line) + "\n"
+            failed[outcome.case_id] = {
+                "id": outcome.case_id,
+                "ok": False,
+                "reason": reason_of(outcome),
+            }
+    if failed and verify_zone.switched():
+        for case_id in _zone_dependent(project, spec, frozenset(failed)):
+            failed[case_id]["zone"] = True
+    for line in failed.values():
+        yield json.dumps(line) + "\n"
     yield json.dumps({"id": "", "ok": True, "replayed": replayed}) + "\n"
+
+
+def _zone_dependent(project: Project, spec: OracleSpec, failed: frozenset[str]) -> set[str]:
+    """The cases of ``failed`` that reproduce in the recording's zone: replayed once more
+    here first, so a case that only needed what the first replay left behind (a filled
+    cache) is not named as the zone's, then in the recording's zone."""
+    from lockstep.oracles import replay
+
+    def passing(ids: frozenset[str]) -> set[str]:
+        options = ReplayOptions(candidate=True, only=ids)
+        return {o.case_id for o in replay(project, spec, options) if o.status is Status.PASS}
+
+    rest = failed - passing(failed)
+    if not rest:
+        return set()
+    with verify_zone.recording_zone():
+        return passing(frozenset(rest)) & rest
 
 
 def _table(text: str) -> OracleSpec:

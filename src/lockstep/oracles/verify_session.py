@@ -57,6 +57,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Final
 
 from lockstep.oracles import CHILD_MODULE
+from lockstep.oracles.verify_zone import verifying_env
 
 if TYPE_CHECKING:
     import subprocess
@@ -178,7 +179,12 @@ class VerifySession:
     def _spawn(self, seed: int, env: dict[str, str]) -> _Server:
         import subprocess
 
-        child_env = {**env, "PYTHONHASHSEED": str(seed), "PYTHONDONTWRITEBYTECODE": "1"}
+        child_env = {
+            **env,
+            "PYTHONHASHSEED": str(seed),
+            "PYTHONDONTWRITEBYTECODE": "1",
+            **verifying_env(),
+        }
         stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed by _Server.stop
         proc = subprocess.Popen(
             [sys.executable, "-m", CHILD_MODULE, "--serve", self.token],
