@@ -95,3 +95,46 @@ def test_the_recording_s_zone_is_restored_and_left() -> None:
     )
     assert _in_zone("Europe/Paris", code) == "('Europe/Paris', -3600) Asia/Tokyo -32400"
     assert _in_zone(None, code) == "(None, 0) Asia/Tokyo -32400"
+
+
+LOOKS = """
+import time
+
+WORDS = {"alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota"}
+
+
+def stamp():
+    return time.time()
+
+
+def joined():
+    return ",".join(WORDS)
+"""
+
+
+def test_a_case_that_varies_by_call_is_not_named_as_the_hash_seed_s(tmp_path: Path) -> None:
+    """Replayed twice in the fresh interpreter, a clock read differs each time: its cause
+    is that it varies, where set order (the same twice under one seed) is the seed's."""
+    write_files(
+        tmp_path,
+        {
+            "lockstep.toml": (
+                '[[ledger]]\nname = "stamp"\ntarget = "looks:stamp"\n'
+                '[[ledger]]\nname = "joined"\ntarget = "looks:joined"\n'
+            ),
+            "looks.py": LOOKS,
+            "tests/test_looks.py": (
+                "from looks import joined, stamp\n\n\n"
+                "def test_looks():\n    assert stamp() > 0\n    assert joined()\n"
+            ),
+        },
+    )
+    # a pinned seed: the set's order under it is not the verifying seed's (checked below)
+    recorded = pytest_in(tmp_path, "--lockstep-record", "-q", "tests", env={"PYTHONHASHSEED": "7"})
+    assert recorded.code == 0, recorded.output
+    lines = recorded.output.splitlines()
+    stamp = next(line for line in lines if line.startswith("  refused") and "stamp()" in line)
+    joined = next(line for line in lines if line.startswith("  refused") and "joined()" in line)
+    assert "cause: it varies from one call to the next" in stamp, stamp
+    assert "hash-seed" not in stamp
+    assert "cause: hash-seed dependence" in joined, joined

@@ -57,12 +57,16 @@ class Verdict:
     zone_dependent: bool = False
     """It did not reproduce in the verifying zone and did in the recording's
     (:mod:`.verify_zone`)."""
+    varies: bool = False
+    """Replayed twice in the fresh interpreter, it differed otherwise each time."""
 
     @property
     def cause(self) -> str:
         """The likely cause the verification itself can tell ("" when it cannot)."""
         if self.zone_dependent:
             return ZONE_CAUSE
+        if self.varies:
+            return VARIES_CAUSE
         return HASH_SEED_CAUSE if self.seed_dependent else ""
 
     def because(self) -> str:
@@ -71,6 +75,10 @@ class Verdict:
 
 
 HASH_SEED_CAUSE: Final = "hash-seed dependence (set or dict order differs between interpreters)"
+VARIES_CAUSE: Final = (
+    "it varies from one call to the next in one interpreter (the clock, randomness, or "
+    "state a call changes)"
+)
 ZONE_CAUSE: Final = (
     "the machine's local time zone (it reproduces only in the zone it was recorded in; "
     "the next replay may run in another)"
@@ -214,8 +222,9 @@ def verify(
             case_id,
             False,
             verdict.reason,
-            seed_dependent=seeded and not verdict.zone_dependent,
+            seed_dependent=seeded and not verdict.zone_dependent and not verdict.varies,
             zone_dependent=verdict.zone_dependent,
+            varies=verdict.varies,
         )
     return Verification(seed, verdicts)
 
@@ -310,6 +319,7 @@ class _Line(msgspec.Struct, frozen=True):
     reason: str = ""
     replayed: int = 0
     zone: bool = False
+    varies: bool = False
 
 
 def _parse(stdout: bytes) -> dict[str, Verdict]:
@@ -319,7 +329,9 @@ def _parse(stdout: bytes) -> dict[str, Verdict]:
             line = msgspec.json.decode(raw, type=_Line)
         except msgspec.MsgspecError:
             continue  # a target printing to stdout is not a verdict
-        verdicts[line.id] = Verdict(line.id, line.ok, line.reason, zone_dependent=line.zone)
+        verdicts[line.id] = Verdict(
+            line.id, line.ok, line.reason, zone_dependent=line.zone, varies=line.varies
+        )
     return verdicts
 
 
@@ -368,28 +380,40 @@ def verdict_lines(
                 "reason": reason_of(outcome),
             }
     if failed and verify_zone.switched():
-        for case_id in _zone_dependent(project, spec, frozenset(failed)):
-            failed[case_id]["zone"] = True
+        _look_again(project, spec, failed)
     for line in failed.values():
         yield json.dumps(line) + "\n"
     yield json.dumps({"id": "", "ok": True, "replayed": replayed}) + "\n"
 
 
-def _zone_dependent(project: Project, spec: OracleSpec, failed: frozenset[str]) -> set[str]:
-    """The cases of ``failed`` that reproduce in the recording's zone: replayed once more
-    here first, so a case that only needed what the first replay left behind (a filled
-    cache) is not named as the zone's, then in the recording's zone."""
+def _look_again(project: Project, spec: OracleSpec, failed: dict[str, dict[str, object]]) -> None:
+    """Name what the cases that did not reproduce depend on, in their verdict lines.
+
+    Each is replayed once more here first: one that now differs otherwise varies from one
+    call to the next (a clock, randomness, state a call changes: ``"varies"``, never the
+    hash seed's), and one that now reproduces only needed what the first replay left
+    behind (a filled cache).  The rest are replayed in the recording's zone: one that
+    reproduces there depends on the machine's local time zone (``"zone"``)."""
     from lockstep.oracles import replay
 
-    def passing(ids: frozenset[str]) -> set[str]:
+    def again(ids: frozenset[str]) -> dict[str, Outcome]:
         options = ReplayOptions(candidate=True, only=ids)
-        return {o.case_id for o in replay(project, spec, options) if o.status is Status.PASS}
+        return {o.case_id: o for o in replay(project, spec, options)}
 
-    rest = failed - passing(failed)
+    rest: set[str] = set()
+    for case_id, outcome in again(frozenset(failed)).items():
+        if outcome.status is Status.PASS or case_id not in failed:
+            continue
+        if reason_of(outcome) != failed[case_id]["reason"]:
+            failed[case_id]["varies"] = True
+        else:
+            rest.add(case_id)
     if not rest:
-        return set()
+        return
     with verify_zone.recording_zone():
-        return passing(frozenset(rest)) & rest
+        for case_id, outcome in again(frozenset(rest)).items():
+            if outcome.status is Status.PASS and case_id in rest:
+                failed[case_id]["zone"] = True
 
 
 def _table(text: str) -> OracleSpec:
