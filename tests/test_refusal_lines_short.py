@@ -23,10 +23,23 @@ class Document:
 
     def stamped(self, label):
         return f"{label}:{len(self.lines)}:{next(_TICKS)}"  # another value every call
+
+
+SHELF = []
+
+
+def shelved(prefix):
+    return [line for line in SHELF if line.startswith(prefix)]  # what a test put there
 """
 
 TESTS = """
-from docs import Document
+from docs import SHELF, Document, shelved
+
+
+def test_shelved():
+    SHELF.extend(f"line number {i} of a long document" for i in range(3000))
+    assert len(shelved("line")) == 3000
+    SHELF.clear()
 
 
 def test_stamps():
@@ -40,14 +53,24 @@ def test_a_refused_call_on_a_large_object_is_named_in_a_short_line(tmp_path: Pat
     write_files(
         tmp_path,
         {
-            "lockstep.toml": '[[ledger]]\nname = "stamped"\ntarget = "docs:Document.stamped"\n',
+            "lockstep.toml": (
+                '[[ledger]]\nname = "stamped"\ntarget = "docs:Document.stamped"\n'
+                '[[ledger]]\nname = "shelved"\ntarget = "docs:shelved"\n'
+            ),
             "docs.py": DOCS,
             "tests/test_docs.py": TESTS,
         },
     )
     recorded = pytest_in(tmp_path, "--lockstep-record", "-q", "tests")
-    refused = [line for line in recorded.output.splitlines() if "stamped(Document(" in line]
-    assert refused, recorded.output
+    lines = recorded.output.splitlines()
+    refused = [
+        line
+        for line in lines
+        if line.startswith("  refused (") and ("stamped(Document(" in line or "shelved(" in line)
+    ]
+    assert len(refused) == 2, recorded.output
+    # the fresh interpreter's reason shows the recorded value cut too
+    assert any("fresh interpreter returned []" in line for line in refused), refused
     for line in refused:
         assert len(line) < 2000, line[:300]
         assert "…" in line

@@ -35,6 +35,13 @@ import msgspec
 _json: Final = msgspec.json.Encoder(order="sorted")
 
 
+SHOWN_VALUE: Final = 240
+"""Characters of each value a row's call shows in a report line (then "…"): a method of a
+parsed document holds the whole document as ``self``, and a refusal or drift line of a
+megabyte names nothing better than one of a few hundred characters.  The ledger file
+keeps the value whole."""
+
+
 class _Unreadable(Exception):
     """A tag whose payload is not what the codec writes: shown as stored, not guessed at."""
 

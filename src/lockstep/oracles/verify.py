@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Final
 
 import msgspec
 
+from lockstep.canon.text import SHOWN_VALUE
 from lockstep.config import OracleSpec, Project, Settings, config_of
 from lockstep.errors import LockstepError
 from lockstep.model import Outcome, ReplayOptions, Status
@@ -339,8 +340,15 @@ def reason_of(outcome: Outcome) -> str:
     """One line on why a case did not reproduce: the first differing aspect."""
     if outcome.drifts:
         first = outcome.drifts[0]
-        return f"{first.aspect}: recorded {first.expected}, fresh interpreter {first.actual}"
-    return outcome.note or outcome.status.value
+        expected, actual = _clipped(first.expected), _clipped(first.actual)
+        return f"{first.aspect}: recorded {expected}, fresh interpreter {actual}"
+    return _clipped(outcome.note) or outcome.status.value
+
+
+def _clipped(text: str) -> str:
+    """``text`` cut to :data:`~lockstep.canon.text.SHOWN_VALUE` characters (a whole parsed
+    document is no better a reason than its start)."""
+    return text if len(text) <= SHOWN_VALUE else text[: SHOWN_VALUE - 1] + "…"
 
 
 # --------------------------------------------------------------------------- the child

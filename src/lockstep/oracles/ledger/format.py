@@ -64,6 +64,7 @@ import msgspec
 from lockstep import canon
 from lockstep.canon import JSON
 from lockstep.canon.callables import callables_from
+from lockstep.canon.text import SHOWN_VALUE as SHOWN_VALUE
 from lockstep.canon.text import call_text as _call_text
 from lockstep.canon.text import outcome_text as outcome_text  # a row's outcome reads as canon's
 from lockstep.canon.text import short_name, value_text
@@ -275,13 +276,6 @@ def signature_changes(recorded: list[Param], current: list[Param]) -> list[str]:
     if not changes:
         changes.append("the parameters were reordered")
     return changes
-
-
-SHOWN_VALUE: Final = 240
-"""Characters of each value a row's call shows in a report line (then "…"): a method of a
-parsed document holds the whole document as ``self``, and a refusal or drift line of a
-megabyte names nothing better than one of a few hundred characters.  The ledger file
-keeps the value whole."""
 
 
 def call_text(
