@@ -416,3 +416,29 @@ def test_the_suite_is_counted_when_it_imports_the_package_from_another_folder(
     assert result.code == 0, result.output
     assert "units: the suite calls 3 of 3 public member(s)" in result.stdout
     assert _config(tmp_path)["ledger"] == [{"package": "units"}]
+
+
+def test_every_member_the_suite_calls_is_listed_where_init_says(tmp_path: Path) -> None:
+    """``init`` prints the most called members and says the rest are in the file: they are,
+    all of them (a surface of dozens, arrow's 96, was cut at 30 there too)."""
+    functions = "".join(f"\n\ndef f{i:02d}(x):\n    return x + {i}\n" for i in range(45))
+    calls = "".join(f"    assert f{i:02d}(0) == {i}\n" for i in range(45))
+    write_files(
+        tmp_path,
+        {
+            "src/many/__init__.py": functions,
+            "tests/test_many.py": (
+                f"from many import {', '.join(f'f{i:02d}' for i in range(45))}\n\n\n"
+                f"def test_all():\n{calls}"
+            ),
+            "pyproject.toml": '[tool.pytest.ini_options]\npythonpath = ["src"]\n',
+        },
+    )
+    result = run_cli("init", "--yes", cwd=tmp_path)
+    assert result.code == 0, result.output
+    assert "many: the suite calls 45 of 45 public member(s)" in result.stdout
+    assert "more (listed in lockstep.toml)" in result.stdout
+    text = (tmp_path / "lockstep.toml").read_text()
+    for i in range(45):
+        assert f"#         1  f{i:02d}\n" in text
+    assert "… " not in text

@@ -95,7 +95,8 @@ def _fan_in(c: LedgerCandidate) -> str:
 
 
 LISTED_MEMBERS: Final = 30
-"""Members of a ranked surface listed in the file's comments, per group."""
+"""Members of a ranked surface the suite never calls listed in the file's comments (every
+member it calls is listed: ``lockstep init`` prints the first few and points here)."""
 
 
 def _ranking(p: PackageCandidate, suite: SuiteCalls | None) -> list[str]:
@@ -109,9 +110,7 @@ def _ranking(p: PackageCandidate, suite: SuiteCalls | None) -> list[str]:
         f"{len(called) + len(never)} of them",
         "# from outside the package (the calls recorded); most called first:",
     ]
-    lines += [f"#   {m.calls:>7}  {m.short}" for m in called[:LISTED_MEMBERS]]
-    if len(called) > LISTED_MEMBERS:
-        lines.append(f"#   … {len(called) - LISTED_MEMBERS} more")
+    lines += [f"#   {m.calls:>7}  {m.short}" for m in called]
     if never:
         lines.append(
             f"# Never called by the suite ({len(never)}): a ledger records nothing for them; "
