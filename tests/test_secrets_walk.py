@@ -64,8 +64,9 @@ leaves = (
 )
 values = st.recursive(
     leaves,
-    lambda inner: st.lists(inner, max_size=4)
-    | st.dictionaries(words | st.integers(-3, 3), inner, max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(words | st.integers(-3, 3), inner, max_size=4)
+    ),
     max_leaves=40,
 )
 
