@@ -52,6 +52,11 @@ def value_text(value: object, *, limit: int | None = None) -> str:
         text = _render(value)
     except RecursionError:
         text = "<a value nested too deeply to show>"
+    return clip(text, limit)
+
+
+def clip(text: str, limit: int | None) -> str:
+    """``text`` cut to ``limit`` characters, the last one "…" (whole with None)."""
     if limit is not None and len(text) > limit:
         return text[: max(limit - 1, 0)] + "…"
     return text

@@ -31,14 +31,18 @@ from typing import TYPE_CHECKING, Final
 
 import msgspec
 
-from lockstep.canon.text import SHOWN_VALUE
+from lockstep.canon.text import SHOWN_VALUE, clip
 from lockstep.config import OracleSpec, Project, Settings, config_of
 from lockstep.errors import LockstepError
 from lockstep.model import Outcome, ReplayOptions, Status
 from lockstep.oracles import CHILD_MODULE, CHILD_TIMEOUT, verify_zone
 from lockstep.oracles.verify_config import project_at
-from lockstep.oracles.verify_session import SessionError, VerifySession, current
-from lockstep.oracles.verify_zone import verifying_env
+from lockstep.oracles.verify_session import (
+    SessionError,
+    VerifySession,
+    current,
+    fresh_interpreter_env,
+)
 from lockstep.store import temp_folder
 
 if TYPE_CHECKING:  # not at import: replay never loads the probe machinery, and @record_io
@@ -223,7 +227,7 @@ def verify(
             case_id,
             False,
             verdict.reason,
-            seed_dependent=seeded and not verdict.zone_dependent and not verdict.varies,
+            seed_dependent=seeded,
             zone_dependent=verdict.zone_dependent,
             varies=verdict.varies,
         )
@@ -245,13 +249,7 @@ def _spawn(
     """Start the fresh interpreter on the candidate in ``rel`` (``-``: read it from stdin)."""
     import subprocess
 
-    env = {
-        **os.environ,
-        **(extra_env or {}),
-        "PYTHONHASHSEED": str(seed),
-        "PYTHONDONTWRITEBYTECODE": "1",
-        **verifying_env(),
-    }
+    env = {**os.environ, **(extra_env or {}), **fresh_interpreter_env(seed)}
     argv = [sys.executable, "-m", CHILD_MODULE, *source, "--dir", rel, spec.name]
     return subprocess.Popen(
         argv,
@@ -340,15 +338,10 @@ def reason_of(outcome: Outcome) -> str:
     """One line on why a case did not reproduce: the first differing aspect."""
     if outcome.drifts:
         first = outcome.drifts[0]
-        expected, actual = _clipped(first.expected), _clipped(first.actual)
+        # each side cut as a report shows a value: a whole document is no better a reason
+        expected, actual = clip(first.expected, SHOWN_VALUE), clip(first.actual, SHOWN_VALUE)
         return f"{first.aspect}: recorded {expected}, fresh interpreter {actual}"
-    return _clipped(outcome.note) or outcome.status.value
-
-
-def _clipped(text: str) -> str:
-    """``text`` cut to :data:`~lockstep.canon.text.SHOWN_VALUE` characters (a whole parsed
-    document is no better a reason than its start)."""
-    return text if len(text) <= SHOWN_VALUE else text[: SHOWN_VALUE - 1] + "…"
+    return clip(outcome.note, SHOWN_VALUE) or outcome.status.value
 
 
 # --------------------------------------------------------------------------- the child

@@ -98,6 +98,12 @@ def forks() -> bool:
     return hasattr(os, "fork") and sys.platform != "win32"
 
 
+def fresh_interpreter_env(seed: int) -> dict[str, str]:
+    """What a verifying interpreter's environment sets over the recording's: another hash
+    seed, no bytecode written, another local time zone (:mod:`.verify_zone`)."""
+    return {"PYTHONHASHSEED": str(seed), "PYTHONDONTWRITEBYTECODE": "1", **verifying_env()}
+
+
 def _environment() -> dict[str, str]:
     return dict(os.environ)
 
@@ -179,12 +185,7 @@ class VerifySession:
     def _spawn(self, seed: int, env: dict[str, str]) -> _Server:
         import subprocess
 
-        child_env = {
-            **env,
-            "PYTHONHASHSEED": str(seed),
-            "PYTHONDONTWRITEBYTECODE": "1",
-            **verifying_env(),
-        }
+        child_env = {**env, **fresh_interpreter_env(seed)}
         stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed by _Server.stop
         proc = subprocess.Popen(
             [sys.executable, "-m", CHILD_MODULE, "--serve", self.token],
