@@ -2,9 +2,9 @@
 
 The session's server reads each configuration once (:func:`remember`); every fork still
 reads the file and takes that reading only when the path and bytes are the ones the server
-read.  A changed file, and a configuration whose reading reads other files (a ``package``
-ledger reads the package's source), are read by the fork itself, as a fresh interpreter
-would.
+read, and (for a ``package`` ledger, whose reading reads the package's source) when the
+package is found where it was and its modules hold the same bytes.  Any change, and the
+fork reads it itself, as a fresh interpreter would.
 """
 
 from __future__ import annotations
@@ -66,19 +66,62 @@ def test_a_link_pointing_elsewhere_is_read_there(tmp_path: Path) -> None:
     assert moved is not kept and moved.config_path == two
 
 
-def test_a_package_ledger_is_not_kept(tmp_path: Path) -> None:
-    write_files(
-        tmp_path,
-        {
-            "shop/__init__.py": "def double(x):\n    return x * 2\n",
-            "lockstep.toml": '[[ledger]]\npackage = "shop"\n',
-        },
-    )
-    remember(tmp_path / "lockstep.toml")
-    assert verify_config._READ == {}
-    assert project_at(tmp_path / "lockstep.toml") == load_project(
-        config_path=tmp_path / "lockstep.toml"
-    )
+PACKAGE = {
+    "shop/__init__.py": "def double(x):\n    return x * 2\n",
+    "shop/_impl.py": "def _half(x):\n    return x // 2\n",
+    "lockstep.toml": '[[ledger]]\npackage = "shop"\nprivate = true\n',
+}
+
+
+def _names(project: object) -> list[str]:
+    return [s.name for s in project.oracles()]  # type: ignore[attr-defined]
+
+
+def test_a_package_ledger_is_kept_while_the_package_reads_the_same(tmp_path: Path) -> None:
+    write_files(tmp_path, PACKAGE)
+    config = tmp_path / "lockstep.toml"
+    remember(config)
+    kept = project_at(config)
+    assert project_at(config) is kept
+    assert kept == load_project(config_path=config)
+    assert _names(kept) == ["shop.double"]
+    assert kept.tested == {"shop._impl._half": "shop._impl._half.ledger.jsonl"}
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        pytest.param(
+            lambda root: (root / "shop/__init__.py").write_text(
+                "def double(x):\n    return x * 2\n\n\ndef triple(x):\n    return x * 3\n"
+            ),
+            id="a module edited",
+        ),
+        pytest.param(
+            lambda root: (root / "shop/more.py").write_text("def triple(x):\n    return x * 3\n"),
+            id="a module added",
+        ),
+        pytest.param(lambda root: (root / "shop/_impl.py").unlink(), id="a module removed"),
+    ],
+)
+def test_a_package_read_otherwise_is_expanded_again(tmp_path: Path, change: object) -> None:
+    write_files(tmp_path, PACKAGE)
+    config = tmp_path / "lockstep.toml"
+    remember(config)
+    kept = project_at(config)
+    change(tmp_path)  # type: ignore[operator]
+    again = project_at(config)
+    assert again is not kept
+    assert again == load_project(config_path=config)
+
+
+def test_a_package_that_no_longer_parses_is_the_forks_error(tmp_path: Path) -> None:
+    write_files(tmp_path, PACKAGE)
+    config = tmp_path / "lockstep.toml"
+    remember(config)
+    (tmp_path / "shop/__init__.py").write_text("def double(x:\n")
+    with pytest.raises(ConfigError, match="cannot read module 'shop'"):
+        project_at(config)
 
 
 def test_a_configuration_changed_during_the_run_is_what_each_fork_replays_under(

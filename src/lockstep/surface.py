@@ -276,6 +276,24 @@ def tested_members(package: str, root: Path, *, where: str) -> list[Member]:
     return list(unique.values())
 
 
+def source_state(package: str, root: Path) -> object:
+    """What the surface of ``package`` is read from, as a value to compare: the path it is
+    found at and the bytes of every module there (what :func:`_trees` reads).  Two equal
+    values give the same surface and members; a file that cannot be read gives a value
+    equal to no other."""
+    folder = package_path(package, root)
+    if folder is None:
+        return None
+    files = [folder] if folder.is_file() else sorted(folder.rglob("*.py"))
+    read: list[tuple[str, bytes | object]] = []
+    for path in files:
+        try:
+            read.append((str(path), path.read_bytes()))
+        except OSError:
+            read.append((str(path), object()))  # equal to nothing: read it again
+    return (str(folder), tuple(read))
+
+
 def _trees(package: str, root: Path, *, where: str) -> _Trees:
     folder = package_path(package, root)
     if folder is None:

@@ -91,3 +91,10 @@ class OracleSpec(Table, frozen=True):
         tests may call directly), each with its file's name in the oracle folder; none by
         default."""
         return ()
+
+    def expansion_sources(self, root: Path) -> object:
+        """What :meth:`expanded` and :meth:`tested_members` read under ``root``, as a value
+        to compare: equal values give the same oracles (and the same errors), so a reading
+        of them can be reused while the value stays the same.  None (the default) when they
+        read nothing."""
+        return None

@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Container, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -172,6 +172,7 @@ def verify(
     source: Sequence[str] = (),
     env: Mapping[str, str] | None = None,
     started: Prestarted | None = None,
+    explained: Container[str] = (),
 ) -> Verification:
     """Replay a candidate oracle of ``spec`` in a fresh interpreter with another hash seed.
 
@@ -180,7 +181,10 @@ def verify(
     verdict; every other id reproduced.  When some case does not
     reproduce, the candidate is replayed once more under a second hash seed: a case
     that reproduces there, or differs otherwise, owes its outcome to the hash seed (set
-    or dict order), which its verdict says.
+    or dict order), which its verdict says.  Not when every such case is in ``explained``
+    (the recording already names a cause for it: a patched collaborator, a frozen clock):
+    the refusal names that cause, and a second interpreter started only to name another
+    costs as much as the first.
 
     ``source`` tells the child where the oracle's settings come from (default: the
     project's configuration file; ``@record_io`` names the target instead), and ``env``
@@ -201,14 +205,14 @@ def verify(
         second: dict[str, Verdict] | None = None
         if session is not None:
             reported = _in_session(session, spec, rel, seed, source)
-            if reported:
+            if _unexplained(reported, explained):
                 second = _in_session(session, spec, rel, SECOND_SEED, source)
         else:
             proc = started.proc if started is not None else None
             if proc is None:
                 proc = _spawn(project, spec, rel, seed, source, env)
             reported = _collect(proc, spec, f"{rel}\n".encode() if started is not None else None)
-            if reported:
+            if _unexplained(reported, explained):
                 again = _spawn(project, spec, rel, SECOND_SEED, source, env)
                 second = _collect(again, spec, None)
     # The child reports only the cases that did not reproduce; the others did (and get no
@@ -222,7 +226,9 @@ def verify(
         if verdict is None:
             continue
         again_verdict = second.get(case_id) if second is not None else None
-        seeded = again_verdict is None or again_verdict.reason != verdict.reason
+        seeded = second is not None and (
+            again_verdict is None or again_verdict.reason != verdict.reason
+        )
         verdicts[case_id] = Verdict(
             case_id,
             False,
@@ -232,6 +238,11 @@ def verify(
             varies=verdict.varies,
         )
     return Verification(seed, verdicts)
+
+
+def _unexplained(reported: Mapping[str, Verdict], explained: Container[str]) -> bool:
+    """Whether a case that did not reproduce has no cause named yet (see :func:`verify`)."""
+    return any(case_id not in explained for case_id in reported)
 
 
 SECOND_SEED: Final = 3

@@ -223,7 +223,7 @@ def _reproducible(
         )
         return rows  # its ids: ``in`` bisects a row file, nothing is listed
 
-    checked = verify(project, spec, candidate, started=started)
+    checked = verify(project, spec, candidate, started=started, explained=recording.contexts)
     failed = checked.failed()
     if rows:
         report.notes.append(checked.note(len(rows)))
@@ -251,18 +251,20 @@ def _reproducible(
 # --------------------------------------------------------------------------- replay
 
 
-def _uncalled_member(project: Project, spec: LedgerSpec) -> bool:
-    """Whether a surface member's ledger holds no row (see :data:`NO_ROWS`)."""
+def _header(project: Project, spec: LedgerSpec) -> tuple[Path, LedgerHeader]:
+    """The ledger's path and header, checked to name ``spec``'s target."""
     path = KIND.oracle_path(project, spec)
     header = read_header(path)
     check_header_target(path, header, spec)
-    return header.rows == 0
+    return path, header
 
 
-def _prepare(project: Project, spec: LedgerSpec) -> tuple[Path, LedgerHeader, Callable[..., Any]]:
-    path = KIND.oracle_path(project, spec)
-    header = read_header(path)
-    check_header_target(path, header, spec)
+def _prepare(
+    project: Project, spec: LedgerSpec, read: tuple[Path, LedgerHeader] | None = None
+) -> tuple[Path, LedgerHeader, Callable[..., Any]]:
+    """The ledger's path and header (``read``: already read) and its target, imported and
+    checked against the header's signature."""
+    path, header = read if read is not None else _header(project, spec)
     target = resolve_callable(spec.target, project.root, where=project.where(spec, "target"))
     check_signature(path, header, signature_of(target))
     project_codec.apply(project, spec.target)  # its classes and callbacks thaw by name
@@ -451,9 +453,10 @@ class LedgerKind(OracleKind[LedgerSpec]):
         self, project: Project, spec: LedgerSpec, options: ReplayOptions
     ) -> Iterator[Outcome]:
         """Replay every selected row against the current target, streaming, in file order."""
-        if spec.package and _uncalled_member(project, spec):
-            return  # no case, and nothing imported: its module may not import here
-        path, header, target = _prepare(project, spec)
+        read = _header(project, spec)
+        if spec.package and read[1].rows == 0:
+            return  # an uncalled member (:data:`NO_ROWS`): nothing imported, it may not import here
+        path, header, target = _prepare(project, spec, read)
         selects = None if options.only is None and options.shard is None else options.selects
         early = _not_replayable(project, spec, path, header, selects)
         if early is not None:

@@ -102,6 +102,14 @@ class LedgerSpec(OracleSpec, frozen=True, kw_only=True):
             out.append((spec, f"{name}{SUFFIX}"))
         return tuple(out)
 
+    def expansion_sources(self, root: Path) -> object:
+        """With ``package``: where the package is found and the bytes of its modules."""
+        if not self.package or self.target:
+            return None
+        from lockstep.surface import source_state
+
+        return source_state(self.package, root)
+
 
 SPEC: Final = LedgerSpec
 """This kind's table, for the registry (:mod:`lockstep.kinds`)."""
