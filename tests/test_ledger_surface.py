@@ -389,6 +389,12 @@ def test_a_large_surface_is_summed_up_and_only_ledgers_with_something_to_say_are
     assert "wide.f0 (create)" not in out
     assert "14 other ledger(s) recorded with nothing to note: added 12 row(s)" in out
     assert "2 of them saw no call from the suite, so they guard nothing: wide.f12, wide.f13" in out
+    status = run_cli("status", cwd=tmp_path)
+    assert status.code == 0, status.output
+    lines = {line.split()[0]: line for line in status.stdout.splitlines()[1:] if line.strip()}
+    for name in ("wide.f12", "wide.f13"):  # files with no row: said, not just "ok"
+        assert "ok (no rows: no call was recorded, so it guards nothing)" in lines[name]
+    assert lines["wide.f0"].rstrip().endswith("ok")
 
     (tmp_path / "lockstep").rename(tmp_path / "first")
     verbose = pytest_in(tmp_path, "--lockstep-record", "-v", "tests")

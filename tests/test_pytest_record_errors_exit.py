@@ -1,8 +1,9 @@
 """A recording run that could not write a ledger does not exit 0.
 
-The tests passed, but a ledger was left as it was (here: it is a symbolic link, which
-lockstep never writes through): ``pytest --lockstep-record && git commit`` must stop.
-The other ledgers are written, and the linked file is untouched.
+The tests passed, but a ledger was left as it was (here: its lock file is a symbolic link,
+which lockstep never writes through): ``pytest --lockstep-record && git commit`` must stop.
+The other ledgers are written, and the linked file is untouched.  A ledger that is itself
+a link is not even read: the run stops before its tests, naming it.
 """
 
 from __future__ import annotations
@@ -45,11 +46,10 @@ def test_a_ledger_that_could_not_be_written_fails_the_run(tmp_path: Path) -> Non
     )
     first = pytest_in(root, "--lockstep-record", "-q", "tests")
     assert first.code == 0, first.output
-    ledger = root / "lockstep/cents.ledger.jsonl"
     outside = tmp_path / "outside.jsonl"
-    outside.write_bytes(ledger.read_bytes())
-    ledger.unlink()
-    ledger.symlink_to(outside)
+    outside.write_bytes(b"precious\n")
+    (root / "lockstep/.cents.ledger.jsonl.lock").symlink_to(outside)
+    ledger_before = (root / "lockstep/cents.ledger.jsonl").read_bytes()
     (root / "tests/test_money.py").write_text(
         TESTS
         + "\n\ndef test_more():\n    assert cents(0.5) == 50\n    assert label(3) == '3.00 EUR'\n"
@@ -61,4 +61,29 @@ def test_a_ledger_that_could_not_be_written_fails_the_run(tmp_path: Path) -> Non
     assert "2 passed" in again.output
     assert "lockstep: error:" in again.output and "symbolic link" in again.output
     assert outside.read_bytes() == before
+    assert (root / "lockstep/cents.ledger.jsonl").read_bytes() == ledger_before
     assert len(rows_of(root / "lockstep/label.ledger.jsonl")) == 2  # the other one is written
+
+
+def test_a_ledger_that_is_a_link_stops_the_run_before_its_tests(tmp_path: Path) -> None:
+    root = tmp_path / "project"
+    write_files(
+        root,
+        {
+            "lockstep.toml": '[[ledger]]\nname = "cents"\ntarget = "money:cents"\n',
+            "money.py": MONEY,
+            "tests/test_money.py": TESTS,
+        },
+    )
+    assert pytest_in(root, "--lockstep-record", "-q", "tests").code == 0
+    ledger = root / "lockstep/cents.ledger.jsonl"
+    outside = tmp_path / "outside.jsonl"
+    outside.write_bytes(ledger.read_bytes())
+    ledger.unlink()
+    ledger.symlink_to(outside)
+    before = outside.read_bytes()
+    again = pytest_in(root, "--lockstep-record", "--lockstep-record-mode=new-only", "-q", "tests")
+    assert again.code not in (0, 1), again.output
+    assert "cents.ledger.jsonl: cannot read: a symbolic link" in again.output
+    assert "passed" not in again.output
+    assert outside.read_bytes() == before

@@ -39,6 +39,7 @@ import msgspec
 from lockstep.canon import DEFAULT_STEM
 from lockstep.errors import ConfigError, LockstepError
 from lockstep.kinds import KIND_SPECS, KINDS
+from lockstep.store.reading import read_file
 from lockstep.tables import DEFAULT_MAX_OUTPUT as DEFAULT_MAX_OUTPUT
 from lockstep.tables import OracleSpec as OracleSpec
 from lockstep.tables import Table
@@ -324,7 +325,7 @@ def _format_validation(err: msgspec.ValidationError) -> str:
 
 def _load_toml(path: Path) -> dict[str, Any]:
     try:
-        data = path.read_bytes()
+        data = read_file(path, through_links=True)
     except OSError as e:
         raise ConfigError(f"{path}: cannot read: {e.strerror}") from None
     return parse_toml(data, path.name, ConfigError)
@@ -517,12 +518,12 @@ def find_config(start: Path | None = None) -> Path | None:
     here = (start or Path.cwd()).resolve()
     for folder in (here, *here.parents):
         candidate = folder / CONFIG_FILE
-        if candidate.is_file():
+        if candidate.exists():  # a folder or a device named so is reported when read
             return candidate
         pyproject = folder / PYPROJECT
         if pyproject.is_file():
             try:
-                data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+                data = tomllib.loads(read_file(pyproject, through_links=True).decode("utf-8"))
             except (tomllib.TOMLDecodeError, OSError, ValueError, RecursionError):
                 continue  # (UnicodeDecodeError is a ValueError)
             if isinstance(data.get("tool"), dict) and "lockstep" in data["tool"]:
@@ -559,7 +560,7 @@ def load_project(start: Path | None = None, *, config_path: Path | None = None) 
             " folder; create one (see the README) or run from the project root"
         )
     path = path.resolve()
-    if not path.is_file():
+    if not path.exists():
         raise ConfigError(f"{path}: config file not found")
     data = _load_toml(path)
     if path.name == PYPROJECT:

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Final
 
 from lockstep.errors import ConfigError
+from lockstep.store.reading import read_file
 
 VALUE_DUNDERS: Final = frozenset(
     f"__{name}__"
@@ -288,7 +289,7 @@ def source_state(package: str, root: Path) -> object:
     read: list[tuple[str, bytes | object]] = []
     for path in files:
         try:
-            read.append((str(path), path.read_bytes()))
+            read.append((str(path), read_file(path, through_links=True)))
         except OSError:
             read.append((str(path), object()))  # equal to nothing: read it again
     return (str(folder), tuple(read))
@@ -347,7 +348,7 @@ _SURFACES: dict[tuple[tuple[str, ast.Module], ...], tuple[list[Member], set[tupl
 
 def _parsed(path: Path) -> ast.Module:
     """``path`` parsed, or its tree from :data:`_PARSED` when its bytes are the same."""
-    data = path.read_bytes()
+    data = read_file(path, through_links=True)
     key = str(path)
     known = _PARSED.get(key)
     if known is not None and known[0] == data:

@@ -24,6 +24,7 @@ from typing import Final
 from lockstep.config import Config, Project, config_from_bytes, expand_surfaces, load_project
 from lockstep.errors import LockstepError
 from lockstep.kinds import KINDS
+from lockstep.store.reading import read_file
 
 _READ: Final[dict[Path, tuple[bytes, Config, list[object], Project]]] = {}
 """Resolved configuration path -> the bytes the server read there, their tables as
@@ -37,7 +38,7 @@ def remember(config_path: Path) -> None:
         path = config_path.resolve()
         if not path.is_file():
             return
-        data = path.read_bytes()
+        data = read_file(path, through_links=True)
         config = config_from_bytes(data, path.name)
         sources = _sources(config, path.parent)
         found = expand_surfaces(config, path.parent, path.name)
@@ -67,7 +68,7 @@ def project_at(config_path: Path) -> Project:
     try:
         path = config_path.resolve()
         known = _READ.get(path)
-        if known is not None and path.is_file() and path.read_bytes() == known[0]:
+        if known is not None and read_file(path, through_links=True) == known[0]:
             _, config, sources, project = known
             if _sources(config, path.parent) == sources:
                 return project

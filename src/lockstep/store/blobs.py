@@ -14,6 +14,7 @@ from typing import IO, Final
 from lockstep.store.atomic import _write_all
 from lockstep.store.locks import _sweep, lock_for
 from lockstep.store.paths import _create_temp, _refuse_link, safe_folder
+from lockstep.store.reading import read_file
 
 
 def sha256_hex(data: bytes) -> str:
@@ -70,7 +71,7 @@ class BlobStore:
     def get(self, digest: str) -> bytes | None:
         """The bytes stored under ``digest``, or None if they are not kept (or fail their hash)."""
         try:
-            data = self.path_for(digest).read_bytes()
+            data = read_file(self.path_for(digest))
         except OSError:
             return None
         return data if sha256_hex(data) == digest else None

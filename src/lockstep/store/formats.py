@@ -12,6 +12,7 @@ import msgspec
 
 from lockstep.errors import DataError
 from lockstep.store.paths import display_path
+from lockstep.store.reading import open_file, read_file
 
 T = TypeVar("T")
 
@@ -22,7 +23,7 @@ T = TypeVar("T")
 def iter_lines(path: Path) -> Iterator[tuple[int, bytes]]:
     """Yield ``(line number, line bytes)`` for each non-blank line, streaming."""
     try:
-        fh = path.open("rb")
+        fh = open_file(path)
     except FileNotFoundError:
         raise DataError(f"{display_path(path)}: file not found") from None
     except OSError as e:
@@ -75,7 +76,7 @@ def read_json(path: Path, type_: type[T]) -> T:
     """Read a whole JSON document (a lock or tape file) into ``type_``; errors name the file."""
     shown = display_path(path)
     try:
-        data = path.read_bytes()
+        data = read_file(path)
     except FileNotFoundError:
         raise DataError(f"{shown}: file not found") from None
     except OSError as e:

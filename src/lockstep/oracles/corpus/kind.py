@@ -53,6 +53,7 @@ from lockstep.oracles.stale import Mismatch, mismatches, rules_mismatch, stale_o
 from lockstep.oracles.status import file_status
 from lockstep.rules import RuleRecord, resolve_rules, secret_env_of
 from lockstep.store import BlobBatch, BlobStore, display_path, sha256_hex
+from lockstep.store.reading import open_file
 from lockstep.targets import resolve_callable
 
 if TYPE_CHECKING:
@@ -507,7 +508,8 @@ class CorpusKind(OracleKind[CorpusSpec]):
         """Each fixture: its path, and its text (the first 4 KiB) for matching."""
         for fixture_id, path in sorted(fixtures(project, corpus).items()):
             try:
-                head = path.read_bytes()[:4096].decode("utf-8", "replace")
+                with open_file(path, through_links=True) as fh:  # not a pipe's endless stream
+                    head = fh.read(4096).decode("utf-8", "replace")
             except OSError:
                 head = ""
             yield CaseInput(fixture_id, display_path(path, project.root), (head,))

@@ -52,6 +52,7 @@ from lockstep.store import (
     iter_lines,
     lock_for,
 )
+from lockstep.store.reading import open_file
 
 
 class SignatureChanged(Rejected):
@@ -187,7 +188,7 @@ def check_signature(path: Path, header: LedgerHeader, current: list[Param]) -> N
 def open_ledger(path: Path) -> BinaryIO:
     """Open a ledger for streaming, with the same one-line errors as :func:`iter_lines`."""
     try:
-        return path.open("rb")
+        return open_file(path)
     except FileNotFoundError:
         raise DataError(f"{display_path(path)}: file not found") from None
     except OSError as e:

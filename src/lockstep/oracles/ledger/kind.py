@@ -251,6 +251,11 @@ def _reproducible(
 # --------------------------------------------------------------------------- replay
 
 
+NO_ROWS_REMARK: Final = "no rows: no call was recorded, so it guards nothing"
+"""What ``lockstep status`` says of a ledger that holds no row (a surface member the suite
+never called from outside the package)."""
+
+
 def _header(project: Project, spec: LedgerSpec) -> tuple[Path, LedgerHeader]:
     """The ledger's path and header, checked to name ``spec``'s target."""
     path = KIND.oracle_path(project, spec)
@@ -413,11 +418,14 @@ class LedgerKind(OracleKind[LedgerSpec]):
             yield row.id
 
     def status(self, project: Project, ledger: LedgerSpec) -> OracleStatus:
-        """Present, readable, and how many rows."""
+        """Present, readable, and how many rows (none: said, it guards nothing)."""
         path = self.oracle_path(project, ledger)
-        return file_status(
-            ledger, path, lambda: (sum(1 for _ in self.case_ids(project, ledger)), "")
-        )
+
+        def read() -> tuple[int, str]:
+            rows = sum(1 for _ in self.case_ids(project, ledger))
+            return rows, "" if rows else NO_ROWS_REMARK
+
+        return file_status(ledger, path, read)
 
     def _record_driven(self, project: Project, spec: LedgerSpec, mode: RecordMode) -> RecordReport:
         """Run the driver with the target wrapped and write the distinct calls it made."""

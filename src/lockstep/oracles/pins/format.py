@@ -49,6 +49,7 @@ from lockstep.errors import DataError, UsageError
 from lockstep.pyentry import MODULE_NAME
 from lockstep.rules import RuleRecord, RuleSet, rules_from_records
 from lockstep.store import display_path, iter_lines
+from lockstep.store.reading import open_file
 
 FORMAT: Final = "lockstep-pins"
 VERSION: Final = 1
@@ -168,7 +169,7 @@ class PinsFile:
         """Each pin's ``(line number, byte offset)``, after validating the whole file once,
         with the identity of the file that was read (see :meth:`pin_at`)."""
         found: dict[str, tuple[int, int]] = {}
-        with self.path.open("rb") as fh:
+        with open_file(self.path) as fh:
             offset = 0
             for lineno, raw in enumerate(fh, start=1):
                 line = raw.strip()
@@ -190,7 +191,7 @@ class PinsFile:
         file must never hand one case another's verdict.
         """
         lineno, offset = index.places[pin_id]
-        with self.path.open("rb") as fh:
+        with open_file(self.path) as fh:
             if _identity(fh.fileno()) == index.identity:
                 fh.seek(offset)
                 pin = self._decode(lineno, fh.readline().strip())
