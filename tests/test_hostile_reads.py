@@ -136,6 +136,18 @@ def test_a_blob_linked_elsewhere_is_not_read(tmp_path: Path) -> None:
             blob.symlink_to("/dev/zero")
 
 
+def test_a_corpus_lock_linked_to_an_endless_device_is_one_line(tmp_path: Path) -> None:
+    root = make_project(tmp_path / "proj")
+    assert run_cli("record", "rows", cwd=root).code == 0
+    lock = root / "lockstep" / "rows.lock.json"
+    lock.unlink()
+    lock.symlink_to("/dev/zero")
+    result = run_cli("replay", "rows", cwd=root, timeout=60)
+    assert result.code == 2, result.output
+    line = _one_line(result.stderr)
+    assert "rows.lock.json" in line and "symbolic link" in line
+
+
 # ------------------------------------------------------------------- the reader itself
 
 

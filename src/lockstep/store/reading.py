@@ -37,7 +37,7 @@ _FLAGS: Final = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOE
 _NOFOLLOW: Final = getattr(os, "O_NOFOLLOW", 0)
 
 
-def open_file(path: Path, *, through_links: bool = False) -> BinaryIO:
+def open_file(path: Path, *, through_links: bool = False, buffering: int = -1) -> BinaryIO:
     """``path`` opened for reading in binary, when it is a regular file (and not a link,
     unless ``through_links``); else :class:`OSError` (``FileNotFoundError`` when missing)."""
     if not through_links and not _NOFOLLOW and path.is_symlink():  # no O_NOFOLLOW here
@@ -51,7 +51,7 @@ def open_file(path: Path, *, through_links: bool = False) -> BinaryIO:
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise OSError(errno.EINVAL, NOT_A_FILE, str(path))
-        return os.fdopen(fd, "rb")
+        return os.fdopen(fd, "rb", buffering=buffering)
     except BaseException:
         os.close(fd)
         raise

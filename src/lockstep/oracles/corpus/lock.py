@@ -31,6 +31,7 @@ from lockstep import canon
 from lockstep.errors import DataError
 from lockstep.rules import RuleRecord
 from lockstep.store import AtomicLines, atomic_write, display_path, pretty_json, read_json
+from lockstep.store.reading import open_file
 
 LOCK_VERSION: Final = 1
 MAX_NBYTES: Final = 2**48
@@ -170,7 +171,7 @@ def read_lock(path: Path) -> Lock:
     reads any other layout whole."""
     shown = display_path(path)
     try:
-        fh = open(path, "rb", buffering=io.DEFAULT_BUFFER_SIZE * 16)  # noqa: SIM115 (kept open by the view)
+        fh = open_file(path, buffering=io.DEFAULT_BUFFER_SIZE * 16)  # kept open by the view
     except OSError:
         fh = None
     if fh is not None:

@@ -33,7 +33,7 @@ import msgspec
 
 from lockstep.canon import JSON
 from lockstep.config import Project
-from lockstep.errors import CanonError, UsageError
+from lockstep.errors import CanonError, DataError, UsageError
 from lockstep.model import Outcome, RecordReport, Status
 from lockstep.oracles.corpus.compare import rendering_drift, summary
 from lockstep.oracles.corpus.fixtures import fixtures, glob_base
@@ -48,6 +48,7 @@ from lockstep.store import (
     sweep_temp_folders,
     temp_folder,
 )
+from lockstep.store.reading import read_file
 
 MINED_PREFIX: Final = "mined-"
 MINED_SUFFIX: Final = ".json"
@@ -130,7 +131,7 @@ class CorpusSubject:
                     "recorded fixtures"
                 )
             self._recorded = {
-                fid: Fixture(fid, path.read_bytes())
+                fid: Fixture(fid, _fixture_bytes(path, self.project.root))
                 for fid, path in fixtures(self.project, self.spec).items()
             }
         return self._recorded
@@ -289,3 +290,12 @@ class CorpusSubject:
                     f"{display_path(path, self.project.root)}: not written (not recorded)"
                 )
         return report
+
+
+def _fixture_bytes(path: Path, root: Path) -> bytes:
+    """A fixture's bytes (a link is the project's own business; a pipe or a device, such
+    as a link to ``/dev/zero``, is one line naming it)."""
+    try:
+        return read_file(path, through_links=True)
+    except OSError as e:
+        raise DataError(f"{display_path(path, root)}: cannot read: {e.strerror}") from None
