@@ -259,8 +259,24 @@ def _dec_clock(tag: str, payload: Any, path: str, depth: int) -> Any:
     if fold:
         value = value.replace(fold=fold)
     if value.isoformat() != text:
-        raise _not_canonical(tag, text, path)
+        raise _offset_moved(tag, text, value, tz, path) or _not_canonical(tag, text, path)
     return value
+
+
+def _offset_moved(tag: str, text: str, value: Any, tz: Any, path: str) -> CanonError | None:
+    """The error of a recorded clock whose zone gives it another UTC offset here (a zone
+    that reads the machine's local time, or rules that changed): not a malformed file."""
+    import datetime as dt
+
+    written = (dt.datetime if tag == "$datetime" else dt.time).fromisoformat(text)
+    if tz is None or written.utcoffset() is None or written.isoformat() != text:
+        return None
+    offset = value.isoformat()[len(written.replace(tzinfo=None).isoformat()) :] or "none"
+    return CanonError(
+        f"{tag} {_short(text)}: its zone ({type(tz).__name__}) gives it the UTC offset "
+        f"{offset} here, not the recorded one: the zone depends on where or when it runs",
+        path,
+    )
 
 
 def _dec_datetime(payload: Any, path: str, depth: int) -> dt.datetime:
