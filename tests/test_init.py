@@ -442,3 +442,68 @@ def test_every_member_the_suite_calls_is_listed_where_init_says(tmp_path: Path) 
     for i in range(45):
         assert f"#         1  f{i:02d}\n" in text
     assert "… " not in text
+
+
+# A library whose suite ships inside the package (``links/test/``), as hyperlink's does,
+# and whose class lives in a private module and is re-exported: its tests construct it
+# directly, so what its constructor does is what they pin.
+INSIDE = {
+    "src/links/__init__.py": "from links._url import Link, parse\n\n__all__ = ['Link', 'parse']\n",
+    "src/links/_url.py": """
+        class Link:
+            def __init__(self, path):
+                self.path = path.strip("/").split("/") if path else []
+                self.rooted = path.startswith("/")
+
+            def child(self, name):
+                return Link("/".join(["", *self.path, name]) if self.rooted else name)
+
+            def _text(self):
+                return ("/" if self.rooted else "") + "/".join(self.path)
+
+
+        def parse(text):
+            return Link(text)
+        """,
+    "src/links/test/__init__.py": "",
+    "src/links/test/test_links.py": """
+        from links import Link, parse
+
+
+        def test_parse():
+            assert parse("/a/b").child("c")._text() == "/a/b/c"
+
+
+        def test_construct():
+            assert Link("/x/").path == ["x"]
+            assert Link("").rooted is False
+        """,
+    "pyproject.toml": '[tool.pytest.ini_options]\npythonpath = ["src"]\n',
+}
+
+
+def test_a_suite_inside_the_package_is_found_counted_and_records_its_constructor(
+    tmp_path: Path,
+) -> None:
+    write_files(tmp_path, INSIDE)
+    result = run_cli("init", "--yes", cwd=tmp_path)
+    assert result.code == 0, result.output
+    out = result.stdout
+    assert "no tests folder" not in out
+    # the tests inside the package call it as users do
+    assert "links: the suite calls 2 of 2 public member(s) from outside the package" in out
+    assert _config(tmp_path)["ledger"] == [{"package": "links"}]
+
+    recorded = run_pytest("--lockstep-record", cwd=tmp_path, plugins=("lockstep.pytest.plugin",))
+    assert recorded.code == 0, recorded.output
+    ledgers = {p.name for p in (tmp_path / "lockstep").iterdir()}
+    # the re-exported class's constructor and private method, called by the tests
+    assert "links._url.Link.__init__.ledger.jsonl" in ledgers
+    assert "links._url.Link._text.ledger.jsonl" in ledgers
+    assert run_cli("replay", cwd=tmp_path).code == 0
+
+    url = tmp_path / "src/links/_url.py"
+    url.write_text(url.read_text().replace('path.strip("/")', 'path.rstrip("/")'))
+    red = run_cli("replay", cwd=tmp_path)
+    assert red.code == 1, red.output
+    assert "links._url.Link.__init__" in red.stdout

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import ast
 import importlib.machinery
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -105,6 +106,16 @@ class Member:
         """The target's dotted name inside the package: ``isodates.parse_date``."""
         rest = self.module.removeprefix(package).lstrip(".")
         return f"{rest}.{self.qualname}" if rest else self.qualname
+
+
+def names_tests(parts: Iterable[str]) -> bool:
+    """Whether a module's dotted path below its top-level package (or a file's path below
+    the package's folder) names test code: a suite shipped inside the package
+    (``hyperlink/test/test_url.py``), which calls the package as a user does."""
+    return any(
+        p in ("tests", "test", "testing") or p.startswith("test_") or p.endswith("_test")
+        for p in parts
+    )
 
 
 def package_dir(package: str, root: Path) -> Path | None:
@@ -248,7 +259,9 @@ def tested_members(package: str, root: Path, *, where: str) -> list[Member]:
     """What a test suite may call directly beyond the public surface: every other
     function, method, classmethod, staticmethod and property the package defines at the
     top level of a module or class, in any of its modules — private names, members of
-    private modules that are not re-exported, and ``__init__``.
+    private modules that are not re-exported, the private methods and ``__init__`` of
+    every class (one a public module re-exports too: ``hyperlink._url.URL``, whose
+    constructor its suite calls directly).
 
     A suite that calls ``obj._check_date()`` or constructs ``Hijri(1410, 8, 30)`` pins
     what those calls do; a ledger of them catches what that test catches. Recorded,
@@ -265,11 +278,12 @@ def tested_members(package: str, root: Path, *, where: str) -> list[Member]:
                 if (module, node.name) in taken or {"overload", ".overload"} & _decorators(node):
                     continue
                 out.append(Member(module, node.name))
-            elif isinstance(node, ast.ClassDef) and (module, node.name) not in taken:
-                out.extend(
-                    Member(module, f"{node.name}.{name}")
-                    for name in _class_members(node, private=True)
-                )
+            elif isinstance(node, ast.ClassDef):
+                names = _class_members(node, private=True)
+                if (module, node.name) in taken:  # re-exported: its surface is public already
+                    shown = set(_class_members(node))
+                    names = [name for name in names if name not in shown]
+                out.extend(Member(module, f"{node.name}.{name}") for name in names)
     unique: dict[str, Member] = {}
     for member in out:
         if member.target not in known:
@@ -429,6 +443,7 @@ __all__ = [
     "VALUE_DUNDERS",
     "Member",
     "module_members",
+    "names_tests",
     "package_dir",
     "package_path",
     "surface",

@@ -47,7 +47,9 @@ def pytest_configure(config: pytest.Config) -> None:
     if not request:
         return
     data = json.loads(Path(request).read_text(encoding="utf-8"))
-    counter = CallCounter((Path(p) for p in data["watched"]), packages=data["packages"])
+    counter = CallCounter(
+        (Path(p) for p in data["watched"]), packages=data["packages"], tests_outside=True
+    )
     config.stash[_COUNTER] = counter
     counter.__enter__()
 

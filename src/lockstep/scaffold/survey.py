@@ -412,10 +412,21 @@ def _imported_by_tests(root: Path) -> set[str]:
 
 
 def _tests_folder(root: Path) -> str | None:
-    for name in ("tests", "test"):
-        folder = root / name
-        if folder.is_dir() and any(folder.rglob("test*.py")):
-            return name
+    """The suite's folder: ``tests/`` or ``test/`` at the root, else one shipped inside a
+    top-level package (``src/hyperlink/test/``: its calls count as a user's, see
+    :mod:`lockstep.oracles.ledger.wrapping`); relative to ``root``."""
+    packages = [
+        folder
+        for base in (root, root / "src")
+        if base.is_dir()
+        for folder in sorted(base.iterdir())
+        if folder.is_dir() and (folder / "__init__.py").is_file()
+    ]
+    for parent in (root, *packages):
+        for name in ("tests", "test"):
+            folder = parent / name
+            if folder.is_dir() and any(folder.rglob("test*.py")):
+                return folder.relative_to(root).as_posix()
     return None
 
 

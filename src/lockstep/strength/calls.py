@@ -24,12 +24,20 @@ from pathlib import Path
 from types import CodeType, FrameType, TracebackType
 from typing import Any
 
+from lockstep.surface import names_tests
+
 
 class CallCounter:
     """Counts calls of the functions defined under ``watched`` (files or folders), or in
     a module of one of ``packages``, while active (``with CallCounter(...) as counter:``)."""
 
-    def __init__(self, watched: Iterable[Path] = (), *, packages: Iterable[str] = ()) -> None:
+    def __init__(
+        self,
+        watched: Iterable[Path] = (),
+        *,
+        packages: Iterable[str] = (),
+        tests_outside: bool = False,
+    ) -> None:
         resolved = [Path(p).resolve() for p in watched]
         self._files = frozenset(str(p) for p in resolved if not p.is_dir())
         self._folders = tuple(str(p) + os.sep for p in resolved if p.is_dir())
@@ -37,6 +45,9 @@ class CallCounter:
         """Top-level packages watched by module name, wherever they were imported from
         (an installed copy rather than the project's folder)."""
         self._prefixes = tuple(f"{p}." for p in self._packages)
+        self._tests_outside = tests_outside
+        """Whether test code shipped inside a watched package or folder (``pkg/test/``)
+        is a caller from outside, as it is for a ledger at the package boundary."""
         self._verdict: dict[CodeType, bool] = {}
         self.calls: Counter[CodeType] = Counter()
         """Every call of a watched function."""
@@ -51,12 +62,15 @@ class CallCounter:
             name = code.co_filename
             if name and not name.startswith("<"):
                 name = os.path.realpath(name)
-            verdict = name in self._files or name.startswith(self._folders)
+            folder = next((f for f in self._folders if name.startswith(f)), None)
+            verdict = name in self._files or folder is not None
+            module = frame.f_globals.get("__name__")
             if not verdict and self._packages:
-                module = frame.f_globals.get("__name__")
                 verdict = isinstance(module, str) and (
                     module in self._packages or module.startswith(self._prefixes)
                 )
+            if verdict and self._tests_outside:
+                verdict = not _test_code(name, folder, module)
             self._verdict[code] = verdict
         return verdict
 
@@ -94,6 +108,16 @@ class CallCounter:
         for code, n in self.calls.items():
             out[(Path(os.path.realpath(code.co_filename)), code.co_qualname)] += n
         return out
+
+
+def _test_code(filename: str, folder: str | None, module: object) -> bool:
+    """Whether a watched function is test code shipped inside the package: by its module's
+    dotted name below the top-level package, else by its file's path below the folder."""
+    if isinstance(module, str) and "." in module:
+        return names_tests(module.split(".")[1:])
+    if folder is not None:
+        return names_tests(Path(filename[len(folder) :]).with_suffix("").parts)
+    return False
 
 
 def code_of(obj: object) -> CodeType | None:

@@ -34,6 +34,7 @@ from lockstep.oracles.ledger.format import (
     signature_of,
 )
 from lockstep.oracles.ledger.recorder import _MEMO_LEAVES, TargetRecorder, _memoizable
+from lockstep.surface import names_tests
 from lockstep.targets import root_on_path, split_target
 
 _INSIDE: Final[contextvars.ContextVar[frozenset[str]]] = contextvars.ContextVar(
@@ -48,11 +49,7 @@ def _own_code(module: object, package: str, prefix: str) -> bool:
     ``pkg/tests/...``, call it from outside, like any user)."""
     if not isinstance(module, str) or not (module == package or module.startswith(prefix)):
         return False
-    parts = module.split(".")
-    return not any(
-        p in ("tests", "test", "testing") or p.startswith("test_") or p.endswith("_test")
-        for p in parts[1:]
-    )
+    return not names_tests(module.split(".")[1:])
 
 
 def _surface_guard(wrapper: Any, func: Callable[..., Any], surface: str) -> Any:
