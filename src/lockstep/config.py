@@ -569,7 +569,13 @@ def load_project(start: Path | None = None, *, config_path: Path | None = None) 
             raise ConfigError(f"{path.name}: has no [tool.lockstep] table")
     else:
         raw = data
-    found = expand_surfaces(parse_config(raw, path.name), path.parent, path.name)
+    return expanded_project(parse_config(raw, path.name), path)
+
+
+def expanded_project(config: Config, path: Path) -> Project:
+    """The project ``config`` (read from the file at ``path``) configures, each table that
+    stands for several oracles expanded (:func:`expand_surfaces`)."""
+    found = expand_surfaces(config, path.parent, path.name)
     return Project(
         root=path.parent,
         config_path=path,

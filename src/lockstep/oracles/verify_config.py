@@ -21,7 +21,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Final
 
-from lockstep.config import Config, Project, config_from_bytes, expand_surfaces, load_project
+from lockstep.config import Config, Project, config_from_bytes, expanded_project, load_project
 from lockstep.errors import LockstepError
 from lockstep.kinds import KINDS
 from lockstep.store.reading import read_file
@@ -40,18 +40,10 @@ def remember(config_path: Path) -> None:
             return
         data = read_file(path, through_links=True)
         config = config_from_bytes(data, path.name)
-        sources = _sources(config, path.parent)
-        found = expand_surfaces(config, path.parent, path.name)
+        sources = _sources(config, path.parent)  # before expanding: a change between is seen
+        project = expanded_project(config, path)
     except (OSError, LockstepError):
         return
-    project = Project(
-        root=path.parent,
-        config_path=path,
-        config=found.config,
-        surfaces=found.surfaces,
-        surface_origin=found.origin,
-        tested=found.tested,
-    )
     _READ[path] = (data, config, sources, project)
 
 
