@@ -67,6 +67,7 @@ def test_a_ledger_linked_to_an_endless_device_is_refused(recorded: Path, command
     assert result.code == 2, result.output
     line = _one_line(result.stderr)
     assert "double.ledger.jsonl" in line and "symbolic link" in line
+    assert "error: lockstep/double.ledger.jsonl: " in line  # where it is, not where it points
 
 
 def test_a_ledger_that_is_a_pipe_is_refused_without_waiting(recorded: Path) -> None:

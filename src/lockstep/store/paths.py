@@ -29,12 +29,15 @@ _LEGACY_TMP: Final = r"(?:[a-z0-9_]{8}|[0-9]+)"
 
 
 def display_path(path: Path, root: Path | None = None) -> str:
-    """A path as the user should read it: relative to ``root`` (or the cwd) when inside it."""
+    """A path as the user should read it: relative to ``root`` (or the cwd) when inside it.
+    Its folders are resolved, not the file itself: a file that is a link is named where
+    it is, not where it points."""
+    resolved = path.parent.resolve() / path.name if path.name not in ("", "..") else path.resolve()
     for base in (root, Path.cwd()):
         if base is None:
             continue
         try:
-            return str(path.resolve().relative_to(base.resolve()))
+            return str(resolved.relative_to(base.resolve()))
         except ValueError:
             continue
     return str(path)
