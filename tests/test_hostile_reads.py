@@ -101,7 +101,9 @@ def test_a_configuration_that_is_not_a_file_is_one_line(recorded: Path, kind: st
         config.mkdir()
     result = run_cli("replay", cwd=recorded, timeout=60)
     assert result.code == 2, result.output
-    assert "not a regular file" in _one_line(result.stderr)
+    line = _one_line(result.stderr)
+    assert "lockstep.toml: cannot read: not a regular file" in line
+    assert "/dev/zero" not in line
 
 
 def test_a_package_module_that_is_a_device_is_one_line(recorded: Path) -> None:

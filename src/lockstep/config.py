@@ -323,11 +323,13 @@ def _format_validation(err: msgspec.ValidationError) -> str:
     return f"{where}: {what}" if where else what
 
 
-def _load_toml(path: Path) -> dict[str, Any]:
+def _load_toml(path: Path, shown: Path) -> dict[str, Any]:
+    """The TOML at ``path``; an error names ``shown`` (the file as found, not where its
+    link points)."""
     try:
         data = read_file(path, through_links=True)
     except OSError as e:
-        raise ConfigError(f"{path}: cannot read: {e.strerror}") from None
+        raise ConfigError(f"{shown}: cannot read: {e.strerror}") from None
     return parse_toml(data, path.name, ConfigError)
 
 
@@ -559,10 +561,10 @@ def load_project(start: Path | None = None, *, config_path: Path | None = None) 
             f"no {CONFIG_FILE} (or [tool.lockstep] in {PYPROJECT}) found here or in any parent"
             " folder; create one (see the README) or run from the project root"
         )
-    path = path.resolve()
+    found, path = path, path.resolve()
     if not path.exists():
         raise ConfigError(f"{path}: config file not found")
-    data = _load_toml(path)
+    data = _load_toml(path, found)
     if path.name == PYPROJECT:
         raw = _from_pyproject(data)
         if raw is None:
