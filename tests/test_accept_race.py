@@ -23,6 +23,9 @@ else:
     print("case", case)
 """
 
+ROUNDS = 10
+"""Rounds of one accept racing one record, each round on a grown oracle."""
+
 CONFIG = """
 [[pins]]
 name = "prog"
@@ -56,7 +59,7 @@ def test_accept_and_record_new_only_at_once_both_land(git_repo: GitRepo) -> None
     )
     assert run_cli("record", cwd=root).code == 0
     git_repo.commit("record")
-    for round_ in range(1, 21):
+    for round_ in range(1, ROUNDS + 1):
         git_repo.commit(
             f"round {round_}", {"version": f"{round_}\n", "cases/prog.toml": _cases(round_)}
         )

@@ -221,7 +221,7 @@ def _countdown(items: tuple[int, ...], fail: bool) -> Iterator[int]:
 
 
 @settings(
-    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(
     items=st.lists(st.integers(), max_size=6).map(tuple),

@@ -142,7 +142,7 @@ def test_a_row_the_screen_passes_over_is_one_the_full_scan_keeps_as_it_is(
         assert not any(_full_scan_finds_or_scrubs(policy, row) for row in batch)
 
 
-@SETTINGS
+@settings(SETTINGS, max_examples=100)  # each example tries every secret in seven places
 @given(row=rows)
 def test_every_secret_kind_and_spelling_in_a_row_is_screened_in(row: LedgerRow) -> None:
     """Whatever else the row holds, a secret put in any field, key or bytes value is
