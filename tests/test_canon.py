@@ -12,6 +12,7 @@ import socket
 import threading
 import uuid
 import zoneinfo
+from collections import Counter, OrderedDict, defaultdict
 from decimal import Decimal
 from typing import Any, NamedTuple
 
@@ -65,6 +66,12 @@ def same(a: Any, b: Any) -> bool:
         return len(a) == len(b) and all(any(same(x, y) for y in b) for x in a)
     if isinstance(a, dict):
         if len(a) != len(b):
+            return False
+        if getattr(a, "default_factory", None) is not getattr(b, "default_factory", None):
+            return False
+        if isinstance(a, OrderedDict) and not all(
+            same(ka, kb) for ka, kb in zip(a, b, strict=True)
+        ):
             return False
         for ka, va in a.items():
             match = [kb for kb in b if same(ka, kb)]
@@ -141,6 +148,13 @@ values = st.recursive(
         st.frozensets(hashables, max_size=4),
         st.builds(Money, decimals, st.text(max_size=3)),
         st.builds(Point, st.integers(), st.integers()),
+        st.dictionaries(hashables, inner, max_size=3).map(OrderedDict),
+        st.builds(
+            defaultdict,
+            st.sampled_from([None, int, list, str]),
+            st.dictionaries(hashables, inner, max_size=3),
+        ),
+        st.dictionaries(hashables, st.integers(), max_size=3).map(Counter),
     ),
     max_leaves=12,
 )
@@ -302,11 +316,46 @@ def test_registered_encoders_freeze_user_types() -> None:
         canon.loads(frozen)
 
 
-def test_builtin_subclasses_freeze_as_their_base() -> None:
-    from collections import OrderedDict, defaultdict
+def test_the_standard_librarys_dicts_keep_their_kind_and_others_are_refused() -> None:
+    """An object's state thawed with a plain dict for its defaultdict or OrderedDict replays
+    otherwise (KeyError where it counted, no popitem(last=False)): each keeps its kind."""
+    ordered = canon.loads(canon.dumps(OrderedDict([(10, "a"), (2, "b")])))
+    assert type(ordered) is OrderedDict and list(ordered) == [10, 2]
+    assert canon.dumps(OrderedDict(b=1, a=2)) != canon.dumps(OrderedDict(a=2, b=1))
+    counts = canon.loads(canon.dumps(defaultdict(int, {"b": 1})))
+    assert type(counts) is defaultdict and counts.default_factory is int
+    counts["new"] += 1
+    assert canon.dumps(defaultdict(int, {1: 2})) == canon.dumps(defaultdict(int, {1: 2}))
+    assert canon.dumps(defaultdict(int, {1: 2})) != canon.dumps(defaultdict(list, {1: 2}))
+    assert canon.dumps(defaultdict(int, {1: 2})) != canon.dumps({1: 2})
+    tally = canon.loads(canon.dumps(Counter("abracadabra")))
+    assert type(tally) is Counter and tally["z"] == 0 and tally.most_common(1) == [("a", 5)]
+    assert canon.dumps(Counter(a=1, b=2)) == canon.dumps(Counter(b=2, a=1))  # equal: same bytes
 
-    assert canon.dumps(OrderedDict(b=1, a=2)) == canon.dumps({"a": 2, "b": 1})
-    assert canon.dumps(defaultdict(int, {1: 2})) == canon.dumps({1: 2})
+    class Sorted(dict):  # a dict subclass of another library (sortedcontainers' SortedDict)
+        pass
+
+    with pytest.raises(
+        CanonError, match=r'value\["v"\]\[0\]: cannot freeze a .*Sorted: as a plain dict'
+    ):
+        canon.dumps({"v": [Sorted(a=1)]})
+    with pytest.raises(CanonError, match=r"value\.default_factory: cannot freeze function"):
+        canon.dumps(defaultdict(lambda: 0))
+
+
+@pytest.mark.parametrize(
+    "frozen",
+    [
+        '{"$defaultdict": [{"$fn": "os:system"}, []]}',  # nothing named in the data is called
+        '{"$defaultdict": ["builtins:int", []]}',
+        '{"$defaultdict": [null]}',
+        '{"$odict": [[1, 2], [1, 3]]}',
+        '{"$counter": {"a": 1}}',
+    ],
+)
+def test_a_malformed_dict_kind_is_refused(frozen: str) -> None:
+    with pytest.raises(CanonError):
+        canon.loads(frozen)
 
 
 @pytest.mark.parametrize(

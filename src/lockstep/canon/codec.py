@@ -17,6 +17,9 @@ A tag is a JSON object with exactly one key that starts with ``$``::
     {"$set": [...]}              {"$frozenset": [...]}       {"$decimal": "1.00"}
     {"$float": "nan"|"inf"|"-inf"}                          {"$complex": [re, im]}
     {"$dict": [[k, v], ...]}     (non-str keys, or str keys that start with "$")
+    {"$odict": [[k, v], ...]}    (an OrderedDict, in its order)  {"$counter": [[k, v], ...]}
+    {"$defaultdict": [{"$fn": ...} or null, [[k, v], ...]]}
+                          (any other dict subclass not the project's own is refused)
     {"$datetime": [iso, zone, fold]}  {"$date": iso}  {"$time": [iso, zone, fold]}
     {"$timedelta": [days, seconds, microseconds]}       {"$uuid": "..."}
     {"$path": [pathlib class name, str]}                {"$enum": ["mod:Qual", member]}
@@ -35,8 +38,9 @@ A tag is a JSON object with exactly one key that starts with ``$``::
 
 Plain JSON objects are only ever produced for dicts whose keys are all strings
 not starting with ``$``, so a user's dict can never be mistaken for a tag.
-Set members and ``$dict`` pairs are sorted by their canonical bytes, so equal
-values give equal bytes whatever their insertion order.
+Set members and ``$dict``, ``$counter`` and ``$defaultdict`` pairs are sorted by their
+canonical bytes, so equal values give equal bytes whatever their insertion order
+(``$odict`` keeps its order: two OrderedDicts are equal only in the same order).
 
 Loose mode (``loose=True``) freezes tuples as lists, for users who want the
 weaker contract "same items, sequence type does not matter".  It is opt-in

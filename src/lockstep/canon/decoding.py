@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import base64
 import binascii
+import collections
 import dataclasses
 import enum
 import functools
 import pathlib
 from collections.abc import Callable, Iterable
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any, Final, TypeAlias
+from typing import TYPE_CHECKING, Any, Final, TypeAlias, TypeVar
 
 import msgspec
 
@@ -196,23 +197,48 @@ def _dec_frozenset(payload: Any, path: str, depth: int) -> frozenset[Any]:
     return out
 
 
-def _dec_dict(payload: Any, path: str, depth: int) -> dict[Any, Any]:
-    out: dict[Any, Any] = {}
-    for pair in list_payload("$dict", payload, path, depth):
-        k, v = list_payload("$dict", pair, path, depth + 1, "[key, value] pairs")
+_D = TypeVar("_D", bound=dict[Any, Any])
+
+
+def _fill(tag: str, out: _D, payload: Any, path: str, depth: int) -> _D:
+    """Put the ``[key, value]`` pairs of ``payload`` (the array of a tag object at ``depth``)
+    into ``out``, in their order; a key given twice is malformed."""
+    for pair in list_payload(tag, payload, path, depth):
+        k, v = list_payload(tag, pair, path, depth + 1, "[key, value] pairs")
         key = decode_at(k, path, depth + 3)
         try:
             seen = key in out
         except Exception as e:
-            raise _raised_by_members("$dict", [key, *out], e, path) from None
+            raise _raised_by_members(tag, [key, *out], e, path) from None
         if seen:
-            raise _twice("$dict", f"key {_key_text(key)}", [key, *out], path)
+            raise _twice(tag, f"key {_key_text(key)}", [key, *out], path)
         value = decode_at(v, f"{path}{_key_segment(key)}", depth + 3)
         try:
             out[key] = value
         except Exception as e:
-            raise _raised_by_members("$dict", [key, *out], e, path) from None
+            raise _raised_by_members(tag, [key, *out], e, path) from None
     return out
+
+
+def _dec_dict(payload: Any, path: str, depth: int) -> dict[Any, Any]:
+    return _fill("$dict", {}, payload, path, depth)
+
+
+def _dec_odict(payload: Any, path: str, depth: int) -> collections.OrderedDict[Any, Any]:
+    return _fill("$odict", collections.OrderedDict(), payload, path, depth)
+
+
+def _dec_counter(payload: Any, path: str, depth: int) -> collections.Counter[Any]:
+    return _fill("$counter", collections.Counter(), payload, path, depth)
+
+
+def _dec_defaultdict(payload: Any, path: str, depth: int) -> collections.defaultdict[Any, Any]:
+    want = "[factory, pairs]"
+    factory, pairs = list_payload("$defaultdict", payload, path, depth, want)
+    made = decode_at(factory, f"{path}.default_factory", depth + 2)
+    if made is not None and not (isinstance(factory, dict) and "$fn" in factory):
+        raise _malformed("$defaultdict", "a $fn or null factory", factory, path)
+    return _fill("$defaultdict", collections.defaultdict(made), pairs, path, depth + 1)
 
 
 @functools.cache
@@ -433,6 +459,9 @@ TAG_DECODERS: Final[dict[str, TagDecoder]] = {
     "$set": _dec_set,
     "$frozenset": _dec_frozenset,
     "$dict": _dec_dict,
+    "$odict": _dec_odict,
+    "$counter": _dec_counter,
+    "$defaultdict": _dec_defaultdict,
     "$datetime": _dec_datetime,
     "$date": _dec_date,
     "$time": _dec_time,

@@ -254,10 +254,10 @@ class Encoder:
         return None
 
     def _builtin_subclass(self, v: Any, t: type[Any], depth: int) -> JSON:
-        """Builtin subclasses (OrderedDict, defaultdict, str/int subclasses) freeze as their
-        base type: they compare equal to it, so the contract is the same."""
+        """Dict subclasses by :meth:`_dict_subclass`; other builtin subclasses (list, str,
+        int, float) freeze as their base type: they compare equal to it."""
         if isinstance(v, dict):
-            return self._dict(v, depth)
+            return self._dict_subclass(v, t, depth)
         if isinstance(v, list):
             check_level(depth)
             return self.seq(v, depth + 1)
@@ -309,6 +309,45 @@ class Encoder:
                 raise
         return out
 
+    def _dict_subclass(self, v: dict[Any, Any], t: type[Any], depth: int) -> JSON:
+        """An ``OrderedDict`` (its pairs in its order), a ``Counter`` or a ``defaultdict``
+        (its factory by name) by a tag of its own; any other dict subclass is refused.
+
+        As a plain dict they compare equal to a result, but an object holding one thaws
+        otherwise: a ``defaultdict`` that counted raises ``KeyError``, an ``OrderedDict``
+        forgets ``popitem(last=False)``, a sorted dict its sort -- and a method replayed
+        against that object goes red (or green) for a change that did not happen."""
+        import collections
+
+        if t is collections.OrderedDict:
+            check_level(depth + 2)
+            return {"$odict": self._pairs(v, depth + 3)}
+        if t is collections.Counter:
+            check_level(depth + 2)
+            return {"$counter": sorted(self._pairs(v, depth + 3), key=_encoder.encode)}
+        if t is collections.defaultdict:
+            check_level(depth + 3)
+            factory = getattr(v, "default_factory", None)
+            made = None if factory is None else self.child(factory, ".default_factory", depth + 2)
+            pairs = sorted(self._pairs(v, depth + 4), key=_encoder.encode)
+            return {"$defaultdict": [made, pairs]}
+        raise Unfreezable(
+            f"cannot freeze a {t.__module__}.{t.__qualname__}: as a plain dict it would lose "
+            "what its class adds; register an encoder with lockstep.register_encoder()"
+        )
+
+    def _pairs(self, v: dict[Any, Any], depth: int) -> list[JSON]:
+        """``[key, value]`` for each item of ``v`` in its order, both frozen at ``depth``."""
+        enc = self.enc
+        pairs: list[JSON] = []
+        for k, item in v.items():
+            try:
+                pairs.append([enc(k, depth), enc(item, depth)])
+            except Unfreezable as e:
+                e.segments.append(_key_segment(k))
+                raise
+        return pairs
+
     def _dict(self, v: dict[Any, Any], depth: int) -> JSON:
         enc = self.enc
         plain = True
@@ -327,14 +366,7 @@ class Encoder:
                     raise
             return out
         check_level(depth + 2)
-        pairs: list[JSON] = []
-        for k, item in v.items():
-            try:
-                pairs.append([enc(k, depth + 3), enc(item, depth + 3)])
-            except Unfreezable as e:
-                e.segments.append(_key_segment(k))
-                raise
-        return {"$dict": sorted(pairs, key=_encoder.encode)}
+        return {"$dict": sorted(self._pairs(v, depth + 3), key=_encoder.encode)}
 
 
 _STRICT = Encoder(loose=False)

@@ -256,6 +256,11 @@ def _dict_pairs(payload: object) -> str:
     return "{" + ", ".join(f"{_render(k)}: {_render(v)}" for k, v in pairs) + "}"
 
 
+def _defaultdict(payload: object) -> str:
+    factory, pairs = _list(payload, 2)
+    return f"defaultdict({_render(factory)}, {_dict_pairs(pairs)})"
+
+
 def _moment(kind: str) -> Callable[[object], str]:
     """``datetime('2024-01-31T12:00:00', 'Europe/Paris')``; ``fold=1`` when it is set."""
 
@@ -360,6 +365,9 @@ _TAGS: Final[dict[str, Callable[[object], str]]] = {
     "$float": _special_float,
     "$complex": _complex,
     "$dict": _dict_pairs,
+    "$odict": lambda p: f"OrderedDict({_dict_pairs(p)})",
+    "$counter": lambda p: f"Counter({_dict_pairs(p)})",
+    "$defaultdict": _defaultdict,
     "$datetime": _moment("datetime"),
     "$date": lambda p: f"date({_str(p)!r})",
     "$time": _moment("time"),
