@@ -198,3 +198,53 @@ def test_a_one_module_library_is_proposed_recorded_and_replayed(tmp_path: Path) 
         red = run_cli("replay", cwd=tmp_path)
         assert red.code == 1, (old, red.output)
     source.write_text(original)
+
+
+BOX = """
+import functools
+
+
+class Box:
+    def __init__(self, n):
+        self.n = n
+
+    @functools.cached_property
+    def double(self):
+        return self.n * 2
+
+    def triple(self):
+        return self.n * 3
+"""
+
+BOX_TESTS = """
+from box import Box
+
+
+def test_box():
+    b = Box(2)
+    assert b.double == 4 and b.double == 4  # the second read finds the cached value
+    assert Box(3).triple() == 9 and Box(5).double == 10
+"""
+
+
+def test_a_cached_property_is_recorded_as_its_first_read(tmp_path: Path) -> None:
+    """A ``functools.cached_property`` on the surface stopped the whole recording ("is a
+    cached_property, not a callable", exit 4); its function is recorded like a property's
+    getter, one row per object's first read."""
+    write_files(
+        tmp_path,
+        {
+            "box/__init__.py": BOX,
+            "tests/test_box.py": BOX_TESTS,
+            "pyproject.toml": '[tool.pytest.ini_options]\npythonpath = ["."]\n',
+            "lockstep.toml": '[[ledger]]\npackage = "box"\n',
+        },
+    )
+    recorded = pytest_in(tmp_path, "--lockstep-record", "-q", "tests")
+    assert recorded.code == 0, recorded.output
+    assert len(rows_of(tmp_path / "lockstep/box.Box.double.ledger.jsonl")) == 2
+    assert run_cli("replay", cwd=tmp_path).code == 0
+    source = tmp_path / "box/__init__.py"
+    source.write_text(BOX.replace("return self.n * 2", "return self.n * 2 + 1"))
+    red = run_cli("replay", cwd=tmp_path)
+    assert red.code == 1 and "box.Box.double" in red.output, red.output

@@ -8,6 +8,7 @@ this is the one place that turns those strings into objects, so every
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
 import os
 import sys
@@ -88,11 +89,14 @@ def resolve_object(spec: str, root: Path, *, where: str) -> Any:
 
 
 def resolve_callable(spec: str, root: Path, *, where: str) -> Callable[..., Any]:
-    """Like :func:`resolve_object`, and refuse what cannot be called; a property stands for
-    its getter (``pkg.mod:Class.prop`` is called with the instance, as ``Class.prop.fget``)."""
+    """Like :func:`resolve_object`, and refuse what cannot be called; a property (or a
+    ``functools.cached_property``) stands for its getter (``pkg.mod:Class.prop`` is called
+    with the instance, as ``Class.prop.fget``)."""
     obj = resolve_object(spec, root, where=where)
     if isinstance(obj, property) and obj.fget is not None:
         return obj.fget
+    if isinstance(obj, functools.cached_property):
+        return obj.func
     if not callable(obj):
         raise TargetError(f"{where}: {spec!r} is a {type(obj).__name__}, not a callable")
     return obj  # type: ignore[no-any-return]

@@ -319,6 +319,14 @@ def _wrap_member(
     if isinstance(raw, property) and raw.fget is not None:
         getter = _wrap_function(raw.fget, rec, skip_first=False, surface=surface)
         return raw.getter(getter), signature_of(raw.fget)
+    if isinstance(raw, functools.cached_property):
+        # its first read on each object calls the function (later reads find the value in
+        # the object's __dict__): that call is the row, as a property's getter's is
+        cached = functools.cached_property(
+            _wrap_function(raw.func, rec, skip_first=False, surface=surface)
+        )
+        cached.attrname, cached.__doc__ = raw.attrname, raw.__doc__
+        return cached, signature_of(raw.func)
     if isinstance(raw, type):
         raise TargetError(f"{where}: is a class; name the method to record (Class.method)")
     if not callable(raw):
