@@ -317,7 +317,7 @@ def replay_rate(root: Path, jobs: int = 1) -> tuple[float, int]:
     project = load_project(root)
     spec = project.oracle("add")
     start = time.perf_counter()
-    count = sum(1 for o in ledger.replay(project, spec, ReplayOptions(jobs=jobs)) if o.ok)
+    count = sum(1 for o in ledger.KIND.replay(project, spec, ReplayOptions(jobs=jobs)) if o.ok)
     return count / (time.perf_counter() - start), count
 
 
@@ -378,7 +378,7 @@ from lockstep.oracles.ledger import kind as ledger
 project = load_project(Path(sys.argv[1]))
 spec = project.oracle("add")
 n = 0
-for outcome in ledger.replay(project, spec, ReplayOptions()):
+for outcome in ledger.KIND.replay(project, spec, ReplayOptions()):
     n += outcome.ok
 print(n, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 """

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from lockstep import canon, project_codec
 from lockstep.config import Project
-from lockstep.errors import UsageError
+from lockstep.errors import LockstepError, UsageError
 from lockstep.model import (
     OracleStatus,
     Outcome,
@@ -42,6 +42,7 @@ from lockstep.oracles import (
     StrengthScope,
     source_scope,
 )
+from lockstep.oracles.ledger import isolated
 from lockstep.oracles.ledger.file import (
     MODE_WORDS,
     RowOrder,
@@ -381,6 +382,42 @@ def _replay_parallel(
         yield from outcomes
 
 
+def _replay_rows(
+    project: Project,
+    spec: LedgerSpec,
+    path: Path,
+    header: LedgerHeader,
+    target: Callable[..., Any],
+    options: ReplayOptions,
+    selects: Callable[[str], bool] | None,
+) -> Iterator[Outcome]:
+    """Replay the selected rows of the ledger at ``path``, streaming, in file order."""
+    replayer = _replayer(project, spec, path, header, target, options.candidate)
+    # iter_rows inlined: at 100,000 rows a second, each generator layer per row shows.
+    run = replayer.run
+    fn = header.fn
+    shown = replayer.shown
+    order = RowOrder(shown)
+    check_order = order.check
+    try:
+        with root_on_path(project.root), open_ledger(path) as fh:
+            lines = enumerate(fh, start=1)
+            for _, raw in lines:
+                if raw.strip():
+                    break  # the header, already read
+            for lineno, raw in lines:
+                line = raw.rstrip(b"\r\n")
+                if not line.strip():
+                    continue
+                row = parse_row(line, lineno, shown, fn)
+                check_order(lineno, row)
+                if selects is None or selects(row.id):
+                    yield run(lineno, row)
+    finally:
+        if replayer.loop is not None:
+            replayer.loop.close()
+
+
 def _strings(value: object) -> Iterator[str]:
     if isinstance(value, str):
         yield value
@@ -473,30 +510,14 @@ class LedgerKind(OracleKind[LedgerSpec]):
         if options.jobs > 1:
             yield from _replay_parallel(project, spec, options)
             return
-        replayer = _replayer(project, spec, path, header, target, options.candidate)
-        # iter_rows inlined: at 100,000 rows a second, each generator layer per row shows.
-        run = replayer.run
-        fn = header.fn
-        shown = replayer.shown
-        order = RowOrder(shown)
-        check_order = order.check
-        try:
-            with root_on_path(project.root), open_ledger(path) as fh:
-                lines = enumerate(fh, start=1)
-                for _, raw in lines:
-                    if raw.strip():
-                        break  # the header, already read
-                for lineno, raw in lines:
-                    line = raw.rstrip(b"\r\n")
-                    if not line.strip():
-                        continue
-                    row = parse_row(line, lineno, shown, fn)
-                    check_order(lineno, row)
-                    if selects is None or selects(row.id):
-                        yield run(lineno, row)
-        finally:
-            if replayer.loop is not None:
-                replayer.loop.close()
+
+        def rows() -> Iterator[Outcome]:
+            return _replay_rows(project, spec, path, header, target, options, selects)
+
+        if options.candidate or not isolated.forks():
+            yield from rows()  # a candidate replays in a fork of its own already
+        else:
+            yield from isolated.in_fork(rows)  # alone, as it was verified
 
     def case_runner(self, project: Project, spec: LedgerSpec) -> CaseRunner:
         """Replay one row by id (pytest items): the file is read and the target imported once."""
@@ -517,6 +538,40 @@ class LedgerKind(OracleKind[LedgerSpec]):
                 return stale_outcome(spec.name, case_id, stale, config_name=project.config_name)
             with root_on_path(project.root):
                 return replayer.run(*found)
+
+        return run
+
+    def isolated_case_runner(self, project: Project, spec: LedgerSpec) -> CaseRunner:
+        """pytest's items' runner: at the first item, the ledger's rows replay in a fork of
+        their own (:meth:`replay`, :mod:`.isolated`), as ``lockstep replay`` replays them;
+        each item then takes its row's outcome.  Rows replayed one by one in the pytest process
+        saw what the other ledgers' rows had changed there.  A row the replay gives no
+        outcome for (an uncalled member's, a missing one) is answered by :meth:`case_runner`.
+        """
+        if not isolated.forks():
+            return self.case_runner(project, spec)
+        outcomes: dict[str, Outcome] = {}
+        failure: list[LockstepError] = []
+        plain: list[CaseRunner] = []
+        replayed: list[bool] = []
+
+        def run(case_id: str) -> Outcome:
+            if not replayed:
+                replayed.append(True)
+                try:
+                    outcomes.update(
+                        (o.case_id, o) for o in self.replay(project, spec, ReplayOptions())
+                    )
+                except LockstepError as e:
+                    failure.append(e)
+            if failure:
+                raise failure[0]
+            found = outcomes.get(case_id)
+            if found is not None:
+                return found
+            if not plain:
+                plain.append(self.case_runner(project, spec))
+            return plain[0](case_id)
 
         return run
 

@@ -1,0 +1,172 @@
+"""Each ledger replays alone, in a fork of the replaying process, as it was verified.
+
+Recording verifies each ledger in a fork of its own of a pristine interpreter
+(:mod:`lockstep.oracles.verify_session`): its rows are written because they reproduce when
+no other ledger's calls ran before them.  ``lockstep replay`` of several ledgers ran them
+one after another in one process, so a ledger whose calls change shared state (a value
+cached on a module-level object, a registry filled) changed what the next ledger's calls
+returned: unchanged code replayed red, and green again when that ledger was replayed alone
+or in the other order.  Now each ledger's rows replay in a fork of the replaying process,
+which has imported the ledger's target but made none of its calls; whatever one ledger's
+calls change ends with its fork, and the order of the ledgers no longer matters.
+
+The fork sends its outcomes back through a pipe, in pickled batches (unpickling one costs
+this process about a microsecond), and an exception it raises is raised here.  Pickle is safe here: both ends are
+this process and its fork, and nothing read from an oracle file is unpickled.  Where
+``os.fork`` does not exist, the rows replay in this process as before.  A fork that ends
+before its last row (a replayed call that exits the process) leaves this process running:
+the ledger's rows not replayed are errors that say how it ended.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import pickle
+import signal
+import sys
+import time
+from collections.abc import Callable, Iterator
+from typing import IO, Any, Final
+
+from lockstep.errors import LockstepError, TargetError
+from lockstep.model import Outcome
+
+BATCH_CASES: Final = 1024
+"""Outcomes sent in one message at most."""
+
+BATCH_SECONDS: Final = 0.05
+"""How long a slow ledger's outcomes wait in the fork before they are sent anyway (a
+progress bar keeps moving)."""
+
+_HEAD: Final = 8
+"""Bytes of the length prefix of each message."""
+
+
+def forks() -> bool:
+    """Whether ledgers can replay in forks here."""
+    return hasattr(os, "fork") and sys.platform != "win32"
+
+
+def in_fork(produce: Callable[[], Iterator[Outcome]]) -> Iterator[Outcome]:
+    """The outcomes ``produce()`` yields, produced in a fork of this process."""
+    read_fd, write_fd = os.pipe()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the fork's own lines run in another process
+        os.close(read_fd)
+        _produce_in_fork(produce, write_fd)
+    os.close(write_fd)
+    finished = False
+    try:
+        with os.fdopen(read_fd, "rb") as pipe:
+            while (message := _receive(pipe)) is not None:
+                what, payload = message
+                if what == "end":
+                    finished = True
+                    break
+                if what == "raise":
+                    finished = True
+                    raise payload
+                yield from payload
+    finally:
+        if not finished:  # the consumer stopped early, or the fork died
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        _, status = os.waitpid(pid, 0)
+    if not finished:  # the change's failure (a call that ends the process), not bad input
+        raise TargetError(
+            f"the process replaying its rows ended before its last row ({_ended(status)})"
+        )
+
+
+def _ended(status: int) -> str:
+    if os.WIFSIGNALED(status):
+        number = os.WTERMSIG(status)
+        with contextlib.suppress(ValueError):
+            return f"killed by {signal.Signals(number).name}"
+        return f"killed by signal {number}"
+    return f"exit code {os.waitstatus_to_exitcode(status)}"
+
+
+def _receive(pipe: IO[bytes]) -> tuple[str, Any] | None:
+    head = pipe.read(_HEAD)
+    if len(head) < _HEAD:
+        return None
+    body = pipe.read(int.from_bytes(head, "big"))
+    message: tuple[str, Any] = pickle.loads(body)  # our own fork's message
+    return message
+
+
+def _send(out: IO[bytes], what: str, payload: object) -> None:
+    body = pickle.dumps((what, payload), protocol=pickle.HIGHEST_PROTOCOL)
+    out.write(len(body).to_bytes(_HEAD, "big") + body)
+    out.flush()
+
+
+def _fresh_streams() -> None:
+    """New ``sys.stdout``/``sys.stderr`` on the same descriptors: a lock another thread of
+    this process (a progress bar's) held at the fork stays held in the old objects."""
+    fresh: dict[int, IO[str]] = {}
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name)
+        try:
+            fd = stream.fileno()
+        except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+            continue  # not a file (captured): nothing another thread writes through
+        if fd not in fresh:
+            fresh[fd] = open(  # noqa: SIM115 - the fork ends with os._exit
+                os.dup(fd),
+                "w",
+                encoding=getattr(stream, "encoding", None) or "utf-8",
+                errors=getattr(stream, "errors", None) or "strict",
+                buffering=1,
+            )
+        setattr(sys, name, fresh[fd])
+
+
+def _produce_in_fork(
+    produce: Callable[[], Iterator[Outcome]], fd: int
+) -> None:  # pragma: no cover - runs in the fork
+    code = 0
+    try:
+        _fresh_streams()
+        with os.fdopen(fd, "wb") as out:
+            batch: list[Outcome] = []
+            sent = time.monotonic()
+            try:
+                for outcome in produce():
+                    batch.append(outcome)
+                    if len(batch) >= BATCH_CASES or time.monotonic() - sent > BATCH_SECONDS:
+                        _send(out, "cases", batch)
+                        batch, sent = [], time.monotonic()
+            except BaseException as e:  # raised where the outcomes are read
+                if batch:
+                    _send(out, "cases", batch)
+                _send(out, "raise", _picklable(e))
+            else:
+                if batch:
+                    _send(out, "cases", batch)
+                _send(out, "end", None)
+    except BaseException:
+        code = 1
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        os._exit(code)
+
+
+def _picklable(error: BaseException) -> BaseException:
+    """``error`` itself when it survives pickling, else a :class:`LockstepError` saying it."""
+    try:
+        again = pickle.loads(pickle.dumps(error))  # our own bytes
+    except Exception:
+        return LockstepError(f"{type(error).__name__}: {error}")
+    return again if isinstance(again, BaseException) else error
+
+
+__all__ = ["forks", "in_fork"]
