@@ -248,3 +248,20 @@ def test_a_cached_property_is_recorded_as_its_first_read(tmp_path: Path) -> None
     source.write_text(BOX.replace("return self.n * 2", "return self.n * 2 + 1"))
     red = run_cli("replay", cwd=tmp_path)
     assert red.code == 1 and "box.Box.double" in red.output, red.output
+
+
+def test_a_surface_not_yet_recorded_names_the_command_that_records_it(tmp_path: Path) -> None:
+    """A ledger without a driver is recorded from the tests: the hint names pytest, not
+    ``lockstep record NAME`` (which refuses a ledger with no driver)."""
+    write_files(
+        tmp_path,
+        {
+            "box/__init__.py": BOX,
+            "pyproject.toml": '[tool.pytest.ini_options]\npythonpath = ["."]\n',
+            "lockstep.toml": '[[ledger]]\npackage = "box"\n',
+        },
+    )
+    red = run_cli("replay", cwd=tmp_path)
+    assert red.code == 1, red.output
+    assert "is not recorded yet: run 'pytest --lockstep-record'" in red.output, red.output
+    assert "lockstep record box" not in red.output

@@ -26,7 +26,7 @@ from lockstep.cli.app import (
 )
 from lockstep.config import OracleSpec, Project
 from lockstep.errors import UsageError
-from lockstep.oracles import kind_of
+from lockstep.oracles import kind_of, record_command
 from lockstep.report.strength import report_json, report_lines
 from lockstep.store import display_path
 from lockstep.strength import MutationOptions, analyze
@@ -54,7 +54,7 @@ def _select(project: Project, names: tuple[str, ...]) -> list[OracleSpec]:
         if not path.exists():
             raise UsageError(
                 f"{display_path(path, project.root)} is not recorded yet: run "
-                f"'lockstep record {spec.name}' first (strength measures recorded cases)"
+                f"'{record_command(spec)}' first (strength measures recorded cases)"
             )
     return specs
 

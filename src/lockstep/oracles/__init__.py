@@ -332,6 +332,13 @@ NOT_RECORDED: Final = "(not recorded)"
 """The case id of the one outcome an oracle that was never recorded replays as."""
 
 
+def record_command(spec: OracleSpec) -> str:
+    """The command that records ``spec``: a ledger without a driver records from the tests."""
+    if spec.kind == "ledger" and getattr(spec, "driver", None) is None:
+        return "pytest --lockstep-record"
+    return f"lockstep record {spec.name}"
+
+
 def replay(project: Project, spec: OracleSpec, options: ReplayOptions) -> Iterator[Outcome]:
     """Replay one oracle of any kind, with the two verdicts that are the same for every kind.
 
@@ -349,7 +356,7 @@ def replay(project: Project, spec: OracleSpec, options: ReplayOptions) -> Iterat
             NOT_RECORDED,
             Status.ERROR,
             note=f"{display_path(path, project.root)} is not recorded yet: run "
-            f"'lockstep record {spec.name}' on the trusted commit and commit the file",
+            f"'{record_command(spec)}' on the trusted commit and commit the file",
         )
         return
     replayed = 0
