@@ -205,3 +205,21 @@ def test_a_replaced_clock_is_named_each_time(package: list[types.ModuleType]) ->
     with mock.patch("datetime.date"), mock.patch("time.strftime", lambda *a: ""):
         assert watch() == "frozen clock (time.strftime, datetime.date replaced)"
     assert watch() == ""
+
+
+def test_a_changed_decimal_context_is_named(package: list[types.ModuleType]) -> None:
+    """``localcontext()`` with another rounding changes what ``quantize`` returns: a row whose
+    outcome differs under it names the context, with what changed."""
+    import decimal
+
+    watch = ContextWatch([f"{PKG}:helper"])
+    assert watch() == ""
+    with decimal.localcontext() as context:
+        context.rounding = decimal.ROUND_HALF_UP
+        context.prec = 6
+        assert watch() == (
+            "decimal context changed (prec 28 -> 6, rounding ROUND_HALF_EVEN -> ROUND_HALF_UP)"
+        )
+        context.traps[decimal.Inexact] = True
+        assert "traps ('DivisionByZero', 'InvalidOperation', 'Overflow') -> (" in watch()
+    assert watch() == ""

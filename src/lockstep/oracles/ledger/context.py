@@ -15,6 +15,8 @@ first seen, says in one line what differs from that snapshot:
   or ``datetime.datetime`` / ``datetime.date`` is not the real one (freezegun and
   ``mock.patch("time.time")`` both replace them);
 * a locale switch (``locale.setlocale``), or a Django translation activated;
+* the decimal context changed (``decimal.localcontext()`` with another rounding or
+  precision: what ``quantize`` and ``Decimal`` arithmetic return depends on it);
 * an environment variable set, changed or removed (``TZ`` with ``time.tzset()``, ``LANG``,
   a feature flag): ``monkeypatch.setenv`` is the usual way a test does it.
 
@@ -109,6 +111,38 @@ def _locale_now() -> str:
         return ""
 
 
+_DECIMAL_FIELDS: Final = ("prec", "rounding", "Emin", "Emax", "capitals", "clamp")
+
+
+def _decimal_now() -> tuple[object, ...] | None:
+    """This thread's decimal context (precision, rounding, exponent limits, traps), when
+    :mod:`decimal` is loaded: ``localcontext()`` changes what ``quantize`` and every
+    ``Decimal`` operation return."""
+    module = sys.modules.get("decimal")
+    if module is None:
+        return None
+    return _decimal_fields(module.getcontext())
+
+
+def _decimal_fields(context: Any) -> tuple[object, ...]:
+    traps = tuple(sorted(t.__name__ for t, on in context.traps.items() if on))
+    return (*(getattr(context, name) for name in _DECIMAL_FIELDS), traps)
+
+
+def _decimal_cause(before: tuple[object, ...] | None, now: tuple[object, ...] | None) -> str:
+    """ "decimal context changed (rounding ROUND_HALF_EVEN -> ROUND_HALF_UP)", or ""."""
+    if now is None:
+        return ""
+    if before is None:  # decimal was loaded after recording started: its default context
+        module = sys.modules.get("decimal")
+        before = _decimal_fields(module.DefaultContext) if module is not None else now
+    if now == before:
+        return ""
+    names = (*_DECIMAL_FIELDS, "traps")
+    changed = [f"{n} {b} -> {a}" for n, b, a in zip(names, before, now, strict=True) if a != b]
+    return f"decimal context changed ({', '.join(changed)})"
+
+
 def _language_now() -> str:
     """The active Django translation, when Django's translation module is loaded."""
     translation = sys.modules.get("django.utils.translation")
@@ -193,6 +227,7 @@ class ContextWatch:
         self.packages = {_package_of(t) for t in targets}
         self.locale = _locale_now()
         self.language = _language_now()
+        self.decimal = _decimal_now()
         self.environ = dict(os.environ)
         self._env_seen: Any = _raw_environ()
         """The environment's raw table when last compared, and the cause found then: a dict
@@ -249,6 +284,9 @@ class ContextWatch:
         language = _language_now()
         if language != self.language:
             causes.append(f"translation switched ({self.language or 'none'} -> {language})")
+        decimal_changed = _decimal_cause(self.decimal, _decimal_now())
+        if decimal_changed:
+            causes.append(decimal_changed)
         causes.extend(self._environment())
         changed, grown = self._globals()
         causes.extend(changed)
