@@ -19,6 +19,7 @@ from typing import Any, NamedTuple
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from sortedcontainers import SortedDict, SortedList
 
 from lockstep import canon
 from lockstep.errors import CanonError
@@ -155,6 +156,8 @@ values = st.recursive(
             st.dictionaries(hashables, inner, max_size=3),
         ),
         st.dictionaries(hashables, st.integers(), max_size=3).map(Counter),
+        st.dictionaries(st.integers(), inner, max_size=3).map(SortedDict),
+        st.lists(st.integers(), max_size=4).map(SortedList),
     ),
     max_leaves=12,
 )
@@ -341,6 +344,24 @@ def test_the_standard_librarys_dicts_keep_their_kind_and_others_are_refused() ->
         canon.dumps({"v": [Sorted(a=1)]})
     with pytest.raises(CanonError, match=r"value\.default_factory: cannot freeze function"):
         canon.dumps(defaultdict(lambda: 0))
+
+
+def test_sortedcontainers_collections_keep_their_class_and_order() -> None:
+    """A SortedDict (portion's IntervalDict holds one) thaws as a SortedDict, not a dict."""
+    from sortedcontainers import SortedDict, SortedKeyList, SortedList, SortedSet
+
+    for value in (SortedDict({10: "a", 2: "b"}), SortedList([3, 1, 2]), SortedSet(["b", "a"])):
+        thawed = canon.loads(canon.dumps(value))
+        assert type(thawed) is type(value) and list(thawed) == list(value)
+    table = canon.loads(canon.dumps({"t": SortedDict({10: "a", 2: "b"})}))["t"]
+    assert table.popitem(-1) == (10, "a") and table.peekitem(0) == (2, "b")
+    assert canon.dumps(SortedDict({1: 2})) != canon.dumps({1: 2})
+    with pytest.raises(CanonError, match="with a key function"):
+        canon.dumps(SortedDict(abs, {1: 2}))
+    with pytest.raises(CanonError, match="SortedKeyList"):
+        canon.dumps(SortedKeyList([1], key=abs))
+    with pytest.raises(CanonError, match="SortedDict, SortedList or SortedSet"):
+        canon.loads('{"$sorted": ["subprocess", []]}')
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,8 @@ Frozen as plain dicts, their state thawed otherwise: a ``defaultdict`` that coun
 ``KeyError`` in the verifying interpreter (rows refused as "behaviour varies"),
 ``popitem(last=False)`` of a plain dict raised ``TypeError``, and a change from
 ``defaultdict(int)`` to ``{}`` replayed green (the frozen state was the same either way).
-A dict subclass of another library, which no tag keeps, is refused by name.
+A dict subclass of another library, which no tag keeps, is refused by name; sortedcontainers'
+``SortedDict`` (portion's ``IntervalDict`` holds one) keeps its class.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from helpers import pytest_in, rows_of, run_cli, write_files
 
 TALLY = """
 from collections import Counter, OrderedDict, defaultdict
+
+from sortedcontainers import SortedDict
 
 
 class Tally:
@@ -41,6 +44,21 @@ class Sorted(dict):
     pass
 
 
+class Book:
+    def __init__(self):
+        self.pages = SortedDict()
+
+    def add(self, number, text):
+        self.pages[number] = text
+        return len(self.pages)
+
+    def first(self):
+        return self.pages.peekitem(0)
+
+    def tear_last(self):
+        return self.pages.popitem()
+
+
 def sort_keys(pairs):
     return Sorted(sorted(pairs))
 """
@@ -62,6 +80,15 @@ def test_tally():
 
 def test_sorted():
     assert list(sort_keys([(2, "x"), (1, "y")])) == [1, 2]
+
+
+def test_book():
+    from tally import Book
+
+    book = Book()
+    assert [book.add(10, "ten"), book.add(2, "two"), book.add(7, "seven")] == [1, 2, 3]
+    assert book.first() == (2, "two")
+    assert book.tear_last() == (10, "ten")
 """
 
 
@@ -90,10 +117,17 @@ def test_state_holding_dict_kinds_records_replays_and_a_changed_kind_is_red(
         assert green.code == 0, green.output
 
     source = tmp_path / "tally/__init__.py"
+    assert len(rows_of(ledgers / "tally.Book.first.ledger.jsonl")) == 1
+    # SortedDict's own default: the same behaviour, green (it was red when the pages
+    # thawed as a plain dict, whose popitem takes no index)
+    source.write_text(TALLY.replace("self.pages.popitem()", "self.pages.popitem(-1)"))
+    same = run_cli("replay", cwd=tmp_path)
+    assert same.code == 0, same.output
     for old, new in [
         ("self.counts = defaultdict(int)", "self.counts = {}"),  # __init__'s state: a plain dict
         ("self.seen = OrderedDict()", "self.seen = dict()"),
         ("popitem(last=False)", "popitem(last=True)"),
+        ("self.pages.peekitem(0)", "self.pages.peekitem(-1)"),
     ]:
         source.write_text(TALLY.replace(old, new))
         red = run_cli("replay", cwd=tmp_path)

@@ -19,6 +19,8 @@ A tag is a JSON object with exactly one key that starts with ``$``::
     {"$dict": [[k, v], ...]}     (non-str keys, or str keys that start with "$")
     {"$odict": [[k, v], ...]}    (an OrderedDict, in its order)  {"$counter": [[k, v], ...]}
     {"$defaultdict": [{"$fn": ...} or null, [[k, v], ...]]}
+    {"$sorted": ["SortedDict", [[k, v], ...]] | ["SortedList" or "SortedSet", [...]]}
+                          (sortedcontainers' own, without a key: :mod:`lockstep.canon.sorted_containers`)
                           (any other dict subclass not the project's own is refused)
     {"$datetime": [iso, zone, fold]}  {"$date": iso}  {"$time": [iso, zone, fold]}
     {"$timedelta": [days, seconds, microseconds]}       {"$uuid": "..."}
@@ -130,6 +132,7 @@ from typing import Final
 from lockstep.canon import callables as _callables  # noqa: F401 -- adds $fn and $iter
 from lockstep.canon import objects as _objects  # noqa: F401 -- adds $obj
 from lockstep.canon import patterns as _patterns  # noqa: F401 -- adds $re and $partial
+from lockstep.canon import sorted_containers as _sorted_containers  # noqa: F401 -- adds $sorted
 from lockstep.canon._core import JSON, MAX_DEPTH, MAX_INT_DIGITS, qualified_name
 from lockstep.canon.callables import IterItems, allow_callables_from
 from lockstep.canon.decoding import TAG_DECODERS, decode, loads, loads_json

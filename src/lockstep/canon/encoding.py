@@ -321,22 +321,28 @@ class Encoder:
 
         if t is collections.OrderedDict:
             check_level(depth + 2)
-            return {"$odict": self._pairs(v, depth + 3)}
+            return {"$odict": self.pairs(v, depth + 3)}
         if t is collections.Counter:
             check_level(depth + 2)
-            return {"$counter": sorted(self._pairs(v, depth + 3), key=_encoder.encode)}
+            return {"$counter": sorted(self.pairs(v, depth + 3), key=_encoder.encode)}
         if t is collections.defaultdict:
             check_level(depth + 3)
             factory = getattr(v, "default_factory", None)
             made = None if factory is None else self.child(factory, ".default_factory", depth + 2)
-            pairs = sorted(self._pairs(v, depth + 4), key=_encoder.encode)
+            pairs = sorted(self.pairs(v, depth + 4), key=_encoder.encode)
             return {"$defaultdict": [made, pairs]}
+        for (
+            fallback
+        ) in FALLBACK_ENCODERS:  # a sortedcontainers SortedDict (canon.sorted_containers)
+            out = fallback(self, v, depth)
+            if out is not None:
+                return out
         raise Unfreezable(
             f"cannot freeze a {t.__module__}.{t.__qualname__}: as a plain dict it would lose "
             "what its class adds; register an encoder with lockstep.register_encoder()"
         )
 
-    def _pairs(self, v: dict[Any, Any], depth: int) -> list[JSON]:
+    def pairs(self, v: dict[Any, Any], depth: int) -> list[JSON]:
         """``[key, value]`` for each item of ``v`` in its order, both frozen at ``depth``."""
         enc = self.enc
         pairs: list[JSON] = []
@@ -366,7 +372,7 @@ class Encoder:
                     raise
             return out
         check_level(depth + 2)
-        return {"$dict": sorted(self._pairs(v, depth + 3), key=_encoder.encode)}
+        return {"$dict": sorted(self.pairs(v, depth + 3), key=_encoder.encode)}
 
 
 _STRICT = Encoder(loose=False)

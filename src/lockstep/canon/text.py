@@ -256,6 +256,15 @@ def _dict_pairs(payload: object) -> str:
     return "{" + ", ".join(f"{_render(k)}: {_render(v)}" for k, v in pairs) + "}"
 
 
+def _sorted(payload: object) -> str:
+    name, items = _list(payload, 2)
+    if name == "SortedDict":
+        return f"SortedDict({_dict_pairs(items)})"
+    if name not in ("SortedList", "SortedSet"):
+        raise _Unreadable(payload)
+    return f"{name}([{_items(_list(items))}])"
+
+
 def _defaultdict(payload: object) -> str:
     factory, pairs = _list(payload, 2)
     return f"defaultdict({_render(factory)}, {_dict_pairs(pairs)})"
@@ -368,6 +377,7 @@ _TAGS: Final[dict[str, Callable[[object], str]]] = {
     "$odict": lambda p: f"OrderedDict({_dict_pairs(p)})",
     "$counter": lambda p: f"Counter({_dict_pairs(p)})",
     "$defaultdict": _defaultdict,
+    "$sorted": _sorted,
     "$datetime": _moment("datetime"),
     "$date": lambda p: f"date({_str(p)!r})",
     "$time": _moment("time"),
