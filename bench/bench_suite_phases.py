@@ -42,9 +42,6 @@ def pytest_configure(config: Any) -> None:
     _wrap(kind, "without_secrets", "secrets")
     _wrap(kind, "verify", "verify")
     _wrap(kind, "write_ledger", "write")
-    # the whole session end: with two cores, two ledgers verify at once and the per-step
-    # figures above add up both threads' waits
-    _wrap(pytest_recording.LedgerRecording, "_write_all", "session_end")
     try:
         from lockstep.oracles.ledger import merging
 

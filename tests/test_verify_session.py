@@ -21,7 +21,6 @@ from pathlib import Path
 import pytest
 
 from helpers import recording_errors, run_cli, run_pytest, write_files
-from lockstep.oracles.verify_session import parallel_width
 
 STATE = """
 import os
@@ -140,78 +139,11 @@ def test_every_ledger_of_a_pytest_run_is_verified_in_its_own_fork_of_one_interpr
     assert "module global shop.state.BASE rebound" in stamp, out
     assert "hash-seed" not in stamp
     verifying = [i for i in _imports(root) if i[0] != "main"]
-    # one import per verifying interpreter (one per core, at most two), in its package's
-    # sub-server (a fork of it), whose forks replay each ledger
-    assert {role for role, _, _ in verifying} == {"serve"}
-    servers = [ppid for _, _, ppid in verifying]
-    assert len(servers) == len(set(servers)) == min(parallel_width(), 3)
+    # one import, in the package's sub-server (a fork of the one interpreter), whose forks
+    # replay each ledger
+    assert [role for role, _, _ in verifying] == ["serve"]
     for name in ("stamp", "switch", "shout"):  # one process replaying them all would not be
         assert run_cli("replay", name, cwd=root).code == 0
-
-
-SLOW = """
-import os
-import sys
-import time
-
-with open(os.path.join(os.path.dirname(__file__), "..", "imports.log"), "a") as log:
-    role = "serve" if "--serve" in sys.argv else "main"
-    log.write(f"{role} {os.getpid()} {os.getppid()}\\n")
-
-
-def slow(x):
-    time.sleep(0.4)
-    return x + 1
-
-
-def quick(x):
-    return x * 2
-
-
-def other(x):
-    return -x
-"""
-
-
-@pytest.mark.skipif(
-    parallel_width() < 2, reason="one core here: ledgers are verified one at a time"
-)
-def test_two_cores_verify_two_ledgers_at_once_and_the_summary_keeps_their_order(
-    tmp_path: Path,
-) -> None:
-    """The first ledger's fork replays slowly; the others' verdicts arrive first, in the
-    other interpreter, and the summary still lists the ledgers as configured."""
-    root = tmp_path / "proj"
-    config = "".join(
-        f'[[ledger]]\nname = "{n}"\ntarget = "shop.timing:{n}"\n\n'
-        for n in ("slow", "quick", "other")
-    )
-    tests = (
-        "from shop import timing\n\n"
-        "def test_all():\n"
-        "    assert [timing.slow(1), timing.quick(2), timing.other(3)] == [2, 4, -3]\n"
-    )
-    write_files(
-        root,
-        {
-            "shop/__init__.py": "",
-            "shop/timing.py": SLOW,
-            "tests/test_timing.py": tests,
-            "lockstep.toml": config,
-        },
-    )
-    result = run_pytest(
-        "-q", "tests", "--lockstep-record", cwd=root, plugins=("lockstep.pytest.plugin",)
-    )
-    assert result.code == 0, result.output
-    out = result.stdout
-    starts = [out.index(f"{name} (create)") for name in ("slow", "quick", "other")]
-    assert starts == sorted(starts), out
-    for name in ("slow", "quick", "other"):
-        assert "all reproduce" in _section(out, name), out
-    servers = {ppid for role, _, ppid in _imports(root) if role == "serve"}
-    assert len(servers) == 2  # both interpreters replayed a ledger
-    assert run_cli("replay", cwd=root).code == 0
 
 
 def test_a_record_run_of_several_ledgers_starts_one_verifying_interpreter(
@@ -373,12 +305,11 @@ def test_a_package_whose_import_changes_the_process_is_imported_in_each_fork(
         assert "verified 1 new case(s) in a fresh interpreter" in section, out
         assert "all reproduce" in section and "refused 0" in section
     verifying = [i for i in _imports(root) if i[0] != "main"]
-    # each interpreter's sub-server import (refused), then one per ledger in a fork of an
-    # interpreter (stamp's refused row has its cause already: no second seed's interpreter)
-    width = min(parallel_width(), 3)
-    assert [role for role, _, _ in verifying] == ["serve"] * (width + 3)
-    assert len({ppid for _, _, ppid in verifying}) == width
-    assert len({pid for _, pid, _ in verifying}) == width + 3
+    # the sub-server's import (refused), then one per ledger in a fork of the interpreter
+    # (stamp's refused row has its cause already: no second seed's interpreter)
+    assert [role for role, _, _ in verifying] == ["serve"] * 4
+    assert len({ppid for _, _, ppid in verifying}) == 1
+    assert len({pid for _, pid, _ in verifying}) == 4
 
 
 # Each case runs in a fresh interpreter: in a pytest worker, a thread another test left

@@ -91,8 +91,6 @@ class Replayed:
     stdout: bytes
     code: int
     tail: str
-    timed_out: bool = False
-    """The server ended the fork at the timeout (the server itself is still serving)."""
 
 
 def forks() -> bool:
@@ -146,38 +144,16 @@ class _Server:
         return ""
 
 
-def parallel_width() -> int:
-    """How many candidates a session may replay at once: the cores this process may use,
-    at most two (the parent waits while they replay; a third fork on two cores only
-    queues)."""
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cores = os.cpu_count() or 1
-    return max(1, min(2, cores))
-
-
 @dataclass
 class VerifySession:
-    """The verifying interpreters of one recording run: per hash seed, started once.
+    """The verifying interpreters of one recording run: one per hash seed, started once.
 
     Use as ``with session.active(): ...``; :meth:`close` ends the interpreters.
-
-    A session replays one candidate at a time unless its caller verifies several ledgers
-    from threads (the pytest recording's session end, :meth:`taking_turns`): then each
-    thread replaying at once has an interpreter of its own, each candidate still replays
-    in a fork of a pristine interpreter, and lockstep's own code runs in one thread at a
-    time -- a thread gives up its turn only while it waits for its fork's verdicts.
     """
 
     root: Path
     token: str = field(default_factory=lambda: secrets.token_hex(8))
-    _idle: dict[int, list[_Server]] = field(default_factory=dict)
-    """Per hash seed, the interpreters no thread is replaying in."""
-    _started: list[_Server] = field(default_factory=list)
-    _pool: threading.Lock = field(default_factory=threading.Lock)
-    _turn: threading.Lock = field(default_factory=threading.Lock)
-    _holder: threading.local = field(default_factory=threading.local)
+    _servers: dict[int, _Server] = field(default_factory=dict)
     starts: int = 0
     """Interpreters started (a figure for the benchmark and the tests)."""
     forked: int = 0
@@ -190,58 +166,21 @@ class VerifySession:
         """True when a candidate of the project at ``root`` can be verified here."""
         return forks() and root.resolve() == self.root
 
-    def start(self, seed: int, count: int = 1) -> None:
-        """Start ``count`` interpreters for ``seed`` now, so their start overlaps the
-        recording (``count``: the candidates that will replay at once)."""
+    def start(self, seed: int) -> None:
+        """Start the interpreter for ``seed`` now, so its start overlaps the recording."""
         if forks():
-            servers = [self._checkout(seed) for _ in range(count)]
-            for server in servers:
-                self._checkin(seed, server)
+            self._server(seed)
 
-    @contextmanager
-    def taking_turns(self) -> Iterator[None]:
-        """Run the block as this thread's turn: no other thread taking turns runs at the same
-        time, except while one waits in :meth:`replay` for its fork's verdicts."""
-        with self._turn:
-            self._holder.turn = True
-            try:
-                yield
-            finally:
-                self._holder.turn = False
-
-    @contextmanager
-    def _waiting(self) -> Iterator[None]:
-        """Give up this thread's turn (if it holds one) for the block."""
-        if not getattr(self._holder, "turn", False):
-            yield
-            return
-        self._holder.turn = False
-        self._turn.release()
-        try:
-            yield
-        finally:
-            self._turn.acquire()
-            self._holder.turn = True
-
-    def _checkout(self, seed: int) -> _Server:
-        """An interpreter for ``seed`` that no other thread replays in: an idle one still
-        running in the environment of now, else a new one."""
+    def _server(self, seed: int) -> _Server:
+        server = self._servers.get(seed)
         env = _environment()
-        with self._pool:
-            idle = self._idle.setdefault(seed, [])
-            while idle:
-                server = idle.pop()
-                if server.proc.poll() is None and server.env == env:
-                    return server
-                self._started.remove(server)
-                server.stop()
+        if server is not None and (server.proc.poll() is not None or server.env != env):
+            server.stop()
+            server = None
+        if server is None:
             server = self._spawn(seed, env)
-            self._started.append(server)
-            return server
-
-    def _checkin(self, seed: int, server: _Server) -> None:
-        with self._pool:
-            self._idle.setdefault(seed, []).append(server)
+            self._servers[seed] = server
+        return server
 
     def _spawn(self, seed: int, env: dict[str, str]) -> _Server:
         import subprocess
@@ -260,23 +199,8 @@ class VerifySession:
         return _Server(proc, stderr, env)
 
     def replay(self, seed: int, argv: Sequence[str], timeout: float) -> Replayed:
-        """Replay one candidate (``argv``: the child's arguments) in a fork of a server."""
-        server = self._checkout(seed)
-        with self._pool:
-            self.forked += 1
-        with self._waiting():
-            try:
-                done = self._exchange(server, argv, timeout)
-            except SessionError:
-                self._drop(server)
-                raise
-        self._checkin(seed, server)
-        if done.timed_out:
-            raise SessionError("timed out", timed_out=True)
-        return done
-
-    def _exchange(self, server: _Server, argv: Sequence[str], timeout: float) -> Replayed:
-        """Hand ``server`` one request and read what its fork wrote, to the end line."""
+        """Replay one candidate (``argv``: the child's arguments) in a fork of the server."""
+        server = self._server(seed)
         proc = server.proc
         assert proc.stdin is not None and proc.stdout is not None
         try:
@@ -284,7 +208,9 @@ class VerifySession:
             proc.stdin.write(json.dumps(request).encode() + b"\n")
             proc.stdin.flush()
         except OSError:
+            self._drop(seed)
             raise SessionError(server.stderr_tail() or "no output") from None
+        self.forked += 1
         marker = f'{{"{END_KEY}":"{self.token}",'.encode()
         fd = proc.stdout.fileno()
         buf = bytearray()
@@ -295,11 +221,14 @@ class VerifySession:
                 left = deadline - time.monotonic()
                 if left <= 0 or not selector.select(left):
                     server.kill()
+                    self._drop(seed)
                     raise SessionError("timed out", timed_out=True)
                 chunk = os.read(fd, 1 << 16)
                 if not chunk:  # the server died
                     proc.wait()
-                    raise SessionError(server.stderr_tail() or "no output")
+                    tail = server.stderr_tail()
+                    self._drop(seed)
+                    raise SessionError(tail or "no output")
                 buf += chunk
                 if buf.endswith(b"\n"):
                     start = buf.rfind(b"\n", 0, len(buf) - 1) + 1
@@ -307,21 +236,19 @@ class VerifySession:
                         break
         end = json.loads(bytes(buf[start:]))
         del buf[start:]
-        return Replayed(bytes(buf), int(end["code"]), str(end["tail"]), bool(end.get("timeout")))
+        if end.get("timeout"):
+            raise SessionError("timed out", timed_out=True)
+        return Replayed(bytes(buf), int(end["code"]), str(end["tail"]))
 
-    def _drop(self, server: _Server) -> None:
-        with self._pool:
-            if server in self._started:
-                self._started.remove(server)
-        server.stop()
+    def _drop(self, seed: int) -> None:
+        server = self._servers.pop(seed, None)
+        if server is not None:
+            server.stop()
 
     def close(self) -> None:
         """End every interpreter of the session."""
-        with self._pool:
-            started, self._started = self._started, []
-            self._idle.clear()
-        for server in started:
-            server.stop()
+        for seed in list(self._servers):
+            self._drop(seed)
 
     @contextmanager
     def active(self) -> Iterator[VerifySession]:

@@ -58,30 +58,6 @@ def folder_syncs_batched() -> Iterator[None]:
             _fsync_dir(Path(folder))
 
 
-def this_threads_batch() -> dict[str, None] | None:
-    """The folders of this thread's :func:`folder_syncs_batched` block (None: no block), for
-    threads writing on its behalf to join (:func:`joined_batch`)."""
-    if getattr(_BATCH, "pid", None) == os.getpid():
-        folders: dict[str, None] = _BATCH.folders
-        return folders
-    return None
-
-
-@contextlib.contextmanager
-def joined_batch(folders: dict[str, None] | None) -> Iterator[None]:
-    """Within the block, this thread's writes leave their folder syncs to the block whose
-    folders these are (:func:`this_threads_batch` of the thread that opened it, which must
-    end after this block does).  ``None``: they sync at once, as outside any block."""
-    if folders is None or getattr(_BATCH, "pid", None) == os.getpid():
-        yield
-        return
-    _BATCH.folders, _BATCH.pid = folders, os.getpid()
-    try:
-        yield
-    finally:
-        _BATCH.folders, _BATCH.pid = None, None
-
-
 def _sync_folder(folder: Path) -> None:
     """Make a rename in ``folder`` durable now, or at the end of this thread's batch."""
     if getattr(_BATCH, "pid", None) == os.getpid():

@@ -63,7 +63,6 @@ from lockstep.store import JsonlAppender, folder_syncs_batched, iter_jsonl, lock
 
 if TYPE_CHECKING:  # the recording machinery is imported only when a run asks for it
     from lockstep.oracles.ledger.format import LedgerRow, Param
-    from lockstep.oracles.ledger.in_turns import Sink
     from lockstep.oracles.ledger.merging import Recording
     from lockstep.oracles.ledger.part import RecordingPart
     from lockstep.oracles.ledger.recorder import TargetRecorder
@@ -225,10 +224,8 @@ class LedgerRecording:
     recording spilled to disk, only the refused rows: the map would be as large as the
     ledger)."""
     verifier: VerifySession | None = None
-    """The controller's verifying interpreters for every ledger of the run, started at
-    configure so their start overlaps the tests (:mod:`lockstep.oracles.verify_session`)."""
-    width: int = 1
-    """Ledgers verified at once at the session's end (:meth:`_write_all`)."""
+    """The controller's one verifying interpreter for every ledger of the run, started at
+    configure so its start overlaps the tests (:mod:`lockstep.oracles.verify_session`)."""
 
     @property
     def reports(self) -> list[RecordReport]:
@@ -262,11 +259,10 @@ class LedgerRecording:
             self.installation.watch_context()
             if self.controller:
                 from lockstep.oracles.verify import verifying_seed
-                from lockstep.oracles.verify_session import VerifySession, parallel_width
+                from lockstep.oracles.verify_session import VerifySession
 
                 self.verifier = VerifySession(self.project.root)
-                self.width = min(parallel_width(), len(self.targets))
-                self.verifier.start(verifying_seed(), count=self.width)
+                self.verifier.start(verifying_seed())
         except LockstepError as e:
             self.installation.undo()
             raise pytest.UsageError(f"lockstep: {e}") from None
@@ -361,7 +357,8 @@ class LedgerRecording:
                 stack.enter_context(self.verifier.active())
                 stack.callback(self.verifier.close)
             stack.enter_context(folder_syncs_batched())  # the ledgers' folder once, at the end
-            self._write_all(own)
+            for target in self.targets:
+                self._write(target, own[target.spec.name])
         if self.errors and session.exitstatus == pytest.ExitCode.OK:
             # a ledger not written is not a green run: ``pytest --lockstep-record && git
             # commit`` must stop (the summary names each error)
@@ -409,27 +406,9 @@ class LedgerRecording:
                 "skipped (its values cannot be frozen; the reasons are in the totals above)"
             )
 
-    def _write_all(self, own: Mapping[str, tuple[_SpoolLine, RecordingPart]]) -> None:
-        """Each target's ledger (:meth:`_write`), ``width`` at a time (:mod:`.in_turns`)."""
-        from lockstep.oracles.ledger.in_turns import write_in_turns
-
-        def write(target: _Target, sink: Sink[_Outcome, CallCounts]) -> None:
-            self._write(target, own[target.spec.name], sink)
-
-        for sink in write_in_turns(self.verifier, self.width, self.targets, write):
-            self.outcomes.extend(sink.outcomes)
-            self.unwritten.extend(sink.unwritten)
-            self.errors.extend(sink.errors)
-
-    def _write(
-        self,
-        target: _Target,
-        own: tuple[_SpoolLine, RecordingPart],
-        sink: Sink[_Outcome, CallCounts],
-    ) -> None:
+    def _write(self, target: _Target, own: tuple[_SpoolLine, RecordingPart]) -> None:
         """Merge the workers' parts (the spool, under xdist) and the controller's ``own``
-        (appended last, where the spool had it), verify and write the ledger; its outcome
-        (or why it was not written) goes to ``sink``."""
+        (appended last, where the spool had it), then verify and write the ledger."""
         from lockstep.oracles.ledger import kind as ledger_oracle
         from lockstep.oracles.ledger.merging import merge_parts
         from lockstep.oracles.ledger.part import RecordingPart
@@ -451,7 +430,7 @@ class LedgerRecording:
                     # beyond the surface: no oracle unless the suite called it, and when
                     # every such call was skipped, the summary still counts them
                     if recording.unfreezable:
-                        sink.unwritten.append(
+                        self.unwritten.append(
                             (target.spec.name, _call_counts(recording, _NO_REPORT))
                         )
                     return
@@ -475,7 +454,7 @@ class LedgerRecording:
                 unseen = sum(1 for rid in report.unchanged if rid not in recording.rows)
             _add_spilled_tests(tests_of, lines, parts, _refused_ids(report))
             self.first_tests[target.spec.name] = {rid: nodes[0] for rid, nodes in tests_of.items()}
-            sink.outcomes.append(
+            self.outcomes.append(
                 _Outcome(
                     report,
                     unseen,
@@ -485,9 +464,9 @@ class LedgerRecording:
                 )
             )
         except LockstepError as e:
-            sink.errors.append(str(e))
+            self.errors.append(str(e))
         except msgspec.DecodeError as e:  # a part this version of lockstep did not write
-            sink.errors.append(f"{target.spool.name}: {e}")
+            self.errors.append(f"{target.spool.name}: {e}")
         finally:
             from lockstep.oracles.ledger.spool import remove_run
 
