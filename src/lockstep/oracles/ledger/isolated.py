@@ -21,6 +21,7 @@ the ledger's rows not replayed are errors that say how it ended.
 from __future__ import annotations
 
 import contextlib
+import gc
 import io
 import os
 import pickle
@@ -55,10 +56,18 @@ def in_fork(produce: Callable[[], Iterator[Outcome]]) -> Iterator[Outcome]:
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):
             stream.flush()
-    pid = os.fork()
+    # The fork's collector leaves what it inherited alone: traversing it would copy every
+    # page it lives on (and take the time a collection of the whole process takes).
+    gc.freeze()
+    try:
+        pid = os.fork()
+    except BaseException:
+        gc.unfreeze()
+        raise
     if pid == 0:  # pragma: no cover - the fork's own lines run in another process
         os.close(read_fd)
         _produce_in_fork(produce, write_fd)
+    gc.unfreeze()
     os.close(write_fd)
     finished = False
     try:
