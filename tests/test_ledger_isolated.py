@@ -88,3 +88,14 @@ def test_ledgers_replay_alone_whatever_their_order(git_repo: GitRepo) -> None:
         ended.stdout
     ), ended.output
     assert "2 passed" in ended.stdout, ended.output  # warm's and get's rows still replayed
+
+
+def test_a_passing_case_sent_by_id_is_the_outcome_replay_made() -> None:
+    """The fork sends a passing case as (oracle, id); what this process builds from it has
+    every field of ``Outcome(oracle, id, PASS)`` (a field added to Outcome fails here)."""
+    from lockstep.model import Outcome, Status
+    from lockstep.oracles.ledger.isolated import _passed
+
+    built = _passed("amount", "0f1d7d3bfedaebca")
+    assert built == Outcome("amount", "0f1d7d3bfedaebca", Status.PASS)
+    assert vars(built) == vars(Outcome("amount", "0f1d7d3bfedaebca", Status.PASS))

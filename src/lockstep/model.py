@@ -306,6 +306,10 @@ class ReplayOptions:
     """Replaying a candidate in record's fresh interpreter (:mod:`lockstep.oracles.verify`):
     a recorded value that does not thaw there (a NamedTuple of a test module, say) makes
     its case an ERROR that says so, where in a committed oracle it is a corrupt line."""
+    alone: bool = False
+    """This process replays no other oracle (``lockstep replay NAME`` of one): a ledger's
+    rows replay here, not in a fork of their own (:mod:`lockstep.oracles.ledger.isolated`),
+    as nothing another oracle's replay changed can reach them."""
 
     def selects(self, case_id: str) -> bool:
         if self.only is not None and case_id not in self.only:

@@ -229,7 +229,8 @@ def replay(
     project = project_from(ctx)
     _warn_short_secrets(project)
     specs = _select(project, names)
-    options = replay_options(jobs, shard)
+    # one oracle: nothing another's replay changes can reach it (a ledger needs no fork)
+    options = dataclasses.replace(replay_options(jobs, shard), alone=len(specs) == 1)
     out = lines()
     if as_json:
         _replay_json(project, specs, jobs, options, keep_pending, verbose, report_path, junit_path)

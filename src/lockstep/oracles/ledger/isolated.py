@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterator
 from typing import IO, Any, Final
 
 from lockstep.errors import LockstepError, TargetError
-from lockstep.model import Outcome
+from lockstep.model import Outcome, Status
 
 BATCH_CASES: Final = 1024
 """Outcomes sent in one message at most."""
@@ -80,7 +80,8 @@ def in_fork(produce: Callable[[], Iterator[Outcome]]) -> Iterator[Outcome]:
                 if what == "raise":
                     finished = True
                     raise payload
-                yield from payload
+                for item in payload:  # a passing case comes as its oracle and id
+                    yield _passed(*item) if type(item) is tuple else item
     finally:
         if not finished:  # the consumer stopped early, or the fork died
             with contextlib.suppress(ProcessLookupError):
@@ -90,6 +91,24 @@ def in_fork(produce: Callable[[], Iterator[Outcome]]) -> Iterator[Outcome]:
         raise TargetError(
             f"the process replaying its rows ended before its last row ({_ended(status)})"
         )
+
+
+_PASS: Final = Status.PASS
+_new = object.__new__
+_set = object.__setattr__
+
+
+def _passed(oracle: str, case_id: str) -> Outcome:
+    """``Outcome(oracle, case_id, Status.PASS)``, without the frozen dataclass's ``__init__``
+    (a third of the time this process spends on a passing row)."""
+    outcome: Outcome = _new(Outcome)
+    _set(outcome, "oracle", oracle)
+    _set(outcome, "case_id", case_id)
+    _set(outcome, "status", _PASS)
+    _set(outcome, "drifts", ())
+    _set(outcome, "note", "")
+    _set(outcome, "rules_fired", ())
+    return outcome
 
 
 def _ended(status: int) -> str:
@@ -144,11 +163,17 @@ def _produce_in_fork(
     try:
         _fresh_streams()
         with os.fdopen(fd, "wb") as out:
-            batch: list[Outcome] = []
+            batch: list[Outcome | tuple[str, str]] = []
             sent = time.monotonic()
             try:
                 for outcome in produce():
-                    batch.append(outcome)
+                    plain = (
+                        outcome.status is _PASS
+                        and not outcome.drifts
+                        and not outcome.note
+                        and not outcome.rules_fired
+                    )
+                    batch.append((outcome.oracle, outcome.case_id) if plain else outcome)
                     if len(batch) >= BATCH_CASES or time.monotonic() - sent > BATCH_SECONDS:
                         _send(out, "cases", batch)
                         batch, sent = [], time.monotonic()
