@@ -347,7 +347,8 @@ def test_the_standard_librarys_dicts_keep_their_kind_and_others_are_refused() ->
 
 
 def test_sortedcontainers_collections_keep_their_class_and_order() -> None:
-    """A SortedDict (portion's IntervalDict holds one) thaws as a SortedDict, not a dict."""
+    """A SortedDict (portion's IntervalDict holds one, sorted by its own key function)
+    thaws as a SortedDict with that key, not a dict."""
     from sortedcontainers import SortedDict, SortedKeyList, SortedList, SortedSet
 
     for value in (SortedDict({10: "a", 2: "b"}), SortedList([3, 1, 2]), SortedSet(["b", "a"])):
@@ -356,12 +357,21 @@ def test_sortedcontainers_collections_keep_their_class_and_order() -> None:
     table = canon.loads(canon.dumps({"t": SortedDict({10: "a", 2: "b"})}))["t"]
     assert table.popitem(-1) == (10, "a") and table.peekitem(0) == (2, "b")
     assert canon.dumps(SortedDict({1: 2})) != canon.dumps({1: 2})
-    with pytest.raises(CanonError, match="with a key function"):
-        canon.dumps(SortedDict(abs, {1: 2}))
-    with pytest.raises(CanonError, match="SortedKeyList"):
-        canon.dumps(SortedKeyList([1], key=abs))
-    with pytest.raises(CanonError, match="SortedDict, SortedList or SortedSet"):
-        canon.loads('{"$sorted": ["subprocess", []]}')
+    # a key that freezes by name (a pure builtin here; the target's own functions too)
+    keyed = canon.loads(canon.dumps(SortedDict(abs, {-3: "a", 2: "b"})))
+    assert type(keyed) is SortedDict and keyed.key is abs and list(keyed) == [2, -3]
+    by_abs = canon.loads(canon.dumps(SortedKeyList([-3, 2], key=abs)))
+    assert type(by_abs) is SortedKeyList and list(by_abs) == [2, -3]
+    with pytest.raises(CanonError, match=r"value\.key: cannot freeze function .*<lambda>"):
+        canon.dumps(SortedDict(lambda k: -k, {1: 2}))
+    for malformed in (
+        '{"$sorted": ["subprocess", null, []]}',
+        '{"$sorted": ["SortedList", {"$fn": "builtins:abs"}, []]}',
+        '{"$sorted": ["SortedDict", "builtins:abs", []]}',
+        '{"$sorted": ["SortedDict", {"$fn": "os:system"}, []]}',  # no data names code
+    ):
+        with pytest.raises(CanonError):
+            canon.loads(malformed)
 
 
 @pytest.mark.parametrize(

@@ -204,6 +204,15 @@ BOX = """
 import functools
 
 
+class cached_property:  # a library's own (Django's, py-moneyed's): __get__ needs an object
+    def __init__(self, func):
+        self.func = func
+
+    def __get__(self, instance, owner):
+        value = instance.__dict__[self.func.__name__] = self.func(instance)
+        return value
+
+
 class Box:
     def __init__(self, n):
         self.n = n
@@ -211,6 +220,10 @@ class Box:
     @functools.cached_property
     def double(self):
         return self.n * 2
+
+    @cached_property
+    def half(self):
+        return self.n // 2
 
     def triple(self):
         return self.n * 3
@@ -224,13 +237,14 @@ def test_box():
     b = Box(2)
     assert b.double == 4 and b.double == 4  # the second read finds the cached value
     assert Box(3).triple() == 9 and Box(5).double == 10
+    assert Box(7).half == 3
 """
 
 
 def test_a_cached_property_is_recorded_as_its_first_read(tmp_path: Path) -> None:
-    """A ``functools.cached_property`` on the surface stopped the whole recording ("is a
-    cached_property, not a callable", exit 4); its function is recorded like a property's
-    getter, one row per object's first read."""
+    """A ``functools.cached_property`` (or a library's own cached property) on the surface
+    stopped the whole recording ("is a cached_property, not a callable", exit 4); its
+    function is recorded like a property's getter, one row per object's first read."""
     write_files(
         tmp_path,
         {
@@ -243,11 +257,16 @@ def test_a_cached_property_is_recorded_as_its_first_read(tmp_path: Path) -> None
     recorded = pytest_in(tmp_path, "--lockstep-record", "-q", "tests")
     assert recorded.code == 0, recorded.output
     assert len(rows_of(tmp_path / "lockstep/box.Box.double.ledger.jsonl")) == 2
+    assert len(rows_of(tmp_path / "lockstep/box.Box.half.ledger.jsonl")) == 1
     assert run_cli("replay", cwd=tmp_path).code == 0
     source = tmp_path / "box/__init__.py"
-    source.write_text(BOX.replace("return self.n * 2", "return self.n * 2 + 1"))
-    red = run_cli("replay", cwd=tmp_path)
-    assert red.code == 1 and "box.Box.double" in red.output, red.output
+    for old, new, name in [
+        ("return self.n * 2", "return self.n * 2 + 1", "box.Box.double"),
+        ("return self.n // 2", "return self.n / 2", "box.Box.half"),
+    ]:
+        source.write_text(BOX.replace(old, new))
+        red = run_cli("replay", cwd=tmp_path)
+        assert red.code == 1 and name in red.output, red.output
 
 
 def test_a_surface_not_yet_recorded_names_the_command_that_records_it(tmp_path: Path) -> None:

@@ -10,8 +10,10 @@ from __future__ import annotations
 import contextlib
 import functools
 import importlib
+import inspect
 import os
 import sys
+import types
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -79,6 +81,11 @@ def resolve_object(spec: str, root: Path, *, where: str) -> Any:
                 f"{where}: cannot import module {module_name!r}: {type(e).__name__}: {e}"
             ) from None
     for part in qualname.split("."):
+        if isinstance(obj, type):  # a cached property as the class holds it: its __get__
+            static = inspect.getattr_static(obj, part, None)  # may not expect no instance
+            if cached_function(static) is not None:
+                obj = static
+                continue
         try:
             obj = getattr(obj, part)
         except AttributeError:
@@ -88,15 +95,28 @@ def resolve_object(spec: str, root: Path, *, where: str) -> Any:
     return obj
 
 
+def cached_function(member: object) -> Callable[..., Any] | None:
+    """The function of a cached property: ``functools.cached_property``, or a library's own
+    (Django's, py-moneyed's: a descriptor, not callable, holding the function as ``func``,
+    which its ``__get__`` calls with the object and caches); None for anything else."""
+    if isinstance(member, functools.cached_property):
+        return member.func
+    func = getattr(member, "func", None) if not callable(member) else None
+    if isinstance(func, types.FunctionType) and hasattr(type(member), "__get__"):
+        return func
+    return None
+
+
 def resolve_callable(spec: str, root: Path, *, where: str) -> Callable[..., Any]:
-    """Like :func:`resolve_object`, and refuse what cannot be called; a property (or a
-    ``functools.cached_property``) stands for its getter (``pkg.mod:Class.prop`` is called
-    with the instance, as ``Class.prop.fget``)."""
+    """Like :func:`resolve_object`, and refuse what cannot be called; a property (or a cached
+    property, :func:`cached_function`) stands for its getter (``pkg.mod:Class.prop`` is
+    called with the instance, as ``Class.prop.fget``)."""
     obj = resolve_object(spec, root, where=where)
     if isinstance(obj, property) and obj.fget is not None:
         return obj.fget
-    if isinstance(obj, functools.cached_property):
-        return obj.func
+    cached = cached_function(obj)
+    if cached is not None:
+        return cached
     if not callable(obj):
         raise TargetError(f"{where}: {spec!r} is a {type(obj).__name__}, not a callable")
     return obj  # type: ignore[no-any-return]

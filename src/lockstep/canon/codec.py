@@ -19,8 +19,9 @@ A tag is a JSON object with exactly one key that starts with ``$``::
     {"$dict": [[k, v], ...]}     (non-str keys, or str keys that start with "$")
     {"$odict": [[k, v], ...]}    (an OrderedDict, in its order)  {"$counter": [[k, v], ...]}
     {"$defaultdict": [{"$fn": ...} or null, [[k, v], ...]]}
-    {"$sorted": ["SortedDict", [[k, v], ...]] | ["SortedList" or "SortedSet", [...]]}
-                          (sortedcontainers' own, without a key: :mod:`lockstep.canon.sorted_containers`)
+    {"$sorted": ["SortedDict", key, [[k, v], ...]] | ["SortedList", key, [...]]}
+                          (sortedcontainers' own, the key null or a $fn:
+                          :mod:`lockstep.canon.sorted_containers`)
                           (any other dict subclass not the project's own is refused)
     {"$datetime": [iso, zone, fold]}  {"$date": iso}  {"$time": [iso, zone, fold]}
     {"$timedelta": [days, seconds, microseconds]}       {"$uuid": "..."}

@@ -257,12 +257,13 @@ def _dict_pairs(payload: object) -> str:
 
 
 def _sorted(payload: object) -> str:
-    name, items = _list(payload, 2)
+    name, key, items = _list(payload, 3)
+    shown_key = "" if key is None else f"{_render(key)}, "
     if name == "SortedDict":
-        return f"SortedDict({_dict_pairs(items)})"
-    if name not in ("SortedList", "SortedSet"):
+        return f"SortedDict({shown_key}{_dict_pairs(items)})"
+    if name not in ("SortedList", "SortedKeyList", "SortedSet"):
         raise _Unreadable(payload)
-    return f"{name}([{_items(_list(items))}])"
+    return f"{name}({shown_key}[{_items(_list(items))}])"
 
 
 def _defaultdict(payload: object) -> str:

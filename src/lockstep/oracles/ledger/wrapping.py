@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import copy
 import functools
 import inspect
 import marshal
@@ -35,7 +36,7 @@ from lockstep.oracles.ledger.format import (
 )
 from lockstep.oracles.ledger.recorder import _MEMO_LEAVES, TargetRecorder, _memoizable
 from lockstep.surface import names_tests
-from lockstep.targets import root_on_path, split_target
+from lockstep.targets import cached_function, root_on_path, split_target
 
 _INSIDE: Final[contextvars.ContextVar[frozenset[str]]] = contextvars.ContextVar(
     "lockstep_inside_surface", default=frozenset()
@@ -52,18 +53,23 @@ def _own_code(module: object, package: str, prefix: str) -> bool:
     return not names_tests(module.split(".")[1:])
 
 
-def _surface_guard(wrapper: Any, func: Callable[..., Any], surface: str) -> Any:
+def _surface_guard(
+    wrapper: Any, func: Callable[..., Any], surface: str, *, through: int = 0
+) -> Any:
     """``wrapper`` (recording ``func``) for a call from outside ``surface``; ``func`` itself
     for a call the package makes to itself: from code of the package (the calling frame's
     module is the package or one of its modules: ``__init__`` calling ``self.parse``,
     ``__iter__`` calling ``self._iter``), or while a call of the same surface is already
-    being recorded (a callback the package runs)."""
+    being recorded (a callback the package runs).  ``through``: frames between the guard
+    and the call's site (a cached property of the package's own kind calls its function
+    from its ``__get__``: the site is the attribute read that ran it)."""
     prefix = surface + "."
     getframe = sys._getframe
     known: dict[str, bool] = {}  # module name -> is it the package's own code?
+    depth = 2 + through
 
     def from_package() -> bool:
-        name = getframe(2).f_globals.get("__name__", "")
+        name = getframe(depth).f_globals.get("__name__", "")
         own = known.get(name)
         if own is None:
             own = known[name] = _own_code(name, surface, prefix)
@@ -162,14 +168,20 @@ def _with_api_of(func: Callable[..., Any], wrapper: Any) -> Any:
 
 
 def _wrap_function(
-    func: Callable[..., Any], rec: TargetRecorder, *, skip_first: bool, surface: str = ""
+    func: Callable[..., Any],
+    rec: TargetRecorder,
+    *,
+    skip_first: bool,
+    surface: str = "",
+    through: int = 0,
 ) -> Any:
     """A wrapper that records around ``func`` and is otherwise ``func`` (with ``surface``,
-    only the outermost call into that package surface is recorded): its public methods
-    too (:func:`_with_api_of`)."""
+    only the outermost call into that package surface is recorded; ``through``: see
+    :func:`_surface_guard`): its public methods too (:func:`_with_api_of`)."""
     if surface:
         recording = _recording_wrapper(func, rec, skip_first=skip_first)
-        return _with_api_of(func, _surface_guard(recording, func, surface))
+        guarded = _surface_guard(recording, func, surface, through=through)
+        return _with_api_of(func, guarded)
     return _with_api_of(func, _recording_wrapper(func, rec, skip_first=skip_first))
 
 
@@ -319,14 +331,17 @@ def _wrap_member(
     if isinstance(raw, property) and raw.fget is not None:
         getter = _wrap_function(raw.fget, rec, skip_first=False, surface=surface)
         return raw.getter(getter), signature_of(raw.fget)
-    if isinstance(raw, functools.cached_property):
+    cached_func = cached_function(raw)
+    if cached_func is not None:
         # its first read on each object calls the function (later reads find the value in
-        # the object's __dict__): that call is the row, as a property's getter's is
-        cached = functools.cached_property(
-            _wrap_function(raw.func, rec, skip_first=False, surface=surface)
+        # the object's __dict__): that call is the row, as a property's getter's is; a copy
+        # of the descriptor (its name, its lock) holds the wrapped function
+        cached = copy.copy(raw)
+        own_kind = _own_code(type(raw).__module__, surface, surface + ".") if surface else False
+        cached.func = _wrap_function(
+            cached_func, rec, skip_first=False, surface=surface, through=1 if own_kind else 0
         )
-        cached.attrname, cached.__doc__ = raw.attrname, raw.__doc__
-        return cached, signature_of(raw.func)
+        return cached, signature_of(cached_func)
     if isinstance(raw, type):
         raise TargetError(f"{where}: is a class; name the method to record (Class.method)")
     if not callable(raw):
