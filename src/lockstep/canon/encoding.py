@@ -269,10 +269,9 @@ class Encoder:
             return _check_int(int(v))
         if isinstance(v, float):
             return self.enc(float(v), depth)
-        for fallback in FALLBACK_ENCODERS:
-            out = fallback(self, v, depth)
-            if out is not None:
-                return out
+        out = self._fallback(v, depth)
+        if out is not None:
+            return out
         if isinstance(v, types.GeneratorType | types.AsyncGeneratorType | types.CoroutineType):
             raise Unfreezable(  # no encoder helps: the items exist only once consumed
                 f"cannot freeze a {t.__name__}: what it yields exists only once its caller "
@@ -331,16 +330,21 @@ class Encoder:
             made = None if factory is None else self.child(factory, ".default_factory", depth + 2)
             pairs = sorted(self.pairs(v, depth + 4), key=_encoder.encode)
             return {"$defaultdict": [made, pairs]}
-        for (
-            fallback
-        ) in FALLBACK_ENCODERS:  # a sortedcontainers SortedDict (canon.sorted_containers)
-            out = fallback(self, v, depth)
-            if out is not None:
-                return out
+        out = self._fallback(v, depth)  # a sortedcontainers SortedDict (sorted_containers)
+        if out is not None:
+            return out
         raise Unfreezable(
             f"cannot freeze a {t.__module__}.{t.__qualname__}: as a plain dict it would lose "
             "what its class adds; register an encoder with lockstep.register_encoder()"
         )
+
+    def _fallback(self, v: Any, depth: int) -> JSON | None:
+        """What the first of :data:`FALLBACK_ENCODERS` that knows ``v`` freezes it to."""
+        for fallback in FALLBACK_ENCODERS:
+            out = fallback(self, v, depth)
+            if out is not None:
+                return out
+        return None
 
     def pairs(self, v: dict[Any, Any], depth: int) -> list[JSON]:
         """``[key, value]`` for each item of ``v`` in its order, both frozen at ``depth``."""

@@ -10,9 +10,9 @@ or in the other order.  Now each ledger's rows replay in a fork of the replaying
 which has imported the ledger's target but made none of its calls; whatever one ledger's
 calls change ends with its fork, and the order of the ledgers no longer matters.
 
-The fork sends its outcomes back through a pipe, in pickled batches (unpickling one costs
-this process about a microsecond), and an exception it raises is raised here.  Pickle is safe here: both ends are
-this process and its fork, and nothing read from an oracle file is unpickled.  Where
+The fork sends its outcomes back through a pipe in pickled batches (a passing case as its
+oracle and id), and an exception it raises is raised here.  Pickle is safe here: both ends
+are this process and its fork, and nothing read from an oracle file is unpickled.  Where
 ``os.fork`` does not exist, the rows replay in this process as before.  A fork that ends
 before its last row (a replayed call that exits the process) leaves this process running:
 the ledger's rows not replayed are errors that say how it ended.
