@@ -81,6 +81,11 @@ def test_the_verifying_zone_is_never_the_recording_s() -> None:
     code = "from lockstep.oracles.verify_zone import verifying_zone; print(verifying_zone())"
     assert _in_zone("UTC", code) in ("America/St_Johns", "NST+3:30NDT,M3.2.0,M11.1.0")
     assert _in_zone("America/St_Johns", code) in ("Asia/Kathmandu", "<+0545>-5:45")
+    # a zone with summer time is verified in one without, and the other way round: New
+    # York's summer time falls on St John's dates, so a row asking "is it summer time?"
+    # would agree there on every date
+    assert _in_zone("America/New_York", code) in ("Asia/Kathmandu", "<+0545>-5:45")
+    assert _in_zone("Asia/Kathmandu", code) in ("America/St_Johns", "NST+3:30NDT,M3.2.0,M11.1.0")
 
 
 def test_the_recording_s_zone_is_restored_and_left() -> None:
@@ -138,3 +143,128 @@ def test_a_case_that_varies_by_call_is_not_named_as_the_hash_seed_s(tmp_path: Pa
     assert "cause: it varies from one call to the next" in stamp, stamp
     assert "hash-seed" not in stamp
     assert "cause: hash-seed dependence" in joined, joined
+
+
+LOCAL_ZONE = """
+import datetime
+import time
+
+
+def is_dst(dt):
+    return bool(time.localtime(time.mktime(dt.timetuple())).tm_isdst)
+
+
+def weekday(dt):
+    return dt.weekday()
+
+
+class LocalZone(datetime.tzinfo):
+    '''Like dateutil's tzlocal: its offsets are read from the machine's zone at init.'''
+
+    def __init__(self):
+        self._std = datetime.timedelta(seconds=-time.timezone)
+        self._dst = datetime.timedelta(seconds=-time.altzone) if time.daylight else self._std
+
+    def utcoffset(self, dt):
+        return self._dst if is_dst(dt.replace(tzinfo=None)) else self._std
+
+    def dst(self, dt):
+        return self.utcoffset(dt) - self._std
+
+    def tzname(self, dt):
+        return None
+"""
+
+SYDNEY_TESTS = """
+import datetime
+import time
+
+import pytest
+
+import zones
+
+
+@pytest.fixture
+def sydney(monkeypatch):
+    monkeypatch.setenv("TZ", "Australia/Sydney")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+def test_is_dst(sydney):
+    # 1 April 2012, 1:30: still summer time in Sydney -- and in St John's
+    assert zones.is_dst(datetime.datetime(2012, 4, 1, 1, 30)) is True
+    assert zones.weekday(datetime.datetime(2012, 4, 1, 1, 30)) == 6
+
+
+def test_zone_offset(sydney):
+    tz = zones.LocalZone()
+    dt = datetime.datetime(2012, 4, 1, 1, 30, tzinfo=tz)
+    assert tz.utcoffset(dt) == datetime.timedelta(hours=11)
+"""
+
+
+def test_rows_a_test_recorded_in_a_zone_of_its_own_are_verified_in_two(tmp_path: Path) -> None:
+    """A test that sets ``TZ`` records rows that may agree with the verifying zone only by
+    coincidence (both in summer time on that date): they were written, and the next replay
+    in the suite's own zone was red, or stopped on a row whose zone gave another offset."""
+    write_files(
+        tmp_path,
+        {
+            "lockstep.toml": '[[ledger]]\npackage = "zones"\n',
+            "zones.py": LOCAL_ZONE,
+            "tests/test_sydney.py": SYDNEY_TESTS,
+        },
+    )
+    recorded = pytest_in(tmp_path, "--lockstep-record", "-q", "tests", env={"TZ": "UTC"})
+    assert recorded.code == 0, recorded.output
+    refused = [line for line in recorded.output.splitlines() if line.startswith("  refused (")]
+    for call in ("is_dst(", "LocalZone.utcoffset("):
+        line = next(line for line in refused if call in line)
+        assert "cause: local time zone changed (TZ UTC -> Australia/Sydney)" in line, line
+        assert "in a second zone (" in line, line
+    assert rows_of(tmp_path / "lockstep/zones.is_dst.ledger.jsonl") == []
+    assert len(rows_of(tmp_path / "lockstep/zones.weekday.ledger.jsonl")) == 1  # zone-free: kept
+    for zone in ("UTC", "Australia/Sydney", "America/St_Johns", "Asia/Tokyo"):
+        replayed = run_cli("replay", "zones.weekday", cwd=tmp_path, env={"TZ": zone})
+        assert replayed.code == 0, (zone, replayed.output)
+
+
+def test_a_recorded_clock_whose_zone_moved_is_one_row_s_error_not_a_corrupt_file(
+    tmp_path: Path,
+) -> None:
+    """Recorded in Sydney in its winter and verified where the zone agreed, a row holding a
+    datetime in the machine's own zone gets another UTC offset in New York's summer: that
+    row is an ERROR that says so, and the other rows and ledgers replay (it was exit 2, as
+    for a corrupt file)."""
+    write_files(
+        tmp_path,
+        {
+            "lockstep.toml": '[[ledger]]\npackage = "zones"\n',
+            "zones.py": LOCAL_ZONE,
+            "tests/test_here.py": """
+                import datetime
+
+                import zones
+
+
+                def test_here():
+                    tz = zones.LocalZone()
+                    dt = datetime.datetime(2012, 7, 1, 1, 30, tzinfo=tz)
+                    assert tz.utcoffset(dt) == datetime.timedelta(hours=10)
+                    assert zones.weekday(dt) == 6
+            """,
+        },
+    )
+    recorded = pytest_in(
+        tmp_path, "--lockstep-record", "-q", "tests", env={"TZ": "Australia/Sydney"}
+    )
+    assert recorded.code == 0, recorded.output
+    assert rows_of(tmp_path / "lockstep/zones.LocalZone.utcoffset.ledger.jsonl")
+    replayed = run_cli("replay", cwd=tmp_path, env={"TZ": "America/New_York"})
+    assert replayed.code == 1, replayed.output
+    assert "its zone (LocalZone) gives it the UTC offset +11:00 here" in replayed.output
+    assert "lockstep: error" not in replayed.output
+    assert "error" in replayed.output.lower()

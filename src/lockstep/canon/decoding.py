@@ -289,16 +289,17 @@ def _dec_clock(tag: str, payload: Any, path: str, depth: int) -> Any:
     return value
 
 
-def _offset_moved(tag: str, text: str, value: Any, tz: Any, path: str) -> CanonError | None:
+def _offset_moved(tag: str, text: str, value: Any, tz: Any, path: str) -> ThawError | None:
     """The error of a recorded clock whose zone gives it another UTC offset here (a zone
-    that reads the machine's local time, or rules that changed): not a malformed file."""
+    that reads the machine's local time, or rules that changed): not a malformed file but
+    where or when it runs, so replay reports the row (a :class:`ThawError`) and goes on."""
     import datetime as dt
 
     written = (dt.datetime if tag == "$datetime" else dt.time).fromisoformat(text)
     if tz is None or written.utcoffset() is None or written.isoformat() != text:
         return None
     offset = value.isoformat()[len(written.replace(tzinfo=None).isoformat()) :] or "none"
-    return CanonError(
+    return ThawError(
         f"{tag} {_short(text)}: its zone ({type(tz).__name__}) gives it the UTC offset "
         f"{offset} here, not the recorded one: the zone depends on where or when it runs",
         path,

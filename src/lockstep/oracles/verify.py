@@ -173,6 +173,7 @@ def verify(
     env: Mapping[str, str] | None = None,
     started: Prestarted | None = None,
     explained: Container[str] = (),
+    zone_suspects: Collection[str] = (),
 ) -> Verification:
     """Replay a candidate oracle of ``spec`` in a fresh interpreter with another hash seed.
 
@@ -185,6 +186,12 @@ def verify(
     (the recording already names a cause for it: a patched collaborator, a frozen clock):
     the refusal names that cause, and a second interpreter started only to name another
     costs as much as the first.
+
+    ``zone_suspects`` are cases recorded while a test had set another local time zone
+    (``TZ``): one that reproduced in the verifying zone may only share that zone's answer
+    (daylight saving time on the same dates), so such cases are replayed once more in the
+    second verifying zone (:func:`.verify_zone.verifying_zone`), and one that differs
+    there is refused (its recording's hint names the zone the test set).
 
     ``source`` tells the child where the oracle's settings come from (default: the
     project's configuration file; ``@record_io`` names the target instead), and ``env``
@@ -203,10 +210,13 @@ def verify(
             return Verification(seed, {})
         rel = folder.relative_to(project.root.resolve()).as_posix()
         second: dict[str, Verdict] | None = None
+        zoned: dict[str, Verdict] = {}
         if session is not None:
             reported = _in_session(session, spec, rel, seed, source)
             if _unexplained(reported, explained):
                 second = _in_session(session, spec, rel, SECOND_SEED, source)
+            if _rechecked(zone_suspects, reported):
+                zoned = _in_session(session, spec, rel, seed, source, second_zone=True)
         else:
             proc = started.proc if started is not None else None
             if proc is None:
@@ -215,15 +225,22 @@ def verify(
             if _unexplained(reported, explained):
                 again = _spawn(project, spec, rel, SECOND_SEED, source, env)
                 second = _collect(again, spec, None)
+            if _rechecked(zone_suspects, reported):
+                other = _spawn(project, spec, rel, seed, source, env, second_zone=True)
+                zoned = _collect(other, spec, None)
     # The child reports only the cases that did not reproduce; the others did (and get no
     # verdict object: at a million cases those would cost more than the rest of a record).
     verdicts: dict[str, Verdict] = {}
     # In the candidate's order; a candidate too large to list (a ledger on disk) is
     # asked about the reported ids only.
-    order = ids if isinstance(ids, list) else sorted(c for c in reported if c in ids)
+    order = ids if isinstance(ids, list) else sorted(c for c in {*reported, *zoned} if c in ids)
     for case_id in order:
         verdict = reported.get(case_id)
         if verdict is None:
+            elsewhere = zoned.get(case_id)
+            if elsewhere is not None and case_id in zone_suspects:
+                where = f"in a second zone ({verify_zone.verifying_zone(second=True)})"
+                verdicts[case_id] = Verdict(case_id, False, f"{where}: {elsewhere.reason}")
             continue
         again_verdict = second.get(case_id) if second is not None else None
         seeded = second is not None and (
@@ -238,6 +255,12 @@ def verify(
             varies=verdict.varies,
         )
     return Verification(seed, verdicts)
+
+
+def _rechecked(zone_suspects: Collection[str], reported: Mapping[str, Verdict]) -> bool:
+    """Whether a case recorded under a test's own zone reproduced in the verifying zone
+    (and so is replayed in the second one, see :func:`verify`)."""
+    return any(case_id not in reported for case_id in zone_suspects)
 
 
 def _unexplained(reported: Mapping[str, Verdict], explained: Container[str]) -> bool:
@@ -256,11 +279,12 @@ def _spawn(
     seed: int,
     source: Sequence[str],
     extra_env: Mapping[str, str] | None,
+    second_zone: bool = False,
 ) -> subprocess.Popen[bytes]:
     """Start the fresh interpreter on the candidate in ``rel`` (``-``: read it from stdin)."""
     import subprocess
 
-    env = {**os.environ, **(extra_env or {}), **fresh_interpreter_env(seed)}
+    env = {**os.environ, **(extra_env or {}), **fresh_interpreter_env(seed, second_zone)}
     argv = [sys.executable, "-m", CHILD_MODULE, *source, "--dir", rel, spec.name]
     return subprocess.Popen(
         argv,
@@ -273,11 +297,17 @@ def _spawn(
 
 
 def _in_session(
-    session: VerifySession, spec: OracleSpec, rel: str, seed: int, source: Sequence[str]
+    session: VerifySession,
+    spec: OracleSpec,
+    rel: str,
+    seed: int,
+    source: Sequence[str],
+    second_zone: bool = False,
 ) -> dict[str, Verdict]:
     """The cases that did not reproduce, replayed in a fork of the session's interpreter."""
+    argv = [*source, "--dir", rel, spec.name]
     try:
-        done = session.replay(seed, [*source, "--dir", rel, spec.name], CHILD_TIMEOUT)
+        done = session.replay(seed, argv, CHILD_TIMEOUT, second_zone)
     except SessionError as e:
         if e.timed_out:
             raise _timed_out(spec) from None

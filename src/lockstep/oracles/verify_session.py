@@ -98,10 +98,14 @@ def forks() -> bool:
     return hasattr(os, "fork") and sys.platform != "win32"
 
 
-def fresh_interpreter_env(seed: int) -> dict[str, str]:
+def fresh_interpreter_env(seed: int, second_zone: bool = False) -> dict[str, str]:
     """What a verifying interpreter's environment sets over the recording's: another hash
     seed, no bytecode written, another local time zone (:mod:`.verify_zone`)."""
-    return {"PYTHONHASHSEED": str(seed), "PYTHONDONTWRITEBYTECODE": "1", **verifying_env()}
+    return {
+        "PYTHONHASHSEED": str(seed),
+        "PYTHONDONTWRITEBYTECODE": "1",
+        **verifying_env(second_zone),
+    }
 
 
 def _environment() -> dict[str, str]:
@@ -146,14 +150,16 @@ class _Server:
 
 @dataclass
 class VerifySession:
-    """The verifying interpreters of one recording run: one per hash seed, started once.
+    """The verifying interpreters of one recording run: one per hash seed (and zone), started
+    once each.
 
     Use as ``with session.active(): ...``; :meth:`close` ends the interpreters.
     """
 
     root: Path
     token: str = field(default_factory=lambda: secrets.token_hex(8))
-    _servers: dict[int, _Server] = field(default_factory=dict)
+    _servers: dict[tuple[int, bool], _Server] = field(default_factory=dict)
+    """By hash seed, and whether in the second verifying zone."""
     starts: int = 0
     """Interpreters started (a figure for the benchmark and the tests)."""
     forked: int = 0
@@ -169,23 +175,23 @@ class VerifySession:
     def start(self, seed: int) -> None:
         """Start the interpreter for ``seed`` now, so its start overlaps the recording."""
         if forks():
-            self._server(seed)
+            self._server((seed, False))
 
-    def _server(self, seed: int) -> _Server:
-        server = self._servers.get(seed)
+    def _server(self, key: tuple[int, bool]) -> _Server:
+        server = self._servers.get(key)
         env = _environment()
         if server is not None and (server.proc.poll() is not None or server.env != env):
             server.stop()
             server = None
         if server is None:
-            server = self._spawn(seed, env)
-            self._servers[seed] = server
+            server = self._spawn(key, env)
+            self._servers[key] = server
         return server
 
-    def _spawn(self, seed: int, env: dict[str, str]) -> _Server:
+    def _spawn(self, key: tuple[int, bool], env: dict[str, str]) -> _Server:
         import subprocess
 
-        child_env = {**env, **fresh_interpreter_env(seed)}
+        child_env = {**env, **fresh_interpreter_env(*key)}
         stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed by _Server.stop
         proc = subprocess.Popen(
             [sys.executable, "-m", CHILD_MODULE, "--serve", self.token],
@@ -198,9 +204,13 @@ class VerifySession:
         self.starts += 1
         return _Server(proc, stderr, env)
 
-    def replay(self, seed: int, argv: Sequence[str], timeout: float) -> Replayed:
-        """Replay one candidate (``argv``: the child's arguments) in a fork of the server."""
-        server = self._server(seed)
+    def replay(
+        self, seed: int, argv: Sequence[str], timeout: float, second_zone: bool = False
+    ) -> Replayed:
+        """Replay one candidate (``argv``: the child's arguments) in a fork of the server
+        for ``seed`` (``second_zone``: the one in the second verifying zone)."""
+        key = (seed, second_zone)
+        server = self._server(key)
         proc = server.proc
         assert proc.stdin is not None and proc.stdout is not None
         try:
@@ -208,7 +218,7 @@ class VerifySession:
             proc.stdin.write(json.dumps(request).encode() + b"\n")
             proc.stdin.flush()
         except OSError:
-            self._drop(seed)
+            self._drop(key)
             raise SessionError(server.stderr_tail() or "no output") from None
         self.forked += 1
         marker = f'{{"{END_KEY}":"{self.token}",'.encode()
@@ -221,13 +231,13 @@ class VerifySession:
                 left = deadline - time.monotonic()
                 if left <= 0 or not selector.select(left):
                     server.kill()
-                    self._drop(seed)
+                    self._drop(key)
                     raise SessionError("timed out", timed_out=True)
                 chunk = os.read(fd, 1 << 16)
                 if not chunk:  # the server died
                     proc.wait()
                     tail = server.stderr_tail()
-                    self._drop(seed)
+                    self._drop(key)
                     raise SessionError(tail or "no output")
                 buf += chunk
                 if buf.endswith(b"\n"):
@@ -240,15 +250,15 @@ class VerifySession:
             raise SessionError("timed out", timed_out=True)
         return Replayed(bytes(buf), int(end["code"]), str(end["tail"]))
 
-    def _drop(self, seed: int) -> None:
-        server = self._servers.pop(seed, None)
+    def _drop(self, key: tuple[int, bool]) -> None:
+        server = self._servers.pop(key, None)
         if server is not None:
             server.stop()
 
     def close(self) -> None:
         """End every interpreter of the session."""
-        for seed in list(self._servers):
-            self._drop(seed)
+        for key in list(self._servers):
+            self._drop(key)
 
     @contextmanager
     def active(self) -> Iterator[VerifySession]:

@@ -18,7 +18,7 @@ from typing import Final
 
 ZONES: Final = ("America/St_Johns", "Asia/Kathmandu")
 """Zones to verify in: odd offsets (-3:30 with summer time, +5:45 without) that no
-whole-hour arithmetic and no UTC machine shares."""
+whole-hour arithmetic and no UTC machine shares, one with summer time and one without."""
 _POSIX: Final = {"America/St_Johns": "NST+3:30NDT,M3.2.0,M11.1.0", "Asia/Kathmandu": "<+0545>-5:45"}
 """The same rules as POSIX ``TZ`` strings, for a system without zone files."""
 RECORDING_ZONE_ENV: Final = "LOCKSTEP_RECORDING_TZ"
@@ -26,19 +26,27 @@ RECORDING_ZONE_ENV: Final = "LOCKSTEP_RECORDING_TZ"
 (``set:<value>``), or ``unset:``."""
 
 
-def verifying_zone() -> str:
-    """``TZ`` for the fresh interpreter: a zone this process is not in."""
-    name = ZONES[1] if time.timezone == 3 * 3600 + 1800 else ZONES[0]  # St John's: UTC-3:30
+def verifying_zone(second: bool = False) -> str:
+    """``TZ`` for the fresh interpreter: a zone unlike this process's (``second``: the other
+    of :data:`ZONES`, for rows a test recorded under a zone of its own).
+
+    Where this process's zone has summer time, the verifying zone has none (Kathmandu),
+    and the other way round (St John's): a row that asks whether a date is in summer time
+    answers otherwise in one of the two on every date the recording's zone is in summer
+    time, where two zones with the same rules (New York's and St John's) would agree on
+    every date, and the row would replay red on the next runner in UTC."""
+    first = 1 if time.daylight else 0
+    name = ZONES[1 - first] if second else ZONES[first]
     if os.path.exists(os.path.join("/usr/share/zoneinfo", name)):
         return name
     return _POSIX[name]
 
 
-def verifying_env() -> dict[str, str]:
+def verifying_env(second_zone: bool = False) -> dict[str, str]:
     """What the verifying interpreter's environment adds: its zone, and the recording's."""
     tz = os.environ.get("TZ")
     return {
-        "TZ": verifying_zone(),
+        "TZ": verifying_zone(second_zone),
         RECORDING_ZONE_ENV: "unset:" if tz is None else f"set:{tz}",
     }
 

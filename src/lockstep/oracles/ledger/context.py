@@ -17,8 +17,10 @@ first seen, says in one line what differs from that snapshot:
 * a locale switch (``locale.setlocale``), or a Django translation activated;
 * the decimal context changed (``decimal.localcontext()`` with another rounding or
   precision: what ``quantize`` and ``Decimal`` arithmetic return depends on it);
-* an environment variable set, changed or removed (``TZ`` with ``time.tzset()``, ``LANG``,
-  a feature flag): ``monkeypatch.setenv`` is the usual way a test does it.
+* an environment variable set, changed or removed (``LANG``, a feature flag):
+  ``monkeypatch.setenv`` is the usual way a test does it; ``TZ`` (with ``time.tzset()``)
+  is named on its own, as the local time zone changed: such a row is verified in two
+  zones (:func:`zone_changed`).
 
 Hash-seed dependence cannot be seen from inside the call; :mod:`lockstep.oracles.verify`
 finds it by replaying a refused case under a second hash seed.
@@ -43,6 +45,7 @@ import types
 from collections.abc import Callable
 from typing import Any, Final
 
+from lockstep.canon.text import clip
 from lockstep.oracles.ledger import clock
 
 MAX_WATCHED: Final = 2000
@@ -68,6 +71,14 @@ _CONTAINERS: Final = (dict, set, list)
 _ENV_NOISE: Final = frozenset({"PYTEST_CURRENT_TEST"})
 """Set by pytest around every test: never a cause."""
 _MISSING: Final = object()
+ZONE_CHANGED: Final = "local time zone changed"
+"""How a cause naming a test's own ``TZ`` begins (:func:`zone_changed`)."""
+
+
+def zone_changed(hint: str) -> bool:
+    """Whether a row's recording hint says a test had set another local time zone: such a
+    row may reproduce in the verifying zone only because that zone shares the answer."""
+    return ZONE_CHANGED in hint
 
 
 def _raw_environ() -> dict[Any, Any] | None:
@@ -284,10 +295,10 @@ class ContextWatch:
         language = _language_now()
         if language != self.language:
             causes.append(f"translation switched ({self.language or 'none'} -> {language})")
+        causes.extend(self._environment())  # early: the zone's cause is never cut off
         decimal_changed = _decimal_cause(self.decimal, _decimal_now())
         if decimal_changed:
             causes.append(decimal_changed)
-        causes.extend(self._environment())
         changed, grown = self._globals()
         causes.extend(changed)
         causes.extend(self._started_patches(causes))
@@ -366,10 +377,16 @@ class ContextWatch:
             )
             - _ENV_NOISE
         )
-        if not names:
-            return []
-        shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
-        return [f"environment variable(s) changed: {shown}"]
+        causes: list[str] = []
+        if "TZ" in names:
+            names.remove("TZ")
+            before, after = self.environ.get("TZ", "unset"), now.get("TZ", "unset")
+            causes.append(f"{ZONE_CHANGED} (TZ {clip(before, 40)} -> {clip(after, 40)})")
+        if names:
+            shown = ", ".join(names[:4])
+            shown += f" and {len(names) - 4} more" if len(names) > 4 else ""
+            causes.append(f"environment variable(s) changed: {shown}")
+        return causes
 
     def _globals(self) -> tuple[list[str], list[str]]:
         """The globals changed since the start (causes), and those that only grew."""

@@ -43,6 +43,7 @@ from lockstep.oracles import (
     source_scope,
 )
 from lockstep.oracles.ledger import isolated
+from lockstep.oracles.ledger.context import zone_changed
 from lockstep.oracles.ledger.file import (
     MODE_WORDS,
     RowOrder,
@@ -224,7 +225,16 @@ def _reproducible(
         )
         return rows  # its ids: ``in`` bisects a row file, nothing is listed
 
-    checked = verify(project, spec, candidate, started=started, explained=recording.contexts)
+    # Rows a test recorded under a zone of its own are verified in a second zone as well.
+    zoned = [rid for rid, hint in recording.contexts.items() if zone_changed(hint) and rid in rows]
+    checked = verify(
+        project,
+        spec,
+        candidate,
+        started=started,
+        explained=recording.contexts,
+        zone_suspects=zoned,
+    )
     failed = checked.failed()
     if rows:
         report.notes.append(checked.note(len(rows)))
