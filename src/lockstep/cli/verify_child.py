@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from lockstep.canon import DEFAULT_STEM
 from lockstep.errors import LockstepError
+from lockstep.oracles import verify_clock
 from lockstep.oracles.verify import verdict_lines
 
 if TYPE_CHECKING:
@@ -28,6 +29,7 @@ def main(argv: list[str] | None = None) -> int:
     given = sys.argv[1:] if argv is None else argv
     if given[:1] == ["--serve"] and len(given) == 2:
         return _serve(given[1])
+    verify_clock.shift()  # before any target is imported (a server's fork: already)
     args = _PARSED.get(tuple(argv)) if argv is not None else None
     if args is None:
         args = _parser().parse_args(argv)
@@ -85,6 +87,7 @@ def _serve(token: str) -> int:
 
     kind_named("ledger")  # what every ledger fork's replay imports first, through the registry
     _parser()
+    verify_clock.shift()  # every fork, and every package's sub-server, runs on it
     gc.freeze()  # what is imported stays: a fork's collections need not touch (copy) it
     return serve(token, main, _warm, _package)
 

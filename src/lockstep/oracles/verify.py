@@ -35,7 +35,7 @@ from lockstep.canon.text import SHOWN_VALUE, clip
 from lockstep.config import OracleSpec, Project, Settings, config_of
 from lockstep.errors import LockstepError
 from lockstep.model import Outcome, ReplayOptions, Status
-from lockstep.oracles import CHILD_MODULE, CHILD_TIMEOUT, verify_zone
+from lockstep.oracles import CHILD_MODULE, CHILD_TIMEOUT, verify_clock, verify_zone
 from lockstep.oracles.verify_config import project_at
 from lockstep.oracles.verify_session import (
     SessionError,
@@ -62,6 +62,9 @@ class Verdict:
     zone_dependent: bool = False
     """It did not reproduce in the verifying zone and did in the recording's
     (:mod:`.verify_zone`)."""
+    date_dependent: bool = False
+    """It did not reproduce on the verifying clock, years ahead, and did on the real one
+    (:mod:`.verify_clock`)."""
     varies: bool = False
     """Replayed twice in the fresh interpreter, it differed otherwise each time."""
 
@@ -70,6 +73,8 @@ class Verdict:
         """The likely cause the verification itself can tell ("" when it cannot)."""
         if self.zone_dependent:
             return ZONE_CAUSE
+        if self.date_dependent:
+            return DATE_CAUSE
         if self.varies:
             return VARIES_CAUSE
         return HASH_SEED_CAUSE if self.seed_dependent else ""
@@ -83,6 +88,10 @@ HASH_SEED_CAUSE: Final = "hash-seed dependence (set or dict order differs betwee
 VARIES_CAUSE: Final = (
     "it varies from one call to the next in one interpreter (the clock, randomness, or "
     "state a call changes)"
+)
+DATE_CAUSE: Final = (
+    "today's date (it reproduces on today's clock, not on one some years later: it would "
+    "replay red on a later day)"
 )
 ZONE_CAUSE: Final = (
     "the machine's local time zone (it reproduces only in the zone it was recorded in; "
@@ -252,6 +261,7 @@ def verify(
             verdict.reason,
             seed_dependent=seeded,
             zone_dependent=verdict.zone_dependent,
+            date_dependent=verdict.date_dependent,
             varies=verdict.varies,
         )
     return Verification(seed, verdicts)
@@ -359,6 +369,7 @@ class _Line(msgspec.Struct, frozen=True):
     reason: str = ""
     replayed: int = 0
     zone: bool = False
+    date: bool = False
     varies: bool = False
 
 
@@ -370,7 +381,12 @@ def _parse(stdout: bytes) -> dict[str, Verdict]:
         except msgspec.MsgspecError:
             continue  # a target printing to stdout is not a verdict
         verdicts[line.id] = Verdict(
-            line.id, line.ok, line.reason, zone_dependent=line.zone, varies=line.varies
+            line.id,
+            line.ok,
+            line.reason,
+            zone_dependent=line.zone,
+            date_dependent=line.date,
+            varies=line.varies,
         )
     return verdicts
 
@@ -421,7 +437,7 @@ def verdict_lines(
                 "ok": False,
                 "reason": reason_of(outcome),
             }
-    if failed and verify_zone.switched():
+    if failed and (verify_zone.switched() or verify_clock.shifted()):
         _look_again(project, spec, failed)
     for line in failed.values():
         yield json.dumps(line) + "\n"
@@ -435,7 +451,8 @@ def _look_again(project: Project, spec: OracleSpec, failed: dict[str, dict[str, 
     call to the next (a clock, randomness, state a call changes: ``"varies"``, never the
     hash seed's), and one that now reproduces only needed what the first replay left
     behind (a filled cache).  The rest are replayed in the recording's zone: one that
-    reproduces there depends on the machine's local time zone (``"zone"``)."""
+    reproduces there depends on the machine's local time zone (``"zone"``); the rest on
+    the real clock: one that reproduces there depends on today's date (``"date"``)."""
     from lockstep.oracles import replay
 
     def again(ids: frozenset[str]) -> dict[str, Outcome]:
@@ -452,10 +469,17 @@ def _look_again(project: Project, spec: OracleSpec, failed: dict[str, dict[str, 
             rest.add(case_id)
     if not rest:
         return
-    with verify_zone.recording_zone():
-        for case_id, outcome in again(frozenset(rest)).items():
-            if outcome.status is Status.PASS and case_id in rest:
-                failed[case_id]["zone"] = True
+    if verify_zone.switched():
+        with verify_zone.recording_zone():
+            for case_id, outcome in again(frozenset(rest)).items():
+                if outcome.status is Status.PASS and case_id in rest:
+                    failed[case_id]["zone"] = True
+                    rest.discard(case_id)
+    if rest and verify_clock.shifted():
+        with verify_clock.real_clock():
+            for case_id, outcome in again(frozenset(rest)).items():
+                if outcome.status is Status.PASS and case_id in rest:
+                    failed[case_id]["date"] = True
 
 
 def _table(text: str) -> OracleSpec:
