@@ -22,6 +22,7 @@ def apply(project: Project, *targets: str) -> None:
     """Let the targets' own packages and ``freeze_classes`` freeze by structure, and import
     the configured encoder modules (a module that fails to import is a configuration error)."""
     canon.allow_callables_from(*(t.partition(":")[0] for t in targets))
+    canon.allow_imports_of(*_target_modules(project, targets))
     settings = project.config.lockstep
     canon.allow_classes_matching(*settings.freeze_classes)
     for index, name in enumerate(settings.encoders):
@@ -33,3 +34,19 @@ def apply(project: Project, *targets: str) -> None:
                     f"{project.config_name}: lockstep.encoders[{index}]: cannot import "
                     f"{name!r}: {type(e).__name__}: {e}"
                 ) from None
+
+
+def _target_modules(project: Project, targets: tuple[str, ...]) -> set[str]:
+    """The modules of every ledger target the project configures in the targets' packages:
+    replay imports each of them for its own ledger, so a value naming a class of one may
+    import it (:func:`lockstep.canon.allow_imports_of`) in a fork that replays another."""
+    packages = {t.partition(":")[0].split(".")[0] for t in targets}
+    modules: set[str] = set()
+    for spec in project.oracles():  # a surface member not recorded yet is not replayed
+        target = getattr(spec, "target", None)
+        if spec.kind != "ledger" or not isinstance(target, str):
+            continue
+        module = target.partition(":")[0]
+        if module.split(".")[0] in packages:
+            modules.add(module)
+    return modules

@@ -9,7 +9,12 @@ from typing import Any, Final
 
 from lockstep.canon._core import Unfreezable, _short
 from lockstep.canon.decoding import TAG_DECODERS, decode_items, list_payload, str_payload
-from lockstep.canon.registry import _OBJECT_PLANS, _TYPES_BY_NAME, _imported_object
+from lockstep.canon.registry import (
+    _CALLABLE_SCOPE,
+    _OBJECT_PLANS,
+    _TYPES_BY_NAME,
+    _imported_object,
+)
 from lockstep.errors import CanonError
 
 # A module-level function or class passed as an argument (a ``key=``, a ``format=``
@@ -51,8 +56,6 @@ _PURE_BUILTINS: Final = frozenset(
     ]
 )
 _PURE_METHOD_OWNERS: Final = (str, bytes, int, float)
-_CALLABLE_SCOPE: set[str] = set()
-"""Top-level packages whose functions and classes ``$fn`` may name (see above)."""
 
 
 class IterItems:
@@ -114,9 +117,10 @@ def _in_scope(name: str) -> bool:
     return module.split(".")[0] in _CALLABLE_SCOPE or name in _TYPES_BY_NAME
 
 
-def _named_callable(name: str) -> Any:
-    """The function or class ``module:Qual.Name`` in an imported module's namespace, or None."""
-    found = _imported_object(name)
+def _named_callable(name: str, *, importing: bool = False) -> Any:
+    """The function or class ``module:Qual.Name`` in an imported module's namespace, or None
+    (``importing``: see :func:`~lockstep.canon.registry._already_imported`)."""
+    found = _imported_object(name, importing=importing)
     if type(found) in _CALLABLE_TYPES or isinstance(found, type):
         return found
     return None
@@ -147,7 +151,7 @@ def _callable_name(v: Any) -> str:
 
 def _dec_fn(payload: Any, path: str, depth: int) -> Any:
     name = str_payload("$fn", payload, path)
-    found = _named_callable(name) if _in_scope(name) else None
+    found = _named_callable(name, importing=True) if _in_scope(name) else None
     if found is None:
         raise CanonError(
             f"$fn names {_short(name)}, which is not a function or class of the target's "

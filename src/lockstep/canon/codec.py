@@ -157,6 +157,7 @@ from lockstep.canon.objects import allow_classes_matching, object_key
 from lockstep.canon.registry import (
     LEAF_ENCODERS,
     Extension,
+    allow_imports_of,
     register_encoder,
     register_type,
     unregister_encoder,
@@ -178,6 +179,7 @@ __all__ = [
     "IterItems",
     "allow_callables_from",
     "allow_classes_matching",
+    "allow_imports_of",
     "canonical_json",
     "decode",
     "dumps",

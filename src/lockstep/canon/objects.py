@@ -60,9 +60,9 @@ from lockstep.canon._core import (
     check_level,
     qualified_name,
 )
-from lockstep.canon.callables import _CALLABLE_SCOPE
 from lockstep.canon.decoding import TAG_DECODERS, _malformed, decode_at, list_payload, str_payload
 from lockstep.canon.registry import (
+    _CALLABLE_SCOPE,
     _EXT_BY_TYPE,
     _OBJECT_PLANS,
     _SLOTTED_PLANS,
@@ -669,7 +669,7 @@ def freeze_tzinfo(self: Encoder, tz: Any, depth: int) -> JSON:
 def _dec_obj(payload: Any, path: str, depth: int) -> Any:
     name, body = list_payload("$obj", payload, path, depth, "[type name, body]")
     name = str_payload("$obj", name, path)
-    cls = _TYPES_BY_NAME.get(name) or _already_imported(name)
+    cls = _TYPES_BY_NAME.get(name) or _already_imported(name, importing=True)
     if cls is None or not freezes_by_structure(cls) or issubclass(cls, BaseException):
         raise CanonError(
             f"$obj names {_short(name)}, which is not a class of the project (or a tzinfo "

@@ -151,25 +151,67 @@ _KINDS: Final = {
 }
 
 
-def _already_imported(name: str) -> Any:
+_CALLABLE_SCOPE: set[str] = set()
+"""Top-level packages whose functions and classes ``$fn`` may name, and whose classes
+freeze by structure: the targets' own (:func:`~lockstep.canon.callables.allow_callables_from`)."""
+
+_IMPORTABLE: set[str] = set()
+"""Modules a thawed value may import when nothing has yet: those of the project's
+configured targets (:func:`allow_imports_of`)."""
+
+
+def allow_imports_of(*modules: str) -> None:
+    """Let a thawed value import these modules (the configured targets' own) when it names
+    a class or function of one that is not imported yet (:func:`_own_module`)."""
+    _IMPORTABLE.update(modules)
+
+
+def _own_module(module_name: str) -> types.ModuleType | None:
+    """A module of a configured target that nothing imported yet, imported now; None for
+    any other name.
+
+    A value the suite handed a target can be of a class the target's module never
+    imports (dateutil's ``relativedelta`` given a datetime in a ``dateutil.tz`` zone): in
+    the fresh interpreter that verifies a ledger, and in the fork that replays it, that
+    class's module is not loaded, and the row would not thaw.  The modules of the
+    project's configured targets are imported by replay anyway, one ledger or another;
+    any other module (one a pull request planted in the package and nothing imports,
+    another package's, a test module) is never imported because data names it."""
+    if module_name not in _IMPORTABLE:
+        return None
+    import importlib
+
+    try:
+        module = importlib.import_module(module_name)
+    except Exception:  # the replay of its own ledger reports that import's failure
+        return None
+    return module if isinstance(module, types.ModuleType) else None
+
+
+def _already_imported(name: str, *, importing: bool = False) -> Any:
     """The class ``module:Qual.Name`` if its module is in ``sys.modules``, else None.
 
     Looks in ``__dict__`` only: no import, no ``getattr`` (a module's ``__getattr__``
     or a lazy module would run code), and the class found must carry that very name.
+    ``importing`` (a value being thawed): a configured target's module that is not
+    imported yet is imported first (:func:`_own_module`).
     """
-    found = _imported_object(name)
+    found = _imported_object(name, importing=importing)
     if isinstance(found, type) and qualified_name(found) == name:
         return found
     return None
 
 
-def _imported_object(name: str) -> Any:
+def _imported_object(name: str, *, importing: bool = False) -> Any:
     """What ``module:Qual.Name`` names in an already-imported module, or None.
 
-    Walks ``__dict__``s only (module, then classes): no import, no ``getattr``.
+    Walks ``__dict__``s only (module, then classes): no import, no ``getattr``; but see
+    ``importing`` in :func:`_already_imported`.
     """
     module_name, sep, qualname = name.partition(":")
     module = sys.modules.get(module_name) if sep else None
+    if module is None and sep and importing:
+        module = _own_module(module_name)
     if not isinstance(module, types.ModuleType) or not qualname:
         return None
     namespace: Any = object.__getattribute__(module, "__dict__")
