@@ -434,6 +434,10 @@ def _compare(w: _Watched, out: list[str], grown: list[str]) -> None:
         return
     if _is_mock(now):
         out.append(f"mock.patch active on {w.name}")
+    elif isinstance(now, types.ModuleType) and (
+        w.value is None or isinstance(w.value, types.ModuleType)
+    ):
+        return  # a lazy import (dateutil.rrule's ``global easter; from dateutil import easter``)
     elif now is _MISSING:
         out.append(f"module global {w.name} deleted")
     else:
