@@ -259,3 +259,57 @@ def test_the_caller_sees_the_same_items_and_the_row_holds_those_consumed(
     if end == "raised":
         expected.update(exc_type="KeyError", exc_stem="'done'")
     assert recorded == [{"$iter": expected}]
+
+
+RULES = """
+class Every:
+    '''Like dateutil's rrule: a rule whose occurrences come from iterating it.'''
+
+    def __init__(self, start, step, count):
+        self.start, self.step, self.count = start, step, count
+
+    def __iter__(self):
+        value = self.start
+        for _ in range(self.count):
+            yield value
+            value += self.step
+"""
+
+RULES_TESTS = """
+from rules import Every
+
+
+def test_occurrences():
+    assert list(Every(1, 7, 4)) == [1, 8, 15, 22]
+    for first in Every(3, 1, 10):
+        assert first == 3
+        break
+"""
+
+
+def test_iterating_a_package_object_is_on_its_surface(tmp_path: Path) -> None:
+    """``list(rrule(...))`` is how dateutil's users get occurrences: a class's ``__iter__``
+    is on the package surface, its items frozen as consumed, so a changed step is red."""
+    write_files(
+        tmp_path,
+        {
+            "lockstep.toml": '[[ledger]]\npackage = "rules"\n',
+            "rules.py": RULES,
+            "tests/test_rules.py": RULES_TESTS,
+        },
+    )
+    recorded = pytest_in(tmp_path, "tests", "-q", "--lockstep-record")
+    assert recorded.code == 0, recorded.output
+    rows = rows_of(tmp_path / "lockstep/rules.Every.__iter__.ledger.jsonl")
+    assert sorted(json.dumps(r.result["$iter"], sort_keys=True) for r in rows) == [
+        json.dumps({"end": "exhausted", "items": [1, 8, 15, 22]}, sort_keys=True),
+        json.dumps({"end": "open", "items": [3]}, sort_keys=True),
+    ]
+    assert run_cli("replay", cwd=tmp_path).code == 0
+    rules = tmp_path / "rules.py"
+    rules.write_text(rules.read_text().replace("value += self.step", "value += self.step or 1"))
+    assert run_cli("replay", cwd=tmp_path).code == 0  # the same occurrences: still green
+    rules.write_text(rules.read_text().replace("range(self.count)", "range(self.count - 1)"))
+    red = run_cli("replay", cwd=tmp_path)
+    assert red.code == 1, red.output
+    assert "rules.Every.__iter__" in red.output

@@ -17,7 +17,7 @@ getter defined in a public module of the package:
   DEFAULT_ISOPARSER.isoparse``);
 * in a public class: its public methods, classmethods, staticmethods and properties,
   and the value dunders in :data:`VALUE_DUNDERS` (arithmetic, comparison, ``__str__``,
-  ``__next__``, ``__call__``, ``__hash__``: a row whose hash depends on the interpreter's string hash seed does not
+  ``__iter__``, ``__next__``, ``__call__``, ``__hash__``: a row whose hash depends on the interpreter's string hash seed does not
   reproduce in the verifying interpreter, so it is refused, never frozen); not
   ``__init__``, nor nested classes.
 """
@@ -86,6 +86,7 @@ VALUE_DUNDERS: Final = frozenset(
         "hash",
         "call",
         "next",
+        "iter",
     ]
 )
 """Dunders of a class that compute a value from it, so belong to its surface."""
