@@ -434,10 +434,10 @@ def _compare(w: _Watched, out: list[str], grown: list[str]) -> None:
         return
     if _is_mock(now):
         out.append(f"mock.patch active on {w.name}")
-    elif isinstance(now, types.ModuleType) and (
-        w.value is None or isinstance(w.value, types.ModuleType)
-    ):
-        return  # a lazy import (dateutil.rrule's ``global easter; from dateutil import easter``)
+    elif isinstance(now, types.ModuleType) and w.value is None:
+        # dateutil.rrule's ``global easter; from dateutil import easter`` in ``__init__``: a
+        # row thawed without that call finds None there, so it stays a cause, named as such
+        out.append(f"module global {w.name} imported lazily since the start (it was None)")
     elif now is _MISSING:
         out.append(f"module global {w.name} deleted")
     else:
