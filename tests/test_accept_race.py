@@ -12,7 +12,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from helpers import GitRepo, run_cli
+
+# Heavy, and about processes, files, the browser or the docs rather than this Python: CI runs
+# it on the default Python only (.ci/run, job 2 deselects -m slow).
+pytestmark = pytest.mark.slow
+
 
 PROG = """
 import sys

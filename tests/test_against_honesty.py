@@ -6,7 +6,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from helpers import GitRepo, run_cli
+
+# Heavy, and about processes, files, the browser or the docs rather than this Python: CI runs
+# it on the default Python only (.ci/run, job 2 deselects -m slow).
+pytestmark = pytest.mark.slow
+
 
 CONFIG = """
 [[ledger]]

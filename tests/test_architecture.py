@@ -32,6 +32,11 @@ from lockstep.kinds import KINDS as CONFIGURED_KINDS
 from lockstep.oracles import OracleKind, kind_named
 from lockstep.tables import OracleSpec
 
+# Heavy, and about processes, files, the browser or the docs rather than this Python: CI runs
+# it on the default Python only (.ci/run, job 2 deselects -m slow).
+pytestmark = pytest.mark.slow
+
+
 SRC = Path(lockstep.__file__).parent
 KINDS = CONFIGURED_KINDS
 

@@ -14,6 +14,11 @@ import pytest
 
 from helpers import GitRepo, run_cli
 
+# Heavy, and about processes, files, the browser or the docs rather than this Python: CI runs
+# it on the default Python only (.ci/run, job 2 deselects -m slow).
+pytestmark = pytest.mark.slow
+
+
 PROG = """
 import os, subprocess, sys, time
 case = sys.argv[1]

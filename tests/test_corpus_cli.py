@@ -10,6 +10,11 @@ import pytest
 
 from helpers import Result, invoke_cli, run_cli, run_pytest, snapshot_tree, write_files
 
+# Heavy, and about processes, files, the browser or the docs rather than this Python: CI runs
+# it on the default Python only (.ci/run, job 2 deselects -m slow).
+pytestmark = pytest.mark.slow
+
+
 CONFIG = """
 [[corpus]]
 name = "rows"

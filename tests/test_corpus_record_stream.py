@@ -32,6 +32,11 @@ from lockstep.oracles.lifecycle import merge, merged, new_ids, wanted
 from lockstep.rules import RuleRecord
 from lockstep.store import blobs as blob_module
 
+# Heavy, and about processes, files, the browser or the docs rather than this Python: CI runs
+# it on the default Python only (.ci/run, job 2 deselects -m slow).
+pytestmark = pytest.mark.slow
+
+
 SHAS = ["0" * 64, "1" * 64, "ab" * 32]
 BOOM = canon.FrozenException("ValueError", "bad {\n    } ],")
 

@@ -8,6 +8,10 @@ import pytest
 
 from helpers import invoke_cli, run_cli, write_files
 
+# Heavy, and about processes, files, the browser or the docs rather than this Python: CI runs
+# it on the default Python only (.ci/run, job 2 deselects -m slow).
+pytestmark = pytest.mark.slow
+
 
 def test_the_demo_tells_its_whole_story_and_leaves_a_working_project(tmp_path: Path) -> None:
     folder = tmp_path / "demo"

@@ -26,6 +26,11 @@ from pathlib import Path
 import click
 import pytest
 
+# Heavy, and about processes, files, the browser or the docs rather than this Python: CI runs
+# it on the default Python only (.ci/run, job 2 deselects -m slow).
+pytestmark = pytest.mark.slow
+
+
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 PAGES = [*sorted(DOCS.rglob("*.md")), ROOT / "README.md"]

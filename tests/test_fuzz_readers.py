@@ -58,6 +58,11 @@ from lockstep.oracles.tape import document as tape_document
 from lockstep.oracles.tape.recorder import Event
 from lockstep.store import display_path, pretty_json
 
+# Heavy, and about processes, files, the browser or the docs rather than this Python: CI runs
+# it on the default Python only (.ci/run, job 2 deselects -m slow).
+pytestmark = pytest.mark.slow
+
+
 EXAMPLES = 1000
 FUZZ = settings(
     max_examples=EXAMPLES,

@@ -20,6 +20,11 @@ from helpers import run_cli, run_pytest, write_files
 from lockstep.store.reading import A_LINK, NOT_A_FILE, open_file, read_file
 from test_corpus_cli import make_project
 
+# Heavy, and about processes, files, the browser or the docs rather than this Python: CI runs
+# it on the default Python only (.ci/run, job 2 deselects -m slow).
+pytestmark = pytest.mark.slow
+
+
 CALC = "def double(x):\n    return x * 2\n"
 TESTS = "from shop.calc import double\n\n\ndef test_double():\n    assert double(2) == 4\n"
 CONFIG = '[[ledger]]\nname = "double"\ntarget = "shop.calc:double"\n'

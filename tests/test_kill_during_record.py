@@ -34,6 +34,11 @@ from helpers import invoke_cli, write_files
 from lockstep import store
 from test_corpus_cli import make_project
 
+# Heavy, and about processes, files, the browser or the docs rather than this Python: CI runs
+# it on the default Python only (.ci/run, job 2 deselects -m slow).
+pytestmark = pytest.mark.slow
+
+
 WRITER_TRIALS = 105
 CLI_TRIALS = 10
 ROWS = 1500  # ~230 kB of JSON: long enough to be killed in the middle of

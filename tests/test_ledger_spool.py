@@ -24,6 +24,11 @@ from lockstep.oracles.ledger.format import LedgerRow, input_key, row_id
 from lockstep.oracles.ledger.spool import RowFile
 from lockstep.oracles.lifecycle import merge, merged
 
+# Heavy, and about processes, files, the browser or the docs rather than this Python: CI runs
+# it on the default Python only (.ci/run, job 2 deselects -m slow).
+pytestmark = pytest.mark.slow
+
+
 TARGET = """\
 import os
 

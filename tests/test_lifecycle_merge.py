@@ -30,6 +30,11 @@ from lockstep.oracles.lifecycle import (
     record,
 )
 
+# Heavy, and about processes, files, the browser or the docs rather than this Python: CI runs
+# it on the default Python only (.ci/run, job 2 deselects -m slow).
+pytestmark = pytest.mark.slow
+
+
 WORDS = ModeWords(new_only="add", force="all", trim="drop")
 ids = st.text(alphabet="ab.-", min_size=1, max_size=3)
 cases = st.dictionaries(ids, st.integers(0, 3), max_size=8)

@@ -18,6 +18,11 @@ import pytest
 
 from helpers import GitRepo, invoke_cli, run_cli
 
+# Heavy, and about processes, files, the browser or the docs rather than this Python: CI runs
+# it on the default Python only (.ci/run, job 2 deselects -m slow).
+pytestmark = pytest.mark.slow
+
+
 CELLS = """
 SENTINELS = {"n/a", "-", "none"}
 

@@ -11,7 +11,14 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from helpers import GitRepo, run_cli
+
+# Heavy, and about processes, files, the browser or the docs rather than this Python: CI runs
+# it on the default Python only (.ci/run, job 2 deselects -m slow).
+pytestmark = pytest.mark.slow
+
 
 # While the file "block" exists, rendering a mined fixture that is on its way into the
 # fixture folder (that is: being recorded, not drawn) hangs, so the test can kill mine there.

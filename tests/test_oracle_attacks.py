@@ -17,6 +17,11 @@ import pytest
 
 from helpers import Result, invoke_cli, run_cli, snapshot_tree, write_files
 
+# Heavy, and about processes, files, the browser or the docs rather than this Python: CI runs
+# it on the default Python only (.ci/run, job 2 deselects -m slow).
+pytestmark = pytest.mark.slow
+
+
 CATCH_ALL = {
     "builtin": False,
     "ignore_case": False,

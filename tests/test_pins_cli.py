@@ -14,6 +14,11 @@ import pytest
 
 from helpers import invoke_cli, run_cli, run_pytest, snapshot_tree, write_files
 
+# Heavy, and about processes, files, the browser or the docs rather than this Python: CI runs
+# it on the default Python only (.ci/run, job 2 deselects -m slow).
+pytestmark = pytest.mark.slow
+
+
 EXPORT = """
 import os, sys, uuid, datetime
 print(f"run {uuid.uuid4()} at {datetime.datetime.now().isoformat()}")

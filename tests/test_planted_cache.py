@@ -10,7 +10,14 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from helpers import GitRepo, run_cli
+
+# Heavy, and about processes, files, the browser or the docs rather than this Python: CI runs
+# it on the default Python only (.ci/run, job 2 deselects -m slow).
+pytestmark = pytest.mark.slow
+
 
 FEES = """
 def fee(amount, member=False):

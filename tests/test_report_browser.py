@@ -20,7 +20,9 @@ import pytest
 from helpers import invoke_cli
 from report_projects import HOSTILE_ID, demo_red_project, hostile_red_project
 
-pytestmark = pytest.mark.xdist_group("browser")
+# Heavy, and about processes, files, the browser or the docs rather than this Python: CI runs
+# it on the default Python only (.ci/run, job 2 deselects -m slow).
+pytestmark = [pytest.mark.xdist_group("browser"), pytest.mark.slow]
 
 CHROMIUM_ARGS = [
     "--headless",

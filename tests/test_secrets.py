@@ -16,6 +16,11 @@ import pytest
 from helpers import invoke_cli, run_cli, write_files
 from secret_vectors import vectors
 
+# Heavy, and about processes, files, the browser or the docs rather than this Python: CI runs
+# it on the default Python only (.ci/run, job 2 deselects -m slow).
+pytestmark = pytest.mark.slow
+
+
 VECTORS = vectors()
 KINDS = sorted(VECTORS)
 

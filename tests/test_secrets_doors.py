@@ -15,8 +15,15 @@ import re
 from pathlib import Path
 from urllib.parse import quote
 
+import pytest
+
 from helpers import GitRepo, invoke_cli, pytest_in, run_cli, write_files
 from secret_vectors import vectors
+
+# Heavy, and about processes, files, the browser or the docs rather than this Python: CI runs
+# it on the default Python only (.ci/run, job 2 deselects -m slow).
+pytestmark = pytest.mark.slow
+
 
 VECTORS = vectors()
 PASSWORD = "hunter2-" + "S3cr3t" + "-Xq9!"

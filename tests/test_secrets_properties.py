@@ -18,6 +18,11 @@ from hypothesis import strategies as st
 from lockstep.secrets.detect import KEYWORD_PARTS
 from lockstep.secrets.scrub import MIN_VALUE, NamedSecret, Scrubber, encoded_forms
 
+# Heavy, and about processes, files, the browser or the docs rather than this Python: CI runs
+# it on the default Python only (.ci/run, job 2 deselects -m slow).
+pytestmark = pytest.mark.slow
+
+
 values = st.text(alphabet=st.characters(codec="utf-8", exclude_characters="<>"), min_size=MIN_VALUE)
 texts = st.text(alphabet=st.characters(codec="utf-8", exclude_characters="<>"))
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -22,6 +23,11 @@ from lockstep.secrets.detect import _open_gates, may_hold_secret, may_hold_secre
 from lockstep.secrets.screen import Screen
 from lockstep.secrets.scrub import NamedSecret, Scrubber, encoded_forms
 from secret_vectors import vectors
+
+# Heavy, and about processes, files, the browser or the docs rather than this Python: CI runs
+# it on the default Python only (.ci/run, job 2 deselects -m slow).
+pytestmark = pytest.mark.slow
+
 
 VECTORS = vectors()
 ENV_SECRET = "hunter2-" + "S3cr3t" + "-Xq9!"
