@@ -22,6 +22,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, Final
 
+from lockstep.oracles.travel import time_machine_module
+
 SHIFT: Final = datetime.timedelta(days=1213, hours=7, minutes=29)
 """How far ahead the verifying clock runs: another year, month, day of the month, day of
 the week, hour and minute than the recording's."""
@@ -41,7 +43,7 @@ def shift() -> bool:
     if _SHIFTED:
         return True
     try:
-        machine = _time_machine()
+        machine = time_machine_module()
         real = datetime.datetime.now(datetime.UTC)
         traveller = machine.travel((real + SHIFT).astimezone(_ELSEWHERE), tick=True)
         traveller.start()
@@ -66,25 +68,3 @@ def real_clock() -> Iterator[None]:
     real = machine.escape_hatch.datetime.datetime.now(datetime.UTC)
     with machine.travel(real.astimezone(_ELSEWHERE), tick=True):
         yield
-
-
-def _time_machine() -> Any:
-    """time-machine, imported without pytest and dateutil when they are not imported yet:
-    its own pytest plugin and string destinations are never used here, and a target
-    (dateutil itself) must be imported by the case, not found already imported."""
-    already = sys.modules.get("time_machine")
-    if already is not None:
-        return already
-    blocked = [
-        name for name in ("pytest", "dateutil", "dateutil.parser") if name not in sys.modules
-    ]
-    for name in blocked:
-        sys.modules[name] = None  # type: ignore[assignment]
-    try:
-        import time_machine
-
-        return time_machine
-    finally:
-        for name in blocked:
-            if sys.modules.get(name, 0) is None:
-                del sys.modules[name]

@@ -33,6 +33,8 @@ from typing import Any, Final
 
 import msgspec
 
+from lockstep.oracles.travel import time_machine_module
+
 MAX_OFFSET: Final = 24 * 3600
 """A ``tz_offset`` is less than a day either way (seconds east of UTC)."""
 
@@ -181,38 +183,6 @@ class ClockUnavailable(Exception):
     installed, or cannot set the clock to that instant."""
 
 
-def _time_machine_module() -> Any:
-    """time-machine, imported without pytest when pytest is not imported yet.
-
-    time-machine imports pytest, if it can, for its own pytest plugin, which a replay
-    never uses: 90 ms of CPU in each verifying fork of a ledger with clock rows (four of
-    them for humanize's surface), and a module the replayed code would see in
-    ``sys.modules`` although ``lockstep replay`` runs no test.  While time-machine is
-    imported, ``pytest`` stands as not importable (its ``import pytest`` is guarded); it is
-    importable again right after.  A release that cannot do without it is imported as
-    it is."""
-    already = sys.modules.get("time_machine")
-    if already is not None:
-        return already
-    if "pytest" in sys.modules:
-        import time_machine
-
-        return time_machine
-    sys.modules["pytest"] = None  # type: ignore[assignment]
-    try:
-        import time_machine
-
-        return time_machine
-    except ImportError:
-        pass
-    finally:
-        if "pytest" in sys.modules and sys.modules["pytest"] is None:
-            del sys.modules["pytest"]
-    import time_machine
-
-    return time_machine
-
-
 @contextmanager
 def travelling(clock: Clock) -> Iterator[None]:
     """Run the block with the clock travelled to ``clock``, standing still, then back.
@@ -222,7 +192,7 @@ def travelling(clock: Clock) -> Iterator[None]:
     ``date.today()`` read what they read under freezegun.
     """
     try:
-        time_machine = _time_machine_module()
+        time_machine = time_machine_module()
     except ImportError:
         raise ClockUnavailable(
             "this row was recorded under a frozen clock; replaying it needs time-machine "
