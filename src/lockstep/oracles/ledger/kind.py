@@ -57,6 +57,7 @@ from lockstep.oracles.ledger.file import (
     write_rows,
 )
 from lockstep.oracles.ledger.format import (
+    ENCODER,
     SUFFIX,
     LedgerHeader,
     LedgerRow,
@@ -234,6 +235,7 @@ def _reproducible(
         started=started,
         explained=recording.contexts,
         zone_suspects=zoned,
+        seed_suspects=_holding_sets(rows),
     )
     failed = checked.failed()
     if rows:
@@ -257,6 +259,20 @@ def _reproducible(
     if isinstance(rows, RowFile):
         return rows.without(dropped)
     return {rid: row for rid, row in rows.items() if rid not in dropped}
+
+
+_SET_TAGS: Final = (b'"$set"', b'"$frozenset"')
+
+
+def _holding_sets(rows: Mapping[str, LedgerRow]) -> list[str]:
+    """The ids of rows whose frozen form holds a set (see ``seed_suspects`` in
+    :func:`~lockstep.oracles.verify.verify`): iterating it, a target may answer in the
+    order of the hash seed, which one verifying seed shares by chance."""
+    if isinstance(rows, RowFile):
+        lines: Iterator[tuple[str, bytes]] = rows.lines()
+    else:
+        lines = ((rid, ENCODER.encode([row.args, row.kwargs])) for rid, row in rows.items())
+    return [rid for rid, line in lines if any(tag in line for tag in _SET_TAGS)]
 
 
 # --------------------------------------------------------------------------- replay
