@@ -315,8 +315,11 @@ def test_record_and_accept_memory_is_flat_in_the_locked_entries(tmp_path: Path) 
         lock = read_lock(root / "lockstep" / "rows.lock.json")
         assert len(lock.entries) == size + 3
     for what, (small, large) in peaks.items():
+        # Streamed, the growth measured is 15-45 bytes an entry, most of it the allocator's
+        # arenas landing differently from run to run; a whole read is about 400.  The bound sits
+        # between, far enough from both that a noisy machine cannot cross it either way.
         growth_per_entry = (large - small) * 1024 / (4 * N)
-        assert growth_per_entry < 40, (what, small, large)
+        assert growth_per_entry < 120, (what, small, large)
 
 
 @given(
