@@ -44,6 +44,7 @@ from lockstep.oracles import (
 )
 from lockstep.oracles.ledger import isolated
 from lockstep.oracles.ledger.context import zone_changed
+from lockstep.oracles.ledger.deadline import armed
 from lockstep.oracles.ledger.file import (
     MODE_WORDS,
     RowOrder,
@@ -321,6 +322,7 @@ def _replayer(
         loop=_event_loop() if inspect.iscoroutinefunction(target) else None,
         scrubber=_revealing(scrubber_for(project)),
         candidate=candidate,
+        timeout=spec.timeout,
     )
 
 
@@ -420,13 +422,13 @@ def _replay_rows(
     """Replay the selected rows of the ledger at ``path``, streaming, in file order."""
     replayer = _replayer(project, spec, path, header, target, options.candidate)
     # iter_rows inlined: at 100,000 rows a second, each generator layer per row shows.
-    run = replayer.run
+    run = replayer.run_under
     fn = header.fn
     shown = replayer.shown
     order = RowOrder(shown)
     check_order = order.check
     try:
-        with root_on_path(project.root), open_ledger(path) as fh:
+        with root_on_path(project.root), open_ledger(path) as fh, armed(spec.timeout) as deadline:
             lines = enumerate(fh, start=1)
             for _, raw in lines:
                 if raw.strip():
@@ -438,7 +440,7 @@ def _replay_rows(
                 row = parse_row(line, lineno, shown, fn)
                 check_order(lineno, row)
                 if selects is None or selects(row.id):
-                    yield run(lineno, row)
+                    yield run(deadline, lineno, row)
     finally:
         if replayer.loop is not None:
             replayer.loop.close()

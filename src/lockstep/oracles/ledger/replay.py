@@ -25,6 +25,7 @@ from lockstep.canon import JSON
 from lockstep.errors import CanonError, DataError, ThawError
 from lockstep.model import Drift, Outcome, ReplayOptions, Status
 from lockstep.oracles.ledger.clock import Clock, ClockUnavailable, travelling
+from lockstep.oracles.ledger.deadline import DEFAULT_TIMEOUT, Deadline, RowTimedOut, armed
 from lockstep.oracles.ledger.file import parse_row
 from lockstep.oracles.ledger.format import SELF_FROZEN, LedgerRow, outcome_text, row_text
 from lockstep.oracles.ledger.iter_results import ITERATOR_RESULTS
@@ -81,6 +82,8 @@ class Replayer:
     """The ``[[secret]]`` values to put back into each row (None: nothing configured)."""
     candidate: bool = False
     """See :attr:`lockstep.model.ReplayOptions.candidate`."""
+    timeout: float = DEFAULT_TIMEOUT
+    """The ledger's ``timeout``: seconds a call may run under :meth:`run_under`."""
 
     def same(self, expected: JSON, actual: JSON) -> bool:
         if canon.canonical_json(expected) == canon.canonical_json(actual):
@@ -94,6 +97,24 @@ class Replayer:
             if canon.canonical_json(expected) == canon.canonical_json(actual):
                 return True
         return self.tolerance > 0 and _close(expected, actual, self.tolerance)
+
+    def run_under(self, deadline: Deadline, lineno: int, row: LedgerRow) -> Outcome:
+        """:meth:`run` with ``deadline`` watching the call (:mod:`.deadline`): a row whose
+        call runs past it is an ERROR, and so is every later row (not called)."""
+        if deadline.stuck is not None:
+            return Outcome(self.oracle, row.id, Status.ERROR, note=deadline.not_called_note())
+        deadline.running = row.id
+        try:
+            outcome = self.run(lineno, row)
+            deadline.running = None  # from here on, no tick can stop this row
+        except RowTimedOut:
+            deadline.running = None
+            deadline.stuck = row.id
+            return Outcome(self.oracle, row.id, Status.ERROR, note=deadline.timed_out_note())
+        except BaseException:
+            deadline.running = None
+            raise
+        return outcome
 
     def run(self, lineno: int, row: LedgerRow) -> Outcome:
         if self.scrubber is not None:
@@ -320,6 +341,9 @@ class _WorkerState:
     replayer: Replayer
     options: ReplayOptions
     fn: str
+    deadline: Deadline
+    """Kept between batches: a row stopped in one batch leaves this worker's later rows
+    uncalled."""
 
 
 _WORKER: list[_WorkerState] = []
@@ -328,17 +352,25 @@ _WORKER: list[_WorkerState] = []
 
 def install_worker(replayer: Replayer, options: ReplayOptions, fn: str) -> None:
     """Keep this worker process's replayer for the batches it will receive."""
-    _WORKER.append(_WorkerState(replayer, options, fn))
+    _WORKER.append(_WorkerState(replayer, options, fn, Deadline(replayer.timeout)))
 
 
 def replay_batch(lines: list[tuple[int, bytes]]) -> list[Outcome]:
+    """The outcomes of a batch of rows, in this worker; once a row ran past the ledger's
+    ``timeout``, this worker calls none of its later rows (see :mod:`.deadline`)."""
     state = _WORKER[-1]
-    replayer, selects, fn = state.replayer, state.options.selects, state.fn
+    replayer, selects, fn, deadline = (
+        state.replayer,
+        state.options.selects,
+        state.fn,
+        state.deadline,
+    )
     out: list[Outcome] = []
-    for lineno, line in lines:
-        row = parse_row(line, lineno, replayer.shown, fn)
-        if selects(row.id):
-            out.append(replayer.run(lineno, row))
+    with armed(replayer.timeout, deadline):
+        for lineno, line in lines:
+            row = parse_row(line, lineno, replayer.shown, fn)
+            if selects(row.id):
+                out.append(replayer.run_under(deadline, lineno, row))
     return out
 
 

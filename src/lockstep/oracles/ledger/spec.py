@@ -9,7 +9,11 @@ from typing import Final, Literal, Self
 import msgspec
 
 from lockstep.errors import ConfigError
+from lockstep.oracles.ledger.deadline import DEFAULT_TIMEOUT
 from lockstep.tables import OracleSpec
+
+MAX_TIMEOUT: Final = 7 * 24 * 3600.0
+"""The longest ``timeout`` (a week): more is a typo."""
 
 
 class LedgerSpec(OracleSpec, frozen=True, kw_only=True):
@@ -40,6 +44,10 @@ class LedgerSpec(OracleSpec, frozen=True, kw_only=True):
     """Freeze tuples as lists: a tuple where a list was recorded is not drift."""
     float_tolerance: float = 0.0
     """Absolute tolerance for float results on replay; 0 means exact."""
+    timeout: float = DEFAULT_TIMEOUT
+    """Seconds one replayed call may run: a call still running then is stopped and its row
+    is an ERROR (the ledger's later rows are not called: :mod:`.deadline`); verifying a
+    recording replays under it too, so a written row returned within it."""
     rules: list[str] = []
     """Normalization rules (built-in or ``[[rule]]`` names) applied to text values before comparing."""
 
@@ -62,6 +70,10 @@ class LedgerSpec(OracleSpec, frozen=True, kw_only=True):
                 spec = msgspec.structs.replace(spec, name=spec.package)
         elif not spec.name:
             raise ConfigError(f"{where}.name: required key is missing")
+        if not 0 < spec.timeout <= MAX_TIMEOUT:  # also refuses nan
+            raise ConfigError(
+                f"{where}.timeout: must be more than 0 and at most {MAX_TIMEOUT:.0f} seconds"
+            )
         tol = spec.float_tolerance
         if not (math.isfinite(tol) and tol >= 0):
             raise ConfigError(f"{where}.float_tolerance: must be a finite number, 0 or more")
