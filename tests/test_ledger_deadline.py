@@ -120,3 +120,39 @@ def test_a_timeout_out_of_range_is_a_one_line_error(git_repo: GitRepo, value: st
     result = invoke_cli("replay", cwd=git_repo.root)
     assert result.code == 2, result.output
     assert "timeout" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+LOOPS_ON_ZERO = """
+def steps(n):
+    count = 0
+    while n != 1:
+        n = n // 2 if n % 2 == 0 else 3 * n + 1
+        count += 1
+    return count
+"""
+
+
+def test_mining_drops_a_generated_input_the_code_loops_on_and_ends(git_repo: GitRepo) -> None:
+    """``steps(0)`` never returns on unchanged code: mining used to stay in that call for
+    good (its time limit is looked at between inputs)."""
+    write_files(
+        git_repo.root,
+        {
+            "collatz.py": LOOPS_ON_ZERO,
+            "tests/test_collatz.py": (
+                "from collatz import steps\n\n\ndef test_steps():\n"
+                "    assert [steps(n) for n in (1, 6, 7, 27)] == [0, 8, 16, 111]\n"
+            ),
+            "pyproject.toml": '[tool.pytest.ini_options]\npythonpath = ["."]\n',
+            "lockstep.toml": '[[ledger]]\nname = "steps"\ntarget = "collatz:steps"\ntimeout = 1\n',
+        },
+    )
+    recorded = pytest_in(git_repo.root, "--lockstep-record", "-q", "tests")
+    assert recorded.code == 0, recorded.output
+    git_repo.commit("recorded")
+    mined = run_cli(
+        "mine", "steps", "--time-limit", "5s", "--no-mutants", cwd=git_repo.root, timeout=300
+    )
+    assert mined.code == 0, mined.output
+    assert "did not return within 1 s (the oracle's timeout) (e.g. (0))" in mined.stdout
+    assert run_cli("replay", cwd=git_repo.root).code == 0

@@ -23,8 +23,10 @@ Rounds of :data:`ROUND` draws follow until the budget is spent or
 :data:`SATURATED` rounds in a row add no arc, no outcome class and kill no mutant
 (the survivors stopped falling); the kept inputs then go through the kind's record
 path (fresh-interpreter verification, dedup by input), like any other recorded call.
-Inputs whose outcome could not be frozen cannot be kept: the report counts them by
-reason, with an example.
+Inputs whose outcome could not be frozen cannot be kept, nor inputs the code did not
+return from within the oracle's ``timeout`` (stopped there: a generated ``0`` that a
+``while n != 1`` loops on hung mining for good): the report counts them by reason, with
+an example.
 """
 
 from __future__ import annotations
@@ -40,7 +42,14 @@ from lockstep.errors import UsageError
 from lockstep.mine import require_hypothesis
 from lockstep.mine.constants import Constants, harvest_files, harvest_near
 from lockstep.mine.coverage import Arc, ArcCollector, executable_lines, lines_of
-from lockstep.mine.mutants import MutantPool, MutantTally, each_file, entered_lines
+from lockstep.mine.mutants import (
+    MutantPool,
+    MutantTally,
+    TooSlow,
+    each_file,
+    entered_lines,
+    time_limit,
+)
 from lockstep.mine.search import draw_each
 from lockstep.model import RecordReport
 from lockstep.oracles.mining import Call, MiningSubject, Ran
@@ -141,14 +150,22 @@ class _State:
     """Reason -> [count, an example input]."""
 
     def run(self, call: Call) -> tuple[Ran, frozenset[Arc]] | None:
+        """What ``call`` gave and the arcs it ran; None (counted in :attr:`unkept`) when no
+        row could hold it, or when it ran past the oracle's timeout: a generated input the
+        code loops on would otherwise stop mining there for good (the time limit is only
+        looked at between inputs)."""
         self.tried += 1
+        timeout = self.subject.timeout
         try:
-            return self.collector.run(lambda: self.subject.run(call))
+            with time_limit(timeout):
+                return self.collector.run(lambda: self.subject.run(call))
+        except TooSlow:
+            reason = f"did not return within {timeout:g} s (the oracle's timeout)"
         except Exception as e:  # an input or outcome the kind cannot freeze: no row could hold it
             reason = f"{type(e).__name__}: {str(e).splitlines()[0][:100] if str(e) else ''}"
-            entry = self.unkept.setdefault(reason.rstrip(": "), [0, _shown(call)])
-            entry[0] += 1
-            return None
+        entry = self.unkept.setdefault(reason.rstrip(": "), [0, _shown(call)])
+        entry[0] += 1
+        return None
 
     def learn(self, call: Call, *, always: bool = False) -> bool:
         """Run ``call``; keep it when it adds an arc, a class, kills a surviving mutant or

@@ -41,13 +41,14 @@ MUTANT_TIMEOUT: Final = 2.0
 """Seconds one input may run with a mutant on before the mutant counts as looping."""
 
 
-class _TooSlow(BaseException):
-    """Raised by the alarm inside a looping mutant (a BaseException: ``except Exception``
+class TooSlow(BaseException):
+    """Raised by the alarm inside a call that runs too long: a looping mutant, or a
+    generated input the code under freeze loops on (a BaseException: ``except Exception``
     in the code under freeze does not swallow it)."""
 
 
 @contextlib.contextmanager
-def _time_limit(seconds: float) -> Iterator[None]:
+def time_limit(seconds: float) -> Iterator[None]:
     """Interrupt the block after ``seconds`` where an interval timer exists (the main
     thread on POSIX); elsewhere the block runs unbounded."""
     usable = hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
@@ -56,7 +57,7 @@ def _time_limit(seconds: float) -> Iterator[None]:
         return
 
     def alarm(signum: int, frame: object) -> None:
-        raise _TooSlow
+        raise TooSlow
 
     previous = signal.signal(signal.SIGALRM, alarm)
     signal.setitimer(signal.ITIMER_REAL, seconds)
@@ -64,7 +65,7 @@ def _time_limit(seconds: float) -> Iterator[None]:
         yield
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        signal.signal(signal.SIGALRM, signal.SIG_DFL if previous is None else previous)
 
 
 @dataclass(frozen=True)
@@ -129,9 +130,9 @@ class MutantPool:
         looped or cannot be switched on)."""
         mutant = self.alive[slot]
         try:
-            with self.board.active(mutant, rerun=None), _time_limit(MUTANT_TIMEOUT):
+            with self.board.active(mutant, rerun=None), time_limit(MUTANT_TIMEOUT):
                 ran = subject.run(copy.deepcopy(call))
-        except _TooSlow:
+        except TooSlow:
             return None
         except (CannotSwitch, MutantBroke):
             return None

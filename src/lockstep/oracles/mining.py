@@ -17,10 +17,14 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 from lockstep.canon import JSON
 from lockstep.model import Outcome, RecordReport
+
+INPUT_TIMEOUT: Final = 30.0
+"""Seconds a generated input may run where the oracle sets no limit of its own (a corpus's
+render; a ledger's is its ``timeout``)."""
 
 
 @dataclass(frozen=True)
@@ -74,6 +78,12 @@ class MiningSubject(Protocol):
     @property
     def unit(self) -> str:
         """What one added case is called in reports: ``row``, ``fixture``."""
+        ...
+
+    @property
+    def timeout(self) -> float:
+        """Seconds one generated input may run before mining drops it as one the code
+        loops on (a ledger's ``timeout``; :data:`INPUT_TIMEOUT` for a corpus)."""
         ...
 
     def seeds(self) -> list[Call]:

@@ -54,7 +54,10 @@ def _unkept_lines(report: MineReport) -> list[str]:
     if not report.unkept:
         return []
     total = sum(u.count for u in report.unkept)
-    lines = [f"  not kept: {total} generated input(s) whose outcome could not be frozen:"]
+    lines = [
+        f"  not kept: {total} generated input(s) whose outcome could not be frozen"
+        " or that did not return:"
+    ]
     lines += [
         f"    {u.count} × {u.reason} (e.g. {u.example})" for u in report.unkept[:UNKEPT_SHOWN]
     ]

@@ -39,7 +39,7 @@ from lockstep.oracles.corpus.compare import rendering_drift, summary
 from lockstep.oracles.corpus.fixtures import fixtures, glob_base
 from lockstep.oracles.corpus.render import Rendered, Renderer
 from lockstep.oracles.corpus.spec import CorpusSpec
-from lockstep.oracles.mining import Call, Ran, shape_of
+from lockstep.oracles.mining import INPUT_TIMEOUT, Call, Ran, shape_of
 from lockstep.store import (
     atomic_write,
     display_path,
@@ -111,6 +111,7 @@ class CorpusSubject:
     """The render's module and the project modules it uses (its strength scope)."""
     typed: bool = False
     unit: str = "fixture"
+    timeout: float = INPUT_TIMEOUT
     _scratch: tempfile.TemporaryDirectory[str] | None = field(default=None, repr=False)
     _recorded: dict[str, Fixture] | None = field(default=None, repr=False)
     _documents: dict[str, Fixture] | None = field(default=None, repr=False)

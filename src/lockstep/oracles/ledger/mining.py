@@ -63,6 +63,10 @@ class LedgerSubject:
     unit: str = "row"
 
     @property
+    def timeout(self) -> float:
+        return self.spec.timeout
+
+    @property
     def sources(self) -> tuple[Path, ...]:
         """The target's module (through decorators); none for a built-in."""
         try:
