@@ -24,7 +24,7 @@ Rounds of :data:`ROUND` draws follow until the budget is spent or
 (the survivors stopped falling); the kept inputs then go through the kind's record
 path (fresh-interpreter verification, dedup by input), like any other recorded call.
 Inputs whose outcome could not be frozen cannot be kept, nor inputs the code did not
-return from within the oracle's ``timeout`` (stopped there: a generated ``0`` that a
+return from in time (:func:`generated_limit`; stopped there: a generated ``0`` that a
 ``while n != 1`` loops on hung mining for good): the report counts them by reason, with
 an example.
 """
@@ -148,6 +148,11 @@ class _State:
     kills: int = 0
     unkept: dict[str, list[Any]] = field(default_factory=dict)
     """Reason -> [count, an example input]."""
+    limit: float | None = None
+    """Seconds a generated input may run (:func:`generated_limit`); None while the recorded
+    inputs run (they get the oracle's whole ``timeout``)."""
+    slowest: float = 0.0
+    """The longest an input that returned took, in seconds."""
 
     def run(self, call: Call) -> tuple[Ran, frozenset[Arc]] | None:
         """What ``call`` gave and the arcs it ran; None (counted in :attr:`unkept`) when no
@@ -155,14 +160,18 @@ class _State:
         code loops on would otherwise stop mining there for good (the time limit is only
         looked at between inputs)."""
         self.tried += 1
-        timeout = self.subject.timeout
+        limit = self.limit if self.limit is not None else self.subject.timeout
+        started = time.monotonic()
         try:
-            with time_limit(timeout):
-                return self.collector.run(lambda: self.subject.run(call))
+            with time_limit(limit):
+                ran = self.collector.run(lambda: self.subject.run(call))
         except TooSlow:
-            reason = f"did not return within {timeout:g} s (the oracle's timeout)"
+            reason = f"did not return within {limit:g} s"
         except Exception as e:  # an input or outcome the kind cannot freeze: no row could hold it
             reason = f"{type(e).__name__}: {str(e).splitlines()[0][:100] if str(e) else ''}"
+        else:
+            self.slowest = max(self.slowest, time.monotonic() - started)
+            return ran
         entry = self.unkept.setdefault(reason.rstrip(": "), [0, _shown(call)])
         entry[0] += 1
         return None
@@ -203,6 +212,21 @@ class _State:
         return tuple(Unkept(reason, n, example) for reason, (n, example) in ranked)
 
 
+GENERATED_FLOOR: Final = 1.0
+GENERATED_TIMES: Final = 20
+"""A generated input may run :data:`GENERATED_TIMES` times as long as the slowest recorded
+one, and at least :data:`GENERATED_FLOOR` seconds (:func:`generated_limit`)."""
+
+
+def generated_limit(timeout: float, slowest_recorded: float) -> float:
+    """Seconds one generated input may run: 20 times the slowest recorded input, at least a
+    second, at most the oracle's ``timeout``.  The recorded inputs show how long a call of
+    this code takes; one that takes twenty times longer is one the code loops on (a
+    generated ``0`` for ``while n != 1``), and waiting the whole ``timeout`` for each such
+    input would spend a minute's budget on two of them."""
+    return min(timeout, max(GENERATED_FLOOR, GENERATED_TIMES * slowest_recorded))
+
+
 def mine(
     subject: MiningSubject,
     name: str,
@@ -240,6 +264,7 @@ def mine(
             state.absorb(*ran)
             recorded.append((given, ran[0].result_key, ran[1]))
     state.unkept.clear()
+    state.limit = generated_limit(subject.timeout, state.slowest)
     seed_arcs = set(state.arcs)
     seed_classes = len(state.classes)
     if mutants and root is not None:
