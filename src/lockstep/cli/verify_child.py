@@ -42,7 +42,9 @@ def main(argv: list[str] | None = None) -> int:
     out = sys.stdout
     sys.stdout = sys.stderr
     try:
-        for line in verdict_lines(config, folder, args.name, args.table or "", args.stem):
+        only = frozenset(args.only) if args.only else None
+        lines = verdict_lines(config, folder, args.name, args.table or "", args.stem, only)
+        for line in lines:
             out.write(line)
     except LockstepError as e:
         sys.stderr.write(f"lockstep: error: {e}\n")
@@ -65,6 +67,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--stem", type=int, default=DEFAULT_STEM)
     parser.add_argument(
         "--dir", required=True, help="the candidate's folder; - reads it from stdin"
+    )
+    parser.add_argument(
+        "--only", action="append", help="replay only this case (repeated: these cases)"
     )
     parser.add_argument("name")
     return parser
