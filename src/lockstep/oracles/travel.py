@@ -10,9 +10,10 @@ from __future__ import annotations
 import sys
 from typing import Any, Final
 
-_NOT_FOR_REPLAY: Final = ("pytest", "dateutil", "dateutil.parser")
+_NOT_FOR_REPLAY: Final = (("pytest", "dateutil", "dateutil.parser"), ("pytest",))
 """What time-machine imports if it can and a replay never uses: its pytest plugin, and
-dateutil for destinations given as text."""
+dateutil for destinations given as text (which time-machine 2.15 cannot do without: then
+pytest alone)."""
 
 
 def time_machine_module() -> Any:
@@ -23,8 +24,8 @@ def time_machine_module() -> Any:
     ``sys.modules`` although ``lockstep replay`` runs no test; dateutil may be the very
     target, which its case must import, not find imported.  While time-machine is
     imported, those stand as not importable (its imports of them are guarded); they are
-    importable again right after.  A release that cannot do without them is imported as
-    it is."""
+    importable again right after.  A release that needs dateutil (2.15) is imported
+    without pytest alone, and one that cannot do without either as it is."""
     already = sys.modules.get("time_machine")
     if already is not None:
         return already
@@ -32,7 +33,20 @@ def time_machine_module() -> Any:
         import time_machine
 
         return time_machine
-    blocked = [name for name in _NOT_FOR_REPLAY if name not in sys.modules]
+    for unwanted in _NOT_FOR_REPLAY:
+        module = _imported_without(unwanted)
+        if module is not None:
+            return module
+    import time_machine
+
+    return time_machine
+
+
+def _imported_without(unwanted: tuple[str, ...]) -> Any | None:
+    """time-machine imported while ``unwanted`` stand as not importable; None when this
+    release cannot do without one of them (time-machine 2.15 imports dateutil's parser
+    unguarded), and then nothing of it stays imported."""
+    blocked = [name for name in unwanted if name not in sys.modules]
     for name in blocked:
         sys.modules[name] = None  # type: ignore[assignment]
     try:
@@ -40,11 +54,12 @@ def time_machine_module() -> Any:
 
         return time_machine
     except ImportError:
-        pass
+        for name in [
+            n for n in sys.modules if n == "time_machine" or n.startswith("time_machine.")
+        ]:
+            del sys.modules[name]
+        return None
     finally:
         for name in blocked:
             if name in sys.modules and sys.modules[name] is None:
                 del sys.modules[name]
-    import time_machine
-
-    return time_machine
