@@ -175,6 +175,9 @@ def test_the_report_counts_the_mutants_and_what_could_not_be_kept(units: Path) -
     assert invoke_cli("record", "handle", cwd=units).code == 0
     mined = run_cli("mine", "handle", "--time-limit", "60s", cwd=units, timeout=300)
     assert mined.code == 0, mined.output
-    assert "generated input(s) whose outcome could not be frozen or that did not return:" in mined.stdout
+    assert (
+        "generated input(s) whose outcome could not be frozen or that did not return:"
+        in mined.stdout
+    )
     (reason,) = [s for s in mined.stdout.splitlines() if "Unfreezable" in s]
     assert "(e.g. ('lock" in reason
