@@ -157,3 +157,16 @@ def test_mining_drops_a_generated_input_the_code_loops_on_and_ends(git_repo: Git
     # 20 times the slowest recorded input, at least 1 s, at most the ledger's timeout
     assert "did not return within 1 s (e.g. (0))" in mined.stdout, mined.stdout
     assert run_cli("replay", cwd=git_repo.root).code == 0
+
+
+def test_replay_against_a_revision_is_red_when_the_new_code_loops(git_repo: GitRepo) -> None:
+    """Each version answers in an interpreter of its own; the new one never answered a
+    case it looped on, and ``replay --against`` waited for it for good."""
+    _recorded(git_repo)
+    write_files(git_repo.root, {"collatz.py": STEPS.replace("3 * i + 1", "3 * i - 1")})
+    git_repo.commit("a change that loops on 7")
+    against = run_cli(
+        "replay", "steps", "--against", "HEAD~1", "--generate", "10", cwd=git_repo.root, timeout=300
+    )
+    assert against.code == 1, against.output
+    assert "the versions differ in 1 oracle(s)" in against.stdout, against.stdout

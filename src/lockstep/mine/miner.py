@@ -42,14 +42,8 @@ from lockstep.errors import UsageError
 from lockstep.mine import require_hypothesis
 from lockstep.mine.constants import Constants, harvest_files, harvest_near
 from lockstep.mine.coverage import Arc, ArcCollector, executable_lines, lines_of
-from lockstep.mine.mutants import (
-    MutantPool,
-    MutantTally,
-    TooSlow,
-    each_file,
-    entered_lines,
-    time_limit,
-)
+from lockstep.mine.limits import TooSlow, time_limit
+from lockstep.mine.mutants import MutantPool, MutantTally, each_file, entered_lines
 from lockstep.mine.search import draw_each
 from lockstep.model import RecordReport
 from lockstep.oracles.mining import Call, MiningSubject, Ran

@@ -21,17 +21,15 @@ import, and re-running it per input would cost more than the input.
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import os
-import signal
-import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
 from lockstep.mine.coverage import Arc, lines_of
+from lockstep.mine.limits import TooSlow, time_limit
 from lockstep.oracles.mining import Call, MiningSubject
 from lockstep.strength.coverage import function_span
 from lockstep.strength.mutants import MutableFile, Mutant
@@ -39,33 +37,6 @@ from lockstep.strength.switch import CannotSwitch, MutantBroke, Switchboard
 
 MUTANT_TIMEOUT: Final = 2.0
 """Seconds one input may run with a mutant on before the mutant counts as looping."""
-
-
-class TooSlow(BaseException):
-    """Raised by the alarm inside a call that runs too long: a looping mutant, or a
-    generated input the code under freeze loops on (a BaseException: ``except Exception``
-    in the code under freeze does not swallow it)."""
-
-
-@contextlib.contextmanager
-def time_limit(seconds: float) -> Iterator[None]:
-    """Interrupt the block after ``seconds`` where an interval timer exists (the main
-    thread on POSIX); elsewhere the block runs unbounded."""
-    usable = hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
-    if not usable:
-        yield
-        return
-
-    def alarm(signum: int, frame: object) -> None:
-        raise TooSlow
-
-    previous = signal.signal(signal.SIGALRM, alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, signal.SIG_DFL if previous is None else previous)
 
 
 @dataclass(frozen=True)

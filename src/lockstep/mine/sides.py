@@ -33,6 +33,7 @@ import msgspec
 
 from lockstep.canon import JSON
 from lockstep.errors import LockstepError
+from lockstep.mine.limits import TooSlow, time_limit
 from lockstep.model import Drift, Outcome, Status
 from lockstep.oracles.mining import MiningSubject
 
@@ -65,15 +66,32 @@ class Unanswerable(Exception):
 
 
 def answer(subject: MiningSubject, line: bytes) -> bytes:
-    """The child's reply to one request line (never raises for a bad input or outcome)."""
+    """The child's reply to one request line (never raises for a bad input or outcome).
+
+    Each request runs under the oracle's ``timeout`` (:mod:`.limits`): a version that
+    loops on an input answered nothing, and ``replay --against`` waited for it for good.
+    An input the old version does not return from is skipped like one it cannot freeze;
+    a case the new version does not return from is an ERROR, a difference."""
     try:
         request = _decode_request(line)
-        if request.op == "freeze":
-            return _encode(Reply(True, subject.freeze(request.value))) + b"\n"
-        if request.op == "check":
-            outcome = subject.check(request.value)
-            return _encode(Reply(True, msgspec.to_builtins(outcome))) + b"\n"
+    except Exception as e:
+        return _encode(Reply(False, error=f"{type(e).__name__}: {e}")) + b"\n"
+    timeout = subject.timeout
+    try:
+        with time_limit(timeout):
+            if request.op == "freeze":
+                return _encode(Reply(True, subject.freeze(request.value))) + b"\n"
+            if request.op == "check":
+                outcome = subject.check(request.value)
+                return _encode(Reply(True, msgspec.to_builtins(outcome))) + b"\n"
         return _encode(Reply(False, error=f"unknown request {request.op!r}")) + b"\n"
+    except TooSlow:
+        late = f"did not return within {timeout:g} s (the oracle's timeout)"
+        if request.op != "check":
+            return _encode(Reply(False, error=late)) + b"\n"
+        case = request.value if isinstance(request.value, dict) else {}
+        stopped = Outcome("", str(case.get("id", "")), Status.ERROR, note=late)
+        return _encode(Reply(True, msgspec.to_builtins(stopped))) + b"\n"
     except Exception as e:  # a value no case can hold (CanonError and the like): skipped
         return _encode(Reply(False, error=f"{type(e).__name__}: {e}")) + b"\n"
 
