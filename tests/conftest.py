@@ -12,6 +12,7 @@ import atexit
 import os
 import shutil
 import tempfile
+import zlib
 from collections.abc import Generator
 from pathlib import Path
 
@@ -95,6 +96,48 @@ def _default_to_xdist(config: pytest.Config) -> None:
 def pytest_cmdline_main(config: pytest.Config) -> Generator[None, object, object]:
     _default_to_xdist(config)
     return (yield)
+
+
+# ------------------------------------------------------------------ shards
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--shard",
+        metavar="K/N",
+        help="run the K-th of N disjoint parts of the selected tests (a test's part is a "
+        "hash of its node id, so every worker and every run agrees); CI splits the tests "
+        "its first Python has run in full between the other claimed Pythons",
+    )
+
+
+def _shard(config: pytest.Config) -> tuple[int, int] | None:
+    given = config.getoption("--shard")
+    if not given:
+        return None
+    part, _, count = given.partition("/")
+    try:
+        k, n = int(part), int(count)
+    except ValueError:
+        k = n = 0
+    if not 1 <= k <= n:
+        raise pytest.UsageError(f"--shard {given}: expected K/N with 1 <= K <= N, e.g. 1/2")
+    return k, n
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    shard = _shard(config)
+    if shard is None:
+        return
+    k, n = shard
+    kept: list[pytest.Item] = []
+    left: list[pytest.Item] = []
+    for item in items:
+        mine = zlib.crc32(item.nodeid.encode()) % n == k - 1
+        (kept if mine else left).append(item)
+    if left:
+        config.hook.pytest_deselected(items=left)
+        items[:] = kept
 
 
 # ------------------------------------------------------------------ fixtures
