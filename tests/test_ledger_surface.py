@@ -280,6 +280,62 @@ def test_a_surface_module_that_does_not_import_here_records_nothing_and_replays_
     assert "green: 10 cases: 10 passed" in green.stdout  # the 8 and Money(...) twice
 
 
+TOKENS = """
+class _Kind(tuple):
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        made = _Kind(self + (name,))
+        setattr(self, name, made)
+        return made
+
+
+Kind = _Kind()
+Word = Kind.Word  # looks like a method of a module-level instance; it is a value
+
+
+def kind_of(text):
+    return "Word" if text.isalpha() else "Other"
+"""
+
+
+def test_a_surface_name_that_is_no_callable_once_imported_is_left_out_with_a_note(
+    tmp_path: Path,
+) -> None:
+    """sqlparse's ``Text = Token.Text`` (a token type made by ``__getattr__``) read like a
+    method of a module-level instance: recording stopped before any test with "is a
+    _TokenType, not a callable". It is no member: the rest records and replays."""
+    root = _project(tmp_path, SURFACE)
+    write_files(
+        root,
+        {
+            "src/shop/tokens.py": TOKENS,
+            "tests/test_tokens.py": (
+                "from shop.tokens import kind_of\n\n\ndef test_kind():\n"
+                '    assert kind_of("abc") == "Word"\n'
+            ),
+        },
+    )
+    recorded = pytest_in(root, "--lockstep-record", "-q", "tests")
+    assert recorded.code == 0, recorded.output
+    assert "1 name(s) of a package surface are not callables once imported" in recorded.output
+    assert "shop.tokens.Word" in recorded.output
+    assert rows_of(root / "lockstep/shop.tokens.Word.ledger.jsonl") == []
+    assert rows_of(root / "lockstep/shop.tokens.kind_of.ledger.jsonl") != []
+    green = run_cli("replay", cwd=root)
+    assert green.code == 0, green.output
+
+
+def test_a_configured_target_that_is_no_callable_is_still_a_one_line_error(
+    tmp_path: Path,
+) -> None:
+    root = _project(tmp_path, '[[ledger]]\nname = "word"\ntarget = "shop.tokens:Word"\n')
+    write_files(root, {"src/shop/tokens.py": TOKENS})
+    recorded = pytest_in(root, "--lockstep-record", "-q", "tests")
+    assert recorded.code != 0
+    assert "is a _Kind, not a callable" in recorded.output, recorded.output
+
+
 REEXPORTING = {
     "lockstep.toml": '[[ledger]]\npackage = "calc"\n',
     "pyproject.toml": '[tool.pytest.ini_options]\npythonpath = ["src"]\n',

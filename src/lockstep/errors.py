@@ -63,6 +63,13 @@ class UnimportableModule(TargetError):
         self.reason = reason
 
 
+class NotACallable(TargetError):
+    """A target names a value that cannot be called (a class, a constant). For a target
+    a package's surface guessed from its source (``Text = Token.Text``, an attribute of a
+    module-level instance that is no method), the member records nothing; for a target
+    the configuration names, it is the error."""
+
+
 class CanonError(LockstepError):
     """A value cannot be frozen or thawed; the message names the path inside the value."""
 

@@ -55,7 +55,7 @@ import pytest
 
 from lockstep import project_codec
 from lockstep.config import Project
-from lockstep.errors import DataError, LockstepError, UnimportableModule
+from lockstep.errors import DataError, LockstepError, NotACallable, UnimportableModule
 from lockstep.model import RecordMode, RecordReport
 from lockstep.oracles.ledger.spec import LedgerSpec
 from lockstep.pytest.project import project_for
@@ -218,6 +218,8 @@ class LedgerRecording:
     refusal: str = ""
     unimported: list[str] = field(default_factory=list)
     """Surface members whose module does not import here, with the reason."""
+    not_callable: list[str] = field(default_factory=list)
+    """Surface members the source suggested that are no callables once imported."""
     matched: set[str] = field(default_factory=set)
     first_tests: dict[str, dict[str, str]] = field(default_factory=dict)
     """Ledger name -> row id -> node id of a test that first produced the row (for a
@@ -247,12 +249,19 @@ class LedgerRecording:
                 except LockstepError as e:
                     if target.spec.name in self.project.tested:
                         continue  # beyond the surface, recorded only if it can be: skipped
-                    if not target.spec.package or not isinstance(e, UnimportableModule):
+                    if not target.spec.package or not isinstance(
+                        e, UnimportableModule | NotACallable
+                    ):
                         raise
                     # A surface module that does not import here (dateutil.tz.win off
-                    # Windows): its members record nothing, as members nobody called.
+                    # Windows), or a name the source made look like a method that is a
+                    # value once imported (sqlparse's `Text = Token.Text`): the member
+                    # records nothing, as a member nobody called.
                     target.wrapped = _recording_nothing(target.spec.target, stem)
-                    self.unimported.append(f"{target.spec.name} ({e.reason})")
+                    if isinstance(e, UnimportableModule):
+                        self.unimported.append(f"{target.spec.name} ({e.reason})")
+                    else:
+                        self.not_callable.append(target.spec.name)
                 # its part is taken once, at the session's end: a large run stays flat
                 target.wrapped.recorder.spill = True
             self.targets = [t for t in self.targets if t.wrapped is not None]
@@ -568,6 +577,12 @@ class LedgerRecording:
                 "call: their module does not import here, so they are written empty (no "
                 f"case): {_shown(self.unimported)}",
                 yellow=True,
+            )
+        if self.not_callable:
+            terminalreporter.write_line(
+                f"  note: {len(self.not_callable)} name(s) of a package surface are not "
+                "callables once imported (a name bound to a value), so they are written "
+                f"empty (no case): {_shown(self.not_callable)}"
             )
         for error in self.errors:
             terminalreporter.write_line(f"lockstep: error: {error}", red=True)

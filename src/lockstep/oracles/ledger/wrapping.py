@@ -26,7 +26,7 @@ from lockstep import canon
 from lockstep.canon._core import _INT_HIGH, _INT_LOW
 from lockstep.canon._core import _encoder as _canonical_writer
 from lockstep.canon.codec import allow_callables_from
-from lockstep.errors import TargetError, UnimportableModule
+from lockstep.errors import NotACallable, TargetError, UnimportableModule
 from lockstep.oracles.ledger import recorder as _recorder
 from lockstep.oracles.ledger.call_state import _Again, _Materialized, _Pending, _Seen
 from lockstep.oracles.ledger.format import (
@@ -343,9 +343,9 @@ def _wrap_member(
         )
         return cached, signature_of(cached_func)
     if isinstance(raw, type):
-        raise TargetError(f"{where}: is a class; name the method to record (Class.method)")
+        raise NotACallable(f"{where}: is a class; name the method to record (Class.method)")
     if not callable(raw):
-        raise TargetError(f"{where}: is a {type(raw).__name__}, not a callable")
+        raise NotACallable(f"{where}: is a {type(raw).__name__}, not a callable")
     return _wrap_function(raw, rec, skip_first=False, surface=surface), signature_of(raw)
 
 
