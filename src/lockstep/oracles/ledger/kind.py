@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import sys
-from collections.abc import Callable, Collection, Container, Iterator, Mapping
+from collections.abc import Callable, Collection, Container, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -71,6 +71,7 @@ from lockstep.oracles.ledger.replay import Replayer, install_worker, replay_batc
 from lockstep.oracles.ledger.secret_rows import without_secrets
 from lockstep.oracles.ledger.spec import LedgerSpec
 from lockstep.oracles.ledger.spool import RowFile
+from lockstep.oracles.ledger.transient_paths import without_transient_paths
 from lockstep.oracles.lifecycle import check_record_mode
 from lockstep.oracles.stale import Mismatch, mismatches, stale_outcome
 from lockstep.oracles.status import file_status
@@ -171,8 +172,12 @@ def write_recording(
     signature: list[Param],
     only: Container[str] | None = None,
     started: Prestarted | None = None,
+    transient: Sequence[str] = (),
 ) -> RecordReport:
     """Write ``recording`` to the ledger according to ``mode``; every category is reported.
+
+    ``transient``: folders whose paths will be gone at replay (pytest's temporary folder);
+    a row whose input names one is refused (:mod:`.transient_paths`).
 
     ``only``: the ids ``recording`` re-records (an accept, or a pytest run that saw only
     some tests): every other row of the ledger is kept as it is (verified when it was
@@ -194,7 +199,8 @@ def write_recording(
                 cause=recording.contexts.get(r.id, ""),
             )
         )
-    secret_free = without_secrets(policy_for(project), recording.rows, report, signature)
+    lasting = without_transient_paths(recording.rows, report, transient)
+    secret_free = without_secrets(policy_for(project), lasting, report, signature)
     rows = _reproducible(project, spec, recording, secret_free, signature, report, started)
     stem_length = project.config.lockstep.stem_length
     return record_rows(report, project.root, recording.fn, rows, signature, stem_length, only)

@@ -218,6 +218,8 @@ class LedgerRecording:
     refusal: str = ""
     unimported: list[str] = field(default_factory=list)
     """Surface members whose module does not import here, with the reason."""
+    transient: tuple[str, ...] = ()
+    """Folders pytest made this session's temporary paths in (a row naming one is refused)."""
     not_callable: list[str] = field(default_factory=list)
     """Surface members the source suggested that are no callables once imported."""
     matched: set[str] = field(default_factory=set)
@@ -361,6 +363,9 @@ class LedgerRecording:
             )
             _discard(self.targets, own)
             return
+        from lockstep.oracles.ledger.transient_paths import pytest_temporary_roots
+
+        self.transient = pytest_temporary_roots(session.config)
         with contextlib.ExitStack() as stack:
             if self.verifier is not None:
                 stack.enter_context(self.verifier.active())
@@ -459,6 +464,7 @@ class LedgerRecording:
                     mode,
                     recording,
                     target.wrapped.signature,
+                    transient=self.transient,
                 )
                 unseen = sum(1 for rid in report.unchanged if rid not in recording.rows)
             _add_spilled_tests(tests_of, lines, parts, _refused_ids(report))
@@ -507,6 +513,7 @@ class LedgerRecording:
             recording,
             signature,
             only=None if why_not else seen,
+            transient=self.transient,
         )
         if why_not:
             if report.trimmed:
