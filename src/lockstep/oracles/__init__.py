@@ -19,6 +19,7 @@ mine`` calls).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import importlib
 import inspect
 import os
@@ -31,6 +32,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Final, Generic, TypeVar
 
 from lockstep.errors import TargetError, UsageError
 from lockstep.model import (
+    Drift,
     OracleStatus,
     Outcome,
     RecordMode,
@@ -361,7 +363,7 @@ def replay(project: Project, spec: OracleSpec, options: ReplayOptions) -> Iterat
         return
     replayed = 0
     last = ""
-    shown = _shown_as(project)
+    shown = _shown_as(project, brief=options.candidate)
     try:
         for outcome in kind.replay(project, spec, options):
             replayed += 1
@@ -377,13 +379,39 @@ def replay(project: Project, spec: OracleSpec, options: ReplayOptions) -> Iterat
             yield Outcome(spec.name, case_id, Status.ERROR, note=note)
 
 
-def _shown_as(project: Project) -> Callable[[Outcome], Outcome]:
+BRIEF_MARGIN: Final = 256
+"""Characters kept past what a verdict shows, so a secret that starts in the shown part
+is seen whole by the detector before the cut."""
+
+
+def _shown_as(project: Project, *, brief: bool = False) -> Callable[[Outcome], Outcome]:
     """How a replayed outcome leaves replay for every reporter and the pending file: its
     drifts masked, so what record would refuse to write (a token in the new output, a
-    configured or environment secret in any spelling) is never printed or written."""
+    configured or environment secret in any spelling) is never printed or written.
+
+    ``brief`` (a candidate replayed in record's verifying interpreter): what leaves is
+    only what its verdict shows (:func:`lockstep.oracles.verify.reason_of`: the first
+    drift's two sides, cut), masked.  Masking the whole of every drift of a parsed
+    document that did not reproduce cost minutes (sqlparse: 311 such rows)."""
     from lockstep.secrets import policy_for
 
-    return policy_for(project).masked
+    masked = policy_for(project).masked
+    if not brief:
+        return masked
+    from lockstep.canon.text import SHOWN_VALUE
+
+    keep = SHOWN_VALUE + BRIEF_MARGIN
+
+    def briefly(outcome: Outcome) -> Outcome:
+        if not outcome.drifts and len(outcome.note) <= keep:
+            return masked(outcome)
+        drifts = tuple(
+            Drift(d.aspect, d.expected[:keep], d.actual[:keep], "", None)
+            for d in outcome.drifts[:1]
+        )
+        return masked(dataclasses.replace(outcome, drifts=drifts, note=outcome.note[:keep]))
+
+    return briefly
 
 
 def _not_replayed(
