@@ -268,10 +268,24 @@ def _object_body(
     elif reduce and _own_reduce(t) and _custom(t, "__setstate__"):
         state = _setstate_reduction(v, t)
     else:
-        state = v.__getstate__() if _custom(t, "__getstate__") else object.__getstate__(v)
+        state = _own_state(v, t) if _custom(t, "__getstate__") else object.__getstate__(v)
     if state is not None:
         body["state"] = self.child(state, "", depth + 1)
     return body
+
+
+def _own_state(v: Any, t: type[Any]) -> Any:
+    """The class's own ``__getstate__()``; None for an object with nothing set yet, which
+    that method cannot read (``self`` of a constructor before it runs: netaddr's
+    ``IPAddress.__getstate__`` reads slots ``__init__`` sets, so every ``IPAddress(...)``
+    call was skipped).  Frozen without a state, such an object thaws allocated and blank,
+    as its constructor found it."""
+    try:
+        return v.__getstate__()
+    except AttributeError:
+        if object.__getstate__(v) is None:  # no __dict__ entry, no slot set
+            return None
+        raise
 
 
 def _newobj_reduction(v: Any, t: type[Any]) -> tuple[list[Any], Any] | None:
