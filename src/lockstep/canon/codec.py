@@ -36,6 +36,8 @@ A tag is a JSON object with exactly one key that starts with ``$``::
     {"$obj": ["mod:Qual", {"base": ..., "new": [...], "state": ...}]}
                           (an object of the project's own class: :mod:`lockstep.canon.objects`)
     {"$ref": n}           (inside an object's state: a cycle back to the object n levels out)
+    {"$kept": "mod:Name.attr"}  (an object its class's module keeps, met again inside its
+                          own state: a token type; :mod:`lockstep.canon.kept`)
     a ``$datetime``/``$time`` zone is null, a zoneinfo key, a named ``$timezone``, or a
     tzinfo ``$obj``
 

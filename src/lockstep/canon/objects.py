@@ -44,6 +44,7 @@ import enum
 import functools
 import marshal
 import pickle
+import sys
 import threading
 import types
 from decimal import Decimal
@@ -61,6 +62,7 @@ from lockstep.canon._core import (
     qualified_name,
 )
 from lockstep.canon.decoding import TAG_DECODERS, _malformed, decode_at, list_payload, str_payload
+from lockstep.canon.kept import kept_path, linked, resolve_kept
 from lockstep.canon.registry import (
     _CALLABLE_SCOPE,
     _EXT_BY_TYPE,
@@ -68,6 +70,7 @@ from lockstep.canon.registry import (
     _SLOTTED_PLANS,
     _TYPES_BY_NAME,
     _already_imported,
+    _own_module,
 )
 from lockstep.errors import CanonError, ThawError
 
@@ -579,13 +582,9 @@ def _walked_key(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bytes | None:
         return None
 
 
-def freeze_object(self: Encoder, v: Any, t: type[Any], depth: int) -> JSON:
-    name = qualified_name(t)
-    if "<" in t.__qualname__ or _already_imported(name) is not t:
-        raise Unfreezable(
-            f"cannot freeze a {name}: the class is not reachable by its name "
-            "(defined inside a function?), so it could not be rebuilt"
-        )
+def _active_objects() -> list[int]:
+    """The ids of the objects being frozen, outermost first; at a value's start, the
+    value's bookkeeping (copies, count, floors) is begun afresh."""
     active: list[int] | None = getattr(_ACTIVE_OBJECTS, "ids", None)
     if active is None:
         active = _ACTIVE_OBJECTS.ids = []
@@ -593,6 +592,21 @@ def freeze_object(self: Encoder, v: Any, t: type[Any], depth: int) -> JSON:
         _ACTIVE_OBJECTS.done = {}
         _ACTIVE_OBJECTS.count = 0
         _ACTIVE_OBJECTS.floors = []
+    return active
+
+
+def freeze_object(self: Encoder, v: Any, t: type[Any], depth: int) -> JSON:
+    name = qualified_name(t)
+    if "<" in t.__qualname__ or _already_imported(name) is not t:
+        raise Unfreezable(
+            f"cannot freeze a {name}: the class is not reachable by its name "
+            "(defined inside a function?), so it could not be rebuilt"
+        )
+    kept = _as_kept(v, t)
+    if kept is not None:
+        check_level(depth + 1)
+        return kept
+    active = _active_objects()
     done: dict[int, tuple[Any, int, bytes]] = _ACTIVE_OBJECTS.done
     _ACTIVE_OBJECTS.count += 1
     if _ACTIVE_OBJECTS.count > MAX_OBJECTS:
@@ -641,6 +655,51 @@ def _cycle(active: list[int], floors: list[int], v: Any, depth: int) -> JSON:
     for j in range(index + 1, len(active)):
         floors[j] = min(floors[j], index)
     return {"$ref": len(active) - 1 - index}
+
+
+_KEPT: dict[int, tuple[Any, str]] = {}
+"""Objects found kept by a module (:mod:`lockstep.canon.kept`) -> (the object, its path):
+met again, each is named at once.  The object is held, so its id is not reused."""
+
+MAX_KEPT: Final = 100_000
+"""Kept objects remembered at most (the rest are looked up again each time)."""
+
+
+def _as_kept(v: Any, t: type[Any]) -> JSON:
+    """``{"$kept": path}`` for a node of a tree its class's module keeps (an object whose
+    own attributes hold another object of its very class, a parent or a child, reachable
+    from the module's globals: a token type), else None; a tzinfo keeps its state
+    (:mod:`lockstep.canon.kept`)."""
+    known = _KEPT.get(id(v))
+    if known is not None and known[0] is v:
+        return {"$kept": known[1]}
+    if not linked(v, t) or _tzinfo_class(t):
+        return None
+    path = kept_path(v, t, _own_class)
+    if path is None:
+        return None
+    if len(_KEPT) < MAX_KEPT:
+        _KEPT[id(v)] = (v, path)
+    return {"$kept": path}
+
+
+def _dec_kept(payload: Any, path: str, depth: int) -> Any:
+    """``{"$kept": "pkg.mod:Name.attr"}``: the object that module keeps at that path."""
+    name = str_payload("$kept", payload, path)
+    module_name, sep, where = name.partition(":")
+    module = sys.modules.get(module_name) if sep else None
+    if module is None and sep:
+        module = _own_module(module_name)
+    if not isinstance(module, types.ModuleType) or not where:
+        raise CanonError(f"$kept names {_short(name)}, not in a module of the project", path)
+    try:
+        return resolve_kept(where, module, _own_class)
+    except LookupError as e:
+        raise CanonError(
+            f"$kept names {_short(name)}, which {module_name} does not keep here "
+            f"(no {_short(str(e))})",
+            path,
+        ) from None
 
 
 _COPY_WRITER: Final = msgspec.json.Encoder()
@@ -783,3 +842,4 @@ def _set_state(obj: Any, cls: type[Any], state: Any, path: str) -> None:
 
 TAG_DECODERS["$obj"] = _dec_obj
 TAG_DECODERS["$ref"] = _dec_ref
+TAG_DECODERS["$kept"] = _dec_kept

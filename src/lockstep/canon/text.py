@@ -398,4 +398,5 @@ _TAGS: Final[dict[str, Callable[[object], str]]] = {
     "$partial": _partial,
     "$timezone": lambda p: f"timezone({_items([x for x in _list(p, 2) if x is not None])})",
     "$ref": lambda p: f"<cycle: the object {p} level(s) out>" if type(p) is int else repr(p),
+    "$kept": lambda p: _str(p).replace(":", ".", 1) if type(p) is str else repr(p),
 }
