@@ -53,3 +53,50 @@ def test_a_row_naming_a_tmp_path_is_refused_and_the_replay_stays_green(
     # the temporary folder gone, as pytest removes it a few sessions later
     green = run_cli("replay", cwd=root)
     assert green.code == 0, green.output
+
+
+NESTING = {
+    "lockstep.toml": '[[ledger]]\nname = "depth"\ntarget = "nesting:depth"\n',
+    "pyproject.toml": '[tool.pytest.ini_options]\npythonpath = ["."]\n',
+    "nesting.py": (
+        "def depth(text):\n"
+        "    try:\n"
+        "        return _depth(text, 0)\n"
+        "    except RecursionError:\n"
+        "        raise ValueError('nested too deeply') from None\n\n\n"
+        "def _depth(text, at):\n"
+        "    if not text.startswith('['):\n"
+        "        return at\n"
+        "    return _depth(text[1:], at + 1)\n"
+    ),
+    "tests/test_nesting.py": (
+        "import sys\n\nimport pytest\n\nfrom nesting import depth\n\n\n"
+        "@pytest.fixture\n"
+        "def low_limit():\n"
+        "    before = sys.getrecursionlimit()\n"
+        "    sys.setrecursionlimit(150)\n"
+        "    yield\n"
+        "    sys.setrecursionlimit(before)\n\n\n"
+        "def test_shallow():\n"
+        "    assert depth('[[x') == 2\n\n\n"
+        "def test_too_deep(low_limit):\n"
+        "    with pytest.raises(ValueError):\n"
+        "        depth('[' * 5000)\n"
+    ),
+}
+
+
+def test_a_row_recorded_under_a_recursion_limit_the_test_set_is_refused(tmp_path: Path) -> None:
+    """sqlparse's ``test_max_recursion`` sets the limit to 100 and parses 1,000 brackets:
+    recorded, the call raised at once; replayed at the interpreter's limit it recursed for
+    27 s (and on a slower machine would pass the ledger's timeout), or may not raise."""
+    root = tmp_path / "project"
+    write_files(root, NESTING)
+    recorded = pytest_in(root, "--lockstep-record", "-q", "tests")
+    assert recorded.code == 0, recorded.output
+    assert "recursion limit changed (" in recorded.output, recorded.output
+    assert "-> 150)" in recorded.output
+    assert "tests/test_nesting.py::test_too_deep" in recorded.output
+    rows = rows_of(root / "lockstep/depth.ledger.jsonl")
+    assert [row.args for row in rows] == [["[[x"]]
+    assert run_cli("replay", cwd=root).code == 0

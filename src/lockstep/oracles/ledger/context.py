@@ -75,6 +75,18 @@ ZONE_CHANGED: Final = "local time zone changed"
 """How a cause naming a test's own ``TZ`` begins (:func:`zone_changed`)."""
 
 
+RECURSION_CHANGED: Final = "recursion limit changed"
+"""How a hint names a recursion limit a test set (``sys.setrecursionlimit(100)``)."""
+
+
+def recursion_changed(hint: str) -> bool:
+    """Whether a row's recording hint says a test had set another recursion limit: the
+    row's outcome may owe itself to that limit (a parser's "maximum depth" error raised
+    at once), and no replay runs under it (at the interpreter's own limit the same call
+    recursed for 27 s on sqlparse before it raised), so such a row is refused."""
+    return RECURSION_CHANGED in hint
+
+
 def zone_changed(hint: str) -> bool:
     """Whether a row's recording hint says a test had set another local time zone: such a
     row may reproduce in the verifying zone only because that zone shares the answer."""
@@ -239,6 +251,7 @@ class ContextWatch:
         self.locale = _locale_now()
         self.language = _language_now()
         self.decimal = _decimal_now()
+        self.recursion = sys.getrecursionlimit()
         self.environ = dict(os.environ)
         self._env_seen: Any = _raw_environ()
         """The environment's raw table when last compared, and the cause found then: a dict
@@ -288,6 +301,9 @@ class ContextWatch:
     def __call__(self) -> str:
         self._watch_new_modules()
         causes: list[str] = []
+        recursion = sys.getrecursionlimit()
+        if recursion != self.recursion:  # first: a cause that refuses is never cut off
+            causes.append(f"{RECURSION_CHANGED} ({self.recursion} -> {recursion})")
         causes.extend(self._clock())
         now = _locale_now()
         if now != self.locale:
@@ -299,6 +315,7 @@ class ContextWatch:
         decimal_changed = _decimal_cause(self.decimal, _decimal_now())
         if decimal_changed:
             causes.append(decimal_changed)
+
         changed, grown = self._globals()
         causes.extend(changed)
         causes.extend(self._started_patches(causes))

@@ -43,7 +43,7 @@ from lockstep.oracles import (
     source_scope,
 )
 from lockstep.oracles.ledger import isolated
-from lockstep.oracles.ledger.context import zone_changed
+from lockstep.oracles.ledger.context import recursion_changed, zone_changed
 from lockstep.oracles.ledger.deadline import armed
 from lockstep.oracles.ledger.file import (
     MODE_WORDS,
@@ -71,7 +71,7 @@ from lockstep.oracles.ledger.replay import Replayer, install_worker, replay_batc
 from lockstep.oracles.ledger.secret_rows import without_secrets
 from lockstep.oracles.ledger.spec import LedgerSpec
 from lockstep.oracles.ledger.spool import RowFile
-from lockstep.oracles.ledger.transient_paths import without_transient_paths
+from lockstep.oracles.ledger.transient_paths import refused_where, without_transient_paths
 from lockstep.oracles.lifecycle import check_record_mode
 from lockstep.oracles.stale import Mismatch, mismatches, stale_outcome
 from lockstep.oracles.status import file_status
@@ -200,10 +200,30 @@ def write_recording(
             )
         )
     lasting = without_transient_paths(recording.rows, report, transient)
+    lasting = refused_where(lasting, report, _under_another_recursion_limit(recording))
     secret_free = without_secrets(policy_for(project), lasting, report, signature)
     rows = _reproducible(project, spec, recording, secret_free, signature, report, started)
     stem_length = project.config.lockstep.stem_length
     return record_rows(report, project.root, recording.fn, rows, signature, stem_length, only)
+
+
+def _under_another_recursion_limit(
+    recording: Recording,
+) -> Callable[[LedgerRow], tuple[str, str] | None]:
+    """Rows a test recorded under its own recursion limit: refused (no replay runs there)."""
+    contexts = recording.contexts
+
+    def why(row: LedgerRow) -> tuple[str, str] | None:
+        hint = contexts.get(row.id, "")
+        if not recursion_changed(hint):
+            return None
+        return (
+            "recorded under a recursion limit the test set",
+            f"{hint}: replay runs under the interpreter's own limit, where the call may "
+            "recurse far longer or end otherwise",
+        )
+
+    return why
 
 
 def _reproducible(

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -66,17 +66,30 @@ def without_transient_paths(
         return rows
     needles = [(root, _ENCODE(root)[1:-1]) for root in roots]  # as a JSON string holds it
 
-    def found(row: LedgerRow) -> str | None:
+    def why(row: LedgerRow) -> tuple[str, str] | None:
         written = _ENCODE([row.args, row.kwargs])
-        return next((root for root, needle in needles if needle in written), None)
+        root = next((root for root, needle in needles if needle in written), None)
+        if root is None:
+            return None
+        return "names a path that will be gone at replay", CAUSE.format(root=root)
 
-    if not any(found(row) is not None for row in rows.values()):
+    return refused_where(rows, report, why)
+
+
+def refused_where(
+    rows: Mapping[str, LedgerRow],
+    report: RecordReport,
+    why: Callable[[LedgerRow], tuple[str, str] | None],
+) -> Mapping[str, LedgerRow]:
+    """``rows`` without those ``why`` gives a (detail, cause) for, each refused in
+    ``report`` before it is verified: what no replay can reproduce, told by the row."""
+    if not any(why(row) is not None for row in rows.values()):
         return rows
 
     def kept() -> Iterator[LedgerRow]:
         for row in rows.values():
-            root = found(row)
-            if root is None:
+            found = why(row)
+            if found is None:
                 yield row
                 continue
             report.refused.append(
@@ -85,8 +98,8 @@ def without_transient_paths(
                     row.id,
                     RefusalReason.NOT_REPRODUCED,
                     label=f"{row_text(row)} [{row.id}]",
-                    detail="names a path that will be gone at replay",
-                    cause=CAUSE.format(root=root),
+                    detail=found[0],
+                    cause=found[1],
                 )
             )
 
