@@ -201,6 +201,9 @@ class TargetRecorder:
     def __init__(self, fn: str, *, stem_length: int = canon.DEFAULT_STEM) -> None:
         self.fn = fn
         self.stem_length = stem_length
+        self.constructor = fn.endswith(".__init__")
+        """A constructor's ``self`` after it raised is what the caller never gets: when it
+        cannot be read then (half set), the row leaves it out rather than the call."""
         self.calls = 0
         self.active = True
         self._seen: dict[bytes, _Seen] = {}
@@ -463,14 +466,20 @@ class TargetRecorder:
             return None
         return remembered.seen
 
-    def _mutations(self, pending: _Pending) -> dict[str, JSON] | None:
+    def _mutations(self, pending: _Pending, ok: bool) -> dict[str, JSON] | None:
         out: dict[str, JSON] = {}
         before_args = pending.enc_args
         assert isinstance(before_args, list)
         for i, value in enumerate(pending.args):
             if _immutable(value):
                 continue
-            after = _encode(value, path=f"args[{i}] after the call")
+            if i == 0 and not ok and self.constructor:
+                try:
+                    after = _encode(value, path="args[0] after the call")
+                except CanonError:
+                    continue  # half built, and thrown away by the caller
+            else:
+                after = _encode(value, path=f"args[{i}] after the call")
             if _canonical(after) != _canonical(before_args[i]):
                 out[str(i)] = after
         before_kwargs = pending.enc_kwargs
@@ -500,7 +509,7 @@ class TargetRecorder:
         assert isinstance(pending, _Pending)
         mutable = pending.mutable
         try:
-            mutated = self._mutations(pending) if mutable else None
+            mutated = self._mutations(pending, ok) if mutable else None
             outcome = _write_outcome([ok, result, exc_type, exc_stem, mutated])
         except CanonError as e:
             self._skip(str(e))

@@ -289,11 +289,18 @@ class Replayer:
         self, row: LedgerRow, args: list[Any], kwargs: dict[str, Any]
     ) -> Drift | None:
         actual: dict[str, JSON] = {}
+        expected = row.mutated if isinstance(row.mutated, dict) else {}
         try:
             for i, value in enumerate(args):
                 if value is row.args[i] and type(value) in SELF_FROZEN:
                     continue  # thawed to the recorded object itself, and it cannot change
-                after = canon.encode(value)
+                if i == 0 and not row.ok and "0" not in expected and _constructor(row):
+                    try:
+                        after = canon.encode(value)
+                    except CanonError:
+                        continue  # half built, as recorded (the recorder left it out)
+                else:
+                    after = canon.encode(value)
                 if canon.canonical_json(after) != canon.canonical_json(row.args[i]):
                     actual[str(i)] = after
             for name, value in kwargs.items():
@@ -304,12 +311,16 @@ class Replayer:
                     actual[name] = after
         except CanonError as e:
             return Drift("mutation", "arguments frozen after the call", f"an argument {e}")
-        expected = row.mutated if isinstance(row.mutated, dict) else {}
         if actual.keys() == expected.keys() and all(
             self.same(expected[k], actual[k]) for k in expected
         ):
             return None
         return Drift("mutation", _mutation_text(expected), _mutation_text(actual))
+
+
+def _constructor(row: LedgerRow) -> bool:
+    """Whether the row is a call of ``__init__`` (see ``TargetRecorder.constructor``)."""
+    return row.fn.endswith(".__init__")
 
 
 def _mutation_text(mutated: dict[str, JSON]) -> str:
