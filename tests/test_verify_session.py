@@ -317,7 +317,7 @@ def test_a_package_whose_import_changes_the_process_is_imported_in_each_fork(
 # change.
 _IMPORTERS = """
 import os, sys, threading
-from lockstep.oracles.verify_session import import_changes
+from lockstep.oracles.verify_forks import import_changes
 
 def nothing():
     return None

@@ -69,7 +69,9 @@ class Settings(Table, frozen=True):
     """Characters of an exception message frozen as its stem."""
     jobs: int = 0
     """Default replay workers when ``--jobs`` is not given; 0 lets each oracle kind choose
-    (one per core for pins, whose cases are processes anyway; one for in-process kinds)."""
+    (one per core for pins, whose cases are processes anyway; one for in-process kinds).
+    Also how many ledgers ``pytest --lockstep-record`` verifies side by side (0: two per
+    core, at most four; see :func:`lockstep.oracles.verify_session.verifying_jobs`)."""
     record_exclude: list[Annotated[str, msgspec.Meta(min_length=1)]] = []
     """Tests kept out of ``pytest --lockstep-record``: node ids, files or folders, or
     ``fnmatch`` patterns of node ids (as the ``lockstep_skip`` marker does for one test)."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -88,13 +89,18 @@ def _serve(token: str) -> int:
     import gc
 
     from lockstep.oracles import kind_named
-    from lockstep.oracles.verify_session import serve
+    from lockstep.oracles.verify_forks import serve
 
     kind_named("ledger")  # what every ledger fork's replay imports first, through the registry
     _parser()
     verify_clock.shift()  # every fork, and every package's sub-server, runs on it
     gc.freeze()  # what is imported stays: a fork's collections need not touch (copy) it
-    return serve(token, main, _warm, _package)
+    code = serve(token, main, _warm, _package)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # Its stdin ended: the session is waiting for it to end, and it has nothing to finalize
+    # (no file of its own open, no atexit of a target: it never imported one).
+    os._exit(code)
 
 
 _WARMED: set[str] = set()
@@ -129,7 +135,7 @@ _PROJECTS: dict[str, Project] = {}
 def _package(argv: list[str]) -> tuple[str, Callable[[], object]] | None:
     """In the server: the package of a ledger candidate's target (its configuration's
     folder and the module's top-level name) and what imports the target's module, for
-    the package's sub-server (:func:`lockstep.oracles.verify_session.serve`); None for a
+    the package's sub-server (:func:`lockstep.oracles.verify_forks.serve`); None for a
     candidate without a configuration (``@record_io``) or of another kind."""
     args, _ = _parser().parse_known_args(argv)
     if not args.config:

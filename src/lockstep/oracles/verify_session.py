@@ -18,14 +18,17 @@ where it starts to replay (same executable, working directory, environment, hash
 would have given.  The order of the ledgers does not matter, and no target's modules need
 to be compared with another's.
 
-The protocol, on the server's pipes: the parent writes one JSON line per candidate (the
-child's command-line arguments and its timeout); the fork writes the child's verdict lines
-to stdout (what the replayed code prints goes to its stderr, a scratch file); the server
-then writes an end line carrying the fork's exit code and the last line of its stderr
-(or that it killed the fork at the timeout), tagged with a token only this session knows,
-so nothing a target prints is taken for it.  The server and its forks stay in the
-recording's process group: a Ctrl-C or a ``kill`` of the job reaches them as it reached a
-per-ledger interpreter.
+The protocol, on the server's pipes: the parent writes one JSON line per candidate (an
+id, the child's command-line arguments and its timeout); the server forks for it at once,
+and writes an end line when that fork ends, carrying the id, the fork's verdict lines (its
+stdout, a scratch file of its own), exit code and last line of stderr (or that it killed
+the fork at the timeout), tagged with a token only this session knows
+(:mod:`lockstep.oracles.verify_forks`).  Candidates sent together replay side by side:
+:func:`in_turns` runs several ledgers' writes in threads that take turns, each giving its
+turn up only while it waits for its verdicts, so the next ledger's candidate is prepared
+and replayed meanwhile, and everything else runs one thread at a time, as before.  The
+server and its forks stay in the recording's process group: a Ctrl-C or a ``kill`` of
+the job reaches them as it reached a per-ledger interpreter.
 
 Where ``os.fork`` does not exist, or the candidate needs another environment (a
 ``@record_io`` candidate names its target on the command line and adds to the
@@ -37,24 +40,20 @@ as before.  A server is started again when the environment changed since it star
 from __future__ import annotations
 
 import contextlib
-import io
+import contextvars
+import itertools
 import json
 import os
 import secrets
-import select
-import selectors
-import signal
 import sys
 import tempfile
 import threading
-import time
-import traceback  # here, not in each fork that would import it again
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Final
+from typing import IO, TYPE_CHECKING, Any, Final, TypeVar
 
 from lockstep.oracles import CHILD_MODULE
 from lockstep.oracles.verify_zone import verifying_env
@@ -113,11 +112,83 @@ def _environment() -> dict[str, str]:
 
 
 @dataclass
+class _Answer:
+    """One candidate sent: its end line's fields once they come, or why none will."""
+
+    done: threading.Event = field(default_factory=threading.Event)
+    fields: dict[str, Any] | None = None
+    failed: str = ""
+
+
+@dataclass
 class _Server:
     proc: subprocess.Popen[bytes]
     stderr: IO[bytes]
     env: dict[str, str]
     """``os.environ`` when the server started (a changed one starts a new server)."""
+    token: str
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    """Held to send a request and to add or take an answer."""
+    answers: dict[int, _Answer] = field(default_factory=dict)
+    """The candidates sent and not answered, by id."""
+    reader: threading.Thread | None = None
+    """Reads the end lines; started with the first request (no thread runs while the tests
+    do: a test that forks a process must not meet one)."""
+    ended: str | None = None
+    """Why the server can answer no more (its last stderr line), once it has ended."""
+
+    def send(self, request_id: int, argv: Sequence[str], timeout: float) -> _Answer:
+        answer = _Answer()
+        request = {"id": request_id, "argv": list(argv), "timeout": timeout}
+        with self.lock:
+            if self.ended is not None:
+                raise SessionError(self.ended or "no output")
+            self.answers[request_id] = answer
+            assert self.proc.stdin is not None
+            try:
+                self.proc.stdin.write(json.dumps(request).encode() + b"\n")
+                self.proc.stdin.flush()
+            except OSError:
+                del self.answers[request_id]
+                raise SessionError(self.stderr_tail() or "no output") from None
+            if self.reader is None:
+                self.reader = threading.Thread(
+                    target=self._read, name="lockstep-verify", daemon=True
+                )
+                self.reader.start()
+        return answer
+
+    def _read(self) -> None:
+        """The end lines, each to its candidate's answer, until the server's output ends;
+        then every answer still awaited fails with the server's last words."""
+        assert self.proc.stdout is not None
+        marker = f'{{"{END_KEY}":"{self.token}",'.encode()
+        fd = self.proc.stdout.fileno()
+        buf = bytearray()
+        while chunk := _read_some(fd):
+            buf += chunk
+            end = buf.rfind(b"\n")
+            if end < 0:
+                continue
+            lines = bytes(buf[:end]).split(b"\n")
+            del buf[: end + 1]
+            for line in lines:
+                if line.startswith(marker):
+                    self._answer(json.loads(line))
+        self.proc.wait()
+        with self.lock:
+            self.ended = self.stderr_tail()
+            waiting, self.answers = self.answers, {}
+        for answer in waiting.values():
+            answer.failed = self.ended or "no output"
+            answer.done.set()
+
+    def _answer(self, fields: dict[str, Any]) -> None:
+        with self.lock:
+            answer = self.answers.pop(int(fields.get("id", -1)), None)
+        if answer is not None:
+            answer.fields = fields
+            answer.done.set()
 
     def stop(self) -> None:
         """End the server (closing its stdin ends its loop); kill it if it lingers."""
@@ -128,13 +199,15 @@ class _Server:
             self.proc.wait(timeout=5)
         except Exception:
             self.kill()
+        if self.reader is not None:
+            self.reader.join(timeout=5)
         with contextlib.suppress(OSError):
             if self.proc.stdout is not None:
                 self.proc.stdout.close()
         self.stderr.close()
 
     def kill(self) -> None:
-        """The server (its fork, if any, is ended by the server's own deadline)."""
+        """The server (its forks end with it: they hold none of its pipes)."""
         with contextlib.suppress(OSError):
             self.proc.kill()
         with contextlib.suppress(Exception):
@@ -146,6 +219,50 @@ class _Server:
             lines = self.stderr.read().decode("utf-8", "replace").strip().splitlines()
             return lines[-1] if lines else ""
         return ""
+
+
+def _read_some(fd: int) -> bytes:
+    try:
+        return os.read(fd, 1 << 16)
+    except OSError:  # closed by stop() after a kill
+        return b""
+
+
+class Turns:
+    """Threads that run one at a time, each giving its turn up only while it waits for a
+    verifying fork (:meth:`VerifySession.replay`).
+
+    So ledgers are written as they were one after another -- no two threads ever run
+    lockstep's code at once, and a thread is only ever switched away from at that one
+    wait -- while the server replays several ledgers' candidates side by side."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._mine = threading.local()
+
+    @contextmanager
+    def turn(self) -> Iterator[None]:
+        """Hold the turn for the block."""
+        with self._lock:
+            self._mine.held = True
+            try:
+                yield
+            finally:
+                self._mine.held = False
+
+    @contextmanager
+    def given_up(self) -> Iterator[None]:
+        """Within the block, another thread may run (when this one holds the turn)."""
+        if not getattr(self._mine, "held", False):
+            yield
+            return
+        self._mine.held = False
+        self._lock.release()
+        try:
+            yield
+        finally:
+            self._lock.acquire()
+            self._mine.held = True
 
 
 @dataclass
@@ -160,6 +277,13 @@ class VerifySession:
     token: str = field(default_factory=lambda: secrets.token_hex(8))
     _servers: dict[tuple[int, bool], _Server] = field(default_factory=dict)
     """By hash seed, and whether in the second verifying zone."""
+    _retired: list[_Server] = field(default_factory=list)
+    """Servers replaced (the environment changed) while answers were awaited: stopped at
+    :meth:`close`."""
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _ids: Iterator[int] = field(default_factory=itertools.count)
+    turns: Turns = field(default_factory=Turns)
+    """What :func:`in_turns` threads share: a replay gives the turn up while it waits."""
     starts: int = 0
     """Interpreters started (a figure for the benchmark and the tests)."""
     forked: int = 0
@@ -178,15 +302,22 @@ class VerifySession:
             self._server((seed, False))
 
     def _server(self, key: tuple[int, bool]) -> _Server:
-        server = self._servers.get(key)
-        env = _environment()
-        if server is not None and (server.proc.poll() is not None or server.env != env):
-            server.stop()
-            server = None
-        if server is None:
-            server = self._spawn(key, env)
-            self._servers[key] = server
-        return server
+        with self._lock:
+            server = self._servers.get(key)
+            env = _environment()
+            if server is not None and (
+                server.ended is not None or server.proc.poll() is not None or server.env != env
+            ):
+                del self._servers[key]
+                if server.answers:
+                    self._retired.append(server)
+                else:
+                    server.stop()
+                server = None
+            if server is None:
+                server = self._spawn(key, env)
+                self._servers[key] = server
+            return server
 
     def _spawn(self, key: tuple[int, bool], env: dict[str, str]) -> _Server:
         import subprocess
@@ -202,63 +333,48 @@ class VerifySession:
             stderr=stderr,
         )
         self.starts += 1
-        return _Server(proc, stderr, env)
+        return _Server(proc, stderr, env, self.token)
 
     def replay(
         self, seed: int, argv: Sequence[str], timeout: float, second_zone: bool = False
     ) -> Replayed:
         """Replay one candidate (``argv``: the child's arguments) in a fork of the server
-        for ``seed`` (``second_zone``: the one in the second verifying zone)."""
+        for ``seed`` (``second_zone``: the one in the second verifying zone).  Other
+        threads of :func:`in_turns` run while this one waits."""
         key = (seed, second_zone)
         server = self._server(key)
-        proc = server.proc
-        assert proc.stdin is not None and proc.stdout is not None
-        try:
-            request = {"argv": list(argv), "timeout": timeout}
-            proc.stdin.write(json.dumps(request).encode() + b"\n")
-            proc.stdin.flush()
-        except OSError:
-            self._drop(key)
-            raise SessionError(server.stderr_tail() or "no output") from None
-        self.forked += 1
-        marker = f'{{"{END_KEY}":"{self.token}",'.encode()
-        fd = proc.stdout.fileno()
-        buf = bytearray()
-        deadline = time.monotonic() + timeout + SERVER_GRACE
-        with selectors.DefaultSelector() as selector:
-            selector.register(fd, selectors.EVENT_READ)
-            while True:
-                left = deadline - time.monotonic()
-                if left <= 0 or not selector.select(left):
-                    server.kill()
-                    self._drop(key)
-                    raise SessionError("timed out", timed_out=True)
-                chunk = os.read(fd, 1 << 16)
-                if not chunk:  # the server died
-                    proc.wait()
-                    tail = server.stderr_tail()
-                    self._drop(key)
-                    raise SessionError(tail or "no output")
-                buf += chunk
-                if buf.endswith(b"\n"):
-                    start = buf.rfind(b"\n", 0, len(buf) - 1) + 1
-                    if buf.startswith(marker, start):
-                        break
-        end = json.loads(bytes(buf[start:]))
-        del buf[start:]
-        if end.get("timeout"):
+        with self._lock:
+            request_id = next(self._ids)
+            self.forked += 1
+        answer = server.send(request_id, argv, timeout)
+        with self.turns.given_up():
+            answered = answer.done.wait(timeout + SERVER_GRACE)
+        if not answered:
+            server.kill()
+            self._drop(key, server)
             raise SessionError("timed out", timed_out=True)
-        return Replayed(bytes(buf), int(end["code"]), str(end["tail"]))
+        if answer.fields is None:
+            self._drop(key, server)
+            raise SessionError(answer.failed)
+        if answer.fields.get("timeout"):
+            raise SessionError("timed out", timed_out=True)
+        out = str(answer.fields.get("out", "")).encode("latin-1")
+        return Replayed(out, int(answer.fields["code"]), str(answer.fields["tail"]))
 
-    def _drop(self, key: tuple[int, bool]) -> None:
-        server = self._servers.pop(key, None)
-        if server is not None:
-            server.stop()
+    def _drop(self, key: tuple[int, bool], server: _Server) -> None:
+        with self._lock:
+            if self._servers.get(key) is server:
+                del self._servers[key]
+        server.stop()
 
     def close(self) -> None:
         """End every interpreter of the session."""
-        for key in list(self._servers):
-            self._drop(key)
+        with self._lock:
+            servers = [*self._servers.values(), *self._retired]
+            self._servers.clear()
+            self._retired.clear()
+        for server in servers:
+            server.stop()
 
     @contextmanager
     def active(self) -> Iterator[VerifySession]:
@@ -268,6 +384,57 @@ class VerifySession:
             yield self
         finally:
             _ACTIVE.reset(reset)
+
+
+T = TypeVar("T")
+
+
+def in_turns(session: VerifySession | None, jobs: int, work: Sequence[Callable[[], T]]) -> list[T]:
+    """Run each of ``work`` and return their results in order: in ``jobs`` threads taking
+    :class:`Turns` under ``session`` (one at a time, switched only while a verdict is
+    awaited), or one after another here when there is no session or one job.
+
+    Each thread runs in a copy of this thread's context (the active session) and within
+    its own :func:`~lockstep.store.atomic.folder_syncs_batched` block.  What a call raises
+    is raised here, after every thread has ended (the first in ``work``'s order).
+    """
+    from lockstep.store.atomic import folder_syncs_batched
+
+    if session is None or jobs <= 1 or len(work) <= 1:
+        return [job() for job in work]
+    results: list[Any] = [None] * len(work)
+    raised: dict[int, BaseException] = {}
+    queue = iter(range(len(work)))
+    taking = threading.Lock()
+
+    def worker() -> None:
+        with folder_syncs_batched():
+            while True:
+                with taking:
+                    index = next(queue, None)
+                if index is None:
+                    return
+                with session.turns.turn():
+                    try:
+                        results[index] = work[index]()
+                    except BaseException as e:  # raised in the caller's thread
+                        raised[index] = e
+
+    threads = [
+        threading.Thread(target=contextvars.copy_context().run, args=(worker,), daemon=True)
+        for _ in range(min(jobs, len(work)))
+    ]
+    for thread in threads:
+        thread.start()
+    try:
+        for thread in threads:
+            thread.join()
+    except BaseException:  # a Ctrl-C: end the servers, so no thread waits on them
+        session.close()
+        raise
+    if raised:
+        raise raised[min(raised)]
+    return results
 
 
 def current(root: Path) -> VerifySession | None:
@@ -289,284 +456,16 @@ def shared_verification(root: Path, seed: int | None = None) -> Iterator[VerifyS
         session.close()
 
 
-# --------------------------------------------------------------------------- the server
+VERIFYING_JOBS_MOST: Final = 4
+"""Ledgers verified side by side at most when ``[lockstep] jobs`` does not say."""
 
 
-Package = Callable[[list[str]], "tuple[str, Callable[[], object]] | None"]
-"""For a request's ``argv``: the key of its target's package and what imports the target's
-module (see :func:`serve`), or None when the request has none to import ahead."""
-
-
-def serve(
-    token: str,
-    run: Callable[[list[str]], int],
-    prepare: Callable[[list[str]], None] | None = None,
-    package: Package | None = None,
-) -> int:
-    """The server's loop: one request line in, one fork running ``run(argv)``, one end line out.
-
-    The fork gets ``/dev/null`` as stdin (as a fresh child did) and a scratch file as
-    stderr; it ends with ``os._exit`` so nothing of the server's runs in it twice.
-    ``prepare(argv)``, when given, runs in the server before each fork: it may fill
-    caches every fork would fill again (it must not import or run a target); whatever it
-    raises or prints is ignored, so the fork meets and reports any problem itself.
-
-    ``package(argv)``, when given, names the request's package: the first request of a
-    package starts its *sub-server*, a fork of this server that imports the target's
-    module once (:func:`_sub_server`), and every request of that package is then replayed
-    in a fork of it instead of this server, without importing the module again.  A
-    package whose import started a thread or a process, opened a descriptor, printed or
-    failed has no sub-server: its requests fork from this server, as every request did
-    before.  The server itself never imports a target.
-    """
-    requests = sys.stdin.buffer
-    out = sys.stdout
-    subs: dict[str, _SubServer | None] = {}
-    while True:
-        raw = requests.readline()
-        if not raw:
-            for sub in subs.values():
-                if sub is not None:
-                    sub.stop()
-            return 0
-        request = json.loads(raw)
-        argv = [str(a) for a in request["argv"]]
-        if prepare is not None:
-            _prepare(prepare, argv)
-        timeout = float(request["timeout"])
-        found = _package_of(package, argv) if package is not None else None
-        sub = None
-        if found is not None:
-            key, importer = found
-            if key not in subs:
-                subs[key] = _SubServer.start(importer, run, _fds_of(subs))
-            sub = subs[key]
-        fields = sub.replay(argv, timeout) if sub is not None else None
-        if fields is None:
-            if sub is not None and found is not None:  # it ended: its package forks from here
-                sub.stop()
-                subs[found[0]] = None
-            fields = _fork_one(argv, timeout, run, _fds_of(subs))
-        end = json.dumps(fields, separators=(",", ":"))
-        out.write(f'{{"{END_KEY}":"{token}",{end[1:]}\n')
-        out.flush()
-
-
-def _fork_one(
-    argv: list[str], timeout: float, run: Callable[[list[str]], int], close: list[int]
-) -> dict[str, object]:
-    """Replay one request in a fork of this process (closing ``close`` there first): the
-    fields of its end line."""
-    with tempfile.TemporaryFile() as err:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        pid = os.fork()
-        if pid == 0:  # pragma: no cover - the fork's own lines run in another process
-            for fd in close:
-                with contextlib.suppress(OSError):
-                    os.close(fd)
-            _in_fork(err, argv, run)
-        status = _wait(pid, timeout)
-        code = os.waitstatus_to_exitcode(status) if status is not None else -9
-        err.seek(0)
-        lines = err.read().decode("utf-8", "replace").strip().splitlines()
-    tail = lines[-1] if lines else ""
-    return {"code": code, "tail": tail, "timeout": status is None}
-
-
-def _package_of(package: Package, argv: list[str]) -> tuple[str, Callable[[], object]] | None:
-    try:
-        return package(argv)
-    except Exception:  # the fork meets and reports whatever this met
-        return None
-
-
-def _fds_of(subs: Mapping[str, _SubServer | None]) -> list[int]:
-    return [fd for sub in subs.values() if sub is not None for fd in (sub.requests, sub.results)]
-
-
-def import_changes(importer: Callable[[], object]) -> str:
-    """Run ``importer`` (importing a target's module) and say what it changed in this
-    process that a fork of it would share or lack: empty when it started no thread and no
-    process, opened no descriptor, printed nothing and raised nothing."""
-    if not os.path.isdir("/proc/self/fd") or not os.path.isdir("/proc/self/task"):
-        return "no /proc to compare the process with"
-    threads = threading.active_count()
-    tasks = sorted(os.listdir("/proc/self/task"))
-    fds = sorted(os.listdir("/proc/self/fd"))
-    children = _has_children()
-    sink = io.StringIO()
-    out, err = sys.stdout, sys.stderr
-    sys.stdout = sys.stderr = sink
-    try:
-        importer()
-    except BaseException as e:  # the fork meets it again and reports it
-        return f"its import raised {type(e).__name__}"
-    finally:
-        sys.stdout, sys.stderr = out, err
-    if threading.active_count() != threads or sorted(os.listdir("/proc/self/task")) != tasks:
-        return "its import started a thread"
-    if sorted(os.listdir("/proc/self/fd")) != fds:
-        return "its import opened a file, socket or pipe"
-    if _has_children() != children:
-        return "its import started a process"
-    if sink.getvalue():
-        return "its import printed"
-    return ""
-
-
-def _has_children() -> bool:
-    """Whether this process has a child (running, or ended and not waited for)."""
-    try:
-        os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
-    except ChildProcessError:
-        return False
-    return True
-
-
-@dataclass
-class _SubServer:
-    """A fork of the server that imported one package's target module (see :func:`serve`)."""
-
-    pid: int
-    requests: int
-    """The write end of its request pipe."""
-    results: int
-    """The read end of its result pipe."""
-
-    @classmethod
-    def start(
-        cls, importer: Callable[[], object], run: Callable[[list[str]], int], close: list[int]
-    ) -> _SubServer | None:
-        """Fork it; None when the import changed the process (see :func:`import_changes`)."""
-        req_r, req_w = os.pipe()
-        res_r, res_w = os.pipe()
-        sys.stdout.flush()
-        sys.stderr.flush()
-        pid = os.fork()
-        if pid == 0:  # pragma: no cover - the sub-server's own lines run in another process
-            for fd in (req_w, res_r, *close):
-                with contextlib.suppress(OSError):
-                    os.close(fd)
-            _sub_server(req_r, res_w, importer, run)
-        os.close(req_r)
-        os.close(res_w)
-        sub = cls(pid, req_w, res_r)
-        if _read_line(res_r) != b"ready":
-            sub.stop()
-            return None
-        return sub
-
-    def replay(self, argv: list[str], timeout: float) -> dict[str, object] | None:
-        """Replay one request in a fork of the sub-server: its end line's fields, or None
-        when the sub-server has ended."""
-        try:
-            os.write(self.requests, json.dumps({"argv": argv, "timeout": timeout}).encode() + b"\n")
-            line = _read_line(self.results)
-            return dict(json.loads(line)) if line else None
-        except (OSError, ValueError):
-            return None
-
-    def stop(self) -> None:
-        for fd in (self.requests, self.results):
-            with contextlib.suppress(OSError):
-                os.close(fd)
-        with contextlib.suppress(OSError):
-            os.waitpid(self.pid, 0)
-
-
-def _read_line(fd: int) -> bytes:
-    """One line from ``fd`` (without its newline); empty at the end of the pipe."""
-    buf = bytearray()
-    while not buf.endswith(b"\n"):
-        chunk = os.read(fd, 1 << 12)
-        if not chunk:
-            return b""
-        buf += chunk
-    return bytes(buf[:-1])
-
-
-def _sub_server(
-    requests: int, results: int, importer: Callable[[], object], run: Callable[[list[str]], int]
-) -> None:  # pragma: no cover - runs in the sub-server's process
-    """The sub-server's life: import, say whether it serves, then fork per request."""
-    import gc
-
-    code = 0
-    try:
-        changed = import_changes(importer)
-        if changed:
-            os.write(results, f"no: {changed}\n".encode())
-            os._exit(0)
-        gc.freeze()
-        os.write(results, b"ready\n")
-        while line := _read_line(requests):
-            request = json.loads(line)
-            argv = [str(a) for a in request["argv"]]
-            fields = _fork_one(argv, float(request["timeout"]), run, [requests, results])
-            os.write(results, json.dumps(fields).encode() + b"\n")
-    except BaseException:  # the server forks from itself from now on
-        code = 1
-    os._exit(code)
-
-
-def _prepare(prepare: Callable[[list[str]], None], argv: list[str]) -> None:
-    """Run ``prepare(argv)`` in the server: its output kept off the verdict pipe, its
-    errors left for the fork to meet, what it built frozen like the server's imports."""
-    import gc
-
-    out = sys.stdout
-    sys.stdout = sys.stderr
-    try:  # a problem here is the fork's to meet and report
-        with contextlib.suppress(Exception, SystemExit):
-            prepare(argv)
-    finally:
-        sys.stdout = out
-    gc.freeze()
-
-
-def _wait(pid: int, timeout: float) -> int | None:
-    """The fork's wait status; None when it ran past ``timeout`` seconds and was killed."""
-    deadline = time.monotonic() + timeout
-    pidfd = -1
-    with contextlib.suppress(AttributeError, OSError):
-        pidfd = os.pidfd_open(pid)
-    try:
-        delay = 0.001
-        while True:
-            done, status = os.waitpid(pid, os.WNOHANG)
-            if done:
-                return status
-            left = deadline - time.monotonic()
-            if left <= 0:
-                os.kill(pid, signal.SIGKILL)
-                os.waitpid(pid, 0)
-                return None
-            if pidfd >= 0:  # readable when the fork ends
-                select.select([pidfd], [], [], left)
-            else:
-                time.sleep(min(delay, left))
-                delay = min(delay * 2, 0.05)
-    finally:
-        if pidfd >= 0:
-            os.close(pidfd)
-
-
-def _in_fork(err: IO[bytes], argv: list[str], run: Callable[[list[str]], int]) -> None:
-    code = 1
-    try:
-        null = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(null, 0)
-        os.close(null)
-        os.dup2(err.fileno(), 2)
-        sys.stdin = open(os.devnull)  # noqa: SIM115 - the fork ends with os._exit
-        code = run(argv)
-    except SystemExit as e:
-        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
-    except BaseException:
-        traceback.print_exc()
-    finally:
-        for stream in (sys.stdout, sys.stderr):
-            with contextlib.suppress(Exception):
-                stream.flush()
-        os._exit(code)
+def verifying_jobs(configured: int) -> int:
+    """How many ledgers a recording session verifies side by side: ``[lockstep] jobs`` when
+    set (1: one after another), else two per core the process may run on, at most
+    :data:`VERIFYING_JOBS_MOST`: while one ledger's fork replays, the recording prepares
+    the next candidate, so a core is not left idle between them."""
+    if configured > 0:
+        return configured
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return min(VERIFYING_JOBS_MOST, 2 * (cores or 1))

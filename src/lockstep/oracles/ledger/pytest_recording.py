@@ -43,12 +43,13 @@ import bisect
 import contextlib
 import dataclasses
 import fnmatch
+import functools
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Final, cast
+from typing import TYPE_CHECKING, Any, Final, TypeAlias, cast
 
 import msgspec
 import pytest
@@ -176,6 +177,10 @@ class _Target(msgspec.Struct):
             if test:
                 out[refused.id] = test
         return out
+
+
+_Written: TypeAlias = tuple["list[_Outcome]", "list[tuple[str, CallCounts]]", "list[str]"]
+"""What writing one target adds to the summary (see ``_Session._write``)."""
 
 
 class _Outcome(msgspec.Struct):
@@ -364,6 +369,7 @@ class LedgerRecording:
             _discard(self.targets, own)
             return
         from lockstep.oracles.ledger.transient_paths import pytest_temporary_roots
+        from lockstep.oracles.verify_session import in_turns, verifying_jobs
 
         self.transient = pytest_temporary_roots(session.config)
         with contextlib.ExitStack() as stack:
@@ -371,8 +377,15 @@ class LedgerRecording:
                 stack.enter_context(self.verifier.active())
                 stack.callback(self.verifier.close)
             stack.enter_context(folder_syncs_batched())  # the ledgers' folder once, at the end
-            for target in self.targets:
-                self._write(target, own[target.spec.name])
+            written = in_turns(
+                self.verifier,
+                verifying_jobs(self.project.config.lockstep.jobs),
+                [functools.partial(self._write, t, own[t.spec.name]) for t in self.targets],
+            )
+        for outcome, unwritten, error in written:  # in the targets' order, however verified
+            self.outcomes.extend(outcome)
+            self.unwritten.extend(unwritten)
+            self.errors.extend(error)
         if self.errors and session.exitstatus == pytest.ExitCode.OK:
             # a ledger not written is not a green run: ``pytest --lockstep-record && git
             # commit`` must stop (the summary names each error)
@@ -420,9 +433,15 @@ class LedgerRecording:
                 "skipped (its values cannot be frozen; the reasons are in the totals above)"
             )
 
-    def _write(self, target: _Target, own: tuple[_SpoolLine, RecordingPart]) -> None:
+    def _write(self, target: _Target, own: tuple[_SpoolLine, RecordingPart]) -> _Written:
         """Merge the workers' parts (the spool, under xdist) and the controller's ``own``
-        (appended last, where the spool had it), then verify and write the ledger."""
+        (appended last, where the spool had it), then verify and write the ledger: what
+        the summary reports of it (its outcome, or that it has no ledger, or an error).
+
+        Several targets are written at once in threads taking turns
+        (:func:`~lockstep.oracles.verify_session.in_turns`): this returns what it adds to
+        the summary rather than adding it, so the summary keeps the targets' order."""
+        written: _Written = ([], [], [])
         from lockstep.oracles.ledger import kind as ledger_oracle
         from lockstep.oracles.ledger.merging import merge_parts
         from lockstep.oracles.ledger.part import RecordingPart
@@ -444,10 +463,8 @@ class LedgerRecording:
                     # beyond the surface: no oracle unless the suite called it, and when
                     # every such call was skipped, the summary still counts them
                     if recording.unfreezable:
-                        self.unwritten.append(
-                            (target.spec.name, _call_counts(recording, _NO_REPORT))
-                        )
-                    return
+                        written[1].append((target.spec.name, _call_counts(recording, _NO_REPORT)))
+                    return written
                 mode = RecordMode.CREATE  # its first rows, whatever the run's mode
             tests_of = _tests_of(lines)
             skipped: dict[str, int] = {}
@@ -469,7 +486,7 @@ class LedgerRecording:
                 unseen = sum(1 for rid in report.unchanged if rid not in recording.rows)
             _add_spilled_tests(tests_of, lines, parts, _refused_ids(report))
             self.first_tests[target.spec.name] = {rid: nodes[0] for rid, nodes in tests_of.items()}
-            self.outcomes.append(
+            written[0].append(
                 _Outcome(
                     report,
                     unseen,
@@ -479,9 +496,9 @@ class LedgerRecording:
                 )
             )
         except LockstepError as e:
-            self.errors.append(str(e))
+            written[2].append(str(e))
         except msgspec.DecodeError as e:  # a part this version of lockstep did not write
-            self.errors.append(f"{target.spool.name}: {e}")
+            written[2].append(f"{target.spool.name}: {e}")
         finally:
             from lockstep.oracles.ledger.spool import remove_run
 
@@ -489,6 +506,7 @@ class LedgerRecording:
             for part in parts:
                 for run in part.runs:
                     remove_run(run)
+        return written
 
     def _force(
         self, target: _Target, recording: Recording, signature: list[Param]

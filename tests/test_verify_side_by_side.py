@@ -1,0 +1,217 @@
+"""A recording session verifies several ledgers side by side, and reports them in order.
+
+The session's verifying interpreter forks for each ledger's candidate as it comes; the
+pytest run writes several ledgers at once in threads that take turns (only one runs at a
+time, and a thread gives its turn up only while it waits for its ledger's verdicts).  The
+targets here log, in the verifying forks only, when each call starts and ends, so the
+tests see whether two ledgers' forks ran at the same time; ``[lockstep] jobs = 1`` runs
+them one after another.  Whatever order the forks end in, the summary keeps the order of
+the configuration, and each ledger gets its own verdicts: one whose every row is refused,
+replayed beside two that reproduce, does not lend them a refusal or take their output.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from helpers import run_cli, run_pytest, write_files
+from lockstep.oracles.verify_session import VerifySession, in_turns
+
+SLOW = """
+import os
+import sys
+import time
+
+LOG = os.path.join(os.path.dirname(__file__), "..", "forks.log")
+
+
+def _in_a_verifying_fork(name, seconds):
+    if "--serve" not in sys.argv:  # the recording itself: no wait
+        return
+    with open(LOG, "a") as log:
+        log.write(f"{name} start {time.monotonic()}\\n")
+    time.sleep(seconds)
+    with open(LOG, "a") as log:
+        log.write(f"{name} end {time.monotonic()}\\n")
+
+
+def first(x):
+    _in_a_verifying_fork("first", 1.5)  # the longest: it ends last when run side by side
+    return x + 1
+
+
+def second(x):
+    _in_a_verifying_fork("second", 0.8)
+    return x * 2
+
+
+def third(x):
+    _in_a_verifying_fork("third", 0.8)
+    return x - 1
+
+
+def here(x):
+    return ("--serve" in sys.argv, x)  # never what the verifying forks return
+"""
+
+TESTS = """
+import pytest
+
+from shop import slow
+
+
+def test_first():
+    assert slow.first(1) == 2
+
+
+def test_second():
+    assert slow.second(2) == 4
+
+
+def test_third():
+    assert slow.third(3) == 2
+
+
+@pytest.mark.parametrize("x", range(40))
+def test_here(x):
+    assert slow.here(x) == (False, x)
+"""
+
+CONFIG = """
+[lockstep]
+{jobs}
+
+[[ledger]]
+name = "first"
+target = "shop.slow:first"
+
+[[ledger]]
+name = "here"
+target = "shop.slow:here"
+
+[[ledger]]
+name = "second"
+target = "shop.slow:second"
+
+[[ledger]]
+name = "third"
+target = "shop.slow:third"
+"""
+
+
+def _spans(root: Path) -> dict[str, tuple[float, float]]:
+    """Each logged ledger's start and end in its verifying fork."""
+    marks: dict[str, dict[str, float]] = {}
+    for line in (root / "forks.log").read_text().splitlines():
+        name, what, when = line.split()
+        marks.setdefault(name, {})[what] = float(when)
+    return {name: (m["start"], m["end"]) for name, m in marks.items()}
+
+
+def _overlapping(spans: dict[str, tuple[float, float]]) -> list[tuple[str, str]]:
+    names = sorted(spans)
+    return [
+        (a, b)
+        for i, a in enumerate(names)
+        for b in names[i + 1 :]
+        if spans[a][0] < spans[b][1] and spans[b][0] < spans[a][1]
+    ]
+
+
+def _record(tmp_path: Path, jobs: str) -> tuple[Path, str]:
+    root = tmp_path / "proj"
+    write_files(
+        root,
+        {
+            "shop/__init__.py": "",
+            "shop/slow.py": SLOW,
+            "tests/test_slow.py": TESTS,
+            "lockstep.toml": CONFIG.format(jobs=jobs),
+        },
+    )
+    result = run_pytest(
+        "-q", "tests", "--lockstep-record", cwd=root, plugins=("lockstep.pytest.plugin",)
+    )
+    return root, result.stdout + result.stderr
+
+
+def test_ledgers_are_verified_side_by_side_and_summarised_in_their_order(tmp_path: Path) -> None:
+    root, out = _record(tmp_path, "jobs = 4")
+    spans = _spans(root)
+    assert sorted(spans) == ["first", "second", "third"], out
+    # first's fork was still replaying while the others ran (and ended before it)
+    assert ("first", "second") in _overlapping(spans), spans
+    assert spans["second"][1] < spans["first"][1], spans
+    # the summary keeps the configuration's order
+    sections = [out.index(f"{name} (create)") for name in ("first", "here", "second", "third")]
+    assert sections == sorted(sections), out
+    for name in ("first", "second", "third"):
+        section = out[out.index(f"{name} (create)") :].split("(create)")[1]
+        assert "all reproduce" in section and "refused 0" in section, out
+    here = out[out.index("here (create)") :].split("(create)")[1]
+    assert "verified 0 of 40 new case(s)" in here, out
+    for name in ("first", "second", "third"):
+        assert run_cli("replay", name, cwd=root).code == 0
+
+
+def test_jobs_one_verifies_one_ledger_after_another(tmp_path: Path) -> None:
+    root, out = _record(tmp_path, "jobs = 1")
+    spans = _spans(root)
+    assert sorted(spans) == ["first", "second", "third"], out
+    assert _overlapping(spans) == [], spans
+    assert spans["first"][1] < spans["second"][0] < spans["third"][0], spans
+
+
+def test_work_in_turns_runs_one_at_a_time_and_keeps_its_order(tmp_path: Path) -> None:
+    """Without a wait for a verdict no thread gives its turn up: the calls never overlap,
+    and their results (and the first error, in the work's order) come back in order."""
+    session = VerifySession(tmp_path)
+    running: list[int] = []
+    most = [0]
+    guard = threading.Lock()
+
+    def job(i: int) -> int:
+        with guard:
+            running.append(i)
+            most[0] = max(most[0], len(running))
+        time.sleep(0.01)
+        with guard:
+            running.remove(i)
+        return i * i
+
+    work = [lambda i=i: job(i) for i in range(8)]
+    assert in_turns(session, 4, work) == [i * i for i in range(8)]
+    assert most[0] == 1
+
+    def failing(i: int) -> int:
+        raise ValueError(f"job {i}")
+
+    bad = [lambda: job(0), lambda: failing(1), lambda: failing(2)]
+    with pytest.raises(ValueError, match="job 1"):
+        in_turns(session, 3, bad)
+
+
+def test_a_turn_given_up_lets_another_thread_run(tmp_path: Path) -> None:
+    """What a replay does while it waits: the other thread runs meanwhile."""
+    session = VerifySession(tmp_path)
+    order: list[str] = []
+    waited = threading.Event()
+
+    def waits() -> str:
+        order.append("a starts")
+        with session.turns.given_up():
+            assert waited.wait(10)
+        order.append("a ends")
+        return "a"
+
+    def runs() -> str:
+        order.append("b runs")
+        waited.set()
+        return "b"
+
+    assert in_turns(session, 2, [waits, runs]) == ["a", "b"]
+    assert order == ["a starts", "b runs", "a ends"]
