@@ -39,9 +39,7 @@ What the user controls, test by test:
 
 from __future__ import annotations
 
-import bisect
 import contextlib
-import dataclasses
 import fnmatch
 import functools
 import uuid
@@ -59,6 +57,13 @@ from lockstep.config import Project
 from lockstep.errors import DataError, LockstepError, NotACallable, UnimportableModule
 from lockstep.model import RecordMode, RecordReport
 from lockstep.oracles.ledger.spec import LedgerSpec
+from lockstep.oracles.ledger.tests_of_rows import (
+    add_spilled_tests,
+    name_refused,
+    refused_ids,
+    test_of,
+)
+from lockstep.oracles.ledger.tests_of_rows import tests_of as tests_of_lines
 from lockstep.pytest.project import project_for
 from lockstep.store import JsonlAppender, folder_syncs_batched, iter_jsonl, lock_for
 
@@ -167,13 +172,13 @@ class _Target(msgspec.Struct):
         out: dict[str, str] = {}
         starts, tests = self.starts, self.tests
         for entry in part.entries:
-            test = _test_of(starts, tests, entry.first_call)
+            test = test_of(starts, tests, entry.first_call)
             if test:
                 out[entry.row.id] = test
         for refused in part.refused:
             # the test to look at is the one in which the input first behaved differently
             calls = refused.first_calls[1:] or refused.first_calls
-            test = _test_of(starts, tests, calls[0]) if calls else ""
+            test = test_of(starts, tests, calls[0]) if calls else ""
             if test:
                 out[refused.id] = test
         return out
@@ -466,7 +471,7 @@ class LedgerRecording:
                         written[1].append((target.spec.name, _call_counts(recording, _NO_REPORT)))
                     return written
                 mode = RecordMode.CREATE  # its first rows, whatever the run's mode
-            tests_of = _tests_of(lines)
+            tests_of = tests_of_lines(lines)
             skipped: dict[str, int] = {}
             for line in lines:
                 self.matched.update(line.matched)
@@ -484,14 +489,14 @@ class LedgerRecording:
                     transient=self.transient,
                 )
                 unseen = sum(1 for rid in report.unchanged if rid not in recording.rows)
-            _add_spilled_tests(tests_of, lines, parts, _refused_ids(report))
+            add_spilled_tests(tests_of, lines, parts, refused_ids(report))
             self.first_tests[target.spec.name] = {rid: nodes[0] for rid, nodes in tests_of.items()}
             written[0].append(
                 _Outcome(
                     report,
                     unseen,
                     skipped,
-                    _name_refused(report, tests_of),
+                    name_refused(report, tests_of),
                     _call_counts(recording, report),
                 )
             )
@@ -671,74 +676,6 @@ class _PartRuns(msgspec.Struct):
 def _remove_spool(spool: Path) -> None:
     spool.unlink(missing_ok=True)
     Path(lock_for(spool).lock_file).unlink(missing_ok=True)
-
-
-def _tests_of(lines: Iterable[_SpoolLine]) -> dict[str, list[str]]:
-    """Row id -> the tests that first produced it, one per process, in spool order."""
-    out: dict[str, list[str]] = {}
-    for line in lines:
-        for rid, nodeid in line.first_test.items():
-            nodes = out.setdefault(rid, [])
-            if nodeid not in nodes:
-                nodes.append(nodeid)
-    return out
-
-
-def _test_of(starts: Sequence[int], tests: Sequence[str], call: int) -> str:
-    """The test that made call number ``call``: the last one that started with fewer
-    calls made ("" for a call before the first test, in a fixture at collection)."""
-    i = bisect.bisect_left(starts, call) - 1
-    return tests[i] if i >= 0 else ""
-
-
-def _refused_ids(report: RecordReport) -> set[str]:
-    return {r.case_id for r in report.refused}
-
-
-def _add_spilled_tests(
-    tests_of: dict[str, list[str]],
-    lines: Sequence[_SpoolLine],
-    parts: Sequence[RecordingPart],
-    ids: set[str],
-) -> None:
-    """Name the tests of rows ``ids`` that processes spilled to disk: read their runs
-    once more (only when something was refused).  As :meth:`_Target.first_tests` does,
-    the test is the one of the input's first call, or of the first call that gave
-    another outcome where the process saw two."""
-    from lockstep.oracles.ledger.spool import read_run
-
-    if not ids:
-        return
-    for line, part in zip(lines, parts, strict=True):
-        first: dict[str, tuple[int, bytes]] = {}
-        other: dict[str, int] = {}
-        for run in part.runs:  # runs in the order written: calls only grow from one to the next
-            for rid, _, call, outcome, _ in read_run(run, 0, remove=False):
-                if rid not in ids:
-                    continue
-                seen = first.get(rid)
-                if seen is None:
-                    first[rid] = (call, outcome)
-                elif outcome != seen[1] and rid not in other:
-                    other[rid] = call
-        for rid, (first_call, _) in sorted(first.items()):
-            test = _test_of(line.starts, line.tests, other.get(rid, first_call))
-            if test:
-                nodes = tests_of.setdefault(rid, [])
-                if test not in nodes:
-                    nodes.append(test)
-
-
-def _name_refused(report: RecordReport, tests_of: dict[str, list[str]]) -> dict[str, list[str]]:
-    """Add its test(s) to each refused row of ``report``; return the row ids by test."""
-    by_test: dict[str, list[str]] = {}
-    for i, refusal in enumerate(report.refused):
-        nodes = tests_of.get(refusal.case_id)
-        if nodes:
-            report.refused[i] = dataclasses.replace(refusal, tests=tuple(nodes))
-            for nodeid in nodes:
-                by_test.setdefault(nodeid, []).append(refusal.case_id)
-    return by_test
 
 
 _NO_REPORT: Final = RecordReport(oracle="", path=Path(), mode=RecordMode.CREATE)
