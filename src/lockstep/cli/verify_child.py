@@ -90,8 +90,10 @@ def _serve(token: str) -> int:
 
     from lockstep.oracles import kind_named
     from lockstep.oracles.verify_forks import serve
+    from lockstep.secrets.detect import read_release
 
     kind_named("ledger")  # what every ledger fork's replay imports first, through the registry
+    read_release()
     _parser()
     verify_clock.shift()  # every fork, and every package's sub-server, runs on it
     gc.freeze()  # what is imported stays: a fork's collections need not touch (copy) it

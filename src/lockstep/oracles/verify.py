@@ -238,6 +238,7 @@ def verify(
             return _collect(again, spec, None)
 
         if session is not None:
+            _start_other_seeds(session, seed_suspects)
             reported = _in_session(session, spec, rel, seed, source)
         else:
             proc = started.proc if started is not None else None
@@ -267,6 +268,15 @@ def verify(
             where = f"in a second zone ({verify_zone.verifying_zone(second=True)})"
             verdicts[case_id] = Verdict(case_id, False, f"{where}: {zoned[case_id].reason}")
     return Verification(seed, verdicts)
+
+
+def _start_other_seeds(session: VerifySession, seed_suspects: Collection[str]) -> None:
+    """Start the interpreters of the other hash seeds now, when the candidate holds cases
+    with a set in their input: they replay there while they reproduce (most do), and each
+    interpreter's start then overlaps the first seed's replay instead of following it."""
+    if seed_suspects:
+        for other in (SECOND_SEED, *MORE_SEEDS):
+            session.start(other)
 
 
 def _second_seed(

@@ -172,6 +172,13 @@ def _anchored() -> bool:
         return False
 
 
+def read_release() -> None:
+    """Read which detect-secrets release is installed now (it is cached): a verifying
+    server does, so its forks do not each import ``importlib.metadata`` and search the
+    installed distributions the first time a row holds a token-like string."""
+    _anchored()
+
+
 def _has_keyword(text: str, lowered: str) -> bool:
     """Whether a keyword plugin keyword may be in ``text`` (``lowered``: ``text.lower()``);
     outside ASCII by the regular-expression engine's own case folding."""
