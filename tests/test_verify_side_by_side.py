@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import run_cli, run_pytest, write_files
+from helpers import recording_errors, run_cli, run_pytest, write_files
 from lockstep.oracles.verify_session import VerifySession, in_turns
 
 SLOW = """
@@ -215,3 +215,55 @@ def test_a_turn_given_up_lets_another_thread_run(tmp_path: Path) -> None:
 
     assert in_turns(session, 2, [waits, runs]) == ["a", "b"]
     assert order == ["a starts", "b runs", "a ends"]
+
+
+KILLER = """
+import os
+import signal
+import sys
+import time
+
+
+def killer(x):
+    if "--serve" in sys.argv:  # in a verifying fork: end the process it was forked from
+        os.kill(os.getppid(), signal.SIGKILL)
+    return x + 1
+
+
+def calm(x):
+    if "--serve" in sys.argv:
+        time.sleep(0.5)  # still replaying when its neighbour's fork kills the server
+    return x * 2
+"""
+
+
+def test_a_server_killed_under_ledgers_verified_side_by_side_ends_the_run_with_errors(
+    tmp_path: Path,
+) -> None:
+    """A target that kills the process its verifying fork came from (the package's
+    sub-server, then the server itself, whose forks the ledger falls back to): every
+    ledger still waiting gets an error, nothing unverified is written, the run ends."""
+    root = tmp_path / "proj"
+    write_files(
+        root,
+        {
+            "shop/__init__.py": "",
+            "shop/rude.py": KILLER,
+            "tests/test_rude.py": "from shop import rude\n\n\n"
+            "def test_killer():\n    assert rude.killer(1) == 2\n\n\n"
+            "def test_calm():\n    assert rude.calm(2) == 4\n",
+            "lockstep.toml": '[lockstep]\njobs = 2\n\n[[ledger]]\nname = "killer"\n'
+            'target = "shop.rude:killer"\n\n[[ledger]]\nname = "calm"\n'
+            'target = "shop.rude:calm"\n',
+        },
+    )
+    result = recording_errors(root)[0]
+    out = result.stdout
+    assert result.code == 1, result.output
+    assert "killer: the fresh interpreter could not replay the new cases" in out, out
+    assert not (root / "lockstep" / "killer.ledger.jsonl").exists()
+    calm = root / "lockstep" / "calm.ledger.jsonl"
+    # calm was either verified before the server died, or reported with an error
+    assert calm.exists() or "calm: the fresh interpreter could not replay" in out, out
+    if calm.exists():
+        assert run_cli("replay", "calm", cwd=root).code == 0
