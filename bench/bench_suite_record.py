@@ -14,6 +14,11 @@ naming ``[[ledger]]`` oracles on its functions), copied to a scratch folder firs
   (the wrappers around every call of the targets).
 
     python bench/bench_suite_record.py LIBDIR [LIBDIR ...] [--rounds 5] [--write-results]
+        [--against OTHER/src]
+
+With ``--against``, each round records once more with another tree's lockstep (its
+``src`` first on ``PYTHONPATH``), right after this one's, and the table sets the two side
+by side: on a shared machine whose speed drifts, only figures of one run compare.
 
 ``LIBDIR/src`` is put on ``PYTHONPATH`` when it exists (a src layout not installed).  The
 machine's load average is printed with the figures: on a shared machine compare ratios
@@ -92,14 +97,29 @@ def _bytecode_state() -> str:
     return f"bytecode {writes}; {cached} of {len(sources)} lockstep modules have a .pyc"
 
 
-def bench_library(lib: Path, rounds: int, warm: bool = False) -> dict[str, float | str]:
+def _against_env(lib: Path, src: Path) -> dict[str, str]:
+    """The environment of a recording by the lockstep of another tree (``src``: its
+    ``src`` folder, first on ``PYTHONPATH``)."""
     env = _env(lib)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(src), env["PYTHONPATH"]]))
+    return env
+
+
+def bench_library(
+    lib: Path, rounds: int, warm: bool = False, against: Path | None = None
+) -> dict[str, float | str]:
+    env = _env(lib)
+    other = _against_env(lib, against) if against is not None else None
+    _clear_ledgers(lib)  # a copy of a folder recorded in before
     if warm:  # a first plain and recording run, untimed: the bytecode they write is cached
         _run(_pytest(False), lib, env)
-        _run(_pytest(True), lib, env)
-        _clear_ledgers(lib)
+        for each in (env, other):
+            if each is not None:
+                _run(_pytest(True), lib, each)
+                _clear_ledgers(lib)
     plain: list[tuple[float, float]] = []
     recording: list[tuple[float, float]] = []
+    before: list[tuple[float, float]] = []
     codes = set()
     for _ in range(rounds):
         wall, cpu, _code = _run(_pytest(False), lib, env)
@@ -108,6 +128,10 @@ def bench_library(lib: Path, rounds: int, warm: bool = False) -> dict[str, float
         wall, cpu, code = _run(_pytest(True), lib, env)
         codes.add(code)
         recording.append((wall, cpu))
+        if other is not None:  # the same round, the other tree's lockstep
+            _clear_ledgers(lib)
+            wall, cpu, _code = _run(_pytest(True), lib, other)
+            before.append((wall, cpu))
     ledgers = len(list(lib.rglob("*.ledger.jsonl")))
     rows = sum(
         max(0, len(p.read_text(encoding="utf-8").splitlines()) - 1)
@@ -127,7 +151,18 @@ def bench_library(lib: Path, rounds: int, warm: bool = False) -> dict[str, float
     p_cpu = statistics.median(c for _, c in plain)
     r_wall = statistics.median(w for w, _ in recording)
     r_cpu = statistics.median(c for _, c in recording)
+    against_figures: dict[str, float | str] = {}
+    if before:
+        a_wall = statistics.median(w for w, _ in before)
+        a_cpu = statistics.median(c for _, c in before)
+        against_figures = {
+            "against_wall": a_wall,
+            "against_cpu": a_cpu,
+            "against_ratio_wall": a_wall / p_wall,
+            "against_ratio_cpu": a_cpu / p_cpu,
+        }
     return {
+        **against_figures,
         "library": lib.name,
         "ledgers": ledgers,
         "rows": rows,
@@ -170,6 +205,22 @@ def _table(figures: list[dict[str, float | str]]) -> str:
             f"{f.get('phase_merge', 0):.3f} | {f.get('phase_write', 0):.3f} | "
             f"{f.get('phase_pytest_cpu', 0):.2f} / {f.get('phase_children_cpu', 0):.2f} |"
         )
+    if any("against_wall" in f for f in figures):
+        lines += [
+            "",
+            "The same rounds, each recording once more by the other tree's lockstep (`--against`):",
+            "",
+            "| library | recording wall / CPU s, other tree → this tree | × plain (wall), other → this | × plain (CPU), other → this |",
+            "|---|---:|---:|---:|",
+        ]
+        for f in figures:
+            if "against_wall" in f:
+                lines.append(
+                    f"| {f['library']} | {f['against_wall']:.2f} / {f['against_cpu']:.2f} → "
+                    f"{f['record_wall']:.2f} / {f['record_cpu']:.2f} | "
+                    f"{f['against_ratio_wall']:.2f} → **{f['ratio_wall']:.2f}** | "
+                    f"{f['against_ratio_cpu']:.2f} → **{f['ratio_cpu']:.2f}** |"
+                )
     return "\n".join(lines) + "\n"
 
 
@@ -183,6 +234,12 @@ def main() -> None:
         action="store_true",
         help="unset PYTHONDONTWRITEBYTECODE and run each suite once untimed first, as a "
         "user whose bytecode is cached runs it",
+    )
+    parser.add_argument(
+        "--against",
+        type=Path,
+        help="another tree's src folder: each round also records with that lockstep, so the "
+        "two are compared in one run on the same machine state",
     )
     args = parser.parse_args()
     if args.cached_bytecode:
@@ -199,7 +256,9 @@ def main() -> None:
         for lib in args.libs:
             work = Path(tmp) / lib.resolve().name
             shutil.copytree(lib, work, ignore=shutil.ignore_patterns(".git", "__pycache__"))
-            figures.append(bench_library(work, args.rounds, warm=args.cached_bytecode))
+            figures.append(
+                bench_library(work, args.rounds, warm=args.cached_bytecode, against=args.against)
+            )
             print(json.dumps(figures[-1]), flush=True)
     load_after = Path("/proc/loadavg").read_text().split()[:3]
     table = _table(figures)
