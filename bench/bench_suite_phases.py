@@ -3,6 +3,8 @@
 Loaded with ``-p bench_suite_phases`` and ``LOCKSTEP_BENCH_PHASES=FILE``; wraps, by name,
 the functions the recording's end runs through and writes their wall and CPU seconds (this
 process's; ``*_cpu``) to FILE as JSON when pytest ends.  Measurement only: nothing it wraps changes what it does.
+Where ledgers are written side by side (threads taking turns), a step's figures are summed
+over the ledgers and overlap; ``all_ledgers`` is the span of writing them all.
 """
 
 from __future__ import annotations
@@ -50,9 +52,11 @@ def pytest_configure(config: Any) -> None:
     except ImportError:
         pass
     try:
+        from lockstep.oracles import verify_session
         from lockstep.oracles.verify_session import VerifySession
     except ImportError:  # a lockstep with one verifying interpreter per ledger
         return
+    _wrap(verify_session, "in_turns", "all_ledgers")  # ledgers written side by side: the span
     close = VerifySession.close
 
     def closing(self: VerifySession) -> None:
