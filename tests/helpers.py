@@ -284,6 +284,27 @@ def rows_of(path: Path) -> list[LedgerRow]:
     return [row for _, row in iter_rows(path, header)]
 
 
+def recorded(root: Path, files: dict[str, str]) -> Result:
+    """``files`` written under ``root``, then ``pytest --lockstep-record -q tests`` there,
+    which must pass: the run, for its summary."""
+    write_files(root, files)
+    result = pytest_in(root, "--lockstep-record", "-q", "tests")
+    assert result.code == 0, result.output
+    return result
+
+
+def red_after_change(root: Path, source: str, old: str, new: str, *names: str) -> Result:
+    """``lockstep replay`` (of ``names``, else every oracle) after ``old`` is replaced by
+    ``new`` in the file ``source`` under ``root``: it must be red (exit 1)."""
+    path = root / source
+    text = path.read_text()
+    assert text.count(old) == 1, f"{old!r} is not once in {source}"
+    path.write_text(text.replace(old, new))
+    red = run_cli("replay", *names, cwd=root)
+    assert red.code == 1, red.output
+    return red
+
+
 class GitRepo:
     """A real git repository in a temp folder, with helpers to commit."""
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import pytest_in, rows_of, run_cli, write_files
+from helpers import recorded, red_after_change, rows_of, run_cli, write_files
 
 KINDS = """
 class _Kind(tuple):
@@ -148,17 +148,12 @@ def test_a_recording_whose_tests_grow_the_tree_is_kept_and_guards_the_lexer(
     tmp_path: Path,
 ) -> None:
     root = tmp_path / "project"
-    write_files(root, PROJECT)
-    recorded = pytest_in(root, "--lockstep-record", "-q", "tests")
-    assert recorded.code == 0, recorded.output
-    assert "did not reproduce" not in recorded.output, recorded.output
+    run = recorded(root, PROJECT)
+    assert "did not reproduce" not in run.output, run.output
     rows = rows_of(root / "lockstep/lex.ledger.jsonl")
     assert len(rows) == 2
     assert '{"$kept":"tokens.kinds:Word.Upper"}' in (root / "lockstep/lex.ledger.jsonl").read_text()
     assert run_cli("replay", cwd=root).code == 0
 
-    source = root / "src/tokens/kinds.py"
-    source.write_text(source.read_text().replace("else Word.Upper if", "else Word if"))
-    red = run_cli("replay", cwd=root)
-    assert red.code == 1, red.output
+    red = red_after_change(root, "src/tokens/kinds.py", "else Word.Upper if", "else Word if")
     assert "Word.Upper" in red.stdout

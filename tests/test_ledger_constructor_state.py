@@ -8,7 +8,7 @@ from pathlib import Path
 
 import msgspec
 
-from helpers import pytest_in, rows_of, run_cli, write_files
+from helpers import recorded, red_after_change, rows_of, run_cli
 
 ADDR = """
 class Addr:
@@ -53,10 +53,8 @@ def test_a_constructor_whose_class_reads_its_own_state_is_recorded_and_guards_it
     tmp_path: Path,
 ) -> None:
     root = tmp_path / "project"
-    write_files(root, FILES)
-    recorded = pytest_in(root, "--lockstep-record", "-q", "tests")
-    assert recorded.code == 0, recorded.output
-    assert "reading its state raised" not in recorded.output, recorded.output
+    run = recorded(root, FILES)
+    assert "reading its state raised" not in run.output, run.output
     rows = rows_of(root / "lockstep/netcalc.addr.Addr.__init__.ledger.jsonl")
     blank = {"$obj": ["netcalc.addr:Addr", {}]}
     assert [row.args[0] for row in rows] == [blank] * 3  # nothing set before it runs
@@ -66,14 +64,11 @@ def test_a_constructor_whose_class_reads_its_own_state_is_recorded_and_guards_it
     assert all(row.mutated is msgspec.UNSET for row in rows if not row.ok)
     assert run_cli("replay", cwd=root).code == 0
 
-    source = root / "src/netcalc/addr.py"
-    original = source.read_text()
-    source.write_text(original.replace("(parts[0] << 24)", "(parts[0] << 23)"))
-    red = run_cli("replay", "netcalc.addr.Addr.__init__", cwd=root)
-    assert red.code == 1, red.output
+    source, ctor = "src/netcalc/addr.py", "netcalc.addr.Addr.__init__"
+    original = (root / source).read_text()
+    red = red_after_change(root, source, "(parts[0] << 24)", "(parts[0] << 23)", ctor)
     assert "DRIFT netcalc.addr.Addr.__init__" in red.stdout
 
-    source.write_text(original.replace("p < 256", "p < 512"))  # 300.1.1.1 accepted now
-    red = run_cli("replay", "netcalc.addr.Addr.__init__", cwd=root)
-    assert red.code == 1, red.output
+    (root / source).write_text(original)
+    red = red_after_change(root, source, "p < 256", "p < 512", ctor)  # 300.1.1.1 accepted now
     assert "raised ValueError" in red.stdout

@@ -67,11 +67,12 @@ from lockstep.oracles.ledger.format import (
     row_text,
     signature_of,
 )
+from lockstep.oracles.ledger.refused_rows import refused_where
 from lockstep.oracles.ledger.replay import Replayer, install_worker, replay_batch
 from lockstep.oracles.ledger.secret_rows import without_secrets
 from lockstep.oracles.ledger.spec import LedgerSpec
 from lockstep.oracles.ledger.spool import RowFile
-from lockstep.oracles.ledger.transient_paths import refused_where, without_transient_paths
+from lockstep.oracles.ledger.transient_paths import without_transient_paths
 from lockstep.oracles.lifecycle import check_record_mode
 from lockstep.oracles.stale import Mismatch, mismatches, stale_outcome
 from lockstep.oracles.status import file_status

@@ -47,7 +47,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Final, TypeAlias, cast
+from typing import TYPE_CHECKING, Any, Final, cast
 
 import msgspec
 import pytest
@@ -62,8 +62,8 @@ from lockstep.oracles.ledger.tests_of_rows import (
     name_refused,
     refused_ids,
     test_of,
+    tests_by_row,
 )
-from lockstep.oracles.ledger.tests_of_rows import tests_of as tests_of_lines
 from lockstep.pytest.project import project_for
 from lockstep.store import JsonlAppender, folder_syncs_batched, iter_jsonl, lock_for
 
@@ -184,8 +184,14 @@ class _Target(msgspec.Struct):
         return out
 
 
-_Written: TypeAlias = tuple["list[_Outcome]", "list[tuple[str, CallCounts]]", "list[str]"]
-"""What writing one target adds to the summary (see ``_Session._write``)."""
+@dataclass
+class _Written:
+    """What writing one target adds to the summary (see ``LedgerRecording._write``)."""
+
+    outcomes: list[_Outcome] = field(default_factory=list)
+    unwritten: list[tuple[str, CallCounts]] = field(default_factory=list)
+    """A member beyond the surface whose every call was skipped: its name and counts."""
+    errors: list[str] = field(default_factory=list)
 
 
 class _Outcome(msgspec.Struct):
@@ -387,10 +393,10 @@ class LedgerRecording:
                 verifying_jobs(self.project.config.lockstep.jobs),
                 [functools.partial(self._write, t, own[t.spec.name]) for t in self.targets],
             )
-        for outcome, unwritten, error in written:  # in the targets' order, however verified
-            self.outcomes.extend(outcome)
-            self.unwritten.extend(unwritten)
-            self.errors.extend(error)
+        for each in written:  # in the targets' order, however they were verified
+            self.outcomes.extend(each.outcomes)
+            self.unwritten.extend(each.unwritten)
+            self.errors.extend(each.errors)
         if self.errors and session.exitstatus == pytest.ExitCode.OK:
             # a ledger not written is not a green run: ``pytest --lockstep-record && git
             # commit`` must stop (the summary names each error)
@@ -446,7 +452,7 @@ class LedgerRecording:
         Several targets are written at once in threads taking turns
         (:func:`~lockstep.oracles.verify_session.in_turns`): this returns what it adds to
         the summary rather than adding it, so the summary keeps the targets' order."""
-        written: _Written = ([], [], [])
+        written = _Written()
         from lockstep.oracles.ledger import kind as ledger_oracle
         from lockstep.oracles.ledger.merging import merge_parts
         from lockstep.oracles.ledger.part import RecordingPart
@@ -468,10 +474,11 @@ class LedgerRecording:
                     # beyond the surface: no oracle unless the suite called it, and when
                     # every such call was skipped, the summary still counts them
                     if recording.unfreezable:
-                        written[1].append((target.spec.name, _call_counts(recording, _NO_REPORT)))
+                        counts = _call_counts(recording, _NO_REPORT)
+                        written.unwritten.append((target.spec.name, counts))
                     return written
                 mode = RecordMode.CREATE  # its first rows, whatever the run's mode
-            tests_of = tests_of_lines(lines)
+            tests_of = tests_by_row(lines)
             skipped: dict[str, int] = {}
             for line in lines:
                 self.matched.update(line.matched)
@@ -491,7 +498,7 @@ class LedgerRecording:
                 unseen = sum(1 for rid in report.unchanged if rid not in recording.rows)
             add_spilled_tests(tests_of, lines, parts, refused_ids(report))
             self.first_tests[target.spec.name] = {rid: nodes[0] for rid, nodes in tests_of.items()}
-            written[0].append(
+            written.outcomes.append(
                 _Outcome(
                     report,
                     unseen,
@@ -501,9 +508,9 @@ class LedgerRecording:
                 )
             )
         except LockstepError as e:
-            written[2].append(str(e))
+            written.errors.append(str(e))
         except msgspec.DecodeError as e:  # a part this version of lockstep did not write
-            written[2].append(f"{target.spool.name}: {e}")
+            written.errors.append(f"{target.spool.name}: {e}")
         finally:
             from lockstep.oracles.ledger.spool import remove_run
 

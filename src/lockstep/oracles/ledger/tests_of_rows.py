@@ -31,7 +31,7 @@ class SpoolLike(Protocol):
     def tests(self) -> Sequence[str]: ...
 
 
-def tests_of(lines: Iterable[SpoolLike]) -> dict[str, list[str]]:
+def tests_by_row(lines: Iterable[SpoolLike]) -> dict[str, list[str]]:
     """Row id -> the tests that first produced it, one per process, in spool order."""
     out: dict[str, list[str]] = {}
     for line in lines:

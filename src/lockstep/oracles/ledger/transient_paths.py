@@ -13,15 +13,15 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
-from lockstep.model import RecordReport, Refusal, RefusalReason
-from lockstep.oracles.ledger.format import LedgerRow, row_text
-from lockstep.oracles.ledger.spool import RowFile
+from lockstep.model import RecordReport
+from lockstep.oracles.ledger.format import LedgerRow
+from lockstep.oracles.ledger.refused_rows import refused_where
 
 _ENCODE = msgspec.json.Encoder().encode
 
@@ -74,35 +74,3 @@ def without_transient_paths(
         return "names a path that will be gone at replay", CAUSE.format(root=root)
 
     return refused_where(rows, report, why)
-
-
-def refused_where(
-    rows: Mapping[str, LedgerRow],
-    report: RecordReport,
-    why: Callable[[LedgerRow], tuple[str, str] | None],
-) -> Mapping[str, LedgerRow]:
-    """``rows`` without those ``why`` gives a (detail, cause) for, each refused in
-    ``report`` before it is verified: what no replay can reproduce, told by the row."""
-    if not any(why(row) is not None for row in rows.values()):
-        return rows
-
-    def kept() -> Iterator[LedgerRow]:
-        for row in rows.values():
-            found = why(row)
-            if found is None:
-                yield row
-                continue
-            report.refused.append(
-                Refusal(
-                    report.oracle,
-                    row.id,
-                    RefusalReason.NOT_REPRODUCED,
-                    label=f"{row_text(row)} [{row.id}]",
-                    detail=found[0],
-                    cause=found[1],
-                )
-            )
-
-    if isinstance(rows, RowFile):
-        return RowFile.from_rows(kept())
-    return {row.id: row for row in kept()}
