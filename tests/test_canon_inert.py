@@ -577,8 +577,8 @@ def test_refusals_name_keys_the_same_in_every_process() -> None:
         messages[0]
         == messages[1]
         == (
-            "value[<builtins.object>]: cannot freeze a builtins.object; "
-            "register an encoder with lockstep.register_encoder()"
+            "value[<builtins.object>]: cannot freeze a bare object(): only a marker kept "
+            "as a global by the module of an object holding it freezes (by that name)"
         )
     )
     with pytest.raises(CanonError) as info:

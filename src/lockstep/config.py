@@ -80,8 +80,9 @@ class Settings(Table, frozen=True):
     ``"off"`` is an explicit line the guard and the review count as an oracle change."""
     freeze_classes: list[Annotated[str, msgspec.Meta(min_length=1)]] = []
     """``fnmatch`` patterns of ``module.QualName`` (``"mypkg.*"``) whose objects freeze by
-    structure (class name plus state), beside the classes of the configured targets' own
-    packages, which always do."""
+    structure (class name plus state, their own state protocol included), beside the
+    classes of the configured targets' own packages and other libraries' plain classes,
+    which always do (:mod:`lockstep.canon.library_classes`)."""
     encoders: list[Annotated[str, msgspec.Meta(min_length=1)]] = []
     """Modules (``tests.lockstep_encoders``) that call ``lockstep.register_encoder`` for classes
     that do not freeze by structure; record, the verifying interpreter and replay all import

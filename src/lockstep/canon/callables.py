@@ -1,7 +1,8 @@
-"""Callables and iterators as arguments: ``$fn`` and ``$iter``."""
+"""Callables and iterators as arguments: ``$fn``, ``$default`` and ``$iter``."""
 
 from __future__ import annotations
 
+import sys
 import types
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -24,8 +25,11 @@ from lockstep.errors import CanonError
 # replay allow it), looked up in an already-imported module's ``__dict__`` without an
 # import or a ``getattr``; (b) to a class registered with :func:`register_type`; or
 # (c) to one of a few side-effect-free builtins (:data:`_PURE_BUILTINS`, ``str.lower``
-# and the like).  Lambdas, closures, bound methods and partials have no such name and
-# stay refused.  Encoding applies the same rule, so a name that froze always thaws.
+# and the like).  A lambda written in a module or class body freezes by a name that holds
+# it there, or as ``{"$default": ["pkg.mod:Class.__init__", "parameter"]}`` when it is
+# that parameter's default (under the same package rule); closures have no such place and
+# stay refused (bound methods: :mod:`lockstep.canon.methods`).  Encoding applies the same
+# rule, so a name that froze always thaws.
 #
 # ``{"$iter": [...]}`` is an iterator argument the recorder materialized at call time
 # (:class:`IterItems`); it thaws to a fresh :class:`IterItems` over the same items.
@@ -126,6 +130,20 @@ def _named_callable(name: str, *, importing: bool = False) -> Any:
     return None
 
 
+def freeze_callable(v: Any) -> dict[str, Any]:
+    """``{"$fn": name}`` for a function or class by its name, or ``{"$default": [function,
+    parameter]}`` for a lambda that is a parameter's default; refuse anything else."""
+    try:
+        return {"$fn": _callable_name(v)}
+    except Unfreezable:
+        if type(v) is not types.FunctionType or not v.__qualname__.endswith("<lambda>"):
+            raise
+        kept = _kept_lambda(v)
+        if kept is None:
+            raise
+        return kept
+
+
 def _callable_name(v: Any) -> str:
     """``pkg.mod:qualname`` of a function or class that thaws back to itself, or refuse it."""
     owner = getattr(v, "__objclass__", None)
@@ -139,7 +157,8 @@ def _callable_name(v: Any) -> str:
     if not module or "<" in qualname or _named_callable(name) is not v:
         raise Unfreezable(
             f"cannot freeze {type(v).__name__} {qualname or v!r}: only module-level functions "
-            "and classes freeze (by name); a lambda, closure, bound method or partial does not"
+            "and classes freeze (by name), and a lambda kept by name or as a parameter's "
+            "default; a closure or partial of a closure does not"
         )
     if not _in_scope(name):
         raise Unfreezable(
@@ -147,6 +166,96 @@ def _callable_name(v: Any) -> str:
             "target's own package (or a few pure builtins such as len, str.lower)"
         )
     return name
+
+
+def _kept_lambda(v: types.FunctionType) -> dict[str, Any] | None:
+    """Where the module or class a lambda was written in keeps it: a name holding it
+    (``_identity = lambda x: x`` -> ``$fn``), or a parameter of one of its functions whose
+    default it is (``def __init__(self, force_absolute=lambda _: False)`` -> ``$default``);
+    of several, the first in sorted order.  Only in the target's own package."""
+    module = v.__module__
+    parent = v.__qualname__[: -len("<lambda>")].rstrip(".")
+    if not isinstance(module, str) or "<" in parent:
+        return None  # written inside a function: a closure, made anew by each call
+    where = f"{module}:{parent}" if parent else f"{module}:"
+    namespace = _namespace(where)
+    if namespace is None:
+        return None
+    names = sorted(k for k in namespace if isinstance(k, str))
+    prefix = f"{module}:{parent}." if parent else f"{module}:"
+    for key in names:
+        if namespace[key] is v and _in_scope(prefix + key):
+            return {"$fn": prefix + key}
+    for key in names:
+        for func in _functions_in(namespace[key]):
+            parameter = _parameter_defaulting_to(func, v)
+            if parameter is not None and _in_scope(prefix + key):
+                return {"$default": [prefix + key, parameter]}
+    return None
+
+
+def _namespace(where: str) -> Any:
+    """The ``__dict__`` of the module (``"mod:"``) or the class (``"mod:Qual"``) named,
+    imported already; None if there is none."""
+    module_name, _, qualname = where.partition(":")
+    if not qualname:
+        module = sys.modules.get(module_name)
+        return object.__getattribute__(module, "__dict__") if module is not None else None
+    found = _imported_object(where)
+    return found.__dict__ if isinstance(found, type) else None
+
+
+def _functions_in(held: Any) -> list[types.FunctionType]:
+    """The function a module or class namespace holds (a static or class method's too),
+    then each function it wraps (``__wrapped__``, as ``functools.wraps`` keeps it: the
+    recorder's own wrapper, a user's decorator), read from ``__dict__`` without ``getattr``."""
+    if type(held) in (staticmethod, classmethod):
+        held = held.__func__
+    chain: list[types.FunctionType] = []
+    while type(held) is types.FunctionType and len(chain) < 16 and held not in chain:
+        chain.append(held)
+        held = held.__dict__.get("__wrapped__")
+    return chain
+
+
+def _parameter_defaulting_to(func: types.FunctionType, value: Any) -> str | None:
+    """The name of ``func``'s parameter whose default is ``value`` itself, or None."""
+    code = func.__code__
+    defaults = func.__defaults__ or ()
+    positional = code.co_varnames[: code.co_argcount]
+    for name, default in zip(positional[len(positional) - len(defaults) :], defaults, strict=True):
+        if default is value:
+            return name
+    for name, default in sorted((func.__kwdefaults__ or {}).items()):
+        if default is value:
+            return name
+    return None
+
+
+def _dec_default(payload: Any, path: str, depth: int) -> Any:
+    """``{"$default": ["pkg.mod:Class.function", "parameter"]}``: the lambda that parameter
+    defaults to, read from the function's ``__defaults__``/``__kwdefaults__``."""
+    name, parameter = list_payload("$default", payload, path, depth, "[function, parameter]")
+    name = str_payload("$default", name, path)
+    parameter = str_payload("$default", parameter, path)
+    held = _imported_object(name, importing=True) if _in_scope(name) else None
+    found: Any = None
+    for func in _functions_in(held):
+        code = func.__code__
+        defaults = func.__defaults__ or ()
+        positional = code.co_varnames[: code.co_argcount]
+        by_name = dict(zip(positional[len(positional) - len(defaults) :], defaults, strict=True))
+        by_name.update(func.__kwdefaults__ or {})
+        found = by_name.get(parameter)
+        if type(found) is types.FunctionType:
+            break
+    if type(found) is not types.FunctionType:
+        raise CanonError(
+            f"$default names {_short(name)} {_short(parameter)}, which is not a parameter of a "
+            "function of the target's package defaulting to a function",
+            path,
+        )
+    return found
 
 
 def _dec_fn(payload: Any, path: str, depth: int) -> Any:
@@ -187,4 +296,5 @@ def _iter_result_items(payload: dict[str, Any], path: str, depth: int) -> list[A
 
 
 TAG_DECODERS["$fn"] = _dec_fn
+TAG_DECODERS["$default"] = _dec_default
 TAG_DECODERS["$iter"] = _dec_iter

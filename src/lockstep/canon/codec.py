@@ -35,6 +35,14 @@ A tag is a JSON object with exactly one key that starts with ``$``::
                           (:mod:`lockstep.canon.patterns`)
     {"$obj": ["mod:Qual", {"base": ..., "new": [...], "state": ...}]}
                           (an object of the project's own class: :mod:`lockstep.canon.objects`)
+    {"$graph": [value, [["mod:Qual", {"state": ...}], ...]]}  with {"$node": n} inside
+                          (a value holding plain objects of other libraries, each once:
+                          :mod:`lockstep.canon.graphs`, :mod:`lockstep.canon.library_classes`)
+    {"$method": [self, "name"]}  (a bound method: :mod:`lockstep.canon.methods`)
+    {"$sentinel": "mod:_absent"}  (a bare object() a module keeps as a marker:
+                          :mod:`lockstep.canon.sentinels`)
+    {"$default": ["mod:Qual.function", "parameter"]}  (a lambda that is a parameter's
+                          default: :mod:`lockstep.canon.callables`)
     {"$ref": n}           (inside an object's state: a cycle back to the object n levels out)
     {"$kept": "mod:Name.attr"}  (an object its class's module keeps, met again inside its
                           own state: a token type; :mod:`lockstep.canon.kept`)
@@ -118,8 +126,10 @@ Where each part lives
 This module is the codec's one import point; the work is done in
 :mod:`~lockstep.canon.registry` (registered encoders and types, the leaf table),
 :mod:`~lockstep.canon.encoding`, :mod:`~lockstep.canon.decoding` (the tag table),
-:mod:`~lockstep.canon.callables` (``$fn``, ``$iter``) and
-:mod:`~lockstep.canon.exceptions`.  A new tag family is a module of this package that
+:mod:`~lockstep.canon.callables` (``$fn``, ``$default``, ``$iter``),
+:mod:`~lockstep.canon.methods` (``$method``), :mod:`~lockstep.canon.sentinels`
+(``$sentinel``), :mod:`~lockstep.canon.library_classes` (which other libraries' classes
+freeze unnamed), :mod:`~lockstep.canon.graphs` (``$graph``, ``$node``) and :mod:`~lockstep.canon.exceptions`.  A new tag family is a module of this package that
 adds its decoders to :data:`~lockstep.canon.decoding.TAG_DECODERS` (thawing the parts of a
 payload with ``decode_at``/``decode_items`` after checking its shape with
 ``list_payload``/``str_payload``) and, for types no built-in rule freezes, a function to
@@ -132,9 +142,11 @@ from __future__ import annotations
 
 from typing import Final
 
-from lockstep.canon import callables as _callables  # noqa: F401 -- adds $fn and $iter
-from lockstep.canon import objects as _objects  # noqa: F401 -- adds $obj
+from lockstep.canon import callables as _callables  # noqa: F401 -- adds $fn, $default, $iter
+from lockstep.canon import methods as _methods  # noqa: F401 -- adds $method
+from lockstep.canon import objects as _objects  # noqa: F401 -- adds $obj, $ref, $kept, $graph, $node
 from lockstep.canon import patterns as _patterns  # noqa: F401 -- adds $re and $partial
+from lockstep.canon import sentinels as _sentinels  # noqa: F401 -- adds $sentinel
 from lockstep.canon import sorted_containers as _sorted_containers  # noqa: F401 -- adds $sorted
 from lockstep.canon._core import JSON, MAX_DEPTH, MAX_INT_DIGITS, qualified_name
 from lockstep.canon.callables import IterItems, allow_callables_from

@@ -13,6 +13,7 @@ from __future__ import annotations
 import binascii
 import dataclasses
 import enum
+import functools
 import math
 import sys
 import types
@@ -22,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
 import msgspec
 
+from lockstep.canon import graphs
 from lockstep.canon._core import (
     _INT_HIGH,
     _INT_LOW,
@@ -42,8 +44,18 @@ from lockstep.canon._core import (
     check_level,
     qualified_name,
 )
-from lockstep.canon.callables import _CALLABLE_TYPES, IterItems, _callable_name
-from lockstep.canon.objects import freeze_object, freeze_tzinfo, freezes_by_structure, object_plan
+from lockstep.canon.callables import _CALLABLE_TYPES, IterItems, freeze_callable
+from lockstep.canon.library_classes import TOOLING, library_plain, not_plain_because
+from lockstep.canon.methods import freeze_method
+from lockstep.canon.objects import (
+    enclosing_classes,
+    freeze_object,
+    freeze_tzinfo,
+    library_node_class,
+    node_state,
+    object_plan,
+    project_or_zone,
+)
 from lockstep.canon.registry import (
     _EXT_BY_TYPE,
     _OBJECT_PLANS,
@@ -53,6 +65,7 @@ from lockstep.canon.registry import (
     _is_namedtuple_class,
     combine_flags,
 )
+from lockstep.canon.sentinels import freeze_sentinel
 from lockstep.errors import CanonError
 
 if TYPE_CHECKING:
@@ -62,6 +75,10 @@ if TYPE_CHECKING:
 # rare paths below), not here: a replay whose renders return plain JSON, the usual case,
 # never pays for them.  The checks are unchanged: a datetime reaches ``_stdlib`` whether or
 # not this module imported its class first.
+
+
+_NOT_LIBRARIES: Final = frozenset({*sys.stdlib_module_names, *TOOLING, "builtins", "__main__"})
+"""Top-level modules whose classes a refusal does not suggest ``freeze_classes`` for."""
 
 
 def _sorted_by_bytes(items: Iterable[JSON]) -> list[JSON]:
@@ -187,15 +204,25 @@ class Encoder:
         if t is IterItems:
             check_level(depth + 1)
             return {"$iter": self.seq(v.items, depth + 2)}
-        if t in _CALLABLE_TYPES or isinstance(v, type):
-            check_level(depth)
-            return {"$fn": _callable_name(v)}
+        if t in _CALLABLE_TYPES or isinstance(v, type) or t is types.MethodType or t is object:
+            return self._code(v, t, depth)
         for ext in _EXT_BY_TYPE.values():
             if isinstance(v, ext.cls):
                 return self._ext(ext, v, depth)
-        if freezes_by_structure(t) and not isinstance(v, BaseException):
+        if project_or_zone(t) and not isinstance(v, BaseException):
             return freeze_object(self, v, t, depth)
         return self._builtin_subclass(v, t, depth)
+
+    def _code(self, v: Any, t: type[Any], depth: int) -> JSON:
+        """A function or class (by name, or a lambda as a parameter's default), a bound
+        method (its object and name), or a bare ``object()`` marker (where it is kept)."""
+        if t is types.MethodType:
+            return freeze_method(self, v, depth)
+        if t is object:
+            return freeze_sentinel(v, enclosing_classes(), depth)
+        frozen = freeze_callable(v)
+        check_level(depth if "$fn" in frozen else depth + 1)
+        return frozen
 
     def _namedtuple(self, v: tuple[Any, ...], t: type[Any], depth: int) -> JSON:
         """A namedtuple by its fields; one that also holds attributes (a subclass without
@@ -269,9 +296,11 @@ class Encoder:
             return _check_int(int(v))
         if isinstance(v, float):
             return self.enc(float(v), depth)
-        out = self._fallback(v, depth)
+        out = self._fallback(v, depth)  # before another library's plain class: a SortedList
         if out is not None:
             return out
+        if library_plain(t):
+            return freeze_object(self, v, t, depth)
         if isinstance(v, types.GeneratorType | types.AsyncGeneratorType | types.CoroutineType):
             raise Unfreezable(  # no encoder helps: the items exist only once consumed
                 f"cannot freeze a {t.__name__}: what it yields exists only once its caller "
@@ -281,6 +310,13 @@ class Encoder:
             raise Unfreezable(
                 f"cannot freeze a {t.__module__}.{t.__qualname__}: a class defined inside a "
                 "function cannot be rebuilt at replay (define it at module level)"
+            )
+        because = not_plain_because(t)
+        if because is not None and t.__module__.partition(".")[0] not in _NOT_LIBRARIES:
+            raise Unfreezable(
+                f"cannot freeze a {t.__module__}.{t.__qualname__}: {because}, so it freezes "
+                "by structure only when [lockstep] freeze_classes names it; or register an "
+                "encoder with lockstep.register_encoder()"
             )
         raise Unfreezable(
             f"cannot freeze a {t.__module__}.{t.__qualname__}; "
@@ -404,6 +440,7 @@ def _fast_encoder(slow: Encoder) -> Callable[[Any, int], JSON]:  # noqa: C901 --
     plans = _OBJECT_PLANS
     slotted = _SLOTTED_PLANS
     getstate = object.__getstate__
+    library_node = library_node_class
     leafy: frozenset[type[Any]] = frozenset({str, int, bool, type(None), float, bytes, Decimal})
 
     # One flat type dispatch, kept inline on purpose: this runs once per recorded argument,
@@ -491,9 +528,16 @@ def _fast_encoder(slow: Encoder) -> Callable[[Any, int], JSON]:  # noqa: C901 --
                 and _scalars_only(state[1], leafy)
             ):
                 return {"$obj": [plan, {"state": enc(state, d + 3)}]}
+        if library_node(t):  # one graph per outermost object: the slow path keeps track
+            raise _GraphNeeded
         return rare(v, t, d)
 
     return enc
+
+
+class _GraphNeeded(Exception):
+    """The fast encoder met an object of another library: the slow path, which freezes
+    those of one outermost object as one graph (:mod:`~lockstep.canon.graphs`), takes over."""
 
 
 def _scalars_only(attrs: Any, leafy: frozenset[type[Any]]) -> bool:
@@ -558,10 +602,15 @@ def encode(value: Any, *, loose: bool = False, path: str = "value") -> JSON:
     return _slow_encode(value, loose, path)
 
 
-def _slow_encode(value: Any, loose: bool, path: str) -> JSON:
-    """Encode again, tracking the path, to say where a value cannot be frozen."""
+def _slow_encode(value: Any, loose: bool, path: str, depth: int = 1) -> JSON:
+    """Encode again, tracking the path, to say where a value cannot be frozen; the
+    objects of other libraries it holds become one ``$graph`` (:mod:`~lockstep.canon.graphs`)."""
+    encoder = _LOOSE if loose else _STRICT
+    scope = graphs.opened()
     try:
-        out = (_LOOSE if loose else _STRICT).enc(value, 1)
+        out = graphs.close(
+            scope, encoder.enc(value, depth), depth, functools.partial(node_state, encoder)
+        )
         _checker.encode(out)
     except _TooDeep:
         raise CanonError(_TOO_DEEP, path) from None
@@ -571,6 +620,8 @@ def _slow_encode(value: Any, loose: bool, path: str) -> JSON:
         raise CanonError(_TOO_DEEP, path) from None
     except ValueError as e:  # a limit of this process (int_max_str_digits) below the codec's
         raise CanonError(f"cannot be written as JSON: {e}", path) from None
+    finally:
+        graphs.abandon(scope)
     return out
 
 
@@ -592,9 +643,24 @@ def encode_call(
             return enc_args, enc_kwargs  # type: ignore[return-value]
     except Exception:  # encode() below raises the right, path-naming error
         pass
-    enc_args = encode(list(args), path="args")  # type: ignore[assignment]
-    enc_kwargs = encode(kwargs, path="kwargs")
+    # each argument a value of its own, as the fast path freezes them (at level 2, in the
+    # args list): the objects of other libraries one holds are that argument's graph
+    enc_args = [_one_argument(x, f"args[{i}]") for i, x in enumerate(args)]
+    if any(k[:1] == "$" for k in kwargs):
+        enc_kwargs = encode(kwargs, path="kwargs")
+    else:
+        enc_kwargs = {k: _one_argument(x, "kwargs" + _key_segment(k)) for k, x in kwargs.items()}
     return enc_args, enc_kwargs  # type: ignore[return-value]
+
+
+def _one_argument(x: Any, path: str) -> JSON:
+    try:
+        out = _FAST_STRICT(x, 2)
+        if _proven(out):
+            return out
+    except Exception:  # the slow path below raises the right, path-naming error
+        pass
+    return _slow_encode(x, False, path, 2)
 
 
 _BYTES_LEAF: Final = LEAF_ENCODERS.get(bytes)

@@ -44,7 +44,6 @@ import enum
 import functools
 import marshal
 import pickle
-import sys
 import threading
 import types
 from decimal import Decimal
@@ -52,6 +51,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
 
+from lockstep.canon import graphs
 from lockstep.canon._core import (
     JSON,
     MAX_DEPTH,
@@ -63,6 +63,7 @@ from lockstep.canon._core import (
 )
 from lockstep.canon.decoding import TAG_DECODERS, _malformed, decode_at, list_payload, str_payload
 from lockstep.canon.kept import kept_path, linked, resolve_kept
+from lockstep.canon.library_classes import library_plain, member_slot
 from lockstep.canon.registry import (
     _CALLABLE_SCOPE,
     _EXT_BY_TYPE,
@@ -70,7 +71,7 @@ from lockstep.canon.registry import (
     _SLOTTED_PLANS,
     _TYPES_BY_NAME,
     _already_imported,
-    _own_module,
+    module_and_rest,
 )
 from lockstep.errors import CanonError, ThawError
 
@@ -82,8 +83,9 @@ _CLASS_PATTERNS: list[str] = []
 """``fnmatch`` patterns of ``module.QualName`` whose classes freeze by structure too."""
 
 _ACTIVE_OBJECTS: Final = threading.local()
-"""Per thread, ``ids``: the objects being frozen, outermost first (a cycle meets one again);
-``done``: while the outermost object freezes, each object already frozen inside it."""
+"""Per thread, ``ids``: the objects being frozen, outermost first (a cycle meets one again),
+and ``classes``, their classes; ``done``: while the outermost object freezes, each object
+already frozen inside it."""
 
 MAX_OBJECTS: Final = 20_000
 """Most objects an object read through its state protocol (slots, ``__reduce__``,
@@ -119,8 +121,16 @@ def _tzinfo_class(cls: type[Any]) -> bool:
     return issubclass(cls, dt.tzinfo) and cls not in (dt.tzinfo, dt.timezone)
 
 
-def freezes_by_structure(cls: type[Any]) -> bool:
+def project_or_zone(cls: type[Any]) -> bool:
+    """Whether ``cls`` is the project's own (or matches ``freeze_classes``) or a tzinfo
+    class: its objects freeze by structure before any fallback encoder is asked."""
     return isinstance(cls, type) and (_own_class(cls) or _tzinfo_class(cls))
+
+
+def freezes_by_structure(cls: type[Any]) -> bool:
+    """Whether objects of ``cls`` freeze as ``$obj``: the project's own classes, tzinfo
+    classes, and plain classes of other libraries (:mod:`~lockstep.canon.library_classes`)."""
+    return isinstance(cls, type) and (_own_class(cls) or _tzinfo_class(cls) or library_plain(cls))
 
 
 @functools.cache
@@ -334,6 +344,10 @@ def _setstate_reduction(v: Any, t: type[Any]) -> Any:
 def object_plan(t: type[Any]) -> str | None:
     """Whether objects of ``t`` freeze as ``{"state": __dict__}`` and nothing else.
 
+    Only the project's own classes (and tzinfo classes) get a plan: another library's
+    plain objects (a linked list of nodes) freeze through :func:`freeze_object`, which
+    counts them against :data:`MAX_OBJECTS`.
+
     A class that would, but has ``__slots__``, freezes as ``{"state":
     object.__getstate__(v)}`` (what :func:`freeze_object` writes for it): its name goes to
     :data:`~lockstep.canon.registry._SLOTTED_PLANS` instead, for the hot path too."""
@@ -342,7 +356,7 @@ def object_plan(t: type[Any]) -> str | None:
     try:
         name = qualified_name(t)
         if (
-            freezes_by_structure(t)
+            (_own_class(t) or _tzinfo_class(t))
             and not issubclass(t, BaseException | enum.Enum | tuple)
             and not dataclasses.is_dataclass(t)
             and _value_base(t) is None
@@ -592,16 +606,59 @@ def _active_objects() -> list[int]:
         _ACTIVE_OBJECTS.done = {}
         _ACTIVE_OBJECTS.count = 0
         _ACTIVE_OBJECTS.floors = []
+        _ACTIVE_OBJECTS.classes = []
     return active
 
 
+def enclosing_classes() -> list[type[Any]]:
+    """The classes of the objects being frozen around the value at hand, outermost first
+    (the graph node whose state is being frozen, then the objects inside it; empty outside
+    any object): where a sentinel inside them may be kept."""
+    active: list[int] | None = getattr(_ACTIVE_OBJECTS, "ids", None)
+    scope = graphs.current()
+    around: list[type[Any]] = scope.context if scope is not None else []
+    return [*around, *_ACTIVE_OBJECTS.classes] if active else around
+
+
+def library_node_class(t: type[Any]) -> bool:
+    """Whether objects of ``t`` freeze as nodes of a graph (:mod:`~lockstep.canon.graphs`):
+    another library's plain class, not one the project owns, names or a tzinfo class."""
+    return library_plain(t) and not project_or_zone(t)
+
+
 def freeze_object(self: Encoder, v: Any, t: type[Any], depth: int) -> JSON:
+    """An object by structure: ``$obj`` for the project's own (and tzinfo) classes, a
+    ``$node`` of its outermost object's ``$graph`` for another library's plain class."""
     name = qualified_name(t)
     if "<" in t.__qualname__ or _already_imported(name) is not t:
         raise Unfreezable(
             f"cannot freeze a {name}: the class is not reachable by its name "
             "(defined inside a function?), so it could not be rebuilt"
         )
+    if project_or_zone(t):
+        return _freeze_own(self, v, t, depth)
+    scope = graphs.current()
+    if scope is None:  # the fast encoder: the slow one opens a scope for the whole value
+        raise graphs.GraphNeeded
+    check_level(depth)
+    return scope.node(v, t)
+
+
+def node_state(self: Encoder, v: Any, t: type[Any], depth: int) -> JSON:
+    """The state of a graph's node, frozen as a value of its own (no ``$ref`` leaves it)."""
+    try:
+        state = object.__getstate__(v)
+    except Exception as e:
+        raise Unfreezable(
+            f"cannot freeze a {qualified_name(t)}: reading its state raised {type(e).__name__}: {e}"
+        ) from None
+    if state is None:
+        return None
+    return self.child(state, "", depth)
+
+
+def _freeze_own(self: Encoder, v: Any, t: type[Any], depth: int) -> JSON:
+    name = qualified_name(t)
     kept = _as_kept(v, t)
     if kept is not None:
         check_level(depth + 1)
@@ -623,6 +680,8 @@ def freeze_object(self: Encoder, v: Any, t: type[Any], depth: int) -> JSON:
         return _cycle(active, floors, v, depth)
     check_level(depth + 2)
     active.append(id(v))
+    classes: list[type[Any]] = _ACTIVE_OBJECTS.classes
+    classes.append(t)
     floors.append(len(active) - 1)
     try:
         body = _object_body(self, v, t, depth + 2, reduce=_own_class(t))
@@ -636,6 +695,7 @@ def freeze_object(self: Encoder, v: Any, t: type[Any], depth: int) -> JSON:
         ) from None
     finally:
         active.pop()
+        classes.pop()
         self_contained = floors.pop() >= len(active)
     frozen: JSON = {"$obj": [name, body]}
     if active:  # inside a larger value: it may be reached again
@@ -686,17 +746,14 @@ def _as_kept(v: Any, t: type[Any]) -> JSON:
 def _dec_kept(payload: Any, path: str, depth: int) -> Any:
     """``{"$kept": "pkg.mod:Name.attr"}``: the object that module keeps at that path."""
     name = str_payload("$kept", payload, path)
-    module_name, sep, where = name.partition(":")
-    module = sys.modules.get(module_name) if sep else None
-    if module is None and sep:
-        module = _own_module(module_name)
-    if not isinstance(module, types.ModuleType) or not where:
+    module, where = module_and_rest(name)
+    if module is None or not where:
         raise CanonError(f"$kept names {_short(name)}, not in a module of the project", path)
     try:
         return resolve_kept(where, module, _own_class)
     except LookupError as e:
         raise CanonError(
-            f"$kept names {_short(name)}, which {module_name} does not keep here "
+            f"$kept names {_short(name)}, which {module.__name__} does not keep here "
             f"(no {_short(str(e))})",
             path,
         ) from None
@@ -743,7 +800,7 @@ def _dec_obj(payload: Any, path: str, depth: int) -> Any:
     name, body = list_payload("$obj", payload, path, depth, "[type name, body]")
     name = str_payload("$obj", name, path)
     cls = _TYPES_BY_NAME.get(name) or _already_imported(name, importing=True)
-    if cls is None or not freezes_by_structure(cls) or issubclass(cls, BaseException):
+    if cls is None or not project_or_zone(cls) or issubclass(cls, BaseException):
         raise CanonError(
             f"$obj names {_short(name)}, which is not a class of the project (or a tzinfo "
             "class) already imported",
@@ -834,12 +891,79 @@ def _set_state(obj: Any, cls: type[Any], state: Any, path: str) -> None:
     for part in (state, slots):
         if part is not None and (type(part) is not dict or any(type(k) is not str for k in part)):
             raise CanonError(f"malformed $obj value: the state of {qualified_name(cls)}", path)
+    if slots and not (_own_class(cls) or _tzinfo_class(cls)):
+        for key in slots:
+            if not member_slot(cls, key):  # a property's setter would run the class's code
+                raise CanonError(
+                    f"malformed $obj value: {_short(key)} is not a slot of {qualified_name(cls)}",
+                    path,
+                )
     if state:
         object.__getattribute__(obj, "__dict__").update(state)
     for key, value in (slots or {}).items():
         object.__setattr__(obj, key, value)
 
 
+_GRAPHS: Final = threading.local()
+"""Per thread, ``nodes``: the objects of each ``$graph`` being thawed, innermost last."""
+
+
+def _dec_graph(payload: Any, path: str, depth: int) -> Any:
+    """``{"$graph": [root, [[class, {"state": ...}], ...]]}``: every node allocated first
+    (no code of its class runs), then each state filled, then the root thawed."""
+    root, table = list_payload("$graph", payload, path, depth, "[root, table]")
+    table = list_payload("$graph", table, path, depth + 1)
+    if depth + 5 > MAX_DEPTH:
+        raise _TooDeep
+    nodes: list[tuple[Any, type[Any], dict[str, Any]]] = []
+    for entry in table:
+        name, body = list_payload("$graph", entry, path, depth + 2, "[class, body]")
+        name = str_payload("$graph", name, path)
+        cls = _already_imported(name)
+        if cls is None or not library_node_class(cls):
+            raise CanonError(
+                f"$graph names {_short(name)}, which is not a plain class of another library "
+                "already imported",
+                path,
+            )
+        if type(body) is not dict or not set(body) <= {"state"}:
+            raise _malformed("$graph", 'an object of "state"', body, path)
+        nodes.append((object.__new__(cls), cls, body))
+    stack: list[list[Any]] | None = getattr(_GRAPHS, "nodes", None)
+    if stack is None:
+        stack = _GRAPHS.nodes = []
+    stack.append([obj for obj, _, _ in nodes])
+    thawing = _thawing()
+    try:
+        for obj, cls, body in nodes:
+            if "state" in body:
+                outer = thawing[:]
+                thawing.clear()  # a $ref inside a node's state stays inside that state
+                try:
+                    state = decode_at(body["state"], path, depth + 5)
+                finally:
+                    thawing[:] = outer
+                if state is None:
+                    raise CanonError(f"malformed $graph value: a null state of {name}", path)
+                _set_state(obj, cls, state, path)
+        return decode_at(root, path, depth + 2)
+    finally:
+        stack.pop()
+
+
+def _dec_node(payload: Any, path: str, depth: int) -> Any:
+    """``{"$node": n}``: node ``n`` of the innermost ``$graph`` being thawed."""
+    stack: list[list[Any]] = getattr(_GRAPHS, "nodes", None) or [[]]
+    nodes = stack[-1]
+    if type(payload) is not int or not 0 <= payload < len(nodes):
+        raise CanonError(
+            f"malformed $node value: {_short(repr(payload))} names no node of a $graph", path
+        )
+    return nodes[payload]
+
+
 TAG_DECODERS["$obj"] = _dec_obj
+TAG_DECODERS["$graph"] = _dec_graph
+TAG_DECODERS["$node"] = _dec_node
 TAG_DECODERS["$ref"] = _dec_ref
 TAG_DECODERS["$kept"] = _dec_kept

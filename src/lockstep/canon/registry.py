@@ -188,6 +188,16 @@ def _own_module(module_name: str) -> types.ModuleType | None:
     return module if isinstance(module, types.ModuleType) else None
 
 
+def module_and_rest(name: str) -> tuple[types.ModuleType | None, str]:
+    """For ``"pkg.mod:rest"``: the module, imported already (or a configured target's,
+    imported now: :func:`_own_module`), and ``rest``; None for any other module."""
+    module_name, sep, rest = name.partition(":")
+    module = sys.modules.get(module_name) if sep else None
+    if module is None and sep:
+        module = _own_module(module_name)
+    return (module if isinstance(module, types.ModuleType) else None), rest
+
+
 def _already_imported(name: str, *, importing: bool = False) -> Any:
     """The class ``module:Qual.Name`` if its module is in ``sys.modules``, else None.
 

@@ -365,6 +365,23 @@ def _partial(payload: object) -> str:
     return f"partial({', '.join(p for p in parts if p)})"
 
 
+def _graph(payload: object) -> str:
+    """The value, then each object of another library it holds: ``#n = itemnode(...)``."""
+    value, table = _list(payload, 2)
+    nodes = [f"#{i} = {_obj(_list(entry, 2))}" for i, entry in enumerate(_list(table))]
+    return f"{_render(value)} where {'; '.join(nodes)}" if nodes else _render(value)
+
+
+def _method(payload: object) -> str:
+    owner, name = _list(payload, 2)
+    return f"{_render(owner)}.{_str(name)}"
+
+
+def _default(payload: object) -> str:
+    function, parameter = _list(payload, 2)
+    return f"<the default of {_class_name(function)}'s {_str(parameter)}>"
+
+
 _TAGS: Final[dict[str, Callable[[object], str]]] = {
     "$tuple": _tuple,
     "$set": _set,
@@ -399,4 +416,9 @@ _TAGS: Final[dict[str, Callable[[object], str]]] = {
     "$timezone": lambda p: f"timezone({_items([x for x in _list(p, 2) if x is not None])})",
     "$ref": lambda p: f"<cycle: the object {p} level(s) out>" if type(p) is int else repr(p),
     "$kept": lambda p: _str(p).replace(":", ".", 1) if type(p) is str else repr(p),
+    "$sentinel": lambda p: _str(p).replace(":", ".", 1) if type(p) is str else repr(p),
+    "$graph": _graph,
+    "$node": lambda p: f"#{p}" if type(p) is int else repr(p),
+    "$method": _method,
+    "$default": _default,
 }

@@ -1,0 +1,76 @@
+"""Bound methods as values: ``{"$method": [self, "name"]}``.
+
+An object keeps a bound method as a callback: furl hands each ``Path`` its URL's
+``furl._force_absolute``, so every furl object holds one, and every call that touched a
+furl was skipped.  A bound method is its object and the name of the function its class
+holds: ``self`` freezes as any value does (the enclosing object again is a ``{"$ref": n}``
+cycle), and the name is kept only when looking it up on the class statically, through the
+``__dict__`` of each class of the MRO, finds that very function -- so it thaws to an equal
+method.  A classmethod bound to its class freezes with the class by name (``$fn``).
+
+Thawing rebuilds ``types.MethodType(function, self)`` from the function the thawed
+object's class holds under that name: a plain Python function (a classmethod's, for a
+class), found without ``getattr``, so no descriptor, ``__getattr__`` or property runs.
+"""
+
+from __future__ import annotations
+
+import types
+from typing import TYPE_CHECKING, Any
+
+from lockstep.canon._core import JSON, Unfreezable, _short, check_level
+from lockstep.canon.decoding import TAG_DECODERS, decode_at, list_payload, str_payload
+from lockstep.errors import CanonError
+
+if TYPE_CHECKING:
+    from lockstep.canon.encoding import Encoder
+
+
+def _held(cls: type[Any], name: str) -> Any:
+    """What the first class of ``cls``'s MRO holding ``name`` holds, read from ``__dict__``."""
+    for owner in cls.__mro__:
+        namespace = owner.__dict__
+        if name in namespace:
+            return namespace[name]
+    return None
+
+
+def _function_of(owner: Any, name: str) -> types.FunctionType | None:
+    """The plain function ``owner`` binds under ``name``: a function its class holds, or,
+    for a class, a classmethod's function that class holds; None for anything else."""
+    if isinstance(owner, type):
+        held = _held(owner, name)
+        func = held.__func__ if type(held) is classmethod else None
+    else:
+        func = _held(type(owner), name)
+    return func if type(func) is types.FunctionType else None
+
+
+def freeze_method(encoder: Encoder, v: types.MethodType, depth: int) -> JSON:
+    """``{"$method": [self, name]}`` for a method bound to an object that freezes."""
+    owner = v.__self__
+    func = v.__func__
+    name = getattr(func, "__name__", None)
+    if type(name) is not str or _function_of(owner, name) is not func:
+        raise Unfreezable(
+            f"cannot freeze the bound method {_short(repr(v))}: its class does not hold that "
+            "function under its name, so it could not be bound again"
+        )
+    check_level(depth + 1)
+    return {"$method": [encoder.child(owner, ".__self__", depth + 2), name]}
+
+
+def _dec_method(payload: Any, path: str, depth: int) -> types.MethodType:
+    frozen_self, name = list_payload("$method", payload, path, depth, "[self, name]")
+    name = str_payload("$method", name, path)
+    owner = decode_at(frozen_self, path, depth + 2)
+    func = _function_of(owner, name)
+    if func is None:
+        raise CanonError(
+            f"$method names {_short(name)}, which {type(owner).__name__} does not hold as a method",
+            path,
+        )
+    return types.MethodType(func, owner)
+
+
+TAG_DECODERS["$method"] = _dec_method
