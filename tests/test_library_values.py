@@ -60,6 +60,18 @@ class ring:
         while current is not self.root:
             yield current.key, current.value
             current = current.next
+
+
+class indexed:
+    # a ring and an index from each key to its nodes (orderedmultidict's shape)
+
+    def __init__(self, items=(), order=None):
+        self.items = ring()
+        self.index = {}
+        for key, value in items:
+            self.index.setdefault(key, []).append(self.items.append(key, value))
+        if order is not None:  # the same index, its keys inserted in another order
+            self.index = {key: self.index[key] for key in order}
 """
 
 URLKIT = """
@@ -209,6 +221,34 @@ def test_any_ring_thaws_to_equal_items_and_freezes_alike(items: list[tuple[str, 
     back = canon.loads(frozen)
     assert list(back) == items
     assert canon.dumps(back) == frozen
+
+
+@settings(max_examples=40)
+@given(
+    st.lists(st.tuples(st.sampled_from("abcde"), st.integers(0, 9)), max_size=10),
+    st.randoms(use_true_random=False),
+)
+def test_an_index_into_a_ring_keeps_its_nodes_and_its_bytes_ignore_insertion_order(
+    items: list[tuple[str, int]], random: Any
+) -> None:
+    import ringlib_prop
+
+    keys = list(dict.fromkeys(key for key, _ in items))
+    shuffled = random.sample(keys, len(keys))
+    built = ringlib_prop.indexed(items)
+    frozen = canon.dumps(built)
+    assert canon.dumps(ringlib_prop.indexed(items, order=shuffled)) == frozen
+    back = canon.loads(frozen)
+    assert list(back.items) == items
+    ring_nodes = []
+    node = back.items.root.next
+    while node is not back.items.root:
+        ring_nodes.append(node)
+        node = node.next
+    for key, nodes in back.index.items():  # the very nodes of the ring, not copies
+        assert all(any(n is r for r in ring_nodes) for n in nodes)
+        assert [n.value for n in nodes] == [v for k, v in items if k == key]
+    assert len(frozen) < 400 + 120 * len(items)  # each node once, not once per index entry
 
 
 @pytest.fixture(autouse=True, scope="module")

@@ -72,6 +72,12 @@ class Settings(Table, frozen=True):
     (one per core for pins, whose cases are processes anyway; one for in-process kinds).
     Also how many ledgers ``pytest --lockstep-record`` verifies side by side (0: two per
     core, at most four; see :func:`lockstep.oracles.verify_session.verifying_jobs`)."""
+    object_calls: int = 2_000
+    """Most calls of one target whose input holds objects that are frozen, per recording
+    process; later calls with objects not met before run unrecorded and are counted as
+    skipped (0: no limit).  Freezing an object costs its size on every call: a suite
+    that grows a structure call by call (furl's tests add to one query thousands of
+    times) would otherwise take minutes to record and write as many rows."""
     record_exclude: list[Annotated[str, msgspec.Meta(min_length=1)]] = []
     """Tests kept out of ``pytest --lockstep-record``: node ids, files or folders, or
     ``fnmatch`` patterns of node ids (as the ``lockstep_skip`` marker does for one test)."""
@@ -508,6 +514,10 @@ def _check_numbers(config: Config, source: str) -> None:
         raise ConfigError(f"{source}: lockstep.stem_length: must be between 1 and {MAX_STEM}")
     if not 0 <= config.lockstep.jobs <= 1024:
         raise ConfigError(f"{source}: lockstep.jobs: must be between 0 (one per core) and 1024")
+    if not 0 <= config.lockstep.object_calls <= 10**9:
+        raise ConfigError(
+            f"{source}: lockstep.object_calls: must be between 0 (no limit) and 1000000000"
+        )
     for i, row in enumerate(config.gates.budget):
         if len(row) != 2 or any(n < 0 for n in row):
             raise ConfigError(

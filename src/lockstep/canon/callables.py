@@ -12,9 +12,9 @@ from lockstep.canon._core import Unfreezable, _short
 from lockstep.canon.decoding import TAG_DECODERS, decode_items, list_payload, str_payload
 from lockstep.canon.registry import (
     _CALLABLE_SCOPE,
-    _OBJECT_PLANS,
     _TYPES_BY_NAME,
     _imported_object,
+    forget_plans,
 )
 from lockstep.errors import CanonError
 
@@ -86,7 +86,7 @@ class IterItems:
 def allow_callables_from(*packages: str) -> None:
     """Let ``$fn`` name functions and classes of these top-level packages (and their modules)."""
     _CALLABLE_SCOPE.update(p.split(".")[0] for p in packages if p)
-    _OBJECT_PLANS.clear()  # their classes now freeze by structure too
+    forget_plans()  # their classes now freeze by structure too
 
 
 @contextmanager
@@ -103,12 +103,12 @@ def callables_from(package: str) -> Iterator[None]:
         yield
         return
     _CALLABLE_SCOPE.add(top)
-    _OBJECT_PLANS.clear()
+    forget_plans()
     try:
         yield
     finally:
         _CALLABLE_SCOPE.discard(top)
-        _OBJECT_PLANS.clear()
+        forget_plans()
 
 
 def _in_scope(name: str) -> bool:

@@ -51,6 +51,7 @@ from lockstep.canon.objects import (
     enclosing_classes,
     freeze_object,
     freeze_tzinfo,
+    library_node,
     library_node_class,
     node_state,
     object_plan,
@@ -58,6 +59,7 @@ from lockstep.canon.objects import (
 )
 from lockstep.canon.registry import (
     _EXT_BY_TYPE,
+    _NODE_NAMES,
     _OBJECT_PLANS,
     _SLOTTED_PLANS,
     LEAF_ENCODERS,
@@ -177,18 +179,10 @@ class Encoder:
 
     def _rare(self, v: Any, t: type[Any], depth: int) -> JSON:
         """Types outside the hot path: user classes, the standard library, builtin subclasses."""
+        if t in _NODE_NAMES:  # another library's plain class met before: a graph's node
+            return library_node(v, t, depth)
         if isinstance(v, enum.Enum):
-            name = _enum_name(v)
-            if name is None and isinstance(v, enum.Flag):
-                check_level(depth + 2)
-                return {"$enum": [qualified_name(t), _flag_names(v, t)]}
-            if name is None:
-                raise Unfreezable(
-                    f"{v!r} is not a member of {t.__module__}.{t.__qualname__} (a Flag "
-                    "combination?); register an encoder with lockstep.register_encoder()"
-                )
-            check_level(depth + 1)
-            return {"$enum": [qualified_name(t), name]}
+            return self._enum(v, t, depth)
         if dataclasses.is_dataclass(v) and not isinstance(v, type):
             check_level(depth + 2)
             fields = {
@@ -212,6 +206,20 @@ class Encoder:
         if project_or_zone(t) and not isinstance(v, BaseException):
             return freeze_object(self, v, t, depth)
         return self._builtin_subclass(v, t, depth)
+
+    def _enum(self, v: enum.Enum, t: type[Any], depth: int) -> JSON:
+        """A member by its name; a Flag combination by its members' names."""
+        name = _enum_name(v)
+        if name is None and isinstance(v, enum.Flag):
+            check_level(depth + 2)
+            return {"$enum": [qualified_name(t), _flag_names(v, t)]}
+        if name is None:
+            raise Unfreezable(
+                f"{v!r} is not a member of {t.__module__}.{t.__qualname__} (a Flag "
+                "combination?); register an encoder with lockstep.register_encoder()"
+            )
+        check_level(depth + 1)
+        return {"$enum": [qualified_name(t), name]}
 
     def _code(self, v: Any, t: type[Any], depth: int) -> JSON:
         """A function or class (by name, or a lambda as a parameter's default), a bound

@@ -128,63 +128,90 @@ def abandon(scope: Scope) -> None:
 
 
 def _canonical(scope: Scope, root: JSON, states: list[JSON], depth: int) -> JSON:
-    order: dict[int, int] = {}
-    queue: list[int] = []
-    new_root = _walk(root, order, queue, False, depth + 2)
+    numbering = _Numbering()
+    numbering.walk(root, False, depth + 2)
     table: list[JSON] = []
-    done = 0
-    while done < len(queue):
-        old = queue[done]
-        t = scope.entries[old][1]
-        state = _walk(states[old], order, queue, False, depth + 5)
-        table.append([qualified_name(t), {"state": state} if state is not None else {}])
-        done += 1
-    return {"$graph": [new_root, table]}
+    queue = numbering.queue
+    while len(table) < len(queue):
+        old = queue[len(table)]
+        state = states[old]
+        numbering.walk(state, False, depth + 5)
+        name = qualified_name(scope.entries[old][1])
+        table.append([name, {"state": state} if state is not None else {}])
+    return {"$graph": [root, table]}
 
 
-def _walk(value: Any, order: dict[int, int], queue: list[int], unordered: bool, level: int) -> Any:
-    """``value`` with each ``$node`` renumbered in first-met order; ``unordered``: inside a
-    set member or a dict key, where a node would have no canonical place."""
-    if type(value) is not list and type(value) is not dict:
-        return value
-    if level > MAX_DEPTH:  # a container past the limit, as the encoder and decoder count
-        raise _TooDeep
-    if isinstance(value, list):
-        return [_walk(x, order, queue, unordered, level + 1) for x in value]
-    if len(value) == 1:
-        ((tag, payload),) = value.items()
+class _Numbering:
+    r"""Renumbers the ``$node``\ s of frozen JSON in place, in first-met order of the
+    written order; ``queue``: the numbers met first (in the order they were met) as they
+    were numbered while freezing."""
+
+    __slots__ = ("order", "queue", "renamed")
+
+    def __init__(self) -> None:
+        self.order: dict[int, int] = {}
+        self.queue: list[int] = []
+        self.renamed: set[int] = set()  # each $node object once, were one held twice
+
+    def walk(self, value: Any, unordered: bool, level: int) -> None:
+        """Walk a container at ``level``; ``unordered``: inside a set member or a dict
+        key, where a node would have no canonical place."""
+        t = type(value)
+        if t is not list and t is not dict:
+            return
+        if level > MAX_DEPTH:  # a container past the limit, as the encoder and decoder count
+            raise _TooDeep
+        walk = self.walk
+        if t is list:
+            for x in value:
+                if type(x) is list or type(x) is dict:
+                    walk(x, unordered, level + 1)
+            return
+        if len(value) == 1 and self._tagged(value, unordered, level):
+            return
+        for key in sorted(value) if len(value) > 1 else value:
+            x = value[key]
+            if type(x) is list or type(x) is dict:
+                walk(x, unordered, level + 1)
+
+    def _tagged(self, value: dict[str, Any], unordered: bool, level: int) -> bool:
+        """Walk a one-key object whose tag orders its parts its own way; False for any
+        other object (its keys are walked in sorted order)."""
+        tag = next(iter(value))
         if tag == "$node":
-            if unordered:
-                raise Unfreezable(
-                    "cannot freeze an object of another library inside a set or a dict key: "
-                    "it has no canonical place there"
-                )
-            n = order.get(payload)
-            if n is None:
-                n = order[payload] = len(queue)
-                queue.append(payload)
-            return {"$node": n}
-        if tag in _UNORDERED:
-            return {tag: _walk(payload, order, queue, True, level + 1)}
-        if tag in _PAIRS or tag == "$defaultdict":
-            return {tag: _pairs(tag, payload, order, queue, unordered, level + 1)}
-    return {k: _walk(value[k], order, queue, unordered, level + 1) for k in sorted(value)}
+            self._number(value, unordered)
+        elif tag in _UNORDERED:
+            self.walk(value[tag], True, level + 1)
+        elif tag in _PAIRS:
+            self._pairs(value[tag], unordered, level + 1)
+        elif tag == "$defaultdict" and type(value[tag]) is list and len(value[tag]) == 2:
+            self._pairs(value[tag][1], unordered, level + 2)
+        else:
+            return False
+        return True
 
+    def _number(self, node: dict[str, Any], unordered: bool) -> None:
+        if id(node) in self.renamed:
+            return
+        if unordered:
+            raise Unfreezable(
+                "cannot freeze an object of another library inside a set or a dict key: "
+                "it has no canonical place there"
+            )
+        met = node["$node"]
+        n = self.order.get(met)
+        if n is None:
+            n = self.order[met] = len(self.queue)
+            self.queue.append(met)
+        node["$node"] = n
+        self.renamed.add(id(node))
 
-def _pairs(
-    tag: str, payload: Any, order: dict[int, int], queue: list[int], unordered: bool, level: int
-) -> Any:
-    """The pairs of a ``$dict``/``$counter`` (``$defaultdict``: factory, then pairs), keys
-    walked as unordered places, values in the pairs' order (their keys')."""
-    if tag == "$defaultdict":
-        factory, pairs = payload
-        return [factory, _pairs("$dict", pairs, order, queue, unordered, level + 1)]
-    out = []
-    for key, value in payload:
-        out.append(
-            [
-                _walk(key, order, queue, True, level + 2),
-                _walk(value, order, queue, unordered, level + 2),
-            ]
-        )
-    return out
+    def _pairs(self, pairs: Any, unordered: bool, level: int) -> None:
+        """The ``[key, value]`` pairs of a ``$dict``/``$counter``/``$defaultdict`` (a list
+        at ``level``): keys walked as unordered places, values in the pairs' order, which
+        their keys decide."""
+        if level + 1 > MAX_DEPTH:
+            raise _TooDeep
+        for key, value in pairs:
+            self.walk(key, True, level + 2)
+            self.walk(value, unordered, level + 2)

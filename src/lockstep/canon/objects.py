@@ -67,10 +67,12 @@ from lockstep.canon.library_classes import library_plain, member_slot
 from lockstep.canon.registry import (
     _CALLABLE_SCOPE,
     _EXT_BY_TYPE,
+    _NODE_NAMES,
     _OBJECT_PLANS,
     _SLOTTED_PLANS,
     _TYPES_BY_NAME,
     _already_imported,
+    forget_plans,
     module_and_rest,
 )
 from lockstep.errors import CanonError, ThawError
@@ -97,7 +99,7 @@ objects freeze on the fast path, uncounted; the recorder's row size limit bounds
 def allow_classes_matching(*patterns: str) -> None:
     """Let classes whose ``module.QualName`` matches one of ``patterns`` freeze by structure."""
     _CLASS_PATTERNS.extend(p for p in patterns if p and p not in _CLASS_PATTERNS)
-    _OBJECT_PLANS.clear()
+    forget_plans()
 
 
 def _own_class(cls: type[Any]) -> bool:
@@ -637,6 +639,13 @@ def freeze_object(self: Encoder, v: Any, t: type[Any], depth: int) -> JSON:
         )
     if project_or_zone(t):
         return _freeze_own(self, v, t, depth)
+    _NODE_NAMES[t] = name  # met again, the encoder finds it at once (library_node)
+    return library_node(v, t, depth)
+
+
+def library_node(v: Any, t: type[Any], depth: int) -> JSON:
+    """``{"$node": n}`` for an object of another library's plain class, in the graph of
+    the value being frozen."""
     scope = graphs.current()
     if scope is None:  # the fast encoder: the slow one opens a scope for the whole value
         raise graphs.GraphNeeded

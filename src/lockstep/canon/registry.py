@@ -39,6 +39,18 @@ _OBJECT_PLANS: dict[type[Any], str | None] = {}
 """Per type, the qualified name when its objects freeze as just ``__dict__`` (the common
 plain class, which the hot path encodes inline), else None (:mod:`~lockstep.canon.objects`);
 cleared whenever what may freeze by structure changes."""
+_NODE_NAMES: dict[type[Any], str] = {}
+"""Per type of another library's plain class met already, its qualified name: its objects
+are nodes of a graph (:mod:`~lockstep.canon.graphs`), found at once by the encoder;
+cleared with :data:`_OBJECT_PLANS`."""
+
+
+def forget_plans() -> None:
+    """Drop what was decided per type: what may freeze by structure changed."""
+    _OBJECT_PLANS.clear()
+    _NODE_NAMES.clear()
+
+
 _SLOTTED_PLANS: dict[type[Any], str] = {}
 """Per type, the qualified name when its objects freeze as just ``object.__getstate__``'s
 state but have ``__slots__`` (so no plain ``__dict__``): set or dropped together with its
@@ -64,7 +76,7 @@ def register_encoder(
     ext = Extension(ext_name, cls, to_json, from_json)
     _EXT_BY_TYPE[cls] = ext
     _EXT_BY_NAME[ext_name] = ext
-    _OBJECT_PLANS.clear()
+    forget_plans()
     LEAF_ENCODERS.pop(cls, None)
 
 
@@ -75,6 +87,7 @@ def unregister_encoder(cls: type[Any]) -> None:
         _EXT_BY_NAME.pop(ext.name, None)
     if cls in _BUILTIN_LEAVES:
         LEAF_ENCODERS[cls] = _BUILTIN_LEAVES[cls]
+    forget_plans()
 
 
 def register_type(cls: _T) -> _T:

@@ -122,6 +122,7 @@ def _drive(
             project.root,
             where=project.where(spec, "target"),
             stem_length=stem,
+            object_calls=project.config.lockstep.object_calls,
             surface=spec.package,
         )
         wrapped.recorder.spill = True  # its part is taken once: a large recording stays flat

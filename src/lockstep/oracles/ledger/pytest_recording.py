@@ -262,6 +262,7 @@ class LedgerRecording:
                         self.project.root,
                         where=self.project.where(target.spec, "target"),
                         stem_length=stem,
+                        object_calls=self.project.config.lockstep.object_calls,
                         surface=target.spec.package,
                     )
                 except LockstepError as e:

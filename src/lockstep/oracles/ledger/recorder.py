@@ -198,9 +198,15 @@ class TargetRecorder:
     Thread-safe (one lock around the table update); the call itself runs outside the lock.
     """
 
-    def __init__(self, fn: str, *, stem_length: int = canon.DEFAULT_STEM) -> None:
+    def __init__(
+        self, fn: str, *, stem_length: int = canon.DEFAULT_STEM, object_calls: int = 0
+    ) -> None:
         self.fn = fn
         self.stem_length = stem_length
+        self.object_calls = object_calls
+        """Most calls with an input holding objects frozen (``[lockstep] object_calls``; 0:
+        no limit); later ones with objects not met before run unrecorded, as skipped."""
+        self._objects_frozen = 0
         self.constructor = fn.endswith(".__init__")
         """A constructor's ``self`` after it raised is what the caller never gets: when it
         cannot be read then (half set), the row leaves it out rather than the call."""
@@ -266,6 +272,15 @@ class TargetRecorder:
             remembered = self._objects.get(object_key) if object_key is not None else None
             if remembered is not None:
                 return _Again(remembered, object_key, args, kwargs)  # type: ignore[arg-type]
+            if self.object_calls:
+                if self._objects_frozen >= self.object_calls:
+                    self._skip(
+                        f"past the first {self.object_calls:,} calls whose input holds objects "
+                        "or mutable values, as many as a recording freezes "
+                        "([lockstep] object_calls)"
+                    )
+                    return None
+                self._objects_frozen += 1
         try:
             enc_args, enc_kwargs, key = _encode_call_keyed(args, kwargs)
         except CanonError as e:
@@ -691,6 +706,7 @@ class TargetRecorder:
         self._seen = {}
         self._memo = {}
         self._objects = {}
+        self._objects_frozen = 0
         self._unfreezable = Counter()
         self._skip_sites = {}
         self._faults = Counter()

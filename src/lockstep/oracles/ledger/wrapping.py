@@ -395,6 +395,7 @@ class Installation:
         *,
         where: str,
         stem_length: int = canon.DEFAULT_STEM,
+        object_calls: int = 0,
         surface: str = "",
     ) -> Wrapped:
         """Wrap ``pkg.mod:qualname``; errors name ``where`` and what failed.  With
@@ -417,7 +418,7 @@ class Installation:
             self.rebind_pending()  # as if each earlier target's walk were done
             way, raw = self._resolve(module, parts, module_name, qualname, where)
         owner: Any = way[-1]
-        rec = TargetRecorder(target, stem_length=stem_length)
+        rec = TargetRecorder(target, stem_length=stem_length, object_calls=object_calls)
         allow_callables_from(module_name)  # its callbacks freeze by name (canon: $fn)
         replacement, signature = _wrap_member(
             raw, rec, where=f"{where}: {target!r}", surface=surface

@@ -1,0 +1,64 @@
+"""``[lockstep] object_calls``: a suite that grows one object call by call (furl's tests add
+to one query thousands of times) freezes the whole object on every call; past the limit,
+calls with objects not met before run unrecorded and the summary counts them as skipped."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from helpers import recorded, rows_of, run_cli
+
+STACK = """
+class Stack:
+    def __init__(self):
+        self.items = []
+
+    def push(self, item):
+        self.items.append(item)
+        return len(self.items)
+"""
+
+TEST = (
+    "from stacks import Stack\n\n\n"
+    "def test_grow():\n"
+    "    s = Stack()\n"
+    "    for i in range(40):\n"
+    "        assert s.push(i) == i + 1\n"
+)
+
+
+def _files(setting: str) -> dict[str, str]:
+    return {
+        "lockstep.toml": f'[lockstep]\n{setting}\n\n[[ledger]]\npackage = "stacks"\n',
+        "pyproject.toml": '[tool.pytest.ini_options]\npythonpath = ["src"]\n',
+        "src/stacks/__init__.py": STACK,
+        "tests/test_stack.py": TEST,
+    }
+
+
+def test_past_the_limit_calls_with_new_objects_are_counted_not_frozen(tmp_path: Path) -> None:
+    root = tmp_path / "limited"
+    run = recorded(root, _files("object_calls = 5"))
+    rows = rows_of(root / "lockstep/stacks.Stack.push.ledger.jsonl")
+    assert len(rows) == 5
+    assert "35 call(s): past the first 5 calls whose input holds objects" in run.output, run.output
+    assert "[lockstep] object_calls" in run.output
+    assert run_cli("replay", cwd=root).code == 0
+
+
+def test_no_limit_records_every_call(tmp_path: Path) -> None:
+    root = tmp_path / "unlimited"
+    recorded(root, _files("object_calls = 0"))
+    assert len(rows_of(root / "lockstep/stacks.Stack.push.ledger.jsonl")) == 40
+
+
+def test_a_limit_out_of_range_is_a_one_line_error(tmp_path: Path) -> None:
+    root = tmp_path / "bad"
+    root.mkdir()
+    (root / "lockstep.toml").write_text("[lockstep]\nobject_calls = -1\n")
+    result = run_cli("replay", cwd=root)
+    assert result.code == 2
+    assert result.stderr.strip().splitlines() == [
+        "lockstep: error: lockstep.toml: lockstep.object_calls: must be between 0 (no limit) "
+        "and 1000000000"
+    ]
