@@ -12,6 +12,10 @@ import pytest
 
 from helpers import GitRepo, invoke_cli, pytest_in, run_cli, write_files
 
+# Heavy, and about processes, files, the browser or the docs rather than this Python: CI runs
+# it on the default Python only (.ci/run, job 2 deselects -m slow).
+pytestmark = pytest.mark.slow
+
 STEPS = """
 def steps(n):
     count, i = 0, n

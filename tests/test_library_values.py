@@ -307,6 +307,9 @@ def test_which_library_classes_freeze_unnamed() -> None:
 
     assert not library_classes.library_plain(threading.Thread)  # the standard library's
     assert not library_classes.library_plain(pytest.MonkeyPatch)  # the run's machinery
+    helper = types.new_class("helper")
+    helper.__module__ = "tests.test_things"  # a suite's own helper class
+    assert not library_classes.library_plain(helper)
     # the refusal names the way out
     stateful.__qualname__ = "stateful"
     sys.modules.setdefault("somelib", types.ModuleType("somelib"))

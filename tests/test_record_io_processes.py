@@ -16,6 +16,10 @@ import pytest
 from helpers import rows_of
 from lockstep.oracles.ledger.kind import read_header
 
+# Heavy, and about processes, files, the browser or the docs rather than this Python: CI runs
+# it on the default Python only (.ci/run, job 2 deselects -m slow).
+pytestmark = pytest.mark.slow
+
 TIMEOUT = 180
 
 WORK = """\

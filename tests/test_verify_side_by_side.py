@@ -21,6 +21,10 @@ import pytest
 from helpers import recording_errors, run_cli, run_pytest, write_files
 from lockstep.oracles.verify_session import VerifySession, in_turns
 
+# Heavy, and about processes, files, the browser or the docs rather than this Python: CI runs
+# it on the default Python only (.ci/run, job 2 deselects -m slow).
+pytestmark = pytest.mark.slow
+
 SLOW = """
 import os
 import sys

@@ -45,7 +45,7 @@ from lockstep.canon._core import (
     qualified_name,
 )
 from lockstep.canon.callables import _CALLABLE_TYPES, IterItems, freeze_callable
-from lockstep.canon.library_classes import TOOLING, library_plain, not_plain_because
+from lockstep.canon.library_classes import TOOLING, library_plain, not_plain_because, test_module
 from lockstep.canon.methods import freeze_method
 from lockstep.canon.objects import (
     enclosing_classes,
@@ -320,7 +320,8 @@ class Encoder:
                 "function cannot be rebuilt at replay (define it at module level)"
             )
         because = not_plain_because(t)
-        if because is not None and t.__module__.partition(".")[0] not in _NOT_LIBRARIES:
+        top = t.__module__.partition(".")[0]
+        if because is not None and top not in _NOT_LIBRARIES and not test_module(t.__module__):
             raise Unfreezable(
                 f"cannot freeze a {t.__module__}.{t.__qualname__}: {because}, so it freezes "
                 "by structure only when [lockstep] freeze_classes names it; or register an "

@@ -11,7 +11,8 @@ So a class of another library freezes by structure too when its objects are plai
 * its module is not the standard library's (``sys.stdlib_module_names``: a ``Popen``,
   a ``Thread``, a ``TemporaryDirectory`` are resources, not values), nor lockstep's or a
   test runner's (pytest, pluggy, Hypothesis, coverage, xdist): what a test hands a target
-  from those is the run's machinery;
+  from those is the run's machinery; nor a test module's (``test_*``, ``conftest``, a
+  ``tests`` package): the suite's own helper classes;
 * every class in its MRO but ``object`` is written in Python (no C base, so no hidden
   state ``__dict__`` and slots do not hold), and none defines ``__del__`` (a finalizer
   would run on an object rebuilt from data), ``__new__`` (instances made or cached by
@@ -67,7 +68,21 @@ def _decide(cls: type[Any]) -> bool:
     top = module.partition(".")[0]
     if top in sys.stdlib_module_names or top in TOOLING or top in ("builtins", "__main__"):
         return False
+    if test_module(module):
+        return False
     return "<" not in cls.__qualname__ and not_plain_because(cls) is None
+
+
+def test_module(module: str) -> bool:
+    """Whether ``module`` is a test suite's own, by pytest's naming (``test_*``, ``*_test``,
+    ``conftest``, a ``tests`` package): its helper classes (furl's ``itemomdict1D``) are
+    the suite's, and a fresh interpreter that verifies a row has not imported them."""
+    for part in module.split("."):
+        if part in ("conftest", "tests", "test", "testing") or part.startswith("test_"):
+            return True
+        if part.endswith("_test") or part.endswith("_tests"):
+            return True
+    return False
 
 
 def not_plain_because(cls: type[Any]) -> str | None:
