@@ -332,6 +332,8 @@ def test_a_library_slot_that_is_a_property_is_not_set_by_thawing(tmp_path: Path)
         p = slotlib.point()
         p.x = 3
         assert canon.loads(canon.dumps(p)).x == 3
+        with pytest.raises(CanonError, match="does not fit it"):  # no __dict__ to fill
+            canon.loads(b'{"$graph":[{"$node":0},[["slotlib:point",{"state":{"y":1}}]]]}')
         with pytest.raises(CanonError, match=r"not a slot of slotlib:guarded"):
             canon.loads(
                 b'{"$graph":[{"$node":0},'

@@ -363,7 +363,7 @@ def test_iterator_and_callback_arguments_are_frozen_and_guard_their_branch(
     assert "verified 6 new case(s) in a fresh interpreter" in out, out
     # Only the lambda is refused, and said prominently with its call site.
     assert "SKIPPED 1 of 7 call(s) (14%)" in out, out
-    assert "a lambda, closure, bound method or partial does not" in out
+    assert "a lambda kept by name or as a parameter's default; a closure" in out
     assert "drive.py:" in out
     ledger = (root / "lockstep/summary.ledger.jsonl").read_text()
     assert '{"$iter":["bb","a"]}' in ledger and '{"$fn":"book.report:by_len"}' in ledger

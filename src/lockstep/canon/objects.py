@@ -907,10 +907,17 @@ def _set_state(obj: Any, cls: type[Any], state: Any, path: str) -> None:
                     f"malformed $obj value: {_short(key)} is not a slot of {qualified_name(cls)}",
                     path,
                 )
-    if state:
-        object.__getattribute__(obj, "__dict__").update(state)
-    for key, value in (slots or {}).items():
-        object.__setattr__(obj, key, value)
+    try:
+        if state:
+            object.__getattribute__(obj, "__dict__").update(state)
+        for key, value in (slots or {}).items():
+            object.__setattr__(obj, key, value)
+    except (AttributeError, TypeError) as e:  # no __dict__, no such slot, a read-only one
+        raise CanonError(
+            f"malformed $obj value: the state of {qualified_name(cls)} does not fit it "
+            f"({type(e).__name__}: {e})",
+            path,
+        ) from None
 
 
 _GRAPHS: Final = threading.local()
