@@ -537,16 +537,11 @@ def _fast_encoder(slow: Encoder) -> Callable[[Any, int], JSON]:  # noqa: C901 --
                 and _scalars_only(state[1], leafy)
             ):
                 return {"$obj": [plan, {"state": enc(state, d + 3)}]}
-        if library_node(t):  # one graph per outermost object: the slow path keeps track
-            raise _GraphNeeded
+        if library_node(t):  # one graph per value: the slow path opens it
+            raise graphs.GraphNeeded
         return rare(v, t, d)
 
     return enc
-
-
-class _GraphNeeded(Exception):
-    """The fast encoder met an object of another library: the slow path, which freezes
-    those of one outermost object as one graph (:mod:`~lockstep.canon.graphs`), takes over."""
 
 
 def _scalars_only(attrs: Any, leafy: frozenset[type[Any]]) -> bool:

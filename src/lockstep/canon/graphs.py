@@ -44,7 +44,7 @@ _PAIRS: Final = frozenset({"$dict", "$counter"})
 
 
 class Scope:
-    """The objects of other libraries met while one outermost object freezes."""
+    """The objects of other libraries met while one value (an argument, a result) freezes."""
 
     __slots__ = ("context", "entries", "ids")
 

@@ -630,7 +630,7 @@ def library_node_class(t: type[Any]) -> bool:
 
 def freeze_object(self: Encoder, v: Any, t: type[Any], depth: int) -> JSON:
     """An object by structure: ``$obj`` for the project's own (and tzinfo) classes, a
-    ``$node`` of its outermost object's ``$graph`` for another library's plain class."""
+    ``$node`` of the ``$graph`` of the value being frozen for another library's plain class."""
     name = qualified_name(t)
     if "<" in t.__qualname__ or _already_imported(name) is not t:
         raise Unfreezable(
