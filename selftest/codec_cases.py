@@ -18,7 +18,7 @@ from collections.abc import Callable
 from decimal import Decimal
 from typing import Any, NamedTuple
 
-from foreign_values import Opaque
+from foreign_values import Opaque, ring
 
 from lockstep import canon, register_encoder
 
@@ -173,8 +173,11 @@ SPECIALS: dict[str, Callable[[], Any]] = {
     "object-as-dict-key": lambda: {object(): 1},
     "int-past-the-limit": lambda: [1, 10**5000],
     "nested-201-deep": lambda: _nested(201),
+    "foreign-ring": lambda: ("ring", ring(1, "b"), ring()),
+    "foreign-in-a-set": lambda: {1, ring(2)},
 }
-"""Values a ledger row cannot carry as an argument, built inside the target by name."""
+"""Values a ledger row cannot carry as an argument, built inside the target by name:
+mostly refused, and another library's plain objects (``foreign-ring``)."""
 
 
 def encode_special(name: str, loose: bool = False) -> str:
