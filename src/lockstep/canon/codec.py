@@ -144,7 +144,7 @@ from typing import Final
 
 from lockstep.canon import callables as _callables  # noqa: F401 -- adds $fn, $default, $iter
 from lockstep.canon import methods as _methods  # noqa: F401 -- adds $method
-from lockstep.canon import objects as _objects  # noqa: F401 -- adds $obj, $ref, $kept, $graph, $node
+from lockstep.canon import objects as _objects  # noqa: F401 -- $obj, $ref, $kept, $graph, $node
 from lockstep.canon import patterns as _patterns  # noqa: F401 -- adds $re and $partial
 from lockstep.canon import sentinels as _sentinels  # noqa: F401 -- adds $sentinel
 from lockstep.canon import sorted_containers as _sorted_containers  # noqa: F401 -- adds $sorted
