@@ -129,12 +129,6 @@ def project_or_zone(cls: type[Any]) -> bool:
     return isinstance(cls, type) and (_own_class(cls) or _tzinfo_class(cls))
 
 
-def freezes_by_structure(cls: type[Any]) -> bool:
-    """Whether objects of ``cls`` freeze as ``$obj``: the project's own classes, tzinfo
-    classes, and plain classes of other libraries (:mod:`~lockstep.canon.library_classes`)."""
-    return isinstance(cls, type) and (_own_class(cls) or _tzinfo_class(cls) or library_plain(cls))
-
-
 @functools.cache
 def _value_bases() -> tuple[type[Any], ...]:
     """Builtin value types a project class may extend, most derived first (bool cannot be)."""
