@@ -391,6 +391,18 @@ def test_a_suite_that_cannot_run_is_a_note_and_the_surface_is_still_proposed(
     assert _config(tmp_path)["ledger"] == [{"package": "units"}]
 
 
+def test_a_suite_whose_options_pytest_rejects_is_a_note_naming_them(tmp_path: Path) -> None:
+    """pytest's usage error ends with its ini file and rootdir; the note gives the error."""
+    files = dict(LIBRARY)
+    files["pytest.ini"] = "[pytest]\naddopts = --cov-no-such-plugin=units\n"
+    write_files(tmp_path, files)
+    result = run_cli("init", "--yes", cwd=tmp_path)
+    assert result.code == 0, result.output
+    assert "note: the suite could not run (exit 4: " in result.stdout, result.stdout
+    assert "unrecognized arguments: --cov-no-such-plugin=units" in result.stdout, result.stdout
+    assert _config(tmp_path)["ledger"] == [{"package": "units"}]
+
+
 def test_failing_tests_still_rank_and_a_surface_the_suite_never_calls_is_left_out(
     tmp_path: Path,
 ) -> None:

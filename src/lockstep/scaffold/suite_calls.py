@@ -119,8 +119,12 @@ def _env(request: Path) -> dict[str, str]:
 
 
 def _last_line(output: bytes) -> str:
+    """The line that says why: pytest's last ``error:`` line when there is one (a usage
+    error ends with the ini file and rootdir, which say nothing), else its last line."""
     lines = [line.strip() for line in output.decode("utf-8", "replace").splitlines()]
-    return next((line for line in reversed(lines) if line), "no output")
+    said = [line for line in lines if line]
+    errors = [line for line in said if "error:" in line.lower()]
+    return (errors or said or ["no output"])[-1]
 
 
 def pytest_available() -> bool:
