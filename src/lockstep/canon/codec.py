@@ -33,6 +33,10 @@ A tag is a JSON object with exactly one key that starts with ``$``::
     {"$re": [pattern, flags]}    {"$partial": [{"$fn": ...}, [args...], {keywords}]}
     {"$timezone": [{"$timedelta": ...}, name or null]}
                           (:mod:`lockstep.canon.patterns`)
+    {"$pytz": [zone name, null | [utc offset s, dst s, abbreviation]] | [null, minutes]}
+                          (a pytz zone, by name: :mod:`lockstep.canon.pytz_zones`)
+    {"$struct_time": [9 ints, zone or null, gmtoff or null]}  {"$isocalendar": [y, w, d]}
+                          (:mod:`lockstep.canon.time_tuples`)
     {"$obj": ["mod:Qual", {"base": ..., "new": [...], "state": ...}]}
                           (an object of the project's own class: :mod:`lockstep.canon.objects`)
     {"$graph": [value, [["mod:Qual", {"state": ...}], ...]]}  with {"$node": n} inside
@@ -46,8 +50,8 @@ A tag is a JSON object with exactly one key that starts with ``$``::
     {"$ref": n}           (inside an object's state: a cycle back to the object n levels out)
     {"$kept": "mod:Name.attr"}  (an object its class's module keeps, met again inside its
                           own state: a token type; :mod:`lockstep.canon.kept`)
-    a ``$datetime``/``$time`` zone is null, a zoneinfo key, a named ``$timezone``, or a
-    tzinfo ``$obj``
+    a ``$datetime``/``$time`` zone is null, a zoneinfo key, a named ``$timezone``, a
+    ``$pytz`` zone, or a tzinfo ``$obj``
 
 Plain JSON objects are only ever produced for dicts whose keys are all strings
 not starting with ``$``, so a user's dict can never be mistaken for a tag.
@@ -91,7 +95,8 @@ never as instructions: it imports no module and calls nothing named in the data.
 * ``$ext`` resolves only to an encoder registered with :func:`register_encoder`
   in this process; its ``from_json`` is the user's own code.  ``$path`` names one
   of the six :mod:`pathlib` classes, nothing else.  A ``$datetime``/``$time``
-  zone must be a key of :func:`zoneinfo.available_timezones`.
+  zone must be a key of :func:`zoneinfo.available_timezones`; a ``$pytz`` zone one of
+  ``pytz.all_timezones_set`` (pytz is the one module a value may import, by that fixed name).
 
 Limits
 ------
@@ -146,8 +151,10 @@ from lockstep.canon import callables as _callables  # noqa: F401 -- adds $fn, $d
 from lockstep.canon import methods as _methods  # noqa: F401 -- adds $method
 from lockstep.canon import objects as _objects  # noqa: F401 -- $obj, $ref, $kept, $graph, $node
 from lockstep.canon import patterns as _patterns  # noqa: F401 -- adds $re and $partial
+from lockstep.canon import pytz_zones as _pytz_zones  # noqa: F401 -- adds $pytz
 from lockstep.canon import sentinels as _sentinels  # noqa: F401 -- adds $sentinel
 from lockstep.canon import sorted_containers as _sorted_containers  # noqa: F401 -- adds $sorted
+from lockstep.canon import time_tuples as _time_tuples  # noqa: F401 -- $struct_time
 from lockstep.canon._core import JSON, MAX_DEPTH, MAX_INT_DIGITS, qualified_name
 from lockstep.canon.callables import IterItems, allow_callables_from
 from lockstep.canon.decoding import TAG_DECODERS, decode, loads, loads_json

@@ -46,6 +46,7 @@ import marshal
 import pickle
 import threading
 import types
+from collections.abc import Callable
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Final
 
@@ -622,9 +623,19 @@ def library_node_class(t: type[Any]) -> bool:
     return library_plain(t) and not project_or_zone(t)
 
 
+ZONE_ENCODERS: Final[list[Callable[[Any, type[Any], int], JSON | None]]] = []
+"""Time zones of libraries that name their zones rather than build them from a class one
+can name (:mod:`lockstep.canon.pytz_zones`): asked first, each returns None for a value
+that is not its own."""
+
+
 def freeze_object(self: Encoder, v: Any, t: type[Any], depth: int) -> JSON:
     """An object by structure: ``$obj`` for the project's own (and tzinfo) classes, a
     ``$node`` of the ``$graph`` of the value being frozen for another library's plain class."""
+    for zone_encoder in ZONE_ENCODERS:
+        zone = zone_encoder(v, t, depth)
+        if zone is not None:
+            return zone
     name = qualified_name(t)
     if "<" in t.__qualname__ or _already_imported(name) is not t:
         raise Unfreezable(

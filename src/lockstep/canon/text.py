@@ -382,6 +382,27 @@ def _default(payload: object) -> str:
     return f"<the default of {_class_name(function)}'s {_str(parameter)}>"
 
 
+def _pytz(payload: object) -> str:
+    """``pytz.timezone('Europe/Paris')``, at ``CEST+2:00 DST`` when localized."""
+    zone, detail = _list(payload, 2)
+    if zone is None:
+        return f"pytz.FixedOffset({detail!r})"
+    if detail is None:
+        return f"pytz.timezone({_str(zone)!r})"
+    offset, dst, name = _list(detail, 3)
+    if type(offset) is not int or type(dst) is not int:
+        raise _Unreadable(detail)
+    hours = f"{'-' if offset < 0 else '+'}{abs(offset) // 3600}:{abs(offset) % 3600 // 60:02d}"
+    return f"pytz.timezone({_str(zone)!r}) at {_str(name)}{hours}{' DST' if dst else ''}"
+
+
+def _struct_time(payload: object) -> str:
+    items = _list(payload, 11)
+    names = ("year", "mon", "mday", "hour", "min", "sec", "wday", "yday", "isdst", "zone")
+    shown = [f"tm_{n}={x!r}" for n, x in zip(names, items, strict=False) if x is not None]
+    return f"time.struct_time({', '.join(shown)})"
+
+
 _TAGS: Final[dict[str, Callable[[object], str]]] = {
     "$tuple": _tuple,
     "$set": _set,
@@ -421,4 +442,7 @@ _TAGS: Final[dict[str, Callable[[object], str]]] = {
     "$node": lambda p: f"#{p}" if type(p) is int else repr(p),
     "$method": _method,
     "$default": _default,
+    "$pytz": _pytz,
+    "$struct_time": _struct_time,
+    "$isocalendar": lambda p: f"IsoCalendarDate({_items(_list(p, 3))})",
 }
