@@ -284,3 +284,60 @@ def test_a_surface_not_yet_recorded_names_the_command_that_records_it(tmp_path: 
     assert red.code == 1, red.output
     assert "is not recorded yet: run 'pytest --lockstep-record'" in red.output, red.output
     assert "lockstep record box" not in red.output
+
+
+# Attributes a class computes when asked for (arrow's ``Arrow.quarter`` and ``week``):
+# ``__getattr__`` is their only code, so it is part of the surface.
+MOMENTS = """
+class Moment:
+    def __init__(self, year, month):
+        self.year = year
+        self.month = month
+
+    def __getattr__(self, name):
+        if name == "quarter":
+            return (self.month - 1) // 3 + 1
+        raise AttributeError(name)
+"""
+
+MOMENT_TESTS = """
+import copy
+
+from moments import Moment
+
+
+def test_quarters():
+    assert [Moment(2024, m).quarter for m in (1, 4, 12)] == [1, 2, 4]
+    assert not hasattr(Moment(2024, 1), "week")
+    assert copy.copy(Moment(2024, 5)).quarter == 2
+"""
+
+
+def test_an_attribute_computed_by_getattr_is_surface_and_a_changed_one_is_red(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path
+    write_files(
+        root,
+        {
+            "lockstep.toml": '[[ledger]]\npackage = "moments"\n',
+            "src/moments/__init__.py": MOMENTS,
+            "tests/test_moments.py": MOMENT_TESTS,
+            "pyproject.toml": '[tool.pytest.ini_options]\npythonpath = ["src"]\n',
+        },
+    )
+    recorded = pytest_in(root, "--lockstep-record", "-q", "tests")
+    assert recorded.code == 0, recorded.output
+    rows = rows_of(root / "lockstep/moments.Moment.__getattr__.ledger.jsonl")
+    asked = sorted(str(row.args[1]) for row in rows)
+    assert {"quarter", "week"} <= set(asked), asked
+    # hasattr's probe, and copy's of __setstate__: raising is the behaviour kept
+    raised = sorted(str(row.args[1]) for row in rows if row.exc_type == "AttributeError")
+    assert raised == ["__setstate__", "week"], raised
+    assert run_cli("replay", cwd=root).code == 0
+
+    source = root / "src/moments/__init__.py"
+    source.write_text(source.read_text().replace("(self.month - 1) // 3", "self.month // 3"))
+    red = run_cli("replay", cwd=root)
+    assert red.code == 1, red.output
+    assert "moments.Moment.__getattr__" in red.stdout

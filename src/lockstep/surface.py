@@ -17,7 +17,8 @@ getter defined in a public module of the package:
   DEFAULT_ISOPARSER.isoparse``);
 * in a public class: its public methods, classmethods, staticmethods and properties,
   and the value dunders in :data:`VALUE_DUNDERS` (arithmetic, comparison, ``__str__``,
-  ``__iter__``, ``__next__``, ``__call__``, ``__hash__``: a row whose hash depends on the interpreter's string hash seed does not
+  ``__iter__``, ``__next__``, ``__call__``, ``__getattr__`` (attributes computed when
+  asked for), ``__hash__``: a row whose hash depends on the interpreter's string hash seed does not
   reproduce in the verifying interpreter, so it is refused, never frozen); not
   ``__init__``, nor nested classes.
 """
@@ -87,6 +88,7 @@ VALUE_DUNDERS: Final = frozenset(
         "call",
         "next",
         "iter",
+        "getattr",  # attributes computed on demand (arrow's ``quarter`` and ``week``)
     ]
 )
 """Dunders of a class that compute a value from it, so belong to its surface."""
