@@ -62,3 +62,33 @@ def test_a_limit_out_of_range_is_a_one_line_error(tmp_path: Path) -> None:
         "lockstep: error: lockstep.toml: lockstep.object_calls: must be between 0 (no limit) "
         "and 1000000000"
     ]
+
+
+def test_past_the_byte_limit_calls_with_objects_are_counted_not_frozen(tmp_path: Path) -> None:
+    """``[lockstep] object_bytes``: the stack grows by a number a call, so each call's
+    frozen input is longer than the last; past 1,000 bytes of them, no more is frozen."""
+    root = tmp_path / "bytes"
+    run = recorded(root, _files("object_bytes = 1000"))
+    rows = rows_of(root / "lockstep/stacks.Stack.push.ledger.jsonl")
+    assert 5 < len(rows) < 40, len(rows)
+    skipped = 40 - len(rows)
+    assert f"{skipped} call(s): past the first 1,000 bytes of frozen input" in run.output, (
+        run.output
+    )
+    assert "[lockstep] object_bytes" in run.output
+    assert run_cli("replay", cwd=root).code == 0
+    unlimited = tmp_path / "no-byte-limit"
+    recorded(unlimited, _files("object_bytes = 0"))
+    assert len(rows_of(unlimited / "lockstep/stacks.Stack.push.ledger.jsonl")) == 40
+
+
+def test_a_byte_limit_out_of_range_is_a_one_line_error(tmp_path: Path) -> None:
+    root = tmp_path / "bad-bytes"
+    root.mkdir()
+    (root / "lockstep.toml").write_text("[lockstep]\nobject_bytes = -1\n")
+    result = run_cli("replay", cwd=root)
+    assert result.code == 2
+    assert result.stderr.strip().splitlines() == [
+        "lockstep: error: lockstep.toml: lockstep.object_bytes: must be between 0 (no limit) "
+        "and 1099511627776"
+    ]

@@ -268,8 +268,8 @@ def _ringlib_prop(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     [
         ('{"$obj":["threading:Thread",{"state":{}}]}', "not a class of the project"),
         ('{"$obj":["subprocess:Popen",{"state":{}}]}', "not a class of the project"),
-        ('{"$sentinel":"ringlib:ring"}', "not a bare object()"),
-        ('{"$sentinel":"os:sep"}', "not a bare object()"),
+        ('{"$sentinel":"ringlib:ring"}', "which is not a marker"),
+        ('{"$sentinel":"os:sep"}', "which is not a marker"),
         ('{"$method":[{"$graph":[{"$node":0},[["ringlib:ring",{}]]]},"nope"]}', "does not hold"),
         ('{"$method":[{"$graph":[{"$node":0},[["ringlib:ring",{}]]]},"size"]}', "does not hold"),
         ('{"$obj":["ringlib:ring",{"state":{}}]}', "not a class of the project"),

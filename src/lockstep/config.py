@@ -78,6 +78,13 @@ class Settings(Table, frozen=True):
     skipped (0: no limit).  Freezing an object costs its size on every call: a suite
     that grows a structure call by call (furl's tests add to one query thousands of
     times) would otherwise take minutes to record and write as many rows."""
+    object_bytes: int = 8 * 2**20
+    """Most bytes of frozen input of calls of one target whose input holds objects or
+    mutable values, per recording process; later such calls run unrecorded and are
+    counted as skipped (0: no limit).  :attr:`object_calls` bounds how often a growing
+    object is frozen, this how much: a suite that moves items in a list of 100,000 ten
+    thousand times (boltons' ``BarrelList``) froze it whole on each of the first 2,000
+    calls, four minutes, and a ledger gains those bytes on every row."""
     record_exclude: list[Annotated[str, msgspec.Meta(min_length=1)]] = []
     """Tests kept out of ``pytest --lockstep-record``: node ids, files or folders, or
     ``fnmatch`` patterns of node ids (as the ``lockstep_skip`` marker does for one test)."""
@@ -517,6 +524,10 @@ def _check_numbers(config: Config, source: str) -> None:
     if not 0 <= config.lockstep.object_calls <= 10**9:
         raise ConfigError(
             f"{source}: lockstep.object_calls: must be between 0 (no limit) and 1000000000"
+        )
+    if not 0 <= config.lockstep.object_bytes <= 2**40:
+        raise ConfigError(
+            f"{source}: lockstep.object_bytes: must be between 0 (no limit) and {2**40}"
         )
     for i, row in enumerate(config.gates.budget):
         if len(row) != 2 or any(n < 0 for n in row):

@@ -154,7 +154,7 @@ def _callable_name(v: Any) -> str:
         module = None  # a bound builtin method ([].append): no name reaches it
     qualname = getattr(v, "__qualname__", "")
     name = f"{module}:{qualname}"
-    if not module or "<" in qualname or _named_callable(name) is not v:
+    if not module or "<" in qualname or not _names(_named_callable(name), v):
         raise Unfreezable(
             f"cannot freeze {type(v).__name__} {qualname or v!r}: only module-level functions "
             "and classes freeze (by name), and a lambda kept by name or as a parameter's "
@@ -166,6 +166,19 @@ def _callable_name(v: Any) -> str:
             "target's own package (or a few pure builtins such as len, str.lower)"
         )
     return name
+
+
+def _names(found: Any, v: Any) -> bool:
+    """Whether the callable a name holds is ``v``, or the recorder's wrapper around ``v``:
+    while a package's surface is recorded its module holds the wrapper, and a default of
+    another function (``visit=default_visit``) is still the function itself."""
+    for _ in range(4):
+        if found is v:
+            return True
+        if type(found) is not types.FunctionType:
+            return False
+        found = found.__dict__.get("__lockstep_wrapped__")
+    return False
 
 
 def _kept_lambda(v: types.FunctionType) -> dict[str, Any] | None:

@@ -28,6 +28,7 @@ A tag is a JSON object with exactly one key that starts with ``$``::
     {"$path": [pathlib class name, str]}                {"$enum": ["mod:Qual", member]}
     {"$dataclass": ["mod:Qual", {field: value}]}        {"$namedtuple": ["mod:Qual", [...]]}
     {"$ext": [registered name, value]}                  {"$slice": [start, stop, step]}
+    {"$range": [start, stop, step]}
     {"$enum": ["mod:Qual", [member, ...]]}              (a Flag combination, by member names)
     {"$const": "NotImplemented"|"Ellipsis"}
     {"$re": [pattern, flags]}    {"$partial": [{"$fn": ...}, [args...], {keywords}]}

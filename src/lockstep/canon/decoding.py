@@ -434,6 +434,13 @@ def _dec_slice(payload: Any, path: str, depth: int) -> slice:
     return slice(*decode_items(parts, path, depth + 2))
 
 
+def _dec_range(payload: Any, path: str, depth: int) -> range:
+    start, stop, step = list_payload("$range", payload, path, depth, "[start, stop, step]")
+    if not all(type(x) is int for x in (start, stop, step)) or step == 0:
+        raise _malformed("$range", "three ints, the step not 0", payload, path)
+    return range(start, stop, step)
+
+
 _CONSTANTS: Final = {"NotImplemented": NotImplemented, "Ellipsis": Ellipsis}
 
 
@@ -474,6 +481,7 @@ TAG_DECODERS: Final[dict[str, TagDecoder]] = {
     "$namedtuple": _dec_namedtuple,
     "$ext": _dec_ext,
     "$slice": _dec_slice,
+    "$range": _dec_range,
     "$const": _dec_const,
 }
 """The decoder of each tag by its name: the one place a tag is looked up."""

@@ -67,7 +67,7 @@ from lockstep.canon.registry import (
     _is_namedtuple_class,
     combine_flags,
 )
-from lockstep.canon.sentinels import freeze_sentinel
+from lockstep.canon.sentinels import freeze_sentinel, is_marker, marker_of
 from lockstep.errors import CanonError
 
 if TYPE_CHECKING:
@@ -277,6 +277,9 @@ class Encoder:
             return {
                 "$slice": [self.child(part, "", depth + 2) for part in (v.start, v.stop, v.step)]
             }
+        if t is range:  # ints, as the codec checks them
+            check_level(depth + 1)
+            return {"$range": [_check_int(v.start), _check_int(v.stop), _check_int(v.step)]}
         if t is complex:
             check_level(depth + 1)
             return {"$complex": [self.enc(v.real, depth + 2), self.enc(v.imag, depth + 2)]}
@@ -309,28 +312,7 @@ class Encoder:
             return out
         if library_plain(t):
             return freeze_object(self, v, t, depth)
-        if isinstance(v, types.GeneratorType | types.AsyncGeneratorType | types.CoroutineType):
-            raise Unfreezable(  # no encoder helps: the items exist only once consumed
-                f"cannot freeze a {t.__name__}: what it yields exists only once its caller "
-                "consumes it; freeze a function that consumes it (e.g. returns a list)"
-            )
-        if "<locals>" in t.__qualname__:  # no encoder helps: replay cannot import it
-            raise Unfreezable(
-                f"cannot freeze a {t.__module__}.{t.__qualname__}: a class defined inside a "
-                "function cannot be rebuilt at replay (define it at module level)"
-            )
-        because = not_plain_because(t)
-        top = t.__module__.partition(".")[0]
-        if because is not None and top not in _NOT_LIBRARIES and not test_module(t.__module__):
-            raise Unfreezable(
-                f"cannot freeze a {t.__module__}.{t.__qualname__}: {because}, so it freezes "
-                "by structure only when [lockstep] freeze_classes names it; or register an "
-                "encoder with lockstep.register_encoder()"
-            )
-        raise Unfreezable(
-            f"cannot freeze a {t.__module__}.{t.__qualname__}; "
-            "register an encoder with lockstep.register_encoder()"
-        )
+        return _marker_or_refuse(v, t, depth)
 
     def child(self, v: Any, segment: str, depth: int) -> JSON:
         """Freeze a part of a value at ``depth``; a refusal inside adds ``segment`` to its path."""
@@ -627,6 +609,36 @@ def _slow_encode(value: Any, loose: bool, path: str, depth: int = 1) -> JSON:
     finally:
         graphs.abandon(scope)
     return out
+
+
+def _marker_or_refuse(v: Any, t: type[Any], depth: int) -> JSON:
+    """A factory's marker a module keeps (:mod:`~lockstep.canon.sentinels`); anything else
+    that reached here is refused, saying why and what would freeze it."""
+    if isinstance(v, types.GeneratorType | types.AsyncGeneratorType | types.CoroutineType):
+        raise Unfreezable(  # no encoder helps: the items exist only once consumed
+            f"cannot freeze a {t.__name__}: what it yields exists only once its caller "
+            "consumes it; freeze a function that consumes it (e.g. returns a list)"
+        )
+    if "<locals>" in t.__qualname__:  # no encoder helps: replay cannot import it
+        marker = marker_of(v, enclosing_classes(), depth) if is_marker(v) else None
+        if marker is not None:  # a factory's marker a module keeps
+            return marker
+        raise Unfreezable(
+            f"cannot freeze a {t.__module__}.{t.__qualname__}: a class defined inside a "
+            "function cannot be rebuilt at replay (define it at module level)"
+        )
+    because = not_plain_because(t)
+    top = t.__module__.partition(".")[0]
+    if because is not None and top not in _NOT_LIBRARIES and not test_module(t.__module__):
+        raise Unfreezable(
+            f"cannot freeze a {t.__module__}.{t.__qualname__}: {because}, so it freezes "
+            "by structure only when [lockstep] freeze_classes names it; or register an "
+            "encoder with lockstep.register_encoder()"
+        )
+    raise Unfreezable(
+        f"cannot freeze a {t.__module__}.{t.__qualname__}; "
+        "register an encoder with lockstep.register_encoder()"
+    )
 
 
 _PLAIN_SCALARS: Final = frozenset({str, int, bool, type(None)})

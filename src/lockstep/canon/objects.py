@@ -76,6 +76,7 @@ from lockstep.canon.registry import (
     forget_plans,
     module_and_rest,
 )
+from lockstep.canon.sentinels import is_marker, marker_of
 from lockstep.errors import CanonError, ThawError
 
 if TYPE_CHECKING:
@@ -638,6 +639,9 @@ def freeze_object(self: Encoder, v: Any, t: type[Any], depth: int) -> JSON:
             return zone
     name = qualified_name(t)
     if "<" in t.__qualname__ or _already_imported(name) is not t:
+        marker = marker_of(v, enclosing_classes(), depth) if is_marker(v) else None
+        if marker is not None:  # a factory's marker a module keeps (boltons' make_sentinel)
+            return marker
         raise Unfreezable(
             f"cannot freeze a {name}: the class is not reachable by its name "
             "(defined inside a function?), so it could not be rebuilt"

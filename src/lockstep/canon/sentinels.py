@@ -1,9 +1,11 @@
-"""Sentinels: a bare ``object()`` a module keeps as a marker, frozen as where it is kept,
+"""Sentinels: a marker a module keeps, frozen as where it is kept,
 ``{"$sentinel": "pkg.mod:_absent"}``.
 
 ``_MISSING = object()`` stands for "no value" where None is a value: orderedmultidict's
 item list keeps ``_absent`` as the key of its root node, so every furl ``Query`` holds
-one.  A bare object has no state to freeze; what it means is which marker it is.
+one.  A bare object has no state to freeze; what it means is which marker it is.  So do
+the markers a factory makes (boltons' ``_MISSING = make_sentinel('_MISSING')``, an object
+of a class defined inside the factory, which no name reaches): they freeze the same way.
 
 Which module: the modules of the classes of the objects being frozen around it,
 innermost first (the node's class's module keeps its marker); of the names holding it
@@ -13,7 +15,8 @@ none of them (made by the call, or a module's that no enclosing object belongs t
 refused as before.
 
 Thawing looks the name up in the ``__dict__`` of a module already imported (or a
-configured target's), and accepts only a bare ``object`` instance there: nothing runs.
+configured target's), and accepts only a marker there (a bare ``object``, or an object of
+a class defined inside a function): nothing runs.
 """
 
 from __future__ import annotations
@@ -37,8 +40,24 @@ _LOCK: Final = threading.Lock()
 def freeze_sentinel(v: object, enclosing: list[type[Any]], depth: int) -> JSON:
     """``{"$sentinel": "module:name"}`` for a bare object kept by the module of one of the
     ``enclosing`` classes (innermost last in the list), or refuse it."""
+    frozen = marker_of(v, enclosing, depth)
+    if frozen is None:
+        raise Unfreezable(
+            "cannot freeze a bare object(): only a marker kept as a global by the module of "
+            "an object holding it freezes (by that name)"
+        )
+    return frozen
+
+
+def marker_of(v: object, enclosing: list[type[Any]], depth: int) -> JSON | None:
+    """``{"$sentinel": "module:name"}`` for a marker (:func:`is_marker`) kept by the module
+    of one of the ``enclosing`` classes (innermost last in the list) or, for a factory's
+    marker, by its own class's module; else None."""
     seen: set[str] = set()
-    for cls in reversed(enclosing):
+    # the marker's own class's module last: a factory's class is set in the module that
+    # called the factory, which is where such a marker is kept
+    own = [type(v)] if type(v) is not object else []
+    for cls in [*reversed(enclosing), *own]:
         module_name = getattr(cls, "__module__", None)
         if not isinstance(module_name, str) or module_name in seen:
             continue
@@ -47,9 +66,15 @@ def freeze_sentinel(v: object, enclosing: list[type[Any]], depth: int) -> JSON:
         if name is not None:
             check_level(depth)
             return {"$sentinel": f"{module_name}:{name}"}
-    raise Unfreezable(
-        "cannot freeze a bare object(): only a marker kept as a global by the module of an "
-        "object holding it freezes (by that name)"
+    return None
+
+
+def is_marker(value: object) -> bool:
+    """A bare ``object()``, or an object of a class made inside a function (a factory's)."""
+    t = type(value)
+    return t is object or (
+        "<locals>" in t.__qualname__
+        and not isinstance(value, type | types.FunctionType | types.ModuleType)
     )
 
 
@@ -64,7 +89,7 @@ def _marker_name(module_name: str, v: object) -> str | None:
             markers: dict[int, tuple[Any, str]] = {}
             for key in sorted(k for k in namespace if isinstance(k, str)):
                 value = namespace[key]
-                if type(value) is object and id(value) not in markers:
+                if is_marker(value) and id(value) not in markers:
                     markers[id(value)] = (value, key)
             known = _MARKERS[module_name] = (module, len(namespace), markers)
     found = known[2].get(id(v))
@@ -77,10 +102,10 @@ def _dec_sentinel(payload: Any, path: str, depth: int) -> object:
     found: Any = None
     if module is not None and key:
         found = object.__getattribute__(module, "__dict__").get(key)
-    if type(found) is not object:
+    if found is None or not is_marker(found):
         raise CanonError(
-            f"$sentinel names {_short(name)}, which is not a bare object() kept by a module "
-            "already imported",
+            f"$sentinel names {_short(name)}, which is not a marker (a bare object(), or an "
+            "object of a class made inside a function) kept by a module already imported",
             path,
         )
     return found

@@ -431,6 +431,7 @@ _TAGS: Final[dict[str, Callable[[object], str]]] = {
     "$iter": lambda p: _iter_result(p) if isinstance(p, dict) else f"iter([{_items(_list(p))}])",
     "$obj": _obj,
     "$slice": lambda p: f"slice({_items(_list(p, 3))})",
+    "$range": lambda p: f"range({_items(_list(p, 3))})",
     "$const": lambda p: _str(p) if _str(p) in ("NotImplemented", "Ellipsis") else repr(p),
     "$re": lambda p: f"re.compile({_items(_list(p, 2))})",
     "$partial": _partial,

@@ -123,6 +123,7 @@ def _drive(
             where=project.where(spec, "target"),
             stem_length=stem,
             object_calls=project.config.lockstep.object_calls,
+            object_bytes=project.config.lockstep.object_bytes,
             surface=spec.package,
         )
         wrapped.recorder.spill = True  # its part is taken once: a large recording stays flat

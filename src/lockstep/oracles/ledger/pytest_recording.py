@@ -263,6 +263,7 @@ class LedgerRecording:
                         where=self.project.where(target.spec, "target"),
                         stem_length=stem,
                         object_calls=self.project.config.lockstep.object_calls,
+                        object_bytes=self.project.config.lockstep.object_bytes,
                         surface=target.spec.package,
                     )
                 except LockstepError as e:

@@ -69,6 +69,7 @@ from lockstep.oracles.ledger.format import (
     row_id,
     row_text,
 )
+from lockstep.oracles.ledger.input_budget import InputBudget
 from lockstep.oracles.ledger.iter_results import ITERATOR_RESULTS as ITERATOR_RESULTS
 from lockstep.oracles.ledger.iter_results import relay as _relay
 from lockstep.oracles.ledger.part import PartEntry, RecordingPart, RefusedInput
@@ -199,14 +200,18 @@ class TargetRecorder:
     """
 
     def __init__(
-        self, fn: str, *, stem_length: int = canon.DEFAULT_STEM, object_calls: int = 0
+        self,
+        fn: str,
+        *,
+        stem_length: int = canon.DEFAULT_STEM,
+        object_calls: int = 0,
+        object_bytes: int = 0,
     ) -> None:
         self.fn = fn
         self.stem_length = stem_length
-        self.object_calls = object_calls
-        """Most calls with an input holding objects frozen (``[lockstep] object_calls``; 0:
-        no limit); later ones with objects not met before run unrecorded, as skipped."""
-        self._objects_frozen = 0
+        self.budget = InputBudget(object_calls, object_bytes)
+        """How many calls with an input holding objects, and how many bytes of them, are
+        frozen; later ones with objects not met before run unrecorded, as skipped."""
         self.constructor = fn.endswith(".__init__")
         """A constructor's ``self`` after it raised is what the caller never gets: when it
         cannot be read then (half set), the row leaves it out rather than the call."""
@@ -272,15 +277,10 @@ class TargetRecorder:
             remembered = self._objects.get(object_key) if object_key is not None else None
             if remembered is not None:
                 return _Again(remembered, object_key, args, kwargs)  # type: ignore[arg-type]
-            if self.object_calls:
-                if self._objects_frozen >= self.object_calls:
-                    self._skip(
-                        f"past the first {self.object_calls:,} calls whose input holds objects "
-                        "or mutable values, as many as a recording freezes "
-                        "([lockstep] object_calls)"
-                    )
-                    return None
-                self._objects_frozen += 1
+            refusal = self.budget.refusal()
+            if refusal is not None:
+                self._skip(refusal)
+                return None
         try:
             enc_args, enc_kwargs, key = _encode_call_keyed(args, kwargs)
         except CanonError as e:
@@ -288,6 +288,8 @@ class TargetRecorder:
         except Exception as e:
             self._faults[f"freezing the arguments: {type(e).__name__}: {e}"] += 1
             return None
+        if memo_key is None:
+            self.budget.spent(len(key))  # the frozen input's canonical bytes
         # memoizable means immutable: nothing to compare after the call
         mutable = memo_key is None and _mutable_input(args, kwargs)
         return _Pending(

@@ -106,6 +106,27 @@ def _surface_guard(
     return guard
 
 
+_THIS_MODULE: Final = __name__
+
+
+def _give_module_back(result: Any) -> None:
+    """Name the caller's module as the module of a class a target just made.
+
+    A factory that names its class's module after its caller (``sys._getframe(1)``, as
+    ``collections.namedtuple`` does, and boltons' ``namedtuple`` and ``make_sentinel``)
+    finds the recording wrapper's frame instead: its class would say it was defined here,
+    and pickling it, or freezing it by name, fails where the suite passed unrecorded.  The
+    module is the first frame's above the wrappers, as the factory would have found it."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_globals.get("__name__") == _THIS_MODULE:
+        frame = frame.f_back  # type: ignore[assignment]
+    if frame is None:
+        return
+    cls = result if isinstance(result, type) else type(result)
+    with contextlib.suppress(AttributeError, TypeError):
+        cls.__module__ = frame.f_globals.get("__name__", "__main__")
+
+
 _SAFE_INT: Final = 2**64
 """An int of less than this magnitude is written by the JSON writer without fail."""
 
@@ -294,6 +315,8 @@ def _recording_wrapper(  # noqa: C901 -- the recorder's commonest steps inline, 
             and pending.mutated is None
         ):
             return result
+        if (result if isinstance(result, type) else type(result)).__module__ == _THIS_MODULE:
+            _give_module_back(result)  # made by a factory that read its caller's frame
         if type(result) in iterator_results:  # items frozen as the caller consumes them
             return result if pending is None else rec.relay(pending, result)
         # ... and a repeated input with objects giving its recorded object back, unchanged.
@@ -396,6 +419,7 @@ class Installation:
         where: str,
         stem_length: int = canon.DEFAULT_STEM,
         object_calls: int = 0,
+        object_bytes: int = 0,
         surface: str = "",
     ) -> Wrapped:
         """Wrap ``pkg.mod:qualname``; errors name ``where`` and what failed.  With
@@ -418,7 +442,9 @@ class Installation:
             self.rebind_pending()  # as if each earlier target's walk were done
             way, raw = self._resolve(module, parts, module_name, qualname, where)
         owner: Any = way[-1]
-        rec = TargetRecorder(target, stem_length=stem_length, object_calls=object_calls)
+        rec = TargetRecorder(
+            target, stem_length=stem_length, object_calls=object_calls, object_bytes=object_bytes
+        )
         allow_callables_from(module_name)  # its callbacks freeze by name (canon: $fn)
         replacement, signature = _wrap_member(
             raw, rec, where=f"{where}: {target!r}", surface=surface

@@ -1,0 +1,47 @@
+"""How much of one target's input holding objects a recording freezes.
+
+Freezing an object costs its size on every call: a suite that grows one structure call by
+call (furl's tests add to one query thousands of times) or moves items in a large one
+(boltons' ``BarrelList`` of 100,000 items, ten thousand times) would take minutes to
+record and write as many rows.  ``[lockstep] object_calls`` bounds how many such calls
+of one target a recording freezes, ``[lockstep] object_bytes`` how many bytes of their
+frozen input; past either, such calls run unrecorded and are counted as skipped, with
+the setting named.  Inputs of scalars and tuples are never counted: they repeat, and
+repeated inputs are found without freezing them.
+"""
+
+from __future__ import annotations
+
+
+class InputBudget:
+    """One target's budget (0: no limit on that measure)."""
+
+    def __init__(self, calls: int = 0, size: int = 0) -> None:
+        self.calls = calls
+        self.size = size
+        self._calls_spent = 0
+        self._size_spent = 0
+
+    def refusal(self) -> str | None:
+        """Why the next call with objects is not frozen, or None (the call is counted)."""
+        if self.calls and self._calls_spent >= self.calls:
+            return (
+                f"past the first {self.calls:,} calls whose input holds objects or mutable "
+                "values, as many as a recording freezes ([lockstep] object_calls)"
+            )
+        if self.size and self._size_spent >= self.size:
+            return (
+                f"past the first {_size_text(self.size)} of frozen input holding objects or "
+                "mutable values, as much as a recording freezes of one target "
+                "([lockstep] object_bytes)"
+            )
+        self._calls_spent += 1
+        return None
+
+    def spent(self, size: int) -> None:
+        """Count the bytes of a frozen input that held objects."""
+        self._size_spent += size
+
+
+def _size_text(n: int) -> str:
+    return f"{n / 2**20:,.4g} MiB" if n >= 2**20 else f"{n:,} bytes"
