@@ -4,6 +4,8 @@ names no code outside it; materialized iterators thaw to fresh iterators."""
 from __future__ import annotations
 
 import os
+from decimal import Decimal
+from fractions import Fraction
 
 import pytest
 from hypothesis import given
@@ -27,8 +29,9 @@ def test_a_module_level_function_freezes_by_name_once_its_package_is_allowed() -
     assert canon.decode(frozen) is module_level
 
 
-@pytest.mark.parametrize("value", [len, str.lower, str, sorted])
+@pytest.mark.parametrize("value", [len, str.lower, str, sorted, Decimal, Fraction])
 def test_pure_builtins_freeze_and_thaw_to_themselves(value: object) -> None:
+    """Also the standard library's number types, a parser's ``converter=Decimal``."""
     assert canon.decode(canon.encode(value)) is value
 
 
@@ -39,7 +42,17 @@ def test_lambdas_bound_methods_and_other_builtins_are_refused(value: object) -> 
 
 
 @pytest.mark.parametrize(
-    "name", ["os:system", "builtins:eval", "builtins:__import__", "subprocess:run", "builtins:open"]
+    "name",
+    [
+        "os:system",
+        "builtins:eval",
+        "builtins:__import__",
+        "subprocess:run",
+        "builtins:open",
+        "decimal:getcontext",
+        "decimal:setcontext",
+        "fractions:Decimal",
+    ],
 )
 def test_decoding_never_names_code_outside_the_allowed_packages(name: str) -> None:
     with pytest.raises(CanonError, match=r"\$fn names"):

@@ -25,7 +25,7 @@ from lockstep.errors import CanonError
 # replay allow it), looked up in an already-imported module's ``__dict__`` without an
 # import or a ``getattr``; (b) to a class registered with :func:`register_type`; or
 # (c) to one of a few side-effect-free builtins (:data:`_PURE_BUILTINS`, ``str.lower``
-# and the like).  A lambda written in a module or class body freezes by a name that holds
+# and the like) or standard-library number types (:data:`_PURE_STDLIB`).  A lambda written in a module or class body freezes by a name that holds
 # it there, or as ``{"$default": ["pkg.mod:Class.__init__", "parameter"]}`` when it is
 # that parameter's default (under the same package rule); closures have no such place and
 # stay refused (bound methods: :mod:`lockstep.canon.methods`).  Encoding applies the same
@@ -60,6 +60,9 @@ _PURE_BUILTINS: Final = frozenset(
     ]
 )
 _PURE_METHOD_OWNERS: Final = (str, bytes, int, float)
+_PURE_STDLIB: Final = frozenset({"decimal:Decimal", "fractions:Fraction"})
+"""Value constructors of the standard library a callable argument may name (parse's
+``converter=Decimal``): making a number from text runs nothing else."""
 
 
 class IterItems:
@@ -118,7 +121,7 @@ def _in_scope(name: str) -> bool:
         if not method:
             return owner in _PURE_BUILTINS
         return owner in {c.__name__ for c in _PURE_METHOD_OWNERS} and "." not in method
-    return module.split(".")[0] in _CALLABLE_SCOPE or name in _TYPES_BY_NAME
+    return module.split(".")[0] in _CALLABLE_SCOPE or name in _TYPES_BY_NAME or name in _PURE_STDLIB
 
 
 def _named_callable(name: str, *, importing: bool = False) -> Any:
