@@ -13,11 +13,17 @@
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import msgspec
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from helpers import recorded, red_after_change, rows_of, run_cli
+from lockstep import canon
+from lockstep.errors import CanonError
 
 KIT = """
 import sys
@@ -132,3 +138,32 @@ def test_factories_markers_ranges_and_wrapped_defaults_record_and_guard(tmp_path
     (root / source).write_text(original)
     red = red_after_change(root, source, "return key, value\n", "return key, [value]\n", "kit")
     assert "DRIFT kit.remap" in red.stdout, red.stdout
+
+
+@given(start=st.integers(), stop=st.integers(), step=st.integers().filter(bool))
+def test_any_range_round_trips_with_its_own_start_stop_and_step(
+    start: int, stop: int, step: int
+) -> None:
+    value = range(start, stop, step)
+    back = canon.decode(canon.encode(value))
+    assert type(back) is range and (back.start, back.stop, back.step) == (start, stop, step)
+    assert canon.encode(value) != canon.encode(list(itertools.islice(value, 5)))
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        {"$range": [0, 5, 0]},
+        {"$range": [0, 5]},
+        {"$range": [0, 5, 1, 2]},
+        {"$range": [0, 5.0, 1]},
+        {"$range": [False, 5, 1]},
+        {"$range": "0:5"},
+        {"$sentinel": "kit_absent:_MISSING"},
+        {"$sentinel": "os:sep"},
+    ],
+)
+def test_a_hostile_range_or_marker_is_a_one_line_error(document: object) -> None:
+    with pytest.raises(CanonError) as caught:
+        canon.decode(document)
+    assert "\n" not in str(caught.value)
