@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from helpers import recorded, rows_of, run_cli
 
 STACK = """
@@ -52,18 +54,6 @@ def test_no_limit_records_every_call(tmp_path: Path) -> None:
     assert len(rows_of(root / "lockstep/stacks.Stack.push.ledger.jsonl")) == 40
 
 
-def test_a_limit_out_of_range_is_a_one_line_error(tmp_path: Path) -> None:
-    root = tmp_path / "bad"
-    root.mkdir()
-    (root / "lockstep.toml").write_text("[lockstep]\nobject_calls = -1\n")
-    result = run_cli("replay", cwd=root)
-    assert result.code == 2
-    assert result.stderr.strip().splitlines() == [
-        "lockstep: error: lockstep.toml: lockstep.object_calls: must be between 0 (no limit) "
-        "and 1000000000"
-    ]
-
-
 def test_past_the_byte_limit_calls_with_objects_are_counted_not_frozen(tmp_path: Path) -> None:
     """``[lockstep] object_bytes``: the stack grows by a number a call, so each call's
     frozen input is longer than the last; past 1,000 bytes of them, no more is frozen."""
@@ -82,13 +72,17 @@ def test_past_the_byte_limit_calls_with_objects_are_counted_not_frozen(tmp_path:
     assert len(rows_of(unlimited / "lockstep/stacks.Stack.push.ledger.jsonl")) == 40
 
 
-def test_a_byte_limit_out_of_range_is_a_one_line_error(tmp_path: Path) -> None:
-    root = tmp_path / "bad-bytes"
+@pytest.mark.parametrize(
+    ("setting", "most"),
+    [("object_calls = -1", "1000000000"), ("object_bytes = -1", "1099511627776")],
+)
+def test_a_limit_out_of_range_is_a_one_line_error(tmp_path: Path, setting: str, most: str) -> None:
+    root = tmp_path / "bad"
     root.mkdir()
-    (root / "lockstep.toml").write_text("[lockstep]\nobject_bytes = -1\n")
+    (root / "lockstep.toml").write_text(f"[lockstep]\n{setting}\n")
     result = run_cli("replay", cwd=root)
     assert result.code == 2
+    key = setting.split(" ")[0]
     assert result.stderr.strip().splitlines() == [
-        "lockstep: error: lockstep.toml: lockstep.object_bytes: must be between 0 (no limit) "
-        "and 1099511627776"
+        f"lockstep: error: lockstep.toml: lockstep.{key}: must be between 0 (no limit) and {most}"
     ]
