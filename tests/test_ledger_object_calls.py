@@ -1,6 +1,7 @@
-"""``[lockstep] object_calls``: a suite that grows one object call by call (furl's tests add
-to one query thousands of times) freezes the whole object on every call; past the limit,
-calls with objects not met before run unrecorded and the summary counts them as skipped."""
+"""``[lockstep] object_calls`` and ``object_bytes``: a suite that grows one object call by
+call (furl's tests add to one query thousands of times) freezes the whole object on every
+call; past either limit, calls with objects not met before run unrecorded and the summary
+counts them as skipped."""
 
 from __future__ import annotations
 
