@@ -391,6 +391,29 @@ def test_a_suite_that_cannot_run_is_a_note_and_the_surface_is_still_proposed(
     assert _config(tmp_path)["ledger"] == [{"package": "units"}]
 
 
+def test_an_examples_package_beside_the_library_is_not_proposed(tmp_path: Path) -> None:
+    """pyparsing's source tree keeps ``examples/`` as a package beside ``pyparsing/``."""
+    files = dict(LIBRARY)
+    files["examples/__init__.py"] = ""
+    files["examples/roman.py"] = "def to_roman(n):\n    return 'I' * n\n"
+    write_files(tmp_path, files)
+    result = run_cli("init", "--yes", "--no-suite", cwd=tmp_path)
+    assert result.code == 0, result.output
+    assert _config(tmp_path)["ledger"] == [{"package": "units"}]
+    alone = tmp_path / "alone"
+    write_files(
+        alone,
+        {
+            "examples/__init__.py": "def greet(name):\n    return name\n",
+            "tests/test_greet.py": "from examples import greet\n\n\ndef test_greet():\n"
+            "    assert greet('a') == 'a'\n",
+        },
+    )
+    result = run_cli("init", "--yes", "--no-suite", cwd=alone)
+    assert result.code == 0, result.output
+    assert _config(alone)["ledger"] == [{"package": "examples"}]  # nothing else to propose
+
+
 def test_a_suite_whose_options_pytest_rejects_is_a_note_naming_them(tmp_path: Path) -> None:
     """pytest's usage error ends with its ini file and rootdir; the note gives the error."""
     files = dict(LIBRARY)

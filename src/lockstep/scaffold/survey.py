@@ -351,8 +351,16 @@ def _packages(root: Path) -> list[PackageCandidate]:
             if members:
                 rel = folder.relative_to(root).as_posix()
                 found.append(PackageCandidate(name, len(members), rel))
-    return found + _module_packages(root, {p.name for p in found})
+    found += _module_packages(root, {p.name for p in found})
+    library = [p for p in found if p.name not in NOT_LIBRARY_PACKAGES]
+    return library or found
 
+
+NOT_LIBRARY_PACKAGES: Final = frozenset(
+    {"examples", "example", "docs", "doc", "benchmarks", "bench", "scripts", "tools"}
+)
+"""Packages a source tree keeps beside its library (pyparsing's ``examples``): proposed only
+when nothing else is."""
 
 NOT_LIBRARY_MODULES: Final = frozenset(
     {"setup", "conftest", "noxfile", "tasks", "fabfile", "manage", "docs", "lockstep"}
