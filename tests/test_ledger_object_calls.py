@@ -57,13 +57,13 @@ def test_no_limit_records_every_call(tmp_path: Path) -> None:
 
 def test_past_the_byte_limit_calls_with_objects_are_counted_not_frozen(tmp_path: Path) -> None:
     """``[lockstep] object_bytes``: the stack grows by a number a call, so each call's
-    frozen input is longer than the last; past 1,000 bytes of them, no more is frozen."""
+    row is longer than the last; past 1,000 bytes of them, no more is frozen."""
     root = tmp_path / "bytes"
     run = recorded(root, _files("object_bytes = 1000"))
     rows = rows_of(root / "lockstep/stacks.Stack.push.ledger.jsonl")
     assert 5 < len(rows) < 40, len(rows)
     skipped = 40 - len(rows)
-    assert f"{skipped} call(s): past the first 1,000 bytes of frozen input" in run.output, (
+    assert f"{skipped} call(s): past the first 1,000 bytes frozen for calls" in run.output, (
         run.output
     )
     assert "[lockstep] object_bytes" in run.output

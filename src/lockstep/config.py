@@ -79,9 +79,9 @@ class Settings(Table, frozen=True):
     that grows a structure call by call (furl's tests add to one query thousands of
     times) would otherwise take minutes to record and write as many rows."""
     object_bytes: int = 8 * 2**20
-    """Most bytes of frozen input of calls of one target whose input holds objects or
-    mutable values, per recording process; later such calls run unrecorded and are
-    counted as skipped (0: no limit).  :attr:`object_calls` bounds how often a growing
+    """Most bytes frozen for calls of one target whose input holds objects or mutable
+    values (their inputs and outcomes: about what their rows take), per recording process;
+    later such calls run unrecorded and are counted as skipped (0: no limit).  :attr:`object_calls` bounds how often a growing
     object is frozen, this how much: a suite that moves items in a list of 100,000 ten
     thousand times (boltons' ``BarrelList``) froze it whole on each of the first 2,000
     calls, four minutes, and a ledger gains those bytes on every row."""

@@ -4,9 +4,9 @@ Freezing an object costs its size on every call: a suite that grows one structur
 call (furl's tests add to one query thousands of times) or moves items in a large one
 (boltons' ``BarrelList`` of 100,000 items, ten thousand times) would take minutes to
 record and write as many rows.  ``[lockstep] object_calls`` bounds how many such calls
-of one target a recording freezes, ``[lockstep] object_bytes`` how many bytes of their
-frozen input; past either, such calls run unrecorded and are counted as skipped, with
-the setting named.  Inputs of scalars and tuples are never counted: they repeat, and
+of one target a recording freezes, ``[lockstep] object_bytes`` how many bytes their rows
+take (the frozen input, then the outcome with the objects as the call left them); past
+either, such calls run unrecorded and are counted as skipped, with the setting named.  Inputs of scalars and tuples are never counted: they repeat, and
 repeated inputs are found without freezing them.
 """
 
@@ -31,15 +31,15 @@ class InputBudget:
             )
         if self.size and self._size_spent >= self.size:
             return (
-                f"past the first {_size_text(self.size)} of frozen input holding objects or "
-                "mutable values, as much as a recording freezes of one target "
+                f"past the first {_size_text(self.size)} frozen for calls whose input holds "
+                "objects or mutable values, as much as a recording freezes of one target "
                 "([lockstep] object_bytes)"
             )
         self._calls_spent += 1
         return None
 
     def spent(self, size: int) -> None:
-        """Count the bytes of a frozen input that held objects."""
+        """Count bytes frozen for a call whose input held objects (its input, its outcome)."""
         self._size_spent += size
 
 

@@ -538,6 +538,8 @@ class TargetRecorder:
             self._faults[f"freezing the outcome: {type(e).__name__}: {e}"] += 1
             return
         key = pending.key
+        if pending.memo_key is None:
+            self.budget.spent(len(outcome))  # with its input's, what the row holds
         if len(key) + len(outcome) > MAX_ROW_BYTES:
             self._skip(
                 f"the frozen call takes {(len(key) + len(outcome)) / 2**20:.1f} MiB, "
