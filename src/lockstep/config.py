@@ -78,7 +78,7 @@ class Settings(Table, frozen=True):
     skipped (0: no limit).  Freezing an object costs its size on every call: a suite
     that grows a structure call by call (furl's tests add to one query thousands of
     times) would otherwise take minutes to record and write as many rows."""
-    object_bytes: int = 8 * 2**20
+    object_bytes: int = 16 * 2**20
     """Most bytes frozen for calls of one target whose input holds objects or mutable
     values (their inputs and outcomes: about what their rows take), per recording process;
     later such calls run unrecorded and are counted as skipped (0: no limit).  :attr:`object_calls` bounds how often a growing
