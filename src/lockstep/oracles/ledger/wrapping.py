@@ -122,7 +122,7 @@ def _give_module_back(result: Any) -> None:
         frame = frame.f_back  # type: ignore[assignment]
     if frame is None:
         return
-    cls = result if isinstance(result, type) else type(result)
+    cls = result if issubclass(type(result), type) else type(result)
     with contextlib.suppress(AttributeError, TypeError):
         cls.__module__ = frame.f_globals.get("__name__", "__main__")
 
@@ -315,7 +315,8 @@ def _recording_wrapper(  # noqa: C901 -- the recorder's commonest steps inline, 
             and pending.mutated is None
         ):
             return result
-        if (result if isinstance(result, type) else type(result)).__module__ == _THIS_MODULE:
+        made = type(result)  # not isinstance(): a proxy's __class__ property would run
+        if (result if issubclass(made, type) else made).__module__ == _THIS_MODULE:
             _give_module_back(result)  # made by a factory that read its caller's frame
         if type(result) in iterator_results:  # items frozen as the caller consumes them
             return result if pending is None else rec.relay(pending, result)
