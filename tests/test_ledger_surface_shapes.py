@@ -341,3 +341,67 @@ def test_an_attribute_computed_by_getattr_is_surface_and_a_changed_one_is_red(
     red = run_cli("replay", cwd=root)
     assert red.code == 1, red.output
     assert "moments.Moment.__getattr__" in red.stdout
+
+
+# tabulate keeps its line-drawing functions in its table formats and compares the one a
+# format holds with the module's name for it; a wrapper bound to that name would not be
+# the function the format holds, and its HTML tables came back as plain strings.
+TABLES = """
+def _html_begin(widths):
+    return "<table>"
+
+
+def plain_begin(widths):
+    return ""
+
+
+FORMATS = {"html": (_html_begin,), "plain": (plain_begin,)}
+
+
+class HTMLStr(str):
+    def _repr_html_(self):
+        return str(self)
+
+
+def render(cells, fmt="plain"):
+    begin = FORMATS[fmt][0]
+    text = begin([]) + ",".join(cells)
+    if begin == _html_begin:
+        return HTMLStr(text)
+    return text.upper() if begin is plain_begin else text
+"""
+
+TABLE_TESTS = """
+from tables import _html_begin, plain_begin, render
+
+
+def test_html_is_marked():
+    assert hasattr(render(["a"], "html"), "_repr_html_")
+    assert render(["a", "b"]) == "A,B"
+    assert _html_begin([]) == "<table>" and plain_begin([]) == ""
+"""
+
+
+def test_a_function_the_package_compares_as_a_value_is_left_in_place(tmp_path: Path) -> None:
+    write_files(
+        tmp_path,
+        {
+            "lockstep.toml": '[[ledger]]\npackage = "tables"\n',
+            "src/tables/__init__.py": TABLES,
+            "tests/test_tables.py": TABLE_TESTS,
+            "pyproject.toml": '[tool.pytest.ini_options]\npythonpath = ["src"]\n',
+        },
+    )
+    recorded = pytest_in(tmp_path, "--lockstep-record", "-q", "tests")
+    assert recorded.code == 0, recorded.output  # the suite passes while recording, too
+    assert "1 function(s) of a package surface are compared as values" in recorded.output
+    assert "tables.plain_begin" in recorded.output, recorded.output
+    assert rows_of(tmp_path / "lockstep/tables.plain_begin.ledger.jsonl") == []
+    assert len(rows_of(tmp_path / "lockstep/tables.render.ledger.jsonl")) == 2
+    assert not (tmp_path / "lockstep/tables._html_begin.ledger.jsonl").exists()
+    assert run_cli("replay", cwd=tmp_path).code == 0
+
+    source = tmp_path / "src/tables/__init__.py"
+    source.write_text(source.read_text().replace("text.upper()", "text.lower()"))
+    red = run_cli("replay", cwd=tmp_path)
+    assert red.code == 1 and "tables.render" in red.stdout, red.output

@@ -70,6 +70,12 @@ class NotACallable(TargetError):
     the configuration names, it is the error."""
 
 
+class ComparedAsValue(TargetError):
+    """A module-level function of a package surface that the package compares as a value
+    (``fmt.lineabove == _html_begin_table``): a wrapper in its place would not be that
+    function, so the member records nothing (:mod:`lockstep.oracles.ledger.compared_names`)."""
+
+
 class CanonError(LockstepError):
     """A value cannot be frozen or thawed; the message names the path inside the value."""
 

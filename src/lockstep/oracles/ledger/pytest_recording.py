@@ -54,7 +54,13 @@ import pytest
 
 from lockstep import project_codec
 from lockstep.config import Project
-from lockstep.errors import DataError, LockstepError, NotACallable, UnimportableModule
+from lockstep.errors import (
+    ComparedAsValue,
+    DataError,
+    LockstepError,
+    NotACallable,
+    UnimportableModule,
+)
 from lockstep.model import RecordMode, RecordReport
 from lockstep.oracles.ledger.spec import LedgerSpec
 from lockstep.oracles.ledger.tests_of_rows import (
@@ -237,6 +243,8 @@ class LedgerRecording:
     transient: tuple[str, ...] = ()
     """Folders pytest made this session's temporary paths in (a row naming one is refused)."""
     not_callable: list[str] = field(default_factory=list)
+    compared: list[str] = field(default_factory=list)
+    """Surface functions the package compares as values, left unwrapped (compared_names)."""
     """Surface members the source suggested that are no callables once imported."""
     matched: set[str] = field(default_factory=set)
     first_tests: dict[str, dict[str, str]] = field(default_factory=dict)
@@ -265,12 +273,13 @@ class LedgerRecording:
                         object_calls=self.project.config.lockstep.object_calls,
                         object_bytes=self.project.config.lockstep.object_bytes,
                         surface=target.spec.package,
+                        leave_compared=bool(target.spec.package),
                     )
                 except LockstepError as e:
                     if target.spec.name in self.project.tested:
                         continue  # beyond the surface, recorded only if it can be: skipped
                     if not target.spec.package or not isinstance(
-                        e, UnimportableModule | NotACallable
+                        e, UnimportableModule | NotACallable | ComparedAsValue
                     ):
                         raise
                     # A surface module that does not import here (dateutil.tz.win off
@@ -280,6 +289,8 @@ class LedgerRecording:
                     target.wrapped = _recording_nothing(target.spec.target, stem)
                     if isinstance(e, UnimportableModule):
                         self.unimported.append(f"{target.spec.name} ({e.reason})")
+                    elif isinstance(e, ComparedAsValue):
+                        self.compared.append(target.spec.name)
                     else:
                         self.not_callable.append(target.spec.name)
                 # its part is taken once, at the session's end: a large run stays flat
@@ -622,6 +633,12 @@ class LedgerRecording:
                 f"  note: {len(self.not_callable)} name(s) of a package surface are not "
                 "callables once imported (a name bound to a value), so they are written "
                 f"empty (no case): {_shown(self.not_callable)}"
+            )
+        if self.compared:
+            terminalreporter.write_line(
+                f"  note: {len(self.compared)} function(s) of a package surface are compared "
+                "as values by the package (x == func), so a wrapper in their place would "
+                f"change what it does: not recorded, written empty: {_shown(self.compared)}"
             )
         for error in self.errors:
             terminalreporter.write_line(f"lockstep: error: {error}", red=True)

@@ -26,9 +26,10 @@ from lockstep import canon
 from lockstep.canon._core import _INT_HIGH, _INT_LOW
 from lockstep.canon._core import _encoder as _canonical_writer
 from lockstep.canon.codec import allow_callables_from
-from lockstep.errors import NotACallable, TargetError, UnimportableModule
+from lockstep.errors import ComparedAsValue, NotACallable, TargetError, UnimportableModule
 from lockstep.oracles.ledger import recorder as _recorder
 from lockstep.oracles.ledger.call_state import _Again, _Materialized, _Pending, _Seen
+from lockstep.oracles.ledger.compared_names import compared_in_package
 from lockstep.oracles.ledger.format import (
     SELF_FROZEN,
     Param,
@@ -422,10 +423,13 @@ class Installation:
         object_calls: int = 0,
         object_bytes: int = 0,
         surface: str = "",
+        leave_compared: bool = False,
     ) -> Wrapped:
         """Wrap ``pkg.mod:qualname``; errors name ``where`` and what failed.  With
         ``surface`` (a package), a call made while a call of another target of that surface
-        is being recorded is not recorded: it is part of the outer call."""
+        is being recorded is not recorded: it is part of the outer call.  With
+        ``leave_compared``, a module-level function the package compares as a value is
+        left in place (:class:`~lockstep.errors.ComparedAsValue`)."""
         module_name, qualname = split_target(target, where=where)
         if self._pending and module_name not in sys.modules:
             self.rebind_pending()  # the import runs code: it sees every walk done
@@ -443,6 +447,15 @@ class Installation:
             self.rebind_pending()  # as if each earlier target's walk were done
             way, raw = self._resolve(module, parts, module_name, qualname, where)
         owner: Any = way[-1]
+        if leave_compared and owner is module and isinstance(raw, types.FunctionType):
+            compared = compared_in_package(module_name)
+            names = [k for k, v in vars(module).items() if v is raw]  # aliases too
+            site = next((compared[k] for k in sorted(names) if k in compared), None)
+            if site is not None:
+                raise ComparedAsValue(
+                    f"{where}: {target!r}: the package compares it as a value ({site}); a "
+                    "wrapper in its place would not be that function, so it is not recorded"
+                )
         rec = TargetRecorder(
             target, stem_length=stem_length, object_calls=object_calls, object_bytes=object_bytes
         )
