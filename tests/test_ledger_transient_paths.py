@@ -100,3 +100,35 @@ def test_a_row_recorded_under_a_recursion_limit_the_test_set_is_refused(tmp_path
     rows = rows_of(root / "lockstep/depth.ledger.jsonl")
     assert [row.args for row in rows] == [["[[x"]]
     assert run_cli("replay", cwd=root).code == 0
+
+
+def test_rows_recorded_under_a_raised_recursion_limit_are_verified_not_refused(
+    tmp_path: Path,
+) -> None:
+    """Hypothesis raises the limit around every example it runs: natsort's property tests
+    had all 1,447 of their rows refused.  A row that needs the raised depth does not
+    reproduce at the interpreter's own limit, and verification refuses that one."""
+    root = tmp_path / "raised"
+    files = dict(NESTING)
+    files["tests/test_nesting.py"] = (
+        "import sys\n\nimport pytest\n\nfrom nesting import depth\n\n\n"
+        "@pytest.fixture\n"
+        "def high_limit():\n"
+        "    before = sys.getrecursionlimit()\n"
+        "    sys.setrecursionlimit(before + 4000)\n"
+        "    yield\n"
+        "    sys.setrecursionlimit(before)\n\n\n"
+        "def test_shallow(high_limit):\n"
+        "    assert depth('[[x') == 2\n\n\n"
+        "def test_deep(high_limit):\n"
+        "    assert depth('[' * 2500) == 2500\n"
+    )
+    write_files(root, files)
+    recorded = pytest_in(root, "--lockstep-record", "-q", "tests")
+    assert recorded.code == 0, recorded.output
+    # the shallow call is kept; the deep one needed the raised limit: at the
+    # interpreter's own it raises, so it does not reproduce and is not written
+    assert [row.args for row in rows_of(root / "lockstep/depth.ledger.jsonl")] == [["[[x"]]
+    assert "does not reproduce in a fresh interpreter" in recorded.output, recorded.output
+    assert "test_deep" in recorded.output
+    assert run_cli("replay", cwd=root).code == 0

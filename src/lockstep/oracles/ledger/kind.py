@@ -213,7 +213,8 @@ def write_recording(
 def _under_another_recursion_limit(
     recording: Recording,
 ) -> Callable[[LedgerRow], tuple[str, str] | None]:
-    """Rows a test recorded under its own recursion limit: refused (no replay runs there)."""
+    """Rows a test recorded under a recursion limit it lowered: refused (no replay runs
+    there); under a raised one (Hypothesis's), verification decides as for any row."""
     contexts = recording.contexts
 
     def why(row: LedgerRow) -> tuple[str, str] | None:
