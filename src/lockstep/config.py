@@ -81,10 +81,11 @@ class Settings(Table, frozen=True):
     object_bytes: int = 16 * 2**20
     """Most bytes frozen for calls of one target whose input holds objects or mutable
     values (their inputs and outcomes: about what their rows take), per recording process;
-    later such calls run unrecorded and are counted as skipped (0: no limit).  :attr:`object_calls` bounds how often a growing
-    object is frozen, this how much: a suite that moves items in a list of 100,000 ten
-    thousand times (boltons' ``BarrelList``) froze it whole on each of the first 2,000
-    calls, four minutes, and a ledger gains those bytes on every row."""
+    later such calls run unrecorded and are counted as skipped (0: no limit).
+    :attr:`object_calls` bounds how often a growing object is frozen, this how much: a
+    suite that moves items in a list of 100,000 ten thousand times (boltons'
+    ``BarrelList``) froze it whole on each of the first 2,000 calls, four minutes, and a
+    ledger gains those bytes on every row."""
     record_exclude: list[Annotated[str, msgspec.Meta(min_length=1)]] = []
     """Tests kept out of ``pytest --lockstep-record``: node ids, files or folders, or
     ``fnmatch`` patterns of node ids (as the ``lockstep_skip`` marker does for one test)."""

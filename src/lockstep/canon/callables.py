@@ -25,11 +25,12 @@ from lockstep.errors import CanonError
 # replay allow it), looked up in an already-imported module's ``__dict__`` without an
 # import or a ``getattr``; (b) to a class registered with :func:`register_type`; or
 # (c) to one of a few side-effect-free builtins (:data:`_PURE_BUILTINS`, ``str.lower``
-# and the like) or standard-library number types (:data:`_PURE_STDLIB`).  A lambda written in a module or class body freezes by a name that holds
-# it there, or as ``{"$default": ["pkg.mod:Class.__init__", "parameter"]}`` when it is
-# that parameter's default (under the same package rule); closures have no such place and
-# stay refused (bound methods: :mod:`lockstep.canon.methods`).  Encoding applies the same
-# rule, so a name that froze always thaws.
+# and the like) or standard-library number types (:data:`_PURE_STDLIB`).  A lambda
+# written in a module or class body freezes by a name that holds it there, or as
+# ``{"$default": ["pkg.mod:Class.__init__", "parameter"]}`` when it is that parameter's
+# default (under the same package rule); closures have no such place and stay refused
+# (bound methods: :mod:`lockstep.canon.methods`).  Encoding applies the same rule, so a
+# name that froze always thaws.
 #
 # ``{"$iter": [...]}`` is an iterator argument the recorder materialized at call time
 # (:class:`IterItems`); it thaws to a fresh :class:`IterItems` over the same items.

@@ -6,8 +6,9 @@ call (furl's tests add to one query thousands of times) or moves items in a larg
 record and write as many rows.  ``[lockstep] object_calls`` bounds how many such calls
 of one target a recording freezes, ``[lockstep] object_bytes`` how many bytes their rows
 take (the frozen input, then the outcome with the objects as the call left them); past
-either, such calls run unrecorded and are counted as skipped, with the setting named.  Inputs of scalars and tuples are never counted: they repeat, and
-repeated inputs are found without freezing them.
+either, such calls run unrecorded and are counted as skipped, with the setting named.
+Inputs of scalars and tuples are never counted: they repeat, and repeated inputs are
+found without freezing them.
 """
 
 from __future__ import annotations

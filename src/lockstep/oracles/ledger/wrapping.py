@@ -110,7 +110,7 @@ def _surface_guard(
 _THIS_MODULE: Final = __name__
 
 
-def _give_module_back(result: Any) -> None:
+def _give_module_back(cls: type[Any]) -> None:
     """Name the caller's module as the module of a class a target just made.
 
     A factory that names its class's module after its caller (``sys._getframe(1)``, as
@@ -123,7 +123,6 @@ def _give_module_back(result: Any) -> None:
         frame = frame.f_back  # type: ignore[assignment]
     if frame is None:
         return
-    cls = result if issubclass(type(result), type) else type(result)
     with contextlib.suppress(AttributeError, TypeError):
         cls.__module__ = frame.f_globals.get("__name__", "__main__")
 
@@ -317,8 +316,9 @@ def _recording_wrapper(  # noqa: C901 -- the recorder's commonest steps inline, 
         ):
             return result
         made = type(result)  # not isinstance(): a proxy's __class__ property would run
-        if (result if issubclass(made, type) else made).__module__ == _THIS_MODULE:
-            _give_module_back(result)  # made by a factory that read its caller's frame
+        made = result if issubclass(made, type) else made  # a class made, or its object's
+        if made.__module__ == _THIS_MODULE:
+            _give_module_back(made)  # made by a factory that read its caller's frame
         if type(result) in iterator_results:  # items frozen as the caller consumes them
             return result if pending is None else rec.relay(pending, result)
         # ... and a repeated input with objects giving its recorded object back, unchanged.
