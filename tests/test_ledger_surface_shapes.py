@@ -46,17 +46,22 @@ def test_spans():
 """
 
 
-def _project(root: Path) -> Path:
+def _package_project(root: Path, package: str, source: str, tests: str) -> Path:
+    """A project of one package, ``src/<package>``, its surface the one ledger, and a suite."""
     write_files(
         root,
         {
-            "lockstep.toml": '[[ledger]]\npackage = "spans"\n',
-            "src/spans/__init__.py": SPANS,
-            "tests/test_spans.py": TESTS,
+            "lockstep.toml": f'[[ledger]]\npackage = "{package}"\n',
+            f"src/{package}/__init__.py": source,
+            f"tests/test_{package}.py": tests,
             "pyproject.toml": '[tool.pytest.ini_options]\npythonpath = ["src"]\n',
         },
     )
     return root
+
+
+def _project(root: Path) -> Path:
+    return _package_project(root, "spans", SPANS, TESTS)
 
 
 def test_a_default_naming_the_package_s_own_class_records_and_replays(tmp_path: Path) -> None:
@@ -316,16 +321,7 @@ def test_quarters():
 def test_an_attribute_computed_by_getattr_is_surface_and_a_changed_one_is_red(
     tmp_path: Path,
 ) -> None:
-    root = tmp_path
-    write_files(
-        root,
-        {
-            "lockstep.toml": '[[ledger]]\npackage = "moments"\n',
-            "src/moments/__init__.py": MOMENTS,
-            "tests/test_moments.py": MOMENT_TESTS,
-            "pyproject.toml": '[tool.pytest.ini_options]\npythonpath = ["src"]\n',
-        },
-    )
+    root = _package_project(tmp_path, "moments", MOMENTS, MOMENT_TESTS)
     recorded = pytest_in(root, "--lockstep-record", "-q", "tests")
     assert recorded.code == 0, recorded.output
     rows = rows_of(root / "lockstep/moments.Moment.__getattr__.ledger.jsonl")
@@ -383,15 +379,7 @@ def test_html_is_marked():
 
 
 def test_a_function_the_package_compares_as_a_value_is_left_in_place(tmp_path: Path) -> None:
-    write_files(
-        tmp_path,
-        {
-            "lockstep.toml": '[[ledger]]\npackage = "tables"\n',
-            "src/tables/__init__.py": TABLES,
-            "tests/test_tables.py": TABLE_TESTS,
-            "pyproject.toml": '[tool.pytest.ini_options]\npythonpath = ["src"]\n',
-        },
-    )
+    _package_project(tmp_path, "tables", TABLES, TABLE_TESTS)
     recorded = pytest_in(tmp_path, "--lockstep-record", "-q", "tests")
     assert recorded.code == 0, recorded.output  # the suite passes while recording, too
     assert "1 function(s) of a package surface are compared as values" in recorded.output
