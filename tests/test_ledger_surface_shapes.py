@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from helpers import pytest_in, rows_of, run_cli, write_files
+from helpers import pytest_in, red_after_change, rows_of, run_cli, write_files
 
 SPANS = """
 class Span:
@@ -332,10 +332,9 @@ def test_an_attribute_computed_by_getattr_is_surface_and_a_changed_one_is_red(
     assert raised == ["__setstate__", "week"], raised
     assert run_cli("replay", cwd=root).code == 0
 
-    source = root / "src/moments/__init__.py"
-    source.write_text(source.read_text().replace("(self.month - 1) // 3", "self.month // 3"))
-    red = run_cli("replay", cwd=root)
-    assert red.code == 1, red.output
+    red = red_after_change(
+        root, "src/moments/__init__.py", "(self.month - 1) // 3", "self.month // 3"
+    )
     assert "moments.Moment.__getattr__" in red.stdout
 
 
@@ -389,7 +388,5 @@ def test_a_function_the_package_compares_as_a_value_is_left_in_place(tmp_path: P
     assert not (tmp_path / "lockstep/tables._html_begin.ledger.jsonl").exists()
     assert run_cli("replay", cwd=tmp_path).code == 0
 
-    source = tmp_path / "src/tables/__init__.py"
-    source.write_text(source.read_text().replace("text.upper()", "text.lower()"))
-    red = run_cli("replay", cwd=tmp_path)
-    assert red.code == 1 and "tables.render" in red.stdout, red.output
+    red = red_after_change(tmp_path, "src/tables/__init__.py", "text.upper()", "text.lower()")
+    assert "tables.render" in red.stdout, red.output
