@@ -91,3 +91,22 @@ def test_a_fork_imports_nothing_before_it_replays_its_rows(tmp_path: Path) -> No
     the server: a fork starts replaying with the modules it needs already there."""
     logged = _recorded(tmp_path / "proj")
     assert sorted(set(logged["call"]) - set(logged["import"])) == []
+
+
+def test_the_package_is_imported_for_verification_while_the_tests_run(tmp_path: Path) -> None:
+    """The verifying interpreter starts at configure and imports each package of the
+    targets (in its sub-server) as soon as it is up, so the first candidate at the
+    session's end need not wait for either: the suite's last test sees the import done."""
+    root = tmp_path / "proj"
+    waits = (
+        "import pathlib\nimport time\n\n\n"
+        "def test_zz_the_verifying_interpreter_imported_the_package():\n"
+        "    log = pathlib.Path(__file__).parent.parent / 'modules.log'\n"
+        "    deadline = time.monotonic() + 120\n"
+        "    while not log.exists() and time.monotonic() < deadline:\n"
+        "        time.sleep(0.02)\n"
+        "    assert 'import' in log.read_text()\n"
+    )
+    write_files(root, {"tests/test_zz_wait.py": waits})
+    logged = _recorded(root)
+    assert set(logged) == {"import", "call"}

@@ -23,7 +23,15 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Callable, Collection, Container, Iterator, Mapping, Sequence
+from collections.abc import (
+    Callable,
+    Collection,
+    Container,
+    Iterable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -129,6 +137,21 @@ def verifying_seed() -> int:
     """
     current = os.environ.get("PYTHONHASHSEED", "")
     return 2 if current == "1" else 1
+
+
+def warming_argvs(project: Project, specs: Iterable[OracleSpec]) -> list[list[str]]:
+    """The arguments a recording session warms its server with
+    (:meth:`~lockstep.oracles.verify_session.VerifySession.warm`): one candidate's
+    arguments, but its folder, per package of the ledgers ``specs`` name (the top-level
+    module of each target), so each package is imported once, ahead."""
+    from lockstep.targets import split_target
+
+    argvs: dict[str, list[str]] = {}
+    for spec in specs:
+        target = str(getattr(spec, "target", ""))
+        top = split_target(target, where=spec.name)[0].partition(".")[0]
+        argvs.setdefault(top, ["--config", str(project.config_path), "--dir", "-", spec.name])
+    return list(argvs.values())
 
 
 @contextmanager

@@ -39,7 +39,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import IO, Any, Final
 
-from lockstep.oracles.verify_session import END_KEY
+from lockstep.oracles.verify_session import END_KEY, WARM_KEY
 
 Run = Callable[[list[str]], int]
 """What a fork runs on a request's ``argv``: its exit code."""
@@ -75,9 +75,10 @@ def serve(
     package starts its sub-server, and every request of that package is then replayed in
     a fork of it instead of this server, without importing the module again.  A package
     whose import started a thread or a process, opened a descriptor, printed or failed
-    has no sub-server: its requests fork from this server.  The server itself never
-    imports a target.  When stdin ends, forks still running are ended: nobody waits for
-    their verdicts.
+    has no sub-server: its requests fork from this server.  A request marked
+    :data:`WARM_KEY` is only prepared for, and starts its package's sub-server: it forks
+    nothing and gets no end line.  The server itself never imports a target.  When stdin
+    ends, forks still running are ended: nobody waits for their verdicts.
     """
     out = sys.stdout
 
@@ -102,9 +103,12 @@ def serve(
                 if sub is not None:
                     loop.watch(sub.results, lambda: _on_sub_results(loop, subs, key))
             sub = subs[key]
+            if request.get(WARM_KEY):
+                return
             if sub is not None and sub.send(request):
                 return
-        loop.fork(request)
+        if not request.get(WARM_KEY):
+            loop.fork(request)
 
     try:
         loop.serve(sys.stdin.buffer.fileno(), on_request)

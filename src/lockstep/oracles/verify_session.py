@@ -48,7 +48,7 @@ import secrets
 import sys
 import tempfile
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -72,6 +72,11 @@ server ends a fork at the timeout and says so)."""
 
 END_KEY: Final = "lockstep-verify-end"
 """The key of the server's end line (its value is the session's token)."""
+
+WARM_KEY: Final = "warm"
+"""A request carrying it is replayed nowhere and never answered: the server only prepares
+for its ``argv`` and starts its package's sub-server, so the package is imported there
+while the tests run (:meth:`VerifySession.warm`), not when its first candidate comes."""
 
 
 class SessionError(Exception):
@@ -157,6 +162,16 @@ class _Server:
                 )
                 self.reader.start()
         return answer
+
+    def warm(self, argv: Sequence[str]) -> None:
+        """Have the server prepare for ``argv`` and start its package's sub-server now
+        (:data:`~lockstep.oracles.verify_forks.WARM_KEY`): nothing is answered, so no
+        reader thread starts.  A server that cannot take it is met by the first candidate."""
+        request = {"id": None, "argv": list(argv), "timeout": 0, WARM_KEY: True}
+        with self.lock, contextlib.suppress(OSError):
+            assert self.proc.stdin is not None
+            self.proc.stdin.write(json.dumps(request).encode() + b"\n")
+            self.proc.stdin.flush()
 
     def _read(self) -> None:
         """The end lines, each to its candidate's answer, until the server's output ends;
@@ -300,6 +315,15 @@ class VerifySession:
         """Start the interpreter for ``seed`` now, so its start overlaps the recording."""
         if forks():
             self._server((seed, False))
+
+    def warm(self, seed: int, argvs: Iterable[Sequence[str]]) -> None:
+        """Start the interpreter for ``seed`` and have it import, in a sub-server per
+        package, the targets' modules of ``argvs`` (candidates' arguments but their
+        folder) while the tests run, rather than when the first candidate of each comes."""
+        if forks():
+            server = self._server((seed, False))
+            for argv in argvs:
+                server.warm(argv)
 
     def _server(self, key: tuple[int, bool]) -> _Server:
         with self._lock:

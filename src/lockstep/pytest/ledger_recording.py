@@ -18,6 +18,7 @@ import pytest
 
 if TYPE_CHECKING:
     from lockstep.model import RecordMode
+    from lockstep.oracles.verify_session import VerifySession
 
 RECORD: Final = "--lockstep-record"
 ALL: Final = "*"
@@ -137,7 +138,29 @@ def configure(config: pytest.Config) -> None:
         mode_error=mode_error,
         allow_failures_flag=ALLOW_FAILURES,
     )
-    start(config, options)
+    verifier = _verifying_early(config)
+    try:
+        start(config, options, verifier)
+    except BaseException:
+        if verifier is not None:
+            verifier.close()
+        raise
+
+
+def _verifying_early(config: pytest.Config) -> VerifySession | None:
+    """The controller's verifying interpreter, started before the recording imports its
+    machinery, reads the package's surface and wraps it: the interpreter's own start (its
+    imports, a tenth of a second) runs on another core meanwhile, and it is ready to
+    import the package once the targets are known.  None in an xdist worker."""
+    if getattr(config, "workerinput", None) is not None:
+        return None
+    from lockstep.oracles.verify import verifying_seed
+    from lockstep.oracles.verify_session import VerifySession
+    from lockstep.pytest.project import project_for
+
+    session = VerifySession(project_for(config).root)
+    session.start(verifying_seed())
+    return session
 
 
 __all__ = ["SKIP_MARKER", "addoption", "configure", "record_mode"]

@@ -243,17 +243,19 @@ class LedgerRecording:
     transient: tuple[str, ...] = ()
     """Folders pytest made this session's temporary paths in (a row naming one is refused)."""
     not_callable: list[str] = field(default_factory=list)
+    """Surface members the source suggested that are no callables once imported."""
     compared: list[str] = field(default_factory=list)
     """Surface functions the package compares as values, left unwrapped (compared_names)."""
-    """Surface members the source suggested that are no callables once imported."""
     matched: set[str] = field(default_factory=set)
     first_tests: dict[str, dict[str, str]] = field(default_factory=dict)
     """Ledger name -> row id -> node id of a test that first produced the row (for a
     recording spilled to disk, only the refused rows: the map would be as large as the
     ledger)."""
     verifier: VerifySession | None = None
-    """The controller's one verifying interpreter for every ledger of the run, started at
-    configure so its start overlaps the tests (:mod:`lockstep.oracles.verify_session`)."""
+    """The controller's one verifying interpreter for every ledger of the run, started first
+    thing at configure so its start overlaps the rest of it and the tests
+    (:mod:`lockstep.oracles.verify_session`); each package's targets are imported in it
+    once ahead (:meth:`~lockstep.oracles.verify_session.VerifySession.warm`)."""
 
     @property
     def reports(self) -> list[RecordReport]:
@@ -261,6 +263,7 @@ class LedgerRecording:
 
     def install(self) -> None:
         stem = self.project.config.lockstep.stem_length
+        imported: list[LedgerSpec] = []  # targets whose module imported: warmed ahead
         try:
             project_codec.apply(self.project, *(t.spec.target for t in self.targets))
             for target in self.targets:
@@ -275,6 +278,7 @@ class LedgerRecording:
                         surface=target.spec.package,
                         leave_compared=bool(target.spec.package),
                     )
+                    imported.append(target.spec)
                 except LockstepError as e:
                     if target.spec.name in self.project.tested:
                         continue  # beyond the surface, recorded only if it can be: skipped
@@ -298,11 +302,12 @@ class LedgerRecording:
             self.targets = [t for t in self.targets if t.wrapped is not None]
             self.installation.watch_context()
             if self.controller:
-                from lockstep.oracles.verify import verifying_seed
+                from lockstep.oracles.verify import verifying_seed, warming_argvs
                 from lockstep.oracles.verify_session import VerifySession
 
-                self.verifier = VerifySession(self.project.root)
-                self.verifier.start(verifying_seed())
+                if self.verifier is None:
+                    self.verifier = VerifySession(self.project.root)
+                self.verifier.warm(verifying_seed(), warming_argvs(self.project, imported))
         except LockstepError as e:
             self.installation.undo()
             raise pytest.UsageError(f"lockstep: {e}") from None
@@ -836,8 +841,11 @@ def _first_rows(project: Project, spec: LedgerSpec) -> bool:
     return bool(spec.package) and not ledger_oracle.KIND.oracle_path(project, spec).exists()
 
 
-def start(config: pytest.Config, options: RecordOptions) -> None:
-    """Wrap the requested targets for this run (controller, plain run or xdist worker)."""
+def start(
+    config: pytest.Config, options: RecordOptions, verifier: VerifySession | None = None
+) -> None:
+    """Wrap the requested targets for this run (controller, plain run or xdist worker);
+    the controller verifies under ``verifier`` when one was started for it."""
     from lockstep.oracles.ledger import kind as ledger_oracle
     from lockstep.oracles.ledger.wrapping import Installation
 
@@ -872,7 +880,13 @@ def start(config: pytest.Config, options: RecordOptions) -> None:
         for spec in specs
     ]
     plugin = LedgerRecording(
-        project, options, run_id, controller, targets, Installation(batched=True)
+        project,
+        options,
+        run_id,
+        controller,
+        targets,
+        Installation(batched=True),
+        verifier=verifier if controller else None,
     )
     plugin.install()
     config.pluginmanager.register(plugin, "lockstep-ledger-recording")
