@@ -256,3 +256,18 @@ _SAME_LOOKING = [
 def test_values_of_different_types_never_read_alike(group: list[Any]) -> None:
     shown = [text(v) for v in group]
     assert len(set(shown)) == len(shown), shown
+
+
+@given(st.one_of(st.text(), st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,12}", fullmatch=True)))
+@settings(max_examples=500)
+def test_a_key_in_a_path_is_written_as_json_writes_it(key: str) -> None:
+    """A path names a dict key as JSON text (an attribute's name the short way): the same
+    text whichever way, escaped to ASCII only where the key holds a lone surrogate."""
+    import json
+
+    from lockstep.canon._core import _key_text
+
+    text = json.dumps(key, ensure_ascii=False)
+    if any("\ud800" <= c <= "\udfff" for c in key):
+        text = json.dumps(key)
+    assert _key_text(key) == text

@@ -109,6 +109,8 @@ def _key_text(key: Any) -> str:
     """A dict key as a path segment shows it: the same text in every process."""
     t = type(key)
     if t is str:
+        if key.isidentifier():  # an attribute's name, most keys: what json.dumps writes
+            return f'"{key}"'
         text = json.dumps(key, ensure_ascii=False)
         return json.dumps(key) if _SURROGATE.search(text) else text  # a message must be UTF-8
     if t is int:

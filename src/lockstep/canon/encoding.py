@@ -61,6 +61,7 @@ from lockstep.canon.registry import (
     _EXT_BY_TYPE,
     _NODE_NAMES,
     _OBJECT_PLANS,
+    _OWN_ROUTE,
     _SLOTTED_PLANS,
     LEAF_ENCODERS,
     Extension,
@@ -165,6 +166,8 @@ class Encoder:
             check_level(depth + 1)
             members = [self.child(m, "[<member>]", depth + 2) for m in v]
             return {"$set" if t is set else "$frozenset": _sorted_by_bytes(members)}
+        if t in _OWN_ROUTE:  # the project's class, met before: nothing else applies to it
+            return freeze_object(self, v, t, depth)
         return self._rare(v, t, depth)
 
     def _ext(self, ext: Extension, v: Any, depth: int) -> JSON:
@@ -204,8 +207,16 @@ class Encoder:
             if isinstance(v, ext.cls):
                 return self._ext(ext, v, depth)
         if project_or_zone(t) and not isinstance(v, BaseException):
-            return freeze_object(self, v, t, depth)
+            return self._own_object(v, t, depth)
         return self._builtin_subclass(v, t, depth)
+
+    def _own_object(self, v: Any, t: type[Any], depth: int) -> JSON:
+        """An object of the project's class, by structure; the type is sent here at once
+        from now on (:data:`~lockstep.canon.registry._OWN_ROUTE`): every test :meth:`_rare`
+        made before went by the type alone (a named tuple's also by its length)."""
+        if not isinstance(v, tuple):
+            _OWN_ROUTE.add(t)
+        return freeze_object(self, v, t, depth)
 
     def _enum(self, v: enum.Enum, t: type[Any], depth: int) -> JSON:
         """A member by its name; a Flag combination by its members' names."""

@@ -67,6 +67,7 @@ from lockstep.canon.kept import kept_path, linked, resolve_kept
 from lockstep.canon.library_classes import library_plain, member_slot
 from lockstep.canon.registry import (
     _CALLABLE_SCOPE,
+    _CLASS_FACTS,
     _EXT_BY_TYPE,
     _NODE_NAMES,
     _OBJECT_PLANS,
@@ -75,6 +76,7 @@ from lockstep.canon.registry import (
     _already_imported,
     forget_plans,
     module_and_rest,
+    reachable_name,
 )
 from lockstep.canon.sentinels import is_marker, marker_of
 from lockstep.errors import CanonError, ThawError
@@ -104,8 +106,23 @@ def allow_classes_matching(*patterns: str) -> None:
     forget_plans()
 
 
+def _class_facts(cls: type[Any]) -> tuple[object, bool, bool]:
+    """``(__module__, own, tzinfo)`` of a class, answered once per class and module name
+    (:data:`~lockstep.canon.registry._CLASS_FACTS`; a factory's class may be given its
+    caller's module after it was made)."""
+    module = getattr(cls, "__module__", None)
+    facts = _CLASS_FACTS.get(cls)
+    if facts is None or facts[0] is not module:
+        facts = _CLASS_FACTS[cls] = (module, _own_class_now(cls), _tzinfo_class_now(cls))
+    return facts
+
+
 def _own_class(cls: type[Any]) -> bool:
     """Whether ``cls`` is the project's own: under an allowed package, or matched by a pattern."""
+    return _class_facts(cls)[1] if isinstance(cls, type) else _own_class_now(cls)
+
+
+def _own_class_now(cls: type[Any]) -> bool:
     module = getattr(cls, "__module__", None)
     if not isinstance(module, str):
         return False
@@ -120,6 +137,10 @@ def _own_class(cls: type[Any]) -> bool:
 
 
 def _tzinfo_class(cls: type[Any]) -> bool:
+    return _class_facts(cls)[2]
+
+
+def _tzinfo_class_now(cls: type[Any]) -> bool:
     import datetime as dt
 
     return issubclass(cls, dt.tzinfo) and cls not in (dt.tzinfo, dt.timezone)
@@ -128,7 +149,10 @@ def _tzinfo_class(cls: type[Any]) -> bool:
 def project_or_zone(cls: type[Any]) -> bool:
     """Whether ``cls`` is the project's own (or matches ``freeze_classes``) or a tzinfo
     class: its objects freeze by structure before any fallback encoder is asked."""
-    return isinstance(cls, type) and (_own_class(cls) or _tzinfo_class(cls))
+    if not isinstance(cls, type):
+        return False
+    _, own, zone = _class_facts(cls)
+    return own or zone
 
 
 @functools.cache
@@ -637,11 +661,12 @@ def freeze_object(self: Encoder, v: Any, t: type[Any], depth: int) -> JSON:
         zone = zone_encoder(v, t, depth)
         if zone is not None:
             return zone
-    name = qualified_name(t)
-    if "<" in t.__qualname__ or _already_imported(name) is not t:
+    name = reachable_name(t)
+    if name is None:
         marker = marker_of(v, enclosing_classes(), depth) if is_marker(v) else None
         if marker is not None:  # a factory's marker a module keeps (boltons' make_sentinel)
             return marker
+        name = qualified_name(t)
         raise Unfreezable(
             f"cannot freeze a {name}: the class is not reachable by its name "
             "(defined inside a function?), so it could not be rebuilt"

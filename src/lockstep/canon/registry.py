@@ -45,10 +45,21 @@ are nodes of a graph (:mod:`~lockstep.canon.graphs`), found at once by the encod
 cleared with :data:`_OBJECT_PLANS`."""
 
 
+_CLASS_FACTS: dict[type[Any], tuple[object, bool, bool]] = {}
+"""Per type, what :func:`~lockstep.canon.objects.project_or_zone` asks of it: the
+``__module__`` it was answered for, whether it is the project's own class, whether it is
+a tzinfo class.  An object graph asks it of every node, several times each."""
+_OWN_ROUTE: set[type[Any]] = set()
+"""Types the slow encoder sent to :func:`~lockstep.canon.objects.freeze_object` once,
+every other kind of value ruled out by the type alone: it goes there at once next time."""
+
+
 def forget_plans() -> None:
     """Drop what was decided per type: what may freeze by structure changed."""
     _OBJECT_PLANS.clear()
     _NODE_NAMES.clear()
+    _CLASS_FACTS.clear()
+    _OWN_ROUTE.clear()
 
 
 _SLOTTED_PLANS: dict[type[Any], str] = {}
@@ -223,6 +234,40 @@ def _already_imported(name: str, *, importing: bool = False) -> Any:
     if isinstance(found, type) and qualified_name(found) == name:
         return found
     return None
+
+
+_NAMED: dict[type[Any], tuple[str, object, object, types.ModuleType, tuple[str, ...]]] = {}
+"""Per class found by its name once: the name, its ``__module__`` and ``__qualname__``
+then, its module and the qualname's parts (:func:`reachable_name`)."""
+
+
+def reachable_name(cls: type[Any]) -> str | None:
+    """``module:QualName`` of ``cls`` when that name finds ``cls`` itself now, in a module
+    already imported (:func:`_already_imported`); None for a class defined inside a function
+    or no longer found there.  A class found before is looked up again in its module's
+    dicts without building its name: an object graph asks it of every node."""
+    module_name, qualname = cls.__module__, cls.__qualname__
+    known = _NAMED.get(cls)
+    if (
+        known is not None
+        and known[1] is module_name
+        and known[2] is qualname
+        and sys.modules.get(module_name) is known[3]
+    ):
+        found: Any = known[3]
+        namespace: Any = object.__getattribute__(found, "__dict__")
+        for part in known[4]:
+            if not isinstance(namespace, dict | types.MappingProxyType):
+                return None
+            found = namespace.get(part)
+            namespace = found.__dict__ if isinstance(found, type) else None
+        return known[0] if found is cls else None
+    name = qualified_name(cls)
+    if "<" in qualname or _already_imported(name) is not cls:
+        return None
+    module = sys.modules[module_name]
+    _NAMED[cls] = (name, module_name, qualname, module, tuple(qualname.split(".")))
+    return name
 
 
 def _imported_object(name: str, *, importing: bool = False) -> Any:
