@@ -321,7 +321,7 @@ def _trees(package: str, root: Path, *, where: str) -> _Trees:
         )
     if folder.is_file():  # a one-module distribution: that module is the package
         try:
-            return {package: (_parsed(folder), False, True)}
+            return {package: (parsed_module(folder), False, True)}
         except (SyntaxError, ValueError, OSError) as e:
             raise ConfigError(f"{where}: cannot read module {package!r}: {e}") from None
     trees: _Trees = {}
@@ -339,7 +339,7 @@ def _trees(package: str, root: Path, *, where: str) -> _Trees:
         )
         module = ".".join((package, *parts))
         try:
-            tree = _parsed(path)
+            tree = parsed_module(path)
         except (SyntaxError, ValueError, OSError) as e:
             if private:
                 continue  # not the surface; a private module that does not parse is its own
@@ -363,8 +363,9 @@ _SURFACES: dict[tuple[tuple[str, ast.Module], ...], tuple[list[Member], set[tupl
 :data:`_PARSED` hands out again only for the same bytes)."""
 
 
-def _parsed(path: Path) -> ast.Module:
-    """``path`` parsed, or its tree from :data:`_PARSED` when its bytes are the same."""
+def parsed_module(path: Path) -> ast.Module:
+    """``path`` parsed, or its tree from :data:`_PARSED` when its bytes are the same (a
+    tree shared by every reader: read it, never change it)."""
     data = read_file(path, through_links=True)
     key = str(path)
     known = _PARSED.get(key)

@@ -11,86 +11,141 @@ failed.  A function the package's source names as an operand of a comparison (``
 ``!=``, ``is``, ``is not``, ``in``, ``not in``, also inside a tuple, list or set literal
 there), by any name its module binds it to and where no enclosing function binds that
 name itself, is therefore not wrapped; it records nothing and the summary says why.  The
-source is read with :mod:`ast`, once per file.
+source is read with :mod:`ast` once per file (the tree the package surface was read from),
+walked once for the names compared, and a function's own names are looked at only where
+one of the functions being wrapped is compared inside it.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
 from lockstep.store.reading import read_file
+from lockstep.surface import parsed_module
 
-_BY_FILE: Final[dict[tuple[str, int, int], dict[str, int]]] = {}
-"""(path, mtime_ns, size) -> name -> the first line comparing it."""
+_SCOPES: Final = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
 
-def compared_in_package(module_name: str) -> dict[str, str]:
-    """Names compared as values anywhere in the package of ``module_name`` (the modules of
-    it imported so far), each with ``file:line`` of its first comparison."""
+@dataclass
+class _Comparisons:
+    """One file's comparisons: each name compared, with the line and the enclosing
+    functions and classes of each comparison, in the order of the source."""
+
+    sites: dict[str, list[tuple[int, tuple[ast.AST, ...]]]]
+    bound: dict[int, set[str]] = field(default_factory=dict)
+    """Per enclosing function or class (by id), the names it binds itself, once asked."""
+
+    def first_line(self, name: str) -> int | None:
+        """The first line comparing the module-level ``name``: where no enclosing function
+        (or class body) binds ``name`` itself."""
+        for line, scopes in self.sites.get(name, ()):
+            if not any(name in self._bound(scope) for scope in scopes):
+                return line
+        return None
+
+    def _bound(self, scope: ast.AST) -> set[str]:
+        known = self.bound.get(id(scope))
+        if known is None:
+            known = self.bound[id(scope)] = _bound_by(scope)
+        return known
+
+
+_BY_MODULE: Final[dict[str, tuple[object, bytes, _Comparisons | None]]] = {}
+"""Module name -> (the module, its source, or empty when it imports ``*``, its comparisons
+once walked): what the imported code compares (a file changed on disk since is not what
+runs)."""
+
+
+def compared_site(module_name: str, names: list[str]) -> str | None:
+    """``file:line`` of the first comparison, anywhere in the package of ``module_name``
+    (the modules of it imported so far), naming one of ``names`` (a module-level function
+    by each name its module binds it to) as a value; None when none does.
+
+    A module can name the function only where its source holds one of ``names`` (a
+    ``from ... import name as other`` holds it too) or imports ``*``: only those are
+    walked."""
     top = module_name.partition(".")[0]
-    found: dict[str, str] = {}
-    for name, module in sorted(sys.modules.items()):
-        if name != top and not name.startswith(top + "."):
-            continue
+    prefix = top + "."
+    words = [n.encode() for n in names]
+    files: list[tuple[str, _Comparisons]] = []
+    for name in sorted(n for n in list(sys.modules) if n == top or n.startswith(prefix)):
+        module = sys.modules.get(name)
         path = getattr(module, "__file__", None)
         if not isinstance(path, str) or not path.endswith(".py"):
             continue
-        for compared, line in _compared_in_file(Path(path)).items():
-            found.setdefault(compared, f"{Path(path).name}:{line}")
-    return found
+        known = _BY_MODULE.get(name)
+        if known is None or known[0] is not module:
+            known = _BY_MODULE[name] = (module, _source(Path(path)), None)
+        source = known[1]
+        if source and not any(word in source for word in words):
+            continue
+        comparisons = known[2]
+        if comparisons is None:
+            comparisons = _comparisons_in(Path(path))
+            _BY_MODULE[name] = (module, known[1], comparisons)
+        files.append((Path(path).name, comparisons))
+    for compared in sorted(names):
+        for shown, comparisons in files:
+            line = comparisons.first_line(compared)
+            if line is not None:
+                return f"{shown}:{line}"
+    return None
 
 
-def _compared_in_file(path: Path) -> dict[str, int]:
+_STAR: Final = re.compile(rb"import\s*\*|import\s*\(\s*\*")
+
+
+def _source(path: Path) -> bytes:
+    """The module's source to look for a name in; empty (look at every name) when it
+    imports ``*`` or cannot be read."""
     try:
-        stat = path.stat()
-        key = (str(path), stat.st_mtime_ns, stat.st_size)
-        known = _BY_FILE.get(key)
-        if known is not None:
-            return known
-        tree = ast.parse(read_file(path, through_links=True))
+        source = read_file(path, through_links=True)
+    except OSError:
+        return b""
+    return b"" if b"*" in source and _STAR.search(source) else source
+
+
+def _comparisons_in(path: Path) -> _Comparisons:
+    try:
+        tree = parsed_module(path)
     except (OSError, SyntaxError, ValueError):
-        return {}
-    finder = _ComparedGlobals()
-    finder.visit(tree)
-    _BY_FILE[key] = finder.names
-    return finder.names
+        return _Comparisons({})
+    return _Comparisons(_compared_operands(tree))
 
 
-class _ComparedGlobals(ast.NodeVisitor):
-    """Module-level names used as operands of a comparison: a name some enclosing function
-    (or class body) binds itself -- a parameter, an assignment, a loop or ``with`` target
-    -- is that function's own (``match = regex.match(text); if match is None``), not the
-    module's, unless the function declares it ``global``."""
+def _compared_operands(tree: ast.Module) -> dict[str, list[tuple[int, tuple[ast.AST, ...]]]]:
+    """Every name an operand of a comparison (``==``, ``is``, ``in``, ...) names, with the
+    comparison's line and its enclosing functions and classes, in the order of the source."""
+    sites: dict[str, list[tuple[int, tuple[ast.AST, ...]]]] = {}
+    stack: list[tuple[ast.AST, tuple[ast.AST, ...]]] = [(tree, ())]
+    while stack:
+        node, scopes = stack.pop()
+        if isinstance(node, ast.Compare):
+            for operand in (node.left, *node.comparators):
+                for name in _operand_names(operand):
+                    sites.setdefault(name, []).append((node.lineno, scopes))
+        elif isinstance(node, _SCOPES):
+            scopes = (*scopes, node)
+        stack.extend((child, scopes) for child in ast.iter_child_nodes(node))
+    for found in sites.values():
+        found.sort(key=lambda site: site[0])
+    return sites
 
-    def __init__(self) -> None:
-        self.names: dict[str, int] = {}
-        self._scopes: list[set[str]] = []
 
-    def visit_Compare(self, node: ast.Compare) -> None:
-        for operand in (node.left, *node.comparators):
-            for name in _operand_names(operand):
-                if not any(name in scope for scope in self._scopes):
-                    self.names.setdefault(name, node.lineno)
-        self.generic_visit(node)
-
-    def _scoped(self, node: ast.AST, bound: set[str]) -> None:
-        self._scopes.append(bound)
-        self.generic_visit(node)
-        self._scopes.pop()
-
-    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
-        self._scoped(node, _params(node.args) | _bound_in(node.body))
-
-    visit_AsyncFunctionDef = visit_FunctionDef
-
-    def visit_Lambda(self, node: ast.Lambda) -> None:
-        self._scoped(node, _params(node.args))
-
-    def visit_ClassDef(self, node: ast.ClassDef) -> None:
-        self._scoped(node, _bound_in(node.body))
+def _bound_by(scope: ast.AST) -> set[str]:
+    """The names a function, lambda or class binds in its own scope."""
+    if isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef):
+        return _params(scope.args) | _bound_in(scope.body)
+    if isinstance(scope, ast.Lambda):
+        return _params(scope.args)
+    if isinstance(scope, ast.ClassDef):
+        return _bound_in(scope.body)
+    return set()
 
 
 def _params(args: ast.arguments) -> set[str]:

@@ -29,7 +29,7 @@ from lockstep.canon.codec import allow_callables_from
 from lockstep.errors import ComparedAsValue, NotACallable, TargetError, UnimportableModule
 from lockstep.oracles.ledger import recorder as _recorder
 from lockstep.oracles.ledger.call_state import _Again, _Materialized, _Pending, _Seen
-from lockstep.oracles.ledger.compared_names import compared_in_package
+from lockstep.oracles.ledger.compared_names import compared_site
 from lockstep.oracles.ledger.format import (
     SELF_FROZEN,
     Param,
@@ -448,9 +448,8 @@ class Installation:
             way, raw = self._resolve(module, parts, module_name, qualname, where)
         owner: Any = way[-1]
         if leave_compared and owner is module and isinstance(raw, types.FunctionType):
-            compared = compared_in_package(module_name)
             names = [k for k, v in vars(module).items() if v is raw]  # aliases too
-            site = next((compared[k] for k in sorted(names) if k in compared), None)
+            site = compared_site(module_name, names)
             if site is not None:
                 raise ComparedAsValue(
                     f"{where}: {target!r}: the package compares it as a value ({site}); a "
