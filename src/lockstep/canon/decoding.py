@@ -37,7 +37,7 @@ from lockstep.canon.registry import (
     _EXT_BY_NAME,
     _KINDS,
     _TYPES_BY_NAME,
-    _already_imported,
+    class_named,
     combine_flags,
 )
 from lockstep.errors import CanonError, ThawError
@@ -52,7 +52,7 @@ def _resolve(tag: str, name: str, path: str) -> Any:
     kind = _KINDS[tag]
     cls = _TYPES_BY_NAME.get(name)
     if cls is None:
-        cls = _already_imported(name, importing=True)
+        cls = class_named(name, importing=True)
     if cls is None or not kind.check(cls):
         raise CanonError(
             f"{tag} names {_short(name)}, which is not {kind.noun} already imported or registered",

@@ -59,6 +59,7 @@ from lockstep.canon.objects import (
 )
 from lockstep.canon.registry import (
     _EXT_BY_TYPE,
+    _NAMEDTUPLE_ROUTE,
     _NODE_NAMES,
     _OBJECT_PLANS,
     _OWN_ROUTE,
@@ -168,6 +169,8 @@ class Encoder:
             return {"$set" if t is set else "$frozenset": _sorted_by_bytes(members)}
         if t in _OWN_ROUTE:  # the project's class, met before: nothing else applies to it
             return freeze_object(self, v, t, depth)
+        if t in _NAMEDTUPLE_ROUTE and len(v) == len(t._fields):  # a named tuple met before
+            return self._namedtuple(v, t, depth)
         return self._rare(v, t, depth)
 
     def _ext(self, ext: Extension, v: Any, depth: int) -> JSON:
@@ -194,6 +197,7 @@ class Encoder:
             }
             return {"$dataclass": [qualified_name(t), fields]}
         if isinstance(v, tuple) and _is_namedtuple_class(t) and len(v) == len(t._fields):
+            _NAMEDTUPLE_ROUTE.add(t)
             return self._namedtuple(v, t, depth)
         stdlib = self._stdlib(v, t, depth)
         if stdlib is not None:

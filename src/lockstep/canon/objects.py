@@ -74,6 +74,7 @@ from lockstep.canon.registry import (
     _SLOTTED_PLANS,
     _TYPES_BY_NAME,
     _already_imported,
+    class_named,
     forget_plans,
     module_and_rest,
     reachable_name,
@@ -842,7 +843,7 @@ def freeze_tzinfo(self: Encoder, tz: Any, depth: int) -> JSON:
 def _dec_obj(payload: Any, path: str, depth: int) -> Any:
     name, body = list_payload("$obj", payload, path, depth, "[type name, body]")
     name = str_payload("$obj", name, path)
-    cls = _TYPES_BY_NAME.get(name) or _already_imported(name, importing=True)
+    cls = _TYPES_BY_NAME.get(name) or class_named(name, importing=True)
     if cls is None or not project_or_zone(cls) or issubclass(cls, BaseException):
         raise CanonError(
             f"$obj names {_short(name)}, which is not a class of the project (or a tzinfo "

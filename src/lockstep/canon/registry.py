@@ -49,6 +49,9 @@ _CLASS_FACTS: dict[type[Any], tuple[object, bool, bool]] = {}
 """Per type, what :func:`~lockstep.canon.objects.project_or_zone` asks of it: the
 ``__module__`` it was answered for, whether it is the project's own class, whether it is
 a tzinfo class.  An object graph asks it of every node, several times each."""
+_NAMEDTUPLE_ROUTE: set[type[Any]] = set()
+"""Named tuple classes the slow encoder froze as ``$namedtuple`` once, every kind of value
+before that branch ruled out by the type alone (its length is still checked)."""
 _OWN_ROUTE: set[type[Any]] = set()
 """Types the slow encoder sent to :func:`~lockstep.canon.objects.freeze_object` once,
 every other kind of value ruled out by the type alone: it goes there at once next time."""
@@ -60,6 +63,7 @@ def forget_plans() -> None:
     _NODE_NAMES.clear()
     _CLASS_FACTS.clear()
     _OWN_ROUTE.clear()
+    _NAMEDTUPLE_ROUTE.clear()
 
 
 _SLOTTED_PLANS: dict[type[Any], str] = {}
@@ -154,11 +158,21 @@ def _is_dataclass_class(cls: Any) -> bool:
     return isinstance(cls, type) and dataclasses.is_dataclass(cls)
 
 
+_NAMEDTUPLE_FIELDS: dict[type[Any], tuple[str, ...]] = {}
+"""Per named tuple class found so, the ``_fields`` it was found with (asked of every item
+of a tree of them, freezing and thawing)."""
+
+
 def _is_namedtuple_class(cls: Any) -> bool:
     if not (isinstance(cls, type) and issubclass(cls, tuple)):
         return False
     fields = getattr(cls, "_fields", None)
-    return type(fields) is tuple and all(type(f) is str for f in fields)
+    if fields is not None and _NAMEDTUPLE_FIELDS.get(cls) is fields:
+        return True
+    if type(fields) is tuple and all(type(f) is str for f in fields):
+        _NAMEDTUPLE_FIELDS[cls] = fields
+        return True
+    return False
 
 
 class _Kind(NamedTuple):
@@ -268,6 +282,23 @@ def reachable_name(cls: type[Any]) -> str | None:
     module = sys.modules[module_name]
     _NAMED[cls] = (name, module_name, qualname, module, tuple(qualname.split(".")))
     return name
+
+
+_FOUND_BY_NAME: dict[str, type[Any]] = {}
+"""Per name a value being thawed named, the class :func:`_already_imported` found."""
+
+
+def class_named(name: str, *, importing: bool = False) -> Any:
+    """:func:`_already_imported`, answered at once with the class found under ``name``
+    before while that name still finds it (:func:`reachable_name`): a thawed tree names
+    the same few classes at every node."""
+    known = _FOUND_BY_NAME.get(name)
+    if known is not None and reachable_name(known) == name:
+        return known
+    found = _already_imported(name, importing=importing)
+    if found is not None:
+        _FOUND_BY_NAME[name] = found
+    return found
 
 
 def _imported_object(name: str, *, importing: bool = False) -> Any:
