@@ -261,15 +261,22 @@ def verify(
             return _collect(again, spec, None)
 
         if session is not None:
-            _start_other_seeds(session, seed_suspects)
+            _start_other_seeds(session, seed_suspects, [*source, "--dir", rel, spec.name])
             reported = _in_session(session, spec, rel, seed, source)
         else:
             proc = started.proc if started is not None else None
             if proc is None:
                 proc = _spawn(project, spec, rel, seed, source, env)
             reported = _collect(proc, spec, f"{rel}\n".encode() if started is not None else None)
-        second = _second_seed(reported, explained, seed_suspects, len(ids), seed, replay_under)
-        by_seed = _under_more_seeds(reported, second, seed_suspects, replay_under)
+        second: dict[str, Verdict] | None
+        if session is not None and _rechecked(seed_suspects, reported):
+            # every seed's replay is asked for at once: each has an interpreter of its own
+            answers = _in_session_seeds(session, spec, rel, (SECOND_SEED, *MORE_SEEDS), source)
+            second = answers[0]
+            by_seed = _merged_seeds(reported, second, seed_suspects, answers[1:])
+        else:
+            second = _second_seed(reported, explained, seed_suspects, len(ids), seed, replay_under)
+            by_seed = _under_more_seeds(reported, second, seed_suspects, replay_under)
         zoned: dict[str, Verdict] = {}
         if _rechecked(zone_suspects, reported):
             zoned = replay_under(seed, second_zone=True)
@@ -293,13 +300,16 @@ def verify(
     return Verification(seed, verdicts)
 
 
-def _start_other_seeds(session: VerifySession, seed_suspects: Collection[str]) -> None:
+def _start_other_seeds(
+    session: VerifySession, seed_suspects: Collection[str], argv: Sequence[str]
+) -> None:
     """Start the interpreters of the other hash seeds now, when the candidate holds cases
     with a set in their input: they replay there while they reproduce (most do), and each
-    interpreter's start then overlaps the first seed's replay instead of following it."""
+    interpreter's start, and its import of the target's package (``argv``: the
+    candidate's arguments), then overlaps the first seed's replay instead of following it."""
     if seed_suspects:
         for other in (SECOND_SEED, *MORE_SEEDS):
-            session.start(other)
+            session.warm(other, [argv])
 
 
 def _second_seed(
@@ -366,11 +376,25 @@ def _under_more_seeds(
     """The cases that reproduced under the first hash seed and not under another: the
     second's, then :data:`MORE_SEEDS`' while a suspect still reproduces (a set of two
     items orders alike under two seeds one time in four)."""
+    return _merged_seeds(reported, second, seed_suspects, (replay_under(m) for m in MORE_SEEDS))
+
+
+def _merged_seeds(
+    reported: Mapping[str, Verdict],
+    second: Mapping[str, Verdict] | None,
+    seed_suspects: Collection[str],
+    more: Iterable[Mapping[str, Verdict]],
+) -> dict[str, Verdict]:
+    """:func:`_under_more_seeds` from the further seeds' replays, in :data:`MORE_SEEDS`'
+    order, each taken only while a suspect still reproduces: replayed one after another
+    (a lazy ``more``) or all at once, the verdicts are the same."""
     by_seed = {c: v for c, v in (second or {}).items() if c not in reported}
-    for more in MORE_SEEDS:
-        if not _rechecked(seed_suspects, {**reported, **by_seed}):
+    replays = iter(more)
+    while _rechecked(seed_suspects, {**reported, **by_seed}):  # asked before the next one
+        replayed = next(replays, None)
+        if replayed is None:
             break
-        for case_id, found in replay_under(more).items():
+        for case_id, found in replayed.items():
             if case_id not in reported:
                 by_seed.setdefault(case_id, found)
     return by_seed
@@ -444,18 +468,33 @@ def _in_session(
     second_zone: bool = False,
 ) -> dict[str, Verdict]:
     """The cases that did not reproduce, replayed in a fork of the session's interpreter."""
+    return _in_session_seeds(session, spec, rel, [seed], source, second_zone)[0]
+
+
+def _in_session_seeds(
+    session: VerifySession,
+    spec: OracleSpec,
+    rel: str,
+    seeds: Sequence[int],
+    source: Sequence[str],
+    second_zone: bool = False,
+) -> list[dict[str, Verdict]]:
+    """:func:`_in_session` under each of ``seeds`` at once, in their order."""
     argv = [*source, "--dir", rel, spec.name]
     try:
-        done = session.replay(seed, argv, CHILD_TIMEOUT, second_zone)
+        done = session.replay_under_seeds(seeds, argv, CHILD_TIMEOUT, second_zone)
     except SessionError as e:
         if e.timed_out:
             raise _timed_out(spec) from None
         raise _unreplayable(spec, e.tail) from None
-    reported = _parse(done.stdout)
-    finished = reported.pop("", None) is not None
-    if done.code != 0 or not finished:
-        raise _unreplayable(spec, done.tail or "no output")
-    return reported
+    answers: list[dict[str, Verdict]] = []
+    for replayed in done:
+        reported = _parse(replayed.stdout)
+        finished = reported.pop("", None) is not None
+        if replayed.code != 0 or not finished:
+            raise _unreplayable(spec, replayed.tail or "no output")
+        answers.append(reported)
+    return answers
 
 
 def _timed_out(spec: OracleSpec) -> LockstepError:

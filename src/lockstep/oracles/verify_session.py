@@ -48,6 +48,7 @@ import secrets
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -365,14 +366,39 @@ class VerifySession:
         """Replay one candidate (``argv``: the child's arguments) in a fork of the server
         for ``seed`` (``second_zone``: the one in the second verifying zone).  Other
         threads of :func:`in_turns` run while this one waits."""
-        key = (seed, second_zone)
-        server = self._server(key)
-        with self._lock:
-            request_id = next(self._ids)
-            self.forked += 1
-        answer = server.send(request_id, argv, timeout)
+        return self.replay_under_seeds([seed], argv, timeout, second_zone)[0]
+
+    def replay_under_seeds(
+        self,
+        seeds: Sequence[int],
+        argv: Sequence[str],
+        timeout: float,
+        second_zone: bool = False,
+    ) -> list[Replayed]:
+        """The candidate replayed under each hash seed of ``seeds`` at once, each in a fork
+        of that seed's server, in ``seeds``' order; the first that cannot answer raises.
+        Other threads of :func:`in_turns` run while this one waits."""
+        sent: list[tuple[tuple[int, bool], _Server, _Answer]] = []
+        for seed in seeds:
+            key = (seed, second_zone)
+            server = self._server(key)
+            with self._lock:
+                request_id = next(self._ids)
+                self.forked += 1
+            sent.append((key, server, server.send(request_id, argv, timeout)))
+        deadline = time.monotonic() + timeout + SERVER_GRACE
         with self.turns.given_up():
-            answered = answer.done.wait(timeout + SERVER_GRACE)
+            answered = [
+                answer.done.wait(max(0.0, deadline - time.monotonic())) for _, _, answer in sent
+            ]
+        return [
+            self._replayed(key, server, answer, done)
+            for (key, server, answer), done in zip(sent, answered, strict=True)
+        ]
+
+    def _replayed(
+        self, key: tuple[int, bool], server: _Server, answer: _Answer, answered: bool
+    ) -> Replayed:
         if not answered:
             server.kill()
             self._drop(key, server)
