@@ -62,6 +62,7 @@ from lockstep.canon._core import (
     check_level,
     qualified_name,
 )
+from lockstep.canon.cached_attributes import cached_names, without_cached
 from lockstep.canon.decoding import TAG_DECODERS, _malformed, decode_at, list_payload, str_payload
 from lockstep.canon.kept import kept_path, linked, resolve_kept
 from lockstep.canon.library_classes import library_plain, member_slot
@@ -303,8 +304,10 @@ def _object_body(
             body["new"] = self.child(new_args, ".__new__", depth + 1)
     elif reduce and _own_reduce(t) and _custom(t, "__setstate__"):
         state = _setstate_reduction(v, t)
-    else:
-        state = _own_state(v, t) if _custom(t, "__getstate__") else object.__getstate__(v)
+    elif _custom(t, "__getstate__"):
+        state = _own_state(v, t)
+    else:  # what the class caches on the object is not its state (cached_attributes)
+        state = without_cached(object.__getstate__(v), t)
     if state is not None:
         body["state"] = self.child(state, "", depth + 1)
     return body
@@ -385,6 +388,7 @@ def object_plan(t: type[Any]) -> str | None:
             and _value_base(t) is None
             and not _custom(t, "__getstate__")
             and not _own_reduce(t)
+            and not cached_names(t)
             and not any(issubclass(t, ext.cls) for ext in _EXT_BY_TYPE.values())
             and "<" not in t.__qualname__
             and _already_imported(name) is t
@@ -691,7 +695,7 @@ def library_node(v: Any, t: type[Any], depth: int) -> JSON:
 def node_state(self: Encoder, v: Any, t: type[Any], depth: int) -> JSON:
     """The state of a graph's node, frozen as a value of its own (no ``$ref`` leaves it)."""
     try:
-        state = object.__getstate__(v)
+        state = without_cached(object.__getstate__(v), t)
     except Exception as e:
         raise Unfreezable(
             f"cannot freeze a {qualified_name(t)}: reading its state raised {type(e).__name__}: {e}"

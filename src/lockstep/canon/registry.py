@@ -49,6 +49,9 @@ _CLASS_FACTS: dict[type[Any], tuple[object, bool, bool]] = {}
 """Per type, what :func:`~lockstep.canon.objects.project_or_zone` asks of it: the
 ``__module__`` it was answered for, whether it is the project's own class, whether it is
 a tzinfo class.  An object graph asks it of every node, several times each."""
+_CACHED_NAMES: dict[type[Any], frozenset[str]] = {}
+"""Per class, the attributes it caches on its objects
+(:mod:`~lockstep.canon.cached_attributes`)."""
 _NAMEDTUPLE_ROUTE: set[type[Any]] = set()
 """Named tuple classes the slow encoder froze as ``$namedtuple`` once, every kind of value
 before that branch ruled out by the type alone (its length is still checked)."""
@@ -64,6 +67,7 @@ def forget_plans() -> None:
     _CLASS_FACTS.clear()
     _OWN_ROUTE.clear()
     _NAMEDTUPLE_ROUTE.clear()
+    _CACHED_NAMES.clear()
 
 
 _SLOTTED_PLANS: dict[type[Any], str] = {}
