@@ -56,6 +56,21 @@ SOURCE = """
             return 5
 
 
+    class reify:  # a library's caching descriptor (Pyramid's, py-moneyed's cached_property)
+        def __init__(self, wrapped):
+            self.wrapped = wrapped
+
+        def __get__(self, obj, owner=None):
+            value = obj.__dict__[self.wrapped.__name__] = self.wrapped(obj)
+            return value
+
+
+    class Priced:
+        @reify
+        def price(self):
+            return 6
+
+
     BOX = Box()
     make_box = BOX.make
 """
@@ -111,4 +126,22 @@ def test_code_of_finds_the_function_a_member_runs(lib: tuple[Path, ModuleType]) 
     assert code_of(held["cached"]) is held["cached"].func.__code__
     assert code_of(held["decorated"]).co_qualname == "Box.decorated"  # type: ignore[union-attr]
     assert code_of(module.make_box) is held["make"].__func__.__code__  # a bound method
+    assert (
+        code_of(module.Priced.__dict__["price"]) is module.Priced.__dict__["price"].wrapped.__code__
+    )
     assert code_of(42) is None
+
+
+def test_a_cached_attribute_read_from_outside_counts_from_outside(
+    lib: tuple[Path, ModuleType],
+) -> None:
+    """Its function is called by the descriptor's ``__get__``, which is watched code when
+    the descriptor is the package's own: the read's site is the caller that counts."""
+    folder, module = lib
+    with CallCounter([folder]) as counter:
+        read = (module.Priced().price, module.Box().cached)
+    assert read == (6, 4)
+    price = module.Priced.__dict__["price"].wrapped.__code__
+    cached = module.Box.__dict__["cached"].func.__code__
+    assert counter.from_outside[price] == counter.calls[price] == 1
+    assert counter.from_outside[cached] == counter.calls[cached] == 1

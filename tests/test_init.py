@@ -549,3 +549,18 @@ def test_a_suite_inside_the_package_is_found_counted_and_records_its_constructor
     red = run_cli("replay", cwd=tmp_path)
     assert red.code == 1, red.output
     assert "links._url.Link.__init__" in red.stdout
+
+
+def test_a_suite_of_star_test_modules_in_a_test_folder_is_found(tmp_path: Path) -> None:
+    """pytest collects ``*_test.py`` as well as ``test_*.py``: intervaltree's suite is
+    ``test/interval_test.py`` and the like."""
+    files = {k: v for k, v in LIBRARY.items() if not k.startswith(("tests/", "src/units/__main__"))}
+    files["test/units_test.py"] = LIBRARY["tests/test_units.py"]
+    write_files(tmp_path, files)
+    result = run_cli("init", "--yes", cwd=tmp_path)
+    assert result.code == 0, result.output
+    assert "no tests folder" not in result.stdout, result.stdout
+    assert "the suite calls" in result.stdout, result.stdout
+    recorded = run_pytest("--lockstep-record", cwd=tmp_path, plugins=("lockstep.pytest.plugin",))
+    assert recorded.code == 0, recorded.output
+    assert run_cli("replay", cwd=tmp_path).code == 0

@@ -142,6 +142,33 @@ def test_the_surface_is_what_the_modules_define_and_export() -> None:
     ]
 
 
+PROTOCOLS = """
+import typing
+from typing import Protocol, TypeVar
+
+T = TypeVar("T")
+
+
+class SupportsNeg(Protocol):
+    def __neg__(self): ...
+
+
+class SupportsAdd(typing.Protocol[T]):
+    def __add__(self, other: T): ...
+
+
+class Amount:
+    def __neg__(self):
+        return self
+"""
+
+
+def test_a_protocol_s_stub_methods_are_no_surface() -> None:
+    """py-moneyed declares ``class SupportsNeg(Protocol)``: its ``__neg__`` is a stub."""
+    members = [m.target for m in module_members("shop.types", ast.parse(PROTOCOLS))]
+    assert members == ["shop.types:Amount.__neg__"]
+
+
 def test_status_lists_one_ledger_per_member_named_after_the_package(tmp_path: Path) -> None:
     root = _project(tmp_path, SURFACE)
     status = run_cli("status", cwd=root)
@@ -226,11 +253,16 @@ def test_a_bare_record_flag_without_ledgers_is_a_usage_error(tmp_path: Path) -> 
     assert "configures no [[ledger]]" in result.stderr
 
 
-def test_a_path_taken_as_the_ledger_name_says_so(tmp_path: Path) -> None:
+@pytest.mark.parametrize("given", ["tests", "tests/test_{}.py::test_{}"])
+def test_a_path_taken_as_the_ledger_name_says_so(tmp_path: Path, given: str) -> None:
     root = _project(tmp_path, SURFACE)
-    result = pytest_in(root, "-q", "--lockstep-record", "tests")
+    test_file = next((root / "tests").glob("test_*.py"))
+    stem = test_file.stem.removeprefix("test_")
+    wanted = given.format(stem, stem)
+    result = pytest_in(root, "-q", "--lockstep-record", wanted)
     assert result.code == 4
-    assert "'tests' is a path: a bare --lockstep-record takes the next word" in result.stderr
+    said = f"{wanted!r} is a test path: a bare --lockstep-record takes the next word"
+    assert said in result.stderr, result.stderr
     assert not (root / "lockstep").exists()
 
 

@@ -152,13 +152,17 @@ class GatesSpec(Table, frozen=True):
     exclude: list[str] = msgspec.field(
         default_factory=lambda: [
             "tests/**",
+            "test/**",
             "test_*.py",
             "**/test_*.py",
+            "*_test.py",
+            "**/*_test.py",
             "conftest.py",
             "**/conftest.py",
         ]
     )
-    """Globs taken out of ``production``: tests are not production code."""
+    """Globs taken out of ``production``: tests are not production code (pytest's default
+    ``test_*.py`` and ``*_test.py``, and the ``tests``/``test`` folders)."""
     budget: list[list[int]] = msgspec.field(default_factory=lambda: [[3, 20], [10, 10], [25, 5]])
     """``[max fan-in, max changed lines]`` rows, ascending; beyond the last row the budget is 0."""
     seam_limit: int = 1

@@ -172,6 +172,8 @@ def _decorators(node: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
 def _class_members(cls: ast.ClassDef, *, private: bool = False) -> list[str]:
     """The methods of ``cls`` its surface holds; with ``private``, also the private ones and
     ``__init__`` (dunders outside :data:`VALUE_DUNDERS` stay out)."""
+    if _is_protocol(cls):
+        return []  # a typing.Protocol's methods are stubs: nothing runs there
     names: list[str] = []
     for node in cls.body:
         if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
@@ -190,6 +192,19 @@ def _class_members(cls: ast.ClassDef, *, private: bool = False) -> list[str]:
         if name not in names:
             names.append(name)
     return names
+
+
+def _is_protocol(cls: ast.ClassDef) -> bool:
+    """Whether ``cls`` derives from ``Protocol`` (``typing``'s or ``typing_extensions``',
+    also ``Protocol[T]``): a structural type whose methods only say what to provide."""
+    for base in cls.bases:
+        if isinstance(base, ast.Subscript):
+            base = base.value
+        if (isinstance(base, ast.Name) and base.id == "Protocol") or (
+            isinstance(base, ast.Attribute) and base.attr == "Protocol"
+        ):
+            return True
+    return False
 
 
 def module_members(module: str, tree: ast.Module) -> list[Member]:

@@ -433,9 +433,17 @@ def _tests_folder(root: Path) -> str | None:
     for parent in (root, *packages):
         for name in ("tests", "test"):
             folder = parent / name
-            if folder.is_dir() and any(folder.rglob("test*.py")):
+            if folder.is_dir() and any(_test_modules(folder)):
                 return folder.relative_to(root).as_posix()
     return None
+
+
+def _test_modules(folder: Path) -> Iterator[Path]:
+    """Modules pytest collects by its default ``python_files``: ``test_*.py`` and
+    ``*_test.py`` (intervaltree's suite is ``test/*_test.py``)."""
+    for path in folder.rglob("*.py"):
+        if path.name.startswith("test") or path.name.endswith("_test.py"):
+            yield path
 
 
 def fan_in(root: Path, module: str) -> int | None:

@@ -21,8 +21,8 @@ import threading
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
-from types import CodeType, FrameType, TracebackType
-from typing import Any
+from types import CodeType, FrameType, FunctionType, TracebackType
+from typing import Any, Final
 
 from lockstep.surface import names_tests
 
@@ -82,6 +82,8 @@ class CallCounter:
             return
         self.calls[code] += 1
         caller = frame.f_back
+        if caller is not None and caller.f_code.co_name == "__get__":
+            caller = caller.f_back  # a descriptor ran it (a cached property): the read's site
         if caller is None or not self._watched(caller.f_code, caller):
             self.from_outside[code] += 1
 
@@ -120,6 +122,11 @@ def _test_code(filename: str, folder: str | None, module: object) -> bool:
     return False
 
 
+_DESCRIBED: Final = ("func", "fget", "wrapped", "function")
+"""Where a descriptor that is not ``property``'s kind keeps the function it runs (Django's
+and py-moneyed's ``cached_property``, boltons' ``cachedproperty``, Pyramid's ``reify``)."""
+
+
 def code_of(obj: object) -> CodeType | None:
     """The code object a public member runs: a function's, a method's, a property's
     getter's, through decorators that keep ``__wrapped__``."""
@@ -129,6 +136,15 @@ def code_of(obj: object) -> CodeType | None:
         obj = obj.__func__
     elif isinstance(obj, functools.cached_property):
         obj = obj.func
+    elif not callable(obj):  # a library's caching descriptor keeps its function
+        obj = next(
+            (
+                inner
+                for inner in (getattr(obj, a, None) for a in _DESCRIBED)
+                if isinstance(inner, FunctionType)
+            ),
+            obj,
+        )
     seen = 0
     while seen < 100:
         seen += 1

@@ -802,9 +802,10 @@ def _specs_for(project: Project, wanted: str, flag: str) -> list[LedgerSpec]:
         return chosen
     known = _shown([s.name for s in ledgers]) or "none configured"
     hint = ""
-    if (project.root / wanted).exists() or Path(wanted).exists():
+    path = wanted.partition("::")[0]  # a test's node id names its file first
+    if (project.root / path).exists() or Path(path).exists():
         hint = (
-            f"; {wanted!r} is a path: a bare {flag} takes the next word as a ledger name, "
+            f"; {wanted!r} is a test path: a bare {flag} takes the next word as a ledger name, "
             "so put it after the paths or write it with '=NAME'"
         )
     raise pytest.UsageError(
