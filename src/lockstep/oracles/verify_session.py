@@ -166,7 +166,7 @@ class _Server:
 
     def warm(self, argv: Sequence[str]) -> None:
         """Have the server prepare for ``argv`` and start its package's sub-server now
-        (:data:`~lockstep.oracles.verify_forks.WARM_KEY`): nothing is answered, so no
+        (:data:`WARM_KEY`): nothing is answered, so no
         reader thread starts.  A server that cannot take it is met by the first candidate."""
         request = {"id": None, "argv": list(argv), "timeout": 0, WARM_KEY: True}
         with self.lock, contextlib.suppress(OSError):
