@@ -3,6 +3,7 @@ names no code outside it; materialized iterators thaw to fresh iterators."""
 
 from __future__ import annotations
 
+import itertools
 import os
 from decimal import Decimal
 from fractions import Fraction
@@ -13,7 +14,7 @@ from hypothesis import strategies as st
 
 from lockstep import canon
 from lockstep.errors import CanonError
-from lockstep.oracles.ledger.materialize import MATERIALIZE_LIMIT, materialize
+from lockstep.oracles.ledger.materialize import MATERIALIZE_LIMIT, take_lazily
 
 
 def module_level(x: int) -> int:
@@ -60,22 +61,48 @@ def test_decoding_never_names_code_outside_the_allowed_packages(name: str) -> No
 
 
 @given(st.lists(st.one_of(st.integers(), st.text(), st.tuples(st.booleans()))))
-def test_a_materialized_iterator_round_trips_to_a_fresh_iterator(items: list[object]) -> None:
-    done = materialize((iter(items),), {"rows": (x for x in items)})
-    assert done is not None and not done.too_long
+def test_an_iterator_handed_on_freezes_the_items_taken_and_thaws_to_them(
+    items: list[object],
+) -> None:
+    done = take_lazily((iter(items),), {"rows": (x for x in items)}, canon.encode)
+    assert done is not None
     assert list(done.call_args[0]) == items and list(done.call_kwargs["rows"]) == items
-    frozen = canon.encode(list(done.frozen_args))
-    thawed = canon.decode(frozen)
-    assert list(thawed[0]) == items
+    for _, proxy in done.proxies:
+        assert not proxy.why and proxy.items == items
+        thawed = canon.decode({"$iter": proxy.frozen})
+        assert list(thawed) == items
 
 
-def test_an_endless_iterator_is_handed_on_lazily_and_not_frozen() -> None:
-    import itertools
+@given(st.lists(st.integers(), max_size=30), st.integers(0, 30))
+def test_the_original_iterator_is_advanced_only_as_far_as_the_target_takes(
+    items: list[int], taken: int
+) -> None:
+    """The caller that goes on with its iterator after the call (``consume(it, 3);
+    next(it)``) finds it where the target left it, as it would unrecorded."""
+    source = iter(items)
+    done = take_lazily((source,), {}, canon.encode)
+    assert done is not None
+    handed = list(itertools.islice(done.call_args[0], taken))
+    assert handed == items[:taken]
+    assert list(source) == items[taken:]
+    assert done.proxies[0][1].items == items[:taken]
 
-    done = materialize((itertools.count(),), {})
-    assert done is not None and "more than" in done.too_long
+
+def test_an_endless_iterator_is_taken_only_as_far_as_asked() -> None:
+    source = itertools.count()
+    done = take_lazily((source,), {}, canon.encode)
+    assert done is not None
+    assert list(itertools.islice(done.call_args[0], 4)) == [0, 1, 2, 3]
+    assert next(source) == 4
+    assert not done.proxies[0][1].why
+
+
+def test_more_items_than_the_limit_are_all_handed_on_and_not_frozen() -> None:
+    done = take_lazily((itertools.count(),), {}, canon.encode)
+    assert done is not None
     taken = list(itertools.islice(done.call_args[0], MATERIALIZE_LIMIT + 5))
     assert taken == list(range(MATERIALIZE_LIMIT + 5))
+    assert "more than" in done.proxies[0][1].why
 
 
 def test_an_iterator_that_raises_hands_on_its_items_then_the_error() -> None:
@@ -83,12 +110,21 @@ def test_an_iterator_that_raises_hands_on_its_items_then_the_error() -> None:
         yield 1
         raise KeyError("gone")
 
-    done = materialize((broken(),), {})
-    assert done is not None and "raised KeyError" in done.too_long
+    done = take_lazily((broken(),), {}, canon.encode)
+    assert done is not None
     it = done.call_args[0]
     assert next(it) == 1
     with pytest.raises(KeyError):
         next(it)
+    assert "raised KeyError" in done.proxies[0][1].why
+
+
+def test_an_item_that_does_not_freeze_is_still_handed_on() -> None:
+    lock = __import__("threading").Lock()
+    done = take_lazily((iter([1, lock, 3]),), {}, canon.encode)
+    assert done is not None
+    assert list(done.call_args[0]) == [1, lock, 3]
+    assert done.proxies[0][1].why.startswith("args[0][1]: ")
 
 
 def test_a_file_or_user_iterator_is_left_alone(tmp_path: object) -> None:
@@ -99,4 +135,4 @@ def test_a_file_or_user_iterator_is_left_alone(tmp_path: object) -> None:
         def __next__(self) -> int:
             raise StopIteration
 
-    assert materialize((Mine(),), {}) is None
+    assert take_lazily((Mine(),), {}, canon.encode) is None

@@ -66,22 +66,42 @@ _PURE_STDLIB: Final = frozenset({"decimal:Decimal", "fractions:Fraction"})
 ``converter=Decimal``): making a number from text runs nothing else."""
 
 
+class IterPastRecorded(BaseException):
+    """A replayed call asked an iterator argument for more items than the recorded call
+    took from it, where the recorded call never found its end: what those items would have
+    been is not known.  A ``BaseException``, so the target's own ``except Exception`` does
+    not take it for the iterator's error; replay reports it as the case's drift."""
+
+    def __init__(self, taken: int) -> None:
+        super().__init__(taken)
+        self.taken = taken
+
+
 class IterItems:
     """An iterator over items materialized before the call: what a target is handed for an
     iterator argument, at record and at replay alike.  It freezes as ``{"$iter": [...]}``
-    with all its items however far it was consumed, so it thaws and freezes alike."""
+    with all its items however far it was consumed, so it thaws and freezes alike; one the
+    recorded call took items from without reaching its end (``open``) freezes as
+    ``{"$iter": {"items": [...], "end": "open"}}`` and, asked for more, raises
+    :class:`IterPastRecorded`."""
 
-    __slots__ = ("_rest", "items")
+    __slots__ = ("_rest", "items", "open")
 
-    def __init__(self, items: list[Any]) -> None:
+    def __init__(self, items: list[Any], open: bool = False) -> None:
         self.items = items
         self._rest = iter(items)
+        self.open = open
 
     def __iter__(self) -> IterItems:
         return self
 
     def __next__(self) -> Any:
-        return next(self._rest)
+        try:
+            return next(self._rest)
+        except StopIteration:
+            if self.open:
+                raise IterPastRecorded(len(self.items)) from None
+            raise
 
     def __repr__(self) -> str:
         return f"<iterator over {len(self.items)} materialized item(s)>"
@@ -292,8 +312,9 @@ ITER_ENDS: Final = ("exhausted", "raised", "open")
 
 
 def _dec_iter(payload: Any, path: str, depth: int) -> Any:
-    if type(payload) is dict:  # an iterator result: {"items": [...], "end": ..., ...}
-        return IterItems(decode_items(_iter_result_items(payload, path, depth), path, depth + 3))
+    if type(payload) is dict:  # an iterator result, or an argument left open: {"items": ...}
+        items = decode_items(_iter_result_items(payload, path, depth), path, depth + 3)
+        return IterItems(items, open=payload["end"] == "open")
     items = list_payload("$iter", payload, path, depth)
     return IterItems(decode_items(items, path, depth + 2))
 

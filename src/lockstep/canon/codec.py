@@ -157,7 +157,7 @@ from lockstep.canon import sentinels as _sentinels  # noqa: F401 -- adds $sentin
 from lockstep.canon import sorted_containers as _sorted_containers  # noqa: F401 -- adds $sorted
 from lockstep.canon import time_tuples as _time_tuples  # noqa: F401 -- $struct_time
 from lockstep.canon._core import JSON, MAX_DEPTH, MAX_INT_DIGITS, qualified_name
-from lockstep.canon.callables import IterItems, allow_callables_from
+from lockstep.canon.callables import IterItems, IterPastRecorded, allow_callables_from
 from lockstep.canon.decoding import TAG_DECODERS, decode, loads, loads_json
 from lockstep.canon.encoding import (
     canonical_json,
@@ -199,6 +199,7 @@ __all__ = [
     "Extension",
     "FrozenException",
     "IterItems",
+    "IterPastRecorded",
     "allow_callables_from",
     "allow_classes_matching",
     "allow_imports_of",

@@ -203,6 +203,9 @@ class Encoder:
         if stdlib is not None:
             return stdlib
         if t is IterItems:
+            if v.open:  # taken from and not to its end: the form of a result left open
+                check_level(depth + 2)
+                return {"$iter": {"items": self.seq(v.items, depth + 3), "end": "open"}}
             check_level(depth + 1)
             return {"$iter": self.seq(v.items, depth + 2)}
         if t in _CALLABLE_TYPES or isinstance(v, type) or t is types.MethodType or t is object:

@@ -100,12 +100,16 @@ class _Remembered(msgspec.Struct, gc=False):
 
 
 class _Materialized(_Pending, gc=False):
-    """A call whose iterator arguments were consumed: the target gets fresh ones."""
+    """A call whose iterator arguments are handed on through proxies that keep what the
+    target takes (:mod:`.materialize`)."""
 
     call_args: tuple[Any, ...] = ()
     call_kwargs: dict[str, Any] = {}
     recorded: bool = False
     """False when the call is skipped (still called with ``call_args``)."""
+    proxies: tuple[tuple[int | str, Any], ...] = ()
+    """Each iterator argument's place and :class:`~.materialize.TakenItems`, until the
+    input is completed with the items they handed on (``TargetRecorder._taken_input``)."""
 
     def call(
         self, args: tuple[Any, ...], skip_first: bool

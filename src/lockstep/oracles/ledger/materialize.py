@@ -1,13 +1,17 @@
-"""Iterator arguments, frozen losslessly: consumed before the call, handed on as a fresh iterator.
+"""Iterator arguments, frozen as the target takes their items: handed on through a proxy.
 
 A call such as ``render(iter(rows))``, ``total(map(parse, lines))`` or
-``index(w for w in words)`` cannot be frozen as it is: an iterator's items exist only
-once, as the callee consumes them.  Skipping such calls shrinks the oracle silently (a
-branch only they reach is not guarded), so the recorder *materializes* a built-in
-iterator passed as a top-level argument: it consumes it into a list before the call,
-hands the target an iterator over the same items (:class:`lockstep.canon.IterItems`), and
-freezes the argument as ``{"$iter": [...]}``; replay hands the target the same kind of
-iterator over the thawed items.
+``index(w for w in words)`` cannot be frozen before the call: an iterator's items exist
+only once, as the callee consumes them.  Skipping such calls shrinks the oracle silently (a
+branch only they reach is not guarded), so the recorder hands the target a proxy
+(:class:`TakenItems`, an :class:`lockstep.canon.IterItems`) in place of a built-in
+iterator passed as a top-level argument: each item the target asks for is taken from the
+original iterator then, frozen at once (before the target can change it), and handed on.
+When the call's outcome is known, the argument freezes as ``{"$iter": [...]}`` of the
+items taken, or ``{"$iter": {"items": [...], "end": "open"}}`` when the target stopped
+before the iterator's end; replay hands the target an iterator over those items, and one
+left open that it is asked for more (today's code takes more than the recorded call did)
+makes the case a drift (:class:`lockstep.canon.IterPastRecorded`).
 
 The contract, and what it costs:
 
@@ -15,33 +19,36 @@ The contract, and what it costs:
   bytes, range, dict or set, ``map``, ``filter``, ``zip``, ``enumerate``, ``reversed``,
   ``itertools`` objects and generators (generator expressions and generator functions).
   A file, a database cursor or a user-defined iterator is left alone (and skipped, as
-  before): consuming it early could change what the program does.  Only top-level
-  arguments are materialized, not iterators nested inside a list or a dict.
-* **Eagerly**: the iterator runs to its end *before* the target starts.  For iterators
-  over data that is the same; a generator or ``map`` whose function has side effects
-  (prints, reads a clock) now runs them before the call instead of during it, and a
-  target that stops early (``next(it)`` once) has made the generator run to the end.
-  The target always sees the same items in the same order.
-* **Bounded**: at most :data:`MATERIALIZE_LIMIT` items.  A longer (or endless) iterator
-  is not frozen; the call is skipped (reported) and the target gets the items already
-  taken followed by the rest of the original iterator, lazily, as it would have.
-* The target sees an ``IterItems`` (a plain iterator: ``__iter__``/``__next__``) where it
-  got a generator or a ``map``: code that tests the argument's type
-  (``inspect.isgenerator``) behaves differently, under recording and replay alike --
-  consistently, so replay still compares like with like.
+  before).  Only top-level arguments, not iterators nested inside a list or a dict.
+* **As the target asks**: the original iterator is advanced exactly as far as the target
+  advances it, when it does, so the caller that keeps using it afterwards
+  (``consume(it, 3); next(it)``), an endless or slow generator (``take(4, count())``) and a
+  generator whose items have side effects behave as they do unrecorded.  An iterator a
+  target keeps and reads after it returned (a lazy result) is frozen with the items taken
+  by the time the row is noted: when the call returned, or, for an iterator result, when
+  that ended.
+* **Bounded**: at most :data:`MATERIALIZE_LIMIT` items are kept.  A target that takes more
+  still gets every item; its call is skipped (reported).  So is a call whose iterator
+  raised, or one of whose items could not be frozen.
+* The target sees an ``IterItems`` where it got a generator or a ``map``, under recording
+  and replay alike: code that tests the argument's type (``inspect.isgenerator``) behaves
+  differently from unrecorded, but consistently, so replay still compares like with like.
 * Items the target mutates in place are recorded as a mutation of the argument, as for
-  a list.
+  a list: each was frozen as it was handed on.
 """
 
 from __future__ import annotations
 
-import itertools
 import types
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, cast
 
+from lockstep import canon
+from lockstep.canon import JSON
 from lockstep.canon.codec import IterItems
+from lockstep.errors import CanonError
+from lockstep.oracles.ledger.call_state import _Materialized
 
 MATERIALIZE_LIMIT: Final = 10_000
 """Most items taken from one iterator argument; a longer one is not frozen."""
@@ -56,75 +63,183 @@ def _builtin_iterator(value: Any) -> bool:
     )
 
 
+class TakenItems(IterItems):
+    """An :class:`IterItems` taking each item from ``source`` when the target asks for it:
+    the item is kept (at most :data:`MATERIALIZE_LIMIT`) and frozen by ``freeze`` before it
+    is handed on.  What goes wrong is kept, never raised at the target: an item that would
+    not freeze, more items than the limit; an exception of ``source`` reaches the target
+    as it would have, and is kept too.  One frame per item, no generator: proxies chained
+    into each other (a remainder handed to the next call, and so on) nest as shallowly as
+    can be."""
+
+    __slots__ = ("_freeze", "_source", "_where", "ended", "frozen", "why")
+
+    live = 0
+    """Proxies not yet freed (see :data:`LIVE_MOST`)."""
+
+    def __init__(self, source: Iterator[Any], freeze: Callable[[Any], JSON], where: str) -> None:
+        super().__init__([])
+        self._source = source
+        self._freeze = freeze
+        self._where = where
+        self.frozen: list[JSON] = []
+        """Each item kept, frozen as it was handed on."""
+        self.why = ""
+        """Why the argument cannot be frozen, or ""."""
+        self.ended = False
+        """Whether the target found the iterator's end (else it froze as left open)."""
+        TakenItems.live += 1
+
+    def __del__(self) -> None:
+        TakenItems.live -= 1
+
+    def __next__(self) -> Any:
+        try:
+            item = next(self._source)
+        except StopIteration:
+            self.ended = True
+            raise
+        except Exception as e:  # the target meets it as it would have
+            self.why = self.why or f"{self._where}: the iterator raised {type(e).__name__}"
+            raise
+        if not self.why:
+            items = self.items
+            if len(items) >= MATERIALIZE_LIMIT:
+                self.why = (
+                    f"{self._where}: an iterator of more than {MATERIALIZE_LIMIT:,} items "
+                    "is not frozen"
+                )
+            else:
+                try:
+                    self.frozen.append(self._freeze(item))
+                    items.append(item)
+                except CanonError as e:
+                    self.why = f"{self._where}[{len(items)}]: {e}"
+                except Exception as e:
+                    self.why = f"{self._where}[{len(items)}]: freezing it raised {e!r}"
+        return item
+
+    def __repr__(self) -> str:
+        return f"<iterator over {len(self.items)} materialized item(s)>"
+
+
+LIVE_MOST: Final = 100
+"""Proxies alive at most before an iterator argument is handed on as it is (its call
+skipped): each one a target keeps (a lazy result reading its argument later) stays in the
+chain of whoever reads on, so a suite that hands each call the last one's remainder
+(more-itertools' nested ``before_and_after``) would nest them past the recursion limit."""
+
+
 @dataclass(frozen=True)
-class Materialized:
-    """A call's arguments with each iterator argument consumed."""
+class Taken:
+    """A call's arguments with each iterator argument handed on through a
+    :class:`TakenItems`."""
 
     call_args: tuple[Any, ...]
-    """What the target is called with: an :class:`IterItems` per iterator argument."""
+    """What the target is called with: a :class:`TakenItems` per iterator argument."""
     call_kwargs: dict[str, Any]
-    frozen_args: tuple[Any, ...]
-    """What is frozen: the same, or None for an iterator that is not frozen."""
-    frozen_kwargs: dict[str, Any]
-    too_long: str = ""
-    """Why nothing is frozen (an iterator longer than the limit), or ""."""
+    proxies: tuple[tuple[int | str, TakenItems], ...]
+    """Each proxy with its place: the position or the keyword."""
 
 
-def _take(value: Any, where: str) -> tuple[Any, Any, str]:
-    """(what the target gets, what is frozen, why not frozen)."""
-    items: list[Any] = []
-    try:
-        for item in value:
-            items.append(item)
-            if len(items) > MATERIALIZE_LIMIT:
-                return (
-                    itertools.chain(items, value),
-                    None,
-                    f"{where}: an iterator of more than {MATERIALIZE_LIMIT:,} items is not frozen",
-                )
-    except Exception as e:  # the target gets the same items, then the same exception
-        return _then_raise(items, e), None, f"{where}: the iterator raised {type(e).__name__}"
-    handed = IterItems(items)
-    return handed, handed, ""
-
-
-def _then_raise(items: list[Any], error: Exception) -> Iterator[Any]:
-    yield from items
-    raise error
-
-
-def materialize(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Materialized | None:
-    """Consume every built-in iterator among the top-level arguments; None if there is none.
-
-    Called only for a call whose arguments did not freeze, so the common call pays nothing.
-    An iterator that raises while consumed is handed on as its items then that exception.
-    """
+def take_lazily(
+    args: tuple[Any, ...], kwargs: dict[str, Any], freeze: Callable[[Any], JSON]
+) -> Taken | None:
+    """Hand every built-in iterator among the top-level arguments on through a proxy; None
+    if there is none (or too many proxies are alive: :data:`LIVE_MOST`).  Called only for a
+    call whose arguments did not freeze, so the common call pays nothing."""
     if not any(map(_builtin_iterator, args)) and not any(map(_builtin_iterator, kwargs.values())):
         return None
+    if TakenItems.live >= LIVE_MOST:
+        return None
+    proxies: list[tuple[int | str, TakenItems]] = []
     call_args: list[Any] = []
-    frozen_args: list[Any] = []
-    reasons: list[str] = []
     for i, value in enumerate(args):
         if _builtin_iterator(value):
-            given, frozen, why = _take(value, f"args[{i}]")
-            call_args.append(given)
-            frozen_args.append(frozen)
-            reasons.append(why)
-        else:
-            call_args.append(value)
-            frozen_args.append(value)
+            value = TakenItems(value, freeze, f"args[{i}]")
+            proxies.append((i, value))
+        call_args.append(value)
     call_kwargs: dict[str, Any] = {}
-    frozen_kwargs: dict[str, Any] = {}
     for name, value in kwargs.items():
         if _builtin_iterator(value):
-            call_kwargs[name], frozen_kwargs[name], why = _take(value, f"kwargs[{name!r}]")
-            reasons.append(why)
-        else:
-            call_kwargs[name] = frozen_kwargs[name] = value
-    return Materialized(
-        tuple(call_args),
-        call_kwargs,
-        tuple(frozen_args),
-        frozen_kwargs,
-        too_long=next((r for r in reasons if r), ""),
+            value = TakenItems(value, freeze, f"kwargs[{name!r}]")
+            proxies.append((name, value))
+        call_kwargs[name] = value
+    return Taken(tuple(call_args), call_kwargs, tuple(proxies))
+
+
+def taken_call(
+    index: int, args: tuple[Any, ...], kwargs: dict[str, Any], clock: dict[str, Any] | None
+) -> tuple[_Materialized | None, str]:
+    """The pending call for arguments that did not freeze, its iterators handed on through
+    :class:`TakenItems` and its other arguments frozen now; None when no argument is an
+    iterator.  The reason is why the call cannot be recorded (it is still made with the
+    pending call's arguments), or ""."""
+    done = take_lazily(args, kwargs, canon.encode)
+    if done is None:
+        if TakenItems.live >= LIVE_MOST and any(map(_builtin_iterator, (*args, *kwargs.values()))):
+            return None, (
+                f"an iterator argument while {LIVE_MOST} others handed to recorded calls "
+                "are still being read (each call given the last one's remainder?) is not "
+                "frozen"
+            )
+        return None, ""
+    pending = _Materialized(
+        index,
+        (),
+        {},
+        None,
+        None,
+        False,
+        None,
+        b"",
+        call_args=done.call_args,
+        call_kwargs=done.call_kwargs,
+        proxies=done.proxies,
     )
+    places = {place for place, _ in done.proxies}
+    rest_args = tuple(None if i in places else v for i, v in enumerate(done.call_args))
+    rest_kwargs = {k: None if k in places else v for k, v in done.call_kwargs.items()}
+    try:
+        pending.enc_args, pending.enc_kwargs = canon.encode_call(rest_args, rest_kwargs)
+    except CanonError as e:
+        return pending, str(e)
+    pending.clock = clock
+    pending.recorded = True
+    return pending, ""
+
+
+def complete_input(
+    pending: _Materialized,
+    immutable: Callable[[Any], bool],
+    with_clock: Callable[[bytes, dict[str, Any]], bytes],
+) -> str:
+    """Complete a call's input with the items its iterator arguments handed on (each frozen
+    as it was taken), when its row is noted; the reason it cannot be, or "".  The recorder
+    says which values cannot change in place and how a clock joins the input's key."""
+    enc_args = list(cast("list[JSON]", pending.enc_args or []))
+    enc_kwargs = dict(cast("dict[str, JSON]", pending.enc_kwargs or {}))
+    args = list(pending.call_args)
+    kwargs = dict(pending.call_kwargs)
+    for place, proxy in pending.proxies:
+        if proxy.why:
+            return str(proxy.why)
+        taken: list[JSON] = list(proxy.frozen)
+        frozen: JSON = {"$iter": taken if proxy.ended else {"items": taken, "end": "open"}}
+        # what the call left of the items, frozen again for its mutations
+        handed = IterItems(proxy.items, open=not proxy.ended)
+        if isinstance(place, int):
+            enc_args[place], args[place] = frozen, handed
+        else:
+            enc_kwargs[place], kwargs[place] = frozen, handed
+    try:
+        key = canon.canonical_json([enc_args, enc_kwargs])
+    except CanonError as e:
+        return str(e)
+    if pending.clock is not None:
+        key = with_clock(key, pending.clock)
+    pending.enc_args, pending.enc_kwargs, pending.key = enc_args, enc_kwargs, key
+    pending.args, pending.kwargs = tuple(args), kwargs
+    pending.mutable = not all(map(immutable, (*pending.args, *pending.kwargs.values())))
+    pending.proxies = ()
+    return ""

@@ -328,44 +328,17 @@ class TargetRecorder:
         reason: str,
         clock: dict[str, Any] | None = None,
     ) -> _Materialized | None:
-        """Arguments that did not freeze: consume their iterators (:mod:`.materialize`).
+        """Arguments that did not freeze: their iterators are handed on through proxies
+        that freeze each item as the target takes it (:func:`.materialize.taken_call`).
+        The wrapper calls the target with the pending call's ``call_args``/``call_kwargs``,
+        whether or not the call is recorded."""
+        from lockstep.oracles.ledger.materialize import taken_call  # rare: only then
 
-        The wrapper then calls the target with the returned ``call_args``/``call_kwargs``
-        (fresh iterators over the same items), whether or not the call is recorded.
-        """
-        from lockstep.oracles.ledger.materialize import materialize  # rare: only then
-
-        done = materialize(args, kwargs)
-        if done is None:
+        pending, why = taken_call(index, args, kwargs, clock)
+        if why:
+            self._skip(why or reason)
+        elif pending is None:
             self._skip(reason)
-            return None
-        pending = _Materialized(
-            index,
-            (),
-            {},
-            None,
-            None,
-            False,
-            None,
-            b"",
-            call_args=done.call_args,
-            call_kwargs=done.call_kwargs,
-        )
-        if done.too_long:
-            self._skip(done.too_long)
-            return pending
-        try:
-            enc_args, enc_kwargs, key = _encode_call_keyed(done.frozen_args, done.frozen_kwargs)
-        except CanonError as e:
-            self._skip(str(e))
-            return pending
-        if clock is not None:
-            key = _with_clock(key, clock)
-            pending.clock = clock
-        pending.args, pending.kwargs = done.frozen_args, done.frozen_kwargs
-        pending.enc_args, pending.enc_kwargs, pending.key = enc_args, enc_kwargs, key
-        pending.mutable = not all(map(_immutable, (*pending.args, *pending.kwargs.values())))
-        pending.recorded = True
         return pending
 
     def returned(self, pending: _Pending | _Seen | _Again | _Fresh | None, result: Any) -> None:
@@ -524,6 +497,13 @@ class TargetRecorder:
             self._note_fresh(pending, ok, result, exc_type, exc_stem)
             return
         assert isinstance(pending, _Pending)
+        if type(pending) is _Materialized and pending.proxies:
+            from lockstep.oracles.ledger.materialize import complete_input
+
+            why = complete_input(pending, _immutable, _with_clock)
+            if why:
+                self._skip(why)
+                return
         mutable = pending.mutable
         try:
             mutated = self._mutations(pending, ok) if mutable else None

@@ -157,11 +157,15 @@ class Replayer:
                 ok, result, exc = self._call_at(row.clock, args, kwargs)
             except ClockUnavailable as e:
                 return Outcome(self.oracle, row.id, Status.ERROR, note=str(e))
+            except canon.IterPastRecorded as e:
+                return _took_more(self.oracle, row.id, e)
         else:
             try:
                 result = self.target(*args, **kwargs)
                 if self.loop is not None and inspect.isawaitable(result):
                     result = self.loop.run_until_complete(result)
+            except canon.IterPastRecorded as e:
+                return _took_more(self.oracle, row.id, e)
             except Exception as e:
                 ok = False
                 exc = e
@@ -413,3 +417,20 @@ def _iterated(result: Any, expected: Any, stem_length: int) -> JSON:
     if out["end"] == "open" and close is not None:
         close()
     return {"$iter": out}
+
+
+def _took_more(oracle: str, case_id: str, past: canon.IterPastRecorded) -> Outcome:
+    """The call asked an iterator argument for more items than the recorded call took:
+    a drift in what it takes from its caller (:class:`lockstep.canon.IterPastRecorded`)."""
+    return Outcome(
+        oracle,
+        case_id,
+        Status.DRIFT,
+        drifts=(
+            Drift(
+                "iterator argument",
+                f"took {past.taken} item(s) and stopped",
+                f"asked for item {past.taken + 1}",
+            ),
+        ),
+    )

@@ -1,0 +1,156 @@
+"""Iterator arguments are taken from as the target asks: the suite runs as it does unrecorded.
+
+more-itertools' suite had 12 tests fail and one hang only while recording: the recorder
+consumed each iterator argument to its end (up to 10,001 items) before the call.  A test
+that goes on with its iterator after the call (``consume(it, 3); next(it)``) found it
+empty, ``chunked``'s ``iter(partial(take, n, it), [])`` came back with one chunk, and
+``take(4, <a generator whose items get ever slower>)`` never returned.  These tests are
+those shapes, recorded under pytest, replayed, and changed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from helpers import rows_of, run_cli, run_pytest, write_files
+
+SEQ = """
+import itertools
+from functools import partial
+
+
+def take(n, iterable):
+    return list(itertools.islice(iterable, n))
+
+
+def consume(iterator, n):
+    for _ in itertools.islice(iterator, n):
+        pass
+
+
+def one(iterable):
+    it = iter(iterable)
+    first = next(it)
+    try:
+        second = next(it)
+    except StopIteration:
+        return first
+    raise ValueError(f"too many items: {first!r}, {second!r}")
+
+
+def chunked(iterable, n):
+    return iter(partial(take, n, iter(iterable)), [])
+
+
+def total(numbers):
+    return sum(numbers)
+"""
+
+TESTS = """
+import itertools
+
+import pytest
+
+from seq import chunked, consume, one, take, total
+
+
+def test_take_from_an_endless_iterator():
+    assert take(4, itertools.count()) == [0, 1, 2, 3]
+
+
+def test_the_caller_goes_on_with_its_iterator():
+    it = iter(range(10))
+    consume(it, 3)
+    assert next(it) == 3
+    assert take(2, it) == [4, 5]
+    assert list(it) == [6, 7, 8, 9]
+
+
+def test_one_of_too_many_takes_two():
+    with pytest.raises(ValueError, match="too many items: 0, 1"):
+        one(itertools.count())
+    assert one(iter(["only"])) == "only"
+
+
+def test_chunks_of_one_shared_iterator():
+    assert list(chunked("ABCDEFG", 3)) == [["A", "B", "C"], ["D", "E", "F"], ["G"]]
+
+
+def test_a_generator_runs_only_as_far_as_it_is_taken():
+    ran = []
+
+    def numbers():
+        for i in itertools.count():
+            if i > 20:
+                raise AssertionError("taken too far")
+            ran.append(i)
+            yield i
+
+    assert take(3, numbers()) == [0, 1, 2]
+    assert ran == [0, 1, 2]
+
+
+def test_a_generator_read_to_its_end():
+    assert total(x * x for x in range(4)) == 14
+"""
+
+
+@pytest.fixture
+def recorded(tmp_path: Path) -> Path:
+    root = tmp_path / "proj"
+    write_files(
+        root,
+        {
+            "seq/__init__.py": SEQ,
+            "tests/test_seq.py": TESTS,
+            "lockstep.toml": '[lockstep]\ndir = "lockstep"\n\n[[ledger]]\npackage = "seq"\n',
+        },
+    )
+    result = run_pytest(
+        "-q", "tests", "--lockstep-record", cwd=root, plugins=("lockstep.pytest.plugin",)
+    )
+    assert result.code == 0, result.output
+    assert "refused 0" in result.stdout or "refused" not in result.stdout, result.stdout
+    return root
+
+
+def test_the_suite_passes_while_recording_and_the_rows_hold_what_was_taken(
+    recorded: Path,
+) -> None:
+    def opened(*items: object) -> dict[str, object]:  # taken from, its end not reached
+        return {"$iter": {"items": list(items), "end": "open"}}
+
+    take_rows = rows_of(recorded / "lockstep/seq.take.ledger.jsonl")
+    inputs = [row.args for row in take_rows]
+    assert [4, opened(0, 1, 2, 3)] in inputs  # four of an endless count
+    assert [3, opened("A", "B", "C")] in inputs  # one chunk's worth of the shared one
+    assert [3, {"$iter": ["G"]}] in inputs  # the last chunk found the end
+    assert [3, opened(0, 1, 2)] in inputs
+    consume_rows = rows_of(recorded / "lockstep/seq.consume.ledger.jsonl")
+    assert [row.args for row in consume_rows] == [[opened(0, 1, 2), 3]]
+    one_inputs = [row.args for row in rows_of(recorded / "lockstep/seq.one.ledger.jsonl")]
+    assert [opened(0, 1)] in one_inputs and [{"$iter": ["only"]}] in one_inputs
+    total_rows = rows_of(recorded / "lockstep/seq.total.ledger.jsonl")
+    assert [row.args for row in total_rows] == [[{"$iter": [0, 1, 4, 9]}]]
+    assert run_cli("replay", cwd=recorded).code == 0
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("itertools.islice(iterable, n))", "itertools.islice(iterable, n + 1))"),
+        ("    return sum(numbers)", "    return sum(numbers) - 1"),
+        ("        return first\n", "        return second\n"),
+    ],
+)
+def test_a_changed_function_of_an_iterator_argument_is_red(
+    recorded: Path, old: str, new: str
+) -> None:
+    source = recorded / "seq/__init__.py"
+    text = source.read_text()
+    assert text.count(old) == 1
+    source.write_text(text.replace(old, new))
+    red = run_cli("replay", cwd=recorded)
+    assert red.code == 1, red.output
