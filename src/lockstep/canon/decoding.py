@@ -401,7 +401,13 @@ def _dec_dataclass(payload: Any, path: str, depth: int) -> Any:
 
 
 def _dec_namedtuple(payload: Any, path: str, depth: int) -> Any:
-    name, items = list_payload("$namedtuple", payload, path, depth, "[type name, items]")
+    """``[type name, items]``, or ``[type name, items, attributes]`` for one that also holds
+    attributes in its ``__dict__``."""
+    if type(payload) is list and len(payload) == 3:
+        name, items, attrs = payload
+    else:
+        name, items = list_payload("$namedtuple", payload, path, depth, "[type name, items]")
+        attrs = None
     cls = _resolve("$namedtuple", str_payload("$namedtuple", name, path), path)
     items = list_payload("$namedtuple", items, path, depth + 1)
     if len(items) != len(cls._fields):
@@ -410,7 +416,19 @@ def _dec_namedtuple(payload: Any, path: str, depth: int) -> Any:
             f"({', '.join(cls._fields)}), not {len(items)}",
             path,
         )
-    return tuple.__new__(cls, decode_items(items, path, depth + 3))
+    value = tuple.__new__(cls, decode_items(items, path, depth + 3))
+    if attrs is not None:
+        held = decode_at(attrs, f"{path}.__dict__", depth + 2)
+        namespace = getattr(value, "__dict__", None)
+        if type(held) is not dict or not held or not isinstance(namespace, dict):
+            raise CanonError(
+                f"malformed $namedtuple value: {name} holds no attributes of that form", path
+            )
+        for key in held:
+            if type(key) is not str:
+                raise CanonError(f"malformed $namedtuple value: attribute {key!r}", path)
+        namespace.update(held)
+    return value
 
 
 def _dec_ext(payload: Any, path: str, depth: int) -> Any:

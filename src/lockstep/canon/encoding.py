@@ -44,6 +44,7 @@ from lockstep.canon._core import (
     check_level,
     qualified_name,
 )
+from lockstep.canon.cached_attributes import without_cached
 from lockstep.canon.callables import _CALLABLE_TYPES, IterItems, freeze_callable
 from lockstep.canon.library_classes import TOOLING, library_plain, not_plain_because, test_module
 from lockstep.canon.methods import freeze_method
@@ -252,14 +253,20 @@ class Encoder:
 
     def _namedtuple(self, v: tuple[Any, ...], t: type[Any], depth: int) -> JSON:
         """A namedtuple by its fields; one that also holds attributes (a subclass without
-        ``__slots__`` that set some) is refused: its fields alone would lose them."""
+        ``__slots__``: rfc3986's ``URIReference`` sets ``encoding`` in its ``__new__``)
+        by its fields and those attributes, less what its class caches."""
         extra = getattr(v, "__dict__", None)
         if extra:
-            shown = ", ".join(sorted(str(k) for k in extra)[:3])
-            raise Unfreezable(
-                f"cannot freeze a {qualified_name(t)}: a namedtuple that also holds "
-                f"attributes beyond its fields ({shown}) would lose them"
-            )
+            attrs = without_cached(dict(extra), t)
+            if attrs:
+                check_level(depth + 2)
+                return {
+                    "$namedtuple": [
+                        qualified_name(t),
+                        self.seq(v, depth + 3),
+                        self.child(attrs, ".__dict__", depth + 2),
+                    ]
+                }
         check_level(depth + 2)
         return {"$namedtuple": [qualified_name(t), self.seq(v, depth + 3)]}
 

@@ -318,8 +318,17 @@ def _dataclass(payload: object) -> str:
 
 
 def _namedtuple(payload: object) -> str:
-    cls, items = _list(payload, 2)
-    return f"{_class_name(cls)}({_items(_list(items))})"
+    """``Point(1, 2)``; attributes it also holds as ``name=value`` after the fields."""
+    parts = _list(payload)
+    if len(parts) not in (2, 3):
+        raise _Unreadable(payload)
+    shown = _items(_list(parts[1]))
+    if len(parts) == 3:
+        attrs = parts[2]
+        if not isinstance(attrs, dict):
+            raise _Unreadable(attrs)
+        shown += "".join(f", {k}={_render(v)}" for k, v in attrs.items())
+    return f"{_class_name(parts[0])}({shown})"
 
 
 def _obj(payload: object) -> str:
