@@ -154,3 +154,25 @@ def test_a_changed_function_of_an_iterator_argument_is_red(
     source.write_text(text.replace(old, new))
     red = run_cli("replay", cwd=recorded)
     assert red.code == 1, red.output
+
+
+@pytest.mark.slow
+def test_replay_against_a_revision_that_takes_more_names_the_difference(tmp_path: Path) -> None:
+    """``replay --against`` calls an older revision with the recorded inputs: where it
+    asks an iterator argument for more than the recorded call took, that is its outcome
+    (a difference), not a crash."""
+    from helpers import GitRepo
+
+    repo = GitRepo(tmp_path / "repo")
+    more = SEQ.replace("itertools.islice(iterable, n))", "itertools.islice(iterable, n + 1))")
+    config = '[[ledger]]\nname = "take"\ntarget = "seq:take"\ndriver = "drive:main"\n'
+    driver = "import itertools\n\nfrom seq import take\n\n\ndef main():\n"
+    driver += "    take(2, itertools.count())\n"
+    repo.commit("takes one more", {"seq/__init__.py": more, "drive.py": driver})
+    repo.commit("takes n", {"seq/__init__.py": SEQ, "lockstep.toml": config})
+    record = run_cli("record", "take", cwd=repo.root)
+    assert record.code == 0, record.output
+    repo.commit("freeze")
+    result = run_cli("replay", "--against", "HEAD~2", "--generate", "0", cwd=repo.root)
+    assert result.code == 1, result.output
+    assert "IterPastRecorded" in result.stdout, result.stdout
