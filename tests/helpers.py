@@ -250,6 +250,24 @@ def write_files(root: Path, files: dict[str, str | bytes]) -> None:
             path.write_text(textwrap.dedent(content).lstrip("\n"), encoding="utf-8")
 
 
+@contextlib.contextmanager
+def project_module(root: Path, name: str, source: str) -> Iterator[ModuleType]:
+    """Module ``name`` written under ``root`` and imported from there for the block, its
+    classes the project's own (they freeze by structure); gone from ``sys.modules`` and
+    ``sys.path`` after."""
+    from lockstep.canon.callables import callables_from
+
+    write_files(root, {f"{name}.py": source})
+    sys.path.insert(0, str(root))
+    sys.modules.pop(name, None)
+    try:
+        with callables_from(name):
+            yield importlib.import_module(name)
+    finally:
+        sys.modules.pop(name, None)
+        sys.path.remove(str(root))
+
+
 def snapshot_tree(root: Path) -> dict[str, bytes]:
     """Every file under ``root`` with its bytes: to assert that nothing on disk changed."""
     return {

@@ -10,17 +10,14 @@ in the verifying interpreter, and every such row was refused.
 from __future__ import annotations
 
 import functools
-import importlib
-import sys
 import types
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from helpers import run_cli, run_pytest, write_files
+from helpers import project_module, run_cli, run_pytest, write_files
 from lockstep import canon
-from lockstep.canon.callables import callables_from
 
 MODULE = "cached_attrs_probe"
 
@@ -62,13 +59,9 @@ class Priced(Currency):
 
 
 @pytest.fixture
-def module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[types.ModuleType]:
-    write_files(tmp_path, {f"{MODULE}.py": SOURCE})
-    monkeypatch.syspath_prepend(str(tmp_path))
-    sys.modules.pop(MODULE, None)
-    with callables_from(MODULE):
-        yield importlib.import_module(MODULE)
-    sys.modules.pop(MODULE, None)
+def module(tmp_path: Path) -> Iterator[types.ModuleType]:
+    with project_module(tmp_path, MODULE, SOURCE) as module:
+        yield module
 
 
 @pytest.mark.parametrize("cls", ["Currency", "Priced"])

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import write_files
+from helpers import project_module, write_files
 from lockstep import canon
 from lockstep.canon.callables import callables_from
 
@@ -41,13 +41,9 @@ class Outer:
 
 
 @pytest.fixture
-def module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[types.ModuleType]:
-    write_files(tmp_path, {f"{MODULE}.py": SOURCE})
-    monkeypatch.syspath_prepend(str(tmp_path))
-    sys.modules.pop(MODULE, None)
-    with callables_from(MODULE):
-        yield importlib.import_module(MODULE)
-    sys.modules.pop(MODULE, None)
+def module(tmp_path: Path) -> Iterator[types.ModuleType]:
+    with project_module(tmp_path, MODULE, SOURCE) as module:
+        yield module
 
 
 def _tree(module: types.ModuleType) -> object:
