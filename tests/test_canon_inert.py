@@ -648,3 +648,22 @@ def test_a_namedtuple_holding_attributes_beyond_its_fields_freezes_with_them() -
     assert frozen["$namedtuple"][2] == {"encoding": "latin-1"}  # type: ignore[index,call-overload]
     plain = collections.namedtuple("_Reference", ["scheme", "host"])("http", "example.org")
     assert b"$namedtuple" in canon.dumps(plain)  # without attributes, the two-part form
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: iter([1, 2]),
+        lambda: iter(range(3)),
+        lambda: map(str, [1]),
+        lambda: __import__("itertools").chain([1], [2]),
+    ],
+)
+def test_an_iterator_inside_a_value_is_refused_saying_why(make: Any) -> None:
+    """more-itertools' ``peekable`` keeps its source in ``_it``: no encoder would help, so
+    the refusal says what is frozen instead of suggesting one."""
+    with pytest.raises(CanonError) as info:
+        canon.dumps({"_it": make()})
+    said = str(info.value)
+    assert "an iterator's items exist only as it is read" in said
+    assert "register_encoder" not in said

@@ -644,6 +644,12 @@ def _marker_or_refuse(v: Any, t: type[Any], depth: int) -> JSON:
             f"cannot freeze a {t.__name__}: what it yields exists only once its caller "
             "consumes it; freeze a function that consumes it (e.g. returns a list)"
         )
+    if t.__module__ in ("builtins", "itertools") and hasattr(t, "__next__"):
+        raise Unfreezable(  # an encoder would not help either: its items exist once
+            f"cannot freeze a {t.__module__}.{t.__qualname__}: an iterator's items exist "
+            "only as it is read; one passed as a call's own argument is frozen as the call "
+            "reads it, one held inside another value (an attribute, a list) is not"
+        )
     if "<locals>" in t.__qualname__:  # no encoder helps: replay cannot import it
         marker = marker_of(v, enclosing_classes(), depth) if is_marker(v) else None
         if marker is not None:  # a factory's marker a module keeps
