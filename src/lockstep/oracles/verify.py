@@ -139,6 +139,12 @@ def verifying_seed() -> int:
     return 2 if current == "1" else 1
 
 
+def child_argv(source: Sequence[str], rel: str, name: str) -> list[str]:
+    """The verifying child's arguments for oracle ``name``'s candidate in folder ``rel``
+    (``-``: read from stdin), its settings from ``source``."""
+    return [*source, "--dir", rel, name]
+
+
 def warming_argvs(project: Project, specs: Iterable[OracleSpec]) -> list[list[str]]:
     """The arguments a recording session warms its server with
     (:meth:`~lockstep.oracles.verify_session.VerifySession.warm`): one candidate's
@@ -150,7 +156,7 @@ def warming_argvs(project: Project, specs: Iterable[OracleSpec]) -> list[list[st
     for spec in specs:
         target = str(getattr(spec, "target", ""))
         top = split_target(target, where=spec.name)[0].partition(".")[0]
-        argvs.setdefault(top, ["--config", str(project.config_path), "--dir", "-", spec.name])
+        argvs.setdefault(top, child_argv(("--config", str(project.config_path)), "-", spec.name))
     return list(argvs.values())
 
 
@@ -261,7 +267,7 @@ def verify(
             return _collect(again, spec, None)
 
         if session is not None:
-            _start_other_seeds(session, seed_suspects, [*source, "--dir", rel, spec.name])
+            _start_other_seeds(session, seed_suspects, child_argv(source, rel, spec.name))
             reported = _in_session(session, spec, rel, seed, source)
         else:
             proc = started.proc if started is not None else None
@@ -448,7 +454,7 @@ def _spawn(
     import subprocess
 
     env = {**os.environ, **(extra_env or {}), **fresh_interpreter_env(seed, second_zone)}
-    argv = [sys.executable, "-m", CHILD_MODULE, *source, "--dir", rel, spec.name]
+    argv = [sys.executable, "-m", CHILD_MODULE, *child_argv(source, rel, spec.name)]
     return subprocess.Popen(
         argv,
         cwd=project.root,
@@ -480,7 +486,7 @@ def _in_session_seeds(
     second_zone: bool = False,
 ) -> list[dict[str, Verdict]]:
     """:func:`_in_session` under each of ``seeds`` at once, in their order."""
-    argv = [*source, "--dir", rel, spec.name]
+    argv = child_argv(source, rel, spec.name)
     try:
         done = session.replay_under_seeds(seeds, argv, CHILD_TIMEOUT, second_zone)
     except SessionError as e:

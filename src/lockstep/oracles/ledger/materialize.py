@@ -119,9 +119,6 @@ class TakenItems(IterItems):
                     self.why = f"{self._where}[{len(items)}]: freezing it raised {e!r}"
         return item
 
-    def __repr__(self) -> str:
-        return f"<iterator over {len(self.items)} materialized item(s)>"
-
 
 LIVE_MOST: Final = 100
 """Proxies alive at most before an iterator argument is handed on as it is (its call
@@ -146,11 +143,9 @@ def take_lazily(
     args: tuple[Any, ...], kwargs: dict[str, Any], freeze: Callable[[Any], JSON]
 ) -> Taken | None:
     """Hand every built-in iterator among the top-level arguments on through a proxy; None
-    if there is none (or too many proxies are alive: :data:`LIVE_MOST`).  Called only for a
-    call whose arguments did not freeze, so the common call pays nothing."""
+    if there is none.  Called only for a call whose arguments did not freeze, so the common
+    call pays nothing."""
     if not any(map(_builtin_iterator, args)) and not any(map(_builtin_iterator, kwargs.values())):
-        return None
-    if TakenItems.live >= LIVE_MOST:
         return None
     proxies: list[tuple[int | str, TakenItems]] = []
     call_args: list[Any] = []
@@ -175,14 +170,13 @@ def taken_call(
     :class:`TakenItems` and its other arguments frozen now; None when no argument is an
     iterator.  The reason is why the call cannot be recorded (it is still made with the
     pending call's arguments), or ""."""
+    if TakenItems.live >= LIVE_MOST and any(map(_builtin_iterator, (*args, *kwargs.values()))):
+        return None, (
+            f"an iterator argument while {LIVE_MOST} others handed to recorded calls are "
+            "still being read (each call given the last one's remainder?) is not frozen"
+        )
     done = take_lazily(args, kwargs, canon.encode)
     if done is None:
-        if TakenItems.live >= LIVE_MOST and any(map(_builtin_iterator, (*args, *kwargs.values()))):
-            return None, (
-                f"an iterator argument while {LIVE_MOST} others handed to recorded calls "
-                "are still being read (each call given the last one's remainder?) is not "
-                "frozen"
-            )
         return None, ""
     pending = _Materialized(
         index,

@@ -335,10 +335,8 @@ class TargetRecorder:
         from lockstep.oracles.ledger.materialize import taken_call  # rare: only then
 
         pending, why = taken_call(index, args, kwargs, clock)
-        if why:
+        if why or pending is None:
             self._skip(why or reason)
-        elif pending is None:
-            self._skip(reason)
         return pending
 
     def returned(self, pending: _Pending | _Seen | _Again | _Fresh | None, result: Any) -> None:
