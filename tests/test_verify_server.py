@@ -103,9 +103,11 @@ def test_the_package_is_imported_for_verification_while_the_tests_run(tmp_path: 
         "def test_zz_the_verifying_interpreter_imported_the_package():\n"
         "    log = pathlib.Path(__file__).parent.parent / 'modules.log'\n"
         "    deadline = time.monotonic() + 120\n"
-        "    while not log.exists() and time.monotonic() < deadline:\n"
+        "    def logged():  # the file is made before its line is written\n"
+        "        return log.read_text() if log.exists() else ''\n"
+        "    while 'import' not in logged() and time.monotonic() < deadline:\n"
         "        time.sleep(0.02)\n"
-        "    assert 'import' in log.read_text()\n"
+        "    assert 'import' in logged()\n"
     )
     write_files(root, {"tests/test_zz_wait.py": waits})
     logged = _recorded(root)
