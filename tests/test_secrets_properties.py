@@ -85,6 +85,16 @@ def test_the_token_anchors_were_written_from_the_installed_release() -> None:
     assert token_patterns_digest(_token_plugins()) == ANCHORED_PATTERNS
 
 
+def test_the_installed_release_is_read_from_its_source_as_its_metadata_says() -> None:
+    """The release is read from detect-secrets' ``__version__.py`` (no import of
+    ``importlib.metadata`` at a recording's end); it is the one its metadata names."""
+    from importlib.metadata import version
+
+    from lockstep.secrets.detect import _release_in_source
+
+    assert _release_in_source() == version("detect-secrets")
+
+
 def _token_patterns() -> list[re.Pattern[str]]:
     from lockstep.secrets.detect import _GATE_OF, _LEFT_OUT
 

@@ -112,3 +112,52 @@ def test_the_package_is_imported_for_verification_while_the_tests_run(tmp_path: 
     write_files(root, {"tests/test_zz_wait.py": waits})
     logged = _recorded(root)
     assert set(logged) == {"import", "call"}
+
+
+def test_re_recording_new_only_verifies_only_the_new_rows(tmp_path: Path) -> None:
+    """``--lockstep-new-only`` keeps every row the ledger already holds, so only rows of
+    new inputs are verified: a re-run that saw nothing new forks nothing and leaves the
+    ledger's file as it was; one new input is the one call replayed."""
+    root = tmp_path / "proj"
+    _recorded(root)
+    ledger = root / "lockstep" / "double.ledger.jsonl"
+    before = ledger.stat()
+    log = root / "modules.log"
+    log.unlink()
+
+    again = run_pytest(
+        "-q",
+        "tests",
+        "--lockstep-record",
+        "--lockstep-new-only",
+        cwd=root,
+        plugins=("lockstep.pytest.plugin",),
+    )
+    assert again.code == 0, again.output
+    assert "counts: added 0, replaced 0, kept 1" in again.stdout, again.stdout
+    logged = log.read_text().splitlines() if log.exists() else []
+    assert [json.loads(line)[0] for line in logged] in ([], ["import"])  # no fork called it
+    after = ledger.stat()
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+
+    write_files(
+        root,
+        {
+            "tests/test_calc.py": "from shop import calc\n\n\ndef test_double():\n"
+            "    assert calc.double(2) == 4\n    assert calc.double(5) == 10\n"
+        },
+    )
+    grown = run_pytest(
+        "-q",
+        "tests",
+        "--lockstep-record",
+        "--lockstep-new-only",
+        cwd=root,
+        plugins=("lockstep.pytest.plugin",),
+    )
+    assert grown.code == 0, grown.output
+    assert "counts: added 1, replaced 0, kept 1" in grown.stdout, grown.stdout
+    assert "verified 1 new case(s) in a fresh interpreter" in grown.stdout, grown.stdout
+    calls = [json.loads(line)[0] for line in log.read_text().splitlines()]
+    assert calls.count("call") == 1  # the one new row, replayed once
+    assert len(ledger.read_text().splitlines()) == 3  # the header and two rows

@@ -50,6 +50,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 from typing import Any, Final
 from urllib.parse import unquote_plus
 
@@ -163,13 +164,41 @@ def token_patterns_digest(plugins: Iterable[Any]) -> str:
 @lru_cache(maxsize=1)
 def _anchored() -> bool:
     """Whether the installed detect-secrets is the release :data:`TOKEN_ANCHORS` was
-    written from (read from the package's metadata: no import of it)."""
+    written from, read without importing it: from the ``__version__.py`` the import would
+    run, else from the installed distribution's metadata (``importlib.metadata`` imports
+    the ``email`` package and searches every installed distribution: tens of
+    milliseconds a recording spends at its end)."""
+    found = _release_in_source()
+    if found is not None:
+        return found == ANCHORED_RELEASE
     from importlib.metadata import PackageNotFoundError, version
 
     try:
         return version("detect-secrets") == ANCHORED_RELEASE
     except PackageNotFoundError:
         return False
+
+
+_VERSION_LINE: Final = re.compile(r"""^VERSION\s*=\s*['"]([^'"]+)['"]\s*$""", re.MULTILINE)
+
+
+def _release_in_source() -> str | None:
+    """The ``VERSION`` detect-secrets' own ``__version__.py`` states, or None when it is
+    not found so (not installed, or laid out otherwise)."""
+    from importlib.util import find_spec
+
+    try:
+        spec = find_spec("detect_secrets")
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.origin or not spec.origin.endswith("__init__.py"):
+        return None
+    try:
+        text = Path(spec.origin).with_name("__version__.py").read_text("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    found = _VERSION_LINE.search(text)
+    return found.group(1) if found else None
 
 
 def read_release() -> None:

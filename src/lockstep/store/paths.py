@@ -32,15 +32,25 @@ def display_path(path: Path, root: Path | None = None) -> str:
     """A path as the user should read it: relative to ``root`` (or the cwd) when inside it.
     Its folders are resolved, not the file itself: a file that is a link is named where
     it is, not where it points."""
+    return _displayed(str(path), None if root is None else str(root), os.getcwd())
+
+
+@lru_cache(maxsize=1024)
+def _displayed(path_text: str, root_text: str | None, cwd: str) -> str:
+    """:func:`display_path`, remembered: every reader of a file names it so for its
+    errors before it reads a line (a recording's end reads each ledger several times),
+    and resolving three paths costs a dozen system calls.  Only what is shown depends
+    on it; a link made later inside a folder already shown is not followed here."""
+    path = Path(path_text)
     resolved = path.parent.resolve() / path.name if path.name not in ("", "..") else path.resolve()
-    for base in (root, Path.cwd()):
+    for base in (root_text, cwd):
         if base is None:
             continue
         try:
-            return str(resolved.relative_to(base.resolve()))
+            return str(resolved.relative_to(Path(base).resolve()))
         except ValueError:
             continue
-    return str(path)
+    return path_text
 
 
 def _relative_to_cwd(path: Path) -> str:

@@ -261,8 +261,10 @@ def record_rows(
             head = (recorded.fn, recorded.signature, recorded.stem_length)
         if isinstance(rows, RowFile) or (recorded is not None and recorded.rows > SPILL_AT):
             write_rows(path, *head, RowFile.from_rows(merged))
-        else:  # small enough to hold: no scratch file
-            write_rows(path, *head, list(merged))
+            return
+        kept = list(merged)  # small enough to hold: no scratch file
+        if not _as_on_disk(recorded, mode, report):
+            write_rows(path, *head, kept)
 
     hooks: StreamHooks[LedgerHeader, LedgerRow] = StreamHooks(
         read=lambda: _checked_header(path),
@@ -279,6 +281,17 @@ def record_rows(
         unfrozen_dropped=True,
     )
     return record(report.oracle, path, root, mode, MODE_WORDS, hooks, only=only, report=report)
+
+
+def _as_on_disk(recorded: LedgerHeader | None, mode: RecordMode, report: RecordReport) -> bool:
+    """Whether the merge kept the ledger on disk row for row: ``--new-only`` or ``--trim``
+    (both keep its header and its rows as they are) adding, replacing and trimming
+    nothing.  Writing it again would give the same bytes, so it is left as it is."""
+    return (
+        recorded is not None
+        and mode in (RecordMode.NEW_ONLY, RecordMode.TRIM)
+        and not (report.added or report.replaced or report.trimmed)
+    )
 
 
 def _same_outcome(old: LedgerRow, row: LedgerRow) -> bool:

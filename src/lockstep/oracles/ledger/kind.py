@@ -73,7 +73,7 @@ from lockstep.oracles.ledger.secret_rows import without_secrets
 from lockstep.oracles.ledger.spec import LedgerSpec
 from lockstep.oracles.ledger.spool import RowFile
 from lockstep.oracles.ledger.transient_paths import without_transient_paths
-from lockstep.oracles.lifecycle import check_record_mode
+from lockstep.oracles.lifecycle import check_record_mode, new_ids
 from lockstep.oracles.stale import Mismatch, mismatches, stale_outcome
 from lockstep.oracles.status import file_status
 from lockstep.oracles.verify import Prestarted, prestarted, verify
@@ -205,9 +205,38 @@ def write_recording(
     lasting = without_transient_paths(recording.rows, report, transient)
     lasting = refused_where(lasting, report, _under_another_recursion_limit(recording))
     secret_free = without_secrets(policy_for(project), lasting, report, signature)
-    rows = _reproducible(project, spec, recording, secret_free, signature, report, started)
+    checked = _not_kept_as_recorded(path, mode, secret_free)
+    rows = _reproducible(
+        project, spec, recording, checked, signature, report, started, within=secret_free
+    )
     stem_length = project.config.lockstep.stem_length
     return record_rows(report, project.root, recording.fn, rows, signature, stem_length, only)
+
+
+def _not_kept_as_recorded(
+    path: Path, mode: RecordMode, rows: Mapping[str, LedgerRow]
+) -> Mapping[str, LedgerRow]:
+    """The rows to verify: under ``--new-only``, those whose ids the ledger does not hold.
+
+    The ledger keeps its own row for every other id whatever the call gives now (a row
+    that now differs gets only its note), so verifying those would keep or refuse
+    nothing: re-recording a suite over its ledgers forks only for what is new.  Every row
+    in every other mode; a ledger that cannot be read is left for the merge to report.
+    The ledger's ids are walked beside the rows' (both sorted), never held.
+    """
+    if mode is not RecordMode.NEW_ONLY or not rows:
+        return rows
+    try:
+        recorded = (row.id for _, row in iter_rows(path, read_header(path)))
+        new = new_ids(iter(rows) if isinstance(rows, RowFile) else sorted(rows), recorded)
+    except (OSError, LockstepError):
+        return rows
+    if len(new) == len(rows):
+        return rows
+    if isinstance(rows, RowFile):
+        wanted = set(new)
+        return RowFile.from_lines((rid, line) for rid, line in rows.lines() if rid in wanted)
+    return {rid: rows[rid] for rid in new}
 
 
 def _under_another_recursion_limit(
@@ -238,13 +267,18 @@ def _reproducible(
     signature: list[Param],
     report: RecordReport,
     started: Prestarted | None = None,
+    within: Mapping[str, LedgerRow] | None = None,
 ) -> Mapping[str, LedgerRow]:
-    """The recorded rows that replay green in a fresh interpreter with another hash seed.
+    """The recorded rows that replay green in a fresh interpreter with another hash seed
+    (``within``: the rows ``rows`` were taken from; all of them but those refused).
 
     Rows that owe their outcome to the recording's context (a patched collaborator, a
     registry a test filled, a frozen clock, set order under one hash seed) are refused
     here, with what differed, instead of making the next replay red.
     """
+    kept = rows if within is None else within
+    if not rows:  # nothing to verify: no candidate folder, no fork
+        return kept
 
     def candidate(folder: Path) -> Collection[str]:
         write_rows(
@@ -285,11 +319,11 @@ def _reproducible(
             )
         )
     if not failed:
-        return rows
+        return kept
     dropped = {v.case_id for v in failed}
-    if isinstance(rows, RowFile):
-        return rows.without(dropped)
-    return {rid: row for rid, row in rows.items() if rid not in dropped}
+    if isinstance(kept, RowFile):
+        return kept.without(dropped)
+    return {rid: row for rid, row in kept.items() if rid not in dropped}
 
 
 _SET_TAGS: Final = (b'"$set"', b'"$frozenset"')
