@@ -136,3 +136,100 @@ def test_a_file_or_user_iterator_is_left_alone(tmp_path: object) -> None:
             raise StopIteration
 
     assert take_lazily((Mine(),), {}, canon.encode) is None
+
+
+# ---------------------------------------------------------------- $calls: callable arguments
+
+_ANSWERS = st.lists(
+    st.tuples(st.one_of(st.integers(), st.text(max_size=5)), st.one_of(st.booleans(), st.text())),
+    max_size=12,
+)
+
+
+@given(_ANSWERS)
+def test_a_callable_handed_on_freezes_its_calls_and_thaws_to_their_answers(
+    pairs: list[tuple[object, object]],
+) -> None:
+    """Each call the target makes reaches the original, is frozen with its answer, and the
+    thawed callable answers the same questions alike (and freezes to the same calls)."""
+    answers = dict(pairs)
+    done = take_lazily((lambda k: answers[k],), {}, canon.encode)
+    assert done is not None
+    taped = done.call_args[0]
+    asked = list(answers)
+    assert [taped(k) for k in asked] == [answers[k] for k in asked]
+    (_, proxy), *_ = done.proxies
+    frozen = {"$calls": proxy.frozen}
+    thawed = canon.decode(frozen)
+    assert canon.encode(thawed) == frozen
+    assert [thawed(k) for k in asked] == [answers[k] for k in asked]
+    with pytest.raises(canon.CallsPastRecorded, match="called"):
+        thawed(asked[0] if asked else 0)  # once more than recorded
+
+
+@given(st.lists(st.integers(), min_size=1, max_size=8), st.integers())
+def test_a_thawed_callable_asked_otherwise_says_which_call_and_what(
+    asked: list[int], other: int
+) -> None:
+    calls = [{"args": [k], "returned": k * 2} for k in asked]
+    thawed = canon.decode([{"$calls": calls}], path="args")[0]
+    for k in asked[:-1]:
+        assert thawed(k) == k * 2
+    if other == asked[-1]:
+        assert thawed(other) == other * 2
+        return
+    with pytest.raises(canon.CallsPastRecorded) as caught:
+        thawed(other)
+    assert caught.value.drift() == (
+        "callable argument args[0]",
+        f"call {len(asked)} with ({asked[-1]})",
+        f"call {len(asked)} with ({other})",
+    )
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        {},
+        [1],
+        [{"args": [1]}],
+        [{"args": 1, "returned": 1}],
+        [{"args": [], "kwargs": [], "returned": 1}],
+        [{"args": [], "returned": 1, "extra": 2}],
+        [{"args": [], "raised": ["SystemExit", []]}],  # not an Exception: never raised
+        [{"args": [], "raised": ["os.system", []]}],
+        [{"args": [], "raised": ["ValueError", "x"]}],
+        [{"args": [], "returned": {"$fn": "os:system"}}],
+    ],
+)
+def test_a_malformed_calls_value_is_refused_when_thawed(payload: object) -> None:
+    with pytest.raises(CanonError):
+        canon.decode({"$calls": payload})
+
+
+def test_a_recorded_builtin_exception_is_raised_again_with_its_arguments() -> None:
+    def convert(text: str) -> int:
+        return int(text)
+
+    done = take_lazily((convert,), {}, canon.encode)
+    assert done is not None
+    taped = done.call_args[0]
+    with pytest.raises(ValueError) as original:
+        taped("x")
+    thawed = canon.decode({"$calls": done.proxies[0][1].frozen})
+    with pytest.raises(ValueError) as again:
+        thawed("x")
+    assert again.value.args == original.value.args
+
+
+def test_a_callable_proxy_compares_hashes_and_answers_as_the_original() -> None:
+    def handler(x: int) -> int:
+        return x + 1
+
+    done = take_lazily((handler,), {}, canon.encode)
+    assert done is not None
+    taped = done.call_args[0]
+    assert taped == handler and hash(taped) == hash(handler)
+    assert {handler: 1}[taped] == 1
+    assert taped.__name__ == "handler" and taped.__wrapped__ is handler
+    assert taped(1) == 2

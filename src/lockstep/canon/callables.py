@@ -66,15 +66,31 @@ _PURE_STDLIB: Final = frozenset({"decimal:Decimal", "fractions:Fraction"})
 ``converter=Decimal``): making a number from text runs nothing else."""
 
 
-class IterPastRecorded(BaseException):
+class PastRecorded(BaseException):
+    """A replayed call asked an argument recorded as it was used (an iterator's items, a
+    callable's answers) for what the recorded call never asked: what it would have given is
+    not known.  A ``BaseException``, so the target's own ``except Exception`` does not take
+    it for the argument's error; replay reports it as the case's drift (:meth:`drift`)."""
+
+    def drift(self) -> tuple[str, str, str]:
+        """What drifted, what the recorded call did, and what this one did."""
+        raise NotImplementedError
+
+
+class IterPastRecorded(PastRecorded):
     """A replayed call asked an iterator argument for more items than the recorded call
-    took from it, where the recorded call never found its end: what those items would have
-    been is not known.  A ``BaseException``, so the target's own ``except Exception`` does
-    not take it for the iterator's error; replay reports it as the case's drift."""
+    took from it, where the recorded call never found its end."""
 
     def __init__(self, taken: int) -> None:
         super().__init__(taken)
         self.taken = taken
+
+    def drift(self) -> tuple[str, str, str]:
+        return (
+            "iterator argument",
+            f"took {self.taken} item(s) and stopped",
+            f"asked for item {self.taken + 1}",
+        )
 
 
 class IterItems:

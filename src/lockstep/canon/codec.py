@@ -157,7 +157,13 @@ from lockstep.canon import sentinels as _sentinels  # noqa: F401 -- adds $sentin
 from lockstep.canon import sorted_containers as _sorted_containers  # noqa: F401 -- adds $sorted
 from lockstep.canon import time_tuples as _time_tuples  # noqa: F401 -- $struct_time
 from lockstep.canon._core import JSON, MAX_DEPTH, MAX_INT_DIGITS, qualified_name
-from lockstep.canon.callables import IterItems, IterPastRecorded, allow_callables_from
+from lockstep.canon.callables import (
+    IterItems,
+    IterPastRecorded,
+    PastRecorded,
+    allow_callables_from,
+)
+from lockstep.canon.callbacks import CalledBack, CallsPastRecorded  # adds $calls
 from lockstep.canon.decoding import TAG_DECODERS, decode, loads, loads_json
 from lockstep.canon.encoding import (
     canonical_json,
@@ -196,10 +202,13 @@ __all__ = [
     "LEAF_ENCODERS",
     "MAX_DEPTH",
     "MAX_INT_DIGITS",
+    "CalledBack",
+    "CallsPastRecorded",
     "Extension",
     "FrozenException",
     "IterItems",
     "IterPastRecorded",
+    "PastRecorded",
     "allow_callables_from",
     "allow_classes_matching",
     "allow_imports_of",

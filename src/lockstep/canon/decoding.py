@@ -559,6 +559,11 @@ def decode_at(obj: Any, path: str, depth: int) -> Any:
     return {k: decode_at(v, f"{path}{_key_segment(k)}", depth + 1) for k, v in obj.items()}
 
 
+PATH_TAGS: set[str] = set()
+"""Tags whose thawed value keeps the place it was thawed at (``$calls``: the argument a
+drift names), so the fast path, which keeps no places, leaves them to the slow one."""
+
+
 def _fast_decoder() -> Callable[[Any, int], Any]:  # noqa: C901 -- one flat dispatch, as in the encoder
     """The hot path of :func:`decode`: plain JSON, tuples and bytes without path bookkeeping.
 
@@ -574,7 +579,7 @@ def _fast_decoder() -> Callable[[Any, int], Any]:  # noqa: C901 -- one flat disp
     b64encode = binascii.b2a_base64
     limit = MAX_DEPTH
 
-    def dec(obj: Any, d: int) -> Any:
+    def dec(obj: Any, d: int) -> Any:  # noqa: C901 -- the flat dispatch above
         t = type(obj)
         if t in plain:
             return obj
@@ -597,6 +602,8 @@ def _fast_decoder() -> Callable[[Any, int], Any]:  # noqa: C901 -- one flat disp
                     if b64encode(data, newline=False) != payload.encode("ascii"):
                         raise _TooDeep  # not canonical: the slow path says so
                     return data
+                if key in PATH_TAGS:
+                    raise _TooDeep  # its value keeps its place: the slow path knows it
                 return tags[key](payload, "value", d)
         for key in obj:
             if type(key) is not str or key[:1] == "$":

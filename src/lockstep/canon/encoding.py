@@ -117,6 +117,10 @@ the levels of the containers it makes itself with :func:`~lockstep.canon._core.c
 (a tag object around an array at ``depth``: ``check_level(depth + 1)``), as decoding
 refuses anything deeper than :data:`MAX_DEPTH`."""
 
+AS_USED: dict[type, Callable[[Any, int], JSON]] = {}
+"""Types of an argument recorded as the target used it, by what freezes one at a level:
+a callable's calls (:class:`~lockstep.canon.callbacks.CalledBack`, which adds itself)."""
+
 FALLBACK_ENCODERS: list[FallbackEncoder] = []
 """Tried in order for a value that no built-in rule, registered encoder or builtin base type
 freezes, before it is refused: where a module of this package adds a tag family."""
@@ -184,6 +188,15 @@ class Encoder:
             ) from None
         return {"$ext": [ext.name, self.child(inner, "", depth + 2)]}
 
+    def _as_used(self, v: IterItems, depth: int) -> JSON:
+        """An iterator argument recorded as the target used it: its items, however many
+        were taken since."""
+        if v.open:  # taken from and not to its end: the form of a result left open
+            check_level(depth + 2)
+            return {"$iter": {"items": self.seq(v.items, depth + 3), "end": "open"}}
+        check_level(depth + 1)
+        return {"$iter": self.seq(v.items, depth + 2)}
+
     def _rare(self, v: Any, t: type[Any], depth: int) -> JSON:
         """Types outside the hot path: user classes, the standard library, builtin subclasses."""
         if t in _NODE_NAMES:  # another library's plain class met before: a graph's node
@@ -204,11 +217,10 @@ class Encoder:
         if stdlib is not None:
             return stdlib
         if t is IterItems:
-            if v.open:  # taken from and not to its end: the form of a result left open
-                check_level(depth + 2)
-                return {"$iter": {"items": self.seq(v.items, depth + 3), "end": "open"}}
-            check_level(depth + 1)
-            return {"$iter": self.seq(v.items, depth + 2)}
+            return self._as_used(v, depth)
+        as_used = AS_USED.get(t)
+        if as_used is not None:
+            return as_used(v, depth)
         if t in _CALLABLE_TYPES or isinstance(v, type) or t is types.MethodType or t is object:
             return self._code(v, t, depth)
         for ext in _EXT_BY_TYPE.values():

@@ -438,6 +438,7 @@ _TAGS: Final[dict[str, Callable[[object], str]]] = {
     "$ext": _ext,
     "$fn": lambda p: _class_name(p),
     "$iter": lambda p: _iter_result(p) if isinstance(p, dict) else f"iter([{_items(_list(p))}])",
+    "$calls": lambda p: f"<a callable called {len(_list(p))} time(s)>",
     "$obj": _obj,
     "$slice": lambda p: f"slice({_items(_list(p, 3))})",
     "$range": lambda p: f"range({_items(_list(p, 3))})",

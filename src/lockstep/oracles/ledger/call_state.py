@@ -7,6 +7,7 @@ built on every call, they cost a fraction of a dataclass's ``__init__``.
 
 from __future__ import annotations
 
+import sys
 from typing import Any, TypeAlias
 
 import msgspec
@@ -100,19 +101,30 @@ class _Remembered(msgspec.Struct, gc=False):
 
 
 class _Materialized(_Pending, gc=False):
-    """A call whose iterator arguments are handed on through proxies that keep what the
-    target takes (:mod:`.materialize`)."""
+    """A call whose iterator and callable arguments are handed on through proxies that keep
+    what the target takes of them (:mod:`.materialize`)."""
 
     call_args: tuple[Any, ...] = ()
     call_kwargs: dict[str, Any] = {}
     recorded: bool = False
     """False when the call is skipped (still called with ``call_args``)."""
     proxies: tuple[tuple[int | str, Any], ...] = ()
-    """Each iterator argument's place and :class:`~.materialize.TakenItems`, until the
-    input is completed with the items they handed on (``TargetRecorder._taken_input``)."""
+    """Each iterator or callable argument's place and proxy
+    (:class:`~.materialize.TakenItems`, :class:`~.materialize.TapedCalls`), until the input
+    is completed with what they handed on (:func:`~.materialize.complete_input`)."""
 
     def call(
         self, args: tuple[Any, ...], skip_first: bool
     ) -> tuple[tuple[Any, ...], dict[str, Any]]:
         """The arguments to call the target with (``self`` kept when it was skipped)."""
         return ((args[0], *self.call_args) if skip_first else self.call_args), self.call_kwargs
+
+    def count_references(self) -> None:
+        """Count each callable argument's references now, just before the target is called
+        with :meth:`call`'s arguments (the caller holds them): one more once it returned
+        means the target kept it (:func:`.materialize.kept_callables` counts alike, through
+        the proxy class's ``watched``)."""
+        for _, proxy in self.proxies:
+            watched = getattr(type(proxy), "watched", None)
+            if watched is not None:
+                proxy.refs = sys.getrefcount(watched(proxy))

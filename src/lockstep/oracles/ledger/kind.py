@@ -151,7 +151,7 @@ def _call_again(project: Project, spec: LedgerSpec, rows: list[LedgerRow]) -> No
                 from lockstep.oracles.ledger.mining import awaited
 
                 asyncio.run(awaited(result))
-        except (Exception, canon.IterPastRecorded):  # the row's outcome: the recorder froze it
+        except (Exception, canon.PastRecorded):  # the row's outcome: the recorder froze it
             continue
 
 

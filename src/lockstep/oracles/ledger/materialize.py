@@ -35,10 +35,29 @@ The contract, and what it costs:
   differently from unrecorded, but consistently, so replay still compares like with like.
 * Items the target mutates in place are recorded as a mutation of the argument, as for
   a list: each was frozen as it was handed on.
+
+**Callable arguments** that do not freeze by name (a lambda, a closure, a test's local
+function, a bound method, a ``functools.partial`` of one) are handed on the same way
+(:class:`TapedCalls`): each call the target makes calls the original, and its arguments
+and answer are kept, frozen, so the argument freezes as ``{"$calls": [...]}``
+(:mod:`lockstep.canon.callbacks`) and replay answers the same questions with the same
+answers.  At most :data:`CALLS_LIMIT` calls are kept; a callable that raised other than a
+builtin exception, or whose arguments or answer do not freeze, leaves its call skipped.
+A target that *keeps* the callable (a registry, a decorator returning it, a closure it
+returns) must get the very function, as unrecorded, or a suite's ``registry["h"] is
+handler`` fails: so the first call of each target given such a callable hands it on as it
+is (:class:`Probe`, the call skipped) and counts its references before and after.  A
+target that kept it gets every later callable as it is; one that did not gets the proxy.
+A proxy kept all the same (a target that keeps only some) is seen the same way: that call
+is skipped, and the proxy passes calls on from then on, keeping none.  The proxy compares
+and hashes as the original and answers its attributes, so a registry keyed by it still
+finds it.
 """
 
 from __future__ import annotations
 
+import functools
+import sys
 import types
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -46,6 +65,7 @@ from typing import Any, Final, cast
 
 from lockstep import canon
 from lockstep.canon import JSON
+from lockstep.canon.callbacks import CalledBack, builtin_exception
 from lockstep.canon.codec import IterItems
 from lockstep.errors import CanonError
 from lockstep.oracles.ledger.call_state import _Materialized
@@ -120,6 +140,186 @@ class TakenItems(IterItems):
         return item
 
 
+CALLS_LIMIT: Final = 1_000
+"""Most calls kept of one callable argument; a call that makes more is not recorded."""
+
+_TAPED_TYPES: Final = frozenset({types.FunctionType, types.MethodType, functools.partial})
+
+
+def _taped_callable(value: Any) -> bool:
+    """A function of the caller's (not a class, not a builtin) that does not freeze by its
+    name (``$fn``, ``$partial``, ``$method``), to be handed on through a
+    :class:`TapedCalls`."""
+    if type(value) not in _TAPED_TYPES:
+        return False
+    try:
+        canon.encode(value)
+    except CanonError:
+        return True
+    return False
+
+
+class TapedCalls:
+    """A callable argument handed on: each call calls ``original`` and keeps its arguments
+    and answer, frozen (at most :data:`CALLS_LIMIT`), until :meth:`close`.  What goes wrong
+    is kept, never raised at the target: the target gets what ``original`` gives or raises.
+    It compares, hashes, binds and answers attributes as ``original`` does."""
+
+    __slots__ = ("__weakref__", "_where", "closed", "frozen", "original", "refs", "why")
+
+    def __init__(self, original: Callable[..., Any], where: str) -> None:
+        self.original = original
+        self._where = where
+        self.frozen: list[dict[str, JSON]] = []
+        """Each call kept: its arguments and its answer, frozen."""
+        self.why = ""
+        """Why the argument cannot be frozen, or ""."""
+        self.closed = False
+        """Whether calls are only passed on now (its call noted, or kept by the target)."""
+        self.refs = 0
+        """References to it when the target was called (see :func:`kept_callables`)."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self.closed or self.why:
+            return self.original(*args, **kwargs)
+        where = f"{self._where} call {len(self.frozen) + 1}"
+        if len(self.frozen) >= CALLS_LIMIT:
+            self.why = (
+                f"{self._where}: a callable called more than {CALLS_LIMIT:,} times is not frozen"
+            )
+            return self.original(*args, **kwargs)
+        try:
+            enc_args, enc_kwargs = canon.encode_call(args, kwargs)
+        except CanonError as e:
+            self.why = f"{where}: {e}"
+            return self.original(*args, **kwargs)
+        call: dict[str, JSON] = {"args": enc_args}
+        if enc_kwargs:
+            call["kwargs"] = enc_kwargs
+        try:
+            result = self.original(*args, **kwargs)
+        except Exception as e:
+            self._raised(call, e, where)
+            raise
+        if not self.why:
+            try:
+                call["returned"] = canon.encode(result)
+                self.frozen.append(call)
+            except CanonError as e:
+                self.why = f"{where}: its answer: {e}"
+            except Exception as e:
+                self.why = f"{where}: freezing its answer raised {e!r}"
+        return result
+
+    def _raised(self, call: dict[str, JSON], exc: Exception, where: str) -> None:
+        name = type(exc).__name__
+        if type(exc).__module__ != "builtins" or builtin_exception(name) is not type(exc):
+            self.why = f"{where}: it raised {canon.exception_type_name(exc)}"
+            return
+        try:
+            call["raised"] = [name, canon.encode(list(exc.args))]
+            self.frozen.append(call)
+        except CanonError as e:
+            self.why = f"{where}: the arguments of the {name} it raised: {e}"
+
+    def close(self) -> None:
+        self.closed = True
+
+    def watched(self) -> Any:
+        """What the target is handed, whose references tell whether it kept it."""
+        return self
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.original, name)
+
+    def __get__(self, instance: Any, owner: type | None = None) -> Any:
+        return self if instance is None else types.MethodType(self, instance)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, TapedCalls):
+            other = other.original
+        return bool(self.original == other)
+
+    def __hash__(self) -> int:
+        return hash(self.original)
+
+    def __repr__(self) -> str:
+        return repr(self.original)
+
+    @property
+    def __wrapped__(self) -> Callable[..., Any]:
+        return self.original
+
+
+class Probe:
+    """A callable argument handed to the target as it is, on the first call of a target
+    given one, to see whether the target keeps it (:func:`kept_callables`): a target that
+    does (a registry, a decorator) must get the very function, as unrecorded, or the
+    suite's ``registry["h"] is handler`` fails.  Only a target that did not is handed its
+    callables through :class:`TapedCalls` from then on."""
+
+    __slots__ = ("original", "refs")
+
+    def __init__(self, original: Callable[..., Any]) -> None:
+        self.original = original
+        self.refs = 0
+
+    def watched(self) -> Any:
+        """What the target is handed: the function itself."""
+        return self.original
+
+
+def kept_callables(proxies: tuple[tuple[int | str, Any], ...]) -> bool:
+    """Whether the target kept a callable argument it was handed: more references to it
+    than :meth:`~.call_state._Materialized.count_references` counted as it was called (a
+    registry, an attribute, a closure or the function itself returned).  Each such proxy
+    is closed: it passes calls on from now on, keeping none."""
+    kept = False
+    for _, proxy in proxies:
+        watched = getattr(type(proxy), "watched", None)  # counted as count_references does
+        if watched is not None and sys.getrefcount(watched(proxy)) > proxy.refs:
+            kept = True
+            if type(proxy) is TapedCalls:
+                proxy.close()
+    return kept
+
+
+def probing(proxies: tuple[tuple[int | str, Any], ...]) -> bool:
+    """Whether the call is a target's first given a callable (:class:`Probe`)."""
+    return any(type(proxy) is Probe for _, proxy in proxies)
+
+
+def settled(proxies: tuple[tuple[int | str, Any], ...], ok: bool) -> tuple[str, str]:
+    """Once a call given proxies returned (``ok``) or raised: the mode the target's next
+    callables get (:data:`CALLABLES`; "" for unchanged), and why this call is skipped ("":
+    it may be noted).  A probe decides the mode; a target found to keep a callable it was
+    handed gets them as they are from now on.  Every callable proxy is closed either way:
+    calls from now on are not this call's.  A call that raised teaches nothing (its
+    traceback refers to what the target was handed)."""
+    kept = ok and kept_callables(proxies)
+    for _, proxy in proxies:
+        if type(proxy) is TapedCalls:
+            proxy.close()
+    if probing(proxies):
+        return ("off" if kept else "tape") if ok else "", PROBED
+    return ("off", KEPT_CALLABLE) if kept else ("", "")
+
+
+CALLABLES: Final = ("probe", "tape", "off")
+"""What a recorder does with callable arguments: look whether the target keeps them (its
+first call given one), hand them through :class:`TapedCalls`, or hand them as they are."""
+
+KEPT_CALLABLE: Final = (
+    "the target kept a callable argument (a registry, a closure it returned): its calls "
+    "after this one are not the call's to freeze"
+)
+
+PROBED: Final = (
+    "a callable argument on the first call given one (handed on as it is, to see whether "
+    "the target keeps it; later calls record it)"
+)
+
+
 LIVE_MOST: Final = 100
 """Proxies alive at most before an iterator argument is handed on as it is (its call
 skipped): each one a target keeps (a lazy result reading its argument later) stays in the
@@ -130,52 +330,76 @@ chain of whoever reads on, so a suite that hands each call the last one's remain
 @dataclass(frozen=True)
 class Taken:
     """A call's arguments with each iterator argument handed on through a
-    :class:`TakenItems`."""
+    :class:`TakenItems` and each callable one through a :class:`TapedCalls`."""
 
     call_args: tuple[Any, ...]
-    """What the target is called with: a :class:`TakenItems` per iterator argument."""
+    """What the target is called with: a proxy per iterator or callable argument."""
     call_kwargs: dict[str, Any]
-    proxies: tuple[tuple[int | str, TakenItems], ...]
+    proxies: tuple[tuple[int | str, TakenItems | TapedCalls], ...]
     """Each proxy with its place: the position or the keyword."""
 
 
 def take_lazily(
-    args: tuple[Any, ...], kwargs: dict[str, Any], freeze: Callable[[Any], JSON]
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    freeze: Callable[[Any], JSON],
+    callables: bool = True,
 ) -> Taken | None:
-    """Hand every built-in iterator among the top-level arguments on through a proxy; None
-    if there is none.  Called only for a call whose arguments did not freeze, so the common
-    call pays nothing."""
-    if not any(map(_builtin_iterator, args)) and not any(map(_builtin_iterator, kwargs.values())):
+    """Hand every built-in iterator among the top-level arguments on through a proxy, and
+    every callable (when ``callables``) through another; None if there is none.  Called
+    only for a call whose arguments did not freeze, so the common call pays nothing."""
+
+    def proxy(value: Any, where: str) -> TakenItems | TapedCalls | None:
+        if _builtin_iterator(value):
+            return TakenItems(value, freeze, where)
+        if callables and _taped_callable(value):
+            return TapedCalls(value, where)
         return None
-    proxies: list[tuple[int | str, TakenItems]] = []
+
+    proxies: list[tuple[int | str, TakenItems | TapedCalls]] = []
     call_args: list[Any] = []
     for i, value in enumerate(args):
-        if _builtin_iterator(value):
-            value = TakenItems(value, freeze, f"args[{i}]")
-            proxies.append((i, value))
-        call_args.append(value)
+        handed = proxy(value, f"args[{i}]")
+        if handed is not None:
+            proxies.append((i, handed))
+        call_args.append(value if handed is None else handed)
     call_kwargs: dict[str, Any] = {}
     for name, value in kwargs.items():
-        if _builtin_iterator(value):
-            value = TakenItems(value, freeze, f"kwargs[{name!r}]")
-            proxies.append((name, value))
-        call_kwargs[name] = value
+        handed = proxy(value, f"kwargs[{name!r}]")
+        if handed is not None:
+            proxies.append((name, handed))
+        call_kwargs[name] = value if handed is None else handed
+    if not proxies:
+        return None
     return Taken(tuple(call_args), call_kwargs, tuple(proxies))
 
 
 def taken_call(
-    index: int, args: tuple[Any, ...], kwargs: dict[str, Any], clock: dict[str, Any] | None
+    index: int,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    clock: dict[str, Any] | None,
+    callables: str = "tape",
 ) -> tuple[_Materialized | None, str]:
     """The pending call for arguments that did not freeze, its iterators handed on through
-    :class:`TakenItems` and its other arguments frozen now; None when no argument is an
-    iterator.  The reason is why the call cannot be recorded (it is still made with the
-    pending call's arguments), or ""."""
+    :class:`TakenItems`, its callables through :class:`TapedCalls` (``callables``: see
+    :data:`CALLABLES`; a probe hands every argument as it is), and its other arguments
+    frozen now; None when no argument is either.  The reason is why the call cannot be
+    recorded (it is still made with the pending call's arguments), or ""."""
+    if callables == "probe":
+        probed = _probes(args, kwargs)
+        if probed:
+            pending = _Materialized(
+                index, (), {}, None, None, False, None, b"", call_args=args, call_kwargs=kwargs
+            )
+            pending.proxies, pending.recorded = probed, True
+            return pending, ""
     if TakenItems.live >= LIVE_MOST and any(map(_builtin_iterator, (*args, *kwargs.values()))):
         return None, (
             f"an iterator argument while {LIVE_MOST} others handed to recorded calls are "
             "still being read (each call given the last one's remainder?) is not frozen"
         )
-    done = take_lazily(args, kwargs, canon.encode)
+    done = take_lazily(args, kwargs, canon.encode, callables == "tape")
     if done is None:
         return None, ""
     pending = _Materialized(
@@ -197,10 +421,18 @@ def taken_call(
     try:
         pending.enc_args, pending.enc_kwargs = canon.encode_call(rest_args, rest_kwargs)
     except CanonError as e:
+        for _, proxy in done.proxies:
+            if type(proxy) is TapedCalls:
+                proxy.close()  # the call is not recorded: nothing of it to keep
         return pending, str(e)
     pending.clock = clock
     pending.recorded = True
     return pending, ""
+
+
+def _probes(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[int | str, Probe], ...]:
+    places: list[tuple[int | str, Any]] = [*enumerate(args), *kwargs.items()]
+    return tuple((place, Probe(value)) for place, value in places if _taped_callable(value))
 
 
 def complete_input(
@@ -216,12 +448,20 @@ def complete_input(
     args = list(pending.call_args)
     kwargs = dict(pending.call_kwargs)
     for place, proxy in pending.proxies:
+        if type(proxy) is TapedCalls:
+            proxy.close()  # calls from now on are not this call's
         if proxy.why:
             return str(proxy.why)
-        taken: list[JSON] = list(proxy.frozen)
-        frozen: JSON = {"$iter": taken if proxy.ended else {"items": taken, "end": "open"}}
-        # what the call left of the items, frozen again for its mutations
-        handed = IterItems(proxy.items, open=not proxy.ended)
+        frozen: JSON
+        handed: IterItems | CalledBack
+        if type(proxy) is TapedCalls:
+            calls = cast("list[JSON]", list(proxy.frozen))
+            frozen, handed = {"$calls": calls}, CalledBack(list(proxy.frozen), proxy._where)
+        else:
+            taken: list[JSON] = list(proxy.frozen)
+            frozen = {"$iter": taken if proxy.ended else {"items": taken, "end": "open"}}
+            # what the call left of the items, frozen again for its mutations
+            handed = IterItems(proxy.items, open=not proxy.ended)
         if isinstance(place, int):
             enc_args[place], args[place] = frozen, handed
         else:

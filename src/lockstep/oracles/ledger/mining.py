@@ -126,7 +126,7 @@ class LedgerSubject:
                 import asyncio  # only for an async target: it costs every record's start
 
                 result = asyncio.run(awaited(result))
-        except (Exception, canon.IterPastRecorded) as exc:  # took more than recorded: an outcome
+        except (Exception, canon.PastRecorded) as exc:  # asked past the recording: an outcome
             recorder.raised(pending, exc)
         else:
             recorder.returned(pending, result)
@@ -151,7 +151,7 @@ class LedgerSubject:
                 pending = recorder.before(call.args, call.kwargs)
                 try:
                     result = self.target(*call.args, **call.kwargs)
-                except (Exception, canon.IterPastRecorded) as exc:
+                except (Exception, canon.PastRecorded) as exc:
                     recorder.raised(pending, exc)
                 else:
                     recorder.returned(pending, result)

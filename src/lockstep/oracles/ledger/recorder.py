@@ -217,6 +217,10 @@ class TargetRecorder:
         cannot be read then (half set), the row leaves it out rather than the call."""
         self.calls = 0
         self.active = True
+        self.callables = "probe"
+        """What its callable arguments get (:data:`.materialize.CALLABLES`): looked at on
+        the first call given one, then recorded, or handed on as they are (unrecorded)
+        once the target kept one."""
         self._seen: dict[bytes, _Seen] = {}
         self._memo: dict[bytes, _Seen] = {}
         self._objects: dict[bytes, _Remembered] = {}
@@ -334,7 +338,7 @@ class TargetRecorder:
         whether or not the call is recorded."""
         from lockstep.oracles.ledger.materialize import taken_call  # rare: only then
 
-        pending, why = taken_call(index, args, kwargs, clock)
+        pending, why = taken_call(index, args, kwargs, clock, self.callables)
         if why or pending is None:
             self._skip(why or reason)
         return pending
@@ -367,15 +371,30 @@ class TargetRecorder:
         if (t is int and _INT_LOW < result < _INT_HIGH) or (t is str and result.isascii()):
             self._note(pending, True, result, "", "")  # canon.encode's first test, inline
             return
+        self._note_result(pending, result)
+
+    def _note_result(self, pending: _Pending | _Seen | _Fresh, result: Any) -> None:
+        """:meth:`returned`'s general case: the result frozen, then noted."""
         try:
             enc = _encode(result, path="result")
         except CanonError as e:
+            if type(pending) is _Materialized:
+                self._settle_callables(pending, True)  # (a closure made of one, returned)
             self._skip(str(e))
             return
         except Exception as e:
             self._faults[f"freezing the result: {type(e).__name__}: {e}"] += 1
             return
         self._note(pending, True, enc, "", "")
+
+    def _settle_callables(self, pending: _Materialized, ok: bool) -> str:
+        """What a call's callable arguments taught (:func:`.materialize.settled`): how the
+        target's next ones are handed on; why this call is skipped, or ""."""
+        from lockstep.oracles.ledger.materialize import settled
+
+        mode, why = settled(pending.proxies, ok)
+        self.callables = mode or self.callables
+        return why
 
     def relay(self, pending: _Pending | _Seen | _Again | _Fresh, result: Any) -> Any:
         """A generator handing the caller ``result``'s items unchanged, each frozen as it
@@ -496,9 +515,11 @@ class TargetRecorder:
             return
         assert isinstance(pending, _Pending)
         if type(pending) is _Materialized and pending.proxies:
-            from lockstep.oracles.ledger.materialize import complete_input
+            from lockstep.oracles.ledger import materialize
 
-            why = complete_input(pending, _immutable, _with_clock)
+            why = self._settle_callables(pending, ok)
+            if not why:
+                why = materialize.complete_input(pending, _immutable, _with_clock)
             if why:
                 self._skip(why)
                 return

@@ -157,14 +157,14 @@ class Replayer:
                 ok, result, exc = self._call_at(row.clock, args, kwargs)
             except ClockUnavailable as e:
                 return Outcome(self.oracle, row.id, Status.ERROR, note=str(e))
-            except canon.IterPastRecorded as e:
+            except canon.PastRecorded as e:
                 return _took_more(self.oracle, row.id, e)
         else:
             try:
                 result = self.target(*args, **kwargs)
                 if self.loop is not None and inspect.isawaitable(result):
                     result = self.loop.run_until_complete(result)
-            except canon.IterPastRecorded as e:
+            except canon.PastRecorded as e:
                 return _took_more(self.oracle, row.id, e)
             except Exception as e:
                 ok = False
@@ -183,7 +183,18 @@ class Replayer:
             and not row.mutated
         ):
             return Outcome(self.oracle, row.id, Status.PASS)
-        return self._compare(lineno, row, args, kwargs, ok, result, exc)
+        outcome = self._compare(lineno, row, args, kwargs, ok, result, exc)
+        return outcome if scalar else self._all_calls_made(outcome, args, kwargs)
+
+    def _all_calls_made(self, outcome: Outcome, args: list[Any], kwargs: dict[str, Any]) -> Outcome:
+        """``outcome``, or a drift when it passed but a callable argument was called fewer
+        times than the recorded call called it."""
+        if outcome.status is not Status.PASS:
+            return outcome
+        fewer = _fewer_calls(args, kwargs)
+        if fewer is None:
+            return outcome
+        return Outcome(self.oracle, outcome.case_id, Status.DRIFT, drifts=(fewer,))
 
     def _call_at(
         self, clock: Clock, args: list[Any], kwargs: dict[str, Any]
@@ -419,18 +430,21 @@ def _iterated(result: Any, expected: Any, stem_length: int) -> JSON:
     return {"$iter": out}
 
 
-def _took_more(oracle: str, case_id: str, past: canon.IterPastRecorded) -> Outcome:
-    """The call asked an iterator argument for more items than the recorded call took:
-    a drift in what it takes from its caller (:class:`lockstep.canon.IterPastRecorded`)."""
-    return Outcome(
-        oracle,
-        case_id,
-        Status.DRIFT,
-        drifts=(
-            Drift(
-                "iterator argument",
-                f"took {past.taken} item(s) and stopped",
-                f"asked for item {past.taken + 1}",
-            ),
-        ),
-    )
+def _fewer_calls(args: list[Any], kwargs: dict[str, Any]) -> Drift | None:
+    """A callable argument the call made fewer calls of than the recorded call did (the
+    outcome alike otherwise): a drift in what it asks of its caller."""
+    for value in (*args, *kwargs.values()):
+        if type(value) is canon.CalledBack and value.made < len(value.calls):
+            return Drift(
+                f"callable argument {value.where}".rstrip(),
+                f"called {len(value.calls)} time(s)",
+                f"called {value.made} time(s)",
+            )
+    return None
+
+
+def _took_more(oracle: str, case_id: str, past: canon.PastRecorded) -> Outcome:
+    """The call asked an argument recorded as it was used for more than the recorded call
+    did (an iterator's next item, a callable's next or another answer): a drift in what it
+    takes from its caller (:class:`lockstep.canon.PastRecorded`)."""
+    return Outcome(oracle, case_id, Status.DRIFT, drifts=(Drift(*past.drift()),))

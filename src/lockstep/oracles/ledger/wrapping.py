@@ -146,6 +146,7 @@ def _wrap_coroutine_function(
         pending = before(args[1:] if skip_first else args, kwargs)
         if type(pending) is _Materialized:
             args, kwargs = pending.call(args, skip_first)
+            pending.count_references()  # with this frame's own: a kept callable is more
             if not pending.recorded:
                 pending = None
         try:
@@ -280,6 +281,7 @@ def _recording_wrapper(  # noqa: C901 -- the recorder's commonest steps inline, 
                         pending = freeze_input(given, kwargs, index, memo_key)
         if type(pending) is _Materialized:  # iterator arguments, consumed: fresh ones
             args, kwargs = pending.call(args, skip_first)
+            pending.count_references()  # with this frame's own: a kept callable is more
             if not pending.recorded:
                 pending = None
         try:

@@ -1,0 +1,251 @@
+"""Callable arguments are recorded as the calls the target made of them.
+
+A function given a lambda or a closure (a ``key=``, a predicate, a converter) used to have
+each such call skipped: the callable cannot be frozen by name, so no row guarded what the
+function does with it, and a rewrite that called it otherwise replayed green.  The
+recorder now hands the target a proxy that keeps each call's arguments and answer; replay
+answers the same questions with the same answers and calls any other question a drift.
+A target that keeps the callable it is given (a registry) gets the very function, so the
+suite's identity checks hold while it records.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from helpers import rows_of, run_cli, run_pytest, write_files
+
+ROWS = """
+def pick(rows, pred):
+    out = []
+    for r in rows:
+        if pred(r):
+            out.append(r)
+    return out
+
+
+def total_by(rows, key):
+    totals = {}
+    for r in rows:
+        k = key(r)
+        totals[k] = totals.get(k, 0) + r["amount"]
+    return sorted(totals.items())
+
+
+def any_over(values, pred):
+    checked = [pred(v) for v in values]
+    return any(checked)
+
+
+def parse_all(texts, convert):
+    out = []
+    for t in texts:
+        try:
+            out.append(convert(t))
+        except ValueError:
+            out.append(None)
+    return out
+
+
+REGISTRY = {}
+
+
+def register(name, fn):
+    REGISTRY[name] = fn
+
+
+def lookup(name):
+    return REGISTRY[name]
+"""
+
+TESTS = """
+from shop.rows import any_over, lookup, parse_all, pick, register, total_by
+
+ROWS = [{"day": "mon", "amount": 3}, {"day": "tue", "amount": 5}, {"day": "mon", "amount": 7}]
+
+
+def test_pick():
+    for limit in (0, 4, 6):
+        assert len(pick(ROWS, lambda r: r["amount"] > limit)) == sum(
+            r["amount"] > limit for r in ROWS
+        )
+
+
+def test_total_by():
+    assert total_by(ROWS, lambda r: r["amount"] > 100) == [(False, 15)]
+    assert total_by(ROWS, lambda r: r["day"]) == [("mon", 10), ("tue", 5)]
+
+    def parity(r):
+        return r["amount"] % 2
+
+    assert total_by(ROWS, key=parity) == [(1, 15)]
+
+
+def test_any_over():
+    assert any_over([1, 2, 3], lambda v: v > 9) is False
+    assert any_over([1, 5, 3], lambda v: v > 4) is True
+
+
+def test_parse_all():
+    assert parse_all(["1"], int) == [1]
+    assert parse_all([], lambda t: int(t)) == []  # the first given a callable: looked at
+    assert parse_all(["1", "x", "3"], lambda t: int(t)) == [1, None, 3]
+
+
+def test_a_registered_function_is_the_very_function():
+    def handler():
+        return "ok"
+
+    def other():
+        return "no"
+
+    register("h", handler)
+    register("o", other)
+    assert lookup("h") is handler
+    assert lookup("o") is other
+"""
+
+
+@pytest.fixture
+def recorded(tmp_path: Path) -> Path:
+    root = tmp_path / "proj"
+    write_files(
+        root,
+        {
+            "shop/__init__.py": "",
+            "shop/rows.py": ROWS,
+            "tests/test_rows.py": TESTS,
+            "lockstep.toml": '[lockstep]\ndir = "lockstep"\n\n[[ledger]]\npackage = "shop"\n',
+        },
+    )
+    result = run_pytest(
+        "-q", "tests", "--lockstep-record", cwd=root, plugins=("lockstep.pytest.plugin",)
+    )
+    assert result.code == 0, result.output  # the registry test too: it got the function
+    assert "refused 0" in result.stdout, result.stdout
+    return root
+
+
+def _inputs(root: Path, name: str) -> list[list[object]]:
+    return [row.args for row in rows_of(root / f"lockstep/shop.rows.{name}.ledger.jsonl")]
+
+
+def test_the_rows_hold_each_call_of_the_callable_and_replay_green(recorded: Path) -> None:
+    rows = [{"day": "mon", "amount": 3}, {"day": "tue", "amount": 5}, {"day": "mon", "amount": 7}]
+    by_day = {"$calls": [{"args": [r], "returned": r["day"]} for r in rows]}
+    parity = {"$calls": [{"args": [r], "returned": r["amount"] % 2} for r in rows]}
+    total_inputs = _inputs(recorded, "total_by")
+    # the first call given a callable only looks whether the target keeps it
+    assert [rows, by_day] in total_inputs
+    keyed = [row.kwargs for row in rows_of(recorded / "lockstep/shop.rows.total_by.ledger.jsonl")]
+    assert {"key": parity} in keyed
+    parse_inputs = _inputs(recorded, "parse_all")
+    converted = {
+        "$calls": [
+            {"args": ["1"], "returned": 1},
+            {
+                "args": ["x"],
+                "raised": ["ValueError", ["invalid literal for int() with base 10: 'x'"]],
+            },
+            {"args": ["3"], "returned": 3},
+        ]
+    }
+    assert [["1", "x", "3"], converted] in parse_inputs
+    assert _inputs(recorded, "register") == []  # it keeps what it is given: unrecorded
+    replay = run_cli("replay", cwd=recorded)
+    assert replay.code == 0, replay.output
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "said"),
+    [
+        # the same totals, the key called twice a row
+        (
+            '        k = key(r)\n        totals[k] = totals.get(k, 0) + r["amount"]\n',
+            '        totals[key(r)] = totals.get(key(r), 0) + r["amount"]\n',
+            "callable argument args[1]: expected call 2 with ({'amount': 5, 'day': 'tue'})",
+        ),
+        # the same answer, fewer questions: a caller's function is called less
+        (
+            "    checked = [pred(v) for v in values]\n    return any(checked)\n",
+            "    return any(pred(v) for v in values)\n",
+            "callable argument args[1]: expected called 3 time(s)",
+        ),
+        # the rows in another order: the predicate asked otherwise
+        (
+            "    for r in rows:\n        if pred(r):",
+            "    for r in rows[::-1]:\n        if pred(r):",
+            "",
+        ),
+        # a converter's error no longer caught
+        ("        except ValueError:\n", "        except TypeError:\n", ""),
+    ],
+)
+def test_a_rewrite_that_uses_the_callable_otherwise_is_red(
+    recorded: Path, old: str, new: str, said: str
+) -> None:
+    source = recorded / "shop/rows.py"
+    text = source.read_text()
+    assert text.count(old) == 1
+    source.write_text(text.replace(old, new))
+    red = run_cli("replay", cwd=recorded)
+    assert red.code == 1, red.output
+    assert said in red.stdout, red.stdout
+
+
+def test_a_target_that_keeps_its_callable_is_handed_it_unrecorded(tmp_path: Path) -> None:
+    """A registry's ``register`` keeps what it is given: its first call only looks, and
+    every later call hands the function itself (skipped, as before callables were
+    recorded), so ``lookup(name) is fn`` holds for every registration."""
+    root = tmp_path / "proj"
+    many = "\n".join(f"    register('f{i}', f{i})" for i in range(5))
+    defs = "\n".join(f"    def f{i}():\n        return {i}\n" for i in range(5))
+    checks = "\n".join(f"    assert lookup('f{i}') is f{i}" for i in range(5))
+    write_files(
+        root,
+        {
+            "shop/__init__.py": "",
+            "shop/rows.py": ROWS,
+            "tests/test_registry.py": "from shop.rows import lookup, register\n\n\n"
+            f"def test_registry():\n{defs}\n{many}\n{checks}\n",
+            "lockstep.toml": '[[ledger]]\nname = "register"\ntarget = "shop.rows:register"\n',
+        },
+    )
+    result = run_pytest(
+        "-q", "tests", "--lockstep-record", "-v", cwd=root, plugins=("lockstep.pytest.plugin",)
+    )
+    assert result.code == 0, result.output
+    assert "SKIPPED 5 of 5 call(s)" in result.stdout, result.stdout
+
+
+def test_a_factory_returning_a_closure_of_its_callable_gets_it_as_it_is(tmp_path: Path) -> None:
+    """``doubled(fn)`` returns a closure calling ``fn``: the probe sees it kept (the result
+    cannot be frozen either), so no later call hands it a proxy, and the closures the
+    suite goes on calling call the very functions."""
+    root = tmp_path / "proj"
+    factory = "def doubled(fn):\n    return lambda x: fn(x) * 2\n"
+    tests = (
+        "from shop.make import doubled\n\n\n"
+        "def test_doubled():\n"
+        "    fns = [lambda x, i=i: x + i for i in range(4)]\n"
+        "    made = [doubled(f) for f in fns]\n"
+        "    assert [m(1) for m in made] == [2, 4, 6, 8]\n"
+        "    assert [m.__closure__[0].cell_contents for m in made] == fns\n"
+        "    assert all(c.__closure__[0].cell_contents is f for c, f in zip(made, fns))\n"
+    )
+    write_files(
+        root,
+        {
+            "shop/__init__.py": "",
+            "shop/make.py": factory,
+            "tests/test_make.py": tests,
+            "lockstep.toml": '[[ledger]]\nname = "doubled"\ntarget = "shop.make:doubled"\n',
+        },
+    )
+    result = run_pytest(
+        "-q", "tests", "--lockstep-record", cwd=root, plugins=("lockstep.pytest.plugin",)
+    )
+    assert result.code == 0, result.output
+    assert "SKIPPED 4 of 4 call(s)" in result.stdout, result.stdout
