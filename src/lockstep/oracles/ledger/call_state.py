@@ -108,6 +108,9 @@ class _Materialized(_Pending, gc=False):
     call_kwargs: dict[str, Any] = {}
     recorded: bool = False
     """False when the call is skipped (still called with ``call_args``)."""
+    relayed: bool = False
+    """Noted when its iterator result ended, which keeps the callables it was given while
+    it is read: references to them then say nothing of the target keeping them."""
     proxies: tuple[tuple[int | str, Any], ...] = ()
     """Each iterator or callable argument's place and proxy
     (:class:`~.materialize.TakenItems`, :class:`~.materialize.TapedCalls`), until the input

@@ -289,19 +289,23 @@ def probing(proxies: tuple[tuple[int | str, Any], ...]) -> bool:
     return any(type(proxy) is Probe for _, proxy in proxies)
 
 
-def settled(proxies: tuple[tuple[int | str, Any], ...], ok: bool) -> tuple[str, str]:
+def settled(
+    proxies: tuple[tuple[int | str, Any], ...], ok: bool, relayed: bool = False
+) -> tuple[str, str]:
     """Once a call given proxies returned (``ok``) or raised: the mode the target's next
     callables get (:data:`CALLABLES`; "" for unchanged), and why this call is skipped ("":
     it may be noted).  A probe decides the mode; a target found to keep a callable it was
     handed gets them as they are from now on.  Every callable proxy is closed either way:
     calls from now on are not this call's.  A call that raised teaches nothing (its
-    traceback refers to what the target was handed)."""
-    kept = ok and kept_callables(proxies)
+    traceback refers to what the target was handed); nor does a ``relayed`` one, noted
+    when its iterator result ended, which holds what it calls (``map(fn, items)``) while
+    it is read: its callables count as not kept."""
+    kept = ok and not relayed and kept_callables(proxies)
     for _, proxy in proxies:
         if type(proxy) is TapedCalls:
             proxy.close()
     if probing(proxies):
-        return ("off" if kept else "tape") if ok else "", PROBED
+        return ("off" if kept else "tape") if ok or relayed else "", PROBED
     return ("off", KEPT_CALLABLE) if kept else ("", "")
 
 

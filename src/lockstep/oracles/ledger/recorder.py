@@ -392,7 +392,7 @@ class TargetRecorder:
         target's next ones are handed on; why this call is skipped, or ""."""
         from lockstep.oracles.ledger.materialize import settled
 
-        mode, why = settled(pending.proxies, ok)
+        mode, why = settled(pending.proxies, ok, pending.relayed)
         self.callables = mode or self.callables
         return why
 
@@ -428,6 +428,8 @@ class TargetRecorder:
                 return
             payload["exc_type"] = frozen.exc_type
             payload["exc_stem"] = frozen.exc_stem
+        if type(pending) is _Materialized:
+            pending.relayed = True
         self._note(pending, True, {"$iter": payload}, "", "")
 
     def raised(
