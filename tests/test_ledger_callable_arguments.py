@@ -49,6 +49,11 @@ def parse_all(texts, convert):
     return out
 
 
+def lazily(fn, items):
+    for item in items:
+        yield fn(item)
+
+
 REGISTRY = {}
 
 
@@ -61,7 +66,7 @@ def lookup(name):
 """
 
 TESTS = """
-from shop.rows import any_over, lookup, parse_all, pick, register, total_by
+from shop.rows import any_over, lazily, lookup, parse_all, pick, register, total_by
 
 ROWS = [{"day": "mon", "amount": 3}, {"day": "tue", "amount": 5}, {"day": "mon", "amount": 7}]
 
@@ -92,6 +97,11 @@ def test_parse_all():
     assert parse_all(["1"], int) == [1]
     assert parse_all([], lambda t: int(t)) == []  # the first given a callable: looked at
     assert parse_all(["1", "x", "3"], lambda t: int(t)) == [1, None, 3]
+
+
+def test_lazily():
+    assert list(lazily(lambda x: x * 2, [1, 2])) == [2, 4]
+    assert list(lazily(lambda x: -x, [3, 4])) == [-3, -4]
 
 
 def test_a_registered_function_is_the_very_function():
@@ -154,6 +164,9 @@ def test_the_rows_hold_each_call_of_the_callable_and_replay_green(recorded: Path
     }
     assert [["1", "x", "3"], converted] in parse_inputs
     assert _inputs(recorded, "register") == []  # it keeps what it is given: unrecorded
+    # a lazy result holds its callable while it is read: that is no keeping
+    negated = {"$calls": [{"args": [3], "returned": -3}, {"args": [4], "returned": -4}]}
+    assert [negated, [3, 4]] in _inputs(recorded, "lazily")
     replay = run_cli("replay", cwd=recorded)
     assert replay.code == 0, replay.output
 
