@@ -50,8 +50,7 @@ def parse_all(texts, convert):
 
 
 def lazily(fn, items):
-    for item in items:
-        yield fn(item)
+    return map(fn, items)  # holds fn until it is collected, not only while read
 
 
 REGISTRY = {}
