@@ -231,5 +231,8 @@ def test_a_callable_proxy_compares_hashes_and_answers_as_the_original() -> None:
     taped = done.call_args[0]
     assert taped == handler and hash(taped) == hash(handler)
     assert {handler: 1}[taped] == 1
-    assert taped.__name__ == "handler" and taped.__wrapped__ is handler
     assert taped(1) == 2
+    assert not done.proxies[0][1].why
+    assert taped.__name__ == "handler" and taped.__wrapped__ is handler
+    # what replay has of it is its calls: a target that reads more is not recorded
+    assert "read the callable's __name__" in done.proxies[0][1].why

@@ -622,3 +622,25 @@ def test_a_tested_member_whose_every_call_was_skipped_still_counts_in_the_summar
     assert "SKIPPED 2 call(s) (22.2%)" in out and "cannot freeze a _thread.lock" in out
     assert "dates._locked: no ledger: the tests called it 2 time(s), every call skipped" in out
     assert run_cli("replay", cwd=tmp_path).code == 0
+
+
+def test_a_name_the_package_deletes_once_imported_is_no_member(tmp_path: Path) -> None:
+    """toolz's ``from ._version import get_versions``, ``__version__ = get_versions()...``,
+    then ``del get_versions``: the name is gone once the package is imported, and a
+    surface that held it stopped the whole recording ("module 'toolz' has no attribute
+    'get_versions'")."""
+    files = dict(REEXPORTING)
+    files["src/calc/_version.py"] = "def get_versions():\n    return {'version': '1.0'}\n"
+    files["src/calc/__init__.py"] = files["src/calc/__init__.py"].replace("__all__", "_all")
+    files["src/calc/__init__.py"] += (
+        "\nfrom ._version import get_versions\n__version__ = get_versions()['version']\n"
+        "del get_versions\n\n\ndef _gone():\n    return 0\n\n\ndef gone():\n    return 1\n\n\n"
+        "del gone\n"
+    )
+    write_files(tmp_path, files)
+    from lockstep.surface import surface
+
+    targets = [m.target for m in surface("calc", tmp_path, where="test")]
+    assert targets == ["calc:Acc.total", "calc:add"]
+    recorded = pytest_in(tmp_path, "--lockstep-record", "-q", "tests")
+    assert recorded.code == 0, recorded.output

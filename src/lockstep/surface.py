@@ -145,6 +145,20 @@ def package_path(package: str, root: Path) -> Path | None:
     return None
 
 
+def _deleted_names(tree: ast.Module) -> set[str]:
+    """Names a module's body deletes after binding them (toolz's ``from ._version import
+    get_versions`` then ``del get_versions``): gone once it is imported, so no member."""
+    deleted: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.Delete):
+            deleted.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            deleted.discard(node.name)  # bound again after the del
+        elif isinstance(node, ast.ImportFrom | ast.Import):
+            deleted.difference_update((a.asname or a.name).split(".")[0] for a in node.names)
+    return deleted
+
+
 def _public_names(tree: ast.Module) -> set[str] | None:
     """The literal ``__all__`` of a module, or None when it has none (or not a literal)."""
     for node in tree.body:
@@ -216,7 +230,12 @@ def module_members(module: str, tree: ast.Module) -> list[Member]:
 
     members: list[Member] = []
     instances = _module_instances(tree)
+    deleted = _deleted_names(tree)
     for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and (
+            node.name in deleted
+        ):
+            continue
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and shown(node.name):
             if {"overload", ".overload"} & _decorators(node):
                 continue
@@ -424,6 +443,7 @@ def _reexports(
     shows (``__all__``, else a name without ``_``), under the public module's name; each
     definition once (``taken``), so no function is wrapped twice."""
     public = _public_names(tree)
+    deleted = _deleted_names(tree)
     out: list[Member] = []
     base = module if is_package else module.rpartition(".")[0]
     for node in tree.body:
@@ -447,6 +467,7 @@ def _reexports(
         for alias in node.names:
             shown_as = alias.asname or alias.name
             visible = shown_as in public if public is not None else not shown_as.startswith("_")
+            visible = visible and shown_as not in deleted
             definition = definitions.get(alias.name)
             if not visible or definition is None or (source, alias.name) in taken:
                 continue

@@ -163,7 +163,9 @@ class TapedCalls:
     """A callable argument handed on: each call calls ``original`` and keeps its arguments
     and answer, frozen (at most :data:`CALLS_LIMIT`), until :meth:`close`.  What goes wrong
     is kept, never raised at the target: the target gets what ``original`` gives or raises.
-    It compares, hashes, binds and answers attributes as ``original`` does."""
+    It compares, hashes, binds and answers attributes as ``original`` does (a target that
+    reads one, its signature or its name, has its call skipped: replay has only the
+    calls)."""
 
     __slots__ = ("__weakref__", "_where", "closed", "frozen", "original", "refs", "why")
 
@@ -229,7 +231,17 @@ class TapedCalls:
         """What the target is handed, whose references tell whether it kept it."""
         return self
 
+    def _read(self, name: str) -> None:
+        """The target read an attribute (its signature, its name): not only its calls,
+        which are all replay has of it, so its call is not recorded."""
+        if not self.closed and not self.why:
+            self.why = (
+                f"{self._where}: the target read the callable's {name} (only its calls are "
+                "frozen, and replay has nothing else of it)"
+            )
+
     def __getattr__(self, name: str) -> Any:
+        self._read(name)
         return getattr(self.original, name)
 
     def __get__(self, instance: Any, owner: type | None = None) -> Any:
@@ -248,6 +260,7 @@ class TapedCalls:
 
     @property
     def __wrapped__(self) -> Callable[..., Any]:
+        self._read("__wrapped__")
         return self.original
 
 
