@@ -4,6 +4,7 @@ names no code outside it; materialized iterators thaw to fresh iterators."""
 from __future__ import annotations
 
 import itertools
+import operator
 import os
 from decimal import Decimal
 from fractions import Fraction
@@ -30,10 +31,20 @@ def test_a_module_level_function_freezes_by_name_once_its_package_is_allowed() -
     assert canon.decode(frozen) is module_level
 
 
-@pytest.mark.parametrize("value", [len, str.lower, str, sorted, Decimal, Fraction])
+@pytest.mark.parametrize(
+    "value",
+    [len, str.lower, str, sorted, Decimal, Fraction, set, reversed, operator.add, operator.not_],
+)
 def test_pure_builtins_freeze_and_thaw_to_themselves(value: object) -> None:
-    """Also the standard library's number types, a parser's ``converter=Decimal``."""
+    """Also the standard library's number types, a parser's ``converter=Decimal``, and the
+    operator module's functions (``reduceby(key, add, seq, set)``)."""
     assert canon.decode(canon.encode(value)) is value
+
+
+@pytest.mark.parametrize("name", ["_operator:attrgetter", "_operator:_abs", "builtins:id"])
+def test_only_pure_operators_and_builtins_are_named(name: str) -> None:
+    with pytest.raises(CanonError, match=r"\$fn names"):
+        canon.decode({"$fn": name})
 
 
 @pytest.mark.parametrize("value", [lambda x: x, [].append, os.getcwd, print])

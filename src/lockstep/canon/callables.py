@@ -39,25 +39,85 @@ _CALLABLE_TYPES: Final = frozenset(
     {types.FunctionType, types.BuiltinFunctionType, types.MethodDescriptorType}
 )
 _PURE_BUILTINS: Final = frozenset(
+    # value constructors and combinators a callback argument names (a ``key=len``, toolz's
+    # ``reduceby(key, add, seq, set)``, ``itemmap(reversed, d)``): they run nothing else
     [
         "abs",
+        "all",
+        "any",
+        "bin",
         "bool",
         "bytes",
+        "callable",
         "chr",
+        "complex",
+        "dict",
+        "divmod",
+        "enumerate",
         "float",
+        "format",
         "frozenset",
+        "hex",
         "int",
+        "iter",
         "len",
         "list",
         "max",
         "min",
+        "next",
+        "oct",
         "ord",
+        "pow",
+        "range",
         "repr",
+        "reversed",
         "round",
+        "set",
         "sorted",
         "str",
         "sum",
         "tuple",
+        "zip",
+    ]
+)
+_PURE_OPERATORS: Final = frozenset(
+    # operator's functions (``_operator:add``): each applies one operator to its arguments
+    [
+        "abs",
+        "add",
+        "and_",
+        "concat",
+        "contains",
+        "countOf",
+        "eq",
+        "floordiv",
+        "ge",
+        "getitem",
+        "gt",
+        "index",
+        "indexOf",
+        "inv",
+        "invert",
+        "is_",
+        "is_not",
+        "le",
+        "length_hint",
+        "lshift",
+        "lt",
+        "matmul",
+        "mod",
+        "mul",
+        "ne",
+        "neg",
+        "not_",
+        "or_",
+        "pos",
+        "pow",
+        "rshift",
+        "sub",
+        "truediv",
+        "truth",
+        "xor",
     ]
 )
 _PURE_METHOD_OWNERS: Final = (str, bytes, int, float)
@@ -158,6 +218,8 @@ def _in_scope(name: str) -> bool:
         if not method:
             return owner in _PURE_BUILTINS
         return owner in {c.__name__ for c in _PURE_METHOD_OWNERS} and "." not in method
+    if module == "_operator":
+        return qualname in _PURE_OPERATORS
     return module.split(".")[0] in _CALLABLE_SCOPE or name in _TYPES_BY_NAME or name in _PURE_STDLIB
 
 
