@@ -46,6 +46,11 @@ def chunked(iterable, n):
 
 def total(numbers):
     return sum(numbers)
+
+
+def first_positive(numbers):
+    found = [n for n in numbers if n > 0]
+    return found[0] if found else None
 """
 
 TESTS = """
@@ -53,7 +58,7 @@ import itertools
 
 import pytest
 
-from seq import chunked, consume, one, take, total
+from seq import chunked, consume, first_positive, one, take, total
 
 
 def test_take_from_an_endless_iterator():
@@ -72,6 +77,10 @@ def test_one_of_too_many_takes_two():
     with pytest.raises(ValueError, match="too many items: 0, 1"):
         one(itertools.count())
     assert one(iter(["only"])) == "only"
+
+
+def test_first_positive():
+    assert first_positive(iter([-1, 2, -3, 4])) == 2
 
 
 def test_chunks_of_one_shared_iterator():
@@ -154,6 +163,20 @@ def test_a_changed_function_of_an_iterator_argument_is_red(
     source.write_text(text.replace(old, new))
     red = run_cli("replay", cwd=recorded)
     assert red.code == 1, red.output
+
+
+def test_a_rewrite_that_takes_fewer_items_with_the_same_outcome_is_red(recorded: Path) -> None:
+    """The caller sees how far its iterator was read: a short-circuit that returns the same
+    value having taken two of the four items is a drift, named as such."""
+    source = recorded / "seq/__init__.py"
+    text = source.read_text()
+    old = "    found = [n for n in numbers if n > 0]\n    return found[0] if found else None\n"
+    assert text.count(old) == 1
+    source.write_text(text.replace(old, "    return next((n for n in numbers if n > 0), None)\n"))
+    red = run_cli("replay", cwd=recorded)
+    assert red.code == 1, red.output
+    assert "iterator argument args[0]: expected took 4 item(s)" in red.stdout, red.stdout
+    assert "took 2 item(s)" in red.stdout
 
 
 @pytest.mark.slow

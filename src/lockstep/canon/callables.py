@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 import sys
 import types
 from collections.abc import Iterator
@@ -178,6 +179,11 @@ class IterItems:
             if self.open:
                 raise IterPastRecorded(len(self.items)) from None
             raise
+
+    @property
+    def taken(self) -> int:
+        """How many of its items were taken (what is left is counted, not each item taken)."""
+        return len(self.items) - operator.length_hint(self._rest)
 
     def __repr__(self) -> str:
         return f"<iterator over {len(self.items)} materialized item(s)>"

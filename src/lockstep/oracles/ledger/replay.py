@@ -188,7 +188,8 @@ class Replayer:
 
     def _all_calls_made(self, outcome: Outcome, args: list[Any], kwargs: dict[str, Any]) -> Outcome:
         """``outcome``, or a drift when it passed but a callable argument was called fewer
-        times than the recorded call called it."""
+        times, or fewer items were taken from an iterator argument, than by the recorded
+        call."""
         if outcome.status is not Status.PASS:
             return outcome
         fewer = _fewer_calls(args, kwargs)
@@ -431,14 +432,23 @@ def _iterated(result: Any, expected: Any, stem_length: int) -> JSON:
 
 
 def _fewer_calls(args: list[Any], kwargs: dict[str, Any]) -> Drift | None:
-    """A callable argument the call made fewer calls of than the recorded call did (the
-    outcome alike otherwise): a drift in what it asks of its caller."""
-    for value in (*args, *kwargs.values()):
+    """An argument recorded as the target used it that the call used less of than the
+    recorded call (the outcome alike otherwise): fewer calls of a callable, fewer items
+    taken from an iterator.  A drift in what it asks of its caller, who sees it (a side
+    effect not made, an iterator left further back)."""
+    places = [*(f"args[{i}]" for i in range(len(args))), *(f"kwargs[{k!r}]" for k in kwargs)]
+    for place, value in zip(places, (*args, *kwargs.values()), strict=True):
         if type(value) is canon.CalledBack and value.made < len(value.calls):
             return Drift(
-                f"callable argument {value.where}".rstrip(),
+                f"callable argument {place}",
                 f"called {len(value.calls)} time(s)",
                 f"called {value.made} time(s)",
+            )
+        if type(value) is canon.IterItems and value.taken < len(value.items):
+            return Drift(
+                f"iterator argument {place}",
+                f"took {len(value.items)} item(s)",
+                f"took {value.taken} item(s)",
             )
     return None
 
