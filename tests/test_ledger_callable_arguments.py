@@ -261,3 +261,16 @@ def test_a_factory_returning_a_closure_of_its_callable_gets_it_as_it_is(tmp_path
     )
     assert result.code == 0, result.output
     assert "SKIPPED 4 of 4 call(s)" in result.stdout, result.stdout
+
+
+@pytest.mark.slow
+def test_mining_a_ledger_of_callables_adds_no_row_it_cannot_replay(recorded: Path) -> None:
+    """Inputs mined from a row holding a callable's calls change the rows the callable is
+    asked about, so its recorded answers do not fit them: such an input (asked otherwise,
+    or fewer times) is dropped, never written as a row the verifying interpreter refuses."""
+    before = _inputs(recorded, "total_by")
+    mined = run_cli("mine", "shop.rows.total_by", "--time-limit", "20s", "-q", cwd=recorded)
+    assert mined.code == 0, mined.output
+    assert "refused" not in mined.stdout, mined.stdout
+    assert _inputs(recorded, "total_by") == before
+    assert run_cli("replay", cwd=recorded).code == 0

@@ -30,7 +30,7 @@ from lockstep.oracles.ledger.file import iter_rows, outcome_of, read_header
 from lockstep.oracles.ledger.format import LedgerRow
 from lockstep.oracles.ledger.merging import Recording, merge_parts
 from lockstep.oracles.ledger.recorder import TargetRecorder
-from lockstep.oracles.ledger.replay import Replayer
+from lockstep.oracles.ledger.replay import Replayer, afresh, used_less
 from lockstep.oracles.ledger.spec import LedgerSpec
 from lockstep.oracles.mining import Call, Ran, shape_of
 
@@ -117,6 +117,7 @@ class LedgerSubject:
             with travelling(clock):
                 return self._row(call)
         recorder = TargetRecorder(self.spec.target, stem_length=self.stem_length)
+        call = Call(*afresh(call.args, call.kwargs))
         pending = recorder.before(call.args, call.kwargs)
         if pending is None:
             raise Unfreezable("the input cannot be frozen")
@@ -146,15 +147,21 @@ class LedgerSubject:
     def add(self, calls: Sequence[Call]) -> RecordReport:
         """Freeze ``calls`` like a driver's and merge the new ones into the ledger."""
         recorder = TargetRecorder(self.spec.target, stem_length=self.stem_length)
-        for call in calls:
+        for given in calls:
+            call = Call(*afresh(given.args, given.kwargs), clock=given.clock)
             with travelling(call.clock) if call.clock is not None else nullcontext():
                 pending = recorder.before(call.args, call.kwargs)
                 try:
                     result = self.target(*call.args, **call.kwargs)
-                except (Exception, canon.PastRecorded) as exc:
+                except canon.PastRecorded:
+                    # an input made from a row whose iterator or callable argument answers
+                    # only what that row asked: it asked otherwise, so no row of it replays
+                    continue
+                except Exception as exc:
                     recorder.raised(pending, exc)
                 else:
-                    recorder.returned(pending, result)
+                    if used_less(list(call.args), call.kwargs) is None:  # (as above)
+                        recorder.returned(pending, result)
         recording = merge_parts(self.spec.target, [recorder.part()])
         known = {row.id for row in self._rows()}
         fresh = {rid: row for rid, row in recording.rows.items() if rid not in known}

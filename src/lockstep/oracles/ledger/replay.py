@@ -192,7 +192,7 @@ class Replayer:
         call."""
         if outcome.status is not Status.PASS:
             return outcome
-        fewer = _fewer_calls(args, kwargs)
+        fewer = used_less(args, kwargs)
         if fewer is None:
             return outcome
         return Outcome(self.oracle, outcome.case_id, Status.DRIFT, drifts=(fewer,))
@@ -431,7 +431,21 @@ def _iterated(result: Any, expected: Any, stem_length: int) -> JSON:
     return {"$iter": out}
 
 
-def _fewer_calls(args: list[Any], kwargs: dict[str, Any]) -> Drift | None:
+def afresh(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """The arguments with each iterator or callable argument recorded as it was used made
+    anew, unused: an input generated from a row (mining) may share one between calls."""
+
+    def new(value: Any) -> Any:
+        if type(value) is canon.CalledBack:
+            return canon.CalledBack(value.calls, value.where)
+        if type(value) is canon.IterItems:
+            return canon.IterItems(value.items, open=value.open)
+        return value
+
+    return tuple(map(new, args)), {k: new(v) for k, v in kwargs.items()}
+
+
+def used_less(args: list[Any], kwargs: dict[str, Any]) -> Drift | None:
     """An argument recorded as the target used it that the call used less of than the
     recorded call (the outcome alike otherwise): fewer calls of a callable, fewer items
     taken from an iterator.  A drift in what it asks of its caller, who sees it (a side
