@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from helpers import run_pytest, write_files
+from helpers import Result, run_pytest, write_files
 
 LOGGED = """
 import json
@@ -125,14 +125,11 @@ def test_re_recording_new_only_verifies_only_the_new_rows(tmp_path: Path) -> Non
     log = root / "modules.log"
     log.unlink()
 
-    again = run_pytest(
-        "-q",
-        "tests",
-        "--lockstep-record",
-        "--lockstep-new-only",
-        cwd=root,
-        plugins=("lockstep.pytest.plugin",),
-    )
+    def rerecord() -> Result:
+        flags = ("-q", "tests", "--lockstep-record", "--lockstep-new-only")
+        return run_pytest(*flags, cwd=root, plugins=("lockstep.pytest.plugin",))
+
+    again = rerecord()
     assert again.code == 0, again.output
     assert "counts: added 0, replaced 0, kept 1" in again.stdout, again.stdout
     logged = log.read_text().splitlines() if log.exists() else []
@@ -147,14 +144,7 @@ def test_re_recording_new_only_verifies_only_the_new_rows(tmp_path: Path) -> Non
             "    assert calc.double(2) == 4\n    assert calc.double(5) == 10\n"
         },
     )
-    grown = run_pytest(
-        "-q",
-        "tests",
-        "--lockstep-record",
-        "--lockstep-new-only",
-        cwd=root,
-        plugins=("lockstep.pytest.plugin",),
-    )
+    grown = rerecord()
     assert grown.code == 0, grown.output
     assert "counts: added 1, replaced 0, kept 1" in grown.stdout, grown.stdout
     assert "verified 1 new case(s) in a fresh interpreter" in grown.stdout, grown.stdout
