@@ -247,3 +247,54 @@ def test_a_callable_proxy_compares_hashes_and_answers_as_the_original() -> None:
     assert taped.__name__ == "handler" and taped.__wrapped__ is handler
     # what replay has of it is its calls: a target that reads more is not recorded
     assert "read the callable's __name__" in done.proxies[0][1].why
+
+
+# ------------------------------------------ a function a decorator's object keeps, by name
+
+
+class _Curried:
+    def __init__(self, func: object) -> None:
+        self.func = func
+
+    def __call__(self, *args: object) -> object:
+        return self.func(*args)  # type: ignore[operator]
+
+
+def _raw_double(x: int) -> int:
+    return 2 * x
+
+
+_raw_double.__qualname__ = "curried_double"
+curried_double = _Curried(_raw_double)
+
+
+class _Sneaky:
+    """A class whose ``__dict__`` is a property: reading it would run code."""
+
+    ran = 0
+
+    @property
+    def __dict__(self) -> dict[str, object]:  # type: ignore[override]
+        _Sneaky.ran += 1
+        return {"func": _raw_double}
+
+
+sneaky = _Sneaky()
+
+
+def test_a_function_a_decorator_object_keeps_freezes_through_the_object_s_name() -> None:
+    """``@curry def double``: the module's name holds the object, which keeps the function
+    as ``func``; the function freezes as ``module:double.func`` and thaws to itself."""
+    canon.allow_callables_from(__name__)
+    frozen = canon.encode(_raw_double)
+    assert frozen == {"$fn": f"{__name__}:curried_double.func"}
+    assert canon.decode(frozen) is _raw_double
+
+
+def test_naming_through_an_object_reads_no_dict_a_class_computes() -> None:
+    canon.allow_callables_from(__name__)
+    with pytest.raises(CanonError, match=r"\$fn names"):
+        canon.decode({"$fn": f"{__name__}:sneaky.func"})
+    assert _Sneaky.ran == 0
+    with pytest.raises(CanonError, match=r"\$fn names"):
+        canon.decode({"$fn": f"{__name__}:curried_double.other"})

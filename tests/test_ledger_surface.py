@@ -644,3 +644,34 @@ def test_a_name_the_package_deletes_once_imported_is_no_member(tmp_path: Path) -
     assert targets == ["calc:Acc.total", "calc:add"]
     recorded = pytest_in(tmp_path, "--lockstep-record", "-q", "tests")
     assert recorded.code == 0, recorded.output
+
+
+CURRIED = {
+    "lockstep.toml": '[[ledger]]\npackage = "fn"\n',
+    "pyproject.toml": '[tool.pytest.ini_options]\npythonpath = ["src"]\n',
+    "src/fn/__init__.py": (
+        "class curry:\n    def __init__(self, func):\n        self.func = func\n\n"
+        "    def __call__(self, *args):\n        return self.func(*args)\n\n\n"
+        "@curry\ndef double(x):\n    return 2 * x\n"
+    ),
+    "tests/test_fn.py": (
+        "import fn\nfrom fn import curry, double\n\n\n"
+        "def test_double():\n    assert isinstance(double, curry) and double.func.__name__ == 'double'\n"
+        "    assert double(3) == 6\n    assert fn.double is double\n"
+    ),
+}
+
+
+def test_an_object_of_the_package_s_callable_class_stays_itself(tmp_path: Path) -> None:
+    """toolz's ``@curry def flip``: the name holds an object of the package's own callable
+    class.  A function in its place was no ``curry`` (no ``.func``, no pickling by name:
+    toolz's test failed only while recording); the object stays, and its calls are
+    recorded where its class's ``__call__`` is."""
+    write_files(tmp_path, CURRIED)
+    recorded = pytest_in(tmp_path, "--lockstep-record", "-q", "tests")
+    assert recorded.code == 0, recorded.output
+    assert "object of the package's own callable class" in recorded.stdout, recorded.stdout
+    rows = rows_of(tmp_path / "lockstep/fn.curry.__call__.ledger.jsonl")
+    assert [row.args[1:] for row in rows] == [[3]]
+    green = run_cli("replay", cwd=tmp_path)
+    assert green.code == 0, green.output

@@ -14,6 +14,7 @@ from lockstep.canon.decoding import TAG_DECODERS, decode_items, list_payload, st
 from lockstep.canon.registry import (
     _CALLABLE_SCOPE,
     _TYPES_BY_NAME,
+    HELD_FUNCTION_ATTRS,
     _imported_object,
     forget_plans,
 )
@@ -262,6 +263,8 @@ def _callable_name(v: Any) -> str:
         module = None  # a bound builtin method ([].append): no name reaches it
     qualname = getattr(v, "__qualname__", "")
     name = f"{module}:{qualname}"
+    if module and "<" not in qualname and not _names(_named_callable(name), v):
+        name = _held_name(name, v)
     if not module or "<" in qualname or not _names(_named_callable(name), v):
         raise Unfreezable(
             f"cannot freeze {type(v).__name__} {qualname or v!r}: only module-level functions "
@@ -273,6 +276,17 @@ def _callable_name(v: Any) -> str:
             f"cannot freeze {name}: a callable argument freezes by name only from the "
             "target's own package (or a few pure builtins such as len, str.lower)"
         )
+    return name
+
+
+def _held_name(name: str, v: Any) -> str:
+    """``name`` of the object a decorator made of ``v`` (toolz's ``@curry def flip`` keeps
+    the object under ``flip``), extended by the attribute it keeps ``v`` in
+    (``toolz.functoolz:flip.func``); ``name`` itself when its object keeps no ``v``."""
+    for attr in HELD_FUNCTION_ATTRS:
+        held = f"{name}.{attr}"
+        if _named_callable(held) is v:
+            return held
     return name
 
 

@@ -319,12 +319,40 @@ def _imported_object(name: str, *, importing: bool = False) -> Any:
         return None
     namespace: Any = object.__getattribute__(module, "__dict__")
     found: Any = None
-    for part in qualname.split("."):
+    parts = qualname.split(".")
+    for i, part in enumerate(parts):
         if not isinstance(namespace, dict | types.MappingProxyType):
             return None
         found = namespace.get(part)
-        namespace = found.__dict__ if isinstance(found, type) else None
+        if isinstance(found, type):
+            namespace = found.__dict__
+        elif i == len(parts) - 2 and parts[-1] in HELD_FUNCTION_ATTRS:
+            namespace = _plain_instance_dict(found)
+        else:
+            namespace = None
     return found
+
+
+HELD_FUNCTION_ATTRS: Final = ("func", "__wrapped__")
+"""Where a decorator's object keeps the function it stands for (toolz's ``@curry`` keeps
+it as ``func``, ``functools.wraps`` as ``__wrapped__``): ``$fn`` may name the function
+through the object its name holds (``toolz.functoolz:flip.func``)."""
+
+
+def _plain_instance_dict(obj: Any) -> dict[str, Any] | None:
+    """``obj``'s own ``__dict__`` when reading it runs no code (no class on its type's MRO
+    defines ``__dict__`` itself, as a property could), else None."""
+    if isinstance(obj, type | types.ModuleType):
+        return None
+    for klass in type(obj).__mro__:
+        entry = klass.__dict__.get("__dict__")
+        if entry is not None and type(entry) is not types.GetSetDescriptorType:
+            return None
+    try:
+        found = object.__getattribute__(obj, "__dict__")
+    except AttributeError:
+        return None
+    return found if type(found) is dict else None
 
 
 def combine_flags(cls: Any, members: list[Any]) -> Any:

@@ -636,8 +636,9 @@ class LedgerRecording:
         if self.not_callable:
             terminalreporter.write_line(
                 f"  note: {len(self.not_callable)} name(s) of a package surface are not "
-                "callables once imported (a name bound to a value), so they are written "
-                f"empty (no case): {_shown(self.not_callable)}"
+                "functions once imported (a name bound to a value, or to an object of the "
+                "package's own callable class, whose __call__ is the member), so they are "
+                f"written empty (no case): {_shown(self.not_callable)}"
             )
         if self.compared:
             terminalreporter.write_line(

@@ -373,6 +373,13 @@ def _wrap_member(
         raise NotACallable(f"{where}: is a class; name the method to record (Class.method)")
     if not callable(raw):
         raise NotACallable(f"{where}: is a {type(raw).__name__}, not a callable")
+    if surface and _own_code(type(raw).__module__, surface, f"{surface}."):
+        # toolz's ``@curry def flip``: an object of the package's own callable class, whose
+        # calls its class's ``__call__`` records; a function in its place would not be one
+        # (no ``.func``, no pickling by name, not equal to the object the package keeps)
+        raise NotACallable(
+            f"{where}: is a {type(raw).__name__} object (its class's __call__ is the member)"
+        )
     return _wrap_function(raw, rec, skip_first=False, surface=surface), signature_of(raw)
 
 
