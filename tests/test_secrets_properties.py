@@ -271,3 +271,15 @@ def test_an_error_message_naming_a_keyword_argument_opens_no_gate() -> None:
     from lockstep.secrets.detect import _open_gates
 
     assert _open_gates("replace() got 1 unexpected keyword argument(s): 'token'") == set()
+
+
+@given(st.binary(max_size=200), st.integers(0, 40))
+def test_the_word_value_screen_finds_what_the_pattern_finds(data: bytes, run: int) -> None:
+    """The translation the screen uses for a token word's value (24 characters of
+    ``[a-z0-9_\\-/+]``, case folded) finds exactly what the pattern's search finds."""
+    from lockstep.secrets.detect import _WORD_VALUE, has_word_value_ascii
+
+    text = (data[: len(data) // 2] + b"Ab9_-/+" * run + data[len(data) // 2 :]).decode("latin-1")
+    ascii_bytes = text.encode("ascii", "replace")
+    found = re.compile(_WORD_VALUE.pattern.encode("ascii"), re.IGNORECASE).search(ascii_bytes)
+    assert has_word_value_ascii(ascii_bytes) == bool(found)

@@ -568,7 +568,7 @@ def may_hold_secret_ascii(data: bytes) -> bool:
         return True
     if _SCREEN_KEYWORDS.search(lowered) or any(word in lowered for word in _SCREEN_BARE_WORDS):
         return True
-    if any(word in lowered for word in _SCREEN_TOKEN_WORDS) and _SCREEN_WORD_VALUE.search(data):
+    if any(word in lowered for word in _SCREEN_TOKEN_WORDS) and has_word_value_ascii(data):
         return True
     return bool(_SCREEN_ANCHORS.search(data)) or _LONG_RUN_MARK in data.translate(_RUN_BYTES)
 
@@ -580,7 +580,18 @@ _SCREEN_KEYWORDS: Final = re.compile(_KEYWORDS.pattern.lower().encode("utf-8"))
 case-insensitive search of the bytes."""
 _SCREEN_BARE_WORDS: Final = tuple(word.encode("ascii") for word in _BARE_TOKEN_WORDS)
 _SCREEN_TOKEN_WORDS: Final = tuple(word.encode("ascii") for word in TOKEN_WORDS)
-_SCREEN_WORD_VALUE: Final = re.compile(_WORD_VALUE.pattern.encode("ascii"), re.IGNORECASE)
+_WORD_VALUE_BYTES: Final = bytes(
+    0x61 if chr(b) in "_-/+" or (chr(b).isalnum() and b < 0x80) else 0x20 for b in range(256)
+)
+"""Each byte of :data:`_WORD_VALUE`'s characters to ``a``, any other to a space."""
+
+
+def has_word_value_ascii(data: bytes) -> bool:
+    """Whether :data:`_WORD_VALUE` is found in ASCII ``data``: a C-speed translation and
+    one substring search, where the regular-expression engine retried at each of a long
+    text's positions inside every shorter run (sqlparse's token trees: 118 ms of a
+    recording's 129 ms of screening)."""
+    return b"a" * 24 in data.translate(_WORD_VALUE_BYTES)
 
 
 _DETECTOR: Detector | None = None
