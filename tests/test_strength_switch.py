@@ -141,3 +141,39 @@ def test_a_swapped_function_is_the_object_callers_hold(
     with board.active(mutant, rerun=None):
         assert held("ox") is None
     assert held("ox") == "oxen"
+
+
+NESTED = """
+def totals(pairs):
+    return dict(sorted(list(pairs)))
+
+
+def names(rows):
+    return sorted(set(r.strip().lower() for r in rows))
+"""
+
+
+def test_a_mutant_inside_another_s_part_is_shown_and_spliced_as_it_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``dict(sorted(x))`` has a mutant that drops ``dict`` (its part ``sorted(x)`` takes its
+    place) and one inside that part.  Moving the part to the dropped call's place moved the
+    inner mutant's place too: it was shown and spliced as ``return x`` while the live switch
+    ran ``dict(x)``.  Each mutant's source, spliced and imported afresh, now behaves as the
+    live switch does, and shows the line it runs."""
+    path = tmp_path / "nested_copies.py"
+    path.write_text(NESTED)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = importlib.import_module("nested_copies")
+    mf = MutableFile(path, main_guard=False)
+    board = Switchboard({path: False})
+    checked = 0
+    for mutant in mf.mutants():
+        fresh: dict[str, Any] = {"__name__": "nested_copies"}
+        exec(compile(mf.spliced(mutant), str(path), "exec"), fresh)
+        assert mutant.after.strip() in mf.spliced(mutant)
+        with board.active(mutant, rerun=None):
+            for name, arg in (("totals", [("b", 1), ("a", 2)]), ("names", [" B", "a ", "b"])):
+                assert _call(getattr(module, name), arg) == _call(fresh[name], arg), mutant.after
+        checked += 1
+    assert checked >= 6

@@ -330,8 +330,12 @@ class MutableFile:
         stmt: ast.stmt,
         scope: list[ast.AST],
     ) -> Edit:
-        if isinstance(new, ast.AST):
+        if isinstance(new, ast.AST) and not hasattr(new, "lineno"):
+            # a node built here takes the replaced one's place; a part of the replaced
+            # node (``dict(sorted(x))`` -> ``sorted(x)``) keeps its own: moving it would
+            # misplace every later mutant inside it (shown as ``return x`` for ``dict(x)``)
             ast.copy_location(new, node)
+        if isinstance(new, ast.AST):
             ast.fix_missing_locations(new)
         return Edit(parent, field, index, new, operator, node, ast.unparse(shown), stmt, scope)
 
