@@ -350,7 +350,7 @@ def test_a_surface_name_that_is_no_callable_once_imported_is_left_out_with_a_not
     )
     recorded = pytest_in(root, "--lockstep-record", "-q", "tests")
     assert recorded.code == 0, recorded.output
-    assert "1 name(s) of a package surface are not callables once imported" in recorded.output
+    assert "1 name(s) of a package surface are not functions once imported" in recorded.output
     assert "shop.tokens.Word" in recorded.output
     assert rows_of(root / "lockstep/shop.tokens.Word.ledger.jsonl") == []
     assert rows_of(root / "lockstep/shop.tokens.kind_of.ledger.jsonl") != []
