@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from helpers import rows_of, run_cli, run_pytest, write_files
+from helpers import recorded as recorded_in
+from helpers import red_after_change, rows_of, run_cli
 
 ROWS = """
 def pick(rows, pred):
@@ -120,21 +121,20 @@ def test_a_registered_function_is_the_very_function():
 @pytest.fixture
 def recorded(tmp_path: Path) -> Path:
     root = tmp_path / "proj"
-    write_files(
-        root,
-        {
-            "shop/__init__.py": "",
-            "shop/rows.py": ROWS,
-            "tests/test_rows.py": TESTS,
-            "lockstep.toml": '[lockstep]\ndir = "lockstep"\n\n[[ledger]]\npackage = "shop"\n',
-        },
-    )
-    result = run_pytest(
-        "-q", "tests", "--lockstep-record", cwd=root, plugins=("lockstep.pytest.plugin",)
-    )
-    assert result.code == 0, result.output  # the registry test too: it got the function
+    result = recorded_in(root, _package(ROWS, TESTS, 'package = "shop"'))
+    # the registry test passed too: it got the very function
     assert "refused 0" in result.stdout, result.stdout
     return root
+
+
+def _package(source: str, tests: str, ledger: str, module: str = "rows") -> dict[str, str]:
+    """A package ``shop`` of one module, its suite, and ``ledger`` as its configuration."""
+    return {
+        "shop/__init__.py": "",
+        f"shop/{module}.py": source,
+        f"tests/test_{module}.py": tests,
+        "lockstep.toml": f"[[ledger]]\n{ledger}\n",
+    }
 
 
 def _inputs(root: Path, name: str) -> list[list[object]]:
@@ -198,12 +198,7 @@ def test_the_rows_hold_each_call_of_the_callable_and_replay_green(recorded: Path
 def test_a_rewrite_that_uses_the_callable_otherwise_is_red(
     recorded: Path, old: str, new: str, said: str
 ) -> None:
-    source = recorded / "shop/rows.py"
-    text = source.read_text()
-    assert text.count(old) == 1
-    source.write_text(text.replace(old, new))
-    red = run_cli("replay", cwd=recorded)
-    assert red.code == 1, red.output
+    red = red_after_change(recorded, "shop/rows.py", old, new)
     assert said in red.stdout, red.stdout
 
 
@@ -211,24 +206,12 @@ def test_a_target_that_keeps_its_callable_is_handed_it_unrecorded(tmp_path: Path
     """A registry's ``register`` keeps what it is given: its first call only looks, and
     every later call hands the function itself (skipped, as before callables were
     recorded), so ``lookup(name) is fn`` holds for every registration."""
-    root = tmp_path / "proj"
     many = "\n".join(f"    register('f{i}', f{i})" for i in range(5))
     defs = "\n".join(f"    def f{i}():\n        return {i}\n" for i in range(5))
     checks = "\n".join(f"    assert lookup('f{i}') is f{i}" for i in range(5))
-    write_files(
-        root,
-        {
-            "shop/__init__.py": "",
-            "shop/rows.py": ROWS,
-            "tests/test_registry.py": "from shop.rows import lookup, register\n\n\n"
-            f"def test_registry():\n{defs}\n{many}\n{checks}\n",
-            "lockstep.toml": '[[ledger]]\nname = "register"\ntarget = "shop.rows:register"\n',
-        },
-    )
-    result = run_pytest(
-        "-q", "tests", "--lockstep-record", "-v", cwd=root, plugins=("lockstep.pytest.plugin",)
-    )
-    assert result.code == 0, result.output
+    tests = f"from shop.rows import lookup, register\n\n\ndef test_registry():\n{defs}\n{many}\n{checks}\n"
+    ledger = 'name = "register"\ntarget = "shop.rows:register"'
+    result = recorded_in(tmp_path / "proj", _package(ROWS, tests, ledger))
     assert "SKIPPED 5 of 5 call(s)" in result.stdout, result.stdout
 
 
@@ -247,19 +230,8 @@ def test_a_factory_returning_a_closure_of_its_callable_gets_it_as_it_is(tmp_path
         "    assert [m.__closure__[0].cell_contents for m in made] == fns\n"
         "    assert all(c.__closure__[0].cell_contents is f for c, f in zip(made, fns))\n"
     )
-    write_files(
-        root,
-        {
-            "shop/__init__.py": "",
-            "shop/make.py": factory,
-            "tests/test_make.py": tests,
-            "lockstep.toml": '[[ledger]]\nname = "doubled"\ntarget = "shop.make:doubled"\n',
-        },
-    )
-    result = run_pytest(
-        "-q", "tests", "--lockstep-record", cwd=root, plugins=("lockstep.pytest.plugin",)
-    )
-    assert result.code == 0, result.output
+    ledger = 'name = "doubled"\ntarget = "shop.make:doubled"'
+    result = recorded_in(root, _package(factory, tests, ledger, module="make"))
     assert "SKIPPED 4 of 4 call(s)" in result.stdout, result.stdout
 
 

@@ -167,11 +167,11 @@ class TapedCalls:
     reads one, its signature or its name, has its call skipped: replay has only the
     calls)."""
 
-    __slots__ = ("__weakref__", "_where", "closed", "frozen", "original", "refs", "why")
+    __slots__ = ("__weakref__", "closed", "frozen", "original", "refs", "where", "why")
 
     def __init__(self, original: Callable[..., Any], where: str) -> None:
         self.original = original
-        self._where = where
+        self.where = where
         self.frozen: list[dict[str, JSON]] = []
         """Each call kept: its arguments and its answer, frozen."""
         self.why = ""
@@ -184,10 +184,10 @@ class TapedCalls:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self.closed or self.why:
             return self.original(*args, **kwargs)
-        where = f"{self._where} call {len(self.frozen) + 1}"
+        where = f"{self.where} call {len(self.frozen) + 1}"
         if len(self.frozen) >= CALLS_LIMIT:
             self.why = (
-                f"{self._where}: a callable called more than {CALLS_LIMIT:,} times is not frozen"
+                f"{self.where}: a callable called more than {CALLS_LIMIT:,} times is not frozen"
             )
             return self.original(*args, **kwargs)
         try:
@@ -236,7 +236,7 @@ class TapedCalls:
         which are all replay has of it, so its call is not recorded."""
         if not self.closed and not self.why:
             self.why = (
-                f"{self._where}: the target read the callable's {name} (only its calls are "
+                f"{self.where}: the target read the callable's {name} (only its calls are "
                 "frozen, and replay has nothing else of it)"
             )
 
@@ -285,16 +285,12 @@ class Probe:
 def kept_callables(proxies: tuple[tuple[int | str, Any], ...]) -> bool:
     """Whether the target kept a callable argument it was handed: more references to it
     than :meth:`~.call_state._Materialized.count_references` counted as it was called (a
-    registry, an attribute, a closure or the function itself returned).  Each such proxy
-    is closed: it passes calls on from now on, keeping none."""
-    kept = False
+    registry, an attribute, a closure or the function itself returned)."""
     for _, proxy in proxies:
         watched = getattr(type(proxy), "watched", None)  # counted as count_references does
         if watched is not None and sys.getrefcount(watched(proxy)) > proxy.refs:
-            kept = True
-            if type(proxy) is TapedCalls:
-                proxy.close()
-    return kept
+            return True
+    return False
 
 
 def probing(proxies: tuple[tuple[int | str, Any], ...]) -> bool:
@@ -457,23 +453,22 @@ def complete_input(
     immutable: Callable[[Any], bool],
     with_clock: Callable[[bytes, dict[str, Any]], bytes],
 ) -> str:
-    """Complete a call's input with the items its iterator arguments handed on (each frozen
-    as it was taken), when its row is noted; the reason it cannot be, or "".  The recorder
+    """Complete a call's input with what its iterator and callable arguments handed on
+    (items and calls, each frozen when it was made), when its row is noted (after
+    :func:`settled`); the reason it cannot be, or "".  The recorder
     says which values cannot change in place and how a clock joins the input's key."""
     enc_args = list(cast("list[JSON]", pending.enc_args or []))
     enc_kwargs = dict(cast("dict[str, JSON]", pending.enc_kwargs or {}))
     args = list(pending.call_args)
     kwargs = dict(pending.call_kwargs)
     for place, proxy in pending.proxies:
-        if type(proxy) is TapedCalls:
-            proxy.close()  # calls from now on are not this call's
         if proxy.why:
             return str(proxy.why)
         frozen: JSON
         handed: IterItems | CalledBack
         if type(proxy) is TapedCalls:
             calls = cast("list[JSON]", list(proxy.frozen))
-            frozen, handed = {"$calls": calls}, CalledBack(list(proxy.frozen), proxy._where)
+            frozen, handed = {"$calls": calls}, CalledBack(list(proxy.frozen), proxy.where)
         else:
             taken: list[JSON] = list(proxy.frozen)
             frozen = {"$iter": taken if proxy.ended else {"items": taken, "end": "open"}}
