@@ -3,9 +3,15 @@ names no code outside it; materialized iterators thaw to fresh iterators."""
 
 from __future__ import annotations
 
+import collections
+import datetime
+import ipaddress
 import itertools
+import math
 import operator
 import os
+import pathlib
+import uuid
 from decimal import Decimal
 from fractions import Fraction
 
@@ -33,11 +39,18 @@ def test_a_module_level_function_freezes_by_name_once_its_package_is_allowed() -
 
 @pytest.mark.parametrize(
     "value",
-    [len, str.lower, str, sorted, Decimal, Fraction, set, reversed, operator.add, operator.not_],
+    [
+        *(len, str.lower, str, sorted, Decimal, Fraction, set, reversed),
+        *(operator.add, operator.not_, math.floor, math.isclose),
+        *(datetime.datetime, datetime.date, datetime.timedelta, datetime.timezone),
+        *(collections.OrderedDict, collections.defaultdict, collections.deque),
+        *(uuid.UUID, ipaddress.ip_address, ipaddress.IPv4Network, pathlib.PurePosixPath),
+    ],
 )
 def test_pure_builtins_freeze_and_thaw_to_themselves(value: object) -> None:
-    """Also the standard library's number types, a parser's ``converter=Decimal``, and the
-    operator module's functions (``reduceby(key, add, seq, set)``)."""
+    """Also the standard library's value classes (a parser's ``converter=Decimal``,
+    croniter's ``ret_type=datetime``, a ``factory=OrderedDict``), ``math``'s functions
+    and the operator module's (``reduceby(key, add, seq, set)``)."""
     assert canon.decode(canon.encode(value)) is value
 
 
@@ -47,7 +60,10 @@ def test_only_pure_operators_and_builtins_are_named(name: str) -> None:
         canon.decode({"$fn": name})
 
 
-@pytest.mark.parametrize("value", [lambda x: x, [].append, os.getcwd, print])
+@pytest.mark.parametrize(
+    "value",
+    [lambda x: x, [].append, os.getcwd, print, pathlib.Path, uuid.uuid4, datetime.date.today],
+)
 def test_lambdas_bound_methods_and_other_builtins_are_refused(value: object) -> None:
     with pytest.raises(CanonError):
         canon.encode(value)
@@ -64,6 +80,13 @@ def test_lambdas_bound_methods_and_other_builtins_are_refused(value: object) -> 
         "decimal:getcontext",
         "decimal:setcontext",
         "fractions:Decimal",
+        "pathlib:Path",
+        "pathlib:PosixPath",
+        "datetime:datetime.now",
+        "math:floor.__call__",
+        "collections:namedtuple",
+        "uuid:uuid4",
+        "ipaddress:_IPAddressBase",
     ],
 )
 def test_decoding_never_names_code_outside_the_allowed_packages(name: str) -> None:

@@ -246,3 +246,83 @@ def test_mining_a_ledger_of_callables_adds_no_row_it_cannot_replay(recorded: Pat
     assert "refused" not in mined.stdout, mined.stdout
     assert _inputs(recorded, "total_by") == before
     assert run_cli("replay", cwd=recorded).code == 0
+
+
+# A schedule that returns its times as the class it is given (croniter's
+# ``get_next(datetime)``, ``ret_type=float``), keeps its slots in the mapping class asked
+# for, and rounds with a ``math`` function: the standard library's value classes and
+# ``math``'s functions freeze by name, so these calls are rows, not skipped calls.
+SCHEDULE = """
+import datetime
+import math
+
+
+class Schedule:
+    def __init__(self, start, every_minutes, ret_type=float):
+        self.start = start
+        self.every = every_minutes
+        self.ret_type = ret_type
+
+    def nth(self, n, ret_type=None):
+        when = self.start + datetime.timedelta(minutes=self.every * n)
+        kind = ret_type or self.ret_type
+        if issubclass(kind, datetime.datetime):
+            return when
+        return kind(when.timestamp())
+
+
+def slots(names, factory, rounding=math.floor):
+    table = factory()
+    for i, name in enumerate(names):
+        table[name] = rounding(i * 1.5)
+    return table
+"""
+
+SCHEDULE_TESTS = """
+import collections
+import datetime
+import math
+
+from shop.schedule import Schedule, slots
+
+START = datetime.datetime(2024, 3, 1, 8, 0, tzinfo=datetime.timezone.utc)
+
+
+def test_nth():
+    s = Schedule(START, 30, ret_type=datetime.datetime)
+    assert s.nth(2) == datetime.datetime(2024, 3, 1, 9, 0, tzinfo=datetime.timezone.utc)
+    assert s.nth(1, float) == START.timestamp() + 1800
+
+
+def test_slots():
+    table = slots(["a", "b", "c"], collections.OrderedDict, math.ceil)
+    assert list(table.items()) == [("a", 0), ("b", 2), ("c", 3)]
+    assert slots(["x"], dict) == {"x": 0}
+"""
+
+
+def test_standard_library_classes_given_as_arguments_are_rows_and_guard(tmp_path: Path) -> None:
+    root = tmp_path / "proj"
+    result = recorded_in(root, _package(SCHEDULE, SCHEDULE_TESTS, 'package = "shop"', "schedule"))
+    assert "SKIPPED" not in result.stdout, result.stdout
+    nth = rows_of(root / "lockstep/shop.schedule.Schedule.nth.ledger.jsonl")
+    assert len(nth) == 2
+    # (self, n) and (self, n, ret_type); self holds ret_type=datetime
+    assert [row.args[2] for row in nth if len(row.args) > 2] == [{"$fn": "builtins:float"}]
+    assert (
+        '"datetime:datetime"'
+        in (root / "lockstep/shop.schedule.Schedule.nth.ledger.jsonl").read_text()
+    )
+    table = {str(row.args) for row in rows_of(root / "lockstep/shop.schedule.slots.ledger.jsonl")}
+    assert table == {
+        "[['a', 'b', 'c'], {'$fn': 'collections:OrderedDict'}, {'$fn': 'math:ceil'}]",
+        "[['x'], {'$fn': 'builtins:dict'}]",
+    }
+    assert run_cli("replay", cwd=root).code == 0
+
+    red = red_after_change(root, "shop/schedule.py", "rounding(i * 1.5)", "rounding(i * 1.6)")
+    assert "shop.schedule.slots" in red.stdout
+    source = root / "shop/schedule.py"
+    source.write_text(source.read_text().replace("rounding(i * 1.6)", "rounding(i * 1.5)"))
+    red = red_after_change(root, "shop/schedule.py", "self.every * n)", "self.every * n + 1)")
+    assert "shop.schedule.Schedule.nth" in red.stdout

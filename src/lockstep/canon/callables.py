@@ -27,7 +27,8 @@ from lockstep.errors import CanonError
 # replay allow it), looked up in an already-imported module's ``__dict__`` without an
 # import or a ``getattr``; (b) to a class registered with :func:`register_type`; or
 # (c) to one of a few side-effect-free builtins (:data:`_PURE_BUILTINS`, ``str.lower``
-# and the like) or standard-library number types (:data:`_PURE_STDLIB`).  A lambda
+# and the like), the functions of ``math`` or the standard library's value classes
+# (:data:`_PURE_STDLIB`: ``datetime``, ``Decimal``, ``OrderedDict``).  A lambda
 # written in a module or class body freezes by a name that holds it there, or as
 # ``{"$default": ["pkg.mod:Class.__init__", "parameter"]}`` when it is that parameter's
 # default (under the same package rule); closures have no such place and stay refused
@@ -123,9 +124,46 @@ _PURE_OPERATORS: Final = frozenset(
     ]
 )
 _PURE_METHOD_OWNERS: Final = (str, bytes, int, float)
-_PURE_STDLIB: Final = frozenset({"decimal:Decimal", "fractions:Fraction"})
-"""Value constructors of the standard library a callable argument may name (parse's
-``converter=Decimal``): making a number from text runs nothing else."""
+_PURE_STDLIB: Final = frozenset(
+    [
+        "collections:ChainMap",
+        "collections:Counter",
+        "collections:OrderedDict",
+        "collections:defaultdict",
+        "collections:deque",
+        "datetime:date",
+        "datetime:datetime",
+        "datetime:time",
+        "datetime:timedelta",
+        "datetime:timezone",
+        "decimal:Decimal",
+        "fractions:Fraction",
+        "ipaddress:IPv4Address",
+        "ipaddress:IPv4Interface",
+        "ipaddress:IPv4Network",
+        "ipaddress:IPv6Address",
+        "ipaddress:IPv6Interface",
+        "ipaddress:IPv6Network",
+        "ipaddress:ip_address",
+        "ipaddress:ip_interface",
+        "ipaddress:ip_network",
+        "pathlib:PurePath",
+        "pathlib:PurePosixPath",
+        "pathlib:PureWindowsPath",
+        "types:SimpleNamespace",
+        "uuid:UUID",
+    ]
+)
+"""Value classes and constructors of the standard library a callable argument may name
+(parse's ``converter=Decimal``, croniter's ``ret_type=datetime``, a ``factory=OrderedDict``):
+making a value of them from other values reads no file, starts nothing and changes no
+state.  ``pathlib.Path`` is not one (a pure path is): what a target does with a path it
+made can touch the disk, and a ledger must not choose that.  Every function of ``math``
+may be named too (``key=math.floor``)."""
+
+_PURE_MODULES: Final = frozenset({"math", "cmath"})
+"""Standard-library modules all of whose module-level functions compute a number from
+numbers (:func:`_in_scope`)."""
 
 
 class PastRecorded(BaseException):
@@ -227,6 +265,8 @@ def _in_scope(name: str) -> bool:
         return owner in {c.__name__ for c in _PURE_METHOD_OWNERS} and "." not in method
     if module == "_operator":
         return qualname in _PURE_OPERATORS
+    if module in _PURE_MODULES:
+        return "." not in qualname
     return module.split(".")[0] in _CALLABLE_SCOPE or name in _TYPES_BY_NAME or name in _PURE_STDLIB
 
 
@@ -274,7 +314,8 @@ def _callable_name(v: Any) -> str:
     if not _in_scope(name):
         raise Unfreezable(
             f"cannot freeze {name}: a callable argument freezes by name only from the "
-            "target's own package (or a few pure builtins such as len, str.lower)"
+            "target's own package (or a few pure builtins such as len, str.lower, and the "
+            "standard library's value classes such as datetime, Decimal, OrderedDict)"
         )
     return name
 
