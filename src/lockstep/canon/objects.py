@@ -62,6 +62,7 @@ from lockstep.canon._core import (
     check_level,
     qualified_name,
 )
+from lockstep.canon.c_state import c_state_base
 from lockstep.canon.cached_attributes import cached_names, without_cached
 from lockstep.canon.decoding import TAG_DECODERS, _malformed, decode_at, list_payload, str_payload
 from lockstep.canon.kept import kept_path, linked, resolve_kept
@@ -386,6 +387,7 @@ def object_plan(t: type[Any]) -> str | None:
             and not issubclass(t, BaseException | enum.Enum | tuple)
             and not dataclasses.is_dataclass(t)
             and _value_base(t) is None
+            and c_state_base(t, _value_base) is None
             and not _custom(t, "__getstate__")
             and not _own_reduce(t)
             and not cached_names(t)
@@ -732,6 +734,14 @@ def _freeze_own(self: Encoder, v: Any, t: type[Any], depth: int) -> JSON:
     classes.append(t)
     floors.append(len(active) - 1)
     try:
+        hidden = c_state_base(t, _value_base)
+        if hidden is not None and not (_own_reduce(t) and _newobj_reduction(v, t)):
+            raise Unfreezable(
+                f"cannot freeze a {name}: its class extends {hidden.__module__}."
+                f"{hidden.__qualname__}, whose objects keep their state in C fields that "
+                "neither __dict__ nor __getstate__ shows (define __reduce__ or __getstate__ "
+                "on the class, or register an encoder with lockstep.register_encoder())"
+            )
         body = _object_body(self, v, t, depth + 2, reduce=_own_class(t))
     except Unfreezable:
         raise
