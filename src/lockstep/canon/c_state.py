@@ -30,7 +30,8 @@ from typing import Any, Final
 _POINTER: Final = 8
 _STATE_PROTOCOL: Final = ("__getstate__",)
 
-_KNOWN: dict[type[Any], type[Any] | None] = {}
+_KNOWN: dict[tuple[type[Any], object], type[Any] | None] = {}
+"""By class and the value-base rule asked with (the project's, or none)."""
 
 
 def c_state_base(
@@ -39,10 +40,11 @@ def c_state_base(
     """The C class whose fields hold part of the state of ``cls``'s objects, or None when
     the project's structure freezing sees all of it (``value_base(cls)``: the builtin
     value type ``cls`` is frozen as, if any).  Answered once per class."""
+    key = (cls, value_base)
     try:
-        return _KNOWN[cls]
+        return _KNOWN[key]
     except KeyError:
-        found = _KNOWN[cls] = _decide(cls, value_base(cls))
+        found = _KNOWN[key] = _decide(cls, value_base(cls))
         return found
 
 

@@ -32,6 +32,8 @@ import sys
 import types
 from typing import Any, Final
 
+from lockstep.canon.c_state import c_state_base, no_value_base
+
 TOOLING: Final = frozenset(
     {"lockstep", "_pytest", "pytest", "pluggy", "py", "hypothesis", "coverage", "xdist"}
 )
@@ -88,6 +90,9 @@ def test_module(module: str) -> bool:
 def not_plain_because(cls: type[Any]) -> str | None:
     """Why objects of ``cls`` are not plain data (a C base, a method that runs the class's
     code on frozen state), or None when they are: for a refusal's message."""
+    hidden = c_state_base(cls, no_value_base)  # a C type made from a spec is a heap type
+    if hidden is not None:
+        return f"it extends {hidden.__module__}.{hidden.__qualname__}, written in C"
     for owner in cls.__mro__[:-1]:  # every class but object
         if not owner.__flags__ & _HEAP_TYPE:
             return f"it extends {owner.__module__}.{owner.__qualname__}, written in C"
