@@ -390,3 +390,87 @@ def test_a_function_the_package_compares_as_a_value_is_left_in_place(tmp_path: P
 
     red = red_after_change(tmp_path, "src/tables/__init__.py", "text.upper()", "text.lower()")
     assert "tables.render" in red.stdout, red.output
+
+
+# Value classes whose comparisons and arithmetic no ``def`` in their body shows: a
+# dataclass's ``order=True`` writes ``__lt__`` and ``__eq__``, and a module that adds
+# operators in a loop (uncertainties' ``setattr(AffineScalarFunc, "__add__", ...)``).
+MONEY = """
+import dataclasses
+import operator
+
+
+@dataclasses.dataclass(frozen=True, order=True)
+class Price:
+    amount: int
+    currency: str = "EUR"
+
+
+class Cents:
+    def __init__(self, value):
+        self.value = value
+
+    def __repr__(self):
+        return f"Cents({self.value})"
+
+
+def _arith(op):
+    def method(self, other):
+        return Cents(op(self.value, other.value))
+    return method
+
+
+for _name, _op in [("add", operator.add), ("sub", operator.sub)]:
+    setattr(Cents, f"__{_name}__", _arith(_op))
+
+
+class Plain:
+    pass
+"""
+
+MONEY_TESTS = """
+from money import Cents, Price, Plain
+
+
+def test_price_order():
+    assert Price(1, "USD") < Price(2, "EUR")
+    assert sorted([Price(3, "USD"), Price(3)]) == [Price(3), Price(3, "USD")]
+
+
+def test_cents():
+    assert (Cents(5) + Cents(7)).value == 12
+    assert (Cents(5) - Cents(7)).value == -2
+    assert Plain() != Plain()
+"""
+
+
+def test_dunders_a_decorator_or_setattr_writes_are_recorded_where_the_class_holds_them(
+    tmp_path: Path,
+) -> None:
+    root = _package_project(tmp_path, "money", MONEY, MONEY_TESTS)
+    recorded = pytest_in(root, "--lockstep-record", "-q", "tests")
+    assert recorded.code == 0, recorded.output
+    ledgers = root / "lockstep"
+    assert len(rows_of(ledgers / "money.Price.__lt__.ledger.jsonl")) >= 1
+    assert len(rows_of(ledgers / "money.Cents.__add__.ledger.jsonl")) == 1
+    assert len(rows_of(ledgers / "money.Cents.__sub__.ledger.jsonl")) == 1
+    # inherited from object, and setattr never gave Cents a __mul__: no ledger
+    assert not (ledgers / "money.Plain.__eq__.ledger.jsonl").exists()
+    assert not (ledgers / "money.Cents.__mul__.ledger.jsonl").exists()
+    assert run_cli("replay", cwd=root).code == 0
+
+    # (a change of another length: the bytecode cached a moment ago is not taken for it)
+    red = red_after_change(
+        root, "src/money/__init__.py", '("sub", operator.sub)', '("sub", operator.floordiv)'
+    )
+    assert "money.Cents.__sub__" in red.stdout
+    source = root / "src/money/__init__.py"
+    source.write_text(source.read_text().replace("operator.floordiv", "operator.sub"))
+    # the order compares the fields in the order they are written
+    red = red_after_change(
+        root,
+        "src/money/__init__.py",
+        '    amount: int\n    currency: str = "EUR"',
+        '    currency: str = "EUR"\n    amount: int = 0',
+    )
+    assert "money.Price.__lt__" in red.stdout

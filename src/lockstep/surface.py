@@ -310,6 +310,7 @@ def tested_members(package: str, root: Path, *, where: str) -> list[Member]:
     known = {m.target for m in public}
     out: list[Member] = []
     for module, (tree, _, _) in trees.items():
+        set_on = _classes_set_on(tree)
         for node in tree.body:
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 if (module, node.name) in taken or {"overload", ".overload"} & _decorators(node):
@@ -320,12 +321,77 @@ def tested_members(package: str, root: Path, *, where: str) -> list[Member]:
                 if (module, node.name) in taken:  # re-exported: its surface is public already
                     shown = set(_class_members(node))
                     names = [name for name in names if name not in shown]
+                names += _made_dunders(node, node.name in set_on)
                 out.extend(Member(module, f"{node.name}.{name}") for name in names)
     unique: dict[str, Member] = {}
     for member in out:
         if member.target not in known:
             unique.setdefault(member.target, member)
     return list(unique.values())
+
+
+MADE_BY_DECORATORS: Final = (
+    "__eq__",
+    "__ne__",
+    "__lt__",
+    "__le__",
+    "__gt__",
+    "__ge__",
+    "__hash__",
+    "__repr__",
+)
+"""The value dunders a class decorator writes for a class (``@dataclass(order=True)``,
+attrs' ``@define``, ``@functools.total_ordering``)."""
+
+
+def is_made_dunder(qualname: str) -> bool:
+    """Whether a member's name is a dunder a class may be given once imported (see
+    :func:`_made_dunders`): recorded only where the class holds it itself."""
+    name = qualname.rpartition(".")[2]
+    return name.startswith("__") and name.endswith("__") and name in VALUE_DUNDERS
+
+
+def _made_dunders(cls: ast.ClassDef, set_on: bool) -> list[str]:
+    """Value dunders ``cls`` may hold once imported though its body defines none of them:
+    those a class decorator writes (:data:`MADE_BY_DECORATORS`) for a decorated class,
+    and every value dunder for a class its module passes to ``setattr`` (uncertainties
+    adds ``AffineScalarFunc.__add__``, ``__pow__`` ... in a loop at import).  The class's
+    own arithmetic and comparisons, the very values a change to it moves, were no target.
+
+    A candidate only: recorded when the imported class holds the name itself (not by
+    inheritance) and the tests call it, like every member beyond the surface."""
+    if not cls.decorator_list and not set_on:
+        return []
+    defined = {
+        node.name for node in cls.body if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+    }
+    defined |= {
+        target.id
+        for node in cls.body
+        if isinstance(node, ast.Assign | ast.AnnAssign)
+        for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+        if isinstance(target, ast.Name)
+    }
+    wanted = sorted(VALUE_DUNDERS) if set_on else MADE_BY_DECORATORS
+    return [name for name in wanted if name not in defined]
+
+
+def _classes_set_on(tree: ast.Module) -> set[str]:
+    """Names a module passes as ``setattr``'s first argument anywhere in its code, or as an
+    argument of a call it makes at its top level (``add_operators(Money)``)."""
+    named = {
+        node.args[0].id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "setattr"
+        and node.args
+        and isinstance(node.args[0], ast.Name)
+    }
+    for node in tree.body:
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+            named.update(a.id for a in node.value.args if isinstance(a, ast.Name))
+    return named
 
 
 def source_state(package: str, root: Path) -> object:

@@ -72,6 +72,7 @@ from lockstep.oracles.ledger.tests_of_rows import (
 )
 from lockstep.pytest.project import project_for
 from lockstep.store import JsonlAppender, folder_syncs_batched, iter_jsonl, lock_for
+from lockstep.surface import is_made_dunder
 
 if TYPE_CHECKING:  # the recording machinery is imported only when a run asks for it
     from lockstep.oracles.ledger.format import LedgerRow, Param
@@ -277,6 +278,8 @@ class LedgerRecording:
                         object_bytes=self.project.config.lockstep.object_bytes,
                         surface=target.spec.package,
                         leave_compared=bool(target.spec.package),
+                        own_only=target.spec.name in self.project.tested
+                        and is_made_dunder(target.spec.target),
                     )
                     imported.append(target.spec)
                 except LockstepError as e:

@@ -433,12 +433,15 @@ class Installation:
         object_bytes: int = 0,
         surface: str = "",
         leave_compared: bool = False,
+        own_only: bool = False,
     ) -> Wrapped:
         """Wrap ``pkg.mod:qualname``; errors name ``where`` and what failed.  With
         ``surface`` (a package), a call made while a call of another target of that surface
         is being recorded is not recorded: it is part of the outer call.  With
         ``leave_compared``, a module-level function the package compares as a value is
-        left in place (:class:`~lockstep.errors.ComparedAsValue`)."""
+        left in place (:class:`~lockstep.errors.ComparedAsValue`).  With ``own_only``, a
+        member its owner only inherits is :class:`~lockstep.errors.NotACallable` (a
+        dunder a decorator may have written: ``object.__eq__`` is no target)."""
         module_name, qualname = split_target(target, where=where)
         if self._pending and module_name not in sys.modules:
             self.rebind_pending()  # the import runs code: it sees every walk done
@@ -456,6 +459,8 @@ class Installation:
             self.rebind_pending()  # as if each earlier target's walk were done
             way, raw = self._resolve(module, parts, module_name, qualname, where)
         owner: Any = way[-1]
+        if own_only and parts[-1] not in vars(owner):
+            raise NotACallable(f"{where}: {target!r}: its class does not define it itself")
         if leave_compared and owner is module and isinstance(raw, types.FunctionType):
             names = [k for k, v in vars(module).items() if v is raw]  # aliases too
             site = compared_site(module_name, names)
