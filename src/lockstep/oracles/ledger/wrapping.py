@@ -459,7 +459,7 @@ class Installation:
             self.rebind_pending()  # as if each earlier target's walk were done
             way, raw = self._resolve(module, parts, module_name, qualname, where)
         owner: Any = way[-1]
-        if own_only and parts[-1] not in vars(owner):
+        if own_only and parts[-1] not in getattr(owner, "__dict__", ()):
             raise NotACallable(f"{where}: {target!r}: its class does not define it itself")
         if leave_compared and owner is module and isinstance(raw, types.FunctionType):
             names = [k for k, v in vars(module).items() if v is raw]  # aliases too
