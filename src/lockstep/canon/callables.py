@@ -265,8 +265,8 @@ def _in_scope(name: str) -> bool:
         return owner in {c.__name__ for c in _PURE_METHOD_OWNERS} and "." not in method
     if module == "_operator":
         return qualname in _PURE_OPERATORS
-    if module in _PURE_MODULES:
-        return "." not in qualname
+    if module in _PURE_MODULES:  # a function, never the module's loader or spec
+        return "." not in qualname and not qualname.startswith("_")
     return module.split(".")[0] in _CALLABLE_SCOPE or name in _TYPES_BY_NAME or name in _PURE_STDLIB
 
 
