@@ -523,9 +523,15 @@ class Installation:
             self._rebind_imports(pending)
 
     def _rebind_imports(self, pending: dict[int, tuple[Any, Any, Any]]) -> None:
-        """Replace each ``original`` of ``pending`` by its replacement in every module but
-        its home, in one walk; a replacement that is itself pending (the same function
-        wrapped twice) is followed, as consecutive walks would."""
+        """Replace each ``original`` of ``pending`` by its replacement wherever a module
+        binds it by name, in one walk; a replacement that is itself pending (the same
+        function wrapped twice) is followed, as consecutive walks would.
+
+        Its home module too, under its other names (``pvector = python_pvector``): a
+        name left on the original there made ``pickle`` refuse the wrapper (pickle finds
+        a function by its ``__qualname__``, which the wrapper shares, and requires the
+        very object: pyrsistent's vectors pickle through ``pvector``), and ``f is
+        ALIAS`` false where it was true."""
         for mod in list(sys.modules.values()):
             if mod is None:
                 continue
@@ -535,10 +541,9 @@ class Installation:
             for name, value in list(namespace.items()):
                 entry = pending.get(id(value))
                 while entry is not None and entry[0] is value:
-                    original, replacement, home = entry
-                    if mod is not home:
-                        self._patches.append(_Patch(mod, name, original, True))
-                        namespace[name] = value = replacement
+                    original, replacement, _ = entry
+                    self._patches.append(_Patch(mod, name, original, True))
+                    namespace[name] = value = replacement
                     entry = pending.get(id(replacement))
 
     def watch_context(self) -> None:
