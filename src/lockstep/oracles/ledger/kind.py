@@ -67,6 +67,7 @@ from lockstep.oracles.ledger.format import (
     row_text,
     signature_of,
 )
+from lockstep.oracles.ledger.hash_layouts import holds_hashing_class
 from lockstep.oracles.ledger.refused_rows import refused_where
 from lockstep.oracles.ledger.replay import Replayer, install_worker, replay_batch
 from lockstep.oracles.ledger.secret_rows import without_secrets
@@ -332,12 +333,18 @@ _SET_TAGS: Final = (b'"$set"', b'"$frozenset"')
 def _holding_sets(rows: Mapping[str, LedgerRow]) -> list[str]:
     """The ids of rows whose frozen form holds a set (see ``seed_suspects`` in
     :func:`~lockstep.oracles.verify.verify`): iterating it, a target may answer in the
-    order of the hash seed, which one verifying seed shares by chance."""
+    order of the hash seed, which one verifying seed shares by chance.  Also those
+    holding, in their input or outcome, an object of a class that files its items by
+    ``hash()`` (:mod:`.hash_layouts`)."""
     if isinstance(rows, RowFile):
         lines: Iterator[tuple[str, bytes]] = rows.lines()
     else:
-        lines = ((rid, ENCODER.encode([row.args, row.kwargs])) for rid, row in rows.items())
-    return [rid for rid, line in lines if any(tag in line for tag in _SET_TAGS)]
+        lines = ((rid, ENCODER.encode(row)) for rid, row in rows.items())
+    return [
+        rid
+        for rid, line in lines
+        if any(tag in line for tag in _SET_TAGS) or holds_hashing_class(line)
+    ]
 
 
 # --------------------------------------------------------------------------- replay

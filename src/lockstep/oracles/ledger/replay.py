@@ -22,6 +22,7 @@ import msgspec
 
 from lockstep import canon, diff
 from lockstep.canon import JSON
+from lockstep.canon.text import SHOWN_VALUE, clip
 from lockstep.errors import CanonError, DataError, ThawError
 from lockstep.model import Drift, Outcome, ReplayOptions, Status
 from lockstep.oracles.ledger.clock import Clock, ClockUnavailable, travelling
@@ -183,8 +184,29 @@ class Replayer:
             and not row.mutated
         ):
             return Outcome(self.oracle, row.id, Status.PASS)
-        outcome = self._compare(lineno, row, args, kwargs, ok, result, exc)
+        outcome = self._compared(lineno, row, args, kwargs, ok, result, exc)
         return outcome if scalar else self._all_calls_made(outcome, args, kwargs)
+
+    def _compared(
+        self,
+        lineno: int,
+        row: LedgerRow,
+        args: list[Any],
+        kwargs: dict[str, Any],
+        ok: bool,
+        result: Any,
+        exc: BaseException | None,
+    ) -> Outcome:
+        """:meth:`_compare`, or an ERROR when the project's code it runs to read what the
+        call gave (an iterator's ``__next__``, a ``__repr__`` for the diff) raises: one
+        row's verdict, never the end of the replay."""
+        try:
+            return self._compare(lineno, row, args, kwargs, ok, result, exc)
+        except (DataError, canon.PastRecorded):
+            raise
+        except Exception as e:
+            note = f"reading what the call gave raised {type(e).__name__}: {e}"
+            return Outcome(self.oracle, row.id, Status.ERROR, note=clip(note, SHOWN_VALUE))
 
     def _all_calls_made(self, outcome: Outcome, args: list[Any], kwargs: dict[str, Any]) -> Outcome:
         """``outcome``, or a drift when it passed but a callable argument was called fewer
@@ -346,7 +368,12 @@ def _mutation_text(mutated: dict[str, JSON]) -> str:
 
 
 def _value_diff(expected: JSON, actual: JSON) -> str:
-    """A unified diff of two values pretty-printed, when they are big enough to need one."""
+    """A unified diff of two values pretty-printed, when they are big enough to need one.
+
+    Printed thawed, in Python's own notation; a value whose class's ``__repr__`` raises
+    (pyrsistent's map rebuilt under another hash seed looks its keys up, and does not
+    find them) is printed as its frozen form instead: the diff is the drift's
+    explanation, never a reason for replay to stop."""
     import pprint
 
     try:
@@ -354,6 +381,9 @@ def _value_diff(expected: JSON, actual: JSON) -> str:
         right = pprint.pformat(canon.decode(actual), width=80)
     except CanonError:
         return ""
+    except Exception:  # the project's own __repr__ failed
+        left = pprint.pformat(expected, width=80)
+        right = pprint.pformat(actual, width=80)
     if "\n" not in left and "\n" not in right:
         return ""
     return diff.unified(
