@@ -16,7 +16,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
 
@@ -283,7 +283,7 @@ class Replayer:
                             "result",
                             _expected_text(row),
                             actual_text,
-                            _value_diff(expected, actual),
+                            "" if self.candidate else _value_diff(expected, actual),
                         )
                     )
         elif not ok and not row.ok:
@@ -367,6 +367,11 @@ def _mutation_text(mutated: dict[str, JSON]) -> str:
     return outcome_text(True, None, None, None, mutated).split("; ", 1)[1]
 
 
+DIFF_MOST: Final = 64 * 1024
+"""Bytes of a value's frozen form past which a drift shows no line-by-line diff (its
+expected and actual texts, clipped, still say what differs)."""
+
+
 def _value_diff(expected: JSON, actual: JSON) -> str:
     """A unified diff of two values pretty-printed, when they are big enough to need one.
 
@@ -376,6 +381,8 @@ def _value_diff(expected: JSON, actual: JSON) -> str:
     explanation, never a reason for replay to stop."""
     import pprint
 
+    if max(len(canon.canonical_json(v)) for v in (expected, actual)) > DIFF_MOST:
+        return ""  # pretty-printing it would take longer than anyone would read it
     try:
         left = pprint.pformat(canon.decode(expected), width=80)
         right = pprint.pformat(canon.decode(actual), width=80)
