@@ -13,6 +13,7 @@ and lists as the same sequence.
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -66,6 +67,26 @@ _decode = canon.decode
 
 def _expected_text(row: LedgerRow) -> str:
     return outcome_text(row.ok, row.result, row.exc_type, row.exc_stem)
+
+
+def _an_error_where_the_project_raises(
+    compare: Callable[..., Outcome],
+) -> Callable[..., Outcome]:
+    """``compare``, or an ERROR outcome when the project's code it runs to read what the
+    call gave (an iterator's ``__next__``, a ``__repr__`` for the diff) raises: one row's
+    verdict, never the end of the replay."""
+
+    @functools.wraps(compare)
+    def guarded(replayer: Replayer, lineno: int, row: LedgerRow, *rest: Any) -> Outcome:
+        try:
+            return compare(replayer, lineno, row, *rest)
+        except DataError:
+            raise
+        except Exception as e:
+            note = f"reading what the call gave raised {type(e).__name__}: {e}"
+            return Outcome(replayer.oracle, row.id, Status.ERROR, note=clip(note, SHOWN_VALUE))
+
+    return guarded
 
 
 @dataclass(slots=True)
@@ -184,29 +205,8 @@ class Replayer:
             and not row.mutated
         ):
             return Outcome(self.oracle, row.id, Status.PASS)
-        outcome = self._compared(lineno, row, args, kwargs, ok, result, exc)
+        outcome = self._compare(lineno, row, args, kwargs, ok, result, exc)
         return outcome if scalar else self._all_calls_made(outcome, args, kwargs)
-
-    def _compared(
-        self,
-        lineno: int,
-        row: LedgerRow,
-        args: list[Any],
-        kwargs: dict[str, Any],
-        ok: bool,
-        result: Any,
-        exc: BaseException | None,
-    ) -> Outcome:
-        """:meth:`_compare`, or an ERROR when the project's code it runs to read what the
-        call gave (an iterator's ``__next__``, a ``__repr__`` for the diff) raises: one
-        row's verdict, never the end of the replay."""
-        try:
-            return self._compare(lineno, row, args, kwargs, ok, result, exc)
-        except (DataError, canon.PastRecorded):
-            raise
-        except Exception as e:
-            note = f"reading what the call gave raised {type(e).__name__}: {e}"
-            return Outcome(self.oracle, row.id, Status.ERROR, note=clip(note, SHOWN_VALUE))
 
     def _all_calls_made(self, outcome: Outcome, args: list[Any], kwargs: dict[str, Any]) -> Outcome:
         """``outcome``, or a drift when it passed but a callable argument was called fewer
@@ -258,6 +258,7 @@ class Replayer:
         note = f"a recorded value does not thaw in a fresh interpreter: {e}"
         return Outcome(self.oracle, row.id, Status.ERROR, note=note)
 
+    @_an_error_where_the_project_raises
     def _compare(
         self,
         lineno: int,
