@@ -405,6 +405,9 @@ class Price:
     amount: int
     currency: str = "EUR"
 
+    def __post_init__(self):
+        object.__setattr__(self, "currency", self.currency.upper())
+
 
 class Cents:
     def __init__(self, value):
@@ -434,6 +437,7 @@ from money import Cents, Price, Plain
 
 def test_price_order():
     assert Price(1, "USD") < Price(2, "EUR")
+    assert Price(5, "usd").currency == "USD"
     assert sorted([Price(3, "USD"), Price(3)]) == [Price(3), Price(3, "USD")]
 
 
@@ -466,11 +470,23 @@ def test_dunders_a_decorator_or_setattr_writes_are_recorded_where_the_class_hold
     assert "money.Cents.__sub__" in red.stdout
     source = root / "src/money/__init__.py"
     source.write_text(source.read_text().replace("operator.floordiv", "operator.sub"))
-    # the order compares the fields in the order they are written
+    # the order compares the fields in the order they are written (and the __init__ it
+    # writes takes them in that order: its ledger refuses the new signature)
     red = red_after_change(
         root,
         "src/money/__init__.py",
         '    amount: int\n    currency: str = "EUR"',
         '    currency: str = "EUR"\n    amount: int = 0',
+        "money.Price.__lt__",
     )
     assert "money.Price.__lt__" in red.stdout
+    assert run_cli("replay", cwd=root).code == 1
+    source.write_text(
+        source.read_text().replace(
+            '    currency: str = "EUR"\n    amount: int = 0',
+            '    amount: int\n    currency: str = "EUR"',
+        )
+    )
+    # the __init__ a dataclass writes runs __post_init__, where it normalizes
+    red = red_after_change(root, "src/money/__init__.py", ".upper()", ".strip()")
+    assert "money.Price.__init__" in red.stdout

@@ -331,6 +331,7 @@ def tested_members(package: str, root: Path, *, where: str) -> list[Member]:
 
 
 MADE_BY_DECORATORS: Final = (
+    "__init__",
     "__eq__",
     "__ne__",
     "__lt__",
@@ -340,15 +341,17 @@ MADE_BY_DECORATORS: Final = (
     "__hash__",
     "__repr__",
 )
-"""The value dunders a class decorator writes for a class (``@dataclass(order=True)``,
-attrs' ``@define``, ``@functools.total_ordering``)."""
+"""The dunders a class decorator writes for a class (``@dataclass(order=True)``, attrs'
+``@define``, ``@functools.total_ordering``): its comparisons and ``__repr__``, and the
+``__init__`` that runs a dataclass's ``__post_init__`` (where such a class validates and
+normalizes what it is given)."""
 
 
 def is_made_dunder(qualname: str) -> bool:
     """Whether a member's name is a dunder a class may be given once imported (see
     :func:`_made_dunders`): recorded only where the class holds it itself."""
     name = qualname.rpartition(".")[2]
-    return name.startswith("__") and name.endswith("__") and name in VALUE_DUNDERS
+    return name in VALUE_DUNDERS or name == "__init__"
 
 
 def _made_dunders(cls: ast.ClassDef, set_on: bool) -> list[str]:

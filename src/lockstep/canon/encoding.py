@@ -204,12 +204,7 @@ class Encoder:
         if isinstance(v, enum.Enum):
             return self._enum(v, t, depth)
         if dataclasses.is_dataclass(v) and not isinstance(v, type):
-            check_level(depth + 2)
-            fields = {
-                f.name: self.child(getattr(v, f.name), f".{f.name}", depth + 3)
-                for f in dataclasses.fields(v)
-            }
-            return {"$dataclass": [qualified_name(t), fields]}
+            return self._dataclass(v, t, depth)
         if isinstance(v, tuple) and _is_namedtuple_class(t) and len(v) == len(t._fields):
             _NAMEDTUPLE_ROUTE.add(t)
             return self._namedtuple(v, t, depth)
@@ -229,6 +224,19 @@ class Encoder:
         if project_or_zone(t) and not isinstance(v, BaseException):
             return self._own_object(v, t, depth)
         return self._builtin_subclass(v, t, depth)
+
+    def _dataclass(self, v: Any, t: type[Any], depth: int) -> JSON:
+        """A dataclass object as its fields; one of the project's own with no field set
+        yet (``self`` of its ``__init__`` before it ran, a constructor's row) as an
+        allocated object, which thaws blank as it was."""
+        if project_or_zone(t) and object.__getstate__(v) is None:
+            return self._own_object(v, t, depth)
+        check_level(depth + 2)
+        fields = {
+            f.name: self.child(getattr(v, f.name), f".{f.name}", depth + 3)
+            for f in dataclasses.fields(v)
+        }
+        return {"$dataclass": [qualified_name(t), fields]}
 
     def _own_object(self, v: Any, t: type[Any], depth: int) -> JSON:
         """An object of the project's class, by structure; the type is sent here at once
