@@ -10,11 +10,10 @@ as rows holding sets are, and refused unless every one reproduces them.
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
 from helpers import recorded, run_cli
-from lockstep.oracles.ledger.hash_layouts import _hash_outside_dunder, holds_hashing_class
+from lockstep.oracles.ledger.hash_layouts import calls_hash_outside_dunder, holds_hashing_class
 
 TABLE = """
 class Table:
@@ -76,10 +75,12 @@ def test_rows_of_a_table_filed_by_hash_replay_green_under_every_seed(tmp_path: P
 
 
 def test_a_module_that_files_by_hash_is_told_from_one_that_only_defines_hash() -> None:
-    filing = ast.parse("def bucket(k, n):\n    return hash(k) % n\n")
-    hashing = ast.parse("class V:\n    def __hash__(self):\n        return hash((self.a,))\n")
-    assert _hash_outside_dunder(filing)
-    assert not _hash_outside_dunder(hashing)
+    filing = b"def bucket(k, n):\n    return hash(k) % n\n"
+    hashing = b"class V:\n    def __hash__(self):\n        return hash((self.a,))\n"
+    assert calls_hash_outside_dunder(filing)
+    assert calls_hash_outside_dunder(hashing + filing)
+    assert not calls_hash_outside_dunder(hashing)
+    assert not calls_hash_outside_dunder(b"def rehash(x):\n    return x.hash(1)\n")
 
 
 def test_a_row_naming_no_class_of_such_a_module_is_no_suspect() -> None:

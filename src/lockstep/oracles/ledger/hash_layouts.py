@@ -50,26 +50,27 @@ def _calls_hash(name: str) -> bool:
     if not isinstance(file, str) or not file.endswith(".py"):
         return False
     try:
-        tree = ast.parse(Path(file).read_bytes())
+        return calls_hash_outside_dunder(Path(file).read_bytes())
     except (OSError, SyntaxError, ValueError):
         return False
-    return _hash_outside_dunder(tree)
 
 
-def _hash_outside_dunder(node: ast.AST) -> bool:
-    """A call of the builtin ``hash`` anywhere in ``node`` but inside ``def __hash__``."""
-    for child in ast.iter_child_nodes(node):
-        if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef) and (child.name == "__hash__"):
-            continue
-        if (
-            isinstance(child, ast.Call)
-            and isinstance(child.func, ast.Name)
-            and child.func.id == "hash"
-        ):
-            return True
-        if _hash_outside_dunder(child):
-            return True
-    return False
+_HASH_CALL: Final = re.compile(rb"(?<![\w.])hash\s*\(")
 
 
-__all__ = ["holds_hashing_class"]
+def calls_hash_outside_dunder(source: bytes) -> bool:
+    """Whether ``source`` calls the builtin ``hash`` anywhere but inside ``def __hash__``
+    (read as text first: a module with no ``hash(`` at all, most of them, is not parsed;
+    one in a comment or a string counts, which only verifies more)."""
+    lines = [source.count(b"\n", 0, m.start()) + 1 for m in _HASH_CALL.finditer(source)]
+    if not lines:
+        return False
+    spans = [
+        (node.lineno, node.end_lineno or node.lineno)
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == "__hash__"
+    ]
+    return any(not any(low <= line <= high for low, high in spans) for line in lines)
+
+
+__all__ = ["calls_hash_outside_dunder", "holds_hashing_class"]
