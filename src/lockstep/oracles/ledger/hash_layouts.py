@@ -21,7 +21,7 @@ import ast
 import re
 import sys
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 _CLASS_NAMES: Final = re.compile(rb'\["([A-Za-z_][\w.]*):[A-Za-z_][\w.]*"')
 """A class named at the head of a tagged payload (``{"$obj": ["pkg.mod:Qual", ...]}``,
@@ -73,4 +73,43 @@ def calls_hash_outside_dunder(source: bytes) -> bool:
     return any(not any(low <= line <= high for low, high in spans) for line in lines)
 
 
-__all__ = ["calls_hash_outside_dunder", "holds_hashing_class"]
+_TOKENS: Final = re.compile(r"[^\s,;|]+")
+"""A text's words, as a join of several writes them (``", ".join(...)``)."""
+
+
+def ordered_texts(value: Any) -> bool:
+    """Whether a frozen outcome holds texts in an order a set may have given them: a list
+    or an object of two or more entries holding two or more strings, or one text of two
+    or more words.
+
+    ``", ".join(set(tags))`` and ``list(set(names))`` answer in the order of the string
+    hash seed.  The verifying interpreter's one other seed gives two items the recorded
+    order one time in two, so such rows were written and then failed replay under other
+    seeds, on unchanged code.  A row whose outcome holds such texts is a seed suspect too
+    (replayed under the further verifying seeds); numbers and single words are not: they
+    carry no order."""
+    if isinstance(value, str):
+        return len(_TOKENS.findall(value, 0, 4096)) >= 2
+    if isinstance(value, list):
+        return sum(1 for v in value if isinstance(v, str)) >= 2 or any(
+            ordered_texts(v) for v in value
+        )
+    if isinstance(value, dict):
+        if len(value) >= 2 and not any(k.startswith("$") for k in value):
+            return True  # a dict's order: its insertion order, which a set may have set
+        return any(ordered_texts(v) for v in value.values())
+    return False
+
+
+def outcome_of(row_line: bytes) -> list[Any]:
+    """The parts of a row's JSON that say what the call gave: result, error text, the
+    arguments it changed."""
+    import msgspec
+
+    row = msgspec.json.decode(row_line)
+    if not isinstance(row, dict):
+        return []
+    return [row.get(key) for key in ("result", "exc_stem", "mutated") if key in row]
+
+
+__all__ = ["calls_hash_outside_dunder", "holds_hashing_class", "ordered_texts", "outcome_of"]

@@ -67,7 +67,7 @@ from lockstep.oracles.ledger.format import (
     row_text,
     signature_of,
 )
-from lockstep.oracles.ledger.hash_layouts import holds_hashing_class
+from lockstep.oracles.ledger.hash_layouts import holds_hashing_class, ordered_texts, outcome_of
 from lockstep.oracles.ledger.refused_rows import refused_where
 from lockstep.oracles.ledger.replay import Replayer, install_worker, replay_batch
 from lockstep.oracles.ledger.secret_rows import without_secrets
@@ -335,7 +335,8 @@ def _holding_sets(rows: Mapping[str, LedgerRow]) -> list[str]:
     :func:`~lockstep.oracles.verify.verify`): iterating it, a target may answer in the
     order of the hash seed, which one verifying seed shares by chance.  Also those
     holding, in their input or outcome, an object of a class that files its items by
-    ``hash()`` (:mod:`.hash_layouts`)."""
+    ``hash()``, and those whose outcome holds texts in an order a set may have given
+    them (:mod:`.hash_layouts`)."""
     if isinstance(rows, RowFile):
         lines: Iterator[tuple[str, bytes]] = rows.lines()
     else:
@@ -343,7 +344,9 @@ def _holding_sets(rows: Mapping[str, LedgerRow]) -> list[str]:
     return [
         rid
         for rid, line in lines
-        if any(tag in line for tag in _SET_TAGS) or holds_hashing_class(line)
+        if any(tag in line for tag in _SET_TAGS)
+        or holds_hashing_class(line)
+        or any(ordered_texts(part) for part in outcome_of(line))
     ]
 
 
