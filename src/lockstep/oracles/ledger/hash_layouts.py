@@ -101,6 +101,45 @@ def ordered_texts(value: Any) -> bool:
     return False
 
 
+_SET_BUILDING: Final = re.compile(
+    rb"\b(?:frozen)?set\(|\{[^{}:\n]*\bfor\b[^{}:\n]*\}|\{\s*[^{}:\s][^{}:\n]*,[^{}:\n]*\}"
+)
+"""``set(``, ``frozenset(``, a set comprehension or a set literal, read as text: more
+than that (a tuple in an f-string's braces) only verifies more."""
+
+_BUILDS_SETS: dict[str, bool] = {}
+
+
+def package_builds_sets(module: str) -> bool:
+    """Whether any imported module of ``module``'s top-level package builds a set: only
+    then can an outcome's texts come in a set's order.  Verifying each row with ordered
+    texts under four more seeds costs four more interpreters a run; a package that builds
+    no set (webcolors, isodate, sqlparse) pays none of it.  Read once per package, as
+    text."""
+    top = module.partition(".")[0]
+    if not top:
+        return True
+    known = _BUILDS_SETS.get(top)
+    if known is None:
+        known = _BUILDS_SETS[top] = _reads_set_building(top)
+    return known
+
+
+def _reads_set_building(top: str) -> bool:
+    for name, mod in list(sys.modules.items()):
+        if name != top and not name.startswith(top + "."):
+            continue
+        file = getattr(mod, "__file__", None)
+        if not isinstance(file, str) or not file.endswith(".py"):
+            continue
+        try:
+            if _SET_BUILDING.search(Path(file).read_bytes()):
+                return True
+        except OSError:
+            return True  # not read: as if it did
+    return False
+
+
 def outcome_of(row_line: bytes) -> list[Any]:
     """The parts of a row's JSON that say what the call gave: result, error text, the
     arguments it changed."""
@@ -112,4 +151,10 @@ def outcome_of(row_line: bytes) -> list[Any]:
     return [row.get(key) for key in ("result", "exc_stem", "mutated") if key in row]
 
 
-__all__ = ["calls_hash_outside_dunder", "holds_hashing_class", "ordered_texts", "outcome_of"]
+__all__ = [
+    "calls_hash_outside_dunder",
+    "holds_hashing_class",
+    "ordered_texts",
+    "outcome_of",
+    "package_builds_sets",
+]

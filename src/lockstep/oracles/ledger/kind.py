@@ -67,7 +67,12 @@ from lockstep.oracles.ledger.format import (
     row_text,
     signature_of,
 )
-from lockstep.oracles.ledger.hash_layouts import holds_hashing_class, ordered_texts, outcome_of
+from lockstep.oracles.ledger.hash_layouts import (
+    holds_hashing_class,
+    ordered_texts,
+    outcome_of,
+    package_builds_sets,
+)
 from lockstep.oracles.ledger.refused_rows import refused_where
 from lockstep.oracles.ledger.replay import Replayer, install_worker, replay_batch
 from lockstep.oracles.ledger.secret_rows import without_secrets
@@ -301,7 +306,7 @@ def _reproducible(
         started=started,
         explained=recording.contexts,
         zone_suspects=zoned,
-        seed_suspects=_holding_sets(rows),
+        seed_suspects=_holding_sets(rows, recording.fn),
     )
     failed = checked.failed()
     if rows:
@@ -330,23 +335,25 @@ def _reproducible(
 _SET_TAGS: Final = (b'"$set"', b'"$frozenset"')
 
 
-def _holding_sets(rows: Mapping[str, LedgerRow]) -> list[str]:
+def _holding_sets(rows: Mapping[str, LedgerRow], fn: str = "") -> list[str]:
     """The ids of rows whose frozen form holds a set (see ``seed_suspects`` in
     :func:`~lockstep.oracles.verify.verify`): iterating it, a target may answer in the
     order of the hash seed, which one verifying seed shares by chance.  Also those
     holding, in their input or outcome, an object of a class that files its items by
-    ``hash()``, and those whose outcome holds texts in an order a set may have given
-    them (:mod:`.hash_layouts`)."""
+    ``hash()``, and, when the target's package builds sets (``fn``: its target), those
+    whose outcome holds texts in an order a set may have given them
+    (:mod:`.hash_layouts`)."""
     if isinstance(rows, RowFile):
         lines: Iterator[tuple[str, bytes]] = rows.lines()
     else:
         lines = ((rid, ENCODER.encode(row)) for rid, row in rows.items())
+    by_sets = package_builds_sets(fn.partition(":")[0])
     return [
         rid
         for rid, line in lines
         if any(tag in line for tag in _SET_TAGS)
         or holds_hashing_class(line)
-        or any(ordered_texts(part) for part in outcome_of(line))
+        or (by_sets and any(ordered_texts(part) for part in outcome_of(line)))
     ]
 
 
