@@ -305,12 +305,12 @@ class LedgerRecording:
             self.targets = [t for t in self.targets if t.wrapped is not None]
             self.installation.watch_context()
             if self.controller:
-                from lockstep.oracles.verify import verifying_seed, warming_argvs
+                from lockstep.oracles.ledger.verify_warming import warm_session
                 from lockstep.oracles.verify_session import VerifySession
 
                 if self.verifier is None:
                     self.verifier = VerifySession(self.project.root)
-                self.verifier.warm(verifying_seed(), warming_argvs(self.project, imported))
+                warm_session(self.verifier, self.project, imported)
         except LockstepError as e:
             self.installation.undo()
             raise pytest.UsageError(f"lockstep: {e}") from None

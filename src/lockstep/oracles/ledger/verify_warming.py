@@ -1,0 +1,39 @@
+"""Warming a recording session's verifying interpreters while the tests run.
+
+A ``pytest --lockstep-record`` session starts its verifying interpreter at configure and
+has each package of the recorded targets imported in it ahead
+(:meth:`~lockstep.oracles.verify_session.VerifySession.warm`), so that start overlaps the
+tests.  For a package that builds sets, the interpreters of the other hash seeds are
+warmed too: rows whose outcome holds texts in a set's possible order are replayed under
+every seed (:mod:`.hash_layouts`), and those four interpreters, started at the session's
+end, were most of what that cost (semver: four more starts, each importing the package).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from lockstep.oracles.ledger.hash_layouts import package_builds_sets
+from lockstep.oracles.verify import MORE_SEEDS, SECOND_SEED, verifying_seed, warming_argvs
+from lockstep.targets import split_target
+
+if TYPE_CHECKING:
+    from lockstep.config import Project
+    from lockstep.oracles.ledger.spec import LedgerSpec
+    from lockstep.oracles.verify_session import VerifySession
+
+
+def warm_session(session: VerifySession, project: Project, specs: Sequence[LedgerSpec]) -> None:
+    """Start the verifying interpreter with each package of ``specs`` imported in it; for a
+    package that builds sets (its modules imported by now: the targets were wrapped), the
+    other seeds' interpreters as well."""
+    argvs = warming_argvs(project, specs)
+    session.warm(verifying_seed(), argvs)
+    modules = (split_target(spec.target, where=spec.name)[0] for spec in specs)
+    if any(package_builds_sets(module) for module in modules):
+        for other in (SECOND_SEED, *MORE_SEEDS):
+            session.warm(other, argvs)
+
+
+__all__ = ["warm_session"]
