@@ -67,15 +67,15 @@ from lockstep.oracles.ledger.format import (
     row_text,
     signature_of,
 )
-from lockstep.oracles.ledger.hash_layouts import (
-    holds_hashing_class,
-    ordered_texts,
-    outcome_of,
-    package_builds_sets,
-)
 from lockstep.oracles.ledger.refused_rows import refused_where
 from lockstep.oracles.ledger.replay import Replayer, install_worker, replay_batch
 from lockstep.oracles.ledger.secret_rows import without_secrets
+from lockstep.oracles.ledger.seed_suspects import (
+    holds_hashing_class,
+    ordered_texts,
+    outcome_parts,
+    package_builds_sets,
+)
 from lockstep.oracles.ledger.spec import LedgerSpec
 from lockstep.oracles.ledger.spool import RowFile
 from lockstep.oracles.ledger.transient_paths import without_transient_paths
@@ -306,7 +306,7 @@ def _reproducible(
         started=started,
         explained=recording.contexts,
         zone_suspects=zoned,
-        seed_suspects=_holding_sets(rows, recording.fn),
+        seed_suspects=_seed_suspects(rows, recording.fn),
     )
     failed = checked.failed()
     if rows:
@@ -335,14 +335,14 @@ def _reproducible(
 _SET_TAGS: Final = (b'"$set"', b'"$frozenset"')
 
 
-def _holding_sets(rows: Mapping[str, LedgerRow], fn: str = "") -> list[str]:
+def _seed_suspects(rows: Mapping[str, LedgerRow], fn: str = "") -> list[str]:
     """The ids of rows whose frozen form holds a set (see ``seed_suspects`` in
     :func:`~lockstep.oracles.verify.verify`): iterating it, a target may answer in the
     order of the hash seed, which one verifying seed shares by chance.  Also those
     holding, in their input or outcome, an object of a class that files its items by
     ``hash()``, and, when the target's package builds sets (``fn``: its target), those
     whose outcome holds texts in an order a set may have given them
-    (:mod:`.hash_layouts`)."""
+    (:mod:`.seed_suspects`)."""
     if isinstance(rows, RowFile):
         lines: Iterator[tuple[str, bytes]] = rows.lines()
     else:
@@ -353,7 +353,7 @@ def _holding_sets(rows: Mapping[str, LedgerRow], fn: str = "") -> list[str]:
         for rid, line in lines
         if any(tag in line for tag in _SET_TAGS)
         or holds_hashing_class(line)
-        or (by_sets and any(ordered_texts(part) for part in outcome_of(line)))
+        or (by_sets and any(ordered_texts(part) for part in outcome_parts(line)))
     ]
 
 

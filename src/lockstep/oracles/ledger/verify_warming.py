@@ -5,7 +5,7 @@ has each package of the recorded targets imported in it ahead
 (:meth:`~lockstep.oracles.verify_session.VerifySession.warm`), so that start overlaps the
 tests.  For a package that builds sets, the interpreters of the other hash seeds are
 warmed too: rows whose outcome holds texts in a set's possible order are replayed under
-every seed (:mod:`.hash_layouts`), and those four interpreters, started at the session's
+every seed (:mod:`.seed_suspects`), and those four interpreters, started at the session's
 end, were most of what that cost (semver: four more starts, each importing the package).
 """
 
@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from lockstep.oracles.ledger.hash_layouts import package_builds_sets
+from lockstep.oracles.ledger.seed_suspects import package_builds_sets
 from lockstep.oracles.verify import MORE_SEEDS, SECOND_SEED, verifying_seed, warming_argvs
 from lockstep.targets import split_target
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from helpers import recorded, rows_of, run_cli
-from lockstep.oracles.ledger.hash_layouts import (
+from lockstep.oracles.ledger.seed_suspects import (
     calls_hash_outside_dunder,
     holds_hashing_class,
     ordered_texts,

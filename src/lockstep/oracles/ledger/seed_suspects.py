@@ -1,18 +1,25 @@
-"""Rows holding objects whose layout may follow the string hash seed.
+"""Rows whose outcome may follow the string hash seed: verified under every seed.
 
-A class written in Python can keep its items where ``hash()`` puts them: pyrsistent's
-``PMap`` files each key in bucket ``hash(key) % len(buckets)``.  Frozen by structure,
-such a map keeps the buckets the recording's hash seed chose; rebuilt in an interpreter
-with another seed, its keys are looked up elsewhere and not found.  The interpreter that
-verifies new rows runs under one other seed, which puts a key in the same bucket by
-chance (one time in two for a map of two buckets), so such rows were written and then
-failed ``lockstep replay`` on unchanged code.
+Recording verifies each new row in an interpreter with one other hash seed.  A row that
+reproduces there may still depend on the seed by chance, and then fails ``lockstep
+replay`` on unchanged code under other seeds.  Rows whose input holds a set were already
+replayed under the further verifying seeds (``seed_suspects`` in
+:func:`lockstep.oracles.verify.verify`); this module names two more kinds of suspect:
 
-So a row that holds an object of a class whose module calls ``hash()`` (outside a
-``__hash__`` method, whose result is only compared) is a *seed suspect*: verification
-replays it under further hash seeds too, as it does a row holding a set
-(``seed_suspects`` in :func:`lockstep.oracles.verify.verify`).  The module's source is
-read, never imported: only a module already imported is looked at.
+* **Objects filed by hash.**  A class written in Python can keep its items where
+  ``hash()`` puts them: pyrsistent's ``PMap`` files each key in bucket ``hash(key) %
+  len(buckets)``, so its frozen buckets are the recording seed's.  A row holding an
+  object of a class whose module calls ``hash()`` outside a ``__hash__`` method (whose
+  result is only compared) is a suspect (:func:`holds_hashing_class`).
+* **Texts in a set's order.**  ``", ".join(set(tags))`` and ``list(set(names))`` answer
+  in the order of the seed; one other seed gives two items the recorded order one time
+  in two.  A row whose outcome holds a text of several words, a list of strings or a
+  dict of several keys (:func:`ordered_texts`) is a suspect where the target's package
+  builds a set at all (:func:`package_builds_sets`): each run with such suspects starts
+  four more verifying interpreters, which a package without sets need not pay for.
+
+Modules' sources are read as text (parsed only when they call ``hash(``), never
+imported: only modules already imported are looked at.
 """
 
 from __future__ import annotations
@@ -140,7 +147,7 @@ def _reads_set_building(top: str) -> bool:
     return False
 
 
-def outcome_of(row_line: bytes) -> list[Any]:
+def outcome_parts(row_line: bytes) -> list[Any]:
     """The parts of a row's JSON that say what the call gave: result, error text, the
     arguments it changed."""
     import msgspec
@@ -155,6 +162,6 @@ __all__ = [
     "calls_hash_outside_dunder",
     "holds_hashing_class",
     "ordered_texts",
-    "outcome_of",
+    "outcome_parts",
     "package_builds_sets",
 ]
