@@ -62,6 +62,7 @@ from lockstep.errors import (
     UnimportableModule,
 )
 from lockstep.model import RecordMode, RecordReport
+from lockstep.oracles.ledger import session_gc
 from lockstep.oracles.ledger.spec import LedgerSpec
 from lockstep.oracles.ledger.tests_of_rows import (
     add_spilled_tests,
@@ -311,6 +312,7 @@ class LedgerRecording:
                 if self.verifier is None:
                     self.verifier = VerifySession(self.project.root)
                 warm_session(self.verifier, self.project, imported)
+            session_gc.freeze()  # what configure built, out of every collection's walk
         except LockstepError as e:
             self.installation.undo()
             raise pytest.UsageError(f"lockstep: {e}") from None
@@ -423,7 +425,9 @@ class LedgerRecording:
             # commit`` must stop (the summary names each error)
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
+    @pytest.hookimpl(trylast=True)  # after pytest's own collection at unconfigure
     def pytest_unconfigure(self) -> None:
+        session_gc.thaw()
         if self.verifier is not None:  # a run that ended before its session finished
             self.verifier.close()
 
@@ -433,6 +437,7 @@ class LedgerRecording:
             COMPACT_OVER,
             compact_lines,
             is_routine,
+            ledger_lines,
             total_lines,
         )
         from lockstep.secrets.policy import display_mask
@@ -455,7 +460,14 @@ class LedgerRecording:
 
             for line in record_plain(outcome.report, self.project.root, mask).splitlines():
                 terminalreporter.write_line(line)
-            for line in _summary_lines(outcome, every_test=not compact_tests):
+            for line in ledger_lines(
+                outcome.report,
+                unseen_kept=outcome.unseen_kept,
+                skipped=outcome.skipped,
+                refused_by_test=outcome.refused_by_test,
+                every_test=not compact_tests,
+                skip_marker=SKIP_MARKER,
+            ):
                 terminalreporter.write_line(line)
         for line in compact_lines(routine):
             terminalreporter.write_line(line)
@@ -741,49 +753,6 @@ def _call_counts(recording: Recording, report: RecordReport) -> CallCounts:
         faults=sum(recording.faults.values()),
         routine_notes=frozenset([recording.notes()[0], *(verified.note(n) for n in written)]),
     )
-
-
-REFUSED_TESTS_SHOWN: Final = 8
-"""Lines naming the tests of refused rows, per ledger, unless pytest runs with ``-v``."""
-
-
-def _summary_lines(outcome: _Outcome, *, every_test: bool = True) -> list[str]:
-    report = outcome.report
-    skipped_calls = sum(outcome.skipped.values())
-    kept = f"kept {len(report.unchanged)}"
-    if outcome.unseen_kept:
-        kept += f" ({outcome.unseen_kept} not seen by this run)"
-    counts = (
-        f"  counts: added {len(report.added)}, replaced {len(report.replaced)}, {kept}, "
-        f"trimmed {len(report.trimmed)}, refused {len(report.refused)}"
-    )
-    if outcome.skipped:
-        counts += f", left out {skipped_calls} call(s) of {len(outcome.skipped)} excluded test(s)"
-    lines = [counts]
-    causes = {r.case_id: r.cause for r in report.refused}
-    by_test: list[tuple[int, str]] = []  # (rows, line)
-    for nodeid, rids in outcome.refused_by_test.items():
-        by_cause: dict[str, list[str]] = {}
-        for rid in rids:
-            by_cause.setdefault(causes.get(rid, ""), []).append(rid)
-        for cause, ids in by_cause.items():
-            because = f" (cause: {cause})" if cause else ""
-            line = f"  refused {len(ids)} row(s) from {nodeid}{because}: {_shown(ids)}"
-            by_test.append((len(ids), line))
-    shown = by_test if every_test else by_test[:REFUSED_TESTS_SHOWN]
-    lines.extend(line for _, line in shown)
-    if len(shown) < len(by_test):
-        rest = by_test[len(shown) :]
-        lines.append(
-            f"  … and {sum(n for n, _ in rest)} more refused row(s) from {len(rest)} other "
-            "test(s) (pytest -v names each)"
-        )
-    if outcome.skipped:
-        per_test = [f"{nodeid} ({calls})" for nodeid, calls in outcome.skipped.items()]
-        lines.append(
-            f"  skipped calls ({SKIP_MARKER} or record_exclude), by test: {_shown(per_test)}"
-        )
-    return lines
 
 
 def _every_spec(project: Project, flag: str) -> list[LedgerSpec]:

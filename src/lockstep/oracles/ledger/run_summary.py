@@ -109,3 +109,60 @@ def compact_lines(routine: Iterable[tuple[RecordReport, CallCounts]]) -> list[st
             f"nothing: {listed}{more}"
         )
     return lines
+
+
+REFUSED_TESTS_SHOWN: Final = 8
+"""Lines naming the tests of refused rows, per ledger, unless pytest runs with ``-v``."""
+
+
+def _listed(items: Sequence[str]) -> str:
+    more = f", … (+{len(items) - NAMED})" if len(items) > NAMED else ""
+    return ", ".join(items[:NAMED]) + more
+
+
+def ledger_lines(
+    report: RecordReport,
+    *,
+    unseen_kept: int,
+    skipped: dict[str, int],
+    refused_by_test: dict[str, list[str]],
+    every_test: bool,
+    skip_marker: str,
+) -> list[str]:
+    """One ledger's lines below its report: its counts, the tests whose rows were refused
+    (by cause), and the calls left out by excluded tests (``skip_marker`` names the mark)."""
+    kept = f"kept {len(report.unchanged)}"
+    if unseen_kept:
+        kept += f" ({unseen_kept} not seen by this run)"
+    counts = (
+        f"  counts: added {len(report.added)}, replaced {len(report.replaced)}, {kept}, "
+        f"trimmed {len(report.trimmed)}, refused {len(report.refused)}"
+    )
+    if skipped:
+        counts += f", left out {sum(skipped.values())} call(s) of {len(skipped)} excluded test(s)"
+    lines = [counts]
+    causes = {r.case_id: r.cause for r in report.refused}
+    by_test: list[tuple[int, str]] = []  # (rows, line)
+    for nodeid, rids in refused_by_test.items():
+        by_cause: dict[str, list[str]] = {}
+        for rid in rids:
+            by_cause.setdefault(causes.get(rid, ""), []).append(rid)
+        for cause, ids in by_cause.items():
+            because = f" (cause: {cause})" if cause else ""
+            by_test.append(
+                (len(ids), f"  refused {len(ids)} row(s) from {nodeid}{because}: {_listed(ids)}")
+            )
+    shown = by_test if every_test else by_test[:REFUSED_TESTS_SHOWN]
+    lines.extend(line for _, line in shown)
+    if len(shown) < len(by_test):
+        rest = by_test[len(shown) :]
+        lines.append(
+            f"  … and {sum(n for n, _ in rest)} more refused row(s) from {len(rest)} other "
+            "test(s) (pytest -v names each)"
+        )
+    if skipped:
+        per_test = [f"{nodeid} ({calls})" for nodeid, calls in skipped.items()]
+        lines.append(
+            f"  skipped calls ({skip_marker} or record_exclude), by test: {_listed(per_test)}"
+        )
+    return lines
