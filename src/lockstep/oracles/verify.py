@@ -276,8 +276,12 @@ def verify(
             reported = _collect(proc, spec, f"{rel}\n".encode() if started is not None else None)
         second: dict[str, Verdict] | None
         if session is not None and _rechecked(seed_suspects, reported):
-            # every seed's replay is asked for at once: each has an interpreter of its own
-            answers = _in_session_seeds(session, spec, rel, (SECOND_SEED, *MORE_SEEDS), source)
+            # every seed's replay is asked for at once: each has an interpreter of its own,
+            # and each replays only the cases whose verdict it can change
+            cases = _cases_per_seed(ids, reported, seed_suspects)
+            answers = _in_session_seeds(
+                session, spec, rel, (SECOND_SEED, *MORE_SEEDS), source, cases=cases
+            )
             second = answers[0]
             by_seed = _merged_seeds(reported, second, seed_suspects, answers[1:])
         else:
@@ -477,6 +481,23 @@ def _in_session(
     return _in_session_seeds(session, spec, rel, [seed], source, second_zone)[0]
 
 
+def _cases_per_seed(
+    ids: Collection[str], reported: Mapping[str, Verdict], seed_suspects: Collection[str]
+) -> list[Collection[str]]:
+    """What each further seed replays (:data:`SECOND_SEED`, then :data:`MORE_SEEDS`; empty:
+    every case): the second, the cases that did not reproduce (whether the seed explains
+    them) and the suspects; the others, the suspects that reproduced, the only cases whose
+    verdict they can change (see :func:`_merged_seeds` and :func:`_first_verdict`).  A list
+    that would name every case names none."""
+    second = {*reported, *(c for c in seed_suspects if c in ids)}
+    more = {c for c in seed_suspects if c in ids and c not in reported}
+    every = len(ids)
+    return [
+        () if len(second) >= every else second,
+        *(() if len(more) >= every else more for _ in MORE_SEEDS),
+    ]
+
+
 def _in_session_seeds(
     session: VerifySession,
     spec: OracleSpec,
@@ -484,11 +505,19 @@ def _in_session_seeds(
     seeds: Sequence[int],
     source: Sequence[str],
     second_zone: bool = False,
+    cases: Sequence[Collection[str]] = (),
 ) -> list[dict[str, Verdict]]:
-    """:func:`_in_session` under each of ``seeds`` at once, in their order."""
+    """:func:`_in_session` under each of ``seeds`` at once, in their order (``cases``: per
+    seed, the cases it replays alone; empty: every case)."""
     argv = child_argv(source, rel, spec.name)
+    argvs = [
+        child_argv((*source, *(f"--only={c}" for c in sorted(only))), rel, spec.name)
+        if only
+        else argv
+        for only in (cases or [()] * len(seeds))
+    ]
     try:
-        done = session.replay_under_seeds(seeds, argv, CHILD_TIMEOUT, second_zone)
+        done = session.replay_under_seeds(seeds, argvs, CHILD_TIMEOUT, second_zone)
     except SessionError as e:
         if e.timed_out:
             raise _timed_out(spec) from None

@@ -366,26 +366,27 @@ class VerifySession:
         """Replay one candidate (``argv``: the child's arguments) in a fork of the server
         for ``seed`` (``second_zone``: the one in the second verifying zone).  Other
         threads of :func:`in_turns` run while this one waits."""
-        return self.replay_under_seeds([seed], argv, timeout, second_zone)[0]
+        return self.replay_under_seeds([seed], [argv], timeout, second_zone)[0]
 
     def replay_under_seeds(
         self,
         seeds: Sequence[int],
-        argv: Sequence[str],
+        argvs: Sequence[Sequence[str]],
         timeout: float,
         second_zone: bool = False,
     ) -> list[Replayed]:
         """The candidate replayed under each hash seed of ``seeds`` at once, each in a fork
-        of that seed's server, in ``seeds``' order; the first that cannot answer raises.
-        Other threads of :func:`in_turns` run while this one waits."""
+        of that seed's server, in ``seeds``' order, with the child's arguments ``argvs``
+        of that seed (which may name the cases it replays); the first that cannot answer
+        raises.  Other threads of :func:`in_turns` run while this one waits."""
         sent: list[tuple[tuple[int, bool], _Server, _Answer]] = []
-        for seed in seeds:
+        for seed, seed_argv in zip(seeds, argvs, strict=True):
             key = (seed, second_zone)
             server = self._server(key)
             with self._lock:
                 request_id = next(self._ids)
                 self.forked += 1
-            sent.append((key, server, server.send(request_id, argv, timeout)))
+            sent.append((key, server, server.send(request_id, list(seed_argv), timeout)))
         deadline = time.monotonic() + timeout + SERVER_GRACE
         with self.turns.given_up():
             answered = [

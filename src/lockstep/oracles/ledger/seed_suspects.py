@@ -13,8 +13,8 @@ replayed under the further verifying seeds (``seed_suspects`` in
   result is only compared) is a suspect (:func:`holds_hashing_class`).
 * **Texts in a set's order.**  ``", ".join(set(tags))`` and ``list(set(names))`` answer
   in the order of the seed; one other seed gives two items the recorded order one time
-  in two.  A row whose outcome holds a text of several words, a list of strings or a
-  dict of several keys (:func:`ordered_texts`) is a suspect where the target's package
+  in two.  A row whose outcome holds a text of several words, or a list or tuple of two
+  or more items holding texts (:func:`ordered_texts`) is a suspect where the target's package
   builds a set at all (:func:`package_builds_sets`): each run with such suspects starts
   four more verifying interpreters, which a package without sets need not pay for.
 
@@ -85,26 +85,93 @@ _TOKENS: Final = re.compile(r"[^\s,;|]+")
 
 
 def ordered_texts(value: Any) -> bool:
-    """Whether a frozen outcome holds texts in an order a set may have given them: a list
-    or an object of two or more entries holding two or more strings, or one text of two
-    or more words.
+    """Whether a frozen outcome holds texts in an order a set may have given them: one
+    text of two or more words, or an ordered sequence (a list, a tuple, an OrderedDict's
+    pairs) of which two or more items hold a text (a string, an object, a tuple of them).
 
-    ``", ".join(set(tags))`` and ``list(set(names))`` answer in the order of the string
-    hash seed.  The verifying interpreter's one other seed gives two items the recorded
-    order one time in two, so such rows were written and then failed replay under other
-    seeds, on unchanged code.  A row whose outcome holds such texts is a seed suspect too
-    (replayed under the further verifying seeds); numbers and single words are not: they
-    carry no order."""
+    ``", ".join(set(tags))``, ``list(set(names))`` and ``[(name, 1) for name in
+    set(names)]`` answer in the order of the string hash seed.  The verifying
+    interpreter's one other seed gives two items the recorded order one time in two, so
+    such rows were written and then failed replay under other seeds, on unchanged code.
+    A row whose outcome holds such texts is a seed suspect too (replayed under the further
+    verifying seeds).  Numbers and single words carry no order; nor does a dict's key
+    order, a set's or an object's attributes': every comparison ignores it (the frozen
+    form sorts them), so only what their values hold counts."""
     if isinstance(value, str):
         return len(_TOKENS.findall(value, 0, 4096)) >= 2
     if isinstance(value, list):
-        return sum(1 for v in value if isinstance(v, str)) >= 2 or any(
-            ordered_texts(v) for v in value
-        )
+        return _sequence(value)
     if isinstance(value, dict):
-        if len(value) >= 2 and not any(k.startswith("$") for k in value):
-            return True  # a dict's order: its insertion order, which a set may have set
+        if len(value) == 1:
+            ((tag, payload),) = value.items()
+            if tag.startswith("$"):
+                return _tagged(tag, payload)
         return any(ordered_texts(v) for v in value.values())
+    return False
+
+
+_ORDERLESS: Final = frozenset(
+    {
+        *("$date", "$datetime", "$time", "$timedelta", "$timezone", "$pytz", "$uuid"),
+        *("$decimal", "$float", "$complex", "$range", "$slice", "$const", "$enum", "$fn"),
+        *("$path", "$re", "$sentinel", "$kept", "$ref", "$node", "$default"),
+        *("$struct_time", "$isocalendar"),
+    }
+)
+"""Tags whose payload is a scalar's parts or a name: no order a set could give."""
+
+
+def _tagged(tag: str, payload: Any) -> bool:
+    """:func:`ordered_texts` of a tagged value, by what its payload is."""
+    if tag in _ORDERLESS:
+        return False
+    if tag == "$bytes" and isinstance(payload, str):
+        import base64
+        import binascii
+
+        try:
+            return ordered_texts(base64.b64decode(payload).decode("latin-1"))
+        except (binascii.Error, ValueError):
+            return True  # not read: as if it did
+    if tag in ("$set", "$frozenset") and isinstance(payload, list):
+        return any(ordered_texts(v) for v in payload)  # sorted: only the items count
+    if tag == "$defaultdict" and isinstance(payload, list) and len(payload) == 2:
+        payload = payload[1]
+        tag = "$dict"
+    if tag in ("$dict", "$counter") and isinstance(payload, list):
+        # pairs sorted by key: their order counts for nothing, what each holds does
+        parts = (part for pair in payload for part in (pair if _pair(pair) else [pair]))
+        return any(ordered_texts(part) for part in parts)
+    if tag in ("$obj", "$dataclass", "$namedtuple") and isinstance(payload, list):
+        return any(ordered_texts(part) for part in payload[1:])  # the class, then its body
+    if tag == "$graph" and isinstance(payload, list) and len(payload) == 2:
+        root, nodes = payload
+        bodies = nodes if isinstance(nodes, list) else [nodes]
+        return ordered_texts(root) or any(
+            ordered_texts(node[1:] if isinstance(node, list) else node) for node in bodies
+        )
+    return ordered_texts(payload)  # a tuple's items, an OrderedDict's pairs, the rest
+
+
+def _pair(item: Any) -> bool:
+    return isinstance(item, list) and len(item) == 2
+
+
+def _sequence(items: list[Any]) -> bool:
+    """An ordered sequence's items: two holding a text may be in a set's order."""
+    return sum(1 for v in items if _holds_text(v)) >= 2 or any(ordered_texts(v) for v in items)
+
+
+def _holds_text(value: Any) -> bool:
+    """Whether a frozen value holds a string anywhere: a text, a key, a class's name."""
+    if isinstance(value, str):
+        return True
+    if isinstance(value, list):
+        return any(_holds_text(v) for v in value)
+    if isinstance(value, dict):
+        return any(not k.startswith("$") for k in value) or any(
+            _holds_text(v) for v in value.values()
+        )
     return False
 
 
