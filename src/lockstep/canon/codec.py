@@ -32,6 +32,7 @@ A tag is a JSON object with exactly one key that starts with ``$``::
     {"$enum": ["mod:Qual", [member, ...]]}              (a Flag combination, by member names)
     {"$const": "NotImplemented"|"Ellipsis"}
     {"$re": [pattern, flags]}    {"$partial": [{"$fn": ...}, [args...], {keywords}]}
+    {"$regex": [pattern, flags]}  (a pattern of the regex module: :mod:`lockstep.canon.regex_patterns`)
     {"$timezone": [{"$timedelta": ...}, name or null]}
                           (:mod:`lockstep.canon.patterns`)
     {"$pytz": [zone name, null | [utc offset s, dst s, abbreviation]] | [null, minutes]}
@@ -153,6 +154,7 @@ from lockstep.canon import methods as _methods  # noqa: F401 -- adds $method
 from lockstep.canon import objects as _objects  # noqa: F401 -- $obj, $ref, $kept, $graph, $node
 from lockstep.canon import patterns as _patterns  # noqa: F401 -- adds $re and $partial
 from lockstep.canon import pytz_zones as _pytz_zones  # noqa: F401 -- adds $pytz
+from lockstep.canon import regex_patterns as _regex_patterns  # noqa: F401 -- adds $regex
 from lockstep.canon import sentinels as _sentinels  # noqa: F401 -- adds $sentinel
 from lockstep.canon import sorted_containers as _sorted_containers  # noqa: F401 -- adds $sorted
 from lockstep.canon import time_tuples as _time_tuples  # noqa: F401 -- $struct_time
