@@ -117,3 +117,22 @@ def test_a_value_naming_a_test_module_or_another_package_imports_nothing(
     assert not (tmp_path / "imported-planted").exists()
     assert not (tmp_path / "imported-test-module").exists()
     assert not (tmp_path / "imported-elsewhere").exists()
+
+
+def test_a_change_that_breaks_a_module_s_import_is_red_not_a_corrupt_ledger(
+    tmp_path: Path,
+) -> None:
+    """parsimonious builds its own grammar at import: a one-line change to its matching
+    broke ``parsimonious.grammar``'s import, and the first row of another ledger naming one
+    of its classes ended ``lockstep replay`` with exit 2, as if the ledger were corrupt.
+    Today's code failed: each row that cannot rebuild its values is an ERROR naming the
+    import's failure, and the run is red (exit 1)."""
+    write_files(tmp_path, FILES)
+    recorded = pytest_in(tmp_path, "tests", "-q", "--lockstep-record")
+    assert recorded.code == 0, recorded.output
+    kinds = tmp_path / "shapes/kinds.py"
+    kinds.write_text(kinds.read_text() + "\nSIDES = {}['square']  # a module-level slip\n")
+    red = run_cli("replay", cwd=tmp_path)
+    assert red.code == 1, red.output
+    assert "ERROR shapes.core.area::" in red.stdout
+    assert "its module 'shapes.kinds' no longer imports: KeyError: 'square'" in red.stdout

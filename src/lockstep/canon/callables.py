@@ -17,6 +17,7 @@ from lockstep.canon.registry import (
     HELD_FUNCTION_ATTRS,
     _imported_object,
     forget_plans,
+    no_longer_imports,
 )
 from lockstep.errors import CanonError
 
@@ -437,6 +438,8 @@ def _dec_default(payload: Any, path: str, depth: int) -> Any:
 def _dec_fn(payload: Any, path: str, depth: int) -> Any:
     name = str_payload("$fn", payload, path)
     found = _named_callable(name, importing=True) if _in_scope(name) else None
+    if found is None and _in_scope(name):
+        no_longer_imports(name, "$fn", path)
     if found is None:
         raise CanonError(
             f"$fn names {_short(name)}, which is not a function or class of the target's "

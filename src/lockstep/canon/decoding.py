@@ -39,6 +39,7 @@ from lockstep.canon.registry import (
     _TYPES_BY_NAME,
     class_named,
     combine_flags,
+    no_longer_imports,
 )
 from lockstep.errors import CanonError, ThawError
 
@@ -53,6 +54,8 @@ def _resolve(tag: str, name: str, path: str) -> Any:
     cls = _TYPES_BY_NAME.get(name)
     if cls is None:
         cls = class_named(name, importing=True)
+    if cls is None:
+        no_longer_imports(name, tag, path)
     if cls is None or not kind.check(cls):
         raise CanonError(
             f"{tag} names {_short(name)}, which is not {kind.noun} already imported or registered",

@@ -48,7 +48,7 @@ import threading
 import types
 from collections.abc import Callable
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, cast
 
 import msgspec
 
@@ -79,6 +79,7 @@ from lockstep.canon.registry import (
     class_named,
     forget_plans,
     module_and_rest,
+    no_longer_imports,
     reachable_name,
 )
 from lockstep.canon.sentinels import is_marker, marker_of
@@ -854,16 +855,25 @@ def freeze_tzinfo(self: Encoder, tz: Any, depth: int) -> JSON:
         raise Unfreezable(f"cannot keep the datetime's tzinfo: {e.reason}") from None
 
 
-def _dec_obj(payload: Any, path: str, depth: int) -> Any:
-    name, body = list_payload("$obj", payload, path, depth, "[type name, body]")
-    name = str_payload("$obj", name, path)
+def _obj_class(name: str, path: str) -> type[Any]:
+    """The project's (or a tzinfo) class ``$obj`` names, imported already or a configured
+    target's module imported now; a module that no longer imports is today's code failing."""
     cls = _TYPES_BY_NAME.get(name) or class_named(name, importing=True)
+    if cls is None:
+        no_longer_imports(name, "$obj", path)
     if cls is None or not project_or_zone(cls) or issubclass(cls, BaseException):
         raise CanonError(
             f"$obj names {_short(name)}, which is not a class of the project (or a tzinfo "
             "class) already imported",
             path,
         )
+    return cast("type[Any]", cls)
+
+
+def _dec_obj(payload: Any, path: str, depth: int) -> Any:
+    name, body = list_payload("$obj", payload, path, depth, "[type name, body]")
+    name = str_payload("$obj", name, path)
+    cls = _obj_class(name, path)
     if type(body) is not dict or not set(body) <= {"base", "new", "state"}:
         raise _malformed("$obj", 'an object of "base", "new" and "state"', body, path)
     if depth + 2 > MAX_DEPTH:

@@ -219,15 +219,41 @@ def _own_module(module_name: str) -> types.ModuleType | None:
     project's configured targets are imported by replay anyway, one ledger or another;
     any other module (one a pull request planted in the package and nothing imports,
     another package's, a test module) is never imported because data names it."""
-    if module_name not in _IMPORTABLE:
+    if module_name not in _IMPORTABLE or module_name in _NOT_IMPORTED:
         return None
     import importlib
 
     try:
         module = importlib.import_module(module_name)
-    except Exception:  # the replay of its own ledger reports that import's failure
+    except Exception as e:  # the replay of its own ledger reports that import's failure
+        first = str(e).strip().splitlines()[:1]
+        _NOT_IMPORTED[module_name] = ": ".join([type(e).__name__, *first])
         return None
     return module if isinstance(module, types.ModuleType) else None
+
+
+_NOT_IMPORTED: dict[str, str] = {}
+"""Modules of configured targets whose import raised here, with the exception (one line):
+tried once per process, and named by :func:`no_longer_imports`."""
+
+
+def no_longer_imports(name: str, tag: str, path: str) -> None:
+    """Raise :class:`~lockstep.errors.ThawError` when ``name`` (``pkg.mod:Qual``) is of a
+    configured target's module whose import raised here.
+
+    A change that breaks a module's import-time code (parsimonious builds its own grammar
+    at import) leaves every value naming one of its classes unthawable.  That is today's
+    code failing, reported on each such case, not a corrupt ledger: before, the first row
+    of another ledger naming such a class ended the whole replay with exit 2."""
+    module_name = name.partition(":")[0]
+    reason = _NOT_IMPORTED.get(module_name)
+    if reason is not None:
+        from lockstep.errors import ThawError
+
+        raise ThawError(
+            f"{tag} names {name}, and its module {module_name!r} no longer imports: {reason}",
+            path,
+        )
 
 
 def module_and_rest(name: str) -> tuple[types.ModuleType | None, str]:
