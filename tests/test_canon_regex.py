@@ -157,3 +157,92 @@ def test_a_lexer_holding_regex_patterns_is_recorded_and_replayed(tmp_path: Path)
     assert green.code == 0, green.output
     red = red_after_change(root, "lexer/rules.py", "found.group(0)", "found.group(0).upper()")
     assert "lexer.rules.tokenize" in red.stdout
+
+
+MATCHES = r"""
+import re
+
+DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
+WORD = re.compile(r"\$(\w+)")
+
+
+def find_date(line):
+    return DATE.search(line)
+
+
+def replace_word(match):
+    return match.group(1).upper()
+
+
+def expand(template):
+    return WORD.sub(replace_word, template)
+"""
+
+MATCHES_TESTS = r"""
+from billing.dates import WORD, expand, find_date, replace_word
+
+
+def test_find_date():
+    assert find_date("due 2024-03-09, paid").group(2) == "03"
+    assert find_date("no date") is None
+
+
+def test_expand():
+    assert expand("dear $name, pay $total") == "dear NAME, pay TOTAL"
+    for word in ("$name", "to $total"):
+        assert replace_word(WORD.search(word)) == word.split("$")[1].upper()
+"""
+
+
+def test_matches_are_frozen_as_their_search_and_thaw_equal(tmp_path: Path) -> None:
+    """``return DATE.search(line)``, and a ``re.sub`` callback given a match: both were
+    skipped ("cannot freeze a re.Match"); a match now freezes as the search that finds it."""
+    root = tmp_path / "proj"
+    result = recorded(
+        root,
+        {
+            "billing/__init__.py": "",
+            "billing/dates.py": MATCHES,
+            "tests/test_dates.py": MATCHES_TESTS,
+            "lockstep.toml": '[[ledger]]\npackage = "billing"\n',
+        },
+    )
+    assert "cannot freeze" not in result.stdout, result.stdout
+    found = rows_of(root / "lockstep/billing.dates.find_date.ledger.jsonl")
+    assert len(found) == 2
+    replaced = rows_of(root / "lockstep/billing.dates.replace_word.ledger.jsonl")
+    assert len(replaced) == 2  # one per match the test gave it
+    assert "$match" in json.dumps([r.args for r in replaced])
+    green = run_cli("replay", cwd=root)
+    assert green.code == 0, green.output
+    red = red_after_change(root, "billing/dates.py", r"(\d{2})-(\d{2})", r"(\d{2})-?(\d{2})")
+    assert "billing.dates.find_date" in red.stdout
+
+
+def test_a_match_a_search_would_not_find_first_is_refused() -> None:
+    import re
+
+    second = list(re.finditer(r"\d", "1 2"))[1]
+    with pytest.raises(CanonError, match="does not find first"):
+        canon.encode(second)
+    first = re.search(r"\d", "1 2")
+    assert canon.decode(canon.encode(first)).span() == (0, 1)
+    frozen = canon.encode(regex.compile(r"\p{L}+").search("12 élan"))
+    assert value_text(frozen).startswith("regex.compile(")
+    assert canon.decode(frozen).group(0) == "élan"
+
+
+@pytest.mark.parametrize(
+    ("payload", "message"),
+    [
+        ({"$match": [{"$re": ["a", 32]}, "bbb", 0, 3]}, "finds a match"),
+        ({"$match": [{"$re": ["a", 32]}, "a", 0, 9]}, "finds a match within its bounds"),
+        ({"$match": ["a", "a", 0, 1]}, "a $re or $regex pattern"),
+        ({"$match": [{"$re": ["a", 32]}, {"$bytes": "YQ=="}, 0, 1]}, "a string its pattern"),
+        ({"$match": [{"$re": ["a", 32]}, "a", "0", 1]}, "pos (int)"),
+    ],
+)
+def test_a_malformed_match_is_one_canon_error(payload: dict[str, Any], message: str) -> None:
+    with pytest.raises(CanonError, match=r"\$match") as raised:
+        canon.decode(payload)
+    assert message in str(raised.value)

@@ -33,6 +33,8 @@ A tag is a JSON object with exactly one key that starts with ``$``::
     {"$const": "NotImplemented"|"Ellipsis"}
     {"$re": [pattern, flags]}    {"$partial": [{"$fn": ...}, [args...], {keywords}]}
     {"$regex": [pattern, flags]}  (a pattern of the regex module: :mod:`lockstep.canon.regex_patterns`)
+    {"$match": [$re or $regex, string, pos, endpos]}  (a match, as the search that finds it:
+                          :mod:`lockstep.canon.matches`)
     {"$timezone": [{"$timedelta": ...}, name or null]}
                           (:mod:`lockstep.canon.patterns`)
     {"$pytz": [zone name, null | [utc offset s, dst s, abbreviation]] | [null, minutes]}
@@ -150,6 +152,7 @@ from __future__ import annotations
 from typing import Final
 
 from lockstep.canon import callables as _callables  # noqa: F401 -- adds $fn, $default, $iter
+from lockstep.canon import matches as _matches  # noqa: F401 -- adds $match
 from lockstep.canon import methods as _methods  # noqa: F401 -- adds $method
 from lockstep.canon import objects as _objects  # noqa: F401 -- $obj, $ref, $kept, $graph, $node
 from lockstep.canon import patterns as _patterns  # noqa: F401 -- adds $re and $partial

@@ -445,6 +445,7 @@ _TAGS: Final[dict[str, Callable[[object], str]]] = {
     "$const": lambda p: _str(p) if _str(p) in ("NotImplemented", "Ellipsis") else repr(p),
     "$re": lambda p: f"re.compile({_items(_list(p, 2))})",
     "$regex": lambda p: f"regex.compile({_items(_list(p, 2))})",
+    "$match": lambda p: f"{_render(_list(p, 4)[0])}.search({_items(_list(p, 4)[1:])})",
     "$partial": _partial,
     "$timezone": lambda p: f"timezone({_items([x for x in _list(p, 2) if x is not None])})",
     "$ref": lambda p: f"<cycle: the object {p} level(s) out>" if type(p) is int else repr(p),

@@ -114,7 +114,7 @@ _ORDERLESS: Final = frozenset(
     {
         *("$date", "$datetime", "$time", "$timedelta", "$timezone", "$pytz", "$uuid"),
         *("$decimal", "$float", "$complex", "$range", "$slice", "$const", "$enum", "$fn"),
-        *("$path", "$re", "$regex", "$sentinel", "$kept", "$ref", "$node", "$default"),
+        *("$path", "$re", "$regex", "$match", "$sentinel", "$kept", "$ref", "$node", "$default"),
         *("$struct_time", "$isocalendar"),
     }
 )
