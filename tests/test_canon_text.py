@@ -22,6 +22,7 @@ from lockstep.canon import KNOWN_TAGS
 from lockstep.canon.text import (
     _TAGS,
     call_text,
+    clip,
     mutated_text,
     outcome_text,
     raised_text,
@@ -227,6 +228,25 @@ def test_rendering_any_frozen_value_never_raises(value: Any) -> None:
     shown = value_text(canon.encode(value))
     assert isinstance(shown, str) and shown
     assert "<unreadable" not in shown and "<not a frozen value" not in shown
+
+
+@given(values, st.integers(min_value=1, max_value=60))
+@settings(max_examples=400)
+def test_a_cut_rendering_is_the_whole_rendering_cut(value: Any, limit: int) -> None:
+    """Rendering stops once the scalars written pass the limit: what is shown is still
+    exactly the whole rendering, cut."""
+    frozen = canon.encode(value)
+    assert value_text(frozen, limit=limit) == clip(value_text(frozen), limit)
+
+
+def test_a_huge_value_cut_is_the_whole_rendering_cut() -> None:
+    """A parse tree of a megabyte, of which a refusal shows 240 characters, used to be
+    rendered whole first (seconds per refused row in a verifying interpreter); cut, its
+    rendering stops early and still reads as the whole one's first characters."""
+    huge = canon.encode({"rows": [list(range(50)) for _ in range(4000)], "tail": "end"})
+    whole = value_text(huge)
+    assert len(whole) > 500_000
+    assert value_text(huge, limit=240) == clip(whole, 240)
 
 
 @given(values, values)

@@ -65,8 +65,8 @@ again gives the recorded bytes: replay compares such values without freezing the
 _decode = canon.decode
 
 
-def _expected_text(row: LedgerRow) -> str:
-    return outcome_text(row.ok, row.result, row.exc_type, row.exc_stem)
+def _expected_text(row: LedgerRow, limit: int | None = None) -> str:
+    return outcome_text(row.ok, row.result, row.exc_type, row.exc_stem, limit=limit)
 
 
 def _an_error_where_the_project_raises(
@@ -270,19 +270,22 @@ class Replayer:
         exc: BaseException | None,
     ) -> Outcome:
         drifts: list[Drift] = []
+        limit = _candidate_cut(self.candidate)
         if ok and row.ok:
             try:
                 actual = _iterated(result, row.result, self.stem_length)
             except CanonError as e:
-                drifts.append(Drift("result", _expected_text(row), f"returned a value that {e}"))
+                drifts.append(
+                    Drift("result", _expected_text(row, limit), f"returned a value that {e}")
+                )
             else:
                 expected: JSON = row.result  # type: ignore[assignment]
                 if not self.same(expected, actual):
-                    actual_text = outcome_text(True, actual, None, None)
+                    actual_text = outcome_text(True, actual, None, None, limit=limit)
                     drifts.append(
                         Drift(
                             "result",
-                            _expected_text(row),
+                            _expected_text(row, limit),
                             actual_text,
                             "" if self.candidate else _value_diff(expected, actual),
                         )
@@ -294,20 +297,22 @@ class Replayer:
                 drifts.append(
                     Drift(
                         "exception",
-                        _expected_text(row),
-                        outcome_text(False, None, frozen.exc_type, frozen.exc_stem),
+                        _expected_text(row, limit),
+                        outcome_text(False, None, frozen.exc_type, frozen.exc_stem, limit=limit),
                     )
                 )
         else:
             if exc is not None:
                 frozen = canon.freeze_exception(exc, stem_length=self.stem_length)
-                actual_text = outcome_text(False, None, frozen.exc_type, frozen.exc_stem)
+                actual_text = outcome_text(
+                    False, None, frozen.exc_type, frozen.exc_stem, limit=limit
+                )
             else:
                 try:
-                    actual_text = outcome_text(True, canon.encode(result), None, None)
+                    actual_text = outcome_text(True, canon.encode(result), None, None, limit=limit)
                 except CanonError as e:
                     actual_text = f"returned a value that {e}"
-            drifts.append(Drift("outcome", _expected_text(row), actual_text))
+            drifts.append(Drift("outcome", _expected_text(row, limit), actual_text))
         mutation = self._mutation_drift(row, args, kwargs)
         if mutation is not None:
             drifts.append(mutation)
@@ -354,7 +359,18 @@ class Replayer:
             self.same(expected[k], actual[k]) for k in expected
         ):
             return None
-        return Drift("mutation", _mutation_text(expected), _mutation_text(actual))
+        limit = _candidate_cut(self.candidate)
+        return Drift("mutation", _mutation_text(expected, limit), _mutation_text(actual, limit))
+
+
+def _candidate_cut(candidate: bool) -> int | None:
+    """How much of a drift's values to render: a candidate's drift is only ever read cut
+    (its verdict shows :data:`SHOWN_VALUE` characters, masked on a margin past them:
+    :data:`lockstep.oracles.BRIEF_MARGIN`), so its values are rendered only so far; a
+    replay's drift whole (its report shows it)."""
+    from lockstep.oracles import BRIEF_MARGIN
+
+    return 2 * (SHOWN_VALUE + BRIEF_MARGIN) if candidate else None
 
 
 def _constructor(row: LedgerRow) -> bool:
@@ -362,10 +378,10 @@ def _constructor(row: LedgerRow) -> bool:
     return row.fn.endswith(".__init__")
 
 
-def _mutation_text(mutated: dict[str, JSON]) -> str:
+def _mutation_text(mutated: dict[str, JSON], limit: int | None = None) -> str:
     if not mutated:
         return "no argument mutated"
-    return outcome_text(True, None, None, None, mutated).split("; ", 1)[1]
+    return outcome_text(True, None, None, None, mutated, limit=limit).split("; ", 1)[1]
 
 
 DIFF_MOST: Final = 64 * 1024
