@@ -46,9 +46,11 @@ import tally
 ring = tally.Ring()
 gone = weakref.ref(ring)
 del ring  # cyclic garbage made before the session: frozen with everything else
+before = gc.get_freeze_count()  # Python 3.12 starts with some frozen: then none is added
 code = pytest.main(["-q", "-p", "no:cacheprovider", "-p", "lockstep.pytest.plugin", *sys.argv[1:]])
 gc.collect()
-print(json.dumps({"code": int(code), "after": gc.get_freeze_count(), "freed": gone() is None}))
+after = gc.get_freeze_count()
+print(json.dumps({"code": int(code), "before": before, "after": after, "freed": gone() is None}))
 """
 
 
@@ -75,8 +77,11 @@ def test_recording_freezes_for_the_tests_and_unfreezes_at_the_end(tmp_path: Path
     write_files(tmp_path, FILES)
     result, frozen_during = _run(tmp_path, "--lockstep-record")
     assert result["code"] == 0
-    assert frozen_during > 1000  # pytest's and lockstep's objects, out of every collection
-    assert result["after"] == 0  # the caller's collector as it was
+    if result["before"] == 0:
+        assert frozen_during > 1000  # pytest's and lockstep's objects, out of every collection
+    else:  # frozen by someone else first (Python 3.12's own start): left alone
+        assert frozen_during == result["before"]
+    assert result["after"] == result["before"]  # the caller's collector as it was
     assert result["freed"] is True  # garbage frozen with them is collected once unfrozen
     assert (tmp_path / "lockstep" / "tally.total.ledger.jsonl").is_file()
 
@@ -84,5 +89,5 @@ def test_recording_freezes_for_the_tests_and_unfreezes_at_the_end(tmp_path: Path
 def test_a_plain_run_freezes_nothing(tmp_path: Path) -> None:
     write_files(tmp_path, FILES)
     result, frozen_during = _run(tmp_path)
-    assert result == {"code": 0, "after": 0, "freed": True}
-    assert frozen_during == 0
+    assert result["code"] == 0 and result["freed"] is True
+    assert frozen_during == result["after"] == result["before"]

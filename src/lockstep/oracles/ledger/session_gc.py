@@ -11,7 +11,8 @@ pytest in its own process finds its collector as it left it, and cyclic garbage 
 before the session is collected then.  Objects made by the tests are collected as usual.
 
 A process that froze objects itself is left alone: unfreezing at the end would give back
-its objects too.
+its objects too.  So is Python 3.12, whose interpreter starts with a few hundred objects
+frozen: there a recording's collections walk everything, as before.
 """
 
 from __future__ import annotations
