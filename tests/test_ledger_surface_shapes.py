@@ -490,3 +490,50 @@ def test_dunders_a_decorator_or_setattr_writes_are_recorded_where_the_class_hold
     # the __init__ a dataclass writes runs __post_init__, where it normalizes
     red = red_after_change(root, "src/money/__init__.py", ".upper()", ".strip()")
     assert "money.Price.__init__" in red.stdout
+
+
+TRIVIA = """
+import dataclasses
+
+
+@dataclasses.dataclass
+class Trivia:
+    indent: str = ""
+    comment: str = ""
+
+
+class Item:
+    def __init__(self, value, trivia):
+        self.value = value
+        self.trivia = trivia
+        self.children = [self]  # a cycle, as a parsed document's items point back
+
+
+def render(item):
+    return item.trivia.indent + str(item.value) + item.trivia.comment
+"""
+
+TRIVIA_TESTS = """
+from doc import Item, Trivia, render
+
+
+def test_render():
+    assert render(Item(1, Trivia("  ", " # one"))) == "  1 # one"
+    assert render(Item(2, Trivia())) == "2"
+"""
+
+
+def test_a_dataclass_whose_init_is_recorded_still_freezes_as_its_fields(tmp_path: Path) -> None:
+    """Recording the ``__init__`` a dataclass writes freezes its blank ``self`` first, as an
+    allocated object; that sent every later object of the class the same way, filled ones
+    held by another object too, where a fresh interpreter freezes them as ``$dataclass``:
+    on tomlkit every row holding a ``Trivia`` (nearly all of them) was refused as not
+    reproducing."""
+    root = _package_project(tmp_path, "doc", TRIVIA, TRIVIA_TESTS)
+    recorded = pytest_in(root, "--lockstep-record", "-q", "tests")
+    assert recorded.code == 0, recorded.output
+    assert "does not reproduce" not in recorded.stdout, recorded.stdout
+    assert len(rows_of(root / "lockstep/doc.Trivia.__init__.ledger.jsonl")) == 2
+    rendered = (root / "lockstep/doc.render.ledger.jsonl").read_text()
+    assert len(rows_of(root / "lockstep/doc.render.ledger.jsonl")) == 2
+    assert '"$dataclass":["doc:Trivia"' in rendered.replace(" ", "")

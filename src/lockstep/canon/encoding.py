@@ -230,7 +230,9 @@ class Encoder:
         yet (``self`` of its ``__init__`` before it ran, a constructor's row) as an
         allocated object, which thaws blank as it was."""
         if project_or_zone(t) and object.__getstate__(v) is None:
-            return self._own_object(v, t, depth)
+            # not by :meth:`_own_object`: that would send every later object of the class
+            # there, filled ones too, which a fresh interpreter freezes as $dataclass
+            return freeze_object(self, v, t, depth)
         check_level(depth + 2)
         fields = {
             f.name: self.child(getattr(v, f.name), f".{f.name}", depth + 3)
