@@ -564,3 +564,27 @@ def test_a_suite_of_star_test_modules_in_a_test_folder_is_found(tmp_path: Path) 
     recorded = run_pytest("--lockstep-record", cwd=tmp_path, plugins=("lockstep.pytest.plugin",))
     assert recorded.code == 0, recorded.output
     assert run_cli("replay", cwd=tmp_path).code == 0
+
+
+def test_a_suite_of_tests_modules_inside_the_package_is_found(tmp_path: Path) -> None:
+    """Django's layout, as edtf ships it: ``edtf/tests.py`` and ``edtf/parser/tests.py``,
+    collected through pytest's ``python_files``.  init found no tests folder and proposed
+    nothing."""
+    files = {
+        "src/links/__init__.py": INSIDE["src/links/__init__.py"],
+        "src/links/_url.py": INSIDE["src/links/_url.py"],
+        "src/links/tests.py": INSIDE["src/links/test/test_links.py"],
+        "pyproject.toml": (
+            '[tool.pytest.ini_options]\npythonpath = ["src"]\npython_files = ["tests.py"]\n'
+        ),
+    }
+    write_files(tmp_path, files)
+    result = run_cli("init", "--yes", cwd=tmp_path)
+    assert result.code == 0, result.output
+    assert "no tests folder" not in result.stdout, result.stdout
+    assert "links: the suite calls 2 of 2 public member(s)" in result.stdout, result.stdout
+    assert _config(tmp_path)["ledger"] == [{"package": "links"}]
+    recorded = run_pytest("--lockstep-record", cwd=tmp_path, plugins=("lockstep.pytest.plugin",))
+    assert recorded.code == 0, recorded.output
+    assert (tmp_path / "lockstep/links._url.Link.__init__.ledger.jsonl").is_file()
+    assert run_cli("replay", cwd=tmp_path).code == 0

@@ -434,9 +434,9 @@ def _trees(package: str, root: Path, *, where: str) -> _Trees:
         if is_package:
             parts = parts[:-1]
         if not all(p.isidentifier() for p in parts) or any(
-            p in ("tests", "test") for p in path.relative_to(folder).parts[:-1]
+            p in ("tests", "test") or p.startswith("test_") or p.endswith("_test") for p in parts
         ):
-            continue
+            continue  # the suite shipped inside (``pkg/tests/``, Django's ``pkg/tests.py``)
         private = any(p.startswith("_") for p in parts) or any(
             p.startswith("_") for p in path.relative_to(folder).parts[:-1]
         )

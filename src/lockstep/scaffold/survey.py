@@ -422,7 +422,9 @@ def _imported_by_tests(root: Path) -> set[str]:
 def _tests_folder(root: Path) -> str | None:
     """The suite's folder: ``tests/`` or ``test/`` at the root, else one shipped inside a
     top-level package (``src/hyperlink/test/``: its calls count as a user's, see
-    :mod:`lockstep.oracles.ledger.wrapping`); relative to ``root``."""
+    :mod:`lockstep.oracles.ledger.wrapping`), else the package whose modules named
+    ``tests.py`` hold the suite (edtf's ``edtf/tests.py`` and ``edtf/parser/tests.py``,
+    collected through pytest's ``python_files``); relative to ``root``."""
     packages = [
         folder
         for base in (root, root / "src")
@@ -435,6 +437,9 @@ def _tests_folder(root: Path) -> str | None:
             folder = parent / name
             if folder.is_dir() and any(_test_modules(folder)):
                 return folder.relative_to(root).as_posix()
+    for package in packages:  # Django's layout: ``pkg/tests.py``, ``pkg/parser/tests.py``
+        if any(path.name == "tests.py" for path in package.rglob("*.py")):
+            return package.relative_to(root).as_posix()
     return None
 
 
