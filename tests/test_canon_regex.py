@@ -246,3 +246,43 @@ def test_a_malformed_match_is_one_canon_error(payload: dict[str, Any], message: 
     with pytest.raises(CanonError, match=r"\$match") as raised:
         canon.decode(payload)
     assert message in str(raised.value)
+
+
+def test_a_forged_match_that_backtracks_forever_is_stopped_by_the_row_s_timeout(
+    tmp_path: Path,
+) -> None:
+    """A ``$match`` thaws by searching its string again, so a ledger arriving in a pull
+    request could name a pattern that backtracks for hours (``(a+)+$`` on ``aa...ab``).
+    Thawing runs under the row's deadline like its call: the row is an ERROR after the
+    ledger's ``timeout`` and replay ends, red."""
+    from lockstep.oracles.ledger.file import body_digest
+    from lockstep.oracles.ledger.format import input_key, row_id
+
+    root = tmp_path / "proj"
+    recorded(
+        root,
+        {
+            "billing/__init__.py": "",
+            "billing/dates.py": MATCHES,
+            "tests/test_dates.py": MATCHES_TESTS,
+            "lockstep.toml": '[[ledger]]\npackage = "billing"\n',
+        },
+    )
+    config = root / "lockstep.toml"
+    config.write_text(
+        '[[ledger]]\nname = "w"\ntarget = "billing.dates:replace_word"\ntimeout = 1\n'
+    )
+    ledger = root / "lockstep/w.ledger.jsonl"
+    source = (root / "lockstep/billing.dates.replace_word.ledger.jsonl").read_text()
+    header, line = source.splitlines()[:2]
+    row = json.loads(line)
+    row["args"] = [{"$match": [{"$re": ["(a+)+$", 32]}, "a" * 60 + "b", 0, 61]}]
+    row["id"] = row_id(input_key(row["args"], row["kwargs"]))  # a consistent forgery
+    body = json.dumps(row, separators=(",", ":")).encode()
+    stated = json.loads(header)
+    stated["rows"] = 1
+    stated["digest"] = body_digest([body])[1]
+    ledger.write_bytes(json.dumps(stated).encode() + b"\n" + body + b"\n")
+    replayed = run_cli("replay", "w", cwd=root)
+    assert replayed.code == 1, replayed.output
+    assert "did not return within 1 s (the ledger's timeout)" in replayed.stdout, replayed.stdout
