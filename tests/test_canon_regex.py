@@ -138,17 +138,22 @@ def test_no_rule():
 """
 
 
-def test_a_lexer_holding_regex_patterns_is_recorded_and_replayed(tmp_path: Path) -> None:
-    root = tmp_path / "proj"
-    result = recorded(
+def _recorded_package(root: Path, package: str, module: str, source: str, tests: str) -> Any:
+    """A one-module package and its test recorded by ``pytest --lockstep-record``."""
+    return recorded(
         root,
         {
-            "lexer/__init__.py": "",
-            "lexer/rules.py": GRAMMAR,
-            "tests/test_rules.py": GRAMMAR_TESTS,
-            "lockstep.toml": '[[ledger]]\npackage = "lexer"\n',
+            f"{package}/__init__.py": "",
+            f"{package}/{module}.py": source,
+            f"tests/test_{module}.py": tests,
+            "lockstep.toml": f'[[ledger]]\npackage = "{package}"\n',
         },
     )
+
+
+def test_a_lexer_holding_regex_patterns_is_recorded_and_replayed(tmp_path: Path) -> None:
+    root = tmp_path / "proj"
+    result = _recorded_package(root, "lexer", "rules", GRAMMAR, GRAMMAR_TESTS)
     assert "cannot freeze" not in result.stdout, result.stdout
     rows = rows_of(root / "lockstep/lexer.rules.tokenize.ledger.jsonl")
     assert len(rows) == 4  # three texts and the one no rule matches
@@ -198,15 +203,7 @@ def test_matches_are_frozen_as_their_search_and_thaw_equal(tmp_path: Path) -> No
     """``return DATE.search(line)``, and a ``re.sub`` callback given a match: both were
     skipped ("cannot freeze a re.Match"); a match now freezes as the search that finds it."""
     root = tmp_path / "proj"
-    result = recorded(
-        root,
-        {
-            "billing/__init__.py": "",
-            "billing/dates.py": MATCHES,
-            "tests/test_dates.py": MATCHES_TESTS,
-            "lockstep.toml": '[[ledger]]\npackage = "billing"\n',
-        },
-    )
+    result = _recorded_package(root, "billing", "dates", MATCHES, MATCHES_TESTS)
     assert "cannot freeze" not in result.stdout, result.stdout
     found = rows_of(root / "lockstep/billing.dates.find_date.ledger.jsonl")
     assert len(found) == 2
@@ -259,15 +256,7 @@ def test_a_forged_match_that_backtracks_forever_is_stopped_by_the_row_s_timeout(
     from lockstep.oracles.ledger.format import input_key, row_id
 
     root = tmp_path / "proj"
-    recorded(
-        root,
-        {
-            "billing/__init__.py": "",
-            "billing/dates.py": MATCHES,
-            "tests/test_dates.py": MATCHES_TESTS,
-            "lockstep.toml": '[[ledger]]\npackage = "billing"\n',
-        },
-    )
+    _recorded_package(root, "billing", "dates", MATCHES, MATCHES_TESTS)
     config = root / "lockstep.toml"
     config.write_text(
         '[[ledger]]\nname = "w"\ntarget = "billing.dates:replace_word"\ntimeout = 1\n'
