@@ -229,6 +229,9 @@ def test_orders_every_comparison_ignores_are_no_suspects() -> None:
     assert not ordered_texts({"$dataclass": ["m:Point", {"x": 1, "y": 2}]})
     assert not ordered_texts({"$enum": ["m:Color", "RED"]})
     assert not ordered_texts({"$datetime": ["2024-01-01T00:00:00", None, 0]})
+    # a match by what it searched: a pattern is no order, a joined text may be
+    assert not ordered_texts({"$match": [{"$re": ["a|b", 32]}, "xay", 0, 3]})
+    assert ordered_texts({"$match": [{"$re": ["a", 32]}, "b, a", 0, 4]})
 
 
 LOGGED = """

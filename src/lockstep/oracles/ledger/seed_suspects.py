@@ -25,6 +25,8 @@ imported: only modules already imported are looked at.
 from __future__ import annotations
 
 import ast
+import base64
+import binascii
 import re
 import sys
 from pathlib import Path
@@ -114,7 +116,7 @@ _ORDERLESS: Final = frozenset(
     {
         *("$date", "$datetime", "$time", "$timedelta", "$timezone", "$pytz", "$uuid"),
         *("$decimal", "$float", "$complex", "$range", "$slice", "$const", "$enum", "$fn"),
-        *("$path", "$re", "$regex", "$match", "$sentinel", "$kept", "$ref", "$node", "$default"),
+        *("$path", "$re", "$regex", "$sentinel", "$kept", "$ref", "$node", "$default"),
         *("$struct_time", "$isocalendar"),
     }
 )
@@ -125,10 +127,9 @@ def _tagged(tag: str, payload: Any) -> bool:
     """:func:`ordered_texts` of a tagged value, by what its payload is."""
     if tag in _ORDERLESS:
         return False
+    if tag == "$match" and isinstance(payload, list) and len(payload) == 4:
+        return ordered_texts(payload[1])  # the string searched (a join of a set's items?)
     if tag == "$bytes" and isinstance(payload, str):
-        import base64
-        import binascii
-
         try:
             return ordered_texts(base64.b64decode(payload).decode("latin-1"))
         except (binascii.Error, ValueError):
