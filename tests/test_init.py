@@ -588,3 +588,46 @@ def test_a_suite_of_tests_modules_inside_the_package_is_found(tmp_path: Path) ->
     assert recorded.code == 0, recorded.output
     assert (tmp_path / "lockstep/links._url.Link.__init__.ledger.jsonl").is_file()
     assert run_cli("replay", cwd=tmp_path).code == 0
+
+
+def test_a_suite_under_src_beside_the_package_is_found(tmp_path: Path) -> None:
+    """astral's layout: ``src/astral/`` and its suite in ``src/test/``.  init said "no tests
+    folder to record its calls from" and proposed nothing."""
+    files = {
+        "src/links/__init__.py": INSIDE["src/links/__init__.py"],
+        "src/links/_url.py": INSIDE["src/links/_url.py"],
+        "src/test/test_links.py": INSIDE["src/links/test/test_links.py"],
+        "pyproject.toml": INSIDE["pyproject.toml"],
+    }
+    write_files(tmp_path, files)
+    result = run_cli("init", "--yes", cwd=tmp_path)
+    assert result.code == 0, result.output
+    assert "no tests folder" not in result.stdout, result.stdout
+    assert "links: the suite calls 2 of 2 public member(s)" in result.stdout, result.stdout
+    assert _config(tmp_path)["ledger"] == [{"package": "links"}]
+    recorded = run_pytest("--lockstep-record", cwd=tmp_path, plugins=("lockstep.pytest.plugin",))
+    assert recorded.code == 0, recorded.output
+    assert run_cli("replay", cwd=tmp_path).code == 0
+
+
+def test_a_one_module_library_tested_from_the_root_is_found(tmp_path: Path) -> None:
+    """schema's layout: ``schema.py`` and ``test_schema.py`` side by side at the root, no
+    tests folder.  init proposed nothing."""
+    files = {
+        "links.py": INSIDE["src/links/_url.py"],
+        "test_links.py": INSIDE["src/links/test/test_links.py"],
+        "helpers_for_docs.py": "import os\n\ndef unrelated():\n    return os.sep\n",
+    }
+    write_files(tmp_path, files)
+    result = run_cli("init", "--yes", cwd=tmp_path)
+    assert result.code == 0, result.output
+    assert "no tests folder" not in result.stdout, result.stdout
+    assert "the test modules at the root" not in result.stdout  # --yes asks nothing
+    assert _config(tmp_path)["ledger"] == [{"package": "links"}]
+    recorded = run_pytest("--lockstep-record", cwd=tmp_path, plugins=("lockstep.pytest.plugin",))
+    assert recorded.code == 0, recorded.output
+    assert (tmp_path / "lockstep/links.parse.ledger.jsonl").is_file()
+    assert run_cli("replay", cwd=tmp_path).code == 0
+    source = tmp_path / "links.py"
+    source.write_text(source.read_text().replace('path.strip("/")', 'path.rstrip("/")'))
+    assert run_cli("replay", cwd=tmp_path).code == 1

@@ -39,6 +39,7 @@ A tag is a JSON object with exactly one key that starts with ``$``::
                           (:mod:`lockstep.canon.patterns`)
     {"$pytz": [zone name, null | [utc offset s, dst s, abbreviation]] | [null, minutes]}
                           (a pytz zone, by name: :mod:`lockstep.canon.pytz_zones`)
+    {"$zoneinfo": key}    (a zoneinfo.ZoneInfo, by its key: :mod:`lockstep.canon.zoneinfo_zones`)
     {"$struct_time": [9 ints, zone or null, gmtoff or null]}  {"$isocalendar": [y, w, d]}
                           (:mod:`lockstep.canon.time_tuples`)
     {"$obj": ["mod:Qual", {"base": ..., "new": [...], "state": ...}]}
@@ -161,6 +162,7 @@ from lockstep.canon import regex_patterns as _regex_patterns  # noqa: F401 -- ad
 from lockstep.canon import sentinels as _sentinels  # noqa: F401 -- adds $sentinel
 from lockstep.canon import sorted_containers as _sorted_containers  # noqa: F401 -- adds $sorted
 from lockstep.canon import time_tuples as _time_tuples  # noqa: F401 -- $struct_time
+from lockstep.canon import zoneinfo_zones as _zoneinfo_zones  # noqa: F401 -- adds $zoneinfo
 from lockstep.canon._core import JSON, MAX_DEPTH, MAX_INT_DIGITS, qualified_name
 from lockstep.canon.callables import (
     IterItems,

@@ -496,4 +496,5 @@ _TAGS: Final[dict[str, Callable[[object], str]]] = {
     "$pytz": _pytz,
     "$struct_time": _struct_time,
     "$isocalendar": lambda p: f"IsoCalendarDate({_items(_list(p, 3))})",
+    "$zoneinfo": lambda p: f"ZoneInfo({_str(p)!r})",
 }

@@ -97,6 +97,7 @@ def _from_survey(out: Console, found: Survey, plan: Plan, yes: bool) -> list[Scr
             f"package {package.name} ({package.path}: {package.members} public functions, "
             f"methods and properties{called})"
         )
+        suite = "the test modules at the root" if found.tests == "." else f"{found.tests}/"
         if found.tests is None:
             plan.left_out.append(f"ledger {line}: no tests folder to record its calls from")
         elif ranked is not None and plan.suite and not plan.suite.called(package.name):
@@ -104,7 +105,7 @@ def _from_survey(out: Console, found: Survey, plan: Plan, yes: bool) -> list[Scr
                 f"ledger {line}: the suite calls none of them from outside the package, "
                 "so recording would freeze nothing"
             )
-        elif _choose(yes, f"ledger {line}. Freeze its public surface from {found.tests}/?", True):
+        elif _choose(yes, f"ledger {line}. Freeze its public surface from {suite}?", True):
             plan.packages.append(package)
         else:
             plan.left_out.append(f"ledger {line}")

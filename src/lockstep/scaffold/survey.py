@@ -405,8 +405,11 @@ def _imported_by_tests(root: Path) -> set[str]:
     folder = _tests_folder(root)
     if folder is None:
         return set()
+    # A suite at the root is its test modules alone: the root's other files are the
+    # library, whose own imports say nothing of what the tests call.
+    paths = _root_test_modules(root) if folder == "." else (root / folder).rglob("*.py")
     names: set[str] = set()
-    for path in (root / folder).rglob("*.py"):
+    for path in paths:
         try:
             tree = ast.parse(path.read_bytes(), filename=str(path))
         except (SyntaxError, ValueError, OSError):
@@ -420,11 +423,12 @@ def _imported_by_tests(root: Path) -> set[str]:
 
 
 def _tests_folder(root: Path) -> str | None:
-    """The suite's folder: ``tests/`` or ``test/`` at the root, else one shipped inside a
-    top-level package (``src/hyperlink/test/``: its calls count as a user's, see
-    :mod:`lockstep.oracles.ledger.wrapping`), else the package whose modules named
-    ``tests.py`` hold the suite (edtf's ``edtf/tests.py`` and ``edtf/parser/tests.py``,
-    collected through pytest's ``python_files``); relative to ``root``."""
+    """The suite's folder, relative to ``root``: ``tests/`` or ``test/`` at the root, under
+    ``src/`` (astral's ``src/test/``) or inside a top-level package (``src/hyperlink/test/``:
+    its calls count as a user's, see :mod:`lockstep.oracles.ledger.wrapping`); else the
+    package whose modules named ``tests.py`` hold the suite (edtf's ``edtf/tests.py``,
+    collected through pytest's ``python_files``); else ``.`` when test modules sit at the
+    root beside a one-module library (schema's ``test_schema.py`` next to ``schema.py``)."""
     packages = [
         folder
         for base in (root, root / "src")
@@ -432,7 +436,7 @@ def _tests_folder(root: Path) -> str | None:
         for folder in sorted(base.iterdir())
         if folder.is_dir() and (folder / "__init__.py").is_file()
     ]
-    for parent in (root, *packages):
+    for parent in (root, root / "src", *packages):
         for name in ("tests", "test"):
             folder = parent / name
             if folder.is_dir() and any(_test_modules(folder)):
@@ -440,7 +444,16 @@ def _tests_folder(root: Path) -> str | None:
     for package in packages:  # Django's layout: ``pkg/tests.py``, ``pkg/parser/tests.py``
         if any(path.name == "tests.py" for path in package.rglob("*.py")):
             return package.relative_to(root).as_posix()
+    if any(_root_test_modules(root)):
+        return "."
     return None
+
+
+def _root_test_modules(root: Path) -> Iterator[Path]:
+    """Test modules at the root itself (pytest collects them from there too)."""
+    for path in sorted(root.glob("*.py")):
+        if path.name.startswith("test_") or path.name.endswith("_test.py"):
+            yield path  # pytest's default ``python_files``
 
 
 def _test_modules(folder: Path) -> Iterator[Path]:
