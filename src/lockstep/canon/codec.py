@@ -39,6 +39,8 @@ A tag is a JSON object with exactly one key that starts with ``$``::
                           (:mod:`lockstep.canon.patterns`)
     {"$pytz": [zone name, null | [utc offset s, dst s, abbreviation]] | [null, minutes]}
                           (a pytz zone, by name: :mod:`lockstep.canon.pytz_zones`)
+    {"$exc": [class, [args], {attributes}, null | [cause, context, suppress_context]]}
+                          (an exception as a value: :mod:`lockstep.canon.exception_values`)
     {"$zoneinfo": key}    (a zoneinfo.ZoneInfo, by its key: :mod:`lockstep.canon.zoneinfo_zones`)
     {"$struct_time": [9 ints, zone or null, gmtoff or null]}  {"$isocalendar": [y, w, d]}
                           (:mod:`lockstep.canon.time_tuples`)
@@ -153,6 +155,7 @@ from __future__ import annotations
 from typing import Final
 
 from lockstep.canon import callables as _callables  # noqa: F401 -- adds $fn, $default, $iter
+from lockstep.canon import exception_values as _exception_values  # noqa: F401 -- adds $exc
 from lockstep.canon import matches as _matches  # noqa: F401 -- adds $match
 from lockstep.canon import methods as _methods  # noqa: F401 -- adds $method
 from lockstep.canon import objects as _objects  # noqa: F401 -- $obj, $ref, $kept, $graph, $node

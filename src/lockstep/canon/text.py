@@ -429,6 +429,18 @@ def _default(payload: object) -> str:
     return f"<the default of {_class_name(function)}'s {_str(parameter)}>"
 
 
+def _exc(payload: object) -> str:
+    """``SchemaError('bad', autos=[...])``, ``from KeyError('k')`` when it has a cause."""
+    name, args, state, chain = _list(payload, 4)
+    parts = [_items(_list(args))] if args else []
+    if isinstance(state, dict):
+        parts += [f"{k}={_render(v)}" for k, v in state.items()]
+    text = f"{_class_name(name)}({', '.join(p for p in parts if p)})"
+    if isinstance(chain, list) and len(chain) == 3 and chain[0] is not None:
+        text += f" from {_render(chain[0])}"
+    return text
+
+
 def _pytz(payload: object) -> str:
     """``pytz.timezone('Europe/Paris')``, at ``CEST+2:00 DST`` when localized."""
     zone, detail = _list(payload, 2)
@@ -497,4 +509,5 @@ _TAGS: Final[dict[str, Callable[[object], str]]] = {
     "$struct_time": _struct_time,
     "$isocalendar": lambda p: f"IsoCalendarDate({_items(_list(p, 3))})",
     "$zoneinfo": lambda p: f"ZoneInfo({_str(p)!r})",
+    "$exc": _exc,
 }
