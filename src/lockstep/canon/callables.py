@@ -257,12 +257,21 @@ def callables_from(package: str) -> Iterator[None]:
         forget_plans()
 
 
+def _builtin_exception(name: str) -> bool:
+    """Whether ``name`` is a builtin exception class: an argument naming the error a call
+    expects or wraps (aniso8601's tests pass ``ValueError``); making one runs nothing."""
+    import builtins
+
+    found = vars(builtins).get(name)
+    return isinstance(found, type) and issubclass(found, BaseException)
+
+
 def _in_scope(name: str) -> bool:
     module, _, qualname = name.partition(":")
     if module == "builtins":
         owner, _, method = qualname.partition(".")
         if not method:
-            return owner in _PURE_BUILTINS
+            return owner in _PURE_BUILTINS or _builtin_exception(owner)
         return owner in {c.__name__ for c in _PURE_METHOD_OWNERS} and "." not in method
     if module == "_operator":
         return qualname in _PURE_OPERATORS

@@ -69,6 +69,7 @@ from lockstep.canon.registry import (
     Extension,
     _is_namedtuple_class,
     combine_flags,
+    reachable_name,
 )
 from lockstep.canon.sentinels import freeze_sentinel, is_marker, marker_of
 from lockstep.errors import CanonError
@@ -238,7 +239,7 @@ class Encoder:
             f.name: self.child(getattr(v, f.name), f".{f.name}", depth + 3)
             for f in dataclasses.fields(v)
         }
-        return {"$dataclass": [qualified_name(t), fields]}
+        return {"$dataclass": [_named(t), fields]}
 
     def _own_object(self, v: Any, t: type[Any], depth: int) -> JSON:
         """An object of the project's class, by structure; the type is sent here at once
@@ -253,14 +254,14 @@ class Encoder:
         name = _enum_name(v)
         if name is None and isinstance(v, enum.Flag):
             check_level(depth + 2)
-            return {"$enum": [qualified_name(t), _flag_names(v, t)]}
+            return {"$enum": [_named(t), _flag_names(v, t)]}
         if name is None:
             raise Unfreezable(
                 f"{v!r} is not a member of {t.__module__}.{t.__qualname__} (a Flag "
                 "combination?); register an encoder with lockstep.register_encoder()"
             )
         check_level(depth + 1)
-        return {"$enum": [qualified_name(t), name]}
+        return {"$enum": [_named(t), name]}
 
     def _code(self, v: Any, t: type[Any], depth: int) -> JSON:
         """A function or class (by name, or a lambda as a parameter's default), a bound
@@ -284,13 +285,13 @@ class Encoder:
                 check_level(depth + 2)
                 return {
                     "$namedtuple": [
-                        qualified_name(t),
+                        _named(t),
                         self.seq(v, depth + 3),
                         self.child(attrs, ".__dict__", depth + 2),
                     ]
                 }
         check_level(depth + 2)
-        return {"$namedtuple": [qualified_name(t), self.seq(v, depth + 3)]}
+        return {"$namedtuple": [_named(t), self.seq(v, depth + 3)]}
 
     def _stdlib(self, v: Any, t: type[Any], depth: int) -> JSON | None:
         """Dates, times, UUIDs, complex numbers and paths; None for anything else."""
@@ -692,6 +693,14 @@ def _marker_or_refuse(v: Any, t: type[Any], depth: int) -> JSON:
         f"cannot freeze a {t.__module__}.{t.__qualname__}; "
         "register an encoder with lockstep.register_encoder()"
     )
+
+
+def _named(t: type[Any]) -> str:
+    """How a tag names the class ``t``: by the name that finds it in its module, which is
+    the name a module binds it under when its own does not (``TimezoneTuple =
+    namedtuple("Timezone", ...)``); else its qualified name (a registered class, or one
+    verification will find unthawable)."""
+    return reachable_name(t) or qualified_name(t)
 
 
 _PLAIN_SCALARS: Final = frozenset({str, int, bool, type(None)})

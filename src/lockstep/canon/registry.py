@@ -275,9 +275,26 @@ def _already_imported(name: str, *, importing: bool = False) -> Any:
     imported yet is imported first (:func:`_own_module`).
     """
     found = _imported_object(name, importing=importing)
-    if isinstance(found, type) and qualified_name(found) == name:
-        return found
+    if isinstance(found, type):
+        if qualified_name(found) == name:
+            return found
+        module_name, _, rest = name.partition(":")
+        if found.__module__ == module_name and _module_alias(found) == rest:
+            return found  # its module's own class, bound under another name
     return None
+
+
+def _module_alias(cls: type[Any]) -> str | None:
+    """The name a class's own module binds it under when the class's name does not find it
+    (aniso8601's ``TimezoneTuple = namedtuple("Timezone", ...)``, an ``Enum("Colour", ...)``
+    bound as ``Color``): the first such name in sorted order, so that every process picks
+    the same one; None when the module binds it nowhere at its top level."""
+    module = sys.modules.get(cls.__module__)
+    if not isinstance(module, types.ModuleType):
+        return None
+    namespace: Any = object.__getattribute__(module, "__dict__")
+    names = sorted(k for k, v in namespace.items() if v is cls and type(k) is str)
+    return next((k for k in names if k.isidentifier()), None)
 
 
 _NAMED: dict[type[Any], tuple[str, object, object, types.ModuleType, tuple[str, ...]]] = {}
@@ -307,10 +324,16 @@ def reachable_name(cls: type[Any]) -> str | None:
             namespace = found.__dict__ if isinstance(found, type) else None
         return known[0] if found is cls else None
     name = qualified_name(cls)
-    if "<" in qualname or _already_imported(name) is not cls:
+    if "<" in qualname:
         return None
+    parts = tuple(qualname.split("."))
+    if _already_imported(name) is not cls:
+        alias = _module_alias(cls)
+        if alias is None:
+            return None
+        name, parts = f"{module_name}:{alias}", (alias,)
     module = sys.modules[module_name]
-    _NAMED[cls] = (name, module_name, qualname, module, tuple(qualname.split(".")))
+    _NAMED[cls] = (name, module_name, qualname, module, parts)
     return name
 
 
