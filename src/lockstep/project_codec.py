@@ -15,6 +15,7 @@ import importlib
 from lockstep import canon
 from lockstep.config import Project
 from lockstep.errors import ConfigError
+from lockstep.surface import class_modules
 from lockstep.targets import root_on_path
 
 
@@ -39,9 +40,14 @@ def apply(project: Project, *targets: str) -> None:
 def _target_modules(project: Project, targets: tuple[str, ...]) -> set[str]:
     """The modules of every ledger target the project configures in the targets' packages:
     replay imports each of them for its own ledger, so a value naming a class of one may
-    import it (:func:`lockstep.canon.allow_imports_of`) in a fork that replays another."""
+    import it (:func:`lockstep.canon.allow_imports_of`) in a fork that replays another.
+    With a configured package surface, also each module of that package that defines a
+    class (:func:`lockstep.surface.class_modules`): the package is the code under test,
+    read from the working tree as the surface is; a module outside it, or one of its
+    modules that defines no class, is never imported because data names it."""
     packages = {t.partition(":")[0].split(".")[0] for t in targets}
     modules: set[str] = set()
+    surfaces: set[str] = set()
     for spec in project.oracles():  # a surface member not recorded yet is not replayed
         target = getattr(spec, "target", None)
         if spec.kind != "ledger" or not isinstance(target, str):
@@ -49,4 +55,9 @@ def _target_modules(project: Project, targets: tuple[str, ...]) -> set[str]:
         module = target.partition(":")[0]
         if module.split(".")[0] in packages:
             modules.add(module)
+            package = getattr(spec, "package", None)
+            if isinstance(package, str) and package in packages:
+                surfaces.add(package)
+    for package in sorted(surfaces):  # a configured surface: its modules' classes too
+        modules |= class_modules(package, project.root, where=f"ledger package {package!r}")
     return modules

@@ -397,6 +397,20 @@ def _classes_set_on(tree: ast.Module) -> set[str]:
     return named
 
 
+def class_modules(package: str, root: Path, *, where: str) -> set[str]:
+    """The modules of ``package`` (its suite aside) that define a class at their top level.
+
+    A class can be the package's own and have no member of its own on the surface
+    (coloraide's ``everything.ColorAll``, a ``Color`` with every plugin registered, defines
+    no method): its module is no ledger's target, yet the suite hands its objects to
+    targets, and a fresh interpreter must import that module to thaw them."""
+    return {
+        module
+        for module, (tree, _, _) in _trees(package, root, where=where).items()
+        if any(isinstance(node, ast.ClassDef) for node in tree.body)
+    }
+
+
 def source_state(package: str, root: Path) -> object:
     """What the surface of ``package`` is read from, as a value to compare: the path it is
     found at and the bytes of every module there (what :func:`_trees` reads).  Two equal
