@@ -41,6 +41,7 @@ A tag is a JSON object with exactly one key that starts with ``$``::
                           (a pytz zone, by name: :mod:`lockstep.canon.pytz_zones`)
     {"$exc": [class, [args], {attributes}, null | [cause, context, suppress_context]]}
                           (an exception as a value: :mod:`lockstep.canon.exception_values`)
+    {"$module": "re"}     (a module, by the name sys.modules holds it under: :mod:`lockstep.canon.modules`)
     {"$zoneinfo": key}    (a zoneinfo.ZoneInfo, by its key: :mod:`lockstep.canon.zoneinfo_zones`)
     {"$struct_time": [9 ints, zone or null, gmtoff or null]}  {"$isocalendar": [y, w, d]}
                           (:mod:`lockstep.canon.time_tuples`)
@@ -158,6 +159,7 @@ from lockstep.canon import callables as _callables  # noqa: F401 -- adds $fn, $d
 from lockstep.canon import exception_values as _exception_values  # noqa: F401 -- adds $exc
 from lockstep.canon import matches as _matches  # noqa: F401 -- adds $match
 from lockstep.canon import methods as _methods  # noqa: F401 -- adds $method
+from lockstep.canon import modules as _modules  # noqa: F401 -- adds $module
 from lockstep.canon import objects as _objects  # noqa: F401 -- $obj, $ref, $kept, $graph, $node
 from lockstep.canon import patterns as _patterns  # noqa: F401 -- adds $re and $partial
 from lockstep.canon import pytz_zones as _pytz_zones  # noqa: F401 -- adds $pytz

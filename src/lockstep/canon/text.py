@@ -510,4 +510,5 @@ _TAGS: Final[dict[str, Callable[[object], str]]] = {
     "$isocalendar": lambda p: f"IsoCalendarDate({_items(_list(p, 3))})",
     "$zoneinfo": lambda p: f"ZoneInfo({_str(p)!r})",
     "$exc": _exc,
+    "$module": lambda p: f"<module {_str(p)!r}>",
 }

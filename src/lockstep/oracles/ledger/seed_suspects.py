@@ -117,7 +117,7 @@ _ORDERLESS: Final = frozenset(
         *("$date", "$datetime", "$time", "$timedelta", "$timezone", "$pytz", "$uuid"),
         *("$decimal", "$float", "$complex", "$range", "$slice", "$const", "$enum", "$fn"),
         *("$path", "$re", "$regex", "$sentinel", "$kept", "$ref", "$node", "$default"),
-        *("$struct_time", "$isocalendar", "$zoneinfo"),
+        *("$struct_time", "$isocalendar", "$zoneinfo", "$module"),
     }
 )
 """Tags whose payload is a scalar's parts or a name: no order a set could give."""

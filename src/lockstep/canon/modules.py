@@ -1,0 +1,50 @@
+"""Modules as values: ``{"$module": "re"}``.
+
+Code keeps a module in its objects to choose an implementation once: lark's
+``LexerConf`` holds ``re_module``, the standard ``re`` or the ``regex`` module when it is
+installed.  Every call handed such an object was skipped ("cannot freeze a
+builtins.module"): 56% of lark 1.2.2's suite's calls.  A module freezes by its name, when
+that name finds it in ``sys.modules``, and thaws to the module of that name the process
+has imported.  Nothing is imported because data names it: a module the replayed code no
+longer imports makes that row an error of today's code, not a corrupt ledger.
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+from typing import Any
+
+from lockstep.canon._core import JSON, Unfreezable, check_level
+from lockstep.canon.decoding import TAG_DECODERS, _malformed
+from lockstep.canon.encoding import FALLBACK_ENCODERS, Encoder
+from lockstep.errors import ThawError
+
+
+def _enc_module(encoder: Encoder, v: Any, depth: int) -> JSON | None:
+    if not isinstance(v, types.ModuleType):
+        return None
+    name = getattr(v, "__name__", None)
+    if type(name) is not str or sys.modules.get(name) is not v:
+        raise Unfreezable(
+            f"cannot freeze the module {name!r}: it is not the module sys.modules holds "
+            "under that name"
+        )
+    check_level(depth)
+    return {"$module": name}
+
+
+def _dec_module(payload: Any, path: str, depth: int) -> Any:
+    if type(payload) is not str or not all(p.isidentifier() for p in payload.split(".")):
+        raise _malformed("$module", "a module's dotted name", payload, path)
+    module = sys.modules.get(payload)
+    if not isinstance(module, types.ModuleType):
+        raise ThawError(
+            f"$module names {payload[:80]!r}, which the replayed code has not imported here",
+            path,
+        )
+    return module
+
+
+FALLBACK_ENCODERS.append(_enc_module)
+TAG_DECODERS["$module"] = _dec_module

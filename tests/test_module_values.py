@@ -1,0 +1,101 @@
+"""Modules kept or passed as values: ``{"$module": "re"}``.
+
+lark 1.2.2 keeps the regular-expression module it chose (``re``, or ``regex`` when
+installed) in its ``LexerConf``: every call handed one was skipped ("cannot freeze a
+builtins.module"), 56% of its suite's calls.  Here a small lexer of that shape records,
+replays green and goes red for a change seen only through such a call; a module name
+thaws to the module the process imported and never imports one.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import types
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from helpers import recorded, red_after_change, rows_of, run_cli
+from lockstep import canon
+from lockstep.canon.text import value_text
+from lockstep.errors import CanonError, ThawError
+
+LEXER = """
+import re
+
+
+class LexerConf:
+    def __init__(self, patterns, re_module=re):
+        self.patterns = patterns
+        self.re_module = re_module
+
+
+def tokens(conf, text):
+    found = []
+    for name, pattern in conf.patterns:
+        for match in conf.re_module.finditer(pattern, text):
+            found.append((match.start(), name, match.group()))
+    return sorted(found)
+"""
+
+TESTS = """
+import re
+
+from lexer import LexerConf, tokens
+
+
+def test_tokens():
+    conf = LexerConf([("NUM", r"\\d+"), ("WORD", r"[a-z]+")], re)
+    assert tokens(conf, "ab 12 c") == [(0, "WORD", "ab"), (3, "NUM", "12"), (6, "WORD", "c")]
+"""
+
+FILES = {
+    "lockstep.toml": '[[ledger]]\npackage = "lexer"\n',
+    "pyproject.toml": '[tool.pytest.ini_options]\npythonpath = ["src"]\n',
+    "src/lexer/__init__.py": LEXER,
+    "tests/test_lexer.py": TESTS,
+}
+
+
+def test_an_object_keeping_its_module_is_recorded_and_guarded(tmp_path: Path) -> None:
+    root = tmp_path / "project"
+    run = recorded(root, FILES)
+    assert "no call skipped" in run.output and "cannot freeze" not in run.output, run.output
+    rows = rows_of(root / "lockstep/lexer.tokens.ledger.jsonl")
+    assert '{"$module": "re"}' in str(rows[0].args).replace("'", '"'), rows[0].args
+    assert run_cli("replay", cwd=root).code == 0
+    red = red_after_change(root, "src/lexer/__init__.py", "match.group()", "match.group().upper()")
+    assert "DRIFT lexer.tokens" in red.stdout, red.stdout
+
+
+def test_a_module_round_trips_to_itself() -> None:
+    frozen = canon.encode({"module": re, "items": [sys]})
+    assert frozen == {"module": {"$module": "re"}, "items": [{"$module": "sys"}]}
+    assert canon.decode(frozen)["module"] is re
+    assert value_text(frozen["module"]) == "<module 're'>"
+
+
+def test_a_module_sys_modules_does_not_hold_is_refused() -> None:
+    with pytest.raises(CanonError, match=r"not the module sys\.modules holds"):
+        canon.encode([types.ModuleType("made_by_hand")])
+
+
+@pytest.mark.parametrize(
+    ("document", "error", "says"),
+    [
+        ({"$module": "lockstep_never_imported_module"}, ThawError, "has not imported here"),
+        ({"$module": "os; import x"}, CanonError, "a module's dotted name"),
+        ({"$module": ["re"]}, CanonError, "malformed $module value"),
+        ({"$module": ""}, CanonError, "a module's dotted name"),
+    ],
+)
+def test_a_hostile_module_name_is_a_one_line_error_and_imports_nothing(
+    document: Any, error: type[Exception], says: str
+) -> None:
+    with pytest.raises(error) as caught:
+        canon.decode({"v": document})
+    message = str(caught.value)
+    assert says in message and "\n" not in message, message
+    assert "lockstep_never_imported_module" not in sys.modules
