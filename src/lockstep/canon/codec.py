@@ -41,6 +41,10 @@ A tag is a JSON object with exactly one key that starts with ``$``::
                           (a pytz zone, by name: :mod:`lockstep.canon.pytz_zones`)
     {"$exc": [class, [args], {attributes}, null | [cause, context, suppress_context]]}
                           (an exception as a value: :mod:`lockstep.canon.exception_values`)
+    {"$fraction": [n, d]}  {"$ip": ["IPv4Network", "10.0.0.0/8"]}  {"$deque": [[...], maxlen]}
+    {"$namespace": {...}}  {"$chainmap": [{...}, ...]}  {"$array": [typecode, [...]]}
+    {"$stringio": [text, newline, pos]}  {"$bytesio": [{"$bytes": ...}, pos]}
+                          (the standard library's value classes: :mod:`lockstep.canon.stdlib_values`)
     {"$module": "re"}     (a module, by the name sys.modules holds it under: :mod:`lockstep.canon.modules`)
     {"$zoneinfo": key}    (a zoneinfo.ZoneInfo, by its key: :mod:`lockstep.canon.zoneinfo_zones`)
     {"$struct_time": [9 ints, zone or null, gmtoff or null]}  {"$isocalendar": [y, w, d]}
@@ -166,6 +170,7 @@ from lockstep.canon import pytz_zones as _pytz_zones  # noqa: F401 -- adds $pytz
 from lockstep.canon import regex_patterns as _regex_patterns  # noqa: F401 -- adds $regex
 from lockstep.canon import sentinels as _sentinels  # noqa: F401 -- adds $sentinel
 from lockstep.canon import sorted_containers as _sorted_containers  # noqa: F401 -- adds $sorted
+from lockstep.canon import stdlib_values as _stdlib_values  # noqa: F401 -- $fraction, $ip ...
 from lockstep.canon import time_tuples as _time_tuples  # noqa: F401 -- $struct_time
 from lockstep.canon import zoneinfo_zones as _zoneinfo_zones  # noqa: F401 -- adds $zoneinfo
 from lockstep.canon._core import JSON, MAX_DEPTH, MAX_INT_DIGITS, qualified_name

@@ -117,7 +117,7 @@ _ORDERLESS: Final = frozenset(
         *("$date", "$datetime", "$time", "$timedelta", "$timezone", "$pytz", "$uuid"),
         *("$decimal", "$float", "$complex", "$range", "$slice", "$const", "$enum", "$fn"),
         *("$path", "$re", "$regex", "$sentinel", "$kept", "$ref", "$node", "$default"),
-        *("$struct_time", "$isocalendar", "$zoneinfo", "$module"),
+        *("$struct_time", "$isocalendar", "$zoneinfo", "$module", "$fraction", "$ip"),
     }
 )
 """Tags whose payload is a scalar's parts or a name: no order a set could give."""
@@ -134,6 +134,8 @@ def _tagged(tag: str, payload: Any) -> bool:
             return ordered_texts(base64.b64decode(payload).decode("latin-1"))
         except (binascii.Error, ValueError):
             return True  # not read: as if it did
+    if tag in ("$stringio", "$bytesio", "$deque", "$array") and isinstance(payload, list):
+        return bool(payload) and _tagged_first(payload[0])  # the text or items, not the rest
     if tag in ("$set", "$frozenset") and isinstance(payload, list):
         return any(ordered_texts(v) for v in payload)  # sorted: only the items count
     if tag == "$defaultdict" and isinstance(payload, list) and len(payload) == 2:
@@ -152,6 +154,11 @@ def _tagged(tag: str, payload: Any) -> bool:
             ordered_texts(node[1:] if isinstance(node, list) else node) for node in bodies
         )
     return ordered_texts(payload)  # a tuple's items, an OrderedDict's pairs, the rest
+
+
+def _tagged_first(value: Any) -> bool:
+    """:func:`ordered_texts` of a payload's first part (a file's text, a deque's items)."""
+    return ordered_texts(value)
 
 
 def _pair(item: Any) -> bool:

@@ -1,0 +1,221 @@
+"""Value classes of the standard library that legacy code passes, keeps and returns.
+
+A billing export writes its lines to the file object it is given (``io.StringIO`` in its
+tests); money is split in ``Fraction``s; a host is an ``ipaddress`` object; the last few
+rows sit in a ``deque``; a row is a ``SimpleNamespace``.  Each of these made its call a
+skipped one ("cannot freeze a fractions.Fraction").  Each now freezes by what defines it,
+and thaws to an equal object of its exact class:
+
+* ``{"$fraction": [numerator, denominator]}``, in lowest terms, the denominator positive;
+* ``{"$ip": ["IPv4Network", "10.0.0.0/8"]}``: the six classes of :mod:`ipaddress`, by
+  their text, which must read back to itself;
+* ``{"$deque": [[items], maxlen or null]}``;
+* ``{"$namespace": {attributes}}``: a ``types.SimpleNamespace``;
+* ``{"$chainmap": [{map}, ...]}``: a ``collections.ChainMap`` of dicts;
+* ``{"$array": [typecode, [items]]}``: an ``array.array``;
+* ``{"$stringio": [text, newline, position]}`` and ``{"$bytesio": [{"$bytes": ...},
+  position]}``: an in-memory file, as its own ``__getstate__`` gives it.  A file argument
+  the call writes to is frozen again after the call, so what it wrote is compared as the
+  argument's change (``mutated``).  A closed one, one of a subclass, or one positioned past
+  its end (a write there pads the gap: a forged position would allocate gigabytes) is
+  refused.
+
+Only these exact classes: a subclass may change what its objects do.  The data names no
+module and imports nothing.
+"""
+
+from __future__ import annotations
+
+import array
+import collections
+import fractions
+import io
+import ipaddress
+import math
+import types
+from typing import Any, Final
+
+from lockstep.canon._core import JSON, Unfreezable, check_level
+from lockstep.canon.decoding import (
+    TAG_DECODERS,
+    _malformed,
+    decode_at,
+    decode_items,
+    list_payload,
+)
+from lockstep.canon.encoding import FALLBACK_ENCODERS, Encoder
+from lockstep.errors import CanonError
+
+_IP_CLASSES: Final[dict[str, type[Any]]] = {
+    cls.__name__: cls
+    for cls in (
+        ipaddress.IPv4Address,
+        ipaddress.IPv6Address,
+        ipaddress.IPv4Network,
+        ipaddress.IPv6Network,
+        ipaddress.IPv4Interface,
+        ipaddress.IPv6Interface,
+    )
+}
+_NEWLINES: Final = (None, "", "\n", "\r", "\r\n")
+
+
+def _enc_stdlib_value(encoder: Encoder, v: Any, depth: int) -> JSON | None:
+    t = type(v)
+    if t is fractions.Fraction:
+        check_level(depth + 1)
+        return {
+            "$fraction": [
+                encoder.child(v.numerator, ".numerator", depth + 2),
+                encoder.child(v.denominator, ".denominator", depth + 2),
+            ]
+        }
+    if t.__module__ == "ipaddress" and _IP_CLASSES.get(t.__name__) is t:
+        check_level(depth + 1)
+        return {"$ip": [t.__name__, str(v)]}
+    if t is collections.deque:
+        check_level(depth + 2)
+        return {"$deque": [encoder.seq(v, depth + 2), v.maxlen]}
+    if t is types.SimpleNamespace:
+        attributes = vars(v)
+        if any(type(key) is not str for key in attributes):
+            raise Unfreezable(
+                "cannot freeze a SimpleNamespace with an attribute not named by a str"
+            )
+        check_level(depth + 1)
+        return {"$namespace": encoder.child(dict(attributes), ".__dict__", depth + 1)}
+    if t is collections.ChainMap:
+        if any(type(m) is not dict for m in v.maps):
+            raise Unfreezable("cannot freeze a ChainMap of other mappings than dicts")
+        check_level(depth + 1)
+        return {"$chainmap": encoder.seq(v.maps, depth + 2)}
+    if t is array.array:
+        check_level(depth + 2)
+        return {"$array": [v.typecode, encoder.seq(v.tolist(), depth + 3)]}
+    if t is io.StringIO or t is io.BytesIO:
+        return _freeze_memory_file(encoder, v, t, depth)
+    return None
+
+
+def _freeze_memory_file(encoder: Encoder, v: Any, t: type[Any], depth: int) -> JSON:
+    try:
+        state = v.__getstate__()
+    except ValueError:  # "I/O operation on closed file"
+        raise Unfreezable(f"cannot freeze a closed {t.__name__}") from None
+    if state[-1]:
+        raise Unfreezable(f"cannot freeze a {t.__name__} with attributes set on it")
+    if state[-2] > len(state[0]):  # a write there would pad the gap: a forged one, gigabytes
+        raise Unfreezable(f"cannot freeze a {t.__name__} positioned past its end")
+    check_level(depth + 2)
+    if t is io.StringIO:
+        text, newline, position, _ = state
+        return {"$stringio": [encoder.child(text, ".getvalue()", depth + 2), newline, position]}
+    data, position, _ = state
+    return {"$bytesio": [encoder.child(data, ".getvalue()", depth + 2), position]}
+
+
+def _whole(value: Any) -> bool:
+    return type(value) is int
+
+
+def _dec_fraction(payload: Any, path: str, depth: int) -> Any:
+    numerator, denominator = decode_items(
+        list_payload("$fraction", payload, path, depth, "[numerator, denominator]"),
+        path,
+        depth + 1,
+    )
+    if not (_whole(numerator) and _whole(denominator)) or denominator <= 0:
+        raise _malformed("$fraction", "[int, positive int]", payload, path)
+    if math.gcd(numerator, denominator) != 1:
+        raise _malformed("$fraction", "a fraction in lowest terms", payload, path)
+    return fractions.Fraction(numerator, denominator)
+
+
+def _dec_ip(payload: Any, path: str, depth: int) -> Any:
+    name, text = list_payload("$ip", payload, path, depth, "[class name, text]")
+    cls = _IP_CLASSES.get(name) if type(name) is str else None
+    if cls is None or type(text) is not str:
+        raise _malformed("$ip", "[an ipaddress class name, text]", payload, path)
+    try:
+        value = cls(text)
+    except ValueError as e:
+        raise CanonError(f"malformed $ip value: {e}", path) from None
+    if str(value) != text:
+        raise _malformed("$ip", f"the text {name} writes ({str(value)!r})", text, path)
+    return value
+
+
+def _dec_deque(payload: Any, path: str, depth: int) -> Any:
+    items, maxlen = list_payload("$deque", payload, path, depth, "[items, maxlen]")
+    if type(items) is not list or not (maxlen is None or (_whole(maxlen) and maxlen >= 0)):
+        raise _malformed("$deque", "[items, maxlen (int or null)]", payload, path)
+    if maxlen is not None and len(items) > maxlen:
+        raise _malformed("$deque", f"at most {maxlen} items", payload, path)
+    return collections.deque(decode_items(items, path, depth + 2), maxlen)
+
+
+def _dec_namespace(payload: Any, path: str, depth: int) -> Any:
+    attributes = decode_at(payload, f"{path}.__dict__", depth + 1)
+    if type(attributes) is not dict or any(type(k) is not str for k in attributes):
+        raise _malformed("$namespace", "an object of attributes", payload, path)
+    return types.SimpleNamespace(**attributes)
+
+
+def _dec_chainmap(payload: Any, path: str, depth: int) -> Any:
+    maps = decode_items(list_payload("$chainmap", payload, path, depth), path, depth + 1)
+    if any(type(m) is not dict for m in maps):
+        raise _malformed("$chainmap", "a list of dicts", payload, path)
+    return collections.ChainMap(*maps)
+
+
+def _dec_array(payload: Any, path: str, depth: int) -> Any:
+    typecode, items = list_payload("$array", payload, path, depth, "[typecode, items]")
+    if type(typecode) is not str or typecode not in array.typecodes or type(items) is not list:
+        raise _malformed("$array", "[a typecode of array.typecodes, items]", payload, path)
+    try:
+        return array.array(typecode, decode_items(items, path, depth + 2))
+    except (TypeError, ValueError, OverflowError) as e:
+        raise CanonError(f"malformed $array value: {e}", path) from None
+
+
+def _dec_stringio(payload: Any, path: str, depth: int) -> Any:
+    text, newline, position = list_payload(
+        "$stringio", payload, path, depth, "[text, newline, pos]"
+    )
+    text = decode_at(text, f"{path}.getvalue()", depth + 1)
+    if type(text) is not str or newline not in _NEWLINES or not _whole(position):
+        raise _malformed("$stringio", "[text, newline, position]", payload, path)
+    if not 0 <= position <= len(text):
+        raise _malformed(
+            "$stringio", f"a position within its {len(text)} characters", position, path
+        )
+    made: Any = io.StringIO()  # typeshed does not list StringIO.__setstate__
+    made.__setstate__((text, newline, position, None))
+    return made
+
+
+def _dec_bytesio(payload: Any, path: str, depth: int) -> Any:
+    data, position = list_payload("$bytesio", payload, path, depth, "[bytes, position]")
+    data = decode_at(data, f"{path}.getvalue()", depth + 1)
+    if type(data) is not bytes or not _whole(position):
+        raise _malformed("$bytesio", "[bytes, position]", payload, path)
+    if not 0 <= position <= len(data):
+        raise _malformed("$bytesio", f"a position within its {len(data)} bytes", position, path)
+    made: Any = io.BytesIO()  # typeshed does not list BytesIO.__setstate__
+    made.__setstate__((data, position, None))
+    return made
+
+
+FALLBACK_ENCODERS.append(_enc_stdlib_value)
+TAG_DECODERS.update(
+    {
+        "$fraction": _dec_fraction,
+        "$ip": _dec_ip,
+        "$deque": _dec_deque,
+        "$namespace": _dec_namespace,
+        "$chainmap": _dec_chainmap,
+        "$array": _dec_array,
+        "$stringio": _dec_stringio,
+        "$bytesio": _dec_bytesio,
+    }
+)
