@@ -11,6 +11,7 @@ round-trips to an equal object of its exact class, and hostile forms are one-lin
 
 from __future__ import annotations
 
+import argparse
 import array
 import collections
 import fractions
@@ -145,6 +146,7 @@ def test_every_form_round_trips_to_an_equal_object_of_its_class(
         collections.deque(items, maxlen),
         types.SimpleNamespace(items=items, text=text),
         collections.ChainMap({"a": text}, {"b": items}),
+        argparse.Namespace(items=items, verbose=bool(text)),
         array.array("d", doubles),
         written,
         io.BytesIO(data),
@@ -201,6 +203,7 @@ def test_a_closed_file_and_one_past_its_end_are_refused() -> None:
         ({"$deque": [[1, 2], 1]}, "at most 1 items"),
         ({"$deque": [[1], -1]}, "maxlen (int or null)"),
         ({"$namespace": [1]}, "an object of attributes"),
+        ({"$argparse": {"$dict": [[1, 2]]}}, "an object of attributes"),
         ({"$chainmap": [1]}, "a list of dicts"),
         ({"$array": ["Z", []]}, "a typecode of array.typecodes"),
         ({"$array": ["b", [1000]]}, "malformed $array value"),

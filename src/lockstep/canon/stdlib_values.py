@@ -10,7 +10,8 @@ and thaws to an equal object of its exact class:
 * ``{"$ip": ["IPv4Network", "10.0.0.0/8"]}``: the six classes of :mod:`ipaddress`, by
   their text, which must read back to itself;
 * ``{"$deque": [[items], maxlen or null]}``;
-* ``{"$namespace": {attributes}}``: a ``types.SimpleNamespace``;
+* ``{"$namespace": {attributes}}``: a ``types.SimpleNamespace``; ``{"$argparse":
+  {attributes}}``: an ``argparse.Namespace``, a script's parsed ``args`` handed on;
 * ``{"$chainmap": [{map}, ...]}``: a ``collections.ChainMap`` of dicts;
 * ``{"$array": [typecode, [items]]}``: an ``array.array``;
 * ``{"$stringio": [text, newline, position]}`` and ``{"$bytesio": [{"$bytes": ...},
@@ -32,6 +33,7 @@ import fractions
 import io
 import ipaddress
 import math
+import sys
 import types
 from typing import Any, Final
 
@@ -76,14 +78,13 @@ def _enc_stdlib_value(encoder: Encoder, v: Any, depth: int) -> JSON | None:
     if t is collections.deque:
         check_level(depth + 2)
         return {"$deque": [encoder.seq(v, depth + 2), v.maxlen]}
-    if t is types.SimpleNamespace:
+    if t is types.SimpleNamespace or _argparse_namespace(t):
         attributes = vars(v)
         if any(type(key) is not str for key in attributes):
-            raise Unfreezable(
-                "cannot freeze a SimpleNamespace with an attribute not named by a str"
-            )
+            raise Unfreezable(f"cannot freeze a {t.__name__} with an attribute not named by a str")
         check_level(depth + 1)
-        return {"$namespace": encoder.child(dict(attributes), ".__dict__", depth + 1)}
+        tag = "$namespace" if t is types.SimpleNamespace else "$argparse"
+        return {tag: encoder.child(dict(attributes), ".__dict__", depth + 1)}
     if t is collections.ChainMap:
         if any(type(m) is not dict for m in v.maps):
             raise Unfreezable("cannot freeze a ChainMap of other mappings than dicts")
@@ -95,6 +96,12 @@ def _enc_stdlib_value(encoder: Encoder, v: Any, depth: int) -> JSON | None:
     if t is io.StringIO or t is io.BytesIO:
         return _freeze_memory_file(encoder, v, t, depth)
     return None
+
+
+def _argparse_namespace(t: type[Any]) -> bool:
+    """Whether ``t`` is ``argparse.Namespace`` (a script's ``args``, passed to its functions)."""
+    argparse = sys.modules.get("argparse")
+    return argparse is not None and t is getattr(argparse, "Namespace", None)
 
 
 def _freeze_memory_file(encoder: Encoder, v: Any, t: type[Any], depth: int) -> JSON:
@@ -154,11 +161,21 @@ def _dec_deque(payload: Any, path: str, depth: int) -> Any:
     return collections.deque(decode_items(items, path, depth + 2), maxlen)
 
 
-def _dec_namespace(payload: Any, path: str, depth: int) -> Any:
+def _attributes(tag: str, payload: Any, path: str, depth: int) -> dict[str, Any]:
     attributes = decode_at(payload, f"{path}.__dict__", depth + 1)
     if type(attributes) is not dict or any(type(k) is not str for k in attributes):
-        raise _malformed("$namespace", "an object of attributes", payload, path)
-    return types.SimpleNamespace(**attributes)
+        raise _malformed(tag, "an object of attributes", payload, path)
+    return attributes
+
+
+def _dec_namespace(payload: Any, path: str, depth: int) -> Any:
+    return types.SimpleNamespace(**_attributes("$namespace", payload, path, depth))
+
+
+def _dec_argparse(payload: Any, path: str, depth: int) -> Any:
+    import argparse  # the standard library's, by its fixed name: the data names no module
+
+    return argparse.Namespace(**_attributes("$argparse", payload, path, depth))
 
 
 def _dec_chainmap(payload: Any, path: str, depth: int) -> Any:
@@ -213,6 +230,7 @@ TAG_DECODERS.update(
         "$ip": _dec_ip,
         "$deque": _dec_deque,
         "$namespace": _dec_namespace,
+        "$argparse": _dec_argparse,
         "$chainmap": _dec_chainmap,
         "$array": _dec_array,
         "$stringio": _dec_stringio,

@@ -515,6 +515,7 @@ _TAGS: Final[dict[str, Callable[[object], str]]] = {
     "$ip": lambda p: f"{_str(_list(p, 2)[0])}({_str(_list(p, 2)[1])!r})",
     "$deque": lambda p: f"deque([{_items(_list(_list(p, 2)[0]))}], maxlen={_list(p, 2)[1]!r})",
     "$namespace": lambda p: f"namespace({_render(p)})",
+    "$argparse": lambda p: f"argparse.Namespace({_render(p)})",
     "$chainmap": lambda p: f"ChainMap({_items(_list(p))})",
     "$array": lambda p: f"array({_str(_list(p, 2)[0])!r}, [{_items(_list(_list(p, 2)[1]))}])",
     "$stringio": lambda p: f"StringIO({_render(_list(p, 3)[0])}, pos={_list(p, 3)[2]!r})",
