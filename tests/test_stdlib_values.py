@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import argparse
 import array
+import codecs
 import collections
 import fractions
 import io
 import ipaddress
+import logging
 import types
 from pathlib import Path
 from typing import Any
@@ -31,7 +33,9 @@ from lockstep.canon.text import value_text
 from lockstep.errors import CanonError
 
 BILLING = """
+import codecs
 import collections
+import logging
 import fractions
 import ipaddress
 import types
@@ -60,13 +64,25 @@ def recent(rows, keep=2):
 
 def gateway(host):
     return ipaddress.ip_interface(host).network
+
+
+class Ledger:
+    \"\"\"Keeps its logger, as most legacy classes do.\"\"\"
+
+    def __init__(self, encoding="utf-8"):
+        self.log = logging.getLogger("billing")
+        self.codec = codecs.lookup(encoding)
+
+    def encoded(self, text):
+        self.log.debug("encoding %s", text)
+        return self.codec.encode(text)[0]
 """
 
 TESTS = """
 import fractions
 import io
 
-from billing import export, gateway, recent, row, split
+from billing import Ledger, export, gateway, recent, row, split
 
 
 def test_split():
@@ -83,6 +99,10 @@ def test_export():
 def test_recent_and_gateway():
     assert list(recent([1, 2, 3])) == [2, 3]
     assert str(gateway("10.1.2.3/16")) == "10.1.0.0/16"
+
+
+def test_ledger():
+    assert Ledger("latin-1").encoded("caf\\xe9") == b"caf\\xe9"
 """
 
 FILES = {
@@ -116,6 +136,12 @@ def test_a_billing_export_writing_to_its_file_argument_is_recorded_and_guarded(
     (root / source).write_text(BILLING)
     red = red_after_change(root, source, ".network", ".ip")
     assert "DRIFT billing.gateway" in red.stdout, red.stdout
+    (root / source).write_text(BILLING)
+    (encoded,) = rows_of(root / "lockstep/billing.Ledger.encoded.ledger.jsonl")
+    state = encoded.args[0]["$obj"][1]["state"]
+    assert state == {"codec": {"$codec": "iso8859-1"}, "log": {"$logger": "billing"}}, state
+    red = red_after_change(root, source, "self.codec.encode(text)[0]", "text.encode()")
+    assert "DRIFT billing.Ledger.encoded" in red.stdout, red.stdout
 
 
 _scalars = st.one_of(st.integers(), st.text(max_size=8), st.none(), st.booleans())
@@ -180,6 +206,17 @@ def test_each_ipaddress_class_round_trips_by_its_text(value: Any) -> None:
     assert canon.decode(frozen) == value and type(canon.decode(frozen)) is type(value)
 
 
+@pytest.mark.parametrize("name", ["utf-8", "latin-1", "cp1252", "ascii", "utf-16"])
+def test_a_codec_round_trips_by_its_name(name: str) -> None:
+    codec = codecs.lookup(name)
+    assert canon.decode(canon.encode(codec)) == codec
+
+
+def test_a_logger_thaws_to_the_one_logging_hands_out() -> None:
+    for logger in (logging.getLogger("billing.export"), logging.getLogger()):
+        assert canon.decode(canon.encode(logger)) is logger
+
+
 def test_a_closed_file_and_one_past_its_end_are_refused() -> None:
     closed = io.StringIO("x")
     closed.close()
@@ -211,6 +248,10 @@ def test_a_closed_file_and_one_past_its_end_are_refused() -> None:
         ({"$stringio": ["x", "\t", 0]}, "[text, newline, position]"),
         ({"$bytesio": ["x", 0]}, "[bytes, position]"),
         ({"$bytesio": [{"$bytes": "eA=="}, 2]}, "a position within its 1 bytes"),
+        ({"$codec": "no-such-codec"}, "which no codec here is"),
+        ({"$codec": "UTF8"}, "the codec's own name ('utf-8')"),
+        ({"$logger": ""}, "a logger's name, or null for the root"),
+        ({"$logger": ["billing"]}, "a logger's name, or null for the root"),
     ],
 )
 def test_a_hostile_form_is_a_one_line_error(document: Any, says: str) -> None:

@@ -14,6 +14,9 @@ and thaws to an equal object of its exact class:
   {attributes}}``: an ``argparse.Namespace``, a script's parsed ``args`` handed on;
 * ``{"$chainmap": [{map}, ...]}``: a ``collections.ChainMap`` of dicts;
 * ``{"$array": [typecode, [items]]}``: an ``array.array``;
+* ``{"$codec": "utf-8"}``: a ``codecs.CodecInfo``, as ``codecs.lookup`` gives it;
+* ``{"$logger": "billing"}``: a logger ``logging.getLogger`` hands out (null: the root);
+  what it logs goes to its handlers, which are no part of the value;
 * ``{"$stringio": [text, newline, position]}`` and ``{"$bytesio": [{"$bytes": ...},
   position]}``: an in-memory file, as its own ``__getstate__`` gives it.  A file argument
   the call writes to is frozen again after the call, so what it wrote is compared as the
@@ -28,6 +31,7 @@ module and imports nothing.
 from __future__ import annotations
 
 import array
+import codecs
 import collections
 import fractions
 import io
@@ -95,7 +99,37 @@ def _enc_stdlib_value(encoder: Encoder, v: Any, depth: int) -> JSON | None:
         return {"$array": [v.typecode, encoder.seq(v.tolist(), depth + 3)]}
     if t is io.StringIO or t is io.BytesIO:
         return _freeze_memory_file(encoder, v, t, depth)
-    return None
+    if t is codecs.CodecInfo:
+        return _freeze_codec(v, depth)
+    return _freeze_logger(v, t, depth)
+
+
+def _freeze_codec(v: Any, depth: int) -> JSON:
+    """A codec by its name, when ``codecs.lookup`` gives that very codec back."""
+    name = getattr(v, "name", None)
+    try:
+        found = codecs.lookup(name) if type(name) is str else None
+    except LookupError:
+        found = None
+    if found is None or tuple(found) != tuple(v) or vars(found) != vars(v):
+        raise Unfreezable(f"cannot freeze the codec {name!r}: codecs.lookup does not give it back")
+    check_level(depth)
+    return {"$codec": name}
+
+
+def _freeze_logger(v: Any, t: type[Any], depth: int) -> JSON | None:
+    """A logger ``logging.getLogger`` hands out, by its name (null: the root logger); None
+    for anything else.  What it logs goes to its handlers, which are not the call's value."""
+    logging = sys.modules.get("logging")
+    if logging is None or not isinstance(v, logging.Logger):
+        return None
+    check_level(depth)
+    if v is logging.root:
+        return {"$logger": None}
+    name = v.name
+    if t is not logging.Logger or type(name) is not str or logging.getLogger(name) is not v:
+        raise Unfreezable(f"cannot freeze the logger {name!r}: logging.getLogger does not give it")
+    return {"$logger": name}
 
 
 def _argparse_namespace(t: type[Any]) -> bool:
@@ -223,6 +257,28 @@ def _dec_bytesio(payload: Any, path: str, depth: int) -> Any:
     return made
 
 
+def _dec_codec(payload: Any, path: str, depth: int) -> Any:
+    if type(payload) is not str:
+        raise _malformed("$codec", "a codec's name", payload, path)
+    try:
+        found = codecs.lookup(payload)
+    except LookupError:
+        raise CanonError(f"$codec names {payload[:80]!r}, which no codec here is", path) from None
+    if found.name != payload:
+        raise _malformed("$codec", f"the codec's own name ({found.name!r})", payload, path)
+    return found
+
+
+def _dec_logger(payload: Any, path: str, depth: int) -> Any:
+    import logging  # the standard library's, by its fixed name: the data names no module
+
+    if payload is None:
+        return logging.getLogger()
+    if type(payload) is not str or not payload or payload == "root":
+        raise _malformed("$logger", "a logger's name, or null for the root", payload, path)
+    return logging.getLogger(payload)
+
+
 FALLBACK_ENCODERS.append(_enc_stdlib_value)
 TAG_DECODERS.update(
     {
@@ -235,5 +291,7 @@ TAG_DECODERS.update(
         "$array": _dec_array,
         "$stringio": _dec_stringio,
         "$bytesio": _dec_bytesio,
+        "$codec": _dec_codec,
+        "$logger": _dec_logger,
     }
 )
