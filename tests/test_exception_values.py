@@ -161,6 +161,10 @@ def test_any_plain_exception_round_trips(
         ({"$exc": ["ValueError", "x", {}, None]}, "malformed $exc value"),
         ({"$exc": ["ValueError", [], {}, [None, None, False]]}, "null for an empty chain"),
         ({"$exc": ["ValueError", [], {}, [1, None, False]]}, "a chain of exceptions"),
+        (
+            {"$exc": ["ValueError", [], {}, [None, {"$exc": ["KeyError", [], {}, None]}, True]]},
+            "no context kept where it is suppressed",
+        ),
         ({"$exc": ["ValueError", [], {}]}, "malformed $exc value"),
         ({"$exc": [3, [], {}, None]}, "a class name"),
     ],
@@ -170,3 +174,33 @@ def test_a_hostile_exception_is_a_one_line_error(document: Any, says: str) -> No
         canon.decode({"v": document})
     message = str(caught.value)
     assert says in message and "\n" not in message, message
+
+
+def test_a_standard_library_exception_round_trips_with_its_attributes() -> None:
+    """``json.JSONDecodeError`` keeps ``msg``, ``pos``, ``lineno`` in its attributes: a
+    parser returning the errors of the documents it could not read."""
+    import json
+
+    try:
+        json.loads('{"sku": }')
+    except json.JSONDecodeError as caught:
+        error = caught
+    frozen = canon.encode([error])
+    assert frozen[0]["$exc"][0] == "json.decoder:JSONDecodeError"
+    (back,) = canon.decode(frozen)
+    assert type(back) is json.JSONDecodeError
+    assert (back.args, back.pos, back.lineno, back.msg) == (
+        error.args,
+        error.pos,
+        error.lineno,
+        error.msg,
+    )
+
+
+def test_a_standard_library_module_is_never_imported_for_an_exception_named() -> None:
+    import sys
+
+    assert "imaplib" not in sys.modules
+    with pytest.raises(CanonError, match="of the standard library already imported"):
+        canon.decode({"$exc": ["imaplib:IMAP4.error", [], {}, None]})
+    assert "imaplib" not in sys.modules

@@ -9,12 +9,15 @@ builtins.ValueError").
 
 An exception freezes by what the code can read of it:
 
-* its class: a builtin exception by its name (``"ValueError"``), or one of the project's
-  own classes (``"schema:SchemaError"``);
+* its class: a builtin exception by its name (``"ValueError"``), one of the project's
+  own classes (``"schema:SchemaError"``), or of a standard library module the process
+  imported (``"json.decoder:JSONDecodeError"``);
 * ``args``, as the object holds them (what its ``__init__`` passed up, not what the
   caller passed in);
 * its attributes (``__dict__``: what its ``__init__`` set, and ``__notes__``);
-* its chain, ``[__cause__, __context__, __suppress_context__]``, null when it has none.
+* its chain, ``[__cause__, __context__, __suppress_context__]``, null when it has none
+  (a context it suppresses, as ``raise ... from`` does, is not kept: no traceback shows
+  it).
 
 Its traceback is not frozen: frames cannot be rebuilt, and a thawed exception has none.
 Code that formats it with its traceback replays differently, which recording's
@@ -33,6 +36,7 @@ classes; nothing else is imported.
 from __future__ import annotations
 
 import builtins
+import sys
 from typing import Any, Final
 
 from lockstep.canon._core import JSON, Unfreezable, check_level, qualified_name
@@ -75,12 +79,20 @@ def _refusal(t: type[Any]) -> str | None:
     return None
 
 
+def _standard_library(t: type[Any]) -> bool:
+    """Whether ``t`` is a class of a standard library module (its name finds it only in a
+    module already imported: such a module is never imported because data names it)."""
+    module = t.__module__
+    return isinstance(module, str) and module.partition(".")[0] in sys.stdlib_module_names
+
+
 def _class_name(t: type[Any]) -> str | None:
-    """How the data names ``t``: a builtin's bare name, the project's ``mod:Qual``; None
-    for any other library's exception."""
+    """How the data names ``t``: a builtin's bare name, the project's or the standard
+    library's ``mod:Qual`` (``json.decoder:JSONDecodeError``); None for any other
+    library's exception."""
     if t.__module__ == "builtins" and vars(builtins).get(t.__name__) is t:
         return str(t.__name__)
-    if not project_or_zone(t):
+    if not (project_or_zone(t) or _standard_library(t)):
         return None
     name = reachable_name(t)
     if name is None:
@@ -108,11 +120,14 @@ def _enc_exception(encoder: Encoder, v: Any, depth: int) -> JSON | None:
         raise Unfreezable(f"cannot freeze a {_shown(t)}: an attribute not named by a str")
     state = {key: encoder.child(item, f".{key}", depth + 2) for key, item in attributes.items()}
     chain: JSON = None
-    if v.__cause__ is not None or v.__context__ is not None or v.__suppress_context__:
+    # a context the exception suppresses (``raise ... from``) is not kept: no traceback
+    # shows it, and it is often the library's own (json's StopIteration)
+    context = None if v.__suppress_context__ else v.__context__
+    if v.__cause__ is not None or context is not None or v.__suppress_context__:
         check_level(depth + 3)
         chain = [
             encoder.child(v.__cause__, ".__cause__", depth + 2),
-            encoder.child(v.__context__, ".__context__", depth + 2),
+            encoder.child(context, ".__context__", depth + 2),
             bool(v.__suppress_context__),
         ]
     return {"$exc": [name, args, state, chain]}
@@ -131,9 +146,11 @@ def _exception_class(name: Any, path: str) -> type[BaseException]:
             no_longer_imports(name, "$exc", path)
         if not isinstance(cls, type) or not issubclass(cls, BaseException):
             cls = None
-        if cls is None or not project_or_zone(cls):
+        if cls is None or not (project_or_zone(cls) or _standard_library(cls)):
             raise CanonError(
-                f"$exc names {name[:80]!r}, which is not an exception class of the project", path
+                f"$exc names {name[:80]!r}, which is not an exception class of the project "
+                "or of the standard library already imported",
+                path,
             )
     why = _refusal(cls)
     if why is not None:
@@ -161,6 +178,8 @@ def _dec_exception(payload: Any, path: str, depth: int) -> Any:
             raise _malformed("$exc", "a chain of exceptions or null", chain, path)
         if cause is None and context is None and not chain[2]:
             raise _malformed("$exc", "null for an empty chain", chain, path)
+        if chain[2] and context is not None:
+            raise _malformed("$exc", "no context kept where it is suppressed", chain, path)
         exc.__cause__, exc.__context__ = cause, context
         exc.__suppress_context__ = chain[2]
     return exc
