@@ -204,3 +204,74 @@ def test_a_standard_library_module_is_never_imported_for_an_exception_named() ->
     with pytest.raises(CanonError, match="of the standard library already imported"):
         canon.decode({"$exc": ["imaplib:IMAP4.error", [], {}, None]})
     assert "imaplib" not in sys.modules
+
+
+VALIDATORS = """
+import functools
+
+
+class ValidationError(Exception):
+    def __init__(self, function, arg_dict, message=""):
+        self.func = function
+        self.__dict__.update(arg_dict)
+        self.reason = message
+
+    def __bool__(self):
+        return False
+
+
+def validator(func):
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        try:
+            return True if func(*args, **kwargs) else ValidationError(func, {"value": args[0]})
+        except Exception as e:
+            return ValidationError(func, {"value": args[0]}, str(e))
+
+    return wrapper
+
+
+@validator
+def slug(value):
+    return value.isidentifier() and value.islower()
+"""
+
+VALIDATOR_TESTS = """
+from checks import slug
+
+
+def test_slug():
+    assert slug("order_id")
+    assert not slug("Order id")
+    assert not slug("Order")
+    assert slug(3).reason == "'int' object has no attribute 'isidentifier'"
+"""
+
+
+def test_a_validator_returning_an_error_that_holds_its_undecorated_function(
+    tmp_path: Path,
+) -> None:
+    """validators 0.34.0: each validator returns ``True`` or a ``ValidationError`` holding
+    the function its decorator wraps.  While the surface was recorded, the module held the
+    recorder's wrapper around that decorator, so ``slug.__wrapped__`` did not name the
+    function and 54% of its suite's calls were skipped."""
+    root = tmp_path / "project"
+    files = {
+        "lockstep.toml": '[[ledger]]\npackage = "checks"\n',
+        "pyproject.toml": '[tool.pytest.ini_options]\npythonpath = ["src"]\n',
+        "src/checks/__init__.py": VALIDATORS,
+        "tests/test_checks.py": VALIDATOR_TESTS,
+    }
+    run = recorded(root, files)
+    assert "no call skipped" in run.output, run.output
+    rows = rows_of(root / "lockstep/checks.slug.ledger.jsonl")
+    errors = [row.result["$exc"] for row in rows if isinstance(row.result, dict)]
+    assert errors and all(e[2]["func"] == {"$fn": "checks:slug.__wrapped__"} for e in errors)
+    assert run_cli("replay", cwd=root).code == 0
+    red = red_after_change(
+        root,
+        "src/checks/__init__.py",
+        "value.isidentifier() and value.islower()",
+        "value.isidentifier()",
+    )
+    assert "DRIFT checks.slug" in red.stdout, red.stdout

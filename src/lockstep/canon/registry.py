@@ -378,9 +378,22 @@ def _imported_object(name: str, *, importing: bool = False) -> Any:
         if isinstance(found, type):
             namespace = found.__dict__
         elif i == len(parts) - 2 and parts[-1] in HELD_FUNCTION_ATTRS:
-            namespace = _plain_instance_dict(found)
+            namespace = _plain_instance_dict(_unrecorded(found))
         else:
             namespace = None
+    return found
+
+
+def _unrecorded(found: Any) -> Any:
+    """``found``, or the function a recording wrapper stands for: while a surface is
+    recorded, ``validators.url:url`` holds the recorder's wrapper around validators' own
+    decorator, and ``url.__wrapped__`` must name what it names at replay, the undecorated
+    function (validators' ``ValidationError`` keeps it as its first argument)."""
+    for _ in range(4):
+        inner = getattr(found, "__dict__", {}).get("__lockstep_wrapped__")
+        if type(found) is not types.FunctionType or inner is None:
+            return found
+        found = inner
     return found
 
 
