@@ -15,6 +15,7 @@ import importlib
 from lockstep import canon
 from lockstep.config import Project
 from lockstep.errors import ConfigError
+from lockstep.suite_files import suite_paths
 from lockstep.surface import class_modules
 from lockstep.targets import root_on_path
 
@@ -42,9 +43,10 @@ def _target_modules(project: Project, targets: tuple[str, ...]) -> set[str]:
     replay imports each of them for its own ledger, so a value naming a class of one may
     import it (:func:`lockstep.canon.allow_imports_of`) in a fork that replays another.
     With a configured package surface, also each module of that package that defines a
-    class (:func:`lockstep.surface.class_modules`): the package is the code under test,
-    read from the working tree as the surface is; a module outside it, or one of its
-    modules that defines no class, is never imported because data names it."""
+    class and that the package or its suite imports (:func:`lockstep.surface.class_modules`):
+    code that runs anyway, read from the working tree as the surface is.  A module nothing
+    imports (one a pull request planted), another package's, a test module, is never
+    imported because data names it."""
     packages = {t.partition(":")[0].split(".")[0] for t in targets}
     modules: set[str] = set()
     surfaces: set[str] = set()
@@ -58,6 +60,8 @@ def _target_modules(project: Project, targets: tuple[str, ...]) -> set[str]:
             package = getattr(spec, "package", None)
             if isinstance(package, str) and package in packages:
                 surfaces.add(package)
-    for package in sorted(surfaces):  # a configured surface: its modules' classes too
-        modules |= class_modules(package, project.root, where=f"ledger package {package!r}")
+    suite = suite_paths(project.root) if surfaces else []
+    for package in sorted(surfaces):  # a configured surface: its imported classes' modules
+        where = f"ledger package {package!r}"
+        modules |= class_modules(package, project.root, where=where, importers=suite)
     return modules

@@ -397,18 +397,61 @@ def _classes_set_on(tree: ast.Module) -> set[str]:
     return named
 
 
-def class_modules(package: str, root: Path, *, where: str) -> set[str]:
-    """The modules of ``package`` (its suite aside) that define a class at their top level.
+def class_modules(package: str, root: Path, *, where: str, importers: Iterable[Path]) -> set[str]:
+    """The modules of ``package`` (its suite aside) that define a class at their top level
+    and that some code imports: another module of the package, or one of ``importers``
+    (the suite's files).
 
     A class can be the package's own and have no member of its own on the surface
     (coloraide's ``everything.ColorAll``, a ``Color`` with every plugin registered, defines
-    no method): its module is no ledger's target, yet the suite hands its objects to
-    targets, and a fresh interpreter must import that module to thaw them."""
+    no method): its module is no ledger's target, yet the suite imports it and hands its
+    objects to targets, and a fresh interpreter must import that module to thaw them.  A
+    module nothing imports (one a pull request planted) is not one of them: data naming
+    it must not be what runs it."""
+    trees = _trees(package, root, where=where)
+    imported = modules_imported(importers)
+    for module, (tree, is_package, _) in trees.items():
+        imported |= _imports_of(tree, module if is_package else module.rpartition(".")[0])
     return {
         module
-        for module, (tree, _, _) in _trees(package, root, where=where).items()
-        if any(isinstance(node, ast.ClassDef) for node in tree.body)
+        for module, (tree, _, _) in trees.items()
+        if module in imported and any(isinstance(node, ast.ClassDef) for node in tree.body)
     }
+
+
+def modules_imported(paths: Iterable[Path]) -> set[str]:
+    """The absolute module names the files at ``paths`` import (``from pkg import sub``
+    gives ``pkg`` and ``pkg.sub``: either may be a module); a file that cannot be read or
+    parsed gives none."""
+    names: set[str] = set()
+    for path in paths:
+        try:
+            tree = parsed_module(path)
+        except (SyntaxError, ValueError, OSError):
+            continue
+        names |= _imports_of(tree, "")
+    return names
+
+
+def _imports_of(tree: ast.Module, package: str) -> set[str]:
+    """What ``tree``'s import statements name; relative ones resolved from ``package`` (the
+    package the module is in), ignored without one."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".") if package else []
+                if not parts or node.level - 1 > len(parts):
+                    continue
+                anchor = ".".join(parts[: len(parts) - (node.level - 1)])
+                base = f"{anchor}.{base}" if base else anchor
+            if base:
+                names.add(base)
+                names.update(f"{base}.{alias.name}" for alias in node.names)
+    return names
 
 
 def source_state(package: str, root: Path) -> object:

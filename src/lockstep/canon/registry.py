@@ -217,10 +217,11 @@ def _own_module(module_name: str) -> types.ModuleType | None:
     the fresh interpreter that verifies a ledger, and in the fork that replays it, that
     class's module is not loaded, and the row would not thaw.  The modules of the
     project's configured targets are imported by replay anyway, one ledger or another,
-    and so are those of a configured package surface that define a class (the code under
-    test, found from its source: :func:`lockstep.project_codec.apply`); any other module
-    (another package's, a test module, one of the package's that defines no class) is
-    never imported because data names it."""
+    and so are those of a configured package surface that define a class and that the
+    package or its suite imports (code that runs anyway, found from the source:
+    :func:`lockstep.project_codec.apply`); any other module (one a pull request planted in
+    the package and nothing imports, another package's, a test module) is never imported
+    because data names it."""
     if module_name not in _IMPORTABLE or module_name in _NOT_IMPORTED:
         return None
     import importlib

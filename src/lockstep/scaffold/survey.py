@@ -33,6 +33,8 @@ from typing import Final
 from lockstep.config import Config, Project
 from lockstep.errors import ConfigError, TargetError
 from lockstep.gates.budget import ImportGraph, module_name
+from lockstep.suite_files import suite_paths, tests_folder
+from lockstep.surface import modules_imported
 
 SKIPPED_FOLDERS: Final = frozenset(
     {
@@ -401,67 +403,9 @@ def _module_packages(root: Path, taken: set[str]) -> list[PackageCandidate]:
 
 
 def _imported_by_tests(root: Path) -> set[str]:
-    """The top-level names the test suite's modules import."""
-    folder = _tests_folder(root)
-    if folder is None:
-        return set()
-    # A suite at the root is its test modules alone: the root's other files are the
-    # library, whose own imports say nothing of what the tests call.
-    paths = _root_test_modules(root) if folder == "." else (root / folder).rglob("*.py")
-    names: set[str] = set()
-    for path in paths:
-        try:
-            tree = ast.parse(path.read_bytes(), filename=str(path))
-        except (SyntaxError, ValueError, OSError):
-            continue
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
-                names.update(alias.name.split(".")[0] for alias in node.names)
-            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-                names.add(node.module.split(".")[0])
-    return names
-
-
-def _tests_folder(root: Path) -> str | None:
-    """The suite's folder, relative to ``root``: ``tests/`` or ``test/`` at the root, under
-    ``src/`` (astral's ``src/test/``) or inside a top-level package (``src/hyperlink/test/``:
-    its calls count as a user's, see :mod:`lockstep.oracles.ledger.wrapping`); else the
-    package whose modules named ``tests.py`` hold the suite (edtf's ``edtf/tests.py``,
-    collected through pytest's ``python_files``); else ``.`` when test modules sit at the
-    root beside a one-module library (schema's ``test_schema.py`` next to ``schema.py``)."""
-    packages = [
-        folder
-        for base in (root, root / "src")
-        if base.is_dir()
-        for folder in sorted(base.iterdir())
-        if folder.is_dir() and (folder / "__init__.py").is_file()
-    ]
-    for parent in (root, root / "src", *packages):
-        for name in ("tests", "test"):
-            folder = parent / name
-            if folder.is_dir() and any(_test_modules(folder)):
-                return folder.relative_to(root).as_posix()
-    for package in packages:  # Django's layout: ``pkg/tests.py``, ``pkg/parser/tests.py``
-        if any(path.name == "tests.py" for path in package.rglob("*.py")):
-            return package.relative_to(root).as_posix()
-    if any(_root_test_modules(root)):
-        return "."
-    return None
-
-
-def _root_test_modules(root: Path) -> Iterator[Path]:
-    """Test modules at the root itself (pytest collects them from there too)."""
-    for path in sorted(root.glob("*.py")):
-        if path.name.startswith("test_") or path.name.endswith("_test.py"):
-            yield path  # pytest's default ``python_files``
-
-
-def _test_modules(folder: Path) -> Iterator[Path]:
-    """Modules pytest collects by its default ``python_files``: ``test_*.py`` and
-    ``*_test.py`` (intervaltree's suite is ``test/*_test.py``)."""
-    for path in folder.rglob("*.py"):
-        if path.name.startswith("test") or path.name.endswith("_test.py"):
-            yield path
+    """The top-level names the test suite's modules import (a suite at the root is its
+    test modules alone: the root's other files are the library)."""
+    return {name.split(".")[0] for name in modules_imported(suite_paths(root))}
 
 
 def fan_in(root: Path, module: str) -> int | None:
@@ -485,5 +429,5 @@ def survey(root: Path) -> Survey:
         tuple(_scripts(project, sources, drivers)),
         tuple(_corpora(project, files, sources)),
         tuple(_packages(root)),
-        _tests_folder(root),
+        tests_folder(root),
     )
