@@ -115,6 +115,8 @@ class _Slotted(Exception):
         (OSError(2, "gone"), "its base FileNotFoundError keeps fields of its own in C"),
         (StopIteration(3), "its base StopIteration keeps fields of its own in C"),
         (_Slotted(), "declares __slots__"),
+        (SystemExit(0), "only an Exception freezes as a value"),
+        (KeyboardInterrupt(), "only an Exception freezes as a value"),
     ],
 )
 def test_an_exception_whose_state_a_rebuild_would_lose_is_refused(value: Any, says: str) -> None:
@@ -167,6 +169,10 @@ def test_any_plain_exception_round_trips(
         ),
         ({"$exc": ["ValueError", [], {}]}, "malformed $exc value"),
         ({"$exc": [3, [], {}, None]}, "a class name"),
+        # raised by code that raises what it is handed, it would end the replay
+        ({"$exc": ["SystemExit", [0], {}, None]}, "not an Exception"),
+        ({"$exc": ["KeyboardInterrupt", [], {}, None]}, "not an Exception"),
+        ({"$fn": "builtins:SystemExit"}, "not a function or class of the target"),
     ],
 )
 def test_a_hostile_exception_is_a_one_line_error(document: Any, says: str) -> None:

@@ -30,7 +30,8 @@ attributes and the chain.  Only exceptions whose state that covers are frozen: a
 whose C base keeps more fields (``OSError``'s ``errno``, ``SyntaxError``'s ``lineno``,
 ``StopIteration``'s ``value``) or that adds ``__slots__`` is refused, naming why.  The data
 names a class the decoder finds among the builtins or the project's already-importable
-classes; nothing else is imported.
+classes; nothing else is imported.  Only an ``Exception`` is frozen: code that raises an
+error it was handed must not be made to raise ``SystemExit`` by a forged ledger.
 """
 
 from __future__ import annotations
@@ -107,6 +108,11 @@ def _enc_exception(encoder: Encoder, v: Any, depth: int) -> JSON | None:
     if not isinstance(v, BaseException):
         return None
     t = type(v)
+    if not isinstance(v, Exception):
+        raise Unfreezable(
+            f"cannot freeze a {_shown(t)}: only an Exception freezes as a value (code that "
+            "raises what it is handed must not end the replay)"
+        )
     name = _class_name(t)
     if name is None:
         return None  # another library's exception: refused by the caller, naming it
@@ -152,6 +158,8 @@ def _exception_class(name: Any, path: str) -> type[BaseException]:
                 "or of the standard library already imported",
                 path,
             )
+    if not issubclass(cls, Exception):  # SystemExit, KeyboardInterrupt: raised, they end it
+        raise CanonError(f"$exc names {name[:80]!r}, which is not an Exception", path)
     why = _refusal(cls)
     if why is not None:
         raise CanonError(f"$exc names {name[:80]!r}, which cannot be rebuilt: {why}", path)
