@@ -391,8 +391,10 @@ def _unrecorded(found: Any) -> Any:
     decorator, and ``url.__wrapped__`` must name what it names at replay, the undecorated
     function (validators' ``ValidationError`` keeps it as its first argument)."""
     for _ in range(4):
-        inner = getattr(found, "__dict__", {}).get("__lockstep_wrapped__")
-        if type(found) is not types.FunctionType or inner is None:
+        if type(found) is not types.FunctionType:  # reads no ``__dict__`` a class computes
+            return found
+        inner = found.__dict__.get("__lockstep_wrapped__")
+        if inner is None:
             return found
         found = inner
     return found
