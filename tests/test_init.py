@@ -631,3 +631,23 @@ def test_a_one_module_library_tested_from_the_root_is_found(tmp_path: Path) -> N
     source = tmp_path / "links.py"
     source.write_text(source.read_text().replace('path.strip("/")', 'path.rstrip("/")'))
     assert run_cli("replay", cwd=tmp_path).code == 1
+
+
+def test_test_modules_kept_among_the_package_s_own_are_found(tmp_path: Path) -> None:
+    """iso8601's layout: ``iso8601/iso8601.py`` and ``iso8601/test_iso8601.py`` side by
+    side inside the package.  init said "no tests folder" and proposed nothing."""
+    files = {
+        "links/__init__.py": INSIDE["src/links/__init__.py"],
+        "links/_url.py": INSIDE["src/links/_url.py"],
+        "links/test_links.py": INSIDE["src/links/test/test_links.py"],
+    }
+    write_files(tmp_path, files)
+    result = run_cli("init", "--yes", cwd=tmp_path)
+    assert result.code == 0, result.output
+    assert "no tests folder" not in result.stdout, result.stdout
+    assert _config(tmp_path)["ledger"] == [{"package": "links"}]
+    recorded = run_pytest("--lockstep-record", cwd=tmp_path, plugins=("lockstep.pytest.plugin",))
+    assert recorded.code == 0, recorded.output
+    assert (tmp_path / "lockstep/links.parse.ledger.jsonl").is_file()
+    assert not any("test_links" in p.name for p in (tmp_path / "lockstep").iterdir())
+    assert run_cli("replay", cwd=tmp_path).code == 0

@@ -15,9 +15,10 @@ def tests_folder(root: Path) -> str | None:
     """The suite's folder, relative to ``root``: ``tests/`` or ``test/`` at the root, under
     ``src/`` (astral's ``src/test/``) or inside a top-level package (``src/hyperlink/test/``:
     its calls count as a user's, see :mod:`lockstep.oracles.ledger.wrapping`); else the
-    package whose modules named ``tests.py`` hold the suite (edtf's ``edtf/tests.py``,
-    collected through pytest's ``python_files``); else ``.`` when test modules sit at the
-    root beside a one-module library (schema's ``test_schema.py`` next to ``schema.py``)."""
+    package that keeps its test modules among its own (edtf's ``edtf/tests.py``, collected
+    through pytest's ``python_files``; iso8601's ``iso8601/test_iso8601.py``); else ``.``
+    when test modules sit at the root beside a one-module library (schema's
+    ``test_schema.py`` next to ``schema.py``)."""
     packages = [
         folder
         for base in (root, root / "src")
@@ -30,12 +31,18 @@ def tests_folder(root: Path) -> str | None:
             folder = parent / name
             if folder.is_dir() and any(_test_modules(folder)):
                 return folder.relative_to(root).as_posix()
-    for package in packages:  # Django's layout: ``pkg/tests.py``, ``pkg/parser/tests.py``
-        if any(path.name == "tests.py" for path in package.rglob("*.py")):
+    for package in packages:  # Django's ``pkg/tests.py``; iso8601's ``pkg/test_iso8601.py``
+        if any(_in_package_test(path.name) for path in package.rglob("*.py")):
             return package.relative_to(root).as_posix()
     if any(root_test_modules(root)):
         return "."
     return None
+
+
+def _in_package_test(name: str) -> bool:
+    """A test module kept among a package's own modules: ``tests.py`` (collected through
+    pytest's ``python_files``), ``test_*.py`` or ``*_test.py``."""
+    return name == "tests.py" or name.startswith("test_") or name.endswith("_test.py")
 
 
 def root_test_modules(root: Path) -> Iterator[Path]:
