@@ -346,3 +346,18 @@ class GitRepo:
         self.git("add", "-A")
         self.git("commit", "-q", "--allow-empty", "-m", message)
         return self.git("rev-parse", "HEAD")
+
+
+def refused_in_one_line(document: object) -> str:
+    """The message of the :class:`~lockstep.errors.CanonError` thawing ``{"v": document}``
+    raises, checked to be one line (a hostile form must never print a traceback)."""
+    import pytest
+
+    from lockstep import canon
+    from lockstep.errors import CanonError
+
+    with pytest.raises(CanonError) as caught:
+        canon.decode({"v": document})
+    message = str(caught.value)
+    assert "\n" not in message, message
+    return message

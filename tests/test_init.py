@@ -590,16 +590,39 @@ def test_a_suite_of_tests_modules_inside_the_package_is_found(tmp_path: Path) ->
     assert run_cli("replay", cwd=tmp_path).code == 0
 
 
-def test_a_suite_under_src_beside_the_package_is_found(tmp_path: Path) -> None:
-    """astral's layout: ``src/astral/`` and its suite in ``src/test/``.  init said "no tests
-    folder to record its calls from" and proposed nothing."""
-    files = {
+_URL = INSIDE["src/links/_url.py"]
+_TESTS = INSIDE["src/links/test/test_links.py"]
+
+LAYOUTS = {
+    # astral: the package under src/ and its suite in src/test/
+    "src-test": {
         "src/links/__init__.py": INSIDE["src/links/__init__.py"],
-        "src/links/_url.py": INSIDE["src/links/_url.py"],
-        "src/test/test_links.py": INSIDE["src/links/test/test_links.py"],
+        "src/links/_url.py": _URL,
+        "src/test/test_links.py": _TESTS,
         "pyproject.toml": INSIDE["pyproject.toml"],
-    }
-    write_files(tmp_path, files)
+    },
+    # schema: one module and its test module side by side at the root, no tests folder
+    "root-modules": {
+        "links.py": _URL,
+        "test_links.py": _TESTS,
+        "helpers_for_docs.py": "import os\n\ndef unrelated():\n    return os.sep\n",
+    },
+    # iso8601: the test module among the package's own modules
+    "in-package": {
+        "links/__init__.py": INSIDE["src/links/__init__.py"],
+        "links/_url.py": _URL,
+        "links/test_links.py": _TESTS,
+    },
+}
+
+
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+def test_a_suite_laid_out_as_real_libraries_lay_it_out_is_found(
+    tmp_path: Path, layout: str
+) -> None:
+    """init said "no tests folder to record its calls from" and proposed nothing for each
+    of these layouts (astral 3.2, schema 0.7.7, iso8601 2.1.0)."""
+    write_files(tmp_path, LAYOUTS[layout])
     result = run_cli("init", "--yes", cwd=tmp_path)
     assert result.code == 0, result.output
     assert "no tests folder" not in result.stdout, result.stdout
@@ -607,47 +630,10 @@ def test_a_suite_under_src_beside_the_package_is_found(tmp_path: Path) -> None:
     assert _config(tmp_path)["ledger"] == [{"package": "links"}]
     recorded = run_pytest("--lockstep-record", cwd=tmp_path, plugins=("lockstep.pytest.plugin",))
     assert recorded.code == 0, recorded.output
+    ledgers = [p.name for p in (tmp_path / "lockstep").iterdir()]
+    assert any(name.startswith("links.") and ".parse." in name for name in ledgers), ledgers
+    assert not any("test_links" in name for name in ledgers), ledgers
     assert run_cli("replay", cwd=tmp_path).code == 0
-
-
-def test_a_one_module_library_tested_from_the_root_is_found(tmp_path: Path) -> None:
-    """schema's layout: ``schema.py`` and ``test_schema.py`` side by side at the root, no
-    tests folder.  init proposed nothing."""
-    files = {
-        "links.py": INSIDE["src/links/_url.py"],
-        "test_links.py": INSIDE["src/links/test/test_links.py"],
-        "helpers_for_docs.py": "import os\n\ndef unrelated():\n    return os.sep\n",
-    }
-    write_files(tmp_path, files)
-    result = run_cli("init", "--yes", cwd=tmp_path)
-    assert result.code == 0, result.output
-    assert "no tests folder" not in result.stdout, result.stdout
-    assert "the test modules at the root" not in result.stdout  # --yes asks nothing
-    assert _config(tmp_path)["ledger"] == [{"package": "links"}]
-    recorded = run_pytest("--lockstep-record", cwd=tmp_path, plugins=("lockstep.pytest.plugin",))
-    assert recorded.code == 0, recorded.output
-    assert (tmp_path / "lockstep/links.parse.ledger.jsonl").is_file()
-    assert run_cli("replay", cwd=tmp_path).code == 0
-    source = tmp_path / "links.py"
+    source = next(tmp_path.glob("**/_url.py"), None) or tmp_path / "links.py"
     source.write_text(source.read_text().replace('path.strip("/")', 'path.rstrip("/")'))
     assert run_cli("replay", cwd=tmp_path).code == 1
-
-
-def test_test_modules_kept_among_the_package_s_own_are_found(tmp_path: Path) -> None:
-    """iso8601's layout: ``iso8601/iso8601.py`` and ``iso8601/test_iso8601.py`` side by
-    side inside the package.  init said "no tests folder" and proposed nothing."""
-    files = {
-        "links/__init__.py": INSIDE["src/links/__init__.py"],
-        "links/_url.py": INSIDE["src/links/_url.py"],
-        "links/test_links.py": INSIDE["src/links/test/test_links.py"],
-    }
-    write_files(tmp_path, files)
-    result = run_cli("init", "--yes", cwd=tmp_path)
-    assert result.code == 0, result.output
-    assert "no tests folder" not in result.stdout, result.stdout
-    assert _config(tmp_path)["ledger"] == [{"package": "links"}]
-    recorded = run_pytest("--lockstep-record", cwd=tmp_path, plugins=("lockstep.pytest.plugin",))
-    assert recorded.code == 0, recorded.output
-    assert (tmp_path / "lockstep/links.parse.ledger.jsonl").is_file()
-    assert not any("test_links" in p.name for p in (tmp_path / "lockstep").iterdir())
-    assert run_cli("replay", cwd=tmp_path).code == 0
