@@ -675,3 +675,78 @@ def test_an_object_of_the_package_s_callable_class_stays_itself(tmp_path: Path) 
     assert [row.args[1:] for row in rows] == [[3]]
     green = run_cli("replay", cwd=tmp_path)
     assert green.code == 0, green.output
+
+
+WARNING_PACKAGE = {
+    "pyproject.toml": '[tool.pytest.ini_options]\npythonpath = ["src"]\n',
+    "src/sums/__init__.py": """
+        import warnings
+
+
+        def old_total(items):
+            warnings.warn("use total", DeprecationWarning, stacklevel=2)
+            return sum(items)
+
+
+        def total(items):
+            return sum(items)
+        """,
+    "tests/test_sums.py": """
+        import pytest
+
+        from sums import old_total, total
+
+
+        def test_old_total_warns_at_its_caller():
+            with pytest.warns(DeprecationWarning) as caught:
+                assert old_total([1, 2]) == 3
+            assert caught[0].filename == __file__
+
+
+        def test_total():
+            assert total([1, 2]) == 3
+        """,
+}
+
+
+def test_a_member_whose_code_reads_its_own_stack_is_recorded_by_leaving_it_out(
+    tmp_path: Path,
+) -> None:
+    """``warnings.warn(stacklevel=2)`` names the frame two levels up: under the recorder's
+    wrapper, that is the wrapper, and a test checking where the warning points fails, so
+    nothing is recorded.  ``exclude`` leaves that member unwrapped."""
+    write_files(tmp_path, {**WARNING_PACKAGE, "lockstep.toml": '[[ledger]]\npackage = "sums"\n'})
+    failed = pytest_in(tmp_path, "--lockstep-record", "-q", "tests")
+    assert failed.code != 0 and "nothing recorded" in failed.output, failed.output
+    (tmp_path / "lockstep.toml").write_text('[[ledger]]\npackage = "sums"\nexclude = ["old_*"]\n')
+    recorded = pytest_in(tmp_path, "--lockstep-record", "-q", "tests")
+    assert recorded.code == 0, recorded.output
+    assert rows_of(tmp_path / "lockstep/sums.total.ledger.jsonl")
+    assert not (tmp_path / "lockstep/sums.old_total.ledger.jsonl").exists()
+    status = run_cli("status", cwd=tmp_path)
+    assert "old_total" not in status.stdout, status.stdout
+    assert run_cli("replay", cwd=tmp_path).code == 0
+
+
+@pytest.mark.parametrize(
+    ("table", "message"),
+    [
+        (
+            'package = "sums"\nexclude = ["olde_*"]',
+            "lockstep.toml: ledger[0].exclude[0]: 'olde_*' names no member of package 'sums'",
+        ),
+        (
+            'name = "t"\ntarget = "sums:total"\nexclude = ["x"]',
+            "lockstep.toml: ledger[0].exclude: only with package",
+        ),
+        ('package = "sums"\nexclude = "old_*"', "ledger[0].exclude"),
+    ],
+)
+def test_an_exclude_that_leaves_nothing_out_is_a_one_line_error(
+    tmp_path: Path, table: str, message: str
+) -> None:
+    write_files(tmp_path, {**WARNING_PACKAGE, "lockstep.toml": f"[[ledger]]\n{table}\n"})
+    result = run_cli("status", cwd=tmp_path)
+    assert result.code == 2, result.output
+    assert message in result.stderr, result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Final, Literal, Self
+from typing import TYPE_CHECKING, Final, Literal, Self
 
 import msgspec
 
 from lockstep.errors import ConfigError
 from lockstep.oracles.ledger.deadline import DEFAULT_TIMEOUT
 from lockstep.tables import OracleSpec
+
+if TYPE_CHECKING:
+    from lockstep.surface import Member
 
 MAX_TIMEOUT: Final = 7 * 24 * 3600.0
 """The longest ``timeout`` (a week): more is a typo."""
@@ -38,6 +41,12 @@ class LedgerSpec(OracleSpec, frozen=True, kw_only=True):
     (private functions and methods, ``__init__``, members of private modules); such a
     member's ledger is written only once the suite calls it, and it is then replayed like
     the surface's."""
+    exclude: list[str] = []
+    """With ``package``: members left out of the surface, by ``fnmatch`` patterns over the
+    names ledgers take (``core.Tag._add_tag``, ``diagram.*``).  Code that reads its own
+    stack (pyparsing's parse-action arity test, ``warnings.warn(stacklevel=...)``) sees
+    the recorder's wrapper as one more frame; such a member is recorded by leaving it out.
+    A pattern that matches no member is an error (a typo would leave nothing out)."""
     driver: str | None = None
     """What calls the target when recording without pytest: ``pkg.mod:func`` or a script path."""
     loose: bool = False
@@ -68,6 +77,8 @@ class LedgerSpec(OracleSpec, frozen=True, kw_only=True):
                 )
             if not spec.name:
                 spec = msgspec.structs.replace(spec, name=spec.package)
+        elif spec.exclude:
+            raise ConfigError(f"{where}.exclude: only with package (it leaves members out)")
         elif not spec.name:
             raise ConfigError(f"{where}.name: required key is missing")
         if not 0 < spec.timeout <= MAX_TIMEOUT:  # also refuses nan
@@ -86,7 +97,7 @@ class LedgerSpec(OracleSpec, frozen=True, kw_only=True):
             return None
         from lockstep.surface import surface  # reads the package's source; imports nothing of it
 
-        members = surface(self.package, root, where=f"{where}.package")
+        members = self._kept(surface(self.package, root, where=f"{where}.package"), where)
         if not members:
             raise ConfigError(
                 f"{where}.package: package {self.package!r} has no public "
@@ -108,11 +119,34 @@ class LedgerSpec(OracleSpec, frozen=True, kw_only=True):
         from lockstep.surface import tested_members
 
         out = []
-        for member in tested_members(self.package, root, where=f"{where}.package"):
+        members = tested_members(self.package, root, where=f"{where}.package")
+        for member in self._kept(members, where, every_pattern_used=False):
             name = f"{self.name}.{member.short(self.package)}"
             spec = msgspec.structs.replace(self, name=name, target=member.target)
             out.append((spec, f"{name}{SUFFIX}"))
         return tuple(out)
+
+    def _kept(
+        self, members: list[Member], where: str, *, every_pattern_used: bool = True
+    ) -> list[Member]:
+        """``members`` less those ``exclude`` names (each pattern must name one of the
+        surface's, or it is a typo)."""
+        if not self.exclude:
+            return members
+        import fnmatch
+
+        shorts = [m.short(self.package) for m in members]
+        for index, pattern in enumerate(self.exclude):
+            if every_pattern_used and not fnmatch.filter(shorts, pattern):
+                raise ConfigError(
+                    f"{where}.exclude[{index}]: {pattern!r} names no member of package "
+                    f"{self.package!r} (members are named as their ledgers are: module.Qual.name)"
+                )
+        return [
+            m
+            for m, short in zip(members, shorts, strict=True)
+            if not any(fnmatch.fnmatchcase(short, pattern) for pattern in self.exclude)
+        ]
 
     def expansion_sources(self, root: Path) -> object:
         """With ``package``: where the package is found and the bytes of its modules."""
