@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import ast
 import importlib.machinery
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -433,11 +433,23 @@ def modules_imported(paths: Iterable[Path]) -> set[str]:
     return names
 
 
-def _imports_of(tree: ast.Module, package: str) -> set[str]:
+_IMPORTS: dict[tuple[ast.Module, str], frozenset[str]] = {}
+""":func:`_imports_of` per tree (:data:`_PARSED` hands out the same tree for the same
+bytes): the codec asks it in every process that verifies or replays a ledger."""
+
+
+def _imports_of(tree: ast.Module, package: str) -> frozenset[str]:
     """What ``tree``'s import statements name; relative ones resolved from ``package`` (the
     package the module is in), ignored without one."""
+    known = _IMPORTS.get((tree, package))
+    if known is None:
+        known = _IMPORTS[(tree, package)] = frozenset(_read_imports(tree, package))
+    return known
+
+
+def _read_imports(tree: ast.Module, package: str) -> set[str]:
     names: set[str] = set()
-    for node in ast.walk(tree):
+    for node in _statements(tree.body):
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -452,6 +464,21 @@ def _imports_of(tree: ast.Module, package: str) -> set[str]:
                 names.add(base)
                 names.update(f"{base}.{alias.name}" for alias in node.names)
     return names
+
+
+def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """Every statement of ``body`` and of the blocks inside it (an import inside a
+    function, a ``try``, an ``if TYPE_CHECKING``), without walking expressions."""
+    for node in body:
+        yield node
+        for field in ("body", "orelse", "finalbody"):
+            inner = getattr(node, field, None)
+            if isinstance(inner, list):
+                yield from _statements(inner)
+        for handler in getattr(node, "handlers", ()):
+            yield from _statements(handler.body)
+        for case in getattr(node, "cases", ()):
+            yield from _statements(case.body)
 
 
 def source_state(package: str, root: Path) -> object:
