@@ -24,7 +24,10 @@ def apply(project: Project, *targets: str) -> None:
     """Let the targets' own packages and ``freeze_classes`` freeze by structure, and import
     the configured encoder modules (a module that fails to import is a configuration error)."""
     canon.allow_callables_from(*(t.partition(":")[0] for t in targets))
-    canon.allow_imports_of(*_target_modules(project, targets))
+    modules, surfaces = _target_modules(project, targets)
+    canon.allow_imports_of(*modules)
+    if surfaces:  # read only if a value names a module the targets' do not cover
+        canon.allow_imports_found_by(_ClassModules(project.root, project, surfaces))
     settings = project.config.lockstep
     canon.allow_classes_matching(*settings.freeze_classes)
     for index, name in enumerate(settings.encoders):
@@ -38,15 +41,11 @@ def apply(project: Project, *targets: str) -> None:
                 ) from None
 
 
-def _target_modules(project: Project, targets: tuple[str, ...]) -> set[str]:
+def _target_modules(project: Project, targets: tuple[str, ...]) -> tuple[set[str], tuple[str, ...]]:
     """The modules of every ledger target the project configures in the targets' packages:
     replay imports each of them for its own ledger, so a value naming a class of one may
-    import it (:func:`lockstep.canon.allow_imports_of`) in a fork that replays another.
-    With a configured package surface, also each module of that package that defines a
-    class and that the package or its suite imports (:func:`lockstep.surface.class_modules`):
-    code that runs anyway, read from the working tree as the surface is.  A module nothing
-    imports (one a pull request planted), another package's, a test module, is never
-    imported because data names it."""
+    import it (:func:`lockstep.canon.allow_imports_of`) in a fork that replays another;
+    and the configured package surfaces among those packages (:func:`_class_modules`)."""
     packages = {t.partition(":")[0].split(".")[0] for t in targets}
     modules: set[str] = set()
     surfaces: set[str] = set()
@@ -60,8 +59,36 @@ def _target_modules(project: Project, targets: tuple[str, ...]) -> set[str]:
             package = getattr(spec, "package", None)
             if isinstance(package, str) and package in packages:
                 surfaces.add(package)
-    suite = suite_paths(project.root) if surfaces else []
-    for package in sorted(surfaces):  # a configured surface: its imported classes' modules
+    return modules, tuple(sorted(surfaces))
+
+
+class _ClassModules:
+    """:func:`_class_modules` as a finder equal to another of the same root and surfaces
+    (replay applies the codec once per ledger: the finder is kept once)."""
+
+    def __init__(self, root: object, project: Project, surfaces: tuple[str, ...]) -> None:
+        self.key = (root, surfaces)
+        self.project = project
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _ClassModules) and other.key == self.key
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+    def __call__(self) -> set[str]:
+        return _class_modules(self.project, self.key[1])
+
+
+def _class_modules(project: Project, surfaces: tuple[str, ...]) -> set[str]:
+    """Each module of the configured package surfaces that defines a class and that the
+    package or its suite imports (:func:`lockstep.surface.class_modules`): code that runs
+    anyway, read from the working tree as the surface is.  A module nothing imports (one a
+    pull request planted), another package's, a test module, is never imported because
+    data names it."""
+    suite = suite_paths(project.root)
+    modules: set[str] = set()
+    for package in surfaces:
         where = f"ledger package {package!r}"
         modules |= class_modules(package, project.root, where=where, importers=suite)
     return modules

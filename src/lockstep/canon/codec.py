@@ -202,6 +202,7 @@ from lockstep.canon.objects import allow_classes_matching, object_key
 from lockstep.canon.registry import (
     LEAF_ENCODERS,
     Extension,
+    allow_imports_found_by,
     allow_imports_of,
     register_encoder,
     register_type,
@@ -228,6 +229,7 @@ __all__ = [
     "PastRecorded",
     "allow_callables_from",
     "allow_classes_matching",
+    "allow_imports_found_by",
     "allow_imports_of",
     "canonical_json",
     "decode",

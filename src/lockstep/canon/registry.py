@@ -14,7 +14,7 @@ import enum
 import math
 import sys
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from decimal import Decimal
 from typing import Any, Final, NamedTuple, TypeVar
 
@@ -208,6 +208,29 @@ def allow_imports_of(*modules: str) -> None:
     _IMPORTABLE.update(modules)
 
 
+_IMPORTABLE_LATER: list[Callable[[], Iterable[str]]] = []
+"""Finders of more importable modules, asked once, the first time a value names a module
+:data:`_IMPORTABLE` lacks (:func:`allow_imports_found_by`)."""
+
+
+def allow_imports_found_by(find: Callable[[], Iterable[str]]) -> None:
+    """Let a thawed value import the modules ``find`` names, asked only when a value names
+    a module not importable yet: finding them reads the suite's source, which most
+    processes that replay a ledger never need.  An equal finder is kept once."""
+    if find not in _IMPORTABLE_LATER:
+        _IMPORTABLE_LATER.append(find)
+
+
+def _importable(module_name: str) -> bool:
+    while module_name not in _IMPORTABLE and _IMPORTABLE_LATER:
+        find = _IMPORTABLE_LATER.pop(0)
+        try:
+            _IMPORTABLE.update(find())
+        except Exception:  # a source that no longer reads adds nothing
+            continue
+    return module_name in _IMPORTABLE
+
+
 def _own_module(module_name: str) -> types.ModuleType | None:
     """A module of a configured target that nothing imported yet, imported now; None for
     any other name.
@@ -222,7 +245,7 @@ def _own_module(module_name: str) -> types.ModuleType | None:
     :func:`lockstep.project_codec.apply`); any other module (one a pull request planted in
     the package and nothing imports, another package's, a test module) is never imported
     because data names it."""
-    if module_name not in _IMPORTABLE or module_name in _NOT_IMPORTED:
+    if module_name in _NOT_IMPORTED or not _importable(module_name):
         return None
     import importlib
 
