@@ -100,3 +100,34 @@ def test_a_module_that_defines_no_class_is_not_imported_for_data(
     import os
 
     assert "PAINT_NOTES_IMPORTED" not in os.environ
+
+
+def test_the_suite_is_read_only_when_a_value_names_a_module_the_targets_do_not_cover(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Finding a surface's class modules reads the suite's source: every process that
+    verified or replayed a ledger did so at start (138 times, 34 ms each, in one recording
+    of semver's suite).  Now only a value naming a module the targets' do not cover asks."""
+    from lockstep import project_codec
+    from lockstep.config import load_project
+
+    root = tmp_path / "project"
+    for rel, text in FILES.items():  # a package of its own: no other test imported it
+        (root / rel.replace("paint", "tint")).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel.replace("paint", "tint")).write_text(text.replace("paint", "tint"))
+    monkeypatch.syspath_prepend(str(root / "src"))
+    asked: list[tuple[str, ...]] = []
+    real = project_codec._class_modules
+
+    def counting(project: object, surfaces: tuple[str, ...]) -> set[str]:
+        asked.append(surfaces)
+        return real(project, surfaces)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(project_codec, "_class_modules", counting)
+    project = load_project(root / "lockstep.toml")
+    for _ in range(3):  # replay applies the codec once per ledger
+        project_codec.apply(project, "tint.color:Color.mix")
+    canon.decode({"$obj": ["tint.color:Color", {"state": {"space": "srgb", "value": 1}}]})
+    assert asked == []
+    canon.decode({"$obj": ["tint.everything:ColorAll", {"state": {"space": "srgb", "value": 1}}]})
+    assert asked == [("tint",)]
