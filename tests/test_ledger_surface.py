@@ -750,3 +750,57 @@ def test_an_exclude_that_leaves_nothing_out_is_a_one_line_error(
     assert result.code == 2, result.output
     assert message in result.stderr, result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_a_script_module_that_exits_on_import_and_a_shipped_testsuite_are_no_surface(
+    tmp_path: Path,
+) -> None:
+    """pint 0.24.4: ``pint/pint_convert.py`` parses ``sys.argv`` when imported, so importing
+    it to wrap its functions read pytest's arguments and exited: pytest ended with an
+    INTERNALERROR.  And its suite ships as ``pint/testsuite/``, whose ``setup_class`` was
+    wrapped as a member and then called without its class by pytest."""
+    files = {
+        "lockstep.toml": '[[ledger]]\npackage = "units"\n',
+        "pyproject.toml": (
+            '[tool.pytest.ini_options]\npythonpath = ["src"]\ntestpaths = ["src/units/testsuite"]\n'
+        ),
+        "src/units/__init__.py": "def meters(feet):\n    return round(feet * 0.3048, 4)\n",
+        "src/units/convert.py": """
+            import argparse
+
+            from units import meters
+
+            parser = argparse.ArgumentParser()
+            parser.add_argument("feet", type=float)
+            args = parser.parse_args()
+
+
+            def main():
+                print(meters(args.feet))
+            """,
+        "src/units/testsuite/__init__.py": "",
+        "src/units/testsuite/helpers.py": """
+            class UnitsTestCase:
+                @classmethod
+                def setup_class(cls):
+                    cls.factor = 0.3048
+            """,
+        "src/units/testsuite/test_units.py": """
+            from units import meters
+            from units.testsuite.helpers import UnitsTestCase
+
+
+            class TestMeters(UnitsTestCase):
+                def test_meters(self):
+                    assert meters(10) == round(10 * self.factor, 4)
+            """,
+    }
+    write_files(tmp_path, files)
+    recorded = pytest_in(tmp_path, "--lockstep-record", "-q")
+    assert recorded.code == 0, recorded.output
+    assert "INTERNALERROR" not in recorded.output
+    assert "the module exits when imported" in recorded.output, recorded.output
+    assert rows_of(tmp_path / "lockstep/units.meters.ledger.jsonl")
+    assert not list((tmp_path / "lockstep").glob("*testsuite*"))
+    replayed = run_cli("replay", cwd=tmp_path)
+    assert replayed.code == 0, replayed.output

@@ -27,7 +27,7 @@ def tests_folder(root: Path) -> str | None:
         if folder.is_dir() and (folder / "__init__.py").is_file()
     ]
     for parent in (root, root / "src", *packages):
-        for name in ("tests", "test"):
+        for name in ("tests", "test", "testsuite"):  # surface.SUITE_FOLDERS
             folder = parent / name
             if folder.is_dir() and any(_test_modules(folder)):
                 return folder.relative_to(root).as_posix()

@@ -111,12 +111,16 @@ class Member:
         return f"{rest}.{self.qualname}" if rest else self.qualname
 
 
+SUITE_FOLDERS: Final = ("tests", "test", "testsuite")
+"""Names of the folder a suite lives in (pint ships its own as ``pint/testsuite/``)."""
+
+
 def names_tests(parts: Iterable[str]) -> bool:
     """Whether a module's dotted path below its top-level package (or a file's path below
     the package's folder) names test code: a suite shipped inside the package
     (``hyperlink/test/test_url.py``), which calls the package as a user does."""
     return any(
-        p in ("tests", "test", "testing") or p.startswith("test_") or p.endswith("_test")
+        p in (*SUITE_FOLDERS, "testing") or p.startswith("test_") or p.endswith("_test")
         for p in parts
     )
 
@@ -518,7 +522,7 @@ def _trees(package: str, root: Path, *, where: str) -> _Trees:
         if is_package:
             parts = parts[:-1]
         if not all(p.isidentifier() for p in parts) or any(
-            p in ("tests", "test") or p.startswith("test_") or p.endswith("_test") for p in parts
+            p in SUITE_FOLDERS or p.startswith("test_") or p.endswith("_test") for p in parts
         ):
             continue  # the suite shipped inside (``pkg/tests/``, Django's ``pkg/tests.py``)
         private = any(p.startswith("_") for p in parts) or any(

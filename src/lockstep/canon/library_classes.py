@@ -80,7 +80,9 @@ def test_module(module: str) -> bool:
     ``conftest``, a ``tests`` package): its helper classes (furl's ``itemomdict1D``) are
     the suite's, and a fresh interpreter that verifies a row has not imported them."""
     for part in module.split("."):
-        if part in ("conftest", "tests", "test", "testing") or part.startswith("test_"):
+        if part in ("conftest", "tests", "test", "testing", "testsuite") or part.startswith(
+            "test_"
+        ):
             return True
         if part.endswith("_test") or part.endswith("_tests"):
             return True

@@ -448,8 +448,10 @@ class Installation:
         with root_on_path(root):
             try:
                 module = __import__(module_name, fromlist=["_"])
-            except Exception as e:
+            except (Exception, SystemExit) as e:  # a script exits reading pytest's argv
                 reason = f"{type(e).__name__}: {e}"
+                if isinstance(e, SystemExit):
+                    reason += " (the module exits when imported: a script, not a library)"
                 raise UnimportableModule(
                     f"{where}: cannot import module {module_name!r}: {reason}", module_name, reason
                 ) from None
