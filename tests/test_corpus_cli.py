@@ -513,3 +513,17 @@ def test_record_takes_one_mode(project: Path) -> None:
     result = invoke_cli("record", "rows", "--force", "--trim", cwd=project)
     assert_refused(result, "record takes one mode, not --force and --trim")
     assert snapshot_tree(project) == before
+
+
+def test_a_render_that_exits_the_process_is_red_not_a_silent_green(project: Path) -> None:
+    """``sys.exit(0)`` in today's code ended ``lockstep replay`` with status 0 and no
+    output: a green gate on a change that breaks every call."""
+    edit(
+        project,
+        "legacy/transform.py",
+        '    if row.get("boom"):',
+        '    raise SystemExit(0)\n    if row.get("boom"):',
+    )
+    result = invoke_cli("replay", "rows", cwd=project)
+    assert result.code == 1, result.output
+    assert "raised SystemExit" in result.stdout, result.stdout

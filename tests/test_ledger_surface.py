@@ -804,3 +804,37 @@ def test_a_script_module_that_exits_on_import_and_a_shipped_testsuite_are_no_sur
     assert not list((tmp_path / "lockstep").glob("*testsuite*"))
     replayed = run_cli("replay", cwd=tmp_path)
     assert replayed.code == 0, replayed.output
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "says"),
+    [
+        # the call itself asks to end the process
+        (
+            "def meters(feet):\n",
+            "import sys\ndef meters(feet):\n    sys.exit(0)\n",
+            "exited the process",
+        ),
+        # the module exits as it is imported
+        ("def meters(feet):\n", "import sys\nsys.exit(0)\ndef meters(feet):\n", "SystemExit: 0"),
+    ],
+)
+def test_today_s_code_ending_the_process_is_red_not_a_silent_green(
+    tmp_path: Path, old: str, new: str, says: str
+) -> None:
+    """``sys.exit(0)`` in the code under test ended ``lockstep replay`` with status 0 and
+    no output: a green gate on a change that breaks every call."""
+    files = {
+        "lockstep.toml": '[[ledger]]\npackage = "units"\n',
+        "pyproject.toml": '[tool.pytest.ini_options]\npythonpath = ["src"]\n',
+        "src/units/__init__.py": "def meters(feet):\n    return round(feet * 0.3048, 4)\n",
+        "tests/test_units.py": "from units import meters\n\n\ndef test_m():\n    assert meters(10) == 3.048\n",
+    }
+    write_files(tmp_path, files)
+    recorded = pytest_in(tmp_path, "--lockstep-record", "-q")
+    assert recorded.code == 0, recorded.output
+    source = tmp_path / "src/units/__init__.py"
+    source.write_text(source.read_text().replace(old, new))
+    red = run_cli("replay", cwd=tmp_path)
+    assert red.code == 1, red.output
+    assert says in red.stdout and "NOT GREEN" in red.stdout, red.stdout

@@ -76,7 +76,7 @@ def resolve_object(spec: str, root: Path, *, where: str) -> Any:
     with root_on_path(root):
         try:
             obj: Any = importlib.import_module(module_name)
-        except Exception as e:
+        except (Exception, SystemExit) as e:  # a module that exits when imported: an error
             raise TargetError(
                 f"{where}: cannot import module {module_name!r}: {type(e).__name__}: {e}"
             ) from None

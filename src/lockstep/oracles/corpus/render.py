@@ -56,7 +56,7 @@ class Renderer:
     def __call__(self, fixture_id: str, path: Path) -> Rendered:
         try:
             value = self.func(path)
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:  # sys.exit(0) must not end a replay green
             frozen = canon.freeze_exception(exc, stem_length=self.stem_length)
             text = f"raised {frozen.exc_type}: {frozen.exc_stem}\n"
             return Rendered(text.encode("utf-8"), frozen)

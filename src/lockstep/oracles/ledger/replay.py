@@ -139,9 +139,15 @@ class Replayer:
         return outcome
 
     def run(self, lineno: int, row: LedgerRow) -> Outcome:
-        if self.scrubber is not None:
-            return self._run_revealed(lineno, row, self.scrubber)
-        return self._run(lineno, row)
+        try:
+            if self.scrubber is not None:
+                return self._run_revealed(lineno, row, self.scrubber)
+            return self._run(lineno, row)
+        except SystemExit as e:
+            # today's code asked to end the process (``sys.exit(0)`` in the target): that
+            # ended the replay with that status, and a status of 0 read as green
+            note = f"the call exited the process (SystemExit: {e.code!r}): it must return or raise"
+            return Outcome(self.oracle, row.id, Status.ERROR, note=clip(note, SHOWN_VALUE))
 
     def _run_revealed(self, lineno: int, row: LedgerRow, scrubber: Scrubber) -> Outcome:
         """Replay a row recorded with secrets scrubbed: with today's values put back."""

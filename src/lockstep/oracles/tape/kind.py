@@ -135,7 +135,7 @@ def run_driver(project: Project, spec: TapeSpec, rules: RuleSet) -> TapeRun:
             value = driver(tape)
         except LockstepError:
             raise
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:  # sys.exit(0) must not end a replay green
             if tape.failure is not None:
                 raise tape.failure from None
             output = Output(raised=tape.freeze_exception(exc))
