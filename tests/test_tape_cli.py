@@ -460,3 +460,17 @@ def test_status_counts_the_calls(recorded: Path) -> None:
     result = invoke_cli("status", cwd=recorded)
     assert result.code == 0, result.output
     assert "12 calls, ordered mode" in result.stdout
+
+
+def test_code_that_exits_the_process_is_red_not_a_silent_green(recorded: Path) -> None:
+    """``sys.exit(0)`` in today's code ended ``lockstep replay`` with status 0 and no
+    output: a green gate on a change that breaks every call.  A driver's run that exits
+    is frozen as raising ``SystemExit``: red."""
+    exiting = SUMMARY.replace(
+        '    total = sum(convert(lines), Decimal("0"))',
+        '    raise SystemExit(0)\n    total = sum(convert(lines), Decimal("0"))',
+    )
+    (recorded / "billing/summary.py").write_text(exiting)
+    result = invoke_cli("replay", "summary", cwd=recorded)
+    assert result.code == 1, result.output
+    assert "SystemExit" in result.stdout, result.stdout
