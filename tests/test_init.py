@@ -566,30 +566,6 @@ def test_a_suite_of_star_test_modules_in_a_test_folder_is_found(tmp_path: Path) 
     assert run_cli("replay", cwd=tmp_path).code == 0
 
 
-def test_a_suite_of_tests_modules_inside_the_package_is_found(tmp_path: Path) -> None:
-    """Django's layout, as edtf ships it: ``edtf/tests.py`` and ``edtf/parser/tests.py``,
-    collected through pytest's ``python_files``.  init found no tests folder and proposed
-    nothing."""
-    files = {
-        "src/links/__init__.py": INSIDE["src/links/__init__.py"],
-        "src/links/_url.py": INSIDE["src/links/_url.py"],
-        "src/links/tests.py": INSIDE["src/links/test/test_links.py"],
-        "pyproject.toml": (
-            '[tool.pytest.ini_options]\npythonpath = ["src"]\npython_files = ["tests.py"]\n'
-        ),
-    }
-    write_files(tmp_path, files)
-    result = run_cli("init", "--yes", cwd=tmp_path)
-    assert result.code == 0, result.output
-    assert "no tests folder" not in result.stdout, result.stdout
-    assert "links: the suite calls 2 of 2 public member(s)" in result.stdout, result.stdout
-    assert _config(tmp_path)["ledger"] == [{"package": "links"}]
-    recorded = run_pytest("--lockstep-record", cwd=tmp_path, plugins=("lockstep.pytest.plugin",))
-    assert recorded.code == 0, recorded.output
-    assert (tmp_path / "lockstep/links._url.Link.__init__.ledger.jsonl").is_file()
-    assert run_cli("replay", cwd=tmp_path).code == 0
-
-
 _URL = INSIDE["src/links/_url.py"]
 _TESTS = INSIDE["src/links/test/test_links.py"]
 
@@ -607,6 +583,15 @@ LAYOUTS = {
         "test_links.py": _TESTS,
         "helpers_for_docs.py": "import os\n\ndef unrelated():\n    return os.sep\n",
     },
+    # edtf: Django's tests.py modules inside the package, collected through python_files
+    "django": {
+        "src/links/__init__.py": INSIDE["src/links/__init__.py"],
+        "src/links/_url.py": _URL,
+        "src/links/tests.py": _TESTS,
+        "pyproject.toml": (
+            '[tool.pytest.ini_options]\npythonpath = ["src"]\npython_files = ["tests.py"]\n'
+        ),
+    },
     # iso8601: the test module among the package's own modules
     "in-package": {
         "links/__init__.py": INSIDE["src/links/__init__.py"],
@@ -621,7 +606,7 @@ def test_a_suite_laid_out_as_real_libraries_lay_it_out_is_found(
     tmp_path: Path, layout: str
 ) -> None:
     """init said "no tests folder to record its calls from" and proposed nothing for each
-    of these layouts (astral 3.2, schema 0.7.7, iso8601 2.1.0)."""
+    of these layouts (astral 3.2, schema 0.7.7, edtf 5.0.0, iso8601 2.1.0)."""
     write_files(tmp_path, LAYOUTS[layout])
     result = run_cli("init", "--yes", cwd=tmp_path)
     assert result.code == 0, result.output
