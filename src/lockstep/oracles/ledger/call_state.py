@@ -67,6 +67,8 @@ class _Pending(msgspec.Struct, gc=False):
     result_key: bytes | None = None
     clock: dict[str, Any] | None = None
     """The frozen clock the call ran under, as the row holds it (part of ``key``)."""
+    on: JSON | None = None
+    """The subclass a classmethod was called on, frozen (part of ``key``)."""
 
 
 _Fresh: TypeAlias = tuple[int, bytes, bytes]

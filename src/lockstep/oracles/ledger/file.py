@@ -27,6 +27,7 @@ from lockstep.oracles.ledger.format import (
     ENCODER,
     FORMAT_VERSION,
     HEADER_DECODER,
+    RECEIVER_VERSION,
     ROW_DECODER,
     ROW_ENCODER,
     LedgerHeader,
@@ -345,7 +346,7 @@ def write_rows(
 
     count, digest = body_digest(lines())
     header = LedgerHeader(
-        lockstep_ledger=CLOCK_VERSION if any(map(_has_clock, lines())) else FORMAT_VERSION,
+        lockstep_ledger=_version_of(lines()),
         fn=fn,
         signature=signature,
         stem_length=stem_length,
@@ -358,9 +359,16 @@ def write_rows(
             out.write(line)
 
 
-def _has_clock(line: bytes) -> bool:
-    """Whether a row line holds a ``clock`` (the ledger is then format version 3)."""
-    return b'"clock":{' in line and ROW_DECODER.decode(line).clock is not msgspec.UNSET
+def _version_of(lines: Iterable[bytes]) -> int:
+    """The oldest format version that holds every row line: 4 when a row has an ``on``, 3
+    when one has a ``clock``, else 2 (so a ledger keeps its bytes until it needs more)."""
+    version = FORMAT_VERSION
+    for line in lines:
+        if b'"on":{' in line and ROW_DECODER.decode(line).on is not msgspec.UNSET:
+            return RECEIVER_VERSION
+        if b'"clock":{' in line and ROW_DECODER.decode(line).clock is not msgspec.UNSET:
+            version = CLOCK_VERSION
+    return version
 
 
 def _by_id(row: LedgerRow) -> str:

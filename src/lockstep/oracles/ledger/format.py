@@ -84,7 +84,11 @@ CLOCK_VERSION: Final = 3
 """Version 3 adds the rows' ``clock``; a ledger is written as version 3 only when a row has
 one, so every other ledger keeps its bytes and older lockstep versions still read it."""
 
-READ_VERSIONS: Final = frozenset({FORMAT_VERSION, CLOCK_VERSION})
+RECEIVER_VERSION: Final = 4
+"""Version 4 adds the rows' ``on``: the subclass a classmethod was called on.  Written only
+when a row has one, as version 3 is only with a clock."""
+
+READ_VERSIONS: Final = frozenset({FORMAT_VERSION, CLOCK_VERSION, RECEIVER_VERSION})
 
 ParamKind = Literal[
     "positional_only", "positional_or_keyword", "var_positional", "keyword_only", "var_keyword"
@@ -136,7 +140,7 @@ class LedgerHeader(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_o
         if self.lockstep_ledger not in READ_VERSIONS:
             raise ValueError(
                 f"ledger format version {self.lockstep_ledger} is not supported "
-                f"(this lockstep reads versions {FORMAT_VERSION} and {CLOCK_VERSION}; "
+                f"(this lockstep reads versions {FORMAT_VERSION} to {RECEIVER_VERSION}; "
                 "re-record it with --force)"
             )
 
@@ -158,6 +162,10 @@ class LedgerRow(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only
     kwargs: dict[str, Any]
     mutated: dict[str, Any] | msgspec.UnsetType = msgspec.UNSET
     ok: bool
+    on: Any | msgspec.UnsetType = msgspec.UNSET
+    """A classmethod's row called on a subclass of the class that defines it
+    (``ColorAll.blackbody(...)`` reaching ``Color.blackbody``): that subclass, frozen by
+    name, which the call is replayed on (absent: the defining class)."""
     result: Any | msgspec.UnsetType = msgspec.UNSET
 
     def __post_init__(self) -> None:
@@ -188,9 +196,18 @@ def row_id(input_key: bytes) -> str:
     return hashlib.sha256(input_key).hexdigest()[:16]
 
 
-def input_key(args: JSON, kwargs: JSON, clock: Clock | msgspec.UnsetType = msgspec.UNSET) -> bytes:
+def input_key(
+    args: JSON,
+    kwargs: JSON,
+    clock: Clock | msgspec.UnsetType = msgspec.UNSET,
+    on: JSON | msgspec.UnsetType = msgspec.UNSET,
+) -> bytes:
     """Canonical bytes of a frozen input: what rows are deduplicated by (the clock it ran
-    under is part of it: the same call on another day is another row)."""
+    under is part of it: the same call on another day is another row; and so is the
+    subclass a classmethod was called on, after a null for no clock)."""
+    if on is not msgspec.UNSET:
+        frozen_clock = None if clock is msgspec.UNSET else as_json(clock)
+        return canon.canonical_json([args, kwargs, frozen_clock, on])
     if clock is msgspec.UNSET:
         return canon.canonical_json([args, kwargs])
     return canon.canonical_json([args, kwargs, as_json(clock)])
@@ -198,7 +215,7 @@ def input_key(args: JSON, kwargs: JSON, clock: Clock | msgspec.UnsetType = msgsp
 
 def row_key(row: LedgerRow) -> bytes:
     """:func:`input_key` of a row's input."""
-    return input_key(row.args, row.kwargs, row.clock)
+    return input_key(row.args, row.kwargs, row.clock, row.on)
 
 
 def signature_of(func: Callable[..., Any], *, drop_first: bool = False) -> list[Param]:
@@ -290,10 +307,19 @@ def call_text(
     return _call_text(short_name(fn), args, kwargs, limit=limit)
 
 
+def receiver_name(fn: str, on: JSON | msgspec.UnsetType) -> str:
+    """The target as a row calls it: ``ColorAll.blackbody`` for a classmethod's row called
+    on that subclass (``on``), else the target itself."""
+    name = on.get("$fn") if isinstance(on, dict) else None
+    if not isinstance(name, str):
+        return fn
+    return f"{name}.{fn.rpartition('.')[2]}"
+
+
 def row_text(row: LedgerRow) -> str:
     """A row's call as :func:`call_text` writes it (each value cut to
     :data:`SHOWN_VALUE` characters), with the frozen clock it ran under."""
-    text = call_text(row.fn, row.args, row.kwargs, limit=SHOWN_VALUE)
+    text = call_text(receiver_name(row.fn, row.on), row.args, row.kwargs, limit=SHOWN_VALUE)
     if row.clock is msgspec.UNSET:
         return text
     return f"{text} at {row.clock.describe()}"

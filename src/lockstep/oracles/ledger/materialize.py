@@ -392,6 +392,7 @@ def taken_call(
     args: tuple[Any, ...],
     kwargs: dict[str, Any],
     clock: dict[str, Any] | None,
+    on: JSON | None = None,
     callables: str = "tape",
 ) -> tuple[_Materialized | None, str]:
     """The pending call for arguments that did not freeze, its iterators handed on through
@@ -439,6 +440,7 @@ def taken_call(
                 proxy.close()  # the call is not recorded: nothing of it to keep
         return pending, str(e)
     pending.clock = clock
+    pending.on = on
     pending.recorded = True
     return pending, ""
 
@@ -451,12 +453,13 @@ def _probes(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[int | 
 def complete_input(
     pending: _Materialized,
     immutable: Callable[[Any], bool],
-    with_clock: Callable[[bytes, dict[str, Any]], bytes],
+    with_context: Callable[[bytes, dict[str, Any] | None, JSON | None], bytes],
 ) -> str:
     """Complete a call's input with what its iterator and callable arguments handed on
     (items and calls, each frozen when it was made), when its row is noted (after
     :func:`settled`); the reason it cannot be, or "".  The recorder
-    says which values cannot change in place and how a clock joins the input's key."""
+    says which values cannot change in place and how a clock and a class join the input's
+    key."""
     enc_args = list(cast("list[JSON]", pending.enc_args or []))
     enc_kwargs = dict(cast("dict[str, JSON]", pending.enc_kwargs or {}))
     args = list(pending.call_args)
@@ -482,8 +485,7 @@ def complete_input(
         key = canon.canonical_json([enc_args, enc_kwargs])
     except CanonError as e:
         return str(e)
-    if pending.clock is not None:
-        key = with_clock(key, pending.clock)
+    key = with_context(key, pending.clock, pending.on)
     pending.enc_args, pending.enc_kwargs, pending.key = enc_args, enc_kwargs, key
     pending.args, pending.kwargs = tuple(args), kwargs
     pending.mutable = not all(map(immutable, (*pending.args, *pending.kwargs.values())))

@@ -21,7 +21,8 @@ from lockstep.oracles.ledger.format import (
     LedgerRow,
 )
 from lockstep.oracles.ledger.part import PartEntry, RecordingPart, RefusedInput
-from lockstep.oracles.ledger.recorder import LATE_FRACTION, SKIP_SITES, _refusal
+from lockstep.oracles.ledger.recorder import LATE_FRACTION, SKIP_SITES
+from lockstep.oracles.ledger.row_keys import _refusal
 from lockstep.oracles.ledger.spool import (
     RowFile,
     RunRecord,

@@ -63,16 +63,13 @@ from lockstep.oracles.ledger.exit_hooks import EXIT
 from lockstep.oracles.ledger.format import (
     ROW_ENCODER,
     SELF_FROZEN,
-    SHOWN_VALUE,
-    LedgerRow,
-    outcome_text,
     row_id,
-    row_text,
 )
 from lockstep.oracles.ledger.input_budget import InputBudget
 from lockstep.oracles.ledger.iter_results import ITERATOR_RESULTS as ITERATOR_RESULTS
 from lockstep.oracles.ledger.iter_results import relay as _relay
 from lockstep.oracles.ledger.part import PartEntry, RecordingPart, RefusedInput
+from lockstep.oracles.ledger.row_keys import _ordered, _refusal, _row, _with_context
 from lockstep.oracles.ledger.spool import (
     remove_runs,
     spill_threshold,
@@ -247,19 +244,23 @@ class TargetRecorder:
     # -- around one call ------------------------------------------------------------
 
     def before(
-        self, args: tuple[Any, ...], kwargs: dict[str, Any]
+        self, args: tuple[Any, ...], kwargs: dict[str, Any], on: JSON | None = None
     ) -> _Pending | _Seen | _Again | _Fresh | None:
         """Freeze the input before the call (the callee may mutate it).
 
         An input made only of exact scalars and tuples that this recorder has seen
         already is found by its ``marshal`` bytes: its row comes back and nothing is frozen.
+        ``on``: the subclass a classmethod was called on, frozen (see
+        :attr:`~.format.LedgerRow.on`).
         """
         self.calls += 1
         index = self.calls
         if _time_module.time is not _REAL_TIME[0] or _TIME_MACHINE in _modules:
             frozen = _clock.now()
             if frozen is not None:  # keyed by its clock too: never memoized
-                return self._before_clocked(index, args, kwargs, _clock.as_json(frozen))
+                return self._before_context(index, args, kwargs, _clock.as_json(frozen), on)
+        if on is not None:  # keyed by its class too: never memoized
+            return self._before_context(index, args, kwargs, None, on)
         memo_key = _memo_key(args, kwargs)
         if memo_key is not None:
             seen = self._memo.get(memo_key)
@@ -300,15 +301,21 @@ class TargetRecorder:
             index, args, kwargs, enc_args, enc_kwargs, mutable, memo_key, key, object_key
         )
 
-    def _before_clocked(
-        self, index: int, args: tuple[Any, ...], kwargs: dict[str, Any], clock: dict[str, Any]
+    def _before_context(
+        self,
+        index: int,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        clock: dict[str, Any] | None,
+        on: JSON | None,
     ) -> _Pending | None:
-        """A call under a frozen clock (:mod:`.clock`): its row holds the clock, and the
-        clock is part of its input, so the same call on another day is another row."""
+        """A call under a frozen clock (:mod:`.clock`), or a classmethod's called on a
+        subclass: its row holds the clock and the class, and both are part of its input,
+        so the same call on another day, or on another class, is another row."""
         try:
             enc_args, enc_kwargs, key = _encode_call_keyed(args, kwargs)
         except CanonError as e:
-            return self._before_materialized(index, args, kwargs, str(e), clock)
+            return self._before_materialized(index, args, kwargs, str(e), clock, on)
         except Exception as e:
             self._faults[f"freezing the arguments: {type(e).__name__}: {e}"] += 1
             return None
@@ -320,8 +327,9 @@ class TargetRecorder:
             enc_kwargs,
             _mutable_input(args, kwargs),
             None,
-            _with_clock(key, clock),
+            _with_context(key, clock, on),
             clock=clock,
+            on=on,
         )
 
     def _before_materialized(
@@ -331,6 +339,7 @@ class TargetRecorder:
         kwargs: dict[str, Any],
         reason: str,
         clock: dict[str, Any] | None = None,
+        on: JSON | None = None,
     ) -> _Materialized | None:
         """Arguments that did not freeze: their iterators are handed on through proxies
         that freeze each item as the target takes it (:func:`.materialize.taken_call`).
@@ -338,7 +347,7 @@ class TargetRecorder:
         whether or not the call is recorded."""
         from lockstep.oracles.ledger.materialize import taken_call  # rare: only then
 
-        pending, why = taken_call(index, args, kwargs, clock, self.callables)
+        pending, why = taken_call(index, args, kwargs, clock, on, self.callables)
         if why or pending is None:
             self._skip(why or reason)
         return pending
@@ -521,7 +530,7 @@ class TargetRecorder:
 
             why = self._settle_callables(pending, ok)
             if not why:
-                why = materialize.complete_input(pending, _immutable, _with_clock)
+                why = materialize.complete_input(pending, _immutable, _with_context)
             if why:
                 self._skip(why)
                 return
@@ -790,71 +799,6 @@ class TargetRecorder:
         )
 
 
-def _ordered(pending: _Pending, key: bytes) -> bytes:
-    """The input's bytes with its dicts in insertion order (``key`` itself when that is
-    its order).
-
-    The caller asks only for an input that holds something mutable (a dict makes its
-    argument mutable: the recorder knows that already, for free).  Only a dict of two
-    keys or more can be out of order, and in canonical JSON (no spaces) its second key
-    always follows ``,"``; an input without those two bytes is not written again.
-    """
-    if key.find(b',"') == -1:
-        return key
-    frozen = [pending.enc_args, pending.enc_kwargs]
-    if pending.clock is not None:
-        frozen.append(pending.clock)
-    ordered = _write_in_order(frozen)
-    return key if ordered == key else ordered
-
-
-def _with_clock(key: bytes, clock: dict[str, Any]) -> bytes:
-    """``canonical_json([args, kwargs, clock])`` from the canonical ``[args, kwargs]``."""
-    return key[:-1] + b"," + _canonical(clock) + b"]"
-
-
-_write_in_order = msgspec.json.Encoder().encode
-
-
-def _row(fn: str, rid: str, seen: _Seen) -> LedgerRow:
-    decoded = canon.loads_json(seen.key)
-    assert isinstance(decoded, list)
-    args, kwargs, *rest = decoded
-    assert isinstance(args, list) and isinstance(kwargs, dict)
-    clock = msgspec.convert(rest[0], _clock.Clock) if rest else msgspec.UNSET
-    mutated: dict[str, JSON] | msgspec.UnsetType = seen.mutated if seen.mutated else msgspec.UNSET
-    if seen.ok:
-        return LedgerRow(
-            id=rid,
-            fn=fn,
-            args=args,
-            clock=clock,
-            kwargs=kwargs,
-            ok=True,
-            result=seen.result,
-            mutated=mutated,
-        )
-    return LedgerRow(
-        id=rid,
-        fn=fn,
-        args=args,
-        clock=clock,
-        kwargs=kwargs,
-        ok=False,
-        exc_type=seen.exc_type,
-        exc_stem=seen.exc_stem,
-        mutated=mutated,
-    )
-
-
-def _describe_outcome_bytes(outcome: bytes) -> str:
-    decoded: Any = canon.loads_json(outcome)
-    ok, result, exc_type, exc_stem, mutated = decoded
-    return outcome_text(
-        bool(ok), result, exc_type, exc_stem, mutated or msgspec.UNSET, limit=SHOWN_VALUE
-    )
-
-
 SKIP_SITES: Final = 3
 """Call sites kept per reason a call was skipped."""
 _OWN_FILES: Final = frozenset(
@@ -876,17 +820,3 @@ def _caller_site() -> str:
     except ValueError:
         shown = Path(frame.f_code.co_filename)
     return f"{shown.as_posix()}:{frame.f_lineno}"
-
-
-def _refusal(
-    row: LedgerRow, others: Iterable[bytes], first_calls: Iterable[int] = ()
-) -> RefusedInput:
-    first = outcome_text(
-        row.ok, row.result, row.exc_type, row.exc_stem, row.mutated, limit=SHOWN_VALUE
-    )
-    return RefusedInput(
-        id=row.id,
-        call=row_text(row),
-        outcomes=[first, *(_describe_outcome_bytes(o) for o in others)],
-        first_calls=list(first_calls),
-    )

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import functools
 import inspect
+import types
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, cast
 
 import msgspec
 
@@ -177,26 +178,13 @@ class Replayer:
                 if self.candidate:
                     return self._not_thawed(row, e)
                 raise DataError(f"{self.shown}:{lineno}: row {row.id}: {e}") from None
-        ok = True
-        result: Any = None
-        exc: BaseException | None = None
-        if row.clock is not msgspec.UNSET:
-            try:
-                ok, result, exc = self._call_at(row.clock, args, kwargs)
-            except ClockUnavailable as e:
-                return Outcome(self.oracle, row.id, Status.ERROR, note=str(e))
-            except canon.PastRecorded as e:
-                return _took_more(self.oracle, row.id, e)
-        else:
-            try:
-                result = self.target(*args, **kwargs)
-                if self.loop is not None and inspect.isawaitable(result):
-                    result = self.loop.run_until_complete(result)
-            except canon.PastRecorded as e:
-                return _took_more(self.oracle, row.id, e)
-            except Exception as e:
-                ok = False
-                exc = e
+        target = self.target if row.on is msgspec.UNSET else self._on_subclass(lineno, row)
+        if isinstance(target, Outcome):
+            return target
+        called = self._call(target, row, args, kwargs)
+        if isinstance(called, Outcome):
+            return called
+        ok, result, exc = called
         expected: Any = row.result
         # The common case, decided without freezing anything: a scalar result whose frozen
         # form is itself, of exactly the recorded type (so ``==`` cannot confuse 1, 1.0 and
@@ -225,13 +213,60 @@ class Replayer:
             return outcome
         return Outcome(self.oracle, outcome.case_id, Status.DRIFT, drifts=(fewer,))
 
+    def _call(
+        self, target: Callable[..., Any], row: LedgerRow, args: list[Any], kwargs: dict[str, Any]
+    ) -> tuple[bool, Any, BaseException | None] | Outcome:
+        """The call's outcome (returned, result, exception), at the row's clock if it has
+        one; an Outcome when it cannot be made or asked past what the recording answers."""
+        if row.clock is not msgspec.UNSET:
+            try:
+                return self._call_at(target, row.clock, args, kwargs)
+            except ClockUnavailable as e:
+                return Outcome(self.oracle, row.id, Status.ERROR, note=str(e))
+            except canon.PastRecorded as e:
+                return _took_more(self.oracle, row.id, e)
+        try:
+            result = target(*args, **kwargs)
+            if self.loop is not None and inspect.isawaitable(result):
+                result = self.loop.run_until_complete(result)
+        except canon.PastRecorded as e:
+            return _took_more(self.oracle, row.id, e)
+        except Exception as e:
+            return False, None, e
+        return True, result, None
+
+    def _on_subclass(self, lineno: int, row: LedgerRow) -> Callable[..., Any] | Outcome:
+        """The classmethod target bound to the subclass the row was called on
+        (:attr:`~.format.LedgerRow.on`): the defining class's function, with that class as
+        ``cls`` -- as the recorded call ran, whether or not the subclass overrides the
+        method.  A row that cannot be so bound (the class is gone or no longer a subclass,
+        the target is no longer a classmethod) is an ERROR: nothing is called."""
+        owner = getattr(self.target, "__self__", None)
+        func = getattr(self.target, "__func__", None)
+        if not isinstance(owner, type) or func is None:
+            note = "the row was called on a subclass, and the target is no longer a classmethod"
+            return Outcome(self.oracle, row.id, Status.ERROR, note=note)
+        try:
+            cls = _decode(cast("JSON", row.on), path="on")
+        except ThawError as e:
+            return self._not_rebuilt(row, e)
+        except CanonError as e:
+            if self.candidate:
+                return self._not_thawed(row, e)
+            raise DataError(f"{self.shown}:{lineno}: row {row.id}: {e}") from None
+        if not isinstance(cls, type) or not issubclass(cls, owner):
+            shown = clip(repr(cls), SHOWN_VALUE)
+            note = f"the row's class ({shown}) is not a subclass of {owner.__qualname__} today"
+            return Outcome(self.oracle, row.id, Status.ERROR, note=note)
+        return types.MethodType(func, cls)
+
     def _call_at(
-        self, clock: Clock, args: list[Any], kwargs: dict[str, Any]
+        self, target: Callable[..., Any], clock: Clock, args: list[Any], kwargs: dict[str, Any]
     ) -> tuple[bool, Any, BaseException | None]:
         """Call the target with the clock travelled to the row's frozen instant."""
         with travelling(clock):
             try:
-                result = self.target(*args, **kwargs)
+                result = target(*args, **kwargs)
                 if self.loop is not None and inspect.isawaitable(result):
                     result = self.loop.run_until_complete(result)
             except Exception as e:

@@ -138,12 +138,14 @@ def _wrap_coroutine_function(
     before = rec.before
     returned = rec.returned
     raised = rec.raised
+    receiver = _receiver_of(func) if skip_first else None
 
     @functools.wraps(func)
     async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
         if not rec.active:
             return await func(*args, **kwargs)
-        pending = before(args[1:] if skip_first else args, kwargs)
+        on = receiver(args[0]) if receiver is not None and args else None
+        pending = before(args[1:] if skip_first else args, kwargs, on)
         if type(pending) is _Materialized:
             args, kwargs = pending.call(args, skip_first)
             pending.count_references()  # with this frame's own: a kept callable is more
@@ -159,6 +161,40 @@ def _wrap_coroutine_function(
 
     async_wrapper.__lockstep_wrapped__ = func  # type: ignore[attr-defined]
     return async_wrapper
+
+
+def _receiver_of(func: Callable[..., Any]) -> Callable[[Any], Any]:
+    """For a classmethod's function: what a call's ``cls`` makes of the row -- None for the
+    class that defines it, the subclass frozen by name for any other (``ColorAll.blackbody``
+    reaching ``Color.blackbody``: its ``cls`` builds a ``ColorAll``, and replayed on
+    ``Color`` the call would give another class's object).  A class that cannot be named
+    (one a test module defines) is None too: the row is the defining class's, and the
+    verifying interpreter keeps it only if that class gives the same outcome.
+
+    The defining class is told by its module and qualified name, read off ``func``
+    (``Color.blackbody``'s function is ``Color.blackbody``): each class met is decided once.
+    """
+    module = func.__module__
+    owner = func.__qualname__.rpartition(".")[0]
+    decided: dict[Any, Any] = {}
+
+    def on(cls: Any) -> Any:
+        try:
+            return decided[cls]
+        except KeyError:
+            pass
+        except TypeError:  # unhashable: no class
+            return None
+        frozen: Any = None
+        if isinstance(cls, type) and (cls.__module__, cls.__qualname__) != (module, owner):
+            try:
+                frozen = canon.encode(cls)
+            except Exception:
+                frozen = None
+        decided[cls] = frozen
+        return frozen
+
+    return on
 
 
 _FUNCTION_API: Final = frozenset(dir(types.FunctionType))
@@ -230,6 +266,7 @@ def _recording_wrapper(  # noqa: C901 -- the recorder's commonest steps inline, 
     int_low, int_high = _INT_LOW, _INT_HIGH
     safe_low, safe_high = -_SAFE_INT, _SAFE_INT
     iterator_results = _recorder.ITERATOR_RESULTS
+    receiver = _receiver_of(func) if skip_first else None
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:  # noqa: C901 -- before(), inline
@@ -240,7 +277,10 @@ def _recording_wrapper(  # noqa: C901 -- the recorder's commonest steps inline, 
         # seen, the key of a new one of scalars (a tuple carried across the call).
         given = args[1:] if skip_first else args
         pending: Any
-        if time_module.time is not real_time[0] or time_machine in modules:
+        on = receiver(args[0]) if receiver is not None and args else None
+        if on is not None:
+            pending = before(given, kwargs, on)  # a classmethod on a subclass: the row keeps it
+        elif time_module.time is not real_time[0] or time_machine in modules:
             pending = before(given, kwargs)  # perhaps under a frozen clock: the row keeps it
         else:
             rec.calls += 1
