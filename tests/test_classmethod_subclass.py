@@ -27,6 +27,8 @@ class Shape:
 
     @classmethod
     def unit(cls, size=1):
+        if size < 0:
+            raise ValueError(f"no {cls.__name__} of size {size}")
         return cls(size, cls.sides * size)
 
 
@@ -49,6 +51,8 @@ class Loose:
 """
 
 TESTS = """
+import pytest
+
 from shapes import Shape, Square, Triangle
 
 
@@ -58,6 +62,8 @@ def test_units():
     assert type(square) is Square and square.edge == 8
     triangle = Triangle.unit(1)
     assert type(triangle) is Triangle and (triangle.size, triangle.edge) == (1, 6)
+    with pytest.raises(ValueError, match="no Square of size -1"):
+        Square.unit(-1)
 """
 
 FILES = {
@@ -80,11 +86,16 @@ def test_a_classmethod_on_a_subclass_records_its_class_and_replays_on_it(
     assert "refused 0" in run.output and "skipped" not in run.output, run.output
     header = json.loads(_ledger(root).read_text().splitlines()[0])
     assert header["lockstep_ledger"] == 4
-    rows = {json.dumps(row.on if row.on else None): row for row in rows_of(_ledger(root))}
-    assert set(rows) == {"null", '{"$fn": "shapes:Square"}', '{"$fn": "shapes:Triangle"}'}
-    assert rows['{"$fn": "shapes:Square"}'].result["$obj"][0] == "shapes:Square"
+    rows = {json.dumps([row.on if row.on else None, row.ok]): row for row in rows_of(_ledger(root))}
+    square, triangle = '{"$fn": "shapes:Square"}', '{"$fn": "shapes:Triangle"}'
+    assert set(rows) == {
+        f"[{on}, {ok}]"
+        for on, ok in [("null", "true"), (square, "true"), (triangle, "true"), (square, "false")]
+    }
+    assert rows[f"[{square}, false]"].exc_stem == "no Square of size -1"
+    assert rows[f"[{square}, true]"].result["$obj"][0] == "shapes:Square"
     # Triangle's own unit() reached Shape's through super(): recorded with size 2, on Triangle
-    assert rows['{"$fn": "shapes:Triangle"}'].args == [2]
+    assert rows[f"[{triangle}, true]"].args == [2]
     assert run_cli("replay", cwd=root).code == 0  # not Triangle.unit again (it would halve)
 
     red = red_after_change(root, "src/shapes/__init__.py", "    sides = 4\n", "    sides = 5\n")

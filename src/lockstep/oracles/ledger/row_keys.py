@@ -90,6 +90,7 @@ def _row(fn: str, rid: str, seen: _Seen) -> LedgerRow:
         clock=clock,
         kwargs=kwargs,
         ok=False,
+        on=on,
         exc_type=seen.exc_type,
         exc_stem=seen.exc_stem,
         mutated=mutated,
