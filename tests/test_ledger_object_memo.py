@@ -209,6 +209,47 @@ def test_a_call_frozen_larger_than_a_row_may_hold_is_skipped_with_its_size(
     assert any("MiB a row may hold" in reason for reason in part.unfreezable)
 
 
+ZONES = {"calls": 0}
+
+
+def every_zone() -> list[int]:
+    """Like dateutil's ``get_zonefile_instance()``: no argument, a result too large to keep."""
+    ZONES["calls"] += 1
+    return list(range(300_000))
+
+
+def every_zone_of(table: list[str]) -> list[object]:
+    return [*range(300_000), table[0]]
+
+
+def test_a_call_too_large_to_keep_is_not_frozen_again_on_its_next_calls(
+    ledger: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lockstep.oracles.ledger import recorder
+
+    frozen: list[int] = []
+    real = recorder._encode
+
+    def counting(value: Any, **kw: Any) -> Any:
+        frozen.append(1)
+        return real(value, **kw)
+
+    monkeypatch.setattr(recorder, "_encode", counting)
+    part = _part(ledger, every_zone, *[() for _ in range(5)])
+    assert ZONES["calls"] == 5  # every call made
+    assert not part.entries
+    assert list(part.unfreezable.values()) == [5], part.unfreezable  # all five skipped, named
+    assert "MiB a row may hold" in next(iter(part.unfreezable))
+    assert len(frozen) == 1  # the result frozen once, on the first call only
+
+    frozen.clear()
+    part = _part(ledger, every_zone_of, *[(["x"],) for _ in range(4)], (["y"],))
+    assert not part.entries and sum(part.unfreezable.values()) == 5, part.unfreezable
+    # ["x"] frozen again after its first call and its result frozen, and so ["y"]: the
+    # three later calls with ["x"] are skipped by the input's key, nothing frozen
+    assert len(frozen) == 4
+
+
 # -- a repeated call that changes its flat object's state --------------------------------
 
 

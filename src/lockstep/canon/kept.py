@@ -124,6 +124,8 @@ def _candidate(value: Any, own: Any) -> bool:
 
 
 def _instance_dict(value: Any) -> dict[str, Any]:
+    if not type(value).__dictoffset__:  # slotted (dateutil's _ttinfo): no raise to catch
+        return {}
     try:
         attrs = object.__getattribute__(value, "__dict__")
     except AttributeError:

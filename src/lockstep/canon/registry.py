@@ -432,8 +432,8 @@ through the object its name holds (``toolz.functoolz:flip.func``)."""
 def _plain_instance_dict(obj: Any) -> dict[str, Any] | None:
     """``obj``'s own ``__dict__`` when reading it runs no code (no class on its type's MRO
     defines ``__dict__`` itself, as a property could), else None."""
-    if isinstance(obj, type | types.ModuleType):
-        return None
+    if isinstance(obj, type | types.ModuleType) or not type(obj).__dictoffset__:
+        return None  # (a slotted object has no __dict__: nothing to look up)
     for klass in type(obj).__mro__:
         entry = klass.__dict__.get("__dict__")
         if entry is not None and type(entry) is not types.GetSetDescriptorType:

@@ -46,6 +46,15 @@ class _Seen(msgspec.Struct, gc=False):
     the rare second outcome: a row costs no list of its own.)"""
 
 
+class _Oversize(msgspec.Struct, gc=False):
+    """An input whose frozen call was too large to keep (:data:`.recorder.MAX_ROW_BYTES`),
+    remembered by its memo key: its next calls are skipped for the same reason without
+    freezing a result that would again be too large (dateutil's no-argument
+    ``get_zonefile_instance()`` returns every zone, 9 MiB frozen, on each of its calls)."""
+
+    reason: str
+
+
 class _Pending(msgspec.Struct, gc=False):
     """What :meth:`TargetRecorder.before` learned about a new input, carried across the call.
 

@@ -55,6 +55,7 @@ from lockstep.oracles.ledger.call_state import (
     _Again,
     _Fresh,
     _Materialized,
+    _Oversize,
     _Pending,
     _Remembered,
     _Seen,
@@ -219,8 +220,11 @@ class TargetRecorder:
         the first call given one, then recorded, or handed on as they are (unrecorded)
         once the target kept one."""
         self._seen: dict[bytes, _Seen] = {}
-        self._memo: dict[bytes, _Seen] = {}
+        self._memo: dict[bytes, _Seen | _Oversize] = {}
         self._objects: dict[bytes, _Remembered] = {}
+        self._oversize: dict[bytes, str] = {}
+        """Mutable inputs whose frozen call was too large, by object key (or frozen bytes,
+        for one holding no object): why."""
         """Inputs holding objects by :func:`canon.object_key`, recorded without a mutation."""
         """Rows by the ``marshal`` bytes of an immutable input already seen: repeated calls
         (the usual case: most calls repeat an input) skip freezing their arguments."""
@@ -245,7 +249,7 @@ class TargetRecorder:
 
     def before(
         self, args: tuple[Any, ...], kwargs: dict[str, Any], on: JSON | None = None
-    ) -> _Pending | _Seen | _Again | _Fresh | None:
+    ) -> _Pending | _Seen | _Again | _Fresh | _Oversize | None:
         """Freeze the input before the call (the callee may mutate it).
 
         An input made only of exact scalars and tuples that this recorder has seen
@@ -282,6 +286,9 @@ class TargetRecorder:
             remembered = self._objects.get(object_key) if object_key is not None else None
             if remembered is not None:
                 return _Again(remembered, object_key, args, kwargs)  # type: ignore[arg-type]
+            if self._oversize and object_key in self._oversize:
+                self._skip(self._oversize[object_key])
+                return None
             refusal = self.budget.refusal()
             if refusal is not None:
                 self._skip(refusal)
@@ -295,6 +302,9 @@ class TargetRecorder:
             return None
         if memo_key is None:
             self.budget.spent(len(key))  # the frozen input's canonical bytes
+        if self._oversize and object_key is None and key in self._oversize:
+            self._skip(self._oversize[key])  # its outcome too large last time: not again
+            return None
         # memoizable means immutable: nothing to compare after the call
         mutable = memo_key is None and _mutable_input(args, kwargs)
         return _Pending(
@@ -352,9 +362,14 @@ class TargetRecorder:
             self._skip(why or reason)
         return pending
 
-    def returned(self, pending: _Pending | _Seen | _Again | _Fresh | None, result: Any) -> None:
+    def returned(
+        self, pending: _Pending | _Seen | _Again | _Fresh | _Oversize | None, result: Any
+    ) -> None:
         """Note a normal return."""
         if pending is None:
+            return
+        if isinstance(pending, _Oversize):
+            self._skip(pending.reason)
             return
         if type(pending) is _Pending:  # a new input (with objects: key the result too)
             if pending.object_key is not None:
@@ -412,7 +427,7 @@ class TargetRecorder:
 
     def iterated(
         self,
-        pending: _Pending | _Seen | _Again | _Fresh,
+        pending: _Pending | _Seen | _Again | _Fresh | _Oversize,
         items: list[JSON],
         end: str,
         exc: BaseException | None,
@@ -420,6 +435,9 @@ class TargetRecorder:
     ) -> None:
         """Note a call whose iterator result ended (exhausted, raised or closed open) after
         ``items`` were consumed: its result is ``{"$iter": {...}}``."""
+        if isinstance(pending, _Oversize):
+            self._skip(pending.reason)
+            return
         if refused:
             self._skip(refused)
             return
@@ -442,10 +460,13 @@ class TargetRecorder:
         self._note(pending, True, {"$iter": payload}, "", "")
 
     def raised(
-        self, pending: _Pending | _Seen | _Again | _Fresh | None, exc: BaseException
+        self, pending: _Pending | _Seen | _Again | _Fresh | _Oversize | None, exc: BaseException
     ) -> None:
         """Note an exception (the wrapper re-raises it)."""
         if pending is None:
+            return
+        if isinstance(pending, _Oversize):
+            self._skip(pending.reason)
             return
         if isinstance(pending, _Again):
             found = self._again(pending, _RAISED)
@@ -551,9 +572,8 @@ class TargetRecorder:
         if pending.memo_key is None:
             self.budget.spent(len(outcome))  # with its input's, what the row holds
         if len(key) + len(outcome) > MAX_ROW_BYTES:
-            self._skip(
-                f"the frozen call takes {(len(key) + len(outcome)) / 2**20:.1f} MiB, "
-                f"over the {MAX_ROW_BYTES // 2**20} MiB a row may hold (data, not behaviour)"
+            self._too_large(
+                len(key) + len(outcome), pending.memo_key, pending.object_key or pending.key
             )
             return
         if self.context is not None:
@@ -626,10 +646,7 @@ class TargetRecorder:
         ``outcome`` written: no mutation, no object key, its key already in passed order."""
         index, memo_key, key = fresh
         if len(key) + len(outcome) > MAX_ROW_BYTES:
-            self._skip(
-                f"the frozen call takes {(len(key) + len(outcome)) / 2**20:.1f} MiB, "
-                f"over the {MAX_ROW_BYTES // 2**20} MiB a row may hold (data, not behaviour)"
-            )
+            self._too_large(len(key) + len(outcome), memo_key, None)
             return
         if self.context is not None:
             self._observe(key, outcome)
@@ -720,6 +737,7 @@ class TargetRecorder:
         self._seen = {}
         self._memo = {}
         self._objects = {}
+        self._oversize = {}
         self._objects_frozen = 0
         self._unfreezable = Counter()
         self._skip_sites = {}
@@ -729,6 +747,23 @@ class TargetRecorder:
         self.calls = 0
         self._lock = threading.Lock()  # another thread may have held it at the fork
 
+    def _too_large(self, size: int, memo_key: bytes | None, object_key: bytes | None) -> None:
+        """Skip a call whose frozen form is over :data:`MAX_ROW_BYTES`, and remember its
+        input (by its memo key; else by its object key, or its frozen bytes when it holds
+        no object), so that its next calls are skipped for the same reason before their
+        outcome is frozen again (see :class:`_Oversize`)."""
+        reason = (
+            f"the frozen call takes {size / 2**20:.1f} MiB, "
+            f"over the {MAX_ROW_BYTES // 2**20} MiB a row may hold (data, not behaviour)"
+        )
+        self._skip(reason)
+        for key, table, marker in (
+            (memo_key, self._memo, _Oversize(reason)),
+            (object_key, self._oversize, reason),
+        ):
+            if key is not None and len(key) <= MEMO_KEY_MAX and len(table) < MEMO_LIMIT:
+                table[key] = marker  # type: ignore[assignment]
+
     def _skip(self, reason: str) -> None:
         """Count a call skipped because a value cannot be frozen; keep its first call sites.
 
@@ -737,7 +772,7 @@ class TargetRecorder:
         """
         self._unfreezable[reason] += 1
         sites = self._skip_sites.setdefault(reason, [])
-        if len(sites) < SKIP_SITES:
+        if len(sites) < SKIP_SITES and self._unfreezable[reason] <= SITE_LOOKS:
             site = _caller_site()
             if site and site not in sites:
                 sites.append(site)
@@ -801,6 +836,10 @@ class TargetRecorder:
 
 SKIP_SITES: Final = 3
 """Call sites kept per reason a call was skipped."""
+SITE_LOOKS: Final = 64
+"""Skipped calls per reason whose site is looked for: calls from one or two sites would
+otherwise walk the stack on every call, for a third site that never comes (coloraide's
+suite skips 450,000 calls of a few targets past their budget)."""
 _OWN_FILES: Final = frozenset(
     os.path.join(os.path.dirname(__file__.removesuffix("c")), f"{name}.py")
     for name in ("recorder", "wrapping", "decorator")
