@@ -19,6 +19,7 @@ import fractions
 import io
 import ipaddress
 import logging
+import threading
 import types
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,7 @@ import collections
 import logging
 import fractions
 import ipaddress
+import threading
 import types
 
 
@@ -72,10 +74,12 @@ class Ledger:
     def __init__(self, encoding="utf-8"):
         self.log = logging.getLogger("billing")
         self.codec = codecs.lookup(encoding)
+        self._lock = threading.Lock()
 
     def encoded(self, text):
         self.log.debug("encoding %s", text)
-        return self.codec.encode(text)[0]
+        with self._lock:
+            return self.codec.encode(text)[0]
 """
 
 TESTS = """
@@ -139,7 +143,11 @@ def test_a_billing_export_writing_to_its_file_argument_is_recorded_and_guarded(
     (root / source).write_text(BILLING)
     (encoded,) = rows_of(root / "lockstep/billing.Ledger.encoded.ledger.jsonl")
     state = encoded.args[0]["$obj"][1]["state"]
-    assert state == {"codec": {"$codec": "iso8859-1"}, "log": {"$logger": "billing"}}, state
+    assert state == {
+        "codec": {"$codec": "iso8859-1"},
+        "log": {"$logger": "billing"},
+        "_lock": {"$lock": "Lock"},
+    }, state
     red = red_after_change(root, source, "self.codec.encode(text)[0]", "text.encode()")
     assert "DRIFT billing.Ledger.encoded" in red.stdout, red.stdout
 
@@ -217,6 +225,16 @@ def test_a_logger_thaws_to_the_one_logging_hands_out() -> None:
         assert canon.decode(canon.encode(logger)) is logger
 
 
+def test_a_lock_thaws_to_a_new_unheld_one_and_a_held_one_is_refused() -> None:
+    for lock in (threading.Lock(), threading.RLock()):
+        thawed = canon.decode(canon.encode(lock))
+        assert type(thawed) is type(lock) and thawed is not lock
+        assert thawed.acquire(blocking=False)
+        with lock, pytest.raises(CanonError, match="cannot freeze a held threading"):
+            canon.encode([lock])
+    assert value_text(canon.encode(threading.RLock())) == "threading.RLock()"
+
+
 def test_a_closed_file_and_one_past_its_end_are_refused() -> None:
     closed = io.StringIO("x")
     closed.close()
@@ -252,6 +270,7 @@ def test_a_closed_file_and_one_past_its_end_are_refused() -> None:
         ({"$codec": "UTF8"}, "the codec's own name ('utf-8')"),
         ({"$logger": ""}, "a logger's name, or null for the root"),
         ({"$logger": ["billing"]}, "a logger's name, or null for the root"),
+        ({"$lock": "Semaphore"}, '"Lock" or "RLock"'),
     ],
 )
 def test_a_hostile_form_is_a_one_line_error(document: Any, says: str) -> None:

@@ -17,6 +17,9 @@ and thaws to an equal object of its exact class:
 * ``{"$codec": "utf-8"}``: a ``codecs.CodecInfo``, as ``codecs.lookup`` gives it;
 * ``{"$logger": "billing"}``: a logger ``logging.getLogger`` hands out (null: the root);
   what it logs goes to its handlers, which are no part of the value;
+* ``{"$lock": "Lock"}`` or ``{"$lock": "RLock"}``: a ``threading`` lock an object keeps
+  to guard its cache (dateutil's ``rrule``), unheld; it thaws to a new one, unheld.  A
+  held lock is refused: thawed held, it would stop the replayed call for good;
 * ``{"$stringio": [text, newline, position]}`` and ``{"$bytesio": [{"$bytes": ...},
   position]}``: an in-memory file, as its own ``__getstate__`` gives it.  A file argument
   the call writes to is frozen again after the call, so what it wrote is compared as the
@@ -38,6 +41,7 @@ import io
 import ipaddress
 import math
 import sys
+import threading
 import types
 from typing import Any, Final
 
@@ -64,6 +68,10 @@ _IP_CLASSES: Final[dict[str, type[Any]]] = {
     )
 }
 _NEWLINES: Final = (None, "", "\n", "\r", "\r\n")
+_LOCKS: Final[dict[type[Any], str]] = {
+    type(threading.Lock()): "Lock",
+    type(threading.RLock()): "RLock",
+}
 
 
 def _enc_stdlib_value(encoder: Encoder, v: Any, depth: int) -> JSON | None:
@@ -101,7 +109,19 @@ def _enc_stdlib_value(encoder: Encoder, v: Any, depth: int) -> JSON | None:
         return _freeze_memory_file(encoder, v, t, depth)
     if t is codecs.CodecInfo:
         return _freeze_codec(v, depth)
+    if t in _LOCKS:
+        return _freeze_lock(v, t, depth)
     return _freeze_logger(v, t, depth)
+
+
+def _freeze_lock(v: Any, t: type[Any], depth: int) -> JSON:
+    """An unheld lock, by its kind (what a lock guards is no part of the value)."""
+    kind = _LOCKS[t]
+    held = v.locked() if kind == "Lock" else not repr(v).startswith("<unlocked")
+    if held:
+        raise Unfreezable(f"cannot freeze a held threading.{kind}: thawed held, it would block")
+    check_level(depth + 1)
+    return {"$lock": kind}
 
 
 def _freeze_codec(v: Any, depth: int) -> JSON:
@@ -269,6 +289,14 @@ def _dec_codec(payload: Any, path: str, depth: int) -> Any:
     return found
 
 
+def _dec_lock(payload: Any, path: str, depth: int) -> Any:
+    if payload == "Lock":
+        return threading.Lock()
+    if payload == "RLock":
+        return threading.RLock()
+    raise _malformed("$lock", '"Lock" or "RLock"', payload, path)
+
+
 def _dec_logger(payload: Any, path: str, depth: int) -> Any:
     import logging  # the standard library's, by its fixed name: the data names no module
 
@@ -293,5 +321,6 @@ TAG_DECODERS.update(
         "$bytesio": _dec_bytesio,
         "$codec": _dec_codec,
         "$logger": _dec_logger,
+        "$lock": _dec_lock,
     }
 )

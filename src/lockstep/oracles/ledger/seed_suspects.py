@@ -118,7 +118,7 @@ _ORDERLESS: Final = frozenset(
         *("$decimal", "$float", "$complex", "$range", "$slice", "$const", "$enum", "$fn"),
         *("$path", "$re", "$regex", "$sentinel", "$kept", "$ref", "$node", "$default"),
         *("$struct_time", "$isocalendar", "$zoneinfo", "$module", "$fraction", "$ip"),
-        *("$codec", "$logger"),
+        *("$codec", "$logger", "$lock"),
     }
 )
 """Tags whose payload is a scalar's parts or a name: no order a set could give."""
