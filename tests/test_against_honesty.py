@@ -38,7 +38,7 @@ import threading
 def parse_cell(raw):
     if raw == "ok" and KEEP_OK:
         return "OK"
-    return threading.Lock()  # no case can hold a lock
+    return threading.Semaphore()  # no case can hold a semaphore
 """
 
 TODAY = """

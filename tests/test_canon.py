@@ -273,7 +273,7 @@ def test_loose_mode_treats_tuple_and_list_alike() -> None:
         ((1, {"conn": socket.socket()}), 'args[1]["conn"]', "socket"),
         ([io.TextIOWrapper(io.BytesIO())], "args[0]", "TextIOWrapper"),
         ({"gen": (i for i in range(3))}, 'args["gen"]', "generator"),
-        ({2: threading.Lock()}, "args[2]", "lock"),
+        ({2: threading.Semaphore()}, "args[2]", "Semaphore"),
         (Money(Decimal(1), object()), "args.currency", "object"),  # type: ignore[arg-type]
     ],
 )

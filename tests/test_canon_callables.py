@@ -156,7 +156,7 @@ def test_an_iterator_that_raises_hands_on_its_items_then_the_error() -> None:
 
 
 def test_an_item_that_does_not_freeze_is_still_handed_on() -> None:
-    lock = __import__("threading").Lock()
+    lock = __import__("threading").Semaphore()
     done = take_lazily((iter([1, lock, 3]),), {}, canon.encode)
     assert done is not None
     assert list(done.call_args[0]) == [1, lock, 3]

@@ -84,7 +84,7 @@ def handle(word):
     import threading
 
     if word.startswith("lock"):
-        return threading.Lock()
+        return threading.Semaphore()
     return word.upper()
 """
 

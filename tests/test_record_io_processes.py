@@ -386,7 +386,7 @@ def test_periodic_writes_are_silent_and_the_final_one_reports(tmp_path: Path) ->
         tmp_path,
         "import threading\n"
         "from work import square\n"
-        "lock = threading.Lock()\n"
+        "lock = threading.Semaphore()\n"
         "for x in range(95):\n"
         "    square(x)\n"
         "    try:\n"
