@@ -33,6 +33,10 @@ def echo(n):
 
 def evens(items):
     return filter(lambda x: x % 2 == 0, list(items))
+
+
+def backwards(items):
+    return reversed(list(items))
 """
 
 TESTS = """
@@ -40,7 +44,7 @@ import inspect
 
 import pytest
 
-from gen.spans import echo, evens, spans
+from gen.spans import backwards, echo, evens, spans
 
 
 def test_all_items():
@@ -73,6 +77,12 @@ def test_send_and_return_value_pass_through():
 
 def test_filter():
     assert list(evens((1, 2, 3, 4))) == [2, 4]
+
+
+def test_backwards_is_the_list_s_own_iterator():
+    it = backwards((1, 2, 3))
+    assert type(it) is type(reversed([]))  # more-itertools' always_reversible is tested so
+    assert next(it) == 3
 """
 
 CONFIG = """
@@ -87,6 +97,10 @@ target = "gen.spans:evens"
 [[ledger]]
 name = "echo"
 target = "gen.spans:echo"
+
+[[ledger]]
+name = "backwards"
+target = "gen.spans:backwards"
 """
 
 
@@ -111,10 +125,10 @@ def rows(root: Path, name: str) -> list[dict[str, object]]:
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = make_project(tmp_path_factory.mktemp("gen"))
-    names = ("spans", "evens", "echo")
+    names = ("spans", "evens", "echo", "backwards")
     result = pytest_in(root, "-q", *(f"--lockstep-record={n}" for n in names))
     assert result.code == 0, result.output  # the callers saw the generator behave as ever
-    assert "5 passed" in result.stdout
+    assert "6 passed" in result.stdout
     return root
 
 
@@ -141,6 +155,9 @@ def test_items_are_recorded_as_consumed(recorded: Path) -> None:
     assert echo["result"] == {"$iter": {"items": [0, 1], "end": "exhausted"}}
     (evens,) = rows(recorded, "evens")
     assert evens["result"] == {"$iter": {"items": [2, 4], "end": "exhausted"}}
+    # an iterator over a list is handed back as it is: its items read without consuming it
+    (backwards,) = rows(recorded, "backwards")
+    assert backwards["result"] == {"$iter": {"items": [3, 2, 1], "end": "exhausted"}}
 
 
 def test_replay_is_green_and_a_changed_item_is_red(recorded: Path, tmp_path: Path) -> None:

@@ -45,6 +45,8 @@ A tag is a JSON object with exactly one key that starts with ``$``::
     {"$namespace": {...}}  {"$chainmap": [{...}, ...]}  {"$array": [typecode, [...]]}
     {"$stringio": [text, newline, pos]}  {"$bytesio": [{"$bytes": ...}, pos]}
                           (the standard library's value classes: :mod:`lockstep.canon.stdlib_values`)
+    {"$iterator": [items]}  (an iterator over a sequence, set or dict held in a value: the
+                          items it has left: :mod:`lockstep.canon.sequence_iterators`)
     {"$module": "re"}     (a module, by the name sys.modules holds it under: :mod:`lockstep.canon.modules`)
     {"$zoneinfo": key}    (a zoneinfo.ZoneInfo, by its key: :mod:`lockstep.canon.zoneinfo_zones`)
     {"$struct_time": [9 ints, zone or null, gmtoff or null]}  {"$isocalendar": [y, w, d]}
@@ -169,6 +171,7 @@ from lockstep.canon import patterns as _patterns  # noqa: F401 -- adds $re and $
 from lockstep.canon import pytz_zones as _pytz_zones  # noqa: F401 -- adds $pytz
 from lockstep.canon import regex_patterns as _regex_patterns  # noqa: F401 -- adds $regex
 from lockstep.canon import sentinels as _sentinels  # noqa: F401 -- adds $sentinel
+from lockstep.canon import sequence_iterators as _sequence_iterators  # noqa: F401 -- $iterator
 from lockstep.canon import sorted_containers as _sorted_containers  # noqa: F401 -- adds $sorted
 from lockstep.canon import stdlib_values as _stdlib_values  # noqa: F401 -- $fraction, $ip ...
 from lockstep.canon import time_tuples as _time_tuples  # noqa: F401 -- $struct_time

@@ -520,6 +520,7 @@ _TAGS: Final[dict[str, Callable[[object], str]]] = {
     "$logger": lambda p: f"logging.getLogger({'' if p is None else repr(_str(p))})",
     "$lock": lambda p: f"threading.{_str(p)}()",
     "$chainmap": lambda p: f"ChainMap({_items(_list(p))})",
+    "$iterator": lambda p: f"iter([{_items(_list(p))}])",
     "$array": lambda p: f"array({_str(_list(p, 2)[0])!r}, [{_items(_list(_list(p, 2)[1]))}])",
     "$stringio": lambda p: f"StringIO({_render(_list(p, 3)[0])}, pos={_list(p, 3)[2]!r})",
     "$bytesio": lambda p: f"BytesIO({_render(_list(p, 2)[0])}, pos={_list(p, 2)[1]!r})",

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from lockstep import canon
 from lockstep.canon import JSON
+from lockstep.canon.sequence_iterators import remaining_items
 from lockstep.errors import CanonError
 
 if TYPE_CHECKING:
@@ -31,6 +32,7 @@ ITERATOR_RESULTS: Final = frozenset(
         type(iter(range(0))),
         type(iter(range(2**70))),
         type(iter("")),
+        type(iter("\u00e9")),
         type(iter(b"")),
         type(iter(set())),
         type(iter({})),
@@ -42,6 +44,32 @@ ITERATOR_RESULTS: Final = frozenset(
 )
 """Iterator results the recorder relays (generators and the stdlib's own iterators):
 their items are frozen as the caller consumes them."""
+
+
+def kept_or_relayed(rec: TargetRecorder, pending: Any, it: Any) -> Any:
+    """``it`` itself when it iterates a sequence, a set or a dict, the row noted with every
+    item it has left, read without consuming it (:func:`~lockstep.canon.sequence_iterators.
+    remaining_items`); else :func:`relay`.
+
+    Relayed through a generator, ``always_reversible([1, 2, 3])`` stopped being a
+    ``list_reverseiterator``, and more-itertools' suite, which compares the classes,
+    failed under recording only."""
+    remaining = remaining_items(it)
+    if remaining is None:
+        return relay(rec, pending, it)
+    items: list[JSON] = []
+    refused = ""
+    for item in remaining:
+        try:
+            items.append(_encode(item, path=f"result item {len(items)}"))
+        except CanonError as e:
+            refused = str(e)
+            break
+        except Exception as e:
+            refused = f"freezing a result item: {type(e).__name__}: {e}"
+            break
+    rec.iterated(pending, items, "exhausted", None, refused)
+    return it
 
 
 def relay(  # noqa: C901 -- next, send, throw and close, one branch each

@@ -68,7 +68,7 @@ from lockstep.oracles.ledger.format import (
 )
 from lockstep.oracles.ledger.input_budget import InputBudget
 from lockstep.oracles.ledger.iter_results import ITERATOR_RESULTS as ITERATOR_RESULTS
-from lockstep.oracles.ledger.iter_results import relay as _relay
+from lockstep.oracles.ledger.iter_results import kept_or_relayed as _kept_or_relayed
 from lockstep.oracles.ledger.part import PartEntry, RecordingPart, RefusedInput
 from lockstep.oracles.ledger.row_keys import _ordered, _refusal, _row, _with_context
 from lockstep.oracles.ledger.spool import (
@@ -422,8 +422,10 @@ class TargetRecorder:
 
     def relay(self, pending: _Pending | _Seen | _Again | _Fresh, result: Any) -> Any:
         """A generator handing the caller ``result``'s items unchanged, each frozen as it
-        is consumed; the row is noted when it ends (see :func:`.iter_results.relay`)."""
-        return _relay(self, pending, result)
+        is consumed; the row is noted when it ends (see :func:`.iter_results.relay`).  An
+        iterator over a sequence, set or dict is handed back as it is, its items read
+        without consuming it (:func:`.iter_results.kept_or_relayed`)."""
+        return _kept_or_relayed(self, pending, result)
 
     def iterated(
         self,
