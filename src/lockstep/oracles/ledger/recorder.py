@@ -49,6 +49,7 @@ from lockstep import canon
 from lockstep.canon import JSON
 from lockstep.canon._core import _INT_HIGH, _INT_LOW
 from lockstep.canon._core import _encoder as _canonical_writer
+from lockstep.canon.sequence_iterators import SEQUENCE_ITERATORS
 from lockstep.errors import CanonError
 from lockstep.oracles.ledger import clock as _clock
 from lockstep.oracles.ledger.call_state import (
@@ -162,6 +163,21 @@ def _memoizable(values: Iterable[Any]) -> bool:
             if t not in leaves and (t is not tuple or not _memoizable(w)):
                 return False
     return True
+
+
+_TAKEN_AS_READ: Final = "an iterator argument is frozen as the call reads it"
+
+
+def _sequence_iterator_argument(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    """Whether a call's own argument is an iterator over a sequence, set or dict.  Inside a
+    value such an iterator freezes as what it has left (``$iterator``); as the argument
+    itself it is handed on through a proxy and frozen as the items the call takes
+    (``$iter``, :mod:`.materialize`), as every iterator argument is."""
+    iterators = SEQUENCE_ITERATORS
+    for v in args:
+        if type(v) in iterators:
+            return True
+    return any(type(v) in iterators for v in kwargs.values())
 
 
 def _mutable_input(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
@@ -293,6 +309,8 @@ class TargetRecorder:
             if refusal is not None:
                 self._skip(refusal)
                 return None
+            if _sequence_iterator_argument(args, kwargs):
+                return self._before_materialized(index, args, kwargs, _TAKEN_AS_READ)
         try:
             enc_args, enc_kwargs, key = _encode_call_keyed(args, kwargs)
         except CanonError as e:
@@ -322,6 +340,8 @@ class TargetRecorder:
         """A call under a frozen clock (:mod:`.clock`), or a classmethod's called on a
         subclass: its row holds the clock and the class, and both are part of its input,
         so the same call on another day, or on another class, is another row."""
+        if _sequence_iterator_argument(args, kwargs):
+            return self._before_materialized(index, args, kwargs, _TAKEN_AS_READ, clock, on)
         try:
             enc_args, enc_kwargs, key = _encode_call_keyed(args, kwargs)
         except CanonError as e:
