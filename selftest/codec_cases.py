@@ -165,7 +165,8 @@ SPECIALS: dict[str, Callable[[], Any]] = {
     "opaque-in-a-dataclass": lambda: Point(1, Opaque()),
     "function": lambda: len,
     "lambda": lambda: lambda: None,
-    "lock": threading.Lock,
+    "lock": threading.Lock,  # freezes by kind since {"$lock": ...}
+    "semaphore": threading.Semaphore,
     "type": lambda: int,
     "reference-cycle": _cycle,
     "lone-surrogate": lambda: "\udcff",
