@@ -19,6 +19,10 @@ from helpers import recorded as recorded_in
 from helpers import red_after_change, rows_of, run_cli
 
 ROWS = """
+import functools
+import inspect
+
+
 def pick(rows, pred):
     out = []
     for r in rows:
@@ -63,10 +67,20 @@ def register(name, fn):
 
 def lookup(name):
     return REGISTRY[name]
+
+
+def arity(fn):
+    if isinstance(fn, functools.partial):
+        return len(inspect.signature(fn.func).parameters)
+    if inspect.isfunction(fn):
+        return len(inspect.signature(fn).parameters)
+    return -1
 """
 
 TESTS = """
-from shop.rows import any_over, lazily, lookup, parse_all, pick, register, total_by
+import functools
+
+from shop.rows import any_over, arity, lazily, lookup, parse_all, pick, register, total_by
 
 ROWS = [{"day": "mon", "amount": 3}, {"day": "tue", "amount": 5}, {"day": "mon", "amount": 7}]
 
@@ -115,6 +129,15 @@ def test_a_registered_function_is_the_very_function():
     register("o", other)
     assert lookup("h") is handler
     assert lookup("o") is other
+
+
+def test_arity_sees_the_callable_s_own_class():
+    def f(a, b):
+        return a
+
+    assert arity(f) == 2  # the first given a callable: handed it as it is
+    assert arity(functools.partial(f, 1)) == 2  # then through the proxy: still a partial
+    assert arity(lambda x: x) == 1
 """
 
 
