@@ -199,3 +199,56 @@ def test_replay_against_a_revision_that_takes_more_names_the_difference(tmp_path
     result = run_cli("replay", "--against", "HEAD~2", "--generate", "0", cwd=repo.root)
     assert result.code == 1, result.output
     assert "IterPastRecorded" in result.stdout, result.stdout
+
+
+DRIVEN = """
+import types
+
+
+def drive(gen):
+    first = next(gen)
+    return first, gen.send(10)
+
+
+def kind(items):
+    return "generator" if isinstance(items, types.GeneratorType) else "other"
+"""
+
+DRIVEN_TESTS = """
+from gens import drive, kind
+
+
+def counter():
+    got = yield 1
+    yield got * 2
+
+
+def test_drive():
+    assert drive(counter()) == (1, 20)
+
+
+def test_kind():
+    assert kind(x for x in [1]) == "generator"
+    assert kind(iter([1])) == "other"
+"""
+
+
+def test_a_generator_argument_is_still_a_generator_to_the_target(tmp_path: Path) -> None:
+    """Handed the proxy, a target that drives its generator with ``send`` met an
+    AttributeError, and one asking ``isinstance(items, GeneratorType)`` got False: the
+    suite failed under recording only.  Both now answer as unrecorded; the call that used
+    ``send`` is skipped, naming it, and the one whose outcome hung on the class is refused
+    by the verification (replay hands the items otherwise), never written."""
+    from helpers import recorded
+
+    files = {
+        "lockstep.toml": '[[ledger]]\npackage = "gens"\n',
+        "pyproject.toml": '[tool.pytest.ini_options]\npythonpath = ["src"]\n',
+        "src/gens/__init__.py": DRIVEN,
+        "tests/test_gens.py": DRIVEN_TESTS,
+    }
+    run = recorded(tmp_path, files)
+    assert "the target used the iterator's send" in run.output, run.output
+    assert "returned 'generator' | returned 'other'" in run.output, run.output
+    assert not rows_of(tmp_path / "lockstep/gens.drive.ledger.jsonl")
+    assert run_cli("replay", cwd=tmp_path).code == 0

@@ -113,6 +113,27 @@ class TakenItems(IterItems):
     def __del__(self) -> None:
         TakenItems.live -= 1
 
+    @property  # type: ignore[misc]
+    def __class__(self) -> type[Any]:
+        """The source's class, so ``isinstance(items, types.GeneratorType)`` answers as
+        unrecorded (replay hands the items otherwise: a call whose outcome depended on it
+        is refused by the verifying interpreter, never replayed wrong)."""
+        return type(self._source)
+
+    def __getattr__(self, name: str) -> Any:
+        """What the proxy does not answer itself (a generator's ``send``, ``throw``,
+        ``close``, ``gi_frame``) is the source's: the target gets the iterator's own
+        answer, and its call, which used more than the items it took, is not recorded."""
+        if name.startswith("_"):
+            raise AttributeError(name)
+        found = getattr(self._source, name)
+        if not self.why:
+            self.why = (
+                f"{self._where}: the target used the iterator's {name} (only the items it "
+                "takes are frozen)"
+            )
+        return found
+
     def __next__(self) -> Any:
         try:
             item = next(self._source)
