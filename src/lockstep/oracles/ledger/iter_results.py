@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from lockstep import canon
 from lockstep.canon import JSON
-from lockstep.canon.sequence_iterators import remaining_items
+from lockstep.canon.sequence_iterators import SEQUENCE_ITERATORS, remaining_items
 from lockstep.errors import CanonError
 
 if TYPE_CHECKING:
@@ -26,19 +26,7 @@ ITERATOR_RESULTS: Final = frozenset(
         filter,
         zip,
         enumerate,
-        reversed,
-        type(iter([])),
-        type(iter(())),
-        type(iter(range(0))),
-        type(iter(range(2**70))),
-        type(iter("")),
-        type(iter("\u00e9")),
-        type(iter(b"")),
-        type(iter(set())),
-        type(iter({})),
-        type(iter({}.values())),
-        type(iter({}.items())),
-        type(reversed([])),
+        *SEQUENCE_ITERATORS,
         *(t for t in vars(itertools).values() if isinstance(t, type) and hasattr(t, "__next__")),
     }
 )

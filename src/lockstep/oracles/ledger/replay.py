@@ -18,7 +18,7 @@ import inspect
 import types
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final, cast
+from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
 
@@ -169,15 +169,10 @@ class Replayer:
             not kwargs or SELF_FROZEN.issuperset(map(type, kwargs.values()))
         )
         if not scalar:
-            try:
-                args = _decode(args, path="args")
-                kwargs = _decode(kwargs, path="kwargs") if kwargs else {}
-            except ThawError as e:
-                return self._not_rebuilt(row, e)
-            except CanonError as e:
-                if self.candidate:
-                    return self._not_thawed(row, e)
-                raise DataError(f"{self.shown}:{lineno}: row {row.id}: {e}") from None
+            thawed = self._thawed(lineno, row, _decode_input, args, kwargs)
+            if isinstance(thawed, Outcome):
+                return thawed
+            ((args, kwargs),) = thawed
         target = self.target if row.on is msgspec.UNSET else self._on_subclass(lineno, row)
         if isinstance(target, Outcome):
             return target
@@ -246,19 +241,30 @@ class Replayer:
         if not isinstance(owner, type) or func is None:
             note = "the row was called on a subclass, and the target is no longer a classmethod"
             return Outcome(self.oracle, row.id, Status.ERROR, note=note)
+        thawed = self._thawed(lineno, row, _decode_class, row.on)
+        if isinstance(thawed, Outcome):
+            return thawed
+        (cls,) = thawed
+        if not isinstance(cls, type) or not issubclass(cls, owner):
+            shown = clip(repr(cls), SHOWN_VALUE)
+            note = f"the row's class ({shown}) is not a subclass of {owner.__qualname__} today"
+            return Outcome(self.oracle, row.id, Status.ERROR, note=note)
+        return types.MethodType(func, cls)
+
+    def _thawed(
+        self, lineno: int, row: LedgerRow, thaw: Callable[..., Any], *frozen: Any
+    ) -> tuple[Any] | Outcome:
+        """``(thaw(*frozen),)``; or the row's ERROR when its values do not rebuild with
+        today's code, or do not thaw in a candidate's fresh interpreter.  Bad data in a
+        ledger itself is a :class:`DataError` naming its line and row."""
         try:
-            cls = _decode(cast("JSON", row.on), path="on")
+            return (thaw(*frozen),)
         except ThawError as e:
             return self._not_rebuilt(row, e)
         except CanonError as e:
             if self.candidate:
                 return self._not_thawed(row, e)
             raise DataError(f"{self.shown}:{lineno}: row {row.id}: {e}") from None
-        if not isinstance(cls, type) or not issubclass(cls, owner):
-            shown = clip(repr(cls), SHOWN_VALUE)
-            note = f"the row's class ({shown}) is not a subclass of {owner.__qualname__} today"
-            return Outcome(self.oracle, row.id, Status.ERROR, note=note)
-        return types.MethodType(func, cls)
 
     def _call_at(
         self, target: Callable[..., Any], clock: Clock, args: list[Any], kwargs: dict[str, Any]
@@ -276,18 +282,8 @@ class Replayer:
     def _check_recorded(self, lineno: int, row: LedgerRow) -> Outcome | None:
         """A recorded value that does not thaw is a corrupt line, never a drift to show
         (in a candidate: a case that does not reproduce, see :attr:`candidate`)."""
-        try:
-            if row.ok and not isinstance(row.result, msgspec.UnsetType):
-                _decode(row.result, path="result")
-            if isinstance(row.mutated, dict):
-                _decode(row.mutated, path="mutated")
-        except ThawError as e:
-            return self._not_rebuilt(row, e)
-        except CanonError as e:
-            if self.candidate:
-                return self._not_thawed(row, e)
-            raise DataError(f"{self.shown}:{lineno}: row {row.id}: {e}") from None
-        return None
+        thawed = self._thawed(lineno, row, _decode_recorded, row)
+        return thawed if isinstance(thawed, Outcome) else None
 
     def _not_rebuilt(self, row: LedgerRow, e: ThawError) -> Outcome:
         """The row is well formed but today's code cannot rebuild its values: the change's
@@ -402,6 +398,22 @@ class Replayer:
             return None
         limit = _candidate_cut(self.candidate)
         return Drift("mutation", _mutation_text(expected, limit), _mutation_text(actual, limit))
+
+
+def _decode_input(args: list[JSON], kwargs: dict[str, JSON]) -> tuple[Any, Any]:
+    return _decode(args, path="args"), (_decode(kwargs, path="kwargs") if kwargs else {})
+
+
+def _decode_class(on: JSON) -> Any:
+    return _decode(on, path="on")
+
+
+def _decode_recorded(row: LedgerRow) -> None:
+    """Thaw what the row recorded (its result, its mutations), to see that it thaws."""
+    if row.ok and not isinstance(row.result, msgspec.UnsetType):
+        _decode(row.result, path="result")
+    if isinstance(row.mutated, dict):
+        _decode(row.mutated, path="mutated")
 
 
 def _candidate_cut(candidate: bool) -> int | None:

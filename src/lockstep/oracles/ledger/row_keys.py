@@ -71,28 +71,18 @@ def _row(fn: str, rid: str, seen: _Seen) -> LedgerRow:
     )
     on: JSON | msgspec.UnsetType = rest[1] if len(rest) > 1 else msgspec.UNSET
     mutated: dict[str, JSON] | msgspec.UnsetType = seen.mutated if seen.mutated else msgspec.UNSET
-    if seen.ok:
-        return LedgerRow(
-            id=rid,
-            fn=fn,
-            args=args,
-            clock=clock,
-            kwargs=kwargs,
-            ok=True,
-            on=on,
-            result=seen.result,
-            mutated=mutated,
-        )
+    ok = seen.ok
     return LedgerRow(
         id=rid,
         fn=fn,
         args=args,
         clock=clock,
         kwargs=kwargs,
-        ok=False,
+        ok=ok,
         on=on,
-        exc_type=seen.exc_type,
-        exc_stem=seen.exc_stem,
+        result=seen.result if ok else msgspec.UNSET,
+        exc_type=msgspec.UNSET if ok else seen.exc_type,
+        exc_stem=msgspec.UNSET if ok else seen.exc_stem,
         mutated=mutated,
     )
 
