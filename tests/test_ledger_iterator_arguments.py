@@ -237,8 +237,9 @@ def test_a_generator_argument_is_still_a_generator_to_the_target(tmp_path: Path)
     """Handed the proxy, a target that drives its generator with ``send`` met an
     AttributeError, and one asking ``isinstance(items, GeneratorType)`` got False: the
     suite failed under recording only.  Both now answer as unrecorded; the call that used
-    ``send`` is skipped, naming it, and the one whose outcome hung on the class is refused
-    by the verification (replay hands the items otherwise), never written."""
+    ``send`` is skipped, naming it, and one whose outcome hung on the class is refused,
+    never written (here two calls froze alike and answered otherwise; alone, the verifying
+    interpreter, which hands the items otherwise, refuses it)."""
     from helpers import recorded
 
     files = {
