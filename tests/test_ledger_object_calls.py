@@ -87,3 +87,72 @@ def test_a_limit_out_of_range_is_a_one_line_error(tmp_path: Path, setting: str, 
     assert result.stderr.strip().splitlines() == [
         f"lockstep: error: lockstep.toml: lockstep.{key}: must be between 0 (no limit) and {most}"
     ]
+
+
+def test_past_the_limit_a_call_is_skipped_before_its_input_is_keyed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """babel's suite hands ``format_decimal`` a ``Locale`` (its whole locale data) on each
+    of thousands of calls: past the budget, keying each input to look for a repeat of a
+    recorded one cost minutes.  Nothing of a call is keyed once the budget is spent."""
+    from lockstep import record_io
+    from lockstep.oracles.ledger import recorder
+    from lockstep.oracles.ledger.input_budget import InputBudget
+
+    keyed: list[int] = []
+    real = recorder._object_key
+
+    def counting(args: object, kwargs: object) -> object:
+        keyed.append(1)
+        return real(args, kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(recorder, "_object_key", counting)
+
+    def size(items: list[int]) -> int:
+        return len(items)
+
+    wrapped = record_io(size, ledger=tmp_path / "size.ledger.jsonl")
+    rec = wrapped.lockstep_recorder
+    rec.budget = InputBudget(3, 0)
+    for i in range(10):
+        assert wrapped([i % 4]) == 1  # the fourth and later calls repeat recorded inputs
+    part = rec.part()
+    rec.active = False  # nothing to write at exit
+    assert len(part.entries) == 3
+    assert len(keyed) == 6  # the three recorded calls keyed their input and result; no more
+    assert list(part.unfreezable.values()) == [7], part.unfreezable
+
+
+def test_an_input_of_too_many_objects_spends_a_row_of_the_budget(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """babel's suite passes a ``Locale`` holding its whole locale data (more objects than a
+    value may hold) on thousands of calls: each was walked four times to name where it
+    failed, and the failures spent nothing of the byte budget, so every call paid them.
+    Such an input is refused at once (``TooLargeError``), as a row's worth of the budget."""
+    from lockstep import record_io
+    from lockstep.errors import TooLargeError
+    from lockstep.oracles.ledger import recorder
+    from lockstep.oracles.ledger.input_budget import InputBudget
+
+    walked: list[int] = []
+
+    def too_large(args: object, kwargs: object) -> object:
+        walked.append(1)
+        raise TooLargeError("holds more than 20,000 objects: too large to freeze", "args")
+
+    monkeypatch.setattr(recorder, "_encode_call_keyed", too_large)
+
+    def count(cells: list[int]) -> int:
+        return len(cells)
+
+    wrapped = record_io(count, ledger=tmp_path / "count.ledger.jsonl")
+    rec = wrapped.lockstep_recorder
+    rec.budget = InputBudget(0, 4 * recorder.MAX_ROW_BYTES)
+    for _ in range(10):
+        assert wrapped([1, 2]) == 2
+    part = rec.part()
+    rec.active = False  # nothing to write at exit
+    assert len(walked) == 4  # four rows' worth of budget, then nothing is walked
+    reasons = sorted((n, r.removeprefix("args: ")[:20]) for r, n in part.unfreezable.items())
+    assert reasons == [(4, "holds more than 20,0"), (6, "past the first 4 MiB")], reasons

@@ -85,6 +85,11 @@ class CanonError(LockstepError):
         self.reason = message
 
 
+class TooLargeError(CanonError):
+    """A value holds too many objects to freeze: no path is walked for it, and a recorder
+    counts it as a row's worth of its byte budget."""
+
+
 class ThawError(CanonError):
     """A recorded value is well formed, but rebuilding it ran the project's own code (an
     object's ``__new__``/``__setstate__``, its ``__hash__``/``__eq__`` as a set member or a

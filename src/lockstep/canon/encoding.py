@@ -33,6 +33,7 @@ from lockstep.canon._core import (
     JSON,
     MAX_DEPTH,
     MAX_INT_DIGITS,
+    TooLarge,
     Unfreezable,
     _b64,
     _check_int,
@@ -72,7 +73,7 @@ from lockstep.canon.registry import (
     reachable_name,
 )
 from lockstep.canon.sentinels import freeze_sentinel, is_marker, marker_of
-from lockstep.errors import CanonError
+from lockstep.errors import CanonError, TooLargeError
 
 if TYPE_CHECKING:
     pass
@@ -631,6 +632,8 @@ def encode(value: Any, *, loose: bool = False, path: str = "value") -> JSON:
         out = (_FAST_LOOSE if loose else _FAST_STRICT)(value, 1)
         if _proven(out):
             return out
+    except TooLarge as e:
+        raise TooLargeError(e.reason, path) from None
     except Exception:  # the slow path below raises the right, path-naming error
         pass
     return _slow_encode(value, loose, path)
@@ -648,6 +651,8 @@ def _slow_encode(value: Any, loose: bool, path: str, depth: int = 1) -> JSON:
         _checker.encode(out)
     except _TooDeep:
         raise CanonError(_TOO_DEEP, path) from None
+    except TooLarge as e:
+        raise TooLargeError(e.reason, path) from None
     except Unfreezable as e:
         raise CanonError(e.reason, path + "".join(reversed(e.segments))) from None
     except RecursionError:
@@ -719,6 +724,8 @@ def encode_call(
         enc_kwargs = fast(kwargs, 1) if kwargs else {}
         if _proven((enc_args, enc_kwargs)):  # type: ignore[arg-type]
             return enc_args, enc_kwargs  # type: ignore[return-value]
+    except TooLarge as e:
+        raise TooLargeError(e.reason, "args" if args else "kwargs") from None
     except Exception:  # encode() below raises the right, path-naming error
         pass
     # each argument a value of its own, as the fast path freezes them (at level 2, in the
@@ -736,6 +743,8 @@ def _one_argument(x: Any, path: str) -> JSON:
         out = _FAST_STRICT(x, 2)
         if _proven(out):
             return out
+    except TooLarge as e:
+        raise TooLargeError(e.reason, path) from None
     except Exception:  # the slow path below raises the right, path-naming error
         pass
     return _slow_encode(x, False, path, 2)
@@ -807,6 +816,8 @@ def encode_call_keyed(  # noqa: C901 -- one flat loop per call, see below
         key = write([enc_args, enc_kwargs])
         if len(key) < MAX_INT_DIGITS - 1 or _LONG_DIGITS.search(key) is None:
             return enc_args, enc_kwargs, key
+    except TooLarge as e:
+        raise TooLargeError(e.reason, "args" if args else "kwargs") from None
     except Exception:  # encode_call() below raises the right, path-naming error
         pass
     slow_args, slow_kwargs = encode_call(args, kwargs)
@@ -956,6 +967,8 @@ def dumps(value: Any, *, loose: bool = False, path: str = "value") -> bytes:
         text = _encoder.encode((_FAST_LOOSE if loose else _FAST_STRICT)(value, 1))
         if len(text) < MAX_INT_DIGITS - 1 or _LONG_DIGITS.search(text) is None:
             return text
+    except TooLarge as e:
+        raise TooLargeError(e.reason, path) from None
     except Exception:  # the slow path below raises the right, path-naming error
         pass
     return _encoder.encode(_slow_encode(value, loose, path))

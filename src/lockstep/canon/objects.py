@@ -56,6 +56,7 @@ from lockstep.canon import graphs
 from lockstep.canon._core import (
     JSON,
     MAX_DEPTH,
+    TooLarge,
     Unfreezable,
     _short,
     _TooDeep,
@@ -718,7 +719,7 @@ def _freeze_own(self: Encoder, v: Any, t: type[Any], depth: int) -> JSON:
     done: dict[int, tuple[Any, int, bytes]] = _ACTIVE_OBJECTS.done
     _ACTIVE_OBJECTS.count += 1
     if _ACTIVE_OBJECTS.count > MAX_OBJECTS:
-        raise Unfreezable(
+        raise TooLarge(
             f"holds more than {MAX_OBJECTS:,} objects: too large to freeze (data, not behaviour)"
         )
     again = done.get(id(v))

@@ -8,7 +8,9 @@ of one target a recording freezes, ``[lockstep] object_bytes`` how many bytes th
 take (the frozen input, then the outcome with the objects as the call left them); past
 either, such calls run unrecorded and are counted as skipped, with the setting named.
 Inputs of scalars and tuples are never counted: they repeat, and repeated inputs are
-found without freezing them.
+found without freezing them.  Once the budget is spent, a call with objects is skipped
+before anything of it is keyed or frozen, even one repeating a recorded input: keying a
+babel ``Locale`` (its whole locale data) on each of thousands of calls cost minutes.
 """
 
 from __future__ import annotations
@@ -22,6 +24,15 @@ class InputBudget:
         self.size = size
         self._calls_spent = 0
         self._size_spent = 0
+
+    def exhausted(self) -> str | None:
+        """Why no more call with objects is frozen, once the budget is spent (counting
+        nothing), or None."""
+        if (self.calls and self._calls_spent >= self.calls) or (
+            self.size and self._size_spent >= self.size
+        ):
+            return self.refusal()
+        return None
 
     def refusal(self) -> str | None:
         """Why the next call with objects is not frozen, or None (the call is counted)."""

@@ -50,7 +50,7 @@ from lockstep.canon import JSON
 from lockstep.canon._core import _INT_HIGH, _INT_LOW
 from lockstep.canon._core import _encoder as _canonical_writer
 from lockstep.canon.sequence_iterators import SEQUENCE_ITERATORS
-from lockstep.errors import CanonError
+from lockstep.errors import CanonError, TooLargeError
 from lockstep.oracles.ledger import clock as _clock
 from lockstep.oracles.ledger.call_state import (
     _Again,
@@ -298,6 +298,10 @@ class TargetRecorder:
         its ``marshal`` key when it is immutable, else None)."""
         object_key: bytes | None = None
         if memo_key is None:
+            spent = self.budget.exhausted()
+            if spent is not None:  # nothing keyed or frozen past the budget
+                self._skip(spent)
+                return None
             object_key = _object_key(args, kwargs)
             remembered = self._objects.get(object_key) if object_key is not None else None
             if remembered is not None:
@@ -313,6 +317,10 @@ class TargetRecorder:
                 return self._before_materialized(index, args, kwargs, _TAKEN_AS_READ)
         try:
             enc_args, enc_kwargs, key = _encode_call_keyed(args, kwargs)
+        except TooLargeError as e:  # counted as a row's worth: so many are walked no more
+            self.budget.spent(MAX_ROW_BYTES)
+            self._skip(str(e))
+            return None
         except CanonError as e:
             return self._before_materialized(index, args, kwargs, str(e))
         except Exception as e:
