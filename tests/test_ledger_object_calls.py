@@ -156,3 +156,63 @@ def test_an_input_of_too_many_objects_spends_a_row_of_the_budget(
     assert len(walked) == 4  # four rows' worth of budget, then nothing is walked
     reasons = sorted((n, r.removeprefix("args: ")[:20]) for r, n in part.unfreezable.items())
     assert reasons == [(4, "holds more than 20,0"), (6, "past the first 4 MiB")], reasons
+
+
+class LazyLocale:
+    """A babel ``Locale`` in small: its data loaded into it by its first call."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.data: dict[str, object] | None = None
+
+
+def _parents(levels: int) -> dict[str, object]:
+    """A locale data dict's chain of parents, deeper than a frozen value may nest."""
+    root: dict[str, object] = {}
+    node = root
+    for _ in range(levels):
+        node["parent"] = node = {}
+    return root
+
+
+def numbering_system(locale: LazyLocale) -> str:
+    if locale.data is None:
+        locale.data = _parents(300)
+    return "latn"
+
+
+def test_an_input_left_too_deep_by_its_call_spends_a_row_and_is_not_walked_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """babel's ``Locale`` loads its locale data on its first call: the input as the call
+    left it nests deeper than a value may, and learning that walked it whole, on each of
+    a thousand calls.  Such a call now spends a row's worth of the byte budget, and a
+    later call with an input of the same state is skipped before anything is walked."""
+    from lockstep import record_io
+    from lockstep.oracles.ledger import recorder
+    from lockstep.oracles.ledger.input_budget import InputBudget
+
+    walks: list[str] = []
+    real = recorder._encode
+
+    def counting(value: object, **kw: str) -> object:
+        walks.append(kw.get("path", ""))
+        return real(value, **kw)
+
+    monkeypatch.setattr(recorder, "_encode", counting)
+
+    wrapped = record_io(numbering_system, ledger=tmp_path / "numbering.ledger.jsonl")
+    rec = wrapped.lockstep_recorder
+    rec.budget = InputBudget(0, 4 * recorder.MAX_ROW_BYTES)
+    for _ in range(5):  # five locales of one state: walked after the first call only
+        assert wrapped(LazyLocale("en")) == "latn"
+    for i in range(8):  # eight of other states: three more walks spend the budget
+        assert wrapped(LazyLocale(f"l{i}")) == "latn"
+    part = rec.part()
+    rec.active = False  # nothing to write at exit
+    assert not part.entries
+    assert walks == ["args[0] after the call"] * 4, walks
+    reasons = sorted(
+        (n, r.removeprefix("args[0] after the call: ")[:20]) for r, n in part.unfreezable.items()
+    )
+    assert reasons == [(5, "past the first 4 MiB"), (8, "nested more than 200")], reasons

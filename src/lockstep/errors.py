@@ -90,6 +90,12 @@ class TooLargeError(CanonError):
     counts it as a row's worth of its byte budget."""
 
 
+class TooDeepError(CanonError):
+    """A value nested past the codec's depth, or holding a reference cycle it cannot name:
+    every level down to the limit was walked to learn it, so a recorder counts it as a
+    row's worth of its byte budget, as it does :class:`TooLargeError`."""
+
+
 class ThawError(CanonError):
     """A recorded value is well formed, but rebuilding it ran the project's own code (an
     object's ``__new__``/``__setstate__``, its ``__hash__``/``__eq__`` as a set member or a

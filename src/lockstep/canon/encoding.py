@@ -73,7 +73,7 @@ from lockstep.canon.registry import (
     reachable_name,
 )
 from lockstep.canon.sentinels import freeze_sentinel, is_marker, marker_of
-from lockstep.errors import CanonError, TooLargeError
+from lockstep.errors import CanonError, TooDeepError, TooLargeError
 
 if TYPE_CHECKING:
     pass
@@ -650,13 +650,13 @@ def _slow_encode(value: Any, loose: bool, path: str, depth: int = 1) -> JSON:
         )
         _checker.encode(out)
     except _TooDeep:
-        raise CanonError(_TOO_DEEP, path) from None
+        raise TooDeepError(_TOO_DEEP, path) from None
     except TooLarge as e:
         raise TooLargeError(e.reason, path) from None
     except Unfreezable as e:
         raise CanonError(e.reason, path + "".join(reversed(e.segments))) from None
     except RecursionError:
-        raise CanonError(_TOO_DEEP, path) from None
+        raise TooDeepError(_TOO_DEEP, path) from None
     except ValueError as e:  # a limit of this process (int_max_str_digits) below the codec's
         raise CanonError(f"cannot be written as JSON: {e}", path) from None
     finally:

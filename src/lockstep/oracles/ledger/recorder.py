@@ -30,15 +30,13 @@ figure: how many distinct rows the last fifth of the calls still added.
 
 from __future__ import annotations
 
-import marshal
 import os
 import sys
 import threading
 import time
 import weakref
 from collections import Counter
-from collections.abc import Callable, Iterable
-from decimal import Decimal
+from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
 from typing import Any, Final
@@ -49,8 +47,7 @@ from lockstep import canon
 from lockstep.canon import JSON
 from lockstep.canon._core import _INT_HIGH, _INT_LOW
 from lockstep.canon._core import _encoder as _canonical_writer
-from lockstep.canon.sequence_iterators import SEQUENCE_ITERATORS
-from lockstep.errors import CanonError, TooLargeError
+from lockstep.errors import CanonError, TooDeepError, TooLargeError
 from lockstep.oracles.ledger import clock as _clock
 from lockstep.oracles.ledger.call_state import (
     _Again,
@@ -68,6 +65,13 @@ from lockstep.oracles.ledger.format import (
     row_id,
 )
 from lockstep.oracles.ledger.input_budget import InputBudget
+from lockstep.oracles.ledger.input_kinds import (
+    _TAKEN_AS_READ,
+    _immutable,
+    _memo_key,
+    _mutable_input,
+    _sequence_iterator_argument,
+)
 from lockstep.oracles.ledger.iter_results import ITERATOR_RESULTS as ITERATOR_RESULTS
 from lockstep.oracles.ledger.iter_results import kept_or_relayed as _kept_or_relayed
 from lockstep.oracles.ledger.part import PartEntry, RecordingPart, RefusedInput
@@ -80,18 +84,6 @@ from lockstep.oracles.ledger.spool import (
 
 LATE_FRACTION: Final = 0.2
 """The tail of the run whose new rows measure saturation ("the last 20% of calls added 0 rows")."""
-
-_IMMUTABLE: Final = frozenset(
-    {int, str, float, bool, type(None), bytes, Decimal, complex, range, type(Ellipsis)}
-)
-
-_MEMO_LEAVES: Final = frozenset({int, str, bytes, bool, float, type(None)})
-"""Exact types whose ``marshal`` bytes tell every value apart that canon tells apart.
-
-``marshal`` keeps ``1``, ``1.0`` and ``True`` apart, and ``-0.0`` from ``0.0``, unlike
-``==``; but it writes every buffer (bytearray, memoryview, a bytes subclass) as bytes,
-so inputs holding anything but these exact types and tuples of them are never memoized.
-"""
 
 MEMO_LIMIT: Final = 100_000
 """Most inputs a recorder remembers by their ``marshal`` bytes (past it, calls just freeze)."""
@@ -117,91 +109,11 @@ _canonical = canon.canonical_json
 _write_outcome = _canonical_writer.encode
 """The outcome's canonical bytes: :func:`canon.canonical_json`'s writer, called directly."""
 _UNWRITABLE: Final = (TypeError, ValueError, OverflowError, RecursionError, msgspec.EncodeError)
-_marshal = marshal.dumps
 _time_module = time
 _REAL_TIME: Final = (time.time,)
 """In a tuple: freezegun rebinds every module global that *is* ``time.time`` to its fake."""
 _TIME_MACHINE: Final = "time_machine"
 _modules = sys.modules
-
-
-def _memo_key(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bytes | None:
-    """The ``marshal`` bytes of an input made only of :data:`_MEMO_LEAVES` and tuples of
-    them, else None.  (The recording wrapper has these loops inline.)"""
-    leaves = _MEMO_LEAVES
-    try:
-        for v in args:
-            t = type(v)
-            if t in leaves:
-                continue
-            if t is not tuple:
-                return None
-            for w in v:
-                t = type(w)
-                if t not in leaves and (t is not tuple or not _memoizable(w)):
-                    return None
-        for v in kwargs.values():
-            t = type(v)
-            if t not in leaves and (t is not tuple or not _memoizable(v)):
-                return None
-        return _marshal((args, kwargs), 2)
-    except RecursionError:
-        return None
-
-
-def _memoizable(values: Iterable[Any]) -> bool:
-    """True when every value is of a :data:`_MEMO_LEAVES` type or a tuple of such (immutable too)."""
-    leaves = _MEMO_LEAVES
-    for v in values:
-        t = type(v)
-        if t in leaves:
-            continue
-        if t is not tuple:
-            return False
-        for w in v:  # one level inline: a call per nested tuple shows at a microsecond a call
-            t = type(w)
-            if t not in leaves and (t is not tuple or not _memoizable(w)):
-                return False
-    return True
-
-
-_TAKEN_AS_READ: Final = "an iterator argument is frozen as the call reads it"
-
-
-def _sequence_iterator_argument(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
-    """Whether a call's own argument is an iterator over a sequence, set or dict.  Inside a
-    value such an iterator freezes as what it has left (``$iterator``); as the argument
-    itself it is handed on through a proxy and frozen as the items the call takes
-    (``$iter``, :mod:`.materialize`), as every iterator argument is."""
-    iterators = SEQUENCE_ITERATORS
-    for v in args:
-        if type(v) in iterators:
-            return True
-    return any(type(v) in iterators for v in kwargs.values())
-
-
-def _mutable_input(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
-    """Whether an argument may change in place (so it is frozen again after the call)."""
-    for a in args:
-        if type(a) not in _IMMUTABLE and not _immutable(a):
-            return True
-    for v in kwargs.values():  # noqa: SIM110 - a plain loop, as above
-        if type(v) not in _IMMUTABLE and not _immutable(v):
-            return True
-    return False
-
-
-def _immutable(value: Any) -> bool:
-    """True when ``value`` cannot change in place (so the after-call re-freeze can be skipped)."""
-    t = type(value)
-    if t in _IMMUTABLE:
-        return True
-    if t is tuple or t is frozenset:
-        for v in value:  # noqa: SIM110 - a plain loop: this runs on every recorded call
-            if type(v) not in _IMMUTABLE and not _immutable(v):
-                return False
-        return True
-    return False
 
 
 # --------------------------------------------------------------------------- the table
@@ -298,29 +210,18 @@ class TargetRecorder:
         its ``marshal`` key when it is immutable, else None)."""
         object_key: bytes | None = None
         if memo_key is None:
-            spent = self.budget.exhausted()
-            if spent is not None:  # nothing keyed or frozen past the budget
-                self._skip(spent)
-                return None
-            object_key = _object_key(args, kwargs)
-            remembered = self._objects.get(object_key) if object_key is not None else None
-            if remembered is not None:
-                return _Again(remembered, object_key, args, kwargs)  # type: ignore[arg-type]
-            if self._oversize and object_key in self._oversize:
-                self._skip(self._oversize[object_key])
-                return None
-            refusal = self.budget.refusal()
-            if refusal is not None:
-                self._skip(refusal)
-                return None
-            if _sequence_iterator_argument(args, kwargs):
-                return self._before_materialized(index, args, kwargs, _TAKEN_AS_READ)
+            found = self._object_input(args, kwargs, index)
+            if type(found) is not bytes:
+                return found  # type: ignore[return-value]
+            object_key = found or None
         try:
             enc_args, enc_kwargs, key = _encode_call_keyed(args, kwargs)
-        except TooLargeError as e:  # counted as a row's worth: so many are walked no more
+        except (TooLargeError, TooDeepError) as e:  # a row's worth: so many are walked no more
             self.budget.spent(MAX_ROW_BYTES)
-            self._skip(str(e))
-            return None
+            if isinstance(e, TooLargeError):
+                self._skip(str(e))
+                return None
+            return self._before_materialized(index, args, kwargs, str(e))
         except CanonError as e:
             return self._before_materialized(index, args, kwargs, str(e))
         except Exception as e:
@@ -336,6 +237,32 @@ class TargetRecorder:
         return _Pending(
             index, args, kwargs, enc_args, enc_kwargs, mutable, memo_key, key, object_key
         )
+
+    def _object_input(
+        self, args: tuple[Any, ...], kwargs: dict[str, Any], index: int
+    ) -> bytes | _Again | _Materialized | None:
+        """:meth:`_freeze_input`'s first steps for an input holding objects or mutable
+        values: its object key (``b""`` when it has none) when it is to be frozen; else
+        what the call gets instead (its remembered row, its iterator taken as read) or
+        None, skipped (the budget spent, the input too large before)."""
+        spent = self.budget.exhausted()
+        if spent is not None:  # nothing keyed or frozen past the budget
+            self._skip(spent)
+            return None
+        object_key = _object_key(args, kwargs)
+        remembered = self._objects.get(object_key) if object_key is not None else None
+        if remembered is not None:
+            return _Again(remembered, object_key, args, kwargs)  # type: ignore[arg-type]
+        if self._oversize and object_key in self._oversize:
+            self._skip(self._oversize[object_key])
+            return None
+        refusal = self.budget.refusal()
+        if refusal is not None:
+            self._skip(refusal)
+            return None
+        if _sequence_iterator_argument(args, kwargs):
+            return self._before_materialized(index, args, kwargs, _TAKEN_AS_READ)
+        return object_key or b""
 
     def _before_context(
         self,
@@ -432,6 +359,9 @@ class TargetRecorder:
         except CanonError as e:
             if type(pending) is _Materialized:
                 self._settle_callables(pending, True)  # (a closure made of one, returned)
+            if isinstance(e, TooLargeError | TooDeepError):
+                self._walked_in_vain(pending, str(e))
+                return
             self._skip(str(e))
             return
         except Exception as e:
@@ -589,6 +519,9 @@ class TargetRecorder:
         try:
             mutated = self._mutations(pending, ok) if mutable else None
             outcome = _write_outcome([ok, result, exc_type, exc_stem, mutated])
+        except (TooLargeError, TooDeepError) as e:
+            self._walked_in_vain(pending, str(e))
+            return
         except CanonError as e:
             self._skip(str(e))
             return
@@ -786,6 +719,11 @@ class TargetRecorder:
             f"the frozen call takes {size / 2**20:.1f} MiB, "
             f"over the {MAX_ROW_BYTES // 2**20} MiB a row may hold (data, not behaviour)"
         )
+        self._skip_again(reason, memo_key, object_key)
+
+    def _skip_again(self, reason: str, memo_key: bytes | None, object_key: bytes | None) -> None:
+        """Skip a call, and remember its input by its memo key or its object key (or
+        frozen bytes) so that its next calls are skipped for ``reason`` at once."""
         self._skip(reason)
         for key, table, marker in (
             (memo_key, self._memo, _Oversize(reason)),
@@ -793,6 +731,27 @@ class TargetRecorder:
         ):
             if key is not None and len(key) <= MEMO_KEY_MAX and len(table) < MEMO_LIMIT:
                 table[key] = marker  # type: ignore[assignment]
+
+    def _walked_in_vain(self, pending: _Pending | _Seen | _Fresh, reason: str) -> None:
+        """Skip a call whose outcome (its result, or its input as the call left it) held
+        more objects than a value may, or nested past the codec's depth: learning that
+        walked up to :data:`~lockstep.canon.objects.MAX_OBJECTS` objects.  The call is
+        charged a row's worth of its target's byte budget when its input holds objects,
+        and its input is remembered as :meth:`_too_large` remembers one, so its next calls
+        are skipped before anything is walked again (a babel ``Locale`` loads its whole
+        locale data on its first call: the input as that call left it was walked again
+        on each of a thousand calls)."""
+        if type(pending) is tuple:  # a new immutable input (_Fresh)
+            memo_key: bytes | None = pending[1]
+            object_key: bytes | None = None
+        elif isinstance(pending, _Pending):
+            memo_key = pending.memo_key
+            object_key = pending.object_key or pending.key if memo_key is None else None
+            if memo_key is None:
+                self.budget.spent(MAX_ROW_BYTES)
+        else:  # a row already recorded for this input: its next calls still compare
+            memo_key = object_key = None
+        self._skip_again(reason, memo_key, object_key)
 
     def _skip(self, reason: str) -> None:
         """Count a call skipped because a value cannot be frozen; keep its first call sites.
