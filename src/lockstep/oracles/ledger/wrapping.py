@@ -35,7 +35,8 @@ from lockstep.oracles.ledger.format import (
     Param,
     signature_of,
 )
-from lockstep.oracles.ledger.recorder import _MEMO_LEAVES, TargetRecorder, _memoizable
+from lockstep.oracles.ledger.input_kinds import _MEMO_LEAVES, _memoizable
+from lockstep.oracles.ledger.recorder import TargetRecorder
 from lockstep.surface import names_tests
 from lockstep.targets import cached_function, root_on_path, split_target
 
@@ -239,8 +240,26 @@ def _wrap_function(
     if surface:
         recording = _recording_wrapper(func, rec, skip_first=skip_first)
         guarded = _surface_guard(recording, func, surface, through=through)
-        return _with_api_of(func, guarded)
-    return _with_api_of(func, _recording_wrapper(func, rec, skip_first=skip_first))
+        return _with_signature_of(func, _with_api_of(func, guarded))
+    wrapper = _recording_wrapper(func, rec, skip_first=skip_first)
+    return _with_signature_of(func, _with_api_of(func, wrapper))
+
+
+def _with_signature_of(func: Callable[..., Any], wrapper: Any) -> Any:
+    """``wrapper`` answering ``inspect.getfullargspec`` as ``func`` does.
+
+    ``inspect.signature`` follows the ``__wrapped__`` that ``functools.wraps`` sets, but
+    ``getfullargspec`` does not: it read the wrapper's own ``(*args, **kwargs)``, and
+    babel's suite, which calls each gettext method with the arguments its spec names,
+    called them with none and failed under recording only.  Both read ``__signature__``
+    first, so the wrapper carries ``func``'s own.  Not for a ``func`` that is itself a
+    decorator's wrapper: there ``inspect.signature`` follows its chain further, and the
+    two answers differ, as they did without lockstep."""
+    if "__wrapped__" in getattr(func, "__dict__", {}) or "__signature__" in vars(wrapper):
+        return wrapper
+    with contextlib.suppress(TypeError, ValueError, AttributeError):  # none to read (a builtin)
+        wrapper.__signature__ = inspect.signature(func, follow_wrapped=False)
+    return wrapper
 
 
 def _recording_wrapper(  # noqa: C901 -- the recorder's commonest steps inline, one test each
@@ -273,7 +292,7 @@ def _recording_wrapper(  # noqa: C901 -- the recorder's commonest steps inline, 
         if not rec.active:
             return func(*args, **kwargs)
         # rec.before(), inline (a frame less on every call): the memo key of an input of
-        # exact scalars and tuples of them (recorder._memo_key), the row of one already
+        # exact scalars and tuples of them (input_kinds._memo_key), the row of one already
         # seen, the key of a new one of scalars (a tuple carried across the call).
         given = args[1:] if skip_first else args
         pending: Any
