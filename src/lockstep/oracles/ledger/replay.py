@@ -312,9 +312,7 @@ class Replayer:
             try:
                 actual = _iterated(result, row.result, self.stem_length)
             except CanonError as e:
-                drifts.append(
-                    Drift("result", _expected_text(row, limit), f"returned a value that {e}")
-                )
+                drifts.append(Drift("result", _expected_text(row, limit), _unfrozen_text(e)))
             else:
                 expected: JSON = row.result  # type: ignore[assignment]
                 if not self.same(expected, actual):
@@ -348,7 +346,7 @@ class Replayer:
                 try:
                     actual_text = outcome_text(True, canon.encode(result), None, None, limit=limit)
                 except CanonError as e:
-                    actual_text = f"returned a value that {e}"
+                    actual_text = _unfrozen_text(e)
             drifts.append(Drift("outcome", _expected_text(row, limit), actual_text))
         mutation = self._mutation_drift(row, args, kwargs)
         if mutation is not None:
@@ -426,6 +424,12 @@ def _candidate_cut(candidate: bool) -> int | None:
     return 2 * (SHOWN_VALUE + BRIEF_MARGIN) if candidate else None
 
 
+def _unfrozen_text(error: CanonError) -> str:
+    """What a replayed call returned that does not freeze, as a drift's actual side:
+    "returned a value that does not freeze (value.items[2]): cannot freeze a ..."."""
+    return f"returned a value that does not freeze ({error.path}): {error.reason}"
+
+
 def _constructor(row: LedgerRow) -> bool:
     """Whether the row is a call of ``__init__`` (see ``TargetRecorder.constructor``)."""
     return row.fn.endswith(".__init__")
@@ -459,13 +463,29 @@ def _value_diff(expected: JSON, actual: JSON) -> str:
     except CanonError:
         return ""
     except Exception:  # the project's own __repr__ failed
-        left = pprint.pformat(expected, width=80)
-        right = pprint.pformat(actual, width=80)
+        left, right = _frozen_pretty(expected), _frozen_pretty(actual)
+    if _unbroken(left) or _unbroken(right):
+        left, right = _frozen_pretty(expected), _frozen_pretty(actual)
     if "\n" not in left and "\n" not in right:
         return ""
     return diff.unified(
         left + "\n", right + "\n", label_expected="recorded", label_actual="replayed"
     )
+
+
+def _unbroken(text: str) -> bool:
+    """Whether ``pprint`` left a value's text one long line, or with no content at all:
+    an object of the project's own class prints through its ``__repr__`` (a ``Doc(...)``
+    of 200 rows as one 6,000-character line, or ``<pkg.Doc object at 0x...>``), and a
+    diff of such lines shows no place where they differ."""
+    return " object at 0x" in text or any(len(line) > 120 for line in text.splitlines())
+
+
+def _frozen_pretty(value: JSON) -> str:
+    """A value's frozen form, one key or item a line (what a drift's diff falls back to)."""
+    import json
+
+    return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False, default=str)
 
 
 @dataclass(frozen=True)
