@@ -253,12 +253,21 @@ def test_changed_signature_is_refused_naming_the_parameters(recorded: Path, tmp_
         },
     )
     before = snapshot_tree(root)
-    result = invoke_cli("replay", "parse_amount", cwd=root)
+    result = invoke_cli("replay", cwd=root)
     assert result.code == 1, result.output  # a finding about the rewrite, not bad input
-    (line,) = result.stderr.strip().splitlines()
-    assert line.startswith(f"lockstep: refused: {LEDGER}:1: recorded against")
-    assert "'strict' changed from positional-or-keyword to keyword-only" in line
-    assert "'currency' was added" in line
+    assert not result.stderr.strip(), result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == "DRIFT parse_amount::(signature)", result.stdout
+    assert lines[1].startswith(f"  {LEDGER}:1: recorded against")
+    assert "'strict' changed from positional-or-keyword to keyword-only" in lines[1]
+    assert "'currency' was added" in lines[1]
+    # the other ledgers still replay, and the table shows every one
+    table = {
+        ln.split()[0]: ln.split()[1:] for ln in lines if ln.startswith(("parse_amount ", "ratio "))
+    }
+    assert table["parse_amount"][:2] == ["·", "1"], result.stdout
+    assert table["ratio"][1] == "·", result.stdout
+    assert lines[-1].startswith("DRIFT: ") and "1 drifted" in lines[-1], result.stdout
     assert snapshot_tree(root) == before
 
 

@@ -48,6 +48,7 @@ from lockstep.oracles.ledger.deadline import armed
 from lockstep.oracles.ledger.file import (
     MODE_WORDS,
     RowOrder,
+    SignatureChanged,
     check_header_target,
     check_signature,
     iter_rows,
@@ -421,6 +422,12 @@ def _event_loop() -> Any:
     return asyncio.new_event_loop()
 
 
+SIGNATURE: Final = "(signature)"
+"""The one case a ledger replays as when its target's signature changed since it was
+recorded (:class:`~.file.SignatureChanged`): a DRIFT naming the parameters, its rows not
+called, since they prove nothing about another signature.  The report still shows every
+other ledger; before, the first such ledger stopped ``lockstep replay`` with one line."""
+
 NO_ROWS: Final = "(no rows)"
 """The one case an empty ledger replays as: an ERROR, since nothing guards the target.
 A member of a package surface (``package =``) that no call reached replays as no case:
@@ -610,8 +617,13 @@ class LedgerKind(OracleKind[LedgerSpec]):
         read = _header(project, spec)
         if spec.package and read[1].rows == 0:
             return  # an uncalled member (:data:`NO_ROWS`): nothing imported, it may not import here
-        path, header, target = _prepare(project, spec, read)
         selects = None if options.only is None and options.shard is None else options.selects
+        try:
+            path, header, target = _prepare(project, spec, read)
+        except SignatureChanged as e:  # one finding of this ledger; the others still replay
+            if selects is None or selects(SIGNATURE):
+                yield Outcome(spec.name, SIGNATURE, Status.DRIFT, note=str(e))
+            return
         early = _not_replayable(project, spec, path, header, selects)
         if early is not None:
             yield from early
