@@ -622,3 +622,29 @@ def test_a_suite_laid_out_as_real_libraries_lay_it_out_is_found(
     source = next(tmp_path.glob("**/_url.py"), None) or tmp_path / "links.py"
     source.write_text(source.read_text().replace('path.strip("/")', 'path.rstrip("/")'))
     assert run_cli("replay", cwd=tmp_path).code == 1
+
+
+def test_a_src_layout_not_installed_is_ranked_with_src_on_the_path(tmp_path: Path) -> None:
+    """humanize's sdist: a src layout whose suite finds the package only once installed.
+    Replay and recording put ``src`` on the path themselves; init's run of the suite did
+    not, so it failed on the import and ranked nothing."""
+    files = dict(LIBRARY)
+    files["pyproject.toml"] = '[tool.pytest.ini_options]\naddopts = "--color=yes"\n'
+    write_files(tmp_path, files)
+    result = run_cli("init", "--yes", cwd=tmp_path)
+    assert result.code == 0, result.output
+    assert "could not run" not in result.stdout, result.stdout
+    text = (tmp_path / "lockstep.toml").read_text()
+    assert "the suite called" in text and "convert.to_metres" in text, text
+
+
+def test_a_coloured_suites_failure_is_a_note_without_terminal_codes(tmp_path: Path) -> None:
+    files = dict(LIBRARY)
+    files["pyproject.toml"] = '[tool.pytest.ini_options]\naddopts = "--color=yes"\n'
+    files["tests/test_broken.py"] = "import units_missing_module\n"
+    write_files(tmp_path, files)
+    result = run_cli("init", "--yes", cwd=tmp_path)
+    assert result.code == 0, result.output
+    assert "note: the suite could not run (exit " in result.stdout, result.stdout
+    assert "units_missing_module" in result.stdout, result.stdout
+    assert "\x1b" not in result.stdout

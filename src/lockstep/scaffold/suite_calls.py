@@ -21,6 +21,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import sys
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -110,18 +111,36 @@ def suite_command(root: Path) -> list[str]:
     return command
 
 
-def _env(request: Path) -> dict[str, str]:
+def _src_folder(root: Path, folders: Sequence[str]) -> Path | None:
+    """``root/src`` when a package lives in it: a src layout not installed, whose suite
+    finds the package only through the path (replay and recording put ``src`` on it
+    themselves; so does this run, or its ranking would fail on the import alone)."""
+    src = (root / "src").resolve()
+    for folder in folders:
+        if Path(folder).resolve().is_relative_to(src):
+            return src
+    return None
+
+
+def _env(request: Path, src: Path | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in _DROPPED_KEYS}
+    if src is not None:
+        env["PYTHONPATH"] = os.pathsep.join([str(src), *filter(None, [env.get("PYTHONPATH")])])
     env.update(dict.fromkeys(_PROXY_KEYS, NOWHERE))
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env[REQUEST_ENV] = str(request)
     return env
 
 
+_ESCAPES: Final = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+"""Terminal colour and cursor sequences, which a suite's ``addopts = "--color=yes"`` prints."""
+
+
 def _last_line(output: bytes) -> str:
     """The line that says why: pytest's last ``error:`` line when there is one (a usage
     error ends with the ini file and rootdir, which say nothing), else its last line."""
-    lines = [line.strip() for line in output.decode("utf-8", "replace").splitlines()]
+    text = _ESCAPES.sub("", output.decode("utf-8", "replace"))  # a suite's --color=yes
+    lines = [line.strip() for line in text.splitlines()]
     said = [line for line in lines if line]
     errors = [line for line in said if "error:" in line.lower()]
     return (errors or said or ["no output"])[-1]
@@ -158,7 +177,7 @@ def rank_by_suite(
         )
         result = run(
             command,
-            env=_env(request),
+            env=_env(request, _src_folder(root, folders)),
             cwd=root,
             timeout=timeout,
             max_output=OUTPUT_KEPT,
