@@ -143,12 +143,18 @@ def ledger_lines(
     lines = [counts]
     causes = {r.case_id: r.cause for r in report.refused}
     by_test: list[tuple[int, str]] = []  # (rows, line)
+    said: dict[str, str] = {}  # a cause is spelled out once: its later tests name the first
     for nodeid, rids in refused_by_test.items():
         by_cause: dict[str, list[str]] = {}
         for rid in rids:
             by_cause.setdefault(causes.get(rid, ""), []).append(rid)
         for cause, ids in by_cause.items():
-            because = f" (cause: {cause})" if cause else ""
+            because = ""
+            if cause in said:
+                because = f" (cause: as for {said[cause]})"
+            elif cause:
+                because = f" (cause: {cause})"
+                said[cause] = nodeid
             by_test.append(
                 (len(ids), f"  refused {len(ids)} row(s) from {nodeid}{because}: {_listed(ids)}")
             )
