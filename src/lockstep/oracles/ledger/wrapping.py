@@ -257,7 +257,7 @@ def _with_signature_of(func: Callable[..., Any], wrapper: Any) -> Any:
     two answers differ, as they did without lockstep."""
     if "__wrapped__" in getattr(func, "__dict__", {}) or "__signature__" in vars(wrapper):
         return wrapper
-    with contextlib.suppress(TypeError, ValueError, AttributeError):  # none to read (a builtin)
+    with contextlib.suppress(Exception):  # none to read (a builtin), or reading it failed
         wrapper.__signature__ = inspect.signature(func, follow_wrapped=False)
     return wrapper
 
