@@ -123,3 +123,72 @@ def test_other_iterators_and_very_long_ones_are_still_refused() -> None:
 def test_a_hostile_form_is_a_one_line_error() -> None:
     message = refused_in_one_line({"$iterator": {"a": 1}})
     assert "a list of the items it has left" in message, message
+
+
+PARSER = """
+import re
+
+
+def tokenize(text):
+    for match in re.finditer(r"\\d+|[a-z]+|[.\\[\\]]", text):
+        yield match.group()
+
+
+class Parser:
+    def __init__(self, text):
+        self.tokenizer = tokenize(text)
+        self.tokens = list(self.tokenizer)  # read to the end, and kept
+
+    def depth(self):
+        return self.tokens.count("[")
+
+    def fields(self):
+        return [t for t in self.tokens if t.isalpha()]
+"""
+
+PARSER_TESTS = """
+from parser import Parser
+
+
+def test_parser():
+    parsed = Parser("a.b[0].c[1]")
+    assert parsed.depth() == 2
+    assert parsed.fields() == ["a", "b", "c"]
+"""
+
+
+def test_an_object_keeping_a_finished_generator_is_recorded_and_guarded(tmp_path: Path) -> None:
+    """jmespath's parser keeps the tokenizer it read to the end: every call holding a
+    parser was skipped ("cannot freeze a generator").  A finished generator has nothing
+    left, and says so without being read: it freezes as ``$iterator: []``."""
+    root = tmp_path / "project"
+    run = recorded(
+        root,
+        {
+            "lockstep.toml": '[[ledger]]\npackage = "parser"\n',
+            "pyproject.toml": '[tool.pytest.ini_options]\npythonpath = ["src"]\n',
+            "src/parser/__init__.py": PARSER,
+            "tests/test_parser.py": PARSER_TESTS,
+        },
+    )
+    assert "no call skipped" in run.output, run.output
+    (depth,) = rows_of(root / "lockstep/parser.Parser.depth.ledger.jsonl")
+    assert depth.args[0]["$obj"][1]["state"]["tokenizer"] == {"$iterator": []}, depth  # type: ignore[index,call-overload]
+    assert run_cli("replay", cwd=root).code == 0
+    red_after_change(root, "src/parser/__init__.py", 'count("[")', 'count("]") - 1')
+
+
+def test_a_generator_still_running_or_not_started_is_refused() -> None:
+    def gen() -> Any:
+        yield 1
+        yield 2
+
+    fresh, started = gen(), gen()
+    next(started)
+    for it in (fresh, started):
+        with pytest.raises(CanonError, match="cannot freeze a generator"):
+            canon.encode({"tokens": it})
+    assert list(started) == [2]  # nothing read from it
+    finished = gen()
+    assert list(finished) == [1, 2]
+    assert canon.encode({"tokens": finished}) == {"tokens": {"$iterator": []}}

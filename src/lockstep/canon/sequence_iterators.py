@@ -10,10 +10,16 @@ the items it has left, and thaws to an iterator over a list of them (a ``list_it
 whatever it iterated before): what it yields is what is compared.  One that has more than
 :data:`MOST_ITEMS` left (a ``range`` of 2**70) is refused as before, and so is any other
 iterator (a generator, ``map``, ``itertools``), whose items exist only as it is read.
+
+Except a generator that has finished: it has nothing left, and says so without being read
+(its frame is gone), so it freezes as ``{"$iterator": []}``.  jmespath's parser keeps the
+tokenizer it has read to the end (``self.tokenizer``), and every call holding a parser
+was skipped for it.
 """
 
 from __future__ import annotations
 
+import types
 from typing import Any, Final
 
 from lockstep.canon._core import JSON, check_level
@@ -66,6 +72,9 @@ def remaining_items(it: Any) -> list[Any] | None:
 
 
 def _enc_iterator(encoder: Encoder, v: Any, depth: int) -> JSON | None:
+    if type(v) is types.GeneratorType and v.gi_frame is None:  # finished: nothing left
+        check_level(depth)
+        return {"$iterator": []}
     items = remaining_items(v)
     if items is None:
         return None
