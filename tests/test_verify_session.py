@@ -430,3 +430,22 @@ def test_a_set_that_orders_alike_under_the_first_two_seeds_is_caught_by_a_furthe
     assert "under another hash seed" in result.stdout, result.stdout
     assert "added 1" in result.stdout, result.stdout
     assert run_cli("replay", cwd=root).code == 0
+
+
+def test_the_cases_a_fork_replays_alone_are_one_argument_parsed_in_linear_time() -> None:
+    """croniter's ``expand`` ledger holds 10,156 rows: one ``--only`` option per case made
+    argparse spend seconds on each parse of the child's command line (quadratic in the
+    options), and the server and the package's sub-server parse it several times."""
+    from lockstep.cli.verify_child import _cases, _parser
+    from lockstep.errors import LockstepError
+    from lockstep.oracles.verify import child_argv, only_argument
+
+    ids = [f"{i:016x}" for i in range(20_000)]
+    argv = child_argv(["--config", "lockstep.toml", *only_argument(ids)], "-", "expand")
+    assert sum(a.startswith("--only") for a in argv) == 1  # one option, whatever the count
+    args, rest = _parser().parse_known_args(argv)
+    assert not rest and args.name == "expand"
+    assert _cases(args.only) == frozenset(ids)
+    assert only_argument([]) == []
+    with pytest.raises(LockstepError, match="--only: expected a JSON list of case ids"):
+        _cases('{"a": 1}')

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import json
 import os
 import sys
 from collections.abc import Callable
@@ -43,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     out = sys.stdout
     sys.stdout = sys.stderr
     try:
-        only = frozenset(args.only) if args.only else None
+        only = _cases(args.only) if args.only else None
         lines = verdict_lines(config, folder, args.name, args.table or "", args.stem, only)
         for line in lines:
             out.write(line)
@@ -54,6 +55,17 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout = out
     out.flush()
     return 0
+
+
+def _cases(text: str) -> frozenset[str]:
+    """``--only``'s JSON list of case ids (see :func:`~lockstep.oracles.verify.only_argument`)."""
+    try:
+        ids = json.loads(text)
+    except ValueError:
+        ids = None
+    if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+        raise LockstepError(f"--only: expected a JSON list of case ids, got {text[:80]!r}")
+    return frozenset(ids)
 
 
 @functools.cache
@@ -69,9 +81,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--dir", required=True, help="the candidate's folder; - reads it from stdin"
     )
-    parser.add_argument(
-        "--only", action="append", help="replay only this case (repeated: these cases)"
-    )
+    parser.add_argument("--only", help="replay only these cases: a JSON list of their ids")
     parser.add_argument("name")
     return parser
 
