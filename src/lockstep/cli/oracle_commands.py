@@ -30,7 +30,7 @@ from lockstep.cli.app import (
     shard_option,
     verbosity,
 )
-from lockstep.cli.output import Lines, lines
+from lockstep.cli.output import Lines, descriptor_one_to_stderr, lines
 from lockstep.cli.progress import progress
 from lockstep.cli.report_command import (
     ReportFiles,
@@ -231,6 +231,7 @@ def replay(
     specs = _select(project, names)
     # one oracle: nothing another's replay changes can reach it (a ledger needs no fork)
     options = dataclasses.replace(replay_options(jobs, shard), alone=len(specs) == 1)
+    ctx.with_resource(descriptor_one_to_stderr())  # the replayed code's writes: not the report
     out = lines()
     if as_json:
         _replay_json(project, specs, jobs, options, keep_pending, verbose, report_path, junit_path)
@@ -361,6 +362,7 @@ def diff(ctx: click.Context, name: str, case_id: str) -> None:
     project = project_from(ctx)
     spec = project.oracle(name)
     options = ReplayOptions(only=frozenset({case_id}))
+    ctx.with_resource(descriptor_one_to_stderr())  # the replayed code's writes: not the report
     outcomes = list(replay_oracle(project, spec, options))
     if not outcomes:
         raise UsageError(f"{name}: no case with id {case_id!r}")

@@ -13,9 +13,12 @@ characters and trailing spaces.  The plain path is taken only when rich's own ch
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import re
 import sys
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
@@ -99,3 +102,44 @@ class Lines:
 def lines() -> Lines:
     """stdout for this command; see :class:`Lines`."""
     return Lines()
+
+
+@contextlib.contextmanager
+def descriptor_one_to_stderr() -> Iterator[None]:
+    """For a command that replays targets: descriptor 1 points at stderr, and
+    ``sys.stdout`` at a copy of the real stdout, which only lockstep writes through.
+
+    A replayed target that prints through ``sys.stdout`` is caught by
+    :func:`lockstep.oracles.printing_to_stderr`; one that writes to descriptor 1 itself
+    (``os.write(1, ...)``, a C extension, a child process inheriting it) is caught here,
+    so ``lockstep replay --json`` is one JSON document whatever the code prints.  A
+    stdout that is no file (a test's runner capturing it) is left as it is."""
+    stream = sys.stdout
+    try:
+        stream.flush()
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+        fd = -1
+    if fd != 1:
+        yield
+        return
+    saved = os.dup(1)
+    report = open(  # noqa: SIM115 - closed below
+        os.dup(1),
+        "w",
+        encoding=getattr(stream, "encoding", None) or "utf-8",
+        errors=getattr(stream, "errors", None) or "strict",
+        buffering=1 if getattr(stream, "line_buffering", False) else -1,
+    )
+    os.dup2(2, 1)
+    sys.stdout = report
+    try:
+        yield
+    finally:
+        with contextlib.suppress(Exception):
+            report.flush()
+        sys.stdout = stream
+        os.dup2(saved, 1)
+        os.close(saved)
+        with contextlib.suppress(Exception):
+            report.close()

@@ -33,6 +33,7 @@ from lockstep.cli.app import (
     shard_option,
     time_limit_option,
 )
+from lockstep.cli.output import descriptor_one_to_stderr
 from lockstep.cli.progress import progress
 from lockstep.cli.revisions import RANGE
 from lockstep.config import OracleSpec, Project
@@ -247,6 +248,7 @@ def report(
         raise UsageError("--mutants: add --strength (mutants are part of the strength section)")
     limit = chosen_time_limit(time_limit, old_time_limit) or "60s"
     seconds = _time_limit(limit) if mutants else None
+    ctx.with_resource(descriptor_one_to_stderr())  # the replayed code's writes: not the report
     out = console()
     files = ReportFiles(html=out_path, junit=junit_path)
     tally = Tally()

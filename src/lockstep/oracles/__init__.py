@@ -365,7 +365,7 @@ def replay(project: Project, spec: OracleSpec, options: ReplayOptions) -> Iterat
     last = ""
     shown = _shown_as(project, brief=options.candidate)
     try:
-        for outcome in kind.replay(project, spec, options):
+        for outcome in printing_to_stderr(kind.replay(project, spec, options)):
             replayed += 1
             last = outcome.case_id
             yield shown(outcome)
@@ -377,6 +377,32 @@ def replay(project: Project, spec: OracleSpec, options: ReplayOptions) -> Iterat
             return
         for case_id in failed or [spec.name]:
             yield Outcome(spec.name, case_id, Status.ERROR, note=note)
+
+
+def printing_to_stderr(outcomes: Iterator[Outcome]) -> Iterator[Outcome]:
+    """``outcomes``, each produced with ``sys.stdout`` on stderr.
+
+    What a replayed target prints (a command's ``main``, a debugging ``print``) landed in
+    lockstep's own output: sqlparse's ``cli.main`` rows put SQL ahead of the report, and
+    ``lockstep replay --json`` was no JSON.  The report itself is printed between two
+    steps, on the real stdout.  (A ledger replayed in a fork points its descriptor 1 at
+    stderr as well: :mod:`lockstep.oracles.ledger.isolated`.)"""
+    it = iter(outcomes)
+    try:
+        while True:
+            saved = sys.stdout
+            sys.stdout = sys.stderr
+            try:
+                outcome = next(it)
+            except StopIteration:
+                return
+            finally:
+                sys.stdout = saved
+            yield outcome
+    finally:
+        close = getattr(it, "close", None)
+        if close is not None:
+            close()
 
 
 BRIEF_MARGIN: Final = 256

@@ -519,9 +519,7 @@ def _in_session_seeds(
     seed, the cases it replays alone; empty: every case)."""
     argv = child_argv(source, rel, spec.name)
     argvs = [
-        child_argv((*source, *only_argument(only)), rel, spec.name)
-        if only
-        else argv
+        child_argv((*source, *only_argument(only)), rel, spec.name) if only else argv
         for only in (cases or [()] * len(seeds))
     ]
     try:

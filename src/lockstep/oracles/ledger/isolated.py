@@ -162,6 +162,9 @@ def _produce_in_fork(
     code = 0
     try:
         _fresh_streams()
+        with contextlib.suppress(OSError):
+            os.dup2(2, 1)  # what the replayed code prints is no part of lockstep's output
+        sys.stdout = sys.stderr
         with os.fdopen(fd, "wb") as out:
             batch: list[Outcome | tuple[str, str]] = []
             sent = time.monotonic()

@@ -505,7 +505,16 @@ _WORKER: list[_WorkerState] = []
 
 
 def install_worker(replayer: Replayer, options: ReplayOptions, fn: str) -> None:
-    """Keep this worker process's replayer for the batches it will receive."""
+    """Keep this worker process's replayer for the batches it will receive; what the
+    replayed code prints goes to stderr, never into the parent's report on stdout
+    (see :func:`lockstep.oracles.printing_to_stderr`)."""
+    import contextlib
+    import os
+    import sys
+
+    with contextlib.suppress(OSError):
+        os.dup2(2, 1)
+    sys.stdout = sys.stderr
     _WORKER.append(_WorkerState(replayer, options, fn, Deadline(replayer.timeout)))
 
 
