@@ -32,7 +32,9 @@ from lockstep.errors import CanonError
 # (:data:`_PURE_STDLIB`: ``datetime``, ``Decimal``, ``OrderedDict``).  A lambda
 # written in a module or class body freezes by a name that holds it there, or as
 # ``{"$default": ["pkg.mod:Class.__init__", "parameter"]}`` when it is that parameter's
-# default (under the same package rule); closures have no such place and stay refused
+# default (under the same package rule); one written in a function, holding none of its
+# variables, as ``{"$lambda": ["pkg.mod:Class.method", n]}``, the ``n``-th lambda of that
+# function's code; closures have no such place and stay refused
 # (bound methods: :mod:`lockstep.canon.methods`).  Encoding applies the same rule, so a
 # name that froze always thaws.
 #
@@ -299,7 +301,7 @@ def freeze_callable(v: Any) -> dict[str, Any]:
     except Unfreezable:
         if type(v) is not types.FunctionType or not v.__qualname__.endswith("<lambda>"):
             raise
-        kept = _kept_lambda(v)
+        kept = _kept_lambda(v) or _local_lambda(v)
         if kept is None:
             raise
         return kept
@@ -320,8 +322,9 @@ def _callable_name(v: Any) -> str:
     if not module or "<" in qualname or not _names(_named_callable(name), v):
         raise Unfreezable(
             f"cannot freeze {type(v).__name__} {qualname or v!r}: only module-level functions "
-            "and classes freeze (by name), and a lambda kept by name or as a parameter's "
-            "default; a closure or partial of a closure does not"
+            "and classes freeze (by name), and a lambda of the target's package kept by name, "
+            "as a parameter's default or written in a function without its variables; a "
+            "closure or partial of a closure does not"
         )
     if not _in_scope(name):
         raise Unfreezable(
@@ -380,6 +383,65 @@ def _kept_lambda(v: types.FunctionType) -> dict[str, Any] | None:
             if parameter is not None and _in_scope(prefix + key):
                 return {"$default": [prefix + key, parameter]}
     return None
+
+
+def _local_lambda(v: types.FunctionType) -> dict[str, Any] | None:
+    """``{"$lambda": ["pkg.mod:Class.method", n]}`` for a lambda written in a function of the
+    target's package that holds no variable of it and no default (``self._sort_key =
+    sort_key or (lambda x: x)`` in prettytable's ``__init__``): each call of that function
+    makes it anew from the same code, which is the ``n``-th lambda among the function's
+    constants, so it thaws to a function of that code in the module's globals, and any
+    two freeze alike.  A closure, a lambda with defaults (``lambda x, n=n: ...`` keeps a
+    value of the call) or one nested deeper stays refused."""
+    module = v.__module__
+    parent, _, rest = v.__qualname__.rpartition(".<locals>.")
+    if (
+        rest != "<lambda>"
+        or not isinstance(module, str)
+        or "<" in parent
+        or v.__closure__ is not None
+        or v.__defaults__ is not None
+        or v.__kwdefaults__ is not None
+    ):
+        return None
+    name = f"{module}:{parent}"
+    if not _in_scope(name):
+        return None
+    for func in _functions_in(_imported_object(name)):
+        lambdas = _lambda_codes(func)
+        if v.__code__ in lambdas and v.__globals__ is func.__globals__:
+            return {"$lambda": [name, lambdas.index(v.__code__)]}
+    return None
+
+
+def _lambda_codes(func: types.FunctionType) -> list[types.CodeType]:
+    """The code of each lambda written directly in ``func``, in the order of its constants."""
+    return [
+        c for c in func.__code__.co_consts if type(c) is types.CodeType and c.co_name == "<lambda>"
+    ]
+
+
+def _dec_lambda(payload: Any, path: str, depth: int) -> Any:
+    """``{"$lambda": ["pkg.mod:Class.method", n]}``: a function of that method's ``n``-th
+    lambda code, in its module's globals (see :func:`_local_lambda`)."""
+    name, index = list_payload("$lambda", payload, path, depth, "[function, index]")
+    name = str_payload("$lambda", name, path)
+    held = _imported_object(name, importing=True) if _in_scope(name) else None
+    for func in _functions_in(held):
+        lambdas = _lambda_codes(func)
+        if type(index) is int and 0 <= index < len(lambdas):
+            code = lambdas[index]
+            if code.co_freevars:
+                break
+            made = types.FunctionType(code, func.__globals__, "<lambda>")
+            made.__qualname__ = f"{func.__qualname__}.<locals>.<lambda>"
+            made.__module__ = func.__module__
+            return made
+    raise CanonError(
+        f"$lambda names lambda {index!r} of {_short(name)}, which is not a lambda without "
+        "variables written in a function of the target's package",
+        path,
+    )
 
 
 def _namespace(where: str) -> Any:
@@ -488,4 +550,5 @@ def _iter_result_items(payload: dict[str, Any], path: str, depth: int) -> list[A
 
 TAG_DECODERS["$fn"] = _dec_fn
 TAG_DECODERS["$default"] = _dec_default
+TAG_DECODERS["$lambda"] = _dec_lambda
 TAG_DECODERS["$iter"] = _dec_iter

@@ -61,6 +61,8 @@ A tag is a JSON object with exactly one key that starts with ``$``::
                           :mod:`lockstep.canon.sentinels`)
     {"$default": ["mod:Qual.function", "parameter"]}  (a lambda that is a parameter's
                           default: :mod:`lockstep.canon.callables`)
+    {"$lambda": ["mod:Qual.function", n]}  (a lambda without variables written in that
+                          function, its n-th: :mod:`lockstep.canon.callables`)
     {"$ref": n}           (inside an object's state: a cycle back to the object n levels out)
     {"$kept": "mod:Name.attr"}  (an object its class's module keeps, met again inside its
                           own state: a token type; :mod:`lockstep.canon.kept`)

@@ -429,6 +429,11 @@ def _default(payload: object) -> str:
     return f"<the default of {_class_name(function)}'s {_str(parameter)}>"
 
 
+def _lambda(payload: object) -> str:
+    function, index = _list(payload, 2)
+    return f"<lambda {_render(index)} of {_class_name(function)}>"
+
+
 def _exc(payload: object) -> str:
     """``SchemaError('bad', autos=[...])``, ``from KeyError('k')`` when it has a cause."""
     name, args, state, chain = _list(payload, 4)
@@ -505,6 +510,7 @@ _TAGS: Final[dict[str, Callable[[object], str]]] = {
     "$node": lambda p: f"#{p}" if type(p) is int else repr(p),
     "$method": _method,
     "$default": _default,
+    "$lambda": _lambda,
     "$pytz": _pytz,
     "$struct_time": _struct_time,
     "$isocalendar": lambda p: f"IsoCalendarDate({_items(_list(p, 3))})",

@@ -116,7 +116,7 @@ _ORDERLESS: Final = frozenset(
     {
         *("$date", "$datetime", "$time", "$timedelta", "$timezone", "$pytz", "$uuid"),
         *("$decimal", "$float", "$complex", "$range", "$slice", "$const", "$enum", "$fn"),
-        *("$path", "$re", "$regex", "$sentinel", "$kept", "$ref", "$node", "$default"),
+        *("$path", "$re", "$regex", "$sentinel", "$kept", "$ref", "$node", "$default", "$lambda"),
         *("$struct_time", "$isocalendar", "$zoneinfo", "$module", "$fraction", "$ip"),
         *("$codec", "$logger", "$lock"),
     }
