@@ -28,6 +28,7 @@ from lockstep.oracles.ledger.format import (
     FORMAT_VERSION,
     HEADER_DECODER,
     RECEIVER_VERSION,
+    ROOT_VERSION,
     ROW_DECODER,
     ROW_ENCODER,
     LedgerHeader,
@@ -40,6 +41,7 @@ from lockstep.oracles.ledger.format import (
     row_key,
     signature_changes,
 )
+from lockstep.oracles.ledger.relocation import root_marker
 from lockstep.oracles.ledger.secret_rows import without_secrets
 from lockstep.oracles.ledger.spec import LedgerSpec
 from lockstep.oracles.ledger.spool import SPILL_AT, RowFile
@@ -344,19 +346,46 @@ def write_rows(
         def lines() -> list[bytes]:
             return encoded
 
-    count, digest = body_digest(lines())
+    marker = _root_marker_near(path)
+    named: list[bool] = []
+    count, digest = body_digest(_noting(lines(), marker, named) if marker else lines())
+    version = _version_of(lines())
     header = LedgerHeader(
-        lockstep_ledger=_version_of(lines()),
+        lockstep_ledger=ROOT_VERSION if named else version,
         fn=fn,
         signature=signature,
         stem_length=stem_length,
         rows=count,
         digest=digest,
+        root=str(_project_folder(path)) if named else msgspec.UNSET,
     )
     with ScratchLines(path) if scratch else AtomicLines(path) as out:
         out.write(ENCODER.encode(header))
         for line in lines():
             out.write(line)
+
+
+def _project_folder(path: Path) -> Path | None:
+    """The folder of the configuration a ledger at ``path`` belongs to (None: none found,
+    a ``@record_io`` ledger outside any project)."""
+    from lockstep.config import find_config
+
+    found = find_config(path.parent)
+    return found.parent if found is not None else None
+
+
+def _root_marker_near(path: Path) -> bytes | None:
+    """:func:`~.relocation.root_marker` of the project folder a ledger at ``path`` is in."""
+    folder = _project_folder(path)
+    return root_marker(folder) if folder is not None else None
+
+
+def _noting(lines: Iterable[bytes], marker: bytes, named: list[bool]) -> Iterator[bytes]:
+    """``lines`` as they are, noting in ``named`` whether one holds ``marker``."""
+    for line in lines:
+        if not named and marker in line:
+            named.append(True)
+        yield line
 
 
 def _version_of(lines: Iterable[bytes]) -> int:

@@ -88,7 +88,11 @@ RECEIVER_VERSION: Final = 4
 """Version 4 adds the rows' ``on``: the subclass a classmethod was called on.  Written only
 when a row has one, as version 3 is only with a clock."""
 
-READ_VERSIONS: Final = frozenset({FORMAT_VERSION, CLOCK_VERSION, RECEIVER_VERSION})
+ROOT_VERSION: Final = 5
+"""Version 5 adds the header's ``root``: the project folder the rows name paths inside
+(:mod:`.relocation`).  Written only when a row holds that folder."""
+
+READ_VERSIONS: Final = frozenset({FORMAT_VERSION, CLOCK_VERSION, RECEIVER_VERSION, ROOT_VERSION})
 
 ParamKind = Literal[
     "positional_only", "positional_or_keyword", "var_positional", "keyword_only", "var_keyword"
@@ -135,12 +139,15 @@ class LedgerHeader(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_o
     digest: str
     """sha256 (hex) of the row lines as written, each ending in a newline: a truncated,
     reordered, duplicated or hand-edited body no longer matches its header."""
+    root: str | msgspec.UnsetType = msgspec.UNSET
+    """The project folder the ledger was recorded in, when some row names a path inside
+    it: replay from another folder puts its own in place (:mod:`.relocation`)."""
 
     def __post_init__(self) -> None:
         if self.lockstep_ledger not in READ_VERSIONS:
             raise ValueError(
                 f"ledger format version {self.lockstep_ledger} is not supported "
-                f"(this lockstep reads versions {FORMAT_VERSION} to {RECEIVER_VERSION}; "
+                f"(this lockstep reads versions {FORMAT_VERSION} to {ROOT_VERSION}; "
                 "re-record it with --force)"
             )
 

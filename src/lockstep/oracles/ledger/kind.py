@@ -69,6 +69,7 @@ from lockstep.oracles.ledger.format import (
     signature_of,
 )
 from lockstep.oracles.ledger.refused_rows import refused_where
+from lockstep.oracles.ledger.relocation import relocation
 from lockstep.oracles.ledger.replay import Replayer, install_worker, replay_batch
 from lockstep.oracles.ledger.secret_rows import without_secrets
 from lockstep.oracles.ledger.seed_suspects import (
@@ -405,7 +406,14 @@ def _replayer(
         scrubber=_revealing(scrubber_for(project)),
         candidate=candidate,
         timeout=spec.timeout,
+        relocate=_relocation(header, project.root),
     )
+
+
+def _relocation(header: LedgerHeader | None, root: Path) -> tuple[str, str] | None:
+    """The folder a ledger's rows name paths inside and today's, when they differ."""
+    recorded = header.root if header is not None else None
+    return relocation(recorded if isinstance(recorded, str) else None, root)
 
 
 def _revealing(scrubber: Scrubber) -> Scrubber | None:

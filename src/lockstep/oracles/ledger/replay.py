@@ -32,6 +32,7 @@ from lockstep.oracles.ledger.deadline import DEFAULT_TIMEOUT, Deadline, RowTimed
 from lockstep.oracles.ledger.file import parse_row
 from lockstep.oracles.ledger.format import SELF_FROZEN, LedgerRow, outcome_text, row_text
 from lockstep.oracles.ledger.iter_results import ITERATOR_RESULTS
+from lockstep.oracles.ledger.relocation import relocated
 from lockstep.oracles.ledger.secret_rows import revealed, scrubbed_outcome
 from lockstep.secrets import Scrubber, SecretMissing
 
@@ -107,6 +108,9 @@ class Replayer:
     """See :attr:`lockstep.model.ReplayOptions.candidate`."""
     timeout: float = DEFAULT_TIMEOUT
     """The ledger's ``timeout``: seconds a call may run under :meth:`run_under`."""
+    relocate: tuple[str, str] | None = None
+    """The folder the rows name paths inside and today's, when they differ
+    (:mod:`.relocation`): each row is replayed with today's in its place."""
 
     def same(self, expected: JSON, actual: JSON) -> bool:
         if canon.canonical_json(expected) == canon.canonical_json(actual):
@@ -141,6 +145,8 @@ class Replayer:
 
     def run(self, lineno: int, row: LedgerRow) -> Outcome:
         try:
+            if self.relocate is not None:
+                row = relocated(row, *self.relocate)
             if self.scrubber is not None:
                 return self._run_revealed(lineno, row, self.scrubber)
             return self._run(lineno, row)
