@@ -449,3 +449,19 @@ def test_the_cases_a_fork_replays_alone_are_one_argument_parsed_in_linear_time()
     assert only_argument([]) == []
     with pytest.raises(LockstepError, match="--only: expected a JSON list of case ids"):
         _cases('{"a": 1}')
+
+
+def test_a_reason_cut_shows_where_two_long_values_differ() -> None:
+    """croniter's rows (no start time given: the clock's) were cut alike at ``start_…``,
+    exactly before the field that differed: the reason never showed the difference."""
+    from lockstep.oracles.verify import around_difference
+
+    recorded = "croniter(" + "expr_format='0 0 1-31 1 *', " * 12 + "start_time=1796510549.4)"
+    fresh = recorded.replace("1796510549.4", "1796510612.9")
+    shown = around_difference(recorded, fresh, 240)
+    assert shown[0].startswith("…") and shown[0].endswith("start_time=1796510549.4)"), shown
+    assert shown[1].endswith("start_time=1796510612.9)"), shown
+    assert around_difference("short", "other", 240) == ("short", "other")
+    # differing early: cut from the start, as before
+    early = around_difference("a" + "x" * 400, "b" + "x" * 400, 240)
+    assert early[0].startswith("ax") and early[0].endswith("…") and len(early[0]) == 240

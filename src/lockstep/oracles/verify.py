@@ -605,9 +605,28 @@ def reason_of(outcome: Outcome) -> str:
     if outcome.drifts:
         first = outcome.drifts[0]
         # each side cut as a report shows a value: a whole document is no better a reason
-        expected, actual = clip(first.expected, SHOWN_VALUE), clip(first.actual, SHOWN_VALUE)
+        expected, actual = around_difference(first.expected, first.actual, SHOWN_VALUE)
         return f"{first.aspect}: recorded {expected}, fresh interpreter {actual}"
     return clip(outcome.note, SHOWN_VALUE) or outcome.status.value
+
+
+LEAD: Final = 60
+"""Characters kept before the first difference when two long texts are cut around it."""
+
+
+def around_difference(expected: str, actual: str, limit: int) -> tuple[str, str]:
+    """Both texts cut to ``limit`` characters, as :func:`clip` cuts them; but where they
+    agree past the cut, each from a little before their first difference ("…" marks what
+    was left out), so the reason shows what differs.  croniter's ``__init__`` rows, cut
+    alike at ``start_…``, ended exactly before the field that differed."""
+    if len(expected) <= limit and len(actual) <= limit:
+        return expected, actual
+    pairs = enumerate(zip(expected, actual, strict=False))
+    same = next((i for i, (a, b) in pairs if a != b), min(len(expected), len(actual)))
+    if same < limit - LEAD:
+        return clip(expected, limit), clip(actual, limit)
+    start = same - LEAD
+    return clip("…" + expected[start:], limit), clip("…" + actual[start:], limit)
 
 
 # --------------------------------------------------------------------------- the child
