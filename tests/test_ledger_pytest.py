@@ -249,6 +249,11 @@ def test_plain_record_refuses_an_existing_ledger(plain: Path, tmp_path: Path) ->
         "--lockstep-trim (drop rows no call made)"
     ) in result.stderr
     assert snapshot_tree(tmp_path) == before
+    # every ledger of the configuration: the message says it is not the one named alone
+    every = pytest_in(tmp_path, "-q", "--lockstep-record")
+    assert every.code == 4, every.output
+    assert "ledgers exist already, such as lockstep/" in every.stderr, every.stderr
+    assert snapshot_tree(tmp_path) == before
     again = pytest_in(tmp_path, "-q", "--lockstep-record=amount", "--lockstep-new-only")
     assert again.code == 0, again.output
     assert snapshot_tree(tmp_path) == before

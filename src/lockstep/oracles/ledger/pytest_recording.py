@@ -838,13 +838,14 @@ def start(
             if spec not in specs:
                 specs.append(spec)
     if controller:
-        for spec in specs:
-            if _first_rows(project, spec):
-                continue  # no file yet: its first rows are created whatever the mode
+        existing = [spec for spec in specs if not _first_rows(project, spec)]
+        for spec in existing:  # (a ledger with no file yet is created whatever the mode)
             try:
                 ledger_oracle.check_mode(project, spec, mode)
             except LockstepError as e:
                 message = options.mode_error(str(e), spec.name)
+                if len(existing) > 1 and mode is RecordMode.CREATE:  # not this one alone
+                    message = f"{len(existing)} ledgers exist already, such as {message}"
                 raise pytest.UsageError(f"lockstep: {message}") from None
     targets = [
         _Target(
