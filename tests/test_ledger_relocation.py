@@ -94,6 +94,8 @@ def test_a_folder_too_short_to_stand_alone_is_never_a_root() -> None:
     assert root_marker(Path("/app")) is None  # "/app/" could be a URL's path
     assert root_marker(Path("/home/dev/project")) == b"/home/dev/project/"
     assert relocation(None, Path("/srv/ci/project")) is None
+    for edited in ("/", "", "relative/folder/of/a/project", "/app"):  # never written so
+        assert relocation(edited, Path("/srv/ci/project")) is None
     assert relocation("/home/dev/project", Path("/home/dev/project")) is None
     assert relocation("/home/dev/project", Path("/srv/ci/project")) == (
         "/home/dev/project/",

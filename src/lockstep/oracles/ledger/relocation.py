@@ -41,7 +41,9 @@ def root_marker(root: Path) -> bytes | None:
 def relocation(recorded_root: str | None, root: Path) -> tuple[str, str] | None:
     """``(then, now)``: the folder a ledger was recorded in and today's, each with a
     trailing separator, when they differ; else None (nothing to put in place)."""
-    if not recorded_root:
+    if not recorded_root or root_marker(Path(recorded_root)) is None:
+        return None  # none, or not a folder that could have been written (edited by hand)
+    if not os.path.isabs(recorded_root):
         return None
     then, now = recorded_root.rstrip(os.sep) + os.sep, str(root) + os.sep
     return (then, now) if then != now else None
