@@ -84,7 +84,7 @@ from lockstep.oracles.ledger.transient_paths import without_transient_paths
 from lockstep.oracles.lifecycle import check_record_mode, new_ids
 from lockstep.oracles.stale import Mismatch, mismatches, stale_outcome
 from lockstep.oracles.status import file_status
-from lockstep.oracles.verify import Prestarted, prestarted, verify
+from lockstep.oracles.verify import ADDRESS_CAUSE, Prestarted, prestarted, verify
 from lockstep.parallel import batched, map_processes
 from lockstep.secrets import Scrubber, policy_for, scrubber_for
 from lockstep.store import display_path, iter_lines
@@ -316,6 +316,8 @@ def _reproducible(
     for verdict in failed:
         row = rows[verdict.case_id]
         causes = [c for c in (recording.contexts.get(row.id, ""), verdict.cause) if c]
+        if verdict.cause == ADDRESS_CAUSE:  # certain: what else changed is beside the point
+            causes = [ADDRESS_CAUSE]
         report.refused.append(
             Refusal(
                 spec.name,
