@@ -260,7 +260,9 @@ def test_record_exclude_is_validated(tmp_path: Path, setting: str, message: str)
 REFUSED_LINE = (
     "lockstep: nothing recorded: 2 test(s) failed or errored (tests/test_fail.py::test_bad, "
     "tests/test_fail.py::test_needs_the_database); rows from a failing run are suspect: "
-    "fix or deselect them, or pass --lockstep-record-allow-failures"
+    "fix or deselect them, or pass --lockstep-record-allow-failures (one that passes "
+    "unrecorded meets a recorded member's wrapper, a frame it counts: leave that member out "
+    "with the ledger's exclude)"
 )
 
 

@@ -61,7 +61,8 @@ def _surface_guard(
     """``wrapper`` (recording ``func``) for a call from outside ``surface``; ``func`` itself
     for a call the package makes to itself: from code of the package (the calling frame's
     module is the package or one of its modules: ``__init__`` calling ``self.parse``,
-    ``__iter__`` calling ``self._iter``), or while a call of the same surface is already
+    ``__iter__`` calling ``self._iter``; not a doctest of a module of the package, which
+    runs with that module's globals), or while a call of the same surface is already
     being recorded (a callback the package runs).  ``through``: frames between the guard
     and the call's site (a cached property of the package's own kind calls its function
     from its ``__get__``: the site is the attribute read that ran it)."""
@@ -71,11 +72,14 @@ def _surface_guard(
     depth = 2 + through
 
     def from_package() -> bool:
-        name = getframe(depth).f_globals.get("__name__", "")
+        frame = getframe(depth)
+        name = frame.f_globals.get("__name__", "")
         own = known.get(name)
         if own is None:
             own = known[name] = _own_code(name, surface, prefix)
-        return own
+        # a module's doctest runs with the module's globals, but it is a test: its calls
+        # come from outside (stdnum's format() was checked by its doctests alone)
+        return own and not frame.f_code.co_filename.startswith("<doctest ")
 
     if inspect.iscoroutinefunction(func):
 
