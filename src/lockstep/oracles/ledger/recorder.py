@@ -831,7 +831,7 @@ otherwise walk the stack on every call, for a third site that never comes (color
 suite skips 450,000 calls of a few targets past their budget)."""
 _OWN_FILES: Final = frozenset(
     os.path.join(os.path.dirname(__file__.removesuffix("c")), f"{name}.py")
-    for name in ("recorder", "wrapping", "decorator")
+    for name in ("recorder", "wrapping", "decorator", "iter_results", "materialize")
 )
 """The recorder's own modules: a call site is the first frame outside them."""
 
