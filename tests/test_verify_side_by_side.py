@@ -12,6 +12,7 @@ replayed beside two that reproduce, does not lend them a refusal or take their o
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 from pathlib import Path
@@ -19,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from helpers import recording_errors, run_cli, run_pytest, write_files
-from lockstep.oracles.verify_session import VerifySession, in_turns
+from lockstep.oracles.verify_session import HANDOFF_SECONDS, VerifySession, in_turns
 
 # Heavy, and about processes, files, the browser or the docs rather than this Python: CI runs
 # it on the default Python only (.ci/run, job 2 deselects -m slow).
@@ -197,6 +198,29 @@ def test_work_in_turns_runs_one_at_a_time_and_keeps_its_order(tmp_path: Path) ->
     bad = [lambda: job(0), lambda: failing(1), lambda: failing(2)]
     with pytest.raises(ValueError, match="job 1"):
         in_turns(session, 3, bad)
+
+
+def test_work_in_turns_hands_over_often_and_then_as_before(tmp_path: Path) -> None:
+    """While ledgers are written in turns the interpreter switches threads every half
+    millisecond (a verdict is picked up at once); afterwards, and after an error, the
+    process's own switch interval is back."""
+    session = VerifySession(tmp_path)
+    before = sys.getswitchinterval()
+    seen: list[float] = []
+
+    def job() -> None:
+        seen.append(sys.getswitchinterval())
+
+    in_turns(session, 2, [job, job])
+    assert seen == [HANDOFF_SECONDS, HANDOFF_SECONDS]
+    assert sys.getswitchinterval() == before
+
+    def failing() -> None:
+        raise ValueError("no ledger")
+
+    with pytest.raises(ValueError, match="no ledger"):
+        in_turns(session, 2, [job, failing])
+    assert sys.getswitchinterval() == before
 
 
 def test_a_turn_given_up_lets_another_thread_run(tmp_path: Path) -> None:

@@ -26,6 +26,7 @@ settings directly in that table, the arrays as ``[[tool.lockstep.corpus]]``.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import tomllib
@@ -247,8 +248,12 @@ class Project:
     public surface, :meth:`OracleSpec.tested_members`): name -> its file in the oracle
     folder.  A member the suite never calls directly is no oracle at all."""
 
-    @property
+    @functools.cached_property
     def oracle_dir(self) -> Path:
+        """The oracle folder, resolved once per project: a run asks for it for every oracle
+        file it names (listing a package's recorded members asked for it per member, and
+        resolving a path is a dozen system calls).  A project is a reading of the
+        configuration at one moment; a folder moved afterwards is met when it is used."""
         return self.resolve(self.config.lockstep.dir, key="lockstep.dir")
 
     def resolve(self, rel: str, *, key: str) -> Path:

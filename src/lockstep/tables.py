@@ -98,3 +98,14 @@ class OracleSpec(Table, frozen=True):
         of them can be reused while the value stays the same.  None (the default) when they
         read nothing."""
         return None
+
+    def expansion_stamp(self, root: Path) -> object:
+        """:meth:`expansion_sources` told by the files' metadata alone, without reading them
+        (:mod:`lockstep.source_stamps`): equal stamps taken long enough after the files were
+        last written (:func:`~lockstep.source_stamps.settled`) mean equal sources.  None
+        when nothing is read; :data:`UNSTAMPED` when it cannot be told that way."""
+        return None
+
+
+UNSTAMPED: Final = "<unstamped>"
+""":meth:`OracleSpec.expansion_stamp` of sources that can only be compared by their bytes."""

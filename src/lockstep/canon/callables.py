@@ -233,8 +233,10 @@ class IterItems:
 
 def allow_callables_from(*packages: str) -> None:
     """Let ``$fn`` name functions and classes of these top-level packages (and their modules)."""
-    _CALLABLE_SCOPE.update(p.split(".")[0] for p in packages if p)
-    forget_plans()  # their classes now freeze by structure too
+    added = {p.split(".")[0] for p in packages if p} - _CALLABLE_SCOPE
+    if added:  # a package allowed already changes nothing (each ledger's replay allows its own)
+        _CALLABLE_SCOPE.update(added)
+        forget_plans()  # their classes now freeze by structure too
 
 
 @contextmanager

@@ -107,8 +107,10 @@ objects freeze on the fast path, uncounted; the recorder's row size limit bounds
 
 def allow_classes_matching(*patterns: str) -> None:
     """Let classes whose ``module.QualName`` matches one of ``patterns`` freeze by structure."""
-    _CLASS_PATTERNS.extend(p for p in patterns if p and p not in _CLASS_PATTERNS)
-    forget_plans()
+    added = [p for p in dict.fromkeys(patterns) if p and p not in _CLASS_PATTERNS]
+    if added:  # the same patterns again change nothing
+        _CLASS_PATTERNS.extend(added)
+        forget_plans()
 
 
 def _class_facts(cls: type[Any]) -> tuple[object, bool, bool]:

@@ -14,21 +14,47 @@ reading only when all of it is what the server read -- parsing, validation and e
 are a function of them alone.  A configuration the server could not read, or any
 difference, and the fork reads it itself with :func:`~lockstep.config.load_project`,
 exactly as before.
+
+Reading the package's modules again was still a fifth of a fork's work.  So the server
+also takes their stamp first (:mod:`lockstep.source_stamps`: each file's identity, size
+and times), and a fork whose stamp is the server's takes the reading without reading the
+modules.  Only a stamp whose files were all last written well before it was taken is
+trusted (a write within one tick of the clock may keep a file's times); otherwise, or
+when the stamps differ, the fork compares the bytes as before.
 """
 
 from __future__ import annotations
 
+import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Final, TypeGuard
 
 from lockstep.config import Config, Project, config_from_bytes, expanded_project, load_project
 from lockstep.errors import LockstepError
 from lockstep.kinds import KINDS
+from lockstep.source_stamps import Stamp, settled
 from lockstep.store.reading import read_file
+from lockstep.tables import UNSTAMPED
 
-_READ: Final[dict[Path, tuple[bytes, Config, list[object], Project]]] = {}
-"""Resolved configuration path -> the bytes the server read there, their tables as
-written, what expanding those read, and the reading of it all."""
+
+@dataclass(frozen=True)
+class _Reading:
+    data: bytes
+    """The configuration's bytes."""
+    config: Config
+    """Its tables as written."""
+    stamps: list[object] | None
+    """The stamp of what expanding them reads (taken before reading it), or None when it
+    is not to be trusted: compare :attr:`sources` then."""
+    sources: list[object]
+    """What expanding them read."""
+    project: Project
+    """The reading of it all."""
+
+
+_READ: Final[dict[Path, _Reading]] = {}
+"""Resolved configuration path -> what the server read there."""
 
 
 def remember(config_path: Path) -> None:
@@ -40,11 +66,26 @@ def remember(config_path: Path) -> None:
             return
         data = read_file(path, through_links=True)
         config = config_from_bytes(data, path.name)
+        taken = time.time_ns()
+        stamps = _stamps(config, path.parent)  # before the sources: a write between is seen
         sources = _sources(config, path.parent)  # before expanding: a change between is seen
         project = expanded_project(config, path)
     except (OSError, LockstepError):
         return
-    _READ[path] = (data, config, sources, project)
+    if stamps is not None and not all(settled(s, taken) for s in stamps if _stamp(s)):
+        stamps = None
+    _READ[path] = _Reading(data, config, stamps, sources, project)
+
+
+def _stamps(config: Config, root: Path) -> list[object] | None:
+    """Each table's :meth:`~lockstep.tables.OracleSpec.expansion_stamp`, in the tables'
+    order; None when one cannot be stamped."""
+    stamps = [spec.expansion_stamp(root) for kind in KINDS for spec in config.tables(kind)]
+    return None if any(s == UNSTAMPED for s in stamps) else stamps
+
+
+def _stamp(value: object) -> TypeGuard[Stamp]:
+    return isinstance(value, tuple)
 
 
 def _sources(config: Config, root: Path) -> list[object]:
@@ -60,10 +101,11 @@ def project_at(config_path: Path) -> Project:
     try:
         path = config_path.resolve()
         known = _READ.get(path)
-        if known is not None and read_file(path, through_links=True) == known[0]:
-            _, config, sources, project = known
-            if _sources(config, path.parent) == sources:
-                return project
+        if known is not None and read_file(path, through_links=True) == known.data:
+            if known.stamps is not None and _stamps(known.config, path.parent) == known.stamps:
+                return known.project  # the sources' files are as they were when read
+            if _sources(known.config, path.parent) == known.sources:
+                return known.project
     except OSError:
         pass  # load_project meets it again and says so
     return load_project(config_path=config_path)

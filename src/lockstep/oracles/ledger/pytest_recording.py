@@ -812,9 +812,9 @@ def _first_rows(project: Project, spec: LedgerSpec) -> bool:
     member the package gained since its surface was recorded: ``new-only`` adds it)."""
     if spec.name in project.tested:
         return not project.recorded_member(spec.name)
-    from lockstep.oracles.ledger import kind as ledger_oracle
+    from lockstep.oracles.ledger.format import SUFFIX
 
-    return bool(spec.package) and not ledger_oracle.KIND.oracle_path(project, spec).exists()
+    return bool(spec.package) and not (project.oracle_dir / f"{spec.name}{SUFFIX}").exists()
 
 
 def start(
@@ -822,7 +822,7 @@ def start(
 ) -> None:
     """Wrap the requested targets for this run (controller, plain run or xdist worker);
     the controller verifies under ``verifier`` when one was started for it."""
-    from lockstep.oracles.ledger import kind as ledger_oracle
+    from lockstep.oracles.ledger.format import SUFFIX
     from lockstep.oracles.ledger.wrapping import Installation
 
     project = project_for(config)
@@ -841,6 +841,8 @@ def start(
                 specs.append(spec)
     if controller:
         existing = [spec for spec in specs if not _first_rows(project, spec)]
+        if existing:  # (the writing machinery: otherwise imported at the session's end)
+            from lockstep.oracles.ledger import kind as ledger_oracle
         for spec in existing:  # (a ledger with no file yet is created whatever the mode)
             try:
                 ledger_oracle.check_mode(project, spec, mode)
@@ -852,7 +854,7 @@ def start(
     targets = [
         _Target(
             spec,
-            project.oracle_dir / f".{spec.name}{ledger_oracle.KIND.suffix}.{run_id}.spool",
+            project.oracle_dir / f".{spec.name}{SUFFIX}.{run_id}.spool",
         )
         for spec in specs
     ]

@@ -156,6 +156,16 @@ class LedgerSpec(OracleSpec, frozen=True, kw_only=True):
 
         return source_state(self.package, root)
 
+    def expansion_stamp(self, root: Path) -> object:
+        """With ``package``: :func:`~lockstep.source_stamps.source_stamp` of the package."""
+        if not self.package or self.target:
+            return None
+        from lockstep.source_stamps import source_stamp
+        from lockstep.tables import UNSTAMPED
+
+        stamp = source_stamp(self.package, root)
+        return UNSTAMPED if stamp is None else stamp
+
 
 SPEC: Final = LedgerSpec
 """This kind's table, for the registry (:mod:`lockstep.kinds`)."""

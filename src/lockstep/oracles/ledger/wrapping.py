@@ -596,12 +596,17 @@ class Installation:
         name left on the original there made ``pickle`` refuse the wrapper (pickle finds
         a function by its ``__qualname__``, which the wrapper shares, and requires the
         very object: pyrsistent's vectors pickle through ``pvector``), and ``f is
-        ALIAS`` false where it was true."""
+        ALIAS`` false where it was true.
+
+        Most modules bind none of them: each module's values are first looked up by
+        identity in one pass that runs in C (a thousand modules' names, at every run's
+        start), and only a module that binds one is walked name by name."""
+        binds = pending.__contains__
         for mod in list(sys.modules.values()):
             if mod is None:
                 continue
             namespace = getattr(mod, "__dict__", None)
-            if not isinstance(namespace, dict):
+            if not isinstance(namespace, dict) or not any(map(binds, map(id, namespace.values()))):
                 continue
             for name, value in list(namespace.items()):
                 entry = pending.get(id(value))
