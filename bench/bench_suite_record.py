@@ -14,7 +14,10 @@ naming ``[[ledger]]`` oracles on its functions), copied to a scratch folder firs
 * once more recording, with a plugin that times where the added time goes: merging the
   spooled parts, the secret scan, verification (starting its interpreter, replaying the
   candidates), writing the ledgers.  The rest of the added time is the recording itself
-  (the wrappers around every call of the targets).
+  (the wrappers around every call of the targets);
+* three more plain and three more recording runs, alternating, each timed phase by phase
+  by the ``bench_suite_timeline`` plugin (pytest's start to its collection, collection,
+  the tests, the session's end, the summary and exit): where the added time falls.
 
     python bench/bench_suite_record.py LIBDIR [LIBDIR ...] [--rounds 5] [--write-results]
         [--against OTHER/src]
@@ -44,6 +47,17 @@ from pathlib import Path
 
 GOAL = 1.5
 PHASES_PLUGIN = "bench_suite_phases"
+TIMELINE_PLUGIN = "bench_suite_timeline"
+TIMELINE_RUNS = 3
+PHASES: tuple[tuple[str, str, str], ...] = (
+    ("start to collection", "", "collect_start"),
+    ("collection", "collect_start", "collect_end"),
+    ("the tests", "tests_start", "tests_end"),
+    ("the session's end", "finish_start", "finish_end"),
+    ("summary and exit", "finish_end", "end"),
+)
+"""Each phase of a pytest run the timeline table shows: its name, and the marks of
+``bench_suite_timeline`` it runs between ("": pytest's start; "end": its process's end)."""
 SERVER_IMPORTS = "import lockstep.cli.verify_child\nfrom lockstep.oracles.ledger import kind"
 """What the verifying interpreter does before its first candidate (its start's CPU cost)."""
 
@@ -98,6 +112,41 @@ def _bytecode_state() -> str:
     cached = sum(Path(importlib.util.cache_from_source(str(p))).exists() for p in sources)
     writes = "not written" if os.environ.get("PYTHONDONTWRITEBYTECODE") else "written"
     return f"bytecode {writes}; {cached} of {len(sources)} lockstep modules have a .pyc"
+
+
+def _timeline(lib: Path, env: dict[str, str], record: bool) -> dict[str, float]:
+    """Seconds each phase of :data:`PHASES` took in one run, plain or recording (its
+    ledgers cleared first), timed by the ``bench_suite_timeline`` plugin."""
+    _clear_ledgers(lib)
+    out = Path(tempfile.mkdtemp()) / "timeline.json"
+    bench_dir = str(Path(__file__).resolve().parent)
+    run_env = {**env, "LOCKSTEP_BENCH_TIMELINE": str(out)}
+    run_env["PYTHONPATH"] = os.pathsep.join([bench_dir, env["PYTHONPATH"]])
+    run_env["LOCKSTEP_BENCH_T0"] = str(time.monotonic())
+    subprocess.run(
+        [*_pytest(record), "-p", TIMELINE_PLUGIN], cwd=lib, env=run_env, capture_output=True
+    )
+    marks = {"": 0.0, "end": time.monotonic() - float(run_env["LOCKSTEP_BENCH_T0"])}
+    if out.exists():
+        marks.update(json.loads(out.read_text()))
+    shutil.rmtree(out.parent, ignore_errors=True)
+    return {
+        name: marks[finish] - marks[start]
+        for name, start, finish in PHASES
+        if start in marks and finish in marks
+    }
+
+
+def _timelines(lib: Path, env: dict[str, str]) -> dict[str, float]:
+    """The median of :data:`TIMELINE_RUNS` alternating plain and recording runs, phase by
+    phase: ``plain <phase>`` and ``record <phase>``."""
+    runs: dict[str, list[float]] = {}
+    for _ in range(TIMELINE_RUNS):
+        for record in (False, True):
+            for name, seconds in _timeline(lib, env, record).items():
+                runs.setdefault(f"{'record' if record else 'plain'} {name}", []).append(seconds)
+    _clear_ledgers(lib)
+    return {key: statistics.median(values) for key, values in runs.items()}
 
 
 def _against_env(lib: Path, src: Path) -> dict[str, str]:
@@ -156,6 +205,7 @@ def bench_library(
     _run([*_pytest(True), "-p", PHASES_PLUGIN], lib, phase_env)
     phases = json.loads(out.read_text()) if out.exists() else {}
     shutil.rmtree(out.parent, ignore_errors=True)
+    timeline = _timelines(lib, env)
     starts = [_run([sys.executable, "-c", SERVER_IMPORTS], lib, env)[1] for _ in range(3)]
     phases["server_start"] = statistics.median(starts)
     p_wall = statistics.median(w for w, _ in plain)
@@ -189,6 +239,7 @@ def bench_library(
         "ratios_cpu": " ".join(f"{r[1] / p[1]:.2f}" for p, r in zip(plain, recording, strict=True)),
         "codes": ",".join(str(c) for c in sorted(codes)),
         **{f"phase_{k}": v for k, v in phases.items()},
+        **{f"timeline {k}": v for k, v in timeline.items()},
     }
 
 
@@ -221,6 +272,21 @@ def _table(figures: list[dict[str, float | str]]) -> str:
             f"{f.get('phase_merge', 0):.3f} | {f.get('phase_write', 0):.3f} | "
             f"{f.get('phase_pytest_cpu', 0):.2f} / {f.get('phase_children_cpu', 0):.2f} |"
         )
+    lines += [
+        "",
+        "Phase by phase (seconds; the median of three alternating plain and recording runs,",
+        "timed by the `bench_suite_timeline` plugin from pytest's start to its process's end):",
+        "",
+        "| library | " + " | ".join(f"{name}: plain → recording" for name, _, _ in PHASES) + " |",
+        "|---|" + "---:|" * len(PHASES),
+    ]
+    for f in figures:
+        cells = []
+        for name, _, _ in PHASES:
+            plain, record = f.get(f"timeline plain {name}"), f.get(f"timeline record {name}")
+            ok = isinstance(plain, float) and isinstance(record, float)
+            cells.append(f"{plain:.2f} → {record:.2f}" if ok else "–")
+        lines.append(f"| {f['library']} | " + " | ".join(cells) + " |")
     if any("against_wall" in f for f in figures):
         lines += [
             "",
