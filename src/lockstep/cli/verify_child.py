@@ -10,6 +10,7 @@ recording session's server instead (:mod:`lockstep.oracles.verify_session`).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import json
 import os
@@ -29,8 +30,8 @@ if TYPE_CHECKING:
 
 def main(argv: list[str] | None = None) -> int:
     given = sys.argv[1:] if argv is None else argv
-    if given[:1] == ["--serve"] and len(given) == 2:
-        return _serve(given[1])
+    if given[:1] == ["--serve"] and len(given) in (2, 3):
+        return _serve(given[1], int(given[2]) if len(given) == 3 and given[2].isdigit() else None)
     verify_clock.shift()  # before any target is imported (a server's fork: already)
     args = _PARSED.get(tuple(argv)) if argv is not None else None
     if args is None:
@@ -91,11 +92,12 @@ _PARSED: dict[tuple[str, ...], argparse.Namespace] = {}
 of the command line alone)."""
 
 
-def _serve(token: str) -> int:
+def _serve(token: str, ready: int | None = None) -> int:
     """A recording session's verifying interpreter (:mod:`lockstep.oracles.verify_session`):
     each candidate replays in a fork of this process, which imports the replay machinery
     once, here (what a fresh child imports before it imports a ledger's target), and never
-    a target."""
+    a target.  ``ready``: a descriptor closed once those imports are done, so the session
+    starts its next interpreter then (no fork of this one inherits it)."""
     import gc
 
     from lockstep.oracles import kind_named
@@ -107,6 +109,9 @@ def _serve(token: str) -> int:
     _parser()
     verify_clock.shift()  # every fork, and every package's sub-server, runs on it
     gc.freeze()  # what is imported stays: a fork's collections need not touch (copy) it
+    if ready is not None:
+        with contextlib.suppress(OSError):
+            os.close(ready)
     code = serve(token, main, _warm, _package)
     sys.stdout.flush()
     sys.stderr.flush()

@@ -118,6 +118,17 @@ def only_addresses_differ(reason: str) -> bool:
     return _ADDRESS.sub("0x…", recorded) == _ADDRESS.sub("0x…", fresh)
 
 
+VERIFY_ROUNDS: Final = 16
+"""Verifications of one ledger's rows at most: the first, then once more after each round
+that refused some (each round only ever refuses more).  jmespath's parser cache took eight:
+each refused call that had cached an expression left the next call of it to cache it."""
+
+UNSETTLED_CAUSE: Final = (
+    "it reproduced only beside calls that were refused (state an earlier call left for it: "
+    "a cache, a registry)"
+)
+
+
 HASH_SEED_CAUSE: Final = "hash-seed dependence (set or dict order differs between interpreters)"
 VARIES_CAUSE: Final = (
     "it varies from one call to the next in one interpreter (the clock, randomness, or "

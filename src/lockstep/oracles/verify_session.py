@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
 import itertools
 import json
 import os
@@ -117,6 +118,30 @@ def _environment() -> dict[str, str]:
     return dict(os.environ)
 
 
+@dataclass(frozen=True)
+class _Tools:
+    """What starting an interpreter uses, as it was when the session first started one."""
+
+    popen: type[subprocess.Popen[bytes]]
+    pipe: Callable[[], tuple[int, int]]
+    select: Callable[..., tuple[list[Any], list[Any], list[Any]]]
+    executable: str
+
+
+@functools.cache
+def _tools() -> _Tools:
+    """``subprocess.Popen``, ``os.pipe``, ``select.select`` and ``sys.executable``, taken
+    once, at the first start (a recording's configure): an interpreter queued by
+    :meth:`VerifySession.warm_in_turn` starts between two tests, while a module's fixture
+    may have patched any of them (``mock.patch("subprocess.Popen")``).  What ``Popen``
+    itself calls may be patched too: :meth:`VerifySession.pump` then leaves the rest
+    queued for the session's end."""
+    import select
+    import subprocess
+
+    return _Tools(subprocess.Popen, os.pipe, select.select, sys.executable)
+
+
 @dataclass
 class _Answer:
     """One candidate sent: its end line's fields once they come, or why none will."""
@@ -142,6 +167,27 @@ class _Server:
     do: a test that forks a process must not meet one)."""
     ended: str | None = None
     """Why the server can answer no more (its last stderr line), once it has ended."""
+    ready: int | None = None
+    """The read end of a pipe whose write end the server closes once its imports are done
+    (:meth:`is_ready`); None once that was seen."""
+
+    def is_ready(self) -> bool:
+        """Whether the server has done its imports (or ended): a look, never a wait."""
+        if self.ready is None:
+            return True
+        try:
+            readable = bool(_tools().select([self.ready], [], [], 0)[0])
+        except (OSError, ValueError):
+            readable = True
+        if readable:
+            self._forget_ready()
+        return readable
+
+    def _forget_ready(self) -> None:
+        if self.ready is not None:
+            with contextlib.suppress(OSError):
+                os.close(self.ready)
+            self.ready = None
 
     def send(self, request_id: int, argv: Sequence[str], timeout: float) -> _Answer:
         answer = _Answer()
@@ -221,6 +267,7 @@ class _Server:
             if self.proc.stdout is not None:
                 self.proc.stdout.close()
         self.stderr.close()
+        self._forget_ready()
 
     def kill(self) -> None:
         """The server (its forks end with it: they hold none of its pipes)."""
@@ -300,6 +347,14 @@ class VerifySession:
     _ids: Iterator[int] = field(default_factory=itertools.count)
     turns: Turns = field(default_factory=Turns)
     """What :func:`in_turns` threads share: a replay gives the turn up while it waits."""
+    _queued: dict[int, tuple[list[Sequence[str]], dict[str, str]]] = field(default_factory=dict)
+    """Hash seeds whose interpreters start one after another (:meth:`warm_in_turn`), with
+    what each is to import and the environment when they were queued (a test may have
+    changed ``os.environ`` when one starts)."""
+    _newest: _Server | None = None
+    """The interpreter started last: the next queued one starts once it is ready."""
+    _pump_failed: bool = False
+    """A start between tests failed: what is queued waits for :meth:`start_queued`."""
     starts: int = 0
     """Interpreters started (a figure for the benchmark and the tests)."""
     forked: int = 0
@@ -326,6 +381,51 @@ class VerifySession:
             for argv in argvs:
                 server.warm(argv)
 
+    def warm_in_turn(self, seeds: Iterable[int], argvs: Iterable[Sequence[str]]) -> None:
+        """As :meth:`warm` for each of ``seeds``, but one interpreter after another: the next
+        starts (at a :meth:`pump`) once the one started before it has done its imports.
+
+        Each interpreter's start is a tenth of a second of CPU or more; five started at
+        once while pytest configures and collects take both cores from it (semver's
+        collection took twice its plain time), while one at a time they run on the core
+        the tests leave idle.  Any still waiting when a candidate needs it starts then."""
+        if not forks():
+            return
+        wanted = [list(argv) for argv in argvs]
+        env = _environment()
+        with self._lock:
+            for seed in seeds:
+                if (seed, False) not in self._servers:
+                    self._queued.setdefault(seed, ([], env))[0].extend(wanted)
+        self.pump()
+
+    def pump(self) -> None:
+        """Start the next interpreter :meth:`warm_in_turn` queued, if the one started before
+        it is ready.  Cheap enough to call after every test: a dict's truth when nothing
+        waits, one ``select`` with no timeout when something does."""
+        if not self._queued or self._pump_failed:
+            return
+        newest = self._newest
+        if newest is not None and not newest.is_ready():
+            return
+        with self._lock:
+            seed = next(iter(self._queued), None)
+        if seed is None:
+            return
+        try:
+            self._server((seed, False))
+        except Exception:  # a test's patch reached the start: the rest start at the end
+            self._pump_failed = True
+
+    def start_queued(self) -> None:
+        """Start every interpreter still queued, now (the candidates are about to come)."""
+        while self._queued:
+            with self._lock:
+                seed = next(iter(self._queued), None)
+            if seed is None:
+                return
+            self._server((seed, False))
+
     def _server(self, key: tuple[int, bool]) -> _Server:
         with self._lock:
             server = self._servers.get(key)
@@ -340,25 +440,43 @@ class VerifySession:
                     server.stop()
                 server = None
             if server is None:
-                server = self._spawn(key, env)
+                queued = self._queued.get(key[0]) if not key[1] else None
+                # a queued interpreter starts in the environment it was queued in: one
+                # started while a test had changed it would be started again at the end
+                server = self._spawn(key, queued[1] if queued is not None else env)
+                if queued is not None:
+                    del self._queued[key[0]]
                 self._servers[key] = server
+                self._newest = server
+                for argv in queued[0] if queued is not None else []:
+                    server.warm(argv)
             return server
 
     def _spawn(self, key: tuple[int, bool], env: dict[str, str]) -> _Server:
         import subprocess
 
+        tools = _tools()
         child_env = {**env, **fresh_interpreter_env(*key)}
         stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed by _Server.stop
-        proc = subprocess.Popen(
-            [sys.executable, "-m", CHILD_MODULE, "--serve", self.token],
-            cwd=self.root,
-            env=child_env,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=stderr,
-        )
+        ready, done = tools.pipe()
+        try:
+            proc = tools.popen(
+                [tools.executable, "-m", CHILD_MODULE, "--serve", self.token, str(done)],
+                cwd=self.root,
+                env=child_env,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=stderr,
+                pass_fds=(done,),
+            )
+        except BaseException:
+            os.close(ready)
+            stderr.close()
+            raise
+        finally:
+            os.close(done)
         self.starts += 1
-        return _Server(proc, stderr, env, self.token)
+        return _Server(proc, stderr, env, self.token, ready=ready)
 
     def replay(
         self, seed: int, argv: Sequence[str], timeout: float, second_zone: bool = False

@@ -78,13 +78,23 @@ from lockstep.oracles.ledger.seed_suspects import (
     outcome_parts,
     package_builds_sets,
 )
+from lockstep.oracles.ledger.set_reach import target_reaches_sets
 from lockstep.oracles.ledger.spec import LedgerSpec
 from lockstep.oracles.ledger.spool import RowFile
 from lockstep.oracles.ledger.transient_paths import without_transient_paths
 from lockstep.oracles.lifecycle import check_record_mode, new_ids
 from lockstep.oracles.stale import Mismatch, mismatches, stale_outcome
 from lockstep.oracles.status import file_status
-from lockstep.oracles.verify import ADDRESS_CAUSE, Prestarted, prestarted, verify
+from lockstep.oracles.verify import (
+    ADDRESS_CAUSE,
+    UNSETTLED_CAUSE,
+    VERIFY_ROUNDS,
+    Prestarted,
+    Verdict,
+    Verification,
+    prestarted,
+    verify,
+)
 from lockstep.parallel import batched, map_processes
 from lockstep.secrets import Scrubber, policy_for, scrubber_for
 from lockstep.store import display_path, iter_lines
@@ -283,10 +293,59 @@ def _reproducible(
     Rows that owe their outcome to the recording's context (a patched collaborator, a
     registry a test filled, a frozen clock, set order under one hash seed) are refused
     here, with what differed, instead of making the next replay red.
+
+    **What is written is what was verified.**  A refused row is not replayed before the
+    rows after it any more, and a row may have reproduced only because of it: jmespath's
+    parser caches each expression, so a call that found its expression cached answered
+    otherwise once the call that cached it was refused (63 rows of 487 drifted on the
+    very next replay).  So the rows left are verified once more, as the ledger will hold
+    them, until a round refuses nothing (at most :data:`VERIFY_ROUNDS`; the rows left
+    then are refused too, as their replay never settled).
     """
     kept = rows if within is None else within
-    if not rows:  # nothing to verify: no candidate folder, no fork
-        return kept
+    pending = rows
+    dropped: set[str] = set()
+    again = 0  # rows refused after the first round
+    runs = 0
+    for round_number in range(VERIFY_ROUNDS):
+        if not pending:  # nothing to verify: no candidate folder, no fork
+            break
+        runs += 1
+        checked = _verified(project, spec, recording, pending, signature, started)
+        started = None  # a prestarted interpreter replays the first candidate only
+        failed = checked.failed()
+        if round_number == 0:
+            report.notes.append(checked.note(len(pending)))
+        else:
+            again += len(failed)
+        for verdict in failed:
+            _refuse(spec, recording, pending[verdict.case_id], verdict, round_number, report)
+        if not failed:
+            break
+        dropped |= {v.case_id for v in failed}
+        pending = _without(pending, {v.case_id for v in failed})
+    else:
+        for row_id in list(_ids(pending)):  # the last round still refused some: none settled
+            _refuse(spec, recording, pending[row_id], None, VERIFY_ROUNDS, report)
+            dropped.add(row_id)
+            again += 1
+    if runs > 1:
+        report.notes.append(
+            f"verified the rows left {runs - 1} more time(s), each time without the rows "
+            f"refused before: {again} more did not reproduce and were not written"
+        )
+    return _without(kept, dropped) if dropped else kept
+
+
+def _verified(
+    project: Project,
+    spec: LedgerSpec,
+    recording: Recording,
+    rows: Mapping[str, LedgerRow],
+    signature: list[Param],
+    started: Prestarted | None,
+) -> Verification:
+    """One verification of ``rows`` as a ledger holding just them."""
 
     def candidate(folder: Path) -> Collection[str]:
         write_rows(
@@ -301,7 +360,7 @@ def _reproducible(
 
     # Rows a test recorded under a zone of its own are verified in a second zone as well.
     zoned = [rid for rid, hint in recording.contexts.items() if zone_changed(hint) and rid in rows]
-    checked = verify(
+    return verify(
         project,
         spec,
         candidate,
@@ -310,30 +369,46 @@ def _reproducible(
         zone_suspects=zoned,
         seed_suspects=_seed_suspects(rows, recording.fn),
     )
-    failed = checked.failed()
-    if rows:
-        report.notes.append(checked.note(len(rows)))
-    for verdict in failed:
-        row = rows[verdict.case_id]
-        causes = [c for c in (recording.contexts.get(row.id, ""), verdict.cause) if c]
-        if verdict.cause == ADDRESS_CAUSE:  # certain: what else changed is beside the point
-            causes = [ADDRESS_CAUSE]
-        report.refused.append(
-            Refusal(
-                spec.name,
-                row.id,
-                RefusalReason.NOT_REPRODUCED,
-                label=f"{row_text(row)} [{row.id}]",
-                detail=verdict.reason,
-                cause="; ".join(causes),
-            )
+
+
+def _refuse(
+    spec: LedgerSpec,
+    recording: Recording,
+    row: LedgerRow,
+    verdict: Verdict | None,
+    round_number: int,
+    report: RecordReport,
+) -> None:
+    """Name a row that did not reproduce in ``report`` (``verdict``: None when it was
+    left unsettled by the last round), with its causes."""
+    cause = verdict.cause if verdict is not None else ""
+    causes = [c for c in (recording.contexts.get(row.id, ""), cause) if c]
+    if round_number > 0:
+        causes.append(UNSETTLED_CAUSE)
+    if cause == ADDRESS_CAUSE:  # certain: what else changed is beside the point
+        causes = [ADDRESS_CAUSE]
+    report.refused.append(
+        Refusal(
+            spec.name,
+            row.id,
+            RefusalReason.NOT_REPRODUCED,
+            label=f"{row_text(row)} [{row.id}]",
+            detail=verdict.reason if verdict is not None else "its replay never settled",
+            cause="; ".join(causes),
         )
-    if not failed:
-        return kept
-    dropped = {v.case_id for v in failed}
-    if isinstance(kept, RowFile):
-        return kept.without(dropped)
-    return {rid: row for rid, row in kept.items() if rid not in dropped}
+    )
+
+
+def _without(rows: Mapping[str, LedgerRow], ids: set[str]) -> Mapping[str, LedgerRow]:
+    if isinstance(rows, RowFile):
+        return rows.without(ids)
+    return {rid: row for rid, row in rows.items() if rid not in ids}
+
+
+def _ids(rows: Mapping[str, LedgerRow]) -> Iterator[str]:
+    if isinstance(rows, RowFile):
+        return (rid for rid, _ in rows.lines())
+    return iter(rows)
 
 
 _SET_TAGS: Final = (b'"$set"', b'"$frozenset"')
@@ -346,12 +421,13 @@ def _seed_suspects(rows: Mapping[str, LedgerRow], fn: str = "") -> list[str]:
     holding, in their input or outcome, an object of a class that files its items by
     ``hash()``, and, when the target's package builds sets (``fn``: its target), those
     whose outcome holds texts in an order a set may have given them
-    (:mod:`.seed_suspects`)."""
+    (:mod:`.seed_suspects`) and the target can reach the code that builds them
+    (:mod:`.set_reach`)."""
     if isinstance(rows, RowFile):
         lines: Iterator[tuple[str, bytes]] = rows.lines()
     else:
         lines = ((rid, ENCODER.encode(row)) for rid, row in rows.items())
-    by_sets = package_builds_sets(fn.partition(":")[0])
+    by_sets = package_builds_sets(fn.partition(":")[0]) and target_reaches_sets(fn)
     return [
         rid
         for rid, line in lines

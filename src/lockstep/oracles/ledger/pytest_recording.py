@@ -360,9 +360,15 @@ class LedgerRecording:
         if report.failed:  # under xdist the controller gets every worker's reports
             self._note_failure(report.nodeid)
 
+    def pytest_runtest_logfinish(self) -> None:
+        if self.verifier is not None:  # after a test's teardown, never inside it
+            self.verifier.pump()  # the next verifying interpreter, once the last is ready
+
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
             self._note_failure(report.nodeid or "collection")
+        if self.verifier is not None:
+            self.verifier.pump()
 
     # -- the end ----------------------------------------------------------------------
 
@@ -410,8 +416,9 @@ class LedgerRecording:
         self.transient = pytest_temporary_roots(session.config)
         with contextlib.ExitStack() as stack:
             if self.verifier is not None:
-                stack.enter_context(self.verifier.active())
                 stack.callback(self.verifier.close)
+                self.verifier.start_queued()  # the candidates come now
+                stack.enter_context(self.verifier.active())
             stack.enter_context(folder_syncs_batched())  # the ledgers' folder once, at the end
             written = in_turns(
                 self.verifier,

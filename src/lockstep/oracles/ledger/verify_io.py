@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import msgspec
@@ -26,7 +26,7 @@ from lockstep.model import Refusal, RefusalReason
 from lockstep.oracles.ledger.file import write_rows
 from lockstep.oracles.ledger.format import SUFFIX, LedgerRow, Param, row_text
 from lockstep.oracles.ledger.spec import LedgerSpec
-from lockstep.oracles.verify import verify
+from lockstep.oracles.verify import UNSETTLED_CAUSE, VERIFY_ROUNDS, verify
 from lockstep.switches import RECORD_IO_OFF
 
 
@@ -50,31 +50,55 @@ def unreproducible(
         config=Config(lockstep=settings, ledger=[spec]),
     )
 
-    def candidate(into: Path) -> list[str]:
-        write_rows(into / f"{name}{SUFFIX}", fn, signature, stem_length, rows.values())
-        return list(rows)
-
     paths = [str(Path(p).resolve()) for p in sys.path if p == "" or Path(p).is_dir()]
     env = {
         RECORD_IO_OFF: "1",
         "PYTHONPATH": os.pathsep.join(dict.fromkeys([str(Path.cwd()), *paths])),
     }
-    checked = verify(
-        project,
-        spec,
-        candidate,
-        source=("--table", msgspec.json.encode(spec).decode(), "--stem", str(stem_length)),
-        env=env,
-    )
+    source = ("--table", msgspec.json.encode(spec).decode(), "--stem", str(stem_length))
     out: dict[str, Refusal] = {}
-    for verdict in checked.failed():
-        row = rows[verdict.case_id]
+    pending = dict(rows)
+    # the rows left after a refusal are verified again, as the ledger will hold them (see
+    # VERIFY_ROUNDS): one may have reproduced only after a call now refused
+    for round_number in range(VERIFY_ROUNDS):
+        candidate = _candidate(name, fn, signature, stem_length, dict(pending))
+        failed = verify(project, spec, candidate, source=source, env=env).failed()
+        for verdict in failed:
+            row = pending.pop(verdict.case_id)
+            cause = (
+                verdict.cause
+                if round_number == 0
+                else "; ".join(c for c in (verdict.cause, UNSETTLED_CAUSE) if c)
+            )
+            out[row.id] = Refusal(
+                spec.name,
+                row.id,
+                RefusalReason.NOT_REPRODUCED,
+                label=f"{row_text(row)} [{row.id}]",
+                detail=verdict.reason,
+                cause=cause,
+            )
+        if not failed or not pending:
+            return out
+    for row in pending.values():  # the last round still refused some: none settled
         out[row.id] = Refusal(
             spec.name,
             row.id,
             RefusalReason.NOT_REPRODUCED,
             label=f"{row_text(row)} [{row.id}]",
-            detail=verdict.reason,
-            cause=verdict.cause,
+            detail="its replay never settled",
+            cause=UNSETTLED_CAUSE,
         )
     return out
+
+
+def _candidate(
+    name: str, fn: str, signature: list[Param], stem_length: int, rows: dict[str, LedgerRow]
+) -> Callable[[Path], list[str]]:
+    """What writes ``rows`` as the candidate ledger into verify's folder."""
+
+    def candidate(into: Path) -> list[str]:
+        write_rows(into / f"{name}{SUFFIX}", fn, signature, stem_length, rows.values())
+        return list(rows)
+
+    return candidate

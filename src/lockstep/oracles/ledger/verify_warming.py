@@ -7,6 +7,9 @@ tests.  For a package that builds sets, the interpreters of the other hash seeds
 warmed too: rows whose outcome holds texts in a set's possible order are replayed under
 every seed (:mod:`.seed_suspects`), and those four interpreters, started at the session's
 end, were most of what that cost (semver: four more starts, each importing the package).
+They start one after another, each once the one before has done its imports
+(:meth:`~lockstep.oracles.verify_session.VerifySession.warm_in_turn`): started together
+while pytest configured and collected, they took both cores from it.
 """
 
 from __future__ import annotations
@@ -26,14 +29,14 @@ if TYPE_CHECKING:
 
 def warm_session(session: VerifySession, project: Project, specs: Sequence[LedgerSpec]) -> None:
     """Start the verifying interpreter with each package of ``specs`` imported in it; for a
-    package that builds sets (its modules imported by now: the targets were wrapped), the
-    other seeds' interpreters as well."""
+    package that builds sets (its modules imported by now: the targets were wrapped), queue
+    the other seeds' interpreters, to start in turn as the run calls
+    :meth:`~lockstep.oracles.verify_session.VerifySession.pump`."""
     argvs = warming_argvs(project, specs)
     session.warm(verifying_seed(), argvs)
     modules = (split_target(spec.target, where=spec.name)[0] for spec in specs)
     if any(package_builds_sets(module) for module in modules):
-        for other in (SECOND_SEED, *MORE_SEEDS):
-            session.warm(other, argvs)
+        session.warm_in_turn((SECOND_SEED, *MORE_SEEDS), argvs)
 
 
 __all__ = ["warm_session"]
