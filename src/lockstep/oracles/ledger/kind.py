@@ -71,6 +71,7 @@ from lockstep.oracles.ledger.format import (
 from lockstep.oracles.ledger.refused_rows import refused_where
 from lockstep.oracles.ledger.relocation import relocation
 from lockstep.oracles.ledger.replay import Replayer, install_worker, replay_batch
+from lockstep.oracles.ledger.replay_random import seeded_random
 from lockstep.oracles.ledger.secret_rows import without_secrets
 from lockstep.oracles.ledger.seed_suspects import (
     holds_hashing_class,
@@ -602,7 +603,12 @@ def _replay_rows(
     order = RowOrder(shown)
     check_order = order.check
     try:
-        with root_on_path(project.root), open_ledger(path) as fh, armed(spec.timeout) as deadline:
+        with (
+            root_on_path(project.root),
+            open_ledger(path) as fh,
+            armed(spec.timeout) as deadline,
+            seeded_random(),
+        ):
             lines = enumerate(fh, start=1)
             for _, raw in lines:
                 if raw.strip():

@@ -518,9 +518,12 @@ def install_worker(replayer: Replayer, options: ReplayOptions, fn: str) -> None:
     import os
     import sys
 
+    from lockstep.oracles.ledger.replay_random import seed_for_replay
+
     with contextlib.suppress(OSError):
         os.dup2(2, 1)
     sys.stdout = sys.stderr
+    seed_for_replay()
     _WORKER.append(_WorkerState(replayer, options, fn, Deadline(replayer.timeout)))
 
 
