@@ -183,3 +183,55 @@ def test_a_changed_link_in_a_cycle_freezes_differently() -> None:
 def test_a_ref_that_names_no_enclosing_object_is_one_canon_error(payload: Any) -> None:
     with pytest.raises(CanonError, match=re.escape("malformed $ref value")):
         canon.decode(payload)
+
+
+class Registry:
+    """Handlers kept in ``__slots__`` (the fast encoder hands such an object to the slow
+    one's ``freeze_object``), each keeping the application: markdown's shape."""
+
+    __slots__ = ("items",)
+
+    def __init__(self, items: list[Any]) -> None:
+        self.items = items
+
+
+class Handler:
+    def __init__(self, app: Any, name: str) -> None:
+        self.app = app
+        self.name = name
+
+
+class App:
+    def __init__(self, registries: int = 8, handlers: int = 4) -> None:
+        for r in range(registries):
+            items = [Handler(self, f"h{r}.{h}") for h in range(handlers)]
+            setattr(self, f"registry{r}", Registry(items))
+
+
+def test_a_cycle_through_the_fast_encoders_object_is_frozen_once_not_per_attribute(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each registry's handlers keep the application the fast encoder was inside.  The
+    registries were frozen apart, none knowing the application was open around it, so each
+    froze the whole application again down to the cycle: a ``markdown.Markdown`` took half
+    a second per call.  Met inside itself, the application now ends the fast attempt, and
+    the slow encoder freezes the value once, to the same frozen form."""
+    from lockstep.canon import encoding, objects
+
+    app = App()
+    expected = encoding._slow_encode(app, False, "value")
+    frozen_objects = 0
+    real = objects._freeze_own
+
+    def counting(*args: Any) -> Any:
+        nonlocal frozen_objects
+        frozen_objects += 1
+        return real(*args)
+
+    monkeypatch.setattr(objects, "_freeze_own", counting)
+    assert canon.encode(app) == expected
+    # the slow encoder's own walk: each object about once (here 1 + 8 + 32 objects)
+    assert frozen_objects < 200, frozen_objects
+    thawed = canon.decode(json.loads(json.dumps(expected)))
+    assert thawed.registry3.items[2].app is thawed
+    assert objects.fast_open() == []  # nothing left open after the fast attempt ended

@@ -51,6 +51,7 @@ from lockstep.canon.library_classes import TOOLING, library_plain, not_plain_bec
 from lockstep.canon.methods import freeze_method
 from lockstep.canon.objects import (
     enclosing_classes,
+    fast_open,
     freeze_object,
     freeze_tzinfo,
     library_node,
@@ -494,6 +495,7 @@ def _fast_encoder(slow: Encoder) -> Callable[[Any, int], JSON]:  # noqa: C901 --
     slotted = _SLOTTED_PLANS
     getstate = object.__getstate__
     library_node = library_node_class
+    open_objects = fast_open
     leafy: frozenset[type[Any]] = frozenset({str, int, bool, type(None), float, bytes, Decimal})
 
     # One flat type dispatch, kept inline on purpose: this runs once per recorded argument,
@@ -561,7 +563,16 @@ def _fast_encoder(slow: Encoder) -> Callable[[Any, int], JSON]:  # noqa: C901 --
             if d + 2 > limit:
                 raise _TooDeep  # a cycle too: the slow path names it
             state = v.__dict__
-            return {"$obj": [plan, {"state": enc(state, d + 3)} if state else {}]}
+            if not state:
+                return {"$obj": [plan, {}]}
+            around = open_objects()
+            if id(v) in around:
+                raise _TooDeep  # a cycle: the slow path freezes it (see fast_open)
+            around.append(id(v))
+            try:
+                return {"$obj": [plan, {"state": enc(state, d + 3)}]}
+            finally:
+                around.pop()
         plan = slotted.get(t)
         if plan is not None and d + 2 <= limit:
             # The same with __slots__, for an object holding only scalars (an identifier, a

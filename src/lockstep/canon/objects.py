@@ -98,6 +98,29 @@ _ACTIVE_OBJECTS: Final = threading.local()
 and ``classes``, their classes; ``done``: while the outermost object freezes, each object
 already frozen inside it."""
 
+_FAST_OPEN: Final = threading.local()
+"""Per thread, ``ids``: the project's objects the fast encoder is inside, outermost first."""
+
+
+def fast_open() -> list[int]:
+    """The ids of the project's objects the fast encoder (:func:`~lockstep.canon.encoding.
+    _fast_encoder`) is freezing in this thread, outermost first.
+
+    The fast encoder keeps no cycle bookkeeping: it met a cycle only at the depth limit,
+    and the objects it handed to :func:`freeze_object` did not know the objects around
+    them, so each froze the whole graph again down to the cycle.  A ``markdown.Markdown``
+    (its processors each keep the instance) took half a second to give up on and 2 ms by
+    the slow encoder; markdown's suite of 1.5 s had not finished recording after ten
+    minutes.  Met again inside itself, such an object now ends the fast attempt at once,
+    and the slow encoder, which tracks the objects it is inside, freezes the value."""
+    try:
+        return _FAST_OPEN.ids  # type: ignore[no-any-return]
+    except AttributeError:
+        ids: list[int] = []
+        _FAST_OPEN.ids = ids
+        return ids
+
+
 MAX_OBJECTS: Final = 20_000
 """Most objects an object read through its state protocol (slots, ``__reduce__``,
 ``__getstate__``) may hold, counting each time one is reached: a larger one (a whole
@@ -712,6 +735,8 @@ def node_state(self: Encoder, v: Any, t: type[Any], depth: int) -> JSON:
 
 
 def _freeze_own(self: Encoder, v: Any, t: type[Any], depth: int) -> JSON:
+    if id(v) in fast_open():  # a cycle through an object the fast encoder is inside
+        raise _TooDeep
     name = qualified_name(t)
     kept = _as_kept(v, t)
     if kept is not None:
