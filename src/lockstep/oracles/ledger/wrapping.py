@@ -615,6 +615,11 @@ class Installation:
                     self._patches.append(_Patch(mod, name, original, True))
                     namespace[name] = value = replacement
                     entry = pending.get(id(replacement))
+        from lockstep.oracles.ledger.default_args import rebound_defaults
+
+        originals = [original for original, _, _ in pending.values()]
+        for fn, attr, before in rebound_defaults(pending, originals):
+            self._patches.append(_Patch(fn, attr, before, True))
 
     def watch_context(self) -> None:
         """From now on, note for each new row what differs from the process as it is now
