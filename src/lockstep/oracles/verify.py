@@ -47,6 +47,7 @@ from lockstep.model import Outcome, ReplayOptions, Status
 from lockstep.oracles import CHILD_MODULE, CHILD_TIMEOUT, verify_clock, verify_zone
 from lockstep.oracles.verify_config import project_at
 from lockstep.oracles.verify_session import (
+    Sent,
     SessionError,
     VerifySession,
     current,
@@ -257,7 +258,7 @@ def verify(
     started: Prestarted | None = None,
     explained: Container[str] = (),
     zone_suspects: Collection[str] = (),
-    seed_suspects: Collection[str] = (),
+    seed_suspects: Collection[str] | Callable[[], Collection[str]] = (),
 ) -> Verification:
     """Replay a candidate oracle of ``spec`` in a fresh interpreter with another hash seed.
 
@@ -281,7 +282,8 @@ def verify(
     return its items in the order of this interpreter's hash seed, which the verifying
     seed shares for a few items often enough (two items: one time in two).  Such cases
     are replayed under the second hash seed and then under :data:`MORE_SEEDS` while they
-    keep reproducing, and one that differs under any is refused as the seed's.
+    keep reproducing, and one that differs under any is refused as the seed's.  Given as
+    a function, they are found while the first replay runs.
 
     ``source`` tells the child where the oracle's settings come from (default: the
     project's configuration file; ``@record_io`` names the target instead), and ``env``
@@ -311,14 +313,20 @@ def verify(
             again = _spawn(project, spec, rel, under, chosen, env, second_zone)
             return _collect(again, spec, None)
 
+        # The first replay starts before the suspects are found (reading the target's
+        # package for sets takes as long as a replay): it runs meanwhile.
         if session is not None:
-            _start_other_seeds(session, seed_suspects, child_argv(source, rel, spec.name))
-            reported = _in_session(session, spec, rel, seed, source)
+            first = _sent(session, spec, rel, [seed], source)
+            suspects = _found(seed_suspects)
+            _start_other_seeds(session, suspects, child_argv(source, rel, spec.name))
+            reported = _answered(spec, first)[0]
         else:
             proc = started.proc if started is not None else None
             if proc is None:
                 proc = _spawn(project, spec, rel, seed, source, env)
+            suspects = _found(seed_suspects)
             reported = _collect(proc, spec, f"{rel}\n".encode() if started is not None else None)
+        seed_suspects = suspects
         second: dict[str, Verdict] | None
         if session is not None and _rechecked(seed_suspects, reported):
             # every seed's replay is asked for at once: each has an interpreter of its own,
@@ -353,6 +361,12 @@ def verify(
             where = f"in a second zone ({verify_zone.verifying_zone(second=True)})"
             verdicts[case_id] = Verdict(case_id, False, f"{where}: {zoned[case_id].reason}")
     return Verification(seed, verdicts)
+
+
+def _found(
+    suspects: Collection[str] | Callable[[], Collection[str]],
+) -> Collection[str]:
+    return suspects() if callable(suspects) else suspects
 
 
 def _start_other_seeds(
@@ -554,17 +568,40 @@ def _in_session_seeds(
 ) -> list[dict[str, Verdict]]:
     """:func:`_in_session` under each of ``seeds`` at once, in their order (``cases``: per
     seed, the cases it replays alone; empty: every case)."""
+    return _answered(spec, _sent(session, spec, rel, seeds, source, second_zone, cases))
+
+
+def _sent(
+    session: VerifySession,
+    spec: OracleSpec,
+    rel: str,
+    seeds: Sequence[int],
+    source: Sequence[str],
+    second_zone: bool = False,
+    cases: Sequence[Collection[str]] = (),
+) -> Sent:
+    """:func:`_in_session_seeds`' candidates sent, their answers not awaited yet."""
     argv = child_argv(source, rel, spec.name)
     argvs = [
         child_argv((*source, *only_argument(only)), rel, spec.name) if only else argv
         for only in (cases or [()] * len(seeds))
     ]
     try:
-        done = session.replay_under_seeds(seeds, argvs, CHILD_TIMEOUT, second_zone)
+        return session.sent(seeds, argvs, CHILD_TIMEOUT, second_zone)
     except SessionError as e:
-        if e.timed_out:
-            raise _timed_out(spec) from None
-        raise _unreplayable(spec, e.tail) from None
+        raise _session_error(spec, e) from None
+
+
+def _session_error(spec: OracleSpec, error: SessionError) -> LockstepError:
+    return _timed_out(spec) if error.timed_out else _unreplayable(spec, error.tail)
+
+
+def _answered(spec: OracleSpec, sent: Sent) -> list[dict[str, Verdict]]:
+    """The cases that did not reproduce, per seed :func:`_sent` sent, once all answered."""
+    try:
+        done = sent.answers()
+    except SessionError as e:
+        raise _session_error(spec, e) from None
     answers: list[dict[str, Verdict]] = []
     for replayed in done:
         reported = _parse(replayed.stdout)

@@ -152,6 +152,28 @@ class _Answer:
 
 
 @dataclass
+class Sent:
+    """Candidates sent to their forks (:meth:`VerifySession.sent`), not yet awaited."""
+
+    session: VerifySession
+    requests: list[tuple[tuple[int, bool], _Server, _Answer]]
+    deadline: float
+
+    def answers(self) -> list[Replayed]:
+        """Each fork's answer, in the order sent, once every one came; the first that
+        cannot answer raises.  Other threads of :func:`in_turns` run while this one waits."""
+        with self.session.turns.given_up():
+            answered = [
+                answer.done.wait(max(0.0, self.deadline - time.monotonic()))
+                for _, _, answer in self.requests
+            ]
+        return [
+            self.session.replayed(key, server, answer, done)
+            for (key, server, answer), done in zip(self.requests, answered, strict=True)
+        ]
+
+
+@dataclass
 class _Server:
     proc: subprocess.Popen[bytes]
     stderr: IO[bytes]
@@ -254,9 +276,7 @@ class _Server:
 
     def stop(self) -> None:
         """End the server (closing its stdin ends its loop); kill it if it lingers."""
-        with contextlib.suppress(OSError):
-            if self.proc.stdin is not None:
-                self.proc.stdin.close()
+        self.ending()
         try:
             self.proc.wait(timeout=5)
         except Exception:
@@ -268,6 +288,13 @@ class _Server:
                 self.proc.stdout.close()
         self.stderr.close()
         self._forget_ready()
+
+    def ending(self) -> None:
+        """Tell the server to end (its stdin closed), without waiting for it: several end
+        side by side, then :meth:`stop` waits for each."""
+        with contextlib.suppress(OSError):
+            if self.proc.stdin is not None:
+                self.proc.stdin.close()
 
     def kill(self) -> None:
         """The server (its forks end with it: they hold none of its pipes)."""
@@ -497,27 +524,31 @@ class VerifySession:
         of that seed's server, in ``seeds``' order, with the child's arguments ``argvs``
         of that seed (which may name the cases it replays); the first that cannot answer
         raises.  Other threads of :func:`in_turns` run while this one waits."""
-        sent: list[tuple[tuple[int, bool], _Server, _Answer]] = []
+        return self.sent(seeds, argvs, timeout, second_zone).answers()
+
+    def sent(
+        self,
+        seeds: Sequence[int],
+        argvs: Sequence[Sequence[str]],
+        timeout: float,
+        second_zone: bool = False,
+    ) -> Sent:
+        """:meth:`replay_under_seeds`, sent now and awaited with :meth:`Sent.answers`: the
+        forks replay while this thread prepares what it needs only after their answer."""
+        requests: list[tuple[tuple[int, bool], _Server, _Answer]] = []
         for seed, seed_argv in zip(seeds, argvs, strict=True):
             key = (seed, second_zone)
             server = self._server(key)
             with self._lock:
                 request_id = next(self._ids)
                 self.forked += 1
-            sent.append((key, server, server.send(request_id, list(seed_argv), timeout)))
-        deadline = time.monotonic() + timeout + SERVER_GRACE
-        with self.turns.given_up():
-            answered = [
-                answer.done.wait(max(0.0, deadline - time.monotonic())) for _, _, answer in sent
-            ]
-        return [
-            self._replayed(key, server, answer, done)
-            for (key, server, answer), done in zip(sent, answered, strict=True)
-        ]
+            requests.append((key, server, server.send(request_id, list(seed_argv), timeout)))
+        return Sent(self, requests, time.monotonic() + timeout + SERVER_GRACE)
 
-    def _replayed(
+    def replayed(
         self, key: tuple[int, bool], server: _Server, answer: _Answer, answered: bool
     ) -> Replayed:
+        """What one sent candidate's fork answered (see :meth:`Sent.answers`)."""
         if not answered:
             server.kill()
             self._drop(key, server)
@@ -542,6 +573,8 @@ class VerifySession:
             servers = [*self._servers.values(), *self._retired]
             self._servers.clear()
             self._retired.clear()
+        for server in servers:
+            server.ending()  # every server winds down at once
         for server in servers:
             server.stop()
 
@@ -586,7 +619,7 @@ def in_turns(session: VerifySession | None, jobs: int, work: Sequence[Callable[[
     taking = threading.Lock()
 
     def worker() -> None:
-        with folder_syncs_batched():
+        with folder_syncs_batched(meanwhile=session.turns.given_up):
             while True:
                 with taking:
                     index = next(queue, None)

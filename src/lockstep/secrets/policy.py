@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from lockstep.config import Project, load_project
+from lockstep.environ_table import raw_environ
 from lockstep.errors import LockstepError
 from lockstep.model import (
     DictKey,
@@ -373,18 +374,37 @@ def policy_for(project: Project) -> SecretPolicy:
 
 def scrubber_for(project: Project) -> Scrubber:
     """The ``[[secret]]`` tables that scrub (env and pattern), in file order, and the
-    environment variables whose names look secret (:func:`ambient_secrets`)."""
+    environment variables whose names look secret (:func:`ambient_secrets`).
+
+    The same tables under the same environment give the same scrubber: it is kept
+    (:data:`_SCRUBBERS`) and given again while the environment's table is unchanged, as
+    every candidate a recording verifies asks for it twice, in a fork of a server that
+    built it already."""
+    tables, patterns = project.config.secret, project.config.lockstep.secret_env
+    raw = raw_environ()
+    key = (id(tables), id(patterns))
+    kept = _SCRUBBERS.get(key)
+    if kept is not None and kept[0] is tables and kept[1] is patterns and kept[2] == raw:
+        return kept[3]
     environ = dict(os.environ)
-    return Scrubber(
-        tuple(
-            NamedSecret(s.name or s.env, s.env, s.pattern)
-            for s in project.config.secret
-            if not s.allow
-        ),
+    scrubber = Scrubber(
+        tuple(NamedSecret(s.name or s.env, s.env, s.pattern) for s in tables if not s.allow),
         environ,
-        ambient_secrets(project.config.lockstep.secret_env, environ),
-        tuple(project.config.lockstep.secret_env),
+        ambient_secrets(patterns, environ),
+        tuple(patterns),
     )
+    if raw is not None:
+        if len(_SCRUBBERS) >= _SCRUBBERS_KEPT:
+            _SCRUBBERS.clear()
+        _SCRUBBERS[key] = (tables, patterns, raw, scrubber)
+    return scrubber
+
+
+_SCRUBBERS: Final[dict[tuple[int, int], tuple[object, object, object, Scrubber]]] = {}
+"""By the identity of a configuration's ``[[secret]]`` tables and ``secret_env``
+patterns (both kept, so neither identity is reused while here): those objects, the
+environment's table then, and the scrubber built."""
+_SCRUBBERS_KEPT: Final = 8
 
 
 def ambient_scrubber(

@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Self
 
@@ -35,7 +35,9 @@ _BATCH = threading.local()
 
 
 @contextlib.contextmanager
-def folder_syncs_batched() -> Iterator[None]:
+def folder_syncs_batched(
+    meanwhile: Callable[[], contextlib.AbstractContextManager[None]] | None = None,
+) -> Iterator[None]:
     """Within the block, this thread's whole-file writes sync their folder once, at its end.
 
     A pytest session writing eighteen ledgers into one folder syncs it once rather than
@@ -44,18 +46,31 @@ def folder_syncs_batched() -> Iterator[None]:
     the renames wait for the end of the block to be made durable, and the caller ends it
     before it reports what it wrote.  A nested block leaves the syncs to the outer one; a
     process forked inside the block syncs its own writes at once.
+
+    ``meanwhile``: a context manager each file's sync runs in (threads taking turns let
+    another run while this one waits for the disk).
     """
     if getattr(_BATCH, "pid", None) == os.getpid():
         yield
         return
     folders: dict[str, None] = {}
-    _BATCH.folders, _BATCH.pid = folders, os.getpid()
+    _BATCH.folders, _BATCH.pid, _BATCH.meanwhile = folders, os.getpid(), meanwhile
     try:
         yield
     finally:
-        _BATCH.folders, _BATCH.pid = None, None
+        _BATCH.folders, _BATCH.pid, _BATCH.meanwhile = None, None, None
         for folder in folders:
             _fsync_dir(Path(folder))
+
+
+def _fsync(fd: int) -> None:
+    """``os.fsync(fd)``, within this thread's batch's ``meanwhile`` when it has one."""
+    meanwhile = getattr(_BATCH, "meanwhile", None)
+    if meanwhile is None or getattr(_BATCH, "pid", None) != os.getpid():
+        os.fsync(fd)
+        return
+    with meanwhile():
+        os.fsync(fd)
 
 
 def _sync_folder(folder: Path) -> None:
@@ -93,7 +108,7 @@ def atomic_write(path: Path, data: bytes) -> None:
         try:
             try:
                 _write_all(fd, data)
-                os.fsync(fd)
+                _fsync(fd)
                 if exists:
                     _keep_mode(fd, target)
             finally:
@@ -175,7 +190,7 @@ class AtomicLines(_LineFile):
         """Flush, fsync and rename over the target."""
         try:
             self._fh.flush()
-            os.fsync(self._fh.fileno())
+            _fsync(self._fh.fileno())
             if self._exists:
                 _keep_mode(self._fh.fileno(), self.path)
             self._fh.close()

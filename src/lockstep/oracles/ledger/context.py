@@ -47,6 +47,7 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from lockstep.canon.text import clip
+from lockstep.environ_table import raw_environ
 from lockstep.oracles.ledger import clock
 
 MAX_WATCHED: Final = 2000
@@ -99,12 +100,6 @@ def zone_changed(hint: str) -> bool:
     """Whether a row's recording hint says a test had set another local time zone: such a
     row may reproduce in the verifying zone only because that zone shares the answer."""
     return ZONE_CHANGED in hint
-
-
-def _raw_environ() -> dict[Any, Any] | None:
-    """A copy of ``os.environ``'s own table (encoded names and values), None where it has none."""
-    data = getattr(os.environ, "_data", None)
-    return dict(data) if isinstance(data, dict) else None
 
 
 def _encoded_noise() -> frozenset[Any]:
@@ -261,10 +256,16 @@ class ContextWatch:
         self.decimal = _decimal_now()
         self.recursion = sys.getrecursionlimit()
         self.environ = dict(os.environ)
-        self._env_seen: Any = _raw_environ()
+        self._env_seen: Any = raw_environ()
         """The environment's raw table when last compared, and the cause found then: a dict
         comparison in C per new row, where reading ``os.environ`` decodes every name."""
         self._env_cause: list[str] = []
+        self._patches: tuple[list[Any], bool, list[str]] = ([], False, [])
+        """The ``patch(...).start()`` patches last seen active, whether time-machine was
+        imported then, and the causes they name."""
+        self._env_quiet: dict[Any, Any] | None = None
+        """:attr:`_env_seen` without :data:`_ENV_NOISE`, once asked (the same while only
+        pytest's own variable moves, as it does at every test)."""
         self.watched: list[_Watched] = []
         self.modules: set[str] = set()
         self.known = 0
@@ -382,15 +383,14 @@ class ContextWatch:
         live = getattr(os.environ, "_data", None)
         if live is not None and live == self._env_seen:
             return list(self._env_cause)
-        if (
-            live is not None
-            and self._env_seen is not None
-            and _quiet(live) == _quiet(self._env_seen)
-        ):
-            self._env_seen = _raw_environ()  # only pytest's own variable moved: same cause
-            return list(self._env_cause)
+        if live is not None and self._env_seen is not None:
+            if self._env_quiet is None:
+                self._env_quiet = _quiet(self._env_seen)
+            if _quiet(live) == self._env_quiet:
+                self._env_seen = raw_environ()  # only pytest's own variable moved: same cause
+                return list(self._env_cause)
         self._env_cause = self._environment_now()
-        self._env_seen = _raw_environ()
+        self._env_seen, self._env_quiet = raw_environ(), None
         return list(self._env_cause)
 
     def _environment_now(self) -> list[str]:
@@ -428,19 +428,35 @@ class ContextWatch:
         """``patch(...).start()`` patches anywhere (context-manager patches are not listed
         by ``unittest.mock``: those of the package's globals are found above)."""
         mock = sys.modules.get("unittest.mock")
-        active = getattr(getattr(mock, "_patch", None), "_active_patches", None) or []
-        out: list[str] = []
-        for patch in list(active):
-            owner = getattr(patch, "target", None)
-            where = getattr(owner, "__name__", type(owner).__name__)
-            if where == "uuid" and "time_machine" in sys.modules:
-                continue  # time-machine's own, while it travels (uuid1 reads its clock)
-            if owner is mock or getattr(owner, "__module__", None) == "unittest.mock":
-                continue  # mock's own (pytest-mock wraps NonCallableMock.assert_called...)
-            cause = f"mock.patch active on {where}.{getattr(patch, 'attribute', '?')}"
-            if cause not in seen and cause not in out:
-                out.append(cause)
-        return out
+        active = list(getattr(getattr(mock, "_patch", None), "_active_patches", None) or [])
+        if not active:
+            return []
+        traveling = "time_machine" in sys.modules
+        known, was_traveling, causes = self._patches
+        if (
+            was_traveling is not traveling
+            or len(known) != len(active)
+            or not all(map(operator.is_, known, active))
+        ):
+            causes = _patch_causes(active, mock)
+            self._patches = (active, traveling, causes)  # the same patches, the same causes
+        return [cause for cause in causes if cause not in seen]
+
+
+def _patch_causes(active: list[Any], mock: Any) -> list[str]:
+    """What :meth:`ContextWatch._started_patches` names for the patches ``active``."""
+    out: list[str] = []
+    for patch in active:
+        owner = getattr(patch, "target", None)
+        where = getattr(owner, "__name__", type(owner).__name__)
+        if where == "uuid" and "time_machine" in sys.modules:
+            continue  # time-machine's own, while it travels (uuid1 reads its clock)
+        if owner is mock or getattr(owner, "__module__", None) == "unittest.mock":
+            continue  # mock's own (pytest-mock wraps NonCallableMock.assert_called...)
+        cause = f"mock.patch active on {where}.{getattr(patch, 'attribute', '?')}"
+        if cause not in out:
+            out.append(cause)
+    return out
 
 
 def _compare(w: _Watched, out: list[str], grown: list[str]) -> None:

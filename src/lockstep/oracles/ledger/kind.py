@@ -16,6 +16,7 @@ another signature prove nothing.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import inspect
 import sys
 from collections.abc import Callable, Collection, Container, Iterator, Mapping, Sequence
@@ -368,7 +369,7 @@ def _verified(
         started=started,
         explained=recording.contexts,
         zone_suspects=zoned,
-        seed_suspects=_seed_suspects(rows, recording.fn),
+        seed_suspects=functools.partial(_seed_suspects, rows, recording.fn),
     )
 
 

@@ -253,6 +253,8 @@ class LedgerRecording:
     """Ledger name -> row id -> node id of a test that first produced the row (for a
     recording spilled to disk, only the refused rows: the map would be as large as the
     ledger)."""
+    _marks: list[tuple[list[int], list[str], TargetRecorder]] = field(default_factory=list)
+    """Each target's test starts, tests and recorder, as each test's start notes them."""
     verifier: VerifySession | None = None
     """The controller's one verifying interpreter for every ledger of the run, started first
     thing at configure so its start overlaps the rest of it and the tests
@@ -304,6 +306,7 @@ class LedgerRecording:
                 # its part is taken once, at the session's end: a large run stays flat
                 target.wrapped.recorder.spill = True
             self.targets = [t for t in self.targets if t.wrapped is not None]
+            self._marks = [(t.starts, t.tests, t.recorder) for t in self.targets]
             self.installation.watch_context()
             if self.controller:
                 from lockstep.oracles.ledger.verify_warming import warm_session
@@ -337,9 +340,14 @@ class LedgerRecording:
     def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> Any:
         """Note where each test's calls start; pause the recorders around a kept-out test."""
         if not self._kept_out(item):
-            for target in self.targets:
-                target.starts.append(target.recorder.calls)
-                target.tests.append(item.nodeid)
+            nodeid = item.nodeid
+            for starts, tests, recorder in self._marks:
+                calls = recorder.calls
+                if starts and starts[-1] == calls:  # the test before made no call of it
+                    tests[-1] = nodeid
+                else:
+                    starts.append(calls)
+                    tests.append(nodeid)
             return (yield)
         paused = [(target, _Paused()) for target in self.targets]
         for target, window in paused:

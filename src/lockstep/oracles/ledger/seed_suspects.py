@@ -29,8 +29,11 @@ import base64
 import binascii
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
+
+from lockstep.surface import parsed_module
 
 _CLASS_NAMES: Final = re.compile(rb'\["([A-Za-z_][\w.]*):[A-Za-z_][\w.]*"')
 """A class named at the head of a tagged payload (``{"$obj": ["pkg.mod:Qual", ...]}``,
@@ -59,7 +62,8 @@ def _calls_hash(name: str) -> bool:
     if not isinstance(file, str) or not file.endswith(".py"):
         return False
     try:
-        return calls_hash_outside_dunder(Path(file).read_bytes())
+        path = Path(file)
+        return calls_hash_outside_dunder(path.read_bytes(), lambda: parsed_module(path))
     except (OSError, SyntaxError, ValueError):
         return False
 
@@ -67,16 +71,20 @@ def _calls_hash(name: str) -> bool:
 _HASH_CALL: Final = re.compile(rb"(?<![\w.])hash\s*\(")
 
 
-def calls_hash_outside_dunder(source: bytes) -> bool:
+def calls_hash_outside_dunder(
+    source: bytes, parsed: Callable[[], ast.Module] | None = None
+) -> bool:
     """Whether ``source`` calls the builtin ``hash`` anywhere but inside ``def __hash__``
     (read as text first: a module with no ``hash(`` at all, most of them, is not parsed;
-    one in a comment or a string counts, which only verifies more)."""
+    one in a comment or a string counts, which only verifies more).  ``parsed``: its
+    tree, when one read of it may be shared (:func:`~lockstep.surface.parsed_module`)."""
     lines = [source.count(b"\n", 0, m.start()) + 1 for m in _HASH_CALL.finditer(source)]
     if not lines:
         return False
+    tree = parsed() if parsed is not None else ast.parse(source)
     spans = [
         (node.lineno, node.end_lineno or node.lineno)
-        for node in ast.walk(ast.parse(source))
+        for node in ast.walk(tree)
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == "__hash__"
     ]
     return any(not any(low <= line <= high for low, high in spans) for line in lines)

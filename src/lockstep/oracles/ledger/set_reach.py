@@ -55,6 +55,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from lockstep.surface import parsed_module
+
 _SET_NAMES: Final = frozenset({"set", "frozenset"})
 _VIEWS: Final = frozenset({"keys", "items"})
 _SET_OPERATORS: Final = (ast.Sub, ast.BitAnd, ast.BitOr, ast.BitXor)
@@ -165,7 +167,7 @@ def _read_package(modules: Iterable[tuple[str, object]]) -> _Package | None:
         if not isinstance(file, str) or not file.endswith(".py"):
             continue
         try:
-            tree = ast.parse(Path(file).read_bytes())
+            tree = parsed_module(Path(file))  # the tree the surface was read from
         except (OSError, SyntaxError, ValueError):
             return None
         units.extend(_Reader(package, name).body(tree.body, ""))
