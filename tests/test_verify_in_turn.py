@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from helpers import pytest_in, rows_of, write_files
+from lockstep.oracles.verify import child_argv
 from lockstep.oracles.verify_session import VerifySession, forks
 
 pytestmark = pytest.mark.skipif(not forks(), reason="verifying forks need os.fork")
@@ -39,6 +40,35 @@ def test_queued_interpreters_start_one_after_another(tmp_path: Path) -> None:
         assert session.starts == 4
         session.pump()
         assert session.starts == 4  # none left to start
+    finally:
+        session.close()
+
+
+def test_the_next_interpreter_waits_for_the_package_the_one_before_imports(
+    tmp_path: Path,
+) -> None:
+    """An interpreter is ready for the next to start once it has also imported, in its
+    sub-server, the packages it was asked to warm ahead: a package's import would
+    otherwise run beside the next interpreter's start and take the core the tests run
+    on."""
+    root = tmp_path / "proj"
+    write_files(
+        root,
+        {
+            "slow/__init__.py": "import time\ntime.sleep(1.5)\n",
+            "slow/mod.py": "def f(x):\n    return x\n",
+            "lockstep.toml": '[[ledger]]\nname = "f"\ntarget = "slow.mod:f"\n',
+        },
+    )
+    session = VerifySession(root)
+    try:
+        session.start(1)
+        session.warm(1, [child_argv(("--config", str(root / "lockstep.toml")), "-", "f")])
+        session.warm_in_turn((3,), [])
+        started = time.monotonic()
+        _wait_for(session, 2)
+        assert session.starts == 2
+        assert time.monotonic() - started >= 1.0  # not before the import's sleep ended
     finally:
         session.close()
 

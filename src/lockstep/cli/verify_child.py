@@ -10,7 +10,6 @@ recording session's server instead (:mod:`lockstep.oracles.verify_session`).
 from __future__ import annotations
 
 import argparse
-import contextlib
 import functools
 import json
 import os
@@ -96,8 +95,10 @@ def _serve(token: str, ready: int | None = None) -> int:
     """A recording session's verifying interpreter (:mod:`lockstep.oracles.verify_session`):
     each candidate replays in a fork of this process, which imports the replay machinery
     once, here (what a fresh child imports before it imports a ledger's target), and never
-    a target.  ``ready``: a descriptor closed once those imports are done, so the session
-    starts its next interpreter then (no fork of this one inherits it)."""
+    a target.  ``ready``: a descriptor closed once those imports are done and the
+    packages of the requests sent ahead are imported in their sub-servers, so the
+    session starts its next interpreter then, and no two start at once beside the tests
+    (no fork of this one inherits it)."""
     import gc
 
     from lockstep.oracles import kind_named
@@ -109,10 +110,7 @@ def _serve(token: str, ready: int | None = None) -> int:
     _parser()
     verify_clock.shift()  # every fork, and every package's sub-server, runs on it
     gc.freeze()  # what is imported stays: a fork's collections need not touch (copy) it
-    if ready is not None:
-        with contextlib.suppress(OSError):
-            os.close(ready)
-    code = serve(token, main, _warm, _package)
+    code = serve(token, main, _warm, _package, ready)
     sys.stdout.flush()
     sys.stderr.flush()
     # Its stdin ended: the session is waiting for it to end, and it has nothing to finalize

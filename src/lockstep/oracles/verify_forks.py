@@ -28,6 +28,7 @@ import contextlib
 import io
 import json
 import os
+import select
 import selectors
 import signal
 import sys
@@ -61,6 +62,7 @@ def serve(
     run: Run,
     prepare: Callable[[list[str]], None] | None = None,
     package: Package | None = None,
+    ready: int | None = None,
 ) -> int:
     """The server's loop: request lines in on stdin, one fork each running ``run(argv)``,
     one end line out on stdout per request, as its fork ends (see the module's text).
@@ -75,9 +77,10 @@ def serve(
     package starts its sub-server, and every request of that package is then replayed in
     a fork of it instead of this server, without importing the module again.  A package
     whose import started a thread or a process, opened a descriptor, printed or failed
-    has no sub-server: its requests fork from this server.  A request marked
-    :data:`WARM_KEY` is only prepared for, and starts its package's sub-server: it forks
-    nothing and gets no end line.  The server itself never imports a target.  When stdin
+    has no sub-server: its requests fork from this server.  ``ready``, a descriptor no
+    fork inherits, is closed once the requests sent ahead are handled (the packages they
+    warm imported).  A request marked :data:`WARM_KEY` is only prepared for, and starts
+    its package's sub-server: it forks nothing and gets no end line.  The server itself never imports a target.  When stdin
     ends, forks still running are ended: nobody waits for their verdicts.
     """
     out = sys.stdout
@@ -88,7 +91,12 @@ def serve(
         out.flush()
 
     subs: dict[str, _SubServer | None] = {}
-    loop = _Loop(run, emit, lambda: _fds_of(subs))
+    held = _Held([ready] if ready is not None else [])
+
+    def private() -> list[int]:
+        return [*held.fds, *_fds_of(subs)]
+
+    loop = _Loop(run, emit, private)
 
     def on_request(request: dict[str, Any]) -> None:
         argv = [str(a) for a in request["argv"]]
@@ -98,7 +106,7 @@ def serve(
         if found is not None:
             key, importer = found
             if key not in subs:
-                subs[key] = _SubServer.start(importer, run, prepare, _fds_of(subs))
+                subs[key] = _SubServer.start(importer, run, prepare, private())
                 sub = subs[key]
                 if sub is not None:
                     loop.watch(sub.results, lambda: _on_sub_results(loop, subs, key))
@@ -111,12 +119,17 @@ def serve(
             loop.fork(request)
 
     try:
-        loop.serve(sys.stdin.buffer.fileno(), on_request)
+        loop.serve(sys.stdin.buffer.fileno(), on_request, held.close)
     finally:
-        for sub in subs.values():
-            if sub is not None:
-                sub.stop()
+        held.close()  # (when its stdin ended first)
+        _stop_all(subs)
     return 0
+
+
+def _stop_all(subs: dict[str, _SubServer | None]) -> None:
+    for sub in subs.values():
+        if sub is not None:
+            sub.stop()
 
 
 def _on_sub_results(loop: _Loop, subs: dict[str, _SubServer | None], key: str) -> None:
@@ -193,11 +206,23 @@ class _Loop:
             self.selector.unregister(fd)
         self.handlers.pop(fd, None)
 
-    def serve(self, requests: int, on_request: Callable[[dict[str, Any]], None]) -> None:
+    def serve(
+        self,
+        requests: int,
+        on_request: Callable[[dict[str, Any]], None],
+        settled: Callable[[], None] | None = None,
+    ) -> None:
         """Until ``requests`` ends: each request line to ``on_request``, each fork's end
-        emitted as it comes.  Forks still running then are ended."""
+        emitted as it comes.  Forks still running then are ended.  ``settled`` is called
+        once, the first time no request is waiting to be read (those sent ahead handled)."""
         lines = _Lines(requests)
         open_ = True
+
+        waiting = [settled] if settled is not None else []
+
+        def settle() -> None:
+            if waiting and not _readable(requests):
+                waiting.pop()()
 
         def read_requests() -> None:
             nonlocal open_
@@ -208,8 +233,10 @@ class _Loop:
             if ended:
                 open_ = False
                 self.unwatch(requests)
+            settle()
 
         self.watch(requests, read_requests)
+        settle()
         delay = 0.001
         try:
             while open_:
@@ -310,6 +337,18 @@ def _package_of(package: Package, argv: list[str]) -> tuple[str, Callable[[], ob
         return None
 
 
+@dataclass
+class _Held:
+    """The server's own descriptors no fork inherits, until it closes them."""
+
+    fds: list[int]
+
+    def close(self) -> None:
+        while self.fds:
+            with contextlib.suppress(OSError):
+                os.close(self.fds.pop())
+
+
 def _fds_of(subs: dict[str, _SubServer | None]) -> list[int]:
     return [fd for sub in subs.values() if sub is not None for fd in (sub.requests, sub.results)]
 
@@ -408,6 +447,14 @@ class _SubServer:
                 os.close(fd)
         with contextlib.suppress(OSError):
             os.waitpid(self.pid, 0)
+
+
+def _readable(fd: int) -> bool:
+    """Whether ``fd`` has something to read now (or has ended)."""
+    try:
+        return bool(select.select([fd], [], [], 0)[0])
+    except (OSError, ValueError):
+        return True
 
 
 def _write_all(fd: int, data: bytes) -> None:
