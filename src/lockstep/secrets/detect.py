@@ -610,7 +610,13 @@ def detector() -> Detector:
 
 _BASE64_RUN: Final = re.compile(r"[A-Za-z0-9+/_\-]{16,}={0,2}")
 _HEX_RUN: Final = re.compile(r"(?:[0-9a-fA-F]{2}){8,}")
-_PRINTABLE: Final = re.compile(r"[\t\n\r\x20-\x7e\u00a0-\uffff]*")
+
+
+@lru_cache(maxsize=1)
+def _printable() -> re.Pattern[str]:
+    """Printable text (tabs and line ends too): compiled when a decoded run is first
+    looked at, not at import (its ranges make it the slowest pattern to compile)."""
+    return re.compile(r"[\t\n\r\x20-\x7e\u00a0-\uffff]*")
 
 
 def _as_text(raw: bytes) -> str | None:
@@ -619,7 +625,7 @@ def _as_text(raw: bytes) -> str | None:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         return None
-    return text if _PRINTABLE.fullmatch(text) else None
+    return text if _printable().fullmatch(text) else None
 
 
 def _from_base64(run: str) -> str | None:

@@ -346,7 +346,8 @@ def write_rows(
         def lines() -> list[bytes]:
             return encoded
 
-    marker = _root_marker_near(path)
+    folder = _project_folder(path, scratch)
+    marker = root_marker(folder) if folder is not None else None
     named: list[bool] = []
     count, digest = body_digest(_noting(lines(), marker, named) if marker else lines())
     version = _version_of(lines())
@@ -357,7 +358,7 @@ def write_rows(
         stem_length=stem_length,
         rows=count,
         digest=digest,
-        root=str(_project_folder(path)) if named else msgspec.UNSET,
+        root=str(folder) if named else msgspec.UNSET,
     )
     with ScratchLines(path) if scratch else AtomicLines(path) as out:
         out.write(ENCODER.encode(header))
@@ -365,19 +366,15 @@ def write_rows(
             out.write(line)
 
 
-def _project_folder(path: Path) -> Path | None:
+def _project_folder(path: Path, scratch: bool = False) -> Path | None:
     """The folder of the configuration a ledger at ``path`` belongs to (None: none found,
-    a ``@record_io`` ledger outside any project)."""
+    a ``@record_io`` ledger outside any project).  A ``scratch`` candidate lies in a
+    folder of its own this process made in the oracle folder, which holds no
+    configuration: it belongs to the oracle folder's project."""
     from lockstep.config import find_config
 
-    found = find_config(path.parent)
+    found = find_config(path.parent.parent if scratch else path.parent)
     return found.parent if found is not None else None
-
-
-def _root_marker_near(path: Path) -> bytes | None:
-    """:func:`~.relocation.root_marker` of the project folder a ledger at ``path`` is in."""
-    folder = _project_folder(path)
-    return root_marker(folder) if folder is not None else None
 
 
 def _noting(lines: Iterable[bytes], marker: bytes, named: list[bool]) -> Iterator[bytes]:
