@@ -385,16 +385,22 @@ def _made_dunders(cls: ast.ClassDef, set_on: bool) -> list[str]:
 
 def _classes_set_on(tree: ast.Module) -> set[str]:
     """Names a module passes as ``setattr``'s first argument anywhere in its code, or as an
-    argument of a call it makes at its top level (``add_operators(Money)``)."""
-    named = {
-        node.args[0].id
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Name)
-        and node.func.id == "setattr"
-        and node.args
-        and isinstance(node.args[0], ast.Name)
-    }
+    argument of a call it makes at its top level (``add_operators(Money)``).  A module
+    whose text holds no ``setattr`` is not walked for the first."""
+    source = _source_of(tree)
+    named = (
+        {
+            node.args[0].id
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "setattr"
+            and node.args
+            and isinstance(node.args[0], ast.Name)
+        }
+        if source is None or b"setattr" in source
+        else set()
+    )
     for node in tree.body:
         if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
             named.update(a.id for a in node.value.args if isinstance(a, ast.Name))
@@ -563,8 +569,22 @@ def parsed_module(path: Path) -> ast.Module:
     if known is not None and known[0] == data:
         return known[1]
     tree = ast.parse(data, filename=key)
+    if known is not None:
+        _SOURCES.pop(id(known[1]), None)
     _PARSED[key] = (data, tree)
+    _SOURCES[id(tree)] = (tree, data)
     return tree
+
+
+_SOURCES: Final[dict[int, tuple[ast.Module, bytes]]] = {}
+"""Each tree :func:`parsed_module` holds, by its identity, with the bytes it was parsed
+from: a walk for a name may be skipped where the text never holds it."""
+
+
+def _source_of(tree: ast.Module) -> bytes | None:
+    """The bytes ``tree`` was parsed from, when :func:`parsed_module` made it."""
+    kept = _SOURCES.get(id(tree))
+    return kept[1] if kept is not None and kept[0] is tree else None
 
 
 def _public_surface(trees: _Trees) -> tuple[list[Member], set[tuple[str, str]]]:
