@@ -152,7 +152,9 @@ def _package(argv: list[str]) -> tuple[str, Callable[[], object]] | None:
     folder and the module's top-level name) and what imports the target's module, for
     the package's sub-server (:func:`lockstep.oracles.verify_forks.serve`); None for a
     candidate without a configuration (``@record_io``) or of another kind."""
-    args, _ = _parser().parse_known_args(argv)
+    args = _PARSED.get(tuple(argv))  # (:func:`_warm` parsed it just before)
+    if args is None:
+        args, _ = _parser().parse_known_args(argv)
     if not args.config:
         return None
     from lockstep.oracles.verify_config import project_at
