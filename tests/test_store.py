@@ -142,3 +142,25 @@ def test_pretty_json_is_deterministic() -> None:
         store.pretty_json({"b": [1], "a": "é"})
         == '{\n  "a": "é",\n  "b": [\n    1\n  ]\n}\n'.encode()
     )
+
+
+_NAMES = st.text(
+    alphabet=st.characters(blacklist_characters="/\0", blacklist_categories=("Cs",)),
+    min_size=1,
+    max_size=40,
+)
+
+
+@given(target=_NAMES, other=_NAMES, legacy=st.from_regex(r"\A(?:[a-z0-9_]{8}|[0-9]+)\Z"))
+@settings(max_examples=300)
+def test_a_temp_file_is_told_to_be_of_its_own_target_only(
+    target: str, other: str, legacy: str
+) -> None:
+    """Whether a temp file is one of the held target's is read with one pattern for every
+    target: it names the target a pattern made for that target would (dots, newlines and
+    a target that ends like a temp file's own part included)."""
+    from lockstep.store.paths import _temp_of, temp_name
+
+    for name in (temp_name(target), f".{target}.{legacy}.tmp"):
+        assert _temp_of(name, target)
+        assert _temp_of(name, other) == (other == target)

@@ -15,7 +15,6 @@ from typing import Final
 
 from lockstep.store.paths import (
     TMP_SUFFIX,
-    _held_target_shape,
     _open_error,
     _refuse_link,
     _stale_temp,
@@ -31,7 +30,6 @@ def _sweep(folder: Path, held_target: str | None, *, every_temp: bool = False) -
     ``held_target`` is the file whose lock the caller holds: its temp files are all
     leftovers.  ``every_temp`` says the caller's lock guards every file in the folder.
     """
-    held = None  # the held target's temp-file shape, compiled once a temp file is seen
     try:
         entries = list(os.scandir(folder))
     except OSError:
@@ -52,9 +50,7 @@ def _sweep(folder: Path, held_target: str | None, *, every_temp: bool = False) -
         except OSError:
             continue
         if name.endswith(TMP_SUFFIX):
-            if held is None and held_target is not None:
-                held = _held_target_shape(held_target)
-            if every_temp or _stale_temp(name, held):
+            if every_temp or _stale_temp(name, held_target):
                 with contextlib.suppress(OSError):
                     os.unlink(entry.path)
         elif _LOCK_SHAPE.match(name):

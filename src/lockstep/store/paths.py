@@ -223,15 +223,26 @@ def pid_gone(pid: int) -> bool:
     return text[text.rfind(b")") + 2 : text.rfind(b")") + 3] in (b"Z", b"X")
 
 
-@lru_cache(maxsize=256)
-def _held_target_shape(target: str) -> re.Pattern[str]:
-    return re.compile(
-        rf"^\.{re.escape(target)}\.(?:{_LEGACY_TMP}|[0-9a-f]{{6}}-[0-9]+-[0-9a-f]{{8}})\.tmp$"
-    )
+_ANY_TMP: Final = re.compile(
+    rf"^\.(?P<target>.+)\.(?:{_LEGACY_TMP}|[0-9a-f]{{6}}-[0-9]+-[0-9a-f]{{8}})\.tmp$",
+    re.DOTALL,
+)
+"""A temp file of any target, this shape or an older one.  The last part before
+``.tmp`` holds no dot, so the target it names is the one a pattern for that target
+would name (one pattern for every target: compiling one per ledger cost a recording's
+end a third of a millisecond per ledger)."""
 
 
-def _stale_temp(name: str, held: re.Pattern[str] | None) -> bool:
-    if held is not None and held.match(name):
+def _temp_of(name: str, target: str) -> bool:
+    """Whether ``name`` is a temp file of ``target`` (this shape or an older one)."""
+    match = _ANY_TMP.match(name)
+    return match is not None and match["target"] == target
+
+
+def _stale_temp(name: str, held: str | None) -> bool:
+    """Whether the temp file ``name`` is a leftover: one of ``held``, the target whose
+    lock the caller holds, or one whose writer's process is gone."""
+    if held is not None and _temp_of(name, held):
         return True
     match = _TMP_SHAPE.match(name)
     return bool(match and match["tag"] == _machine_tag() and pid_gone(int(match["pid"])))
