@@ -332,9 +332,8 @@ def verify(
             # every seed's replay is asked for at once: each has an interpreter of its own,
             # and each replays only the cases whose verdict it can change
             cases = _cases_per_seed(ids, reported, seed_suspects)
-            answers = _in_session_seeds(
-                session, spec, rel, (SECOND_SEED, *MORE_SEEDS), source, cases=cases
-            )
+            seeds = (SECOND_SEED, *MORE_SEEDS)
+            answers = _answered(spec, _sent(session, spec, rel, seeds, source, cases=cases))
             second = answers[0]
             by_seed = _merged_seeds(reported, second, seed_suspects, answers[1:])
         else:
@@ -537,7 +536,7 @@ def _in_session(
     second_zone: bool = False,
 ) -> dict[str, Verdict]:
     """The cases that did not reproduce, replayed in a fork of the session's interpreter."""
-    return _in_session_seeds(session, spec, rel, [seed], source, second_zone)[0]
+    return _answered(spec, _sent(session, spec, rel, [seed], source, second_zone))[0]
 
 
 def _cases_per_seed(
@@ -557,20 +556,6 @@ def _cases_per_seed(
     ]
 
 
-def _in_session_seeds(
-    session: VerifySession,
-    spec: OracleSpec,
-    rel: str,
-    seeds: Sequence[int],
-    source: Sequence[str],
-    second_zone: bool = False,
-    cases: Sequence[Collection[str]] = (),
-) -> list[dict[str, Verdict]]:
-    """:func:`_in_session` under each of ``seeds`` at once, in their order (``cases``: per
-    seed, the cases it replays alone; empty: every case)."""
-    return _answered(spec, _sent(session, spec, rel, seeds, source, second_zone, cases))
-
-
 def _sent(
     session: VerifySession,
     spec: OracleSpec,
@@ -580,7 +565,9 @@ def _sent(
     second_zone: bool = False,
     cases: Sequence[Collection[str]] = (),
 ) -> Sent:
-    """:func:`_in_session_seeds`' candidates sent, their answers not awaited yet."""
+    """The candidate in ``rel`` sent to be replayed under each of ``seeds`` at once
+    (``cases``: per seed, the cases it replays alone; empty: every case); its answers,
+    in ``seeds``' order, come from :func:`_answered`."""
     argv = child_argv(source, rel, spec.name)
     argvs = [
         child_argv((*source, *only_argument(only)), rel, spec.name) if only else argv

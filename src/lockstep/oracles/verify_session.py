@@ -511,20 +511,7 @@ class VerifySession:
         """Replay one candidate (``argv``: the child's arguments) in a fork of the server
         for ``seed`` (``second_zone``: the one in the second verifying zone).  Other
         threads of :func:`in_turns` run while this one waits."""
-        return self.replay_under_seeds([seed], [argv], timeout, second_zone)[0]
-
-    def replay_under_seeds(
-        self,
-        seeds: Sequence[int],
-        argvs: Sequence[Sequence[str]],
-        timeout: float,
-        second_zone: bool = False,
-    ) -> list[Replayed]:
-        """The candidate replayed under each hash seed of ``seeds`` at once, each in a fork
-        of that seed's server, in ``seeds``' order, with the child's arguments ``argvs``
-        of that seed (which may name the cases it replays); the first that cannot answer
-        raises.  Other threads of :func:`in_turns` run while this one waits."""
-        return self.sent(seeds, argvs, timeout, second_zone).answers()
+        return self.sent([seed], [argv], timeout, second_zone).answers()[0]
 
     def sent(
         self,
@@ -533,7 +520,9 @@ class VerifySession:
         timeout: float,
         second_zone: bool = False,
     ) -> Sent:
-        """:meth:`replay_under_seeds`, sent now and awaited with :meth:`Sent.answers`: the
+        """The candidate sent to be replayed under each hash seed of ``seeds`` at once, each
+        in a fork of that seed's server, with the child's arguments ``argvs`` of that seed
+        (which may name the cases it replays); :meth:`Sent.answers` awaits them, so the
         forks replay while this thread prepares what it needs only after their answer."""
         requests: list[tuple[tuple[int, bool], _Server, _Answer]] = []
         for seed, seed_argv in zip(seeds, argvs, strict=True):
