@@ -227,16 +227,20 @@ def test_a_turn_given_up_lets_another_thread_run(tmp_path: Path) -> None:
     """What a replay does while it waits: the other thread runs meanwhile."""
     session = VerifySession(tmp_path)
     order: list[str] = []
+    started = threading.Event()
     waited = threading.Event()
 
     def waits() -> str:
         order.append("a starts")
+        started.set()
         with session.turns.given_up():
             assert waited.wait(10)
         order.append("a ends")
         return "a"
 
     def runs() -> str:
+        with session.turns.given_up():  # whichever thread took the turn first, a starts first
+            assert started.wait(10)
         order.append("b runs")
         waited.set()
         return "b"
