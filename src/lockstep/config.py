@@ -31,7 +31,6 @@ import os
 import re
 import tomllib
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Final, Literal
 
@@ -231,19 +230,18 @@ def config_of(settings: Settings, *specs: OracleSpec) -> Config:
 _ARRAY_KEYS: Final = (*KINDS, "rule", "secret", "gates")
 
 
-@dataclass(frozen=True)
-class Project:
+class Project(msgspec.Struct, frozen=True, dict=True):
     """A located, validated configuration and the root everything resolves against."""
 
     root: Path
     config_path: Path
     config: Config
-    surfaces: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    surfaces: dict[str, tuple[str, ...]] = msgspec.field(default_factory=dict)
     """The name of each ``package`` ledger -> the names of the ledgers it expanded into."""
-    surface_origin: dict[str, int] = field(default_factory=dict)
+    surface_origin: dict[str, int] = msgspec.field(default_factory=dict)
     """With a ``package`` ledger: each ledger's name -> the index of its ``[[ledger]]`` in
     the file (a package's expanded targets share theirs; :func:`expand_surfaces`)."""
-    tested: Mapping[str, str] = field(default_factory=dict)
+    tested: Mapping[str, str] = msgspec.field(default_factory=dict)
     """Oracles that exist only once recorded (a package ledger's members beyond its
     public surface, :meth:`OracleSpec.tested_members`): name -> its file in the oracle
     folder.  A member the suite never calls directly is no oracle at all."""
@@ -416,8 +414,7 @@ def _validated(config: Config, source: str, prefix: str) -> Config:
     return msgspec.structs.replace(config, **tables) if tables else config
 
 
-@dataclass(frozen=True)
-class Expanded:
+class Expanded(msgspec.Struct, frozen=True):
     """A configuration with its tables that stand for several oracles expanded
     (:func:`expand_surfaces`)."""
 
@@ -426,7 +423,7 @@ class Expanded:
     """Each package ledger's name -> its members' ledger names."""
     origin: dict[str, int]
     """Each oracle's name -> the index of the table it came from, for messages."""
-    tested: dict[str, str] = field(default_factory=dict)
+    tested: dict[str, str] = msgspec.field(default_factory=dict)
     """The oracles that exist only once recorded (see :attr:`Project.tested`)."""
 
 

@@ -16,6 +16,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Final, NewType
 
+import msgspec
+
 CaseId = NewType("CaseId", str)
 """A case's stable, human-readable id inside one oracle."""
 
@@ -53,8 +55,7 @@ class Drift:
     folded.  Not part of the verdict, so two drifts compare by what differs."""
 
 
-@dataclass(frozen=True)
-class Outcome:
+class Outcome(msgspec.Struct, frozen=True):
     """The verdict on one case of one oracle."""
 
     oracle: str
@@ -95,8 +96,7 @@ class RefusalReason(StrEnum):
     """It replayed otherwise in a fresh interpreter with another hash seed."""
 
 
-@dataclass(frozen=True, order=True)
-class DictKey:
+class DictKey(msgspec.Struct, frozen=True, order=True):
     """A field path segment that is a key of a recorded dict.
 
     The key is recorded data (it may be the very secret found): :func:`field_text` shows
@@ -135,8 +135,7 @@ def field_text(path: tuple[PathSegment, ...], hidden: Collection[str] = ()) -> s
     return "".join(out)
 
 
-@dataclass(frozen=True, order=True)
-class SecretFinding:
+class SecretFinding(msgspec.Struct, frozen=True, order=True):
     """One secret found in one field of one case; carries no part of the value."""
 
     path: tuple[PathSegment, ...]
@@ -171,8 +170,7 @@ SECRETS_SHOWN = 5
 """Findings named in one secret refusal before ``(and N more)``."""
 
 
-@dataclass(frozen=True)
-class Refusal:
+class Refusal(msgspec.Struct, frozen=True):
     """One case that record did not freeze, and why: data, rendered only by :meth:`text`."""
 
     oracle: str
@@ -232,31 +230,29 @@ class Refusal:
         return line
 
 
-@dataclass
-class RecordReport:
+class RecordReport(msgspec.Struct):
     """What one ``record`` did, category by category."""
 
     oracle: str
     path: Path
     mode: RecordMode
-    added: list[str] = field(default_factory=list)
-    replaced: list[str] = field(default_factory=list)
+    added: list[str] = msgspec.field(default_factory=list)
+    replaced: list[str] = msgspec.field(default_factory=list)
     """Ids whose frozen value changed under ``--force``."""
-    unchanged: list[str] = field(default_factory=list)
+    unchanged: list[str] = msgspec.field(default_factory=list)
     unchanged_unlisted: int = 0
     """Unchanged cases counted without being listed (a corpus lock is walked as a stream:
     listing ten million ids would hold them all only to count them); the report's unchanged
     count is ``len(unchanged) + unchanged_unlisted``."""
-    trimmed: list[str] = field(default_factory=list)
-    refused: list[Refusal] = field(default_factory=list)
+    trimmed: list[str] = msgspec.field(default_factory=list)
+    refused: list[Refusal] = msgspec.field(default_factory=list)
     """Cases not frozen (a secret, behaviour that varies or does not reproduce): a finding,
     so the command exits 1 even though the rest of the oracle was written."""
-    notes: list[str] = field(default_factory=list)
+    notes: list[str] = msgspec.field(default_factory=list)
     """Free-form lines for the user (saturation, refused inputs, discovered env keys)."""
 
 
-@dataclass(frozen=True)
-class OracleStatus:
+class OracleStatus(msgspec.Struct, frozen=True):
     """One line of ``lockstep status``."""
 
     oracle: str
@@ -268,8 +264,7 @@ class OracleStatus:
     message: str = ""
 
 
-@dataclass(frozen=True)
-class Shard:
+class Shard(msgspec.Struct, frozen=True):
     """One slice ``K/N`` of the cases, chosen deterministically by case id (for CI matrices)."""
 
     index: int
@@ -294,8 +289,7 @@ class Shard:
         return int.from_bytes(digest[:8], "big") % self.count == self.index - 1
 
 
-@dataclass(frozen=True)
-class ReplayOptions:
+class ReplayOptions(msgspec.Struct, frozen=True):
     """How to replay: parallelism and slicing, the same for every oracle kind."""
 
     jobs: int = 1

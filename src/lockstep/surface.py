@@ -28,9 +28,10 @@ from __future__ import annotations
 import ast
 import importlib.machinery
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
+
+import msgspec
 
 from lockstep.errors import ConfigError
 from lockstep.store.reading import read_file
@@ -94,8 +95,7 @@ VALUE_DUNDERS: Final = frozenset(
 """Dunders of a class that compute a value from it, so belong to its surface."""
 
 
-@dataclass(frozen=True)
-class Member:
+class Member(msgspec.Struct, frozen=True):
     """One target of a surface: ``module:qualname``."""
 
     module: str

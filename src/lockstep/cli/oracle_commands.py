@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 import click
+import msgspec
 
 from lockstep.cli.app import (
     EXIT_FAIL,
@@ -230,7 +231,7 @@ def replay(
     _warn_short_secrets(project)
     specs = _select(project, names)
     # one oracle: nothing another's replay changes can reach it (a ledger needs no fork)
-    options = dataclasses.replace(replay_options(jobs, shard), alone=len(specs) == 1)
+    options = msgspec.structs.replace(replay_options(jobs, shard), alone=len(specs) == 1)
     ctx.with_resource(descriptor_one_to_stderr())  # the replayed code's writes: not the report
     out = lines()
     if as_json:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
+import msgspec
 from click.decorators import FC
 
 from lockstep.cli.app import (
@@ -74,7 +75,7 @@ def spec_options(
     """``options`` with the oracle's own worker count when ``--jobs`` was not given."""
     if jobs is not None:
         return options
-    return dataclasses.replace(options, jobs=default_jobs(spec, project.config.lockstep.jobs))
+    return msgspec.structs.replace(options, jobs=default_jobs(spec, project.config.lockstep.jobs))
 
 
 @dataclass
@@ -108,7 +109,7 @@ class ReportFiles:
             self.drawn += 1
         elif any(d.texts is not None for d in outcome.drifts):
             drifts = tuple(dataclasses.replace(d, texts=None) for d in outcome.drifts)
-            outcome = dataclasses.replace(outcome, drifts=drifts)
+            outcome = msgspec.structs.replace(outcome, drifts=drifts)
         self.outcomes.append(outcome)
 
     def write(

@@ -11,7 +11,7 @@ such.  A base that predates the configuration file is judged with today's.
 
 from __future__ import annotations
 
-import dataclasses
+import msgspec
 
 from lockstep.config import Config, Expanded, Project, config_from_bytes, expand_surfaces
 from lockstep.gates.git import Git
@@ -45,7 +45,7 @@ def judged_by_base(project: Project, git: Git, base: str) -> Project:
     found = _expanded_at(project, git, base)
     if found is None:
         return project
-    return dataclasses.replace(
+    return msgspec.structs.replace(
         project,
         config=found.config,
         surfaces=found.surfaces,

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import dataclasses
 import importlib
 import importlib.util
 import sys
@@ -33,6 +32,8 @@ import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import msgspec
 
 from lockstep.config import Project, load_project
 from lockstep.errors import ConfigError, TargetError
@@ -321,7 +322,7 @@ def check_budget(
     settings = config_at(project, git, change.base)
     with tree_at(project, git, change.head, prefix) as at_head:
         # HEAD's code and import graph, BASE's settings: a change never loosens its budget
-        tree = at_head if settings is None else dataclasses.replace(at_head, config=settings)
+        tree = at_head if settings is None else msgspec.structs.replace(at_head, config=settings)
         scope = Scope(tree, git, prefix=prefix)
         files = [p for p in git.changed_files(change.base, change.head) if scope.is_production(p)]
         count = count_lines(git.hunks(change.base, change.head, files))

@@ -9,11 +9,12 @@ prove the behaviour unchanged, so the gates fail closed.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Final
+
+import msgspec
 
 from lockstep.config import Project, load_project
 from lockstep.errors import LockstepError
@@ -99,7 +100,7 @@ def replay_all(
                 chosen = options
                 if not jobs_given:
                     jobs = default_jobs(spec, project.config.lockstep.jobs)
-                    chosen = dataclasses.replace(options, jobs=jobs)
+                    chosen = msgspec.structs.replace(options, jobs=jobs)
                 for outcome in replay_oracle(project, spec, chosen):
                     if outcome.ok:
                         passed += 1

@@ -25,10 +25,11 @@ settings shows in row 2 as an oracle-side change.
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Final
+
+import msgspec
 
 from lockstep.config import Project
 from lockstep.errors import LockstepError, UsageError
@@ -177,7 +178,7 @@ def _replayed_by(judged: Project, at_head: Project) -> Project:
     and a base with none (the range brings the first oracles) has no settings to keep."""
     if not any(at_head.oracles()) or not any(judged.oracles()):
         return at_head
-    return dataclasses.replace(at_head, config=judged.config)
+    return msgspec.structs.replace(at_head, config=judged.config)
 
 
 def review(

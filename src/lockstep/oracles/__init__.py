@@ -19,16 +19,16 @@ mine`` calls).
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import importlib
 import inspect
 import os
 import sys
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Final, Generic, TypeVar
+
+import msgspec
 
 from lockstep.errors import TargetError, UsageError
 from lockstep.model import (
@@ -55,8 +55,7 @@ CaseRunner = Callable[[str], Outcome]
 """Replays one case by id; prepared once so that running N cases one at a time stays O(N)."""
 
 
-@dataclass(frozen=True)
-class OracleInput:
+class OracleInput(msgspec.Struct, frozen=True):
     """A file or glob, named by the configuration, that an oracle's cases come from.
 
     Changing one re-records the oracle as surely as editing its file, so the
@@ -69,8 +68,7 @@ class OracleInput:
     """Why it is the oracle's: ``fixtures of corpus 'transform'``."""
 
 
-@dataclass(frozen=True)
-class CaseInput:
+class CaseInput(msgspec.Struct, frozen=True):
     """What one recorded case feeds the code, for people and for matching mutants to cases."""
 
     case_id: str
@@ -81,8 +79,7 @@ class CaseInput:
     the cases whose input it matches)."""
 
 
-@dataclass(frozen=True)
-class StrengthScope:
+class StrengthScope(msgspec.Struct, frozen=True):
     """The source an oracle's cases exercise: what ``lockstep strength`` measures and mutates."""
 
     files: tuple[Path, ...]
@@ -435,7 +432,7 @@ def _shown_as(project: Project, *, brief: bool = False) -> Callable[[Outcome], O
             Drift(d.aspect, d.expected[:keep], d.actual[:keep], "", None)
             for d in outcome.drifts[:1]
         )
-        return masked(dataclasses.replace(outcome, drifts=drifts, note=outcome.note[:keep]))
+        return masked(msgspec.structs.replace(outcome, drifts=drifts, note=outcome.note[:keep]))
 
     return briefly
 

@@ -34,7 +34,6 @@ from collections.abc import (
     Sequence,
 )
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
@@ -60,8 +59,7 @@ if TYPE_CHECKING:  # not at import: replay never loads the probe machinery, and 
     import subprocess
 
 
-@dataclass(frozen=True)
-class Verdict:
+class Verdict(msgspec.Struct, frozen=True):
     """How one freshly frozen case replayed in the fresh interpreter."""
 
     case_id: str
@@ -145,8 +143,7 @@ ZONE_CAUSE: Final = (
 )
 
 
-@dataclass(frozen=True)
-class Verification:
+class Verification(msgspec.Struct, frozen=True):
     """The verdicts of one verification run and the hash seed it used."""
 
     seed: int

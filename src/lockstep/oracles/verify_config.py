@@ -26,9 +26,10 @@ when the stamps differ, the fork compares the bytes as before.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, TypeGuard
+
+import msgspec
 
 from lockstep.config import Config, Project, config_from_bytes, expanded_project, load_project
 from lockstep.errors import LockstepError
@@ -38,8 +39,7 @@ from lockstep.store.reading import read_file
 from lockstep.tables import UNSTAMPED
 
 
-@dataclass(frozen=True)
-class _Reading:
+class _Reading(msgspec.Struct, frozen=True):
     data: bytes
     """The configuration's bytes."""
     config: Config

@@ -53,9 +53,10 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Final, TypeVar
+
+import msgspec
 
 from lockstep.oracles import CHILD_MODULE
 from lockstep.oracles.verify_zone import verifying_env
@@ -90,8 +91,7 @@ class SessionError(Exception):
         self.timed_out = timed_out
 
 
-@dataclass(frozen=True)
-class Replayed:
+class Replayed(msgspec.Struct, frozen=True):
     """What one fork wrote: its stdout (verdict lines), exit code, last stderr line."""
 
     stdout: bytes
@@ -118,8 +118,7 @@ def _environment() -> dict[str, str]:
     return dict(os.environ)
 
 
-@dataclass(frozen=True)
-class _Tools:
+class _Tools(msgspec.Struct, frozen=True):
     """What starting an interpreter uses, as it was when the session first started one."""
 
     popen: type[subprocess.Popen[bytes]]
@@ -142,17 +141,15 @@ def _tools() -> _Tools:
     return _Tools(subprocess.Popen, os.pipe, select.select, sys.executable)
 
 
-@dataclass
-class _Answer:
+class _Answer(msgspec.Struct):
     """One candidate sent: its end line's fields once they come, or why none will."""
 
-    done: threading.Event = field(default_factory=threading.Event)
+    done: threading.Event = msgspec.field(default_factory=threading.Event)
     fields: dict[str, Any] | None = None
     failed: str = ""
 
 
-@dataclass
-class Sent:
+class Sent(msgspec.Struct):
     """Candidates sent to their forks (:meth:`VerifySession.sent`), not yet awaited."""
 
     session: VerifySession
@@ -173,16 +170,15 @@ class Sent:
         ]
 
 
-@dataclass
-class _Server:
+class _Server(msgspec.Struct):
     proc: subprocess.Popen[bytes]
     stderr: IO[bytes]
     env: dict[str, str]
     """``os.environ`` when the server started (a changed one starts a new server)."""
     token: str
-    lock: threading.Lock = field(default_factory=threading.Lock)
+    lock: threading.Lock = msgspec.field(default_factory=threading.Lock)
     """Held to send a request and to add or take an answer."""
-    answers: dict[int, _Answer] = field(default_factory=dict)
+    answers: dict[int, _Answer] = msgspec.field(default_factory=dict)
     """The candidates sent and not answered, by id."""
     reader: threading.Thread | None = None
     """Reads the end lines; started with the first request (no thread runs while the tests
@@ -355,8 +351,7 @@ class Turns:
             self._mine.held = True
 
 
-@dataclass
-class VerifySession:
+class VerifySession(msgspec.Struct):
     """The verifying interpreters of one recording run: one per hash seed (and zone), started
     once each.
 
@@ -364,17 +359,19 @@ class VerifySession:
     """
 
     root: Path
-    token: str = field(default_factory=lambda: secrets.token_hex(8))
-    _servers: dict[tuple[int, bool], _Server] = field(default_factory=dict)
+    token: str = msgspec.field(default_factory=lambda: secrets.token_hex(8))
+    _servers: dict[tuple[int, bool], _Server] = msgspec.field(default_factory=dict)
     """By hash seed, and whether in the second verifying zone."""
-    _retired: list[_Server] = field(default_factory=list)
+    _retired: list[_Server] = msgspec.field(default_factory=list)
     """Servers replaced (the environment changed) while answers were awaited: stopped at
     :meth:`close`."""
-    _lock: threading.Lock = field(default_factory=threading.Lock)
-    _ids: Iterator[int] = field(default_factory=itertools.count)
-    turns: Turns = field(default_factory=Turns)
+    _lock: threading.Lock = msgspec.field(default_factory=threading.Lock)
+    _ids: Iterator[int] = msgspec.field(default_factory=itertools.count)
+    turns: Turns = msgspec.field(default_factory=Turns)
     """What :func:`in_turns` threads share: a replay gives the turn up while it waits."""
-    _queued: dict[int, tuple[list[Sequence[str]], dict[str, str]]] = field(default_factory=dict)
+    _queued: dict[int, tuple[list[Sequence[str]], dict[str, str]]] = msgspec.field(
+        default_factory=dict
+    )
     """Hash seeds whose interpreters start one after another (:meth:`warm_in_turn`), with
     what each is to import and the environment when they were queued (a test may have
     changed ``os.environ`` when one starts)."""

@@ -17,10 +17,12 @@ import json
 import os
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Final
+
+import msgspec
 
 from lockstep.config import Project, load_project
 from lockstep.environ_table import raw_environ
@@ -333,12 +335,14 @@ class SecretPolicy:
                 # the record holds a placeholder whose value this run could not see: the
                 # drift compares the placeholder against whatever came instead (the raw
                 # value read from elsewhere, or nothing) -- say why, show neither
-                return replace(outcome, status=Status.ERROR, drifts=(), note=str(missing))
+                return msgspec.structs.replace(
+                    outcome, status=Status.ERROR, drifts=(), note=str(missing)
+                )
         if outcome.status is not Status.PASS and self.holds_secret(outcome.case_id):
             # a new fixture or case named after a secret (a passing case's id went
             # through record's scan): named by digest, like a refusal does
             digest = hashlib.sha256(outcome.case_id.encode("utf-8", "surrogatepass")).hexdigest()
-            outcome = replace(outcome, case_id=f"<case {digest[:8]}>")
+            outcome = msgspec.structs.replace(outcome, case_id=f"<case {digest[:8]}>")
         if not outcome.drifts and not outcome.note:
             return outcome
         drifts = tuple(
@@ -351,7 +355,7 @@ class SecretPolicy:
             )
             for d in outcome.drifts
         )
-        return replace(outcome, drifts=drifts, note=self.mask(outcome.note))
+        return msgspec.structs.replace(outcome, drifts=drifts, note=self.mask(outcome.note))
 
     def scrub_value(self, value: Any, *, patterns: bool = True) -> Any:
         """A JSON-like value with every configured secret replaced by its placeholder

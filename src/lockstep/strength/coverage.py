@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Final
 
 import coverage
+import msgspec
 from coverage.parser import PythonParser
 
 from lockstep.config import OracleSpec, Project
@@ -251,7 +252,7 @@ def widened(
 ) -> dict[str, StrengthScope]:
     """Each oracle's scope with every project file its cases execute (what it can judge)."""
     return {
-        name: replace(scope, files=coverage.reached_files.get(name, scope.files))
+        name: msgspec.structs.replace(scope, files=coverage.reached_files.get(name, scope.files))
         for name, scope in scope_of.items()
     }
 

@@ -32,7 +32,7 @@ import tempfile
 import time
 from collections import deque
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, Final
@@ -664,7 +664,9 @@ def _evaluate_programs(
         # links that leave the project are left out, links inside stay links: the copy
         # never reaches outside the project and never loops (leak -> /, loop -> .)
         copy_inside(root, copy_root, ignore=_NOT_COPIED)
-        copy = replace(project, root=copy_root, config_path=copy_root / project.config_path.name)
+        copy = msgspec.structs.replace(
+            project, root=copy_root, config_path=copy_root / project.config_path.name
+        )
         runners = {s.name: kind_of(s).case_runner(copy, s) for s in specs}
         tick = int(time.time()) + 10
         parsed: dict[Path, MutableFile] = {}

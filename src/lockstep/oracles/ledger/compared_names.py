@@ -21,9 +21,10 @@ from __future__ import annotations
 import ast
 import re
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
+
+import msgspec
 
 from lockstep.store.reading import read_file
 from lockstep.surface import parsed_module
@@ -31,13 +32,12 @@ from lockstep.surface import parsed_module
 _SCOPES: Final = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
 
-@dataclass
-class _Comparisons:
+class _Comparisons(msgspec.Struct):
     """One file's comparisons: each name compared, with the line and the enclosing
     functions and classes of each comparison, in the order of the source."""
 
     sites: dict[str, list[tuple[int, tuple[ast.AST, ...]]]]
-    bound: dict[int, set[str]] = field(default_factory=dict)
+    bound: dict[int, set[str]] = msgspec.field(default_factory=dict)
     """Per enclosing function or class (by id), the names it binds itself, once asked."""
 
     def first_line(self, name: str) -> int | None:

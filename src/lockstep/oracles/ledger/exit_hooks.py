@@ -31,8 +31,9 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, Final
+
+import msgspec
 
 SIGTERM_WAIT: Final = 30.0
 """Seconds the SIGTERM handler waits for another thread's write to finish before dying."""
@@ -154,8 +155,7 @@ def _install_sigterm_handler() -> None:
             signal.signal(signal.SIGTERM, _on_sigterm)
 
 
-@dataclass
-class _Kicker:
+class _Kicker(msgspec.Struct):
     """The thread that makes a child's SIGTERM reach :func:`_on_sigterm` (see above)."""
 
     read_fd: int

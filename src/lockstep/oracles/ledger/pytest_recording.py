@@ -44,7 +44,6 @@ import fnmatch
 import functools
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final, cast
@@ -192,14 +191,13 @@ class _Target(msgspec.Struct):
         return out
 
 
-@dataclass
-class _Written:
+class _Written(msgspec.Struct):
     """What writing one target adds to the summary (see ``LedgerRecording._write``)."""
 
-    outcomes: list[_Outcome] = field(default_factory=list)
-    unwritten: list[tuple[str, CallCounts]] = field(default_factory=list)
+    outcomes: list[_Outcome] = msgspec.field(default_factory=list)
+    unwritten: list[tuple[str, CallCounts]] = msgspec.field(default_factory=list)
     """A member beyond the surface whose every call was skipped: its name and counts."""
-    errors: list[str] = field(default_factory=list)
+    errors: list[str] = msgspec.field(default_factory=list)
 
 
 class _Outcome(msgspec.Struct):
@@ -222,8 +220,9 @@ _INCOMPLETE_RUN: Final = MappingProxyType(
 )
 
 
-@dataclass(eq=False)  # registered as a pytest plugin: must stay hashable
-class LedgerRecording:
+class LedgerRecording(
+    msgspec.Struct, eq=False
+):  # registered as a pytest plugin: must stay hashable
     """The plugin object for one run: wraps at configure, writes at session end."""
 
     project: Project
@@ -232,28 +231,28 @@ class LedgerRecording:
     controller: bool
     targets: list[_Target]
     installation: Installation
-    outcomes: list[_Outcome] = field(default_factory=list)
-    unwritten: list[tuple[str, CallCounts]] = field(default_factory=list)
+    outcomes: list[_Outcome] = msgspec.field(default_factory=list)
+    unwritten: list[tuple[str, CallCounts]] = msgspec.field(default_factory=list)
     """Members beyond the surface the tests called, every call skipped: no ledger, but their
     calls count in the run's totals."""
-    errors: list[str] = field(default_factory=list)
-    failed: list[str] = field(default_factory=list)
+    errors: list[str] = msgspec.field(default_factory=list)
+    failed: list[str] = msgspec.field(default_factory=list)
     """Node ids of the tests (or collectors) that failed or errored, in report order."""
     refusal: str = ""
-    unimported: list[str] = field(default_factory=list)
+    unimported: list[str] = msgspec.field(default_factory=list)
     """Surface members whose module does not import here, with the reason."""
     transient: tuple[str, ...] = ()
     """Folders pytest made this session's temporary paths in (a row naming one is refused)."""
-    not_callable: list[str] = field(default_factory=list)
+    not_callable: list[str] = msgspec.field(default_factory=list)
     """Surface members the source suggested that are no callables once imported."""
-    compared: list[str] = field(default_factory=list)
+    compared: list[str] = msgspec.field(default_factory=list)
     """Surface functions the package compares as values, left unwrapped (compared_names)."""
-    matched: set[str] = field(default_factory=set)
-    first_tests: dict[str, dict[str, str]] = field(default_factory=dict)
+    matched: set[str] = msgspec.field(default_factory=set)
+    first_tests: dict[str, dict[str, str]] = msgspec.field(default_factory=dict)
     """Ledger name -> row id -> node id of a test that first produced the row (for a
     recording spilled to disk, only the refused rows: the map would be as large as the
     ledger)."""
-    _marks: list[tuple[list[int], list[str], TargetRecorder]] = field(default_factory=list)
+    _marks: list[tuple[list[int], list[str], TargetRecorder]] = msgspec.field(default_factory=list)
     """Each target's test starts, tests and recorder, as each test's start notes them."""
     verifier: VerifySession | None = None
     """The controller's one verifying interpreter for every ledger of the run, started first

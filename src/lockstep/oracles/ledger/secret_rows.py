@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import replace
 from typing import Any
 
 import msgspec
@@ -233,4 +232,4 @@ def scrubbed_outcome(outcome: Outcome, scrubber: Scrubber, note: str) -> Outcome
         )
         for d in outcome.drifts
     )
-    return replace(outcome, drifts=drifts, note=note)
+    return msgspec.structs.replace(outcome, drifts=drifts, note=note)

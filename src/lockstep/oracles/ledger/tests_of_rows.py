@@ -10,9 +10,10 @@ too large to keep in memory, and add the tests to the refusals.
 from __future__ import annotations
 
 import bisect
-import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol
+
+import msgspec
 
 from lockstep.model import RecordReport
 
@@ -93,7 +94,7 @@ def name_refused(report: RecordReport, tests_of: dict[str, list[str]]) -> dict[s
     for i, refusal in enumerate(report.refused):
         nodes = tests_of.get(refusal.case_id)
         if nodes:
-            report.refused[i] = dataclasses.replace(refusal, tests=tuple(nodes))
+            report.refused[i] = msgspec.structs.replace(refusal, tests=tuple(nodes))
             for nodeid in nodes:
                 by_test.setdefault(nodeid, []).append(refusal.case_id)
     return by_test

@@ -18,9 +18,10 @@ import sys
 import time
 import types
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
+
+import msgspec
 
 from lockstep import canon
 from lockstep.canon._core import _INT_HIGH, _INT_LOW
@@ -446,16 +447,14 @@ def _wrap_member(
     return _wrap_function(raw, rec, skip_first=False, surface=surface), signature_of(raw)
 
 
-@dataclass
-class _Patch:
+class _Patch(msgspec.Struct):
     owner: Any
     attr: str
     original: Any
     owned: bool
 
 
-@dataclass
-class Wrapped:
+class Wrapped(msgspec.Struct):
     """One installed target: its recorder and its signature at install time."""
 
     target: str
