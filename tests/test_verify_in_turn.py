@@ -84,6 +84,26 @@ def test_what_is_still_queued_starts_when_the_candidates_come(tmp_path: Path) ->
         session.close()
 
 
+def test_interpreters_told_to_end_end_while_nothing_waits_for_them(tmp_path: Path) -> None:
+    """A recording tells its interpreters to end at the session's finish and waits for
+    them only at unconfigure: they wind down while pytest writes its summary."""
+    session = VerifySession(tmp_path)
+    try:
+        session.start(1)
+        session.warm_in_turn((3,), [])
+        session.start_queued()
+        procs = [server.proc for server in session._servers.values()]
+        assert len(procs) == 2
+        session.ending()
+        deadline = time.monotonic() + 120
+        while any(p.poll() is None for p in procs) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert [p.poll() for p in procs] == [0, 0]
+    finally:
+        session.close()
+    assert not session._servers
+
+
 def test_a_queued_interpreter_starts_in_the_environment_it_was_queued_in(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

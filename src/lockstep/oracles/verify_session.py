@@ -554,7 +554,7 @@ class VerifySession(msgspec.Struct):
         server.stop()
 
     def close(self) -> None:
-        """End every interpreter of the session."""
+        """End every interpreter of the session, and wait for each to end."""
         with self._lock:
             servers = [*self._servers.values(), *self._retired]
             self._servers.clear()
@@ -563,6 +563,15 @@ class VerifySession(msgspec.Struct):
             server.ending()  # every server winds down at once
         for server in servers:
             server.stop()
+
+    def ending(self) -> None:
+        """Tell every interpreter of the session to end, without waiting for any: a
+        recording's servers wind down while pytest writes its summary, and :meth:`close`
+        (at pytest's unconfigure) then finds them ended instead of waiting ~7 ms here."""
+        with self._lock:
+            servers = [*self._servers.values(), *self._retired]
+        for server in servers:
+            server.ending()
 
     @contextmanager
     def active(self) -> Iterator[VerifySession]:

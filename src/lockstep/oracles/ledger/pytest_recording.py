@@ -423,7 +423,7 @@ class LedgerRecording(
         self.transient = pytest_temporary_roots(session.config)
         with contextlib.ExitStack() as stack:
             if self.verifier is not None:
-                stack.callback(self.verifier.close)
+                stack.callback(self.verifier.ending)  # waited for at unconfigure
                 self.verifier.start_queued()  # the candidates come now
                 stack.enter_context(self.verifier.active())
             stack.enter_context(folder_syncs_batched())  # the ledgers' folder once, at the end
@@ -444,7 +444,7 @@ class LedgerRecording(
     @pytest.hookimpl(trylast=True)  # after pytest's own collection at unconfigure
     def pytest_unconfigure(self) -> None:
         session_gc.thaw()
-        if self.verifier is not None:  # a run that ended before its session finished
+        if self.verifier is not None:  # ended at the session's finish (or never reached)
             self.verifier.close()
 
     def _write_outcomes(self, terminalreporter: Any) -> None:
