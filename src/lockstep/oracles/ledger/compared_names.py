@@ -118,6 +118,21 @@ def _comparisons_in(path: Path) -> _Comparisons:
     return _Comparisons(_compared_operands(tree))
 
 
+_LEAVES: Final = (
+    ast.Name,
+    ast.Constant,
+    ast.expr_context,
+    ast.operator,
+    ast.cmpop,
+    ast.unaryop,
+    ast.boolop,
+    ast.alias,
+    ast.arg,
+)
+"""Nodes that hold no comparison and no scope: not walked into (every name's ``Load``
+context was half the nodes the walk visited, at a recording's configure)."""
+
+
 def _compared_operands(tree: ast.Module) -> dict[str, list[tuple[int, tuple[ast.AST, ...]]]]:
     """Every name an operand of a comparison (``==``, ``is``, ``in``, ...) names, with the
     comparison's line and its enclosing functions and classes, in the order of the source."""
@@ -131,7 +146,11 @@ def _compared_operands(tree: ast.Module) -> dict[str, list[tuple[int, tuple[ast.
                     sites.setdefault(name, []).append((node.lineno, scopes))
         elif isinstance(node, _SCOPES):
             scopes = (*scopes, node)
-        stack.extend((child, scopes) for child in ast.iter_child_nodes(node))
+        stack.extend(
+            (child, scopes)
+            for child in ast.iter_child_nodes(node)
+            if not isinstance(child, _LEAVES)
+        )
     for found in sites.values():
         found.sort(key=lambda site: site[0])
     return sites
