@@ -9,6 +9,7 @@ over the ledgers and overlap; ``all_ledgers`` is the span of writing them all.
 
 from __future__ import annotations
 
+import atexit
 import functools
 import json
 import os
@@ -57,19 +58,29 @@ def pytest_configure(config: Any) -> None:
     except ImportError:  # a lockstep with one verifying interpreter per ledger
         return
     _wrap(verify_session, "in_turns", "all_ledgers")  # ledgers written side by side: the span
-    close = VerifySession.close
+    for method in ("close", "ending"):  # told to end at the session's end, closed later
+        _count_starts(VerifySession, method)
 
-    def closing(self: VerifySession) -> None:
+
+def _count_starts(cls: Any, method: str) -> None:
+    if not hasattr(cls, method):
+        return
+    original = getattr(cls, method)
+
+    def counting(self: Any) -> None:
         TIMES["starts"] = max(TIMES["starts"], float(self.starts))
-        close(self)
+        original(self)
 
-    VerifySession.close = closing  # type: ignore[method-assign]
+    setattr(cls, method, counting)
 
 
 def pytest_unconfigure(config: Any) -> None:
-    out = os.environ.get("LOCKSTEP_BENCH_PHASES")
-    if not out:
-        return
+    if os.environ.get("LOCKSTEP_BENCH_PHASES"):
+        atexit.register(_write_times)  # once every verifying interpreter has been waited for
+
+
+def _write_times() -> None:
+    out = os.environ["LOCKSTEP_BENCH_PHASES"]
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     TIMES["children_cpu"] = children.ru_utime + children.ru_stime
     own = resource.getrusage(resource.RUSAGE_SELF)

@@ -133,6 +133,18 @@ _LEAVES: Final = (
 context was half the nodes the walk visited, at a recording's configure)."""
 
 
+_BINDS_NOTHING: Final = (
+    ast.Constant,
+    ast.expr_context,
+    ast.operator,
+    ast.cmpop,
+    ast.unaryop,
+    ast.boolop,
+)
+"""Nodes that bind no name and hold nothing that does: not walked into for a scope's
+bindings."""
+
+
 def _compared_operands(tree: ast.Module) -> dict[str, list[tuple[int, tuple[ast.AST, ...]]]]:
     """Every name an operand of a comparison (``==``, ``is``, ``in``, ...) names, with the
     comparison's line and its enclosing functions and classes, in the order of the source."""
@@ -196,7 +208,9 @@ def _bound_in(body: list[ast.stmt]) -> set[str]:
             bound.add(node.arg)
         elif isinstance(node, ast.ExceptHandler) and node.name:
             bound.add(node.name)
-        stack.extend(ast.iter_child_nodes(node))
+        stack.extend(
+            child for child in ast.iter_child_nodes(node) if not isinstance(child, _BINDS_NOTHING)
+        )
     return bound - declared
 
 
