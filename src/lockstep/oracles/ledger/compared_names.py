@@ -147,22 +147,34 @@ bindings."""
 
 def _compared_operands(tree: ast.Module) -> dict[str, list[tuple[int, tuple[ast.AST, ...]]]]:
     """Every name an operand of a comparison (``==``, ``is``, ``in``, ...) names, with the
-    comparison's line and its enclosing functions and classes, in the order of the source."""
+    comparison's line and its enclosing functions and classes, in the order of the source.
+
+    The children are read from each node's fields here rather than through
+    ``ast.iter_child_nodes`` (two generators per node): the walk runs over every module of
+    the package that names a target, at a recording's configure."""
     sites: dict[str, list[tuple[int, tuple[ast.AST, ...]]]] = {}
     stack: list[tuple[ast.AST, tuple[ast.AST, ...]]] = [(tree, ())]
+    node_type, leaves = ast.AST, _LEAVES
     while stack:
         node, scopes = stack.pop()
-        if isinstance(node, ast.Compare):
+        if type(node) is ast.Compare:
             for operand in (node.left, *node.comparators):
                 for name in _operand_names(operand):
                     sites.setdefault(name, []).append((node.lineno, scopes))
         elif isinstance(node, _SCOPES):
             scopes = (*scopes, node)
-        stack.extend(
-            (child, scopes)
-            for child in ast.iter_child_nodes(node)
-            if not isinstance(child, _LEAVES)
-        )
+        children: list[tuple[ast.AST, tuple[ast.AST, ...]]] = []
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if type(value) is list:
+                children.extend(
+                    (item, scopes)
+                    for item in value
+                    if isinstance(item, node_type) and not isinstance(item, leaves)
+                )
+            elif isinstance(value, node_type) and not isinstance(value, leaves):
+                children.append((value, scopes))
+        stack.extend(children)
     for found in sites.values():
         found.sort(key=lambda site: site[0])
     return sites
