@@ -220,9 +220,8 @@ _INCOMPLETE_RUN: Final = MappingProxyType(
 )
 
 
-class LedgerRecording(
-    msgspec.Struct, eq=False
-):  # registered as a pytest plugin: must stay hashable
+# eq=False: registered as a pytest plugin, it must stay hashable (by identity)
+class LedgerRecording(msgspec.Struct, eq=False):
     """The plugin object for one run: wraps at configure, writes at session end."""
 
     project: Project
