@@ -115,6 +115,20 @@ def now() -> Clock | None:
     return found if isinstance(found, Clock) else None
 
 
+def may_be_frozen() -> bool:
+    """Whether a call now may run under a frozen clock (:func:`now` may not be None): a
+    clock function replaced (freezegun), a travel of this process's (:func:`travelling`),
+    or a travel of time-machine's in effect.  time-machine merely imported (its pytest
+    plugin imports it in every run where it is installed, as lockstep's own dependency)
+    does not make a call one whose clock must be looked up."""
+    if _REAL_TIME[0] is not time.time or _TRAVELLING:
+        return True
+    machine = sys.modules.get("time_machine")
+    return machine is not None and bool(
+        getattr(machine, "traveller_stack", None) or getattr(machine, "coordinates_stack", None)
+    )
+
+
 def state() -> Clock | str | None:
     """The frozen clock (a :class:`Clock`), why a replaced clock is not kept (a reason:
     it ticks), or None when no clock library has frozen it."""

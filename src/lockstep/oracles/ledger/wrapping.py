@@ -28,6 +28,7 @@ from lockstep.canon._core import _INT_HIGH, _INT_LOW
 from lockstep.canon._core import _encoder as _canonical_writer
 from lockstep.canon.codec import allow_callables_from
 from lockstep.errors import ComparedAsValue, NotACallable, TargetError, UnimportableModule
+from lockstep.oracles.ledger import clock as _clock
 from lockstep.oracles.ledger import recorder as _recorder
 from lockstep.oracles.ledger.call_state import _Again, _Materialized, _Pending, _Seen
 from lockstep.oracles.ledger.compared_names import compared_site
@@ -281,6 +282,7 @@ def _recording_wrapper(  # noqa: C901 -- the recorder's commonest steps inline, 
     before = rec.before
     time_module, real_time = time, _recorder._REAL_TIME
     time_machine, modules = _recorder._TIME_MACHINE, sys.modules
+    may_be_frozen = _clock.may_be_frozen
     leaves = _MEMO_LEAVES
     memoizable = _memoizable
     dumps = marshal.dumps
@@ -304,7 +306,7 @@ def _recording_wrapper(  # noqa: C901 -- the recorder's commonest steps inline, 
         on = receiver(args[0]) if receiver is not None and args else None
         if on is not None:
             pending = before(given, kwargs, on)  # a classmethod on a subclass: the row keeps it
-        elif time_module.time is not real_time[0] or time_machine in modules:
+        elif time_module.time is not real_time[0] or (time_machine in modules and may_be_frozen()):
             pending = before(given, kwargs)  # perhaps under a frozen clock: the row keeps it
         else:
             rec.calls += 1
