@@ -118,21 +118,6 @@ def _comparisons_in(path: Path) -> _Comparisons:
     return _Comparisons(_compared_operands(tree))
 
 
-_LEAVES: Final = (
-    ast.Name,
-    ast.Constant,
-    ast.expr_context,
-    ast.operator,
-    ast.cmpop,
-    ast.unaryop,
-    ast.boolop,
-    ast.alias,
-    ast.arg,
-)
-"""Nodes that hold no comparison and no scope: not walked into (every name's ``Load``
-context was half the nodes the walk visited, at a recording's configure)."""
-
-
 _BINDS_NOTHING: Final = (
     ast.Constant,
     ast.expr_context,
@@ -143,6 +128,10 @@ _BINDS_NOTHING: Final = (
 )
 """Nodes that bind no name and hold nothing that does: not walked into for a scope's
 bindings."""
+
+_LEAVES: Final = (*_BINDS_NOTHING, ast.Name, ast.alias, ast.arg)
+"""Nodes that hold no comparison and no scope: not walked into (every name's ``Load``
+context was half the nodes the walk visited, at a recording's configure)."""
 
 
 def _compared_operands(tree: ast.Module) -> dict[str, list[tuple[int, tuple[ast.AST, ...]]]]:
