@@ -269,9 +269,14 @@ class Project(msgspec.Struct, frozen=True, dict=True):
     def oracles(self) -> Iterator[OracleSpec]:
         """Every configured oracle, in file order by kind (an oracle of :attr:`tested` only
         once recorded)."""
+        listed: frozenset[str] | None = None  # read once, and only when a file is missing
         for spec in self.all_oracles():
-            if spec.name not in self.tested or self.recorded_member(spec.name):
-                yield spec
+            if spec.name in self.tested and not self._has_file(spec.name):
+                if listed is None:
+                    listed = self.listed_beyond()
+                if spec.name not in listed:
+                    continue
+            yield spec
 
     def all_oracles(self) -> Iterator[OracleSpec]:
         """Every configured oracle, those of :attr:`tested` not recorded yet included: what
@@ -280,8 +285,20 @@ class Project(msgspec.Struct, frozen=True, dict=True):
             yield from self.config.tables(kind)
 
     def recorded_member(self, name: str) -> bool:
-        """Whether the file of an oracle of :attr:`tested` exists in the oracle folder."""
-        return (self.oracle_dir / self.tested[name]).is_file()
+        """Whether an oracle of :attr:`tested` was recorded: its file is in the oracle
+        folder (a folder or link in its place too: reading it says what is wrong), or the
+        folder's list of what recordings wrote names it (then a deleted file is missed,
+        red: :mod:`lockstep.store.beyond_surface`)."""
+        return self._has_file(name) or name in self.listed_beyond()
+
+    def _has_file(self, name: str) -> bool:
+        return os.path.lexists(self.oracle_dir / self.tested[name])
+
+    def listed_beyond(self) -> frozenset[str]:
+        """The members beyond a package's surface that recordings wrote a ledger for."""
+        from lockstep.store.beyond_surface import listed
+
+        return listed(self.oracle_dir) if self.tested else frozenset()
 
     def key(self, spec: OracleSpec, field: str = "") -> str:
         """Where ``spec`` (or one of its fields) sits in the configuration: ``corpus[0].render``.
@@ -316,8 +333,11 @@ class Project(msgspec.Struct, frozen=True, dict=True):
                 out[name] = None
                 continue
             tested = self.tested
+            listed = self.listed_beyond() if tested else frozenset()
             out.update(
-                dict.fromkeys(m for m in members if m not in tested or self.recorded_member(m))
+                dict.fromkeys(
+                    m for m in members if m not in tested or m in listed or self._has_file(m)
+                )
             )
         return tuple(out)
 

@@ -42,6 +42,7 @@ from __future__ import annotations
 import contextlib
 import fnmatch
 import functools
+import os
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -435,6 +436,10 @@ class LedgerRecording(msgspec.Struct, eq=False):
             self.outcomes.extend(each.outcomes)
             self.unwritten.extend(each.unwritten)
             self.errors.extend(each.errors)
+        try:
+            _list_beyond_surface(self.project)
+        except (LockstepError, OSError) as e:
+            self.errors.append(str(e) if isinstance(e, LockstepError) else f"{e}")
         if self.errors and session.exitstatus == pytest.ExitCode.OK:
             # a ledger not written is not a green run: ``pytest --lockstep-record && git
             # commit`` must stop (the summary names each error)
@@ -823,11 +828,25 @@ def _first_rows(project: Project, spec: LedgerSpec) -> bool:
     """Whether ``spec``'s ledger is created by this run whatever its mode: a member of a
     package surface whose file does not exist yet (beyond the public surface, or a
     member the package gained since its surface was recorded: ``new-only`` adds it)."""
-    if spec.name in project.tested:
-        return not project.recorded_member(spec.name)
     from lockstep.oracles.ledger.format import SUFFIX
 
-    return bool(spec.package) and not (project.oracle_dir / f"{spec.name}{SUFFIX}").exists()
+    path = project.oracle_dir / f"{spec.name}{SUFFIX}"
+    if spec.name in project.tested:
+        return not os.path.lexists(path)  # listed but deleted: made again if it is called
+    return bool(spec.package) and not path.exists()
+
+
+def _list_beyond_surface(project: Project) -> None:
+    """Have the oracle folder list every ledger beyond a package's surface that is there
+    after this recording (:mod:`lockstep.store.beyond_surface`): one the suite no longer
+    calls and that was deleted leaves the list here, an edit the diff shows."""
+    from lockstep.store.beyond_surface import write_listed
+
+    if project.tested or project.listed_beyond():
+        write_listed(
+            project.oracle_dir,
+            (n for n, f in project.tested.items() if os.path.lexists(project.oracle_dir / f)),
+        )
 
 
 def start(

@@ -1,0 +1,156 @@
+"""A ledger beyond a package's public surface (a constructor, a private helper) is an
+oracle once recorded, and stays one when its file goes: the oracle folder lists it.
+
+Told by its file alone, deleting the file -- or putting a folder in its place -- dropped
+the oracle, and replay and review went on green with its cases gone."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from helpers import GitRepo, pytest_in, recorded, run_cli
+
+SHAPES = """
+class Square:
+    def __init__(self, side):
+        self.side = _checked(side)
+
+    def area(self):
+        return self.side * self.side
+
+
+def _checked(side):
+    if side < 0:
+        raise ValueError(f"negative side: {side}")
+    return side * 2 // 2
+"""
+
+FILES = {
+    "lockstep.toml": '[[ledger]]\npackage = "shapes"\n',
+    "pyproject.toml": '[tool.pytest.ini_options]\npythonpath = ["src"]\n',
+    "src/shapes/__init__.py": "",
+    "src/shapes/square.py": SHAPES,
+    "tests/test_square.py": (
+        "import pytest\n\nfrom shapes.square import Square, _checked\n\n\n"
+        "def test_area():\n"
+        "    assert Square(3).area() == 9\n"
+        "    assert Square(4).area() == 16\n\n\n"
+        "def test_checked():\n"
+        "    assert _checked(5) == 5\n"
+        "    with pytest.raises(ValueError):\n"
+        "        _checked(-1)\n"
+    ),
+}
+
+INIT = "lockstep/shapes.square.Square.__init__.ledger.jsonl"
+LIST = "lockstep/beyond-surface.json"
+
+
+def _recorded(tmp_path: Path) -> GitRepo:
+    repo = GitRepo(tmp_path / "project")
+    recorded(repo.root, FILES)
+    repo.commit("shapes, recorded")
+    return repo
+
+
+def test_the_recording_lists_what_it_wrote_beyond_the_surface(tmp_path: Path) -> None:
+    root = _recorded(tmp_path).root
+    listed = json.loads((root / LIST).read_text())
+    assert listed == {
+        "ledgers": ["shapes.square.Square.__init__", "shapes.square._checked"],
+        "lockstep_beyond_surface": 1,
+    }
+    assert run_cli("replay", cwd=root).code == 0
+
+
+def test_a_deleted_ledger_beyond_the_surface_is_red_and_review_fails(tmp_path: Path) -> None:
+    repo = _recorded(tmp_path)
+    root = repo.root
+    (root / INIT).unlink()
+    red = run_cli("replay", cwd=root)
+    assert red.code == 1, red.output
+    assert "shapes.square.Square.__init__" in red.stdout
+    assert "not recorded" in red.stdout
+
+    repo.commit("drop a ledger")  # an oracle-only commit: the guard allows it, replay does not
+    review = run_cli("review", "HEAD~1..HEAD", cwd=root)
+    assert review.code == 1, review.output
+
+    # the suite still calls it: the next recording writes it again
+    again = pytest_in(root, "--lockstep-record", "--lockstep-new-only", "-q", "tests")
+    assert again.code == 0, again.output
+    assert (root / INIT).is_file()
+    assert run_cli("replay", cwd=root).code == 0
+
+
+def test_dropping_one_from_the_list_too_is_an_oracle_change_the_guard_sees(
+    tmp_path: Path,
+) -> None:
+    repo = _recorded(tmp_path)
+    root = repo.root
+    (root / INIT).unlink()
+    (root / LIST).write_text(
+        json.dumps({"ledgers": ["shapes.square._checked"], "lockstep_beyond_surface": 1})
+    )
+    assert run_cli("replay", cwd=root).code == 0  # as when a [[ledger]] table is removed
+    (root / "src/shapes/square.py").write_text(SHAPES.replace("side * side", "side + side"))
+    guard = run_cli("guard", cwd=root)
+    assert guard.code == 1, guard.output
+    assert LIST in guard.output
+
+
+def test_a_folder_or_link_in_a_listed_ledgers_place_is_an_error(tmp_path: Path) -> None:
+    root = _recorded(tmp_path).root
+    (root / INIT).unlink()
+    (root / INIT).mkdir()
+    folder = run_cli("replay", cwd=root)
+    assert folder.code == 2, folder.output
+    assert folder.stderr.count("\n") == 1 and INIT in folder.stderr
+
+    (root / INIT).rmdir()
+    (root / INIT).symlink_to("/etc/hostname")
+    link = run_cli("replay", cwd=root)
+    assert link.code == 2, link.output
+    assert link.stderr.count("\n") == 1 and INIT in link.stderr
+
+
+def test_a_list_that_cannot_be_read_is_one_line_naming_it(tmp_path: Path) -> None:
+    root = _recorded(tmp_path).root
+    (root / INIT).unlink()  # the list is read when a file is missing
+    kept = (root / LIST).read_bytes()
+    for bad in (b'{"ledgers": 3, "lockstep_beyond_surface": 1}', b"{", b"\xff\xfe"):
+        (root / LIST).write_bytes(bad)
+        run = run_cli("replay", cwd=root)
+        assert run.code == 2, run.output
+        assert run.stderr.count("\n") == 1 and "beyond-surface.json" in run.stderr
+    (root / LIST).write_bytes(
+        kept.replace(b'"lockstep_beyond_surface": 1', b'"lockstep_beyond_surface": 9')
+    )
+    run = run_cli("replay", cwd=root)
+    assert run.code == 2 and "not a version this lockstep reads" in run.stderr, run.output
+    assert (root / LIST).read_bytes() != kept  # nothing rewrote it
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(data=st.one_of(st.binary(max_size=80), st.text(max_size=80).map(str.encode)))
+def test_reading_the_list_gives_names_or_one_error(tmp_path: Path, data: bytes) -> None:
+    from lockstep.errors import DataError
+    from lockstep.store.beyond_surface import FILE_NAME, listed
+
+    folder = tmp_path / "oracles"
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir()
+    (folder / FILE_NAME).write_bytes(data)
+    try:
+        names = listed(folder)
+    except DataError as e:
+        assert "\n" not in str(e) and FILE_NAME in str(e)
+    else:
+        assert all(isinstance(n, str) for n in names)
