@@ -145,3 +145,20 @@ def test_a_cached_attribute_read_from_outside_counts_from_outside(
     cached = module.Box.__dict__["cached"].func.__code__
     assert counter.from_outside[price] == counter.calls[price] == 1
     assert counter.from_outside[cached] == counter.calls[cached] == 1
+
+
+def test_a_decorated_member_called_from_outside_counts_from_outside(
+    lib: tuple[Path, ModuleType],
+) -> None:
+    """dateutil's ``isoparse`` sits behind a ``functools.wraps`` decorator of its own module:
+    the wrapper is watched code, and init called the member never called from outside."""
+    folder, module = lib
+    box = module.Box()
+    with CallCounter([folder]) as counter:
+        assert box.decorated() == 5
+        assert box.decorated() == 5
+        module.twice(1)  # a plain call inside the package still counts from inside
+    decorated = code_of(module.Box.__dict__["decorated"])
+    assert decorated is not None and decorated.co_name == "decorated"
+    assert counter.calls[decorated] == counter.from_outside[decorated] == 2
+    assert counter.from_outside[module.leaf.__code__] == 0

@@ -49,6 +49,7 @@ class CallCounter:
         """Whether test code shipped inside a watched package or folder (``pkg/test/``)
         is a caller from outside, as it is for a ledger at the package boundary."""
         self._verdict: dict[CodeType, bool] = {}
+        self._wrapper: dict[tuple[CodeType, CodeType], bool] = {}
         self.calls: Counter[CodeType] = Counter()
         """Every call of a watched function."""
         self.from_outside: Counter[CodeType] = Counter()
@@ -84,8 +85,25 @@ class CallCounter:
         caller = frame.f_back
         if caller is not None and caller.f_code.co_name == "__get__":
             caller = caller.f_back  # a descriptor ran it (a cached property): the read's site
-        if caller is None or not self._watched(caller.f_code, caller):
-            self.from_outside[code] += 1
+        called = code
+        while caller is not None and self._watched(caller.f_code, caller):
+            if not self._wraps(caller, called):
+                return
+            # a decorator's wrapper of it (``functools.wraps``): the wrapper's caller called it
+            called, caller = caller.f_code, caller.f_back
+        self.from_outside[code] += 1
+
+    def _wraps(self, frame: FrameType, code: CodeType) -> bool:
+        """Whether ``frame`` runs a wrapper of the function whose code is ``code``: the
+        function is among its variables (the closure's ``func``), as a decorator's wrapper
+        holds it.  Asked once per pair of codes: reading a frame's variables is not cheap."""
+        key = (frame.f_code, code)
+        known = self._wrapper.get(key)
+        if known is None:
+            held = frame.f_locals.values()
+            known = any(type(v) is FunctionType and v.__code__ is code for v in held)
+            self._wrapper[key] = known
+        return known
 
     def __enter__(self) -> CallCounter:
         self._before = sys.getprofile()
