@@ -301,12 +301,23 @@ def _offset_moved(tag: str, text: str, value: Any, tz: Any, path: str) -> ThawEr
     written = (dt.datetime if tag == "$datetime" else dt.time).fromisoformat(text)
     if tz is None or written.utcoffset() is None or written.isoformat() != text:
         return None
-    offset = value.isoformat()[len(written.replace(tzinfo=None).isoformat()) :] or "none"
+    start = len(written.replace(tzinfo=None).isoformat())
+    offset, recorded = value.isoformat()[start:] or "none", text[start:]
+    zone = type(tz)
+    why = "the zone depends on where or when it runs"
+    if zone.__module__.partition(".")[0] not in _ZONE_MODULES:  # a class of the project's
+        why = f"the zone's code changed since, or {why}"
     return ThawError(
-        f"{tag} {_short(text)}: its zone ({type(tz).__name__}) gives it the UTC offset "
-        f"{offset} here, not the recorded one: the zone depends on where or when it runs",
+        f"{tag} {_short(text)}: its zone ({zone.__module__}:{zone.__qualname__}) gives it "
+        f"the UTC offset {offset} here, not the recorded {recorded}: {why}",
         path,
     )
+
+
+_ZONE_MODULES: Final = frozenset({"datetime", "zoneinfo", "pytz"})
+"""Where the zones that only read the machine or a zone database come from; a zone of
+another module runs code of its own (the project's ``tzinfo`` subclass, dateutil's
+``tzfile``), which a change may have moved."""
 
 
 def _dec_datetime(payload: Any, path: str, depth: int) -> dt.datetime:
