@@ -233,3 +233,23 @@ def test_a_changed_decimal_context_is_named(package: list[types.ModuleType]) -> 
         context.traps[decimal.Inexact] = True
         assert "traps ('DivisionByZero', 'InvalidOperation', 'Overflow') -> (" in watch()
     assert watch() == ""
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    before=st.lists(st.sampled_from(["locale switched (C -> de_DE)", "mock.patch active on a.b"])),
+    start=st.integers(100, 5000),
+    now=st.integers(100, 5000),
+)
+def test_a_raised_recursion_limit_is_named_only_for_a_recursion_error(
+    before: list[str], start: int, now: int
+) -> None:
+    limit = f"{context.RECURSION_CHANGED} ({start} -> {now})"
+    hint = "; ".join([limit, *before])
+    other = context.without_raised_limit(hint, "raised ValueError: dt.tzinfo is not self")
+    deeper = context.without_raised_limit(hint, "raised RecursionError: maximum recursion")
+    assert deeper == hint  # a recursion error: the limit is the first thing to look at
+    if now > start:  # raised (Hypothesis does, around every example): not this cause
+        assert other == "; ".join(before)
+    else:  # lowered (or kept): a cause, and such rows are refused for it anyway
+        assert other == hint

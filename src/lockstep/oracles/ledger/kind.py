@@ -44,7 +44,11 @@ from lockstep.oracles import (
     source_scope,
 )
 from lockstep.oracles.ledger import isolated
-from lockstep.oracles.ledger.context import recursion_changed, zone_changed
+from lockstep.oracles.ledger.context import (
+    recursion_changed,
+    without_raised_limit,
+    zone_changed,
+)
 from lockstep.oracles.ledger.deadline import armed
 from lockstep.oracles.ledger.file import (
     MODE_WORDS,
@@ -384,7 +388,9 @@ def _refuse(
     """Name a row that did not reproduce in ``report`` (``verdict``: None when it was
     left unsettled by the last round), with its causes."""
     cause = verdict.cause if verdict is not None else ""
-    causes = [c for c in (recording.contexts.get(row.id, ""), cause) if c]
+    reason = verdict.reason if verdict is not None else ""
+    hint = without_raised_limit(recording.contexts.get(row.id, ""), reason)
+    causes = [c for c in (hint, cause) if c]
     if round_number > 0:
         causes.append(UNSETTLED_CAUSE)
     if cause == ADDRESS_CAUSE:  # certain: what else changed is beside the point
