@@ -121,7 +121,7 @@ def test_a_folder_or_link_in_a_listed_ledgers_place_is_an_error(tmp_path: Path) 
 
 def test_a_list_that_cannot_be_read_is_one_line_naming_it(tmp_path: Path) -> None:
     root = _recorded(tmp_path).root
-    (root / INIT).unlink()  # the list is read when a file is missing
+    (root / INIT).unlink()
     kept = (root / LIST).read_bytes()
     for bad in (b'{"ledgers": 3, "lockstep_beyond_surface": 1}', b"{", b"\xff\xfe"):
         (root / LIST).write_bytes(bad)

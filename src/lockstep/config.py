@@ -269,14 +269,11 @@ class Project(msgspec.Struct, frozen=True, dict=True):
     def oracles(self) -> Iterator[OracleSpec]:
         """Every configured oracle, in file order by kind (an oracle of :attr:`tested` only
         once recorded)."""
-        listed: frozenset[str] | None = None  # read once, and only when a file is missing
+        listed = self.listed_beyond()  # once; a list that cannot be read is an error
         for spec in self.all_oracles():
-            if spec.name in self.tested and not self._has_file(spec.name):
-                if listed is None:
-                    listed = self.listed_beyond()
-                if spec.name not in listed:
-                    continue
-            yield spec
+            name = spec.name
+            if name not in self.tested or name in listed or self._has_file(name):
+                yield spec
 
     def all_oracles(self) -> Iterator[OracleSpec]:
         """Every configured oracle, those of :attr:`tested` not recorded yet included: what
