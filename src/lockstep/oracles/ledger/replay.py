@@ -13,6 +13,7 @@ and lists as the same sequence.
 
 from __future__ import annotations
 
+import datetime as dt
 import functools
 import inspect
 import types
@@ -405,7 +406,46 @@ class Replayer:
 
 
 def _decode_input(args: list[JSON], kwargs: dict[str, JSON]) -> tuple[Any, Any]:
-    return _decode(args, path="args"), (_decode(kwargs, path="kwargs") if kwargs else {})
+    thawed = _decode(args, path="args")
+    return _in_own_zone(thawed, args), (_decode(kwargs, path="kwargs") if kwargs else {})
+
+
+def _in_own_zone(thawed: Any, frozen: list[JSON]) -> Any:
+    """A zone's call given a time in that very zone: the time's zone is the zone again.
+
+    The datetime machinery calls a ``tzinfo``'s ``utcoffset``, ``dst``, ``tzname`` and
+    ``fromutc`` with a datetime whose ``tzinfo`` is that object, and dateutil's
+    ``fromutc`` checks it (``dt.tzinfo is not self`` raises).  The row freezes both as
+    values, so they thawed as two equal objects and every such row was refused (226 of
+    dateutil's).  A time argument whose zone froze exactly as the call's first argument
+    (a ``tzinfo``) did is given that argument as its zone: equal state, the same object
+    again, as when the call was made.
+    """
+    if len(thawed) < 2 or not isinstance(thawed[0], dt.tzinfo):
+        return thawed
+    zone = thawed[0]
+    out = list(thawed)
+    for i in range(1, len(out)):
+        value, form = out[i], frozen[i]
+        if (
+            isinstance(value, dt.datetime | dt.time)
+            and value.tzinfo is not None
+            and value.tzinfo is not zone
+            and type(form) is dict
+            and len(form) == 1
+        ):
+            ((tag, payload),) = form.items()
+            if (
+                tag in _CLOCK_TAGS
+                and type(payload) is list
+                and len(payload) == 3
+                and payload[1] == frozen[0]
+            ):
+                out[i] = value.replace(tzinfo=zone)
+    return type(thawed)(out) if isinstance(thawed, tuple) else out
+
+
+_CLOCK_TAGS: Final = frozenset({"$datetime", "$time"})
 
 
 def _decode_class(on: JSON) -> Any:
