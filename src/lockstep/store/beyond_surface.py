@@ -52,8 +52,8 @@ def listed(oracle_dir: Path) -> frozenset[str]:
 
 
 def write_listed(oracle_dir: Path, names: Iterable[str]) -> bool:
-    """Make the list hold ``names`` (written only when it differs; removed when there are
-    none and nothing was listed); whether the file changed."""
+    """Make the list hold ``names``, written only when it differs (no file is made for an
+    empty list); whether the file changed."""
     wanted = sorted(set(names))
     path = oracle_dir / FILE_NAME
     if not wanted and not os.path.lexists(path):
