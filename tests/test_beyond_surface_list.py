@@ -154,3 +154,16 @@ def test_reading_the_list_gives_names_or_one_error(tmp_path: Path, data: bytes) 
         assert "\n" not in str(e) and FILE_NAME in str(e)
     else:
         assert all(isinstance(n, str) for n in names)
+
+
+def test_under_pytest_a_list_that_cannot_be_read_is_a_usage_error(tmp_path: Path) -> None:
+    root = _recorded(tmp_path).root
+    (root / LIST).write_text('{"ledgers": [')
+    replayed = pytest_in(root, "--lockstep", "-q")
+    assert replayed.code == 4, replayed.output  # pytest's usage error, not INTERNALERROR
+    assert "INTERNALERROR" not in replayed.output and "Traceback" not in replayed.output
+    assert "beyond-surface.json" in replayed.output
+    again = pytest_in(root, "--lockstep-record", "--lockstep-new-only", "-q", "tests")
+    assert "INTERNALERROR" not in again.output and "Traceback" not in again.output
+    assert again.code != 0 and "beyond-surface.json" in again.output, again.output
+    assert (root / LIST).read_text() == '{"ledgers": ['  # left as it was

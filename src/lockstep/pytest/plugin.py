@@ -19,7 +19,7 @@ import pytest
 from lockstep.pytest import ledger_recording as pytest_ledger
 from lockstep.pytest import strength as pytest_strength
 from lockstep.pytest import tape_fixture as pytest_tape
-from lockstep.pytest.project import add_config_option, project_for
+from lockstep.pytest.project import add_config_option, oracles_for, project_for
 from lockstep.switches import RECORD_IO_OFF
 
 # Free when unused: pytest loads this plugin in every run of a project that installed
@@ -106,7 +106,7 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> OracleFile
     if not file_path.name.endswith(tuple(kind.suffix for kind in all_kinds())):
         return None
     project = project_for(parent.config)
-    for spec in project.oracles():
+    for spec in oracles_for(parent.config):
         path = kind_of(spec).oracle_path(project, spec)
         if path.resolve() == file_path.resolve():
             return _oracle_file(parent, project, spec, file_path)
@@ -137,7 +137,7 @@ def pytest_collection_modifyitems(
 
     project = project_for(config)
     collected = config.stash.get(_COLLECTED, set())
-    for spec in project.oracles():
+    for spec in oracles_for(config):
         path = kind_of(spec).oracle_path(project, spec)
         if path.resolve() in collected or not _wanted(config, path):
             continue

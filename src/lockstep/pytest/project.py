@@ -19,6 +19,7 @@ from lockstep.errors import LockstepError
 
 if TYPE_CHECKING:  # the configuration loads when a hook first needs the project
     from lockstep.config import Project
+    from lockstep.tables import OracleSpec
 
 CONFIG_OPTION = "--lockstep-config"
 
@@ -62,5 +63,15 @@ def project_for(config: pytest.Config) -> Project:
     """:func:`load` for hooks: a configuration error stops the run as a usage error."""
     try:
         return load(config)
+    except LockstepError as e:
+        raise pytest.UsageError(f"lockstep: {e}") from None
+
+
+def oracles_for(config: pytest.Config) -> list[OracleSpec]:
+    """The run's oracles (:meth:`Project.oracles`) for hooks: an oracle folder whose list
+    of recorded members cannot be read stops the run as a usage error, in one line."""
+    project = project_for(config)
+    try:
+        return list(project.oracles())
     except LockstepError as e:
         raise pytest.UsageError(f"lockstep: {e}") from None

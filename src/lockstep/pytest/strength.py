@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from lockstep.errors import LockstepError
-from lockstep.pytest.project import project_for
+from lockstep.pytest.project import oracles_for, project_for
 
 OPTION = "--lockstep-strength"
 BUDGET_OPTION = "--lockstep-strength-budget"
@@ -43,7 +43,7 @@ def terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.C
     from lockstep.strength import MutationOptions, analyze
 
     project = project_for(config)
-    specs = [s for s in project.oracles() if kind_of(s).oracle_path(project, s).exists()]
+    specs = [s for s in oracles_for(config) if kind_of(s).oracle_path(project, s).exists()]
     terminalreporter.write_sep("-", "lockstep strength")
     if not specs:
         terminalreporter.write_line("lockstep strength: no recorded oracle to measure")
