@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from gates_project import edit, frozen_shop, md_rows, row
-from helpers import GitRepo, Result, invoke_cli, snapshot_tree
+from helpers import GitRepo, Result, invoke_cli, pytest_in, snapshot_tree
 
 SAFE_EXTRACT = """
 def total(rows, rate=0.2):
@@ -283,3 +283,33 @@ def test_markdown_keeps_html_from_printed_text_inert(git_repo: GitRepo) -> None:
     assert "&lt;img src=x onerror=alert(1)&gt; &lt;!--" in result.stdout
     assert row(rows, "logging and printing")[0] == "fail"
     assert len(rows) >= 5  # the rows after the print are still in the table
+
+
+def test_the_red_oracle_is_named_first_among_many(git_repo: GitRepo) -> None:
+    """A dozen evidence lines are shown: the red oracle, fourteenth in the configuration,
+    was hidden under "… and N more" behind twelve green ones."""
+    repo = git_repo
+    source = "".join(f"def f{i:02d}(x):\n    return x + {i}\n\n\n" for i in range(1, 15))
+    tests = "from pkg import core\n" + "".join(
+        f"\n\ndef test_f{i:02d}():\n    assert core.f{i:02d}(1) == {i + 1}\n" for i in range(1, 15)
+    )
+    repo.commit(
+        "pkg",
+        {
+            "pkg/__init__.py": "",
+            "pkg/core.py": source,
+            "tests/test_core.py": tests,
+            "lockstep.toml": '[[ledger]]\npackage = "pkg"\n',
+        },
+    )
+    recorded = pytest_in(repo.root, "--lockstep-record", "-q", "tests")
+    assert recorded.code == 0, recorded.output
+    repo.commit("oracles")
+    edit(repo, "pkg/core.py", "return x + 14", "return x + 15")
+    repo.commit("change f14")
+    result, rows = review_md(repo)
+    assert result.code == 1
+    verdict, evidence = row(rows, "every oracle")
+    assert verdict == "fail"
+    assert evidence.startswith("pkg.core.f14 (ledger): 1 of 1 cases red"), evidence
+    assert "13 other oracle(s) replay green" in evidence
