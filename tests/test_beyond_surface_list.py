@@ -167,3 +167,16 @@ def test_under_pytest_a_list_that_cannot_be_read_is_a_usage_error(tmp_path: Path
     assert "INTERNALERROR" not in again.output and "Traceback" not in again.output
     assert again.code != 0 and "beyond-surface.json" in again.output, again.output
     assert (root / LIST).read_text() == '{"ledgers": ['  # left as it was
+
+
+def test_a_list_too_large_is_refused_before_it_is_read(tmp_path: Path) -> None:
+    from lockstep.errors import DataError
+    from lockstep.store.beyond_surface import FILE_NAME, MAX_BYTES, listed
+
+    (tmp_path / FILE_NAME).write_bytes(b" " * (MAX_BYTES + 1))
+    try:
+        listed(tmp_path)
+    except DataError as e:
+        assert "more than a list of ledger names takes" in str(e)
+    else:
+        raise AssertionError("a list past the limit was read")

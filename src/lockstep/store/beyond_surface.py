@@ -29,6 +29,9 @@ from lockstep.store.paths import display_path
 FILE_NAME: Final = "beyond-surface.json"
 """In the oracle folder: ``{"lockstep_beyond_surface": 1, "ledgers": [names, sorted]}``."""
 VERSION: Final = 1
+MAX_BYTES: Final = 16 * 2**20
+"""Largest list read (a hundred thousand names take a few MB): a file grown past it in a
+pull request is refused before it is read, not parsed for a minute into a gigabyte."""
 
 
 class BeyondSurface(msgspec.Struct, forbid_unknown_fields=True):
@@ -40,8 +43,17 @@ def listed(oracle_dir: Path) -> frozenset[str]:
     """The names the oracle folder's list holds (none without one); a list that cannot be
     read is an error naming the file, as any oracle file's is."""
     path = oracle_dir / FILE_NAME
-    if not os.path.lexists(path):
+    try:
+        size = os.lstat(path).st_size
+    except FileNotFoundError:
         return frozenset()
+    except OSError as e:
+        raise DataError(f"{display_path(path)}: cannot read: {e.strerror}") from None
+    if size > MAX_BYTES:
+        raise DataError(
+            f"{display_path(path)}: {size:,} bytes, more than a list of ledger names takes "
+            f"({MAX_BYTES:,} at most)"
+        )
     found = read_json(path, BeyondSurface)
     if found.lockstep_beyond_surface != VERSION:
         raise DataError(
