@@ -313,3 +313,36 @@ def test_the_red_oracle_is_named_first_among_many(git_repo: GitRepo) -> None:
     assert verdict == "fail"
     assert evidence.startswith("pkg.core.f14 (ledger): 1 of 1 cases red"), evidence
     assert "13 other oracle(s) replay green" in evidence
+
+
+def test_a_generated_module_git_ignores_is_there_when_review_replays_a_commit(
+    git_repo: GitRepo,
+) -> None:
+    """A package importing its build-written ``_version.py`` (setuptools-scm, hatch-vcs)
+    replayed red in the worktree review makes of HEAD once any tracked file was edited."""
+    repo = git_repo
+    repo.commit(
+        "pkg",
+        {
+            ".gitignore": "_version.py\n__pycache__/\n",
+            "src/pkg/__init__.py": "from pkg._version import __version__\n",
+            "src/pkg/core.py": "def double(x):\n    return 2 * x\n",
+            "src/pkg/_version.py": '__version__ = "1.0"\n',
+            "tests/test_core.py": "from pkg.core import double\n\n\ndef test_double():\n"
+            "    assert double(2) == 4\n",
+            "pyproject.toml": '[tool.pytest.ini_options]\npythonpath = ["src"]\n',
+            "README.md": "readme\n",
+            "lockstep.toml": '[[ledger]]\npackage = "pkg"\n',
+        },
+    )
+    assert "_version.py" not in repo.git("ls-files")
+    recorded = pytest_in(repo.root, "--lockstep-record", "-q", "tests")
+    assert recorded.code == 0, recorded.output
+    repo.commit("oracles")
+    edit(repo, "src/pkg/core.py", "return 2 * x", "return x * 2")
+    repo.commit("same behaviour")
+    (repo.root / "README.md").write_text("readme, edited\n")  # the tree is not HEAD now
+    _, rows = review_md(repo)
+    verdict, evidence = row(rows, "every oracle")
+    assert verdict == "pass", evidence
+    assert (repo.root / "README.md").read_text() == "readme, edited\n"
