@@ -253,3 +253,18 @@ def test_a_raised_recursion_limit_is_named_only_for_a_recursion_error(
         assert other == "; ".join(before)
     else:  # lowered (or kept): a cause, and such rows are refused for it anyway
         assert other == hint
+
+
+def test_a_started_patch_dict_is_named_by_its_mapping() -> None:
+    """``patch.dict(...).start()`` has no target: it was named "NoneType.?"."""
+    import os
+
+    started = [mock.patch.dict(os.environ, {"LOCKSTEP_T": "1"}), mock.patch.dict({}, {"a": 1})]
+    for p in started:
+        p.start()
+    try:
+        active = list(mock._patch._active_patches)  # type: ignore[attr-defined]
+        causes = context._patch_causes(active, mock)
+    finally:
+        mock.patch.stopall()
+    assert causes == ["mock.patch.dict active on os.environ", "mock.patch.dict active on dict"]

@@ -473,6 +473,17 @@ def _patch_causes(active: list[Any], mock: Any) -> list[str]:
     """What :meth:`ContextWatch._started_patches` names for the patches ``active``."""
     out: list[str] = []
     for patch in active:
+        if hasattr(patch, "in_dict"):  # patch.dict(...).start(): no target, a mapping
+            held = patch.in_dict
+            shown = (
+                "os.environ"
+                if held is os.environ
+                else (held if isinstance(held, str) else type(held).__name__)
+            )
+            cause = f"mock.patch.dict active on {shown}"
+            if cause not in out:
+                out.append(cause)
+            continue
         owner = getattr(patch, "target", None)
         where = getattr(owner, "__name__", type(owner).__name__)
         if where == "uuid" and "time_machine" in sys.modules:
