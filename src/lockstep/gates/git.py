@@ -141,21 +141,39 @@ class Git:
             tree = Path(tmp) / "tree"
             self.run(*_NO_HOOKS, "worktree", "add", "--detach", "--quiet", str(tree), sha)
             try:
-                self._add_generated(tree)
                 yield tree
             finally:
                 with contextlib.suppress(GitError):
                     self.run("worktree", "remove", "--force", str(tree))
 
-    def _add_generated(self, tree: Path) -> None:
-        """Copy :meth:`generated_modules` into ``tree`` where the commit has their folder
-        and not the file: replaying a commit must import its package as the checkout does
-        (a ``from ._version import version`` made review red on unchanged code)."""
-        for rel in self.generated_modules():
-            source, dest = self.root / rel, tree / rel
-            if dest.parent.is_dir() and not os.path.lexists(dest) and source.is_file():
-                with contextlib.suppress(OSError):
-                    shutil.copyfile(source, dest, follow_symlinks=False)
+    def copy_generated(self, tree: Path) -> list[str]:
+        """Copy into the worktree ``tree`` the Python files git ignores that the working
+        tree has and ``tree`` lacks (setuptools-scm's and hatch-vcs's ``_version.py``,
+        written by an install and never committed), where their folder exists at that
+        revision: without them its package does not import.  Folders git ignores whole (a
+        virtual environment, ``build/``) are not entered.  Returns their paths."""
+        listing = self.run(
+            "ls-files", "--others", "--ignored", "--exclude-standard", "--directory", "-z"
+        )
+        copied: list[str] = []
+        for rel in sorted(listing.split("\0")):
+            parts = Path(rel).parts
+            if (
+                not rel.endswith(".py")
+                or rel.endswith("/")
+                or any(p.startswith(".") or p in ("__pycache__", "build", "dist") for p in parts)
+            ):
+                continue
+            source, target = self.root / rel, tree / rel
+            if (
+                source.is_file()
+                and not source.is_symlink()
+                and target.parent.is_dir()
+                and not target.exists()
+            ):
+                shutil.copy2(source, target)
+                copied.append(rel)
+        return copied
 
     def prune_stale_worktrees(self) -> None:
         """Remove the worktrees lockstep added for a run that is gone, and their folders.
@@ -271,16 +289,6 @@ class Git:
         if head is Side.WORKTREE:
             paths += self.untracked()
         return sorted(set(paths))
-
-    def generated_modules(self) -> list[str]:
-        """The Python modules git ignores in folders it tracks: a build writes them
-        (setuptools-scm's and hatch-vcs's ``_version.py``, from the tags), the package
-        imports them, and a worktree of a commit has none.  Folders git ignores whole (a
-        virtual environment, ``build/``, ``__pycache__/``) are not entered."""
-        out = self.run(
-            "ls-files", "--others", "--ignored", "--exclude-standard", "--directory", "-z"
-        )
-        return [p for p in out.split("\0") if p.endswith(".py")]
 
     def untracked(self) -> list[str]:
         out = self.run("ls-files", "--others", "--exclude-standard", "-z")

@@ -137,4 +137,5 @@ def project_at(project: Project, git: Git, sha: str) -> Iterator[Project]:
         return
     rel = project.config_path.resolve().relative_to(git.root.resolve())
     with git.worktree(sha, "lockstep-review-") as tree:
+        git.copy_generated(tree)  # a build's _version.py: the package imports it
         yield load_project(config_path=tree / rel)

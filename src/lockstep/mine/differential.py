@@ -17,7 +17,6 @@ property), and the result names it with both outcomes.
 from __future__ import annotations
 
 import contextlib
-import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -284,35 +283,6 @@ def compare_oracle(
     )
 
 
-def copy_generated(git: Git, tree: Path) -> list[str]:
-    """Copy into the worktree ``tree`` the Python files git ignores that the working tree
-    has and ``tree`` lacks (setuptools-scm's ``version.py``, written by an install and
-    never committed), where their folder exists at that revision: without them REV's
-    package does not import.  Returns their repository-relative paths."""
-    listing = git.run(
-        "ls-files", "--others", "--ignored", "--exclude-standard", "--directory", "-z"
-    )
-    copied: list[str] = []
-    for rel in sorted(listing.split("\0")):
-        parts = Path(rel).parts
-        if (
-            not rel.endswith(".py")
-            or rel.endswith("/")
-            or any(p.startswith(".") or p in ("__pycache__", "build", "dist") for p in parts)
-        ):
-            continue
-        source, target = git.root / rel, tree / rel
-        if (
-            source.is_file()
-            and not source.is_symlink()
-            and target.parent.is_dir()
-            and not target.exists()
-        ):
-            shutil.copy2(source, target)
-            copied.append(rel)
-    return copied
-
-
 def replay_against(
     project: Project,
     specs: Sequence[OracleSpec],
@@ -347,7 +317,7 @@ def replay_against(
     differences: list[Difference] = []
     notes: list[str] = []
     with git.worktree(base, "lockstep-against-") as tree:
-        generated_files = copy_generated(git, tree)
+        generated_files = git.copy_generated(tree)
         if generated_files:
             notes.append(
                 f"copied {len(generated_files)} file(s) git ignores from the working tree into "
