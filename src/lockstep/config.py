@@ -39,6 +39,7 @@ import msgspec
 from lockstep.canon import DEFAULT_STEM
 from lockstep.errors import ConfigError, LockstepError
 from lockstep.kinds import KIND_SPECS, KINDS
+from lockstep.store import beyond_surface
 from lockstep.store.reading import read_file
 from lockstep.tables import DEFAULT_MAX_OUTPUT as DEFAULT_MAX_OUTPUT
 from lockstep.tables import OracleSpec as OracleSpec
@@ -293,9 +294,7 @@ class Project(msgspec.Struct, frozen=True, dict=True):
 
     def listed_beyond(self) -> frozenset[str]:
         """The members beyond a package's surface that recordings wrote a ledger for."""
-        from lockstep.store.beyond_surface import listed
-
-        return listed(self.oracle_dir) if self.tested else frozenset()
+        return beyond_surface.listed(self.oracle_dir) if self.tested else frozenset()
 
     def key(self, spec: OracleSpec, field: str = "") -> str:
         """Where ``spec`` (or one of its fields) sits in the configuration: ``corpus[0].render``.

@@ -15,7 +15,7 @@ an oracle change.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Final
 
@@ -74,3 +74,14 @@ def write_listed(oracle_dir: Path, names: Iterable[str]) -> bool:
         return False
     atomic_write(path, pretty_json(BeyondSurface(VERSION, wanted)))
     return True
+
+
+def list_present(oracle_dir: Path, members: Mapping[str, str]) -> bool:
+    """At the end of a recording: list every one of ``members`` (name -> its file in
+    ``oracle_dir``) whose ledger is there now.  One the suite no longer calls and that was
+    deleted leaves the list here, an edit the diff shows."""
+    if not members and not os.path.lexists(oracle_dir / FILE_NAME):
+        return False
+    return write_listed(
+        oracle_dir, (n for n, f in members.items() if os.path.lexists(oracle_dir / f))
+    )

@@ -73,6 +73,7 @@ from lockstep.oracles.ledger.tests_of_rows import (
 )
 from lockstep.pytest.project import project_for
 from lockstep.store import JsonlAppender, folder_syncs_batched, iter_jsonl, lock_for
+from lockstep.store.beyond_surface import list_present
 from lockstep.surface import is_made_dunder
 
 if TYPE_CHECKING:  # the recording machinery is imported only when a run asks for it
@@ -436,8 +437,8 @@ class LedgerRecording(msgspec.Struct, eq=False):
             self.outcomes.extend(each.outcomes)
             self.unwritten.extend(each.unwritten)
             self.errors.extend(each.errors)
-        try:
-            _list_beyond_surface(self.project)
+        try:  # the ledgers beyond a package's surface written: one deleted is then missed
+            list_present(self.project.oracle_dir, self.project.tested)
         except (LockstepError, OSError) as e:
             self.errors.append(str(e) if isinstance(e, LockstepError) else f"{e}")
         if self.errors and session.exitstatus == pytest.ExitCode.OK:
@@ -834,19 +835,6 @@ def _first_rows(project: Project, spec: LedgerSpec) -> bool:
     if spec.name in project.tested:
         return not os.path.lexists(path)  # listed but deleted: made again if it is called
     return bool(spec.package) and not path.exists()
-
-
-def _list_beyond_surface(project: Project) -> None:
-    """Have the oracle folder list every ledger beyond a package's surface that is there
-    after this recording (:mod:`lockstep.store.beyond_surface`): one the suite no longer
-    calls and that was deleted leaves the list here, an edit the diff shows."""
-    from lockstep.store.beyond_surface import write_listed
-
-    if project.tested or project.listed_beyond():
-        write_listed(
-            project.oracle_dir,
-            (n for n, f in project.tested.items() if os.path.lexists(project.oracle_dir / f)),
-        )
 
 
 def start(
