@@ -180,3 +180,14 @@ def test_a_list_too_large_is_refused_before_it_is_read(tmp_path: Path) -> None:
         assert "more than a list of ledger names takes" in str(e)
     else:
         raise AssertionError("a list past the limit was read")
+
+
+def test_under_pytest_a_deleted_listed_ledger_names_the_recording_command(
+    tmp_path: Path,
+) -> None:
+    root = _recorded(tmp_path).root
+    (root / INIT).unlink()
+    replayed = pytest_in(root, "--lockstep", "-q")
+    assert replayed.code == 4, replayed.output
+    assert "shapes.square.Square.__init__" in replayed.output
+    assert "run 'pytest --lockstep-record'" in replayed.output

@@ -133,7 +133,7 @@ def pytest_collection_modifyitems(
     is usually outside ``testpaths``), before -k/-m deselection sees the list."""
     if not _enabled(config):
         return
-    from lockstep.oracles import kind_of
+    from lockstep.oracles import kind_of, record_command
 
     project = project_for(config)
     collected = config.stash.get(_COLLECTED, set())
@@ -144,7 +144,7 @@ def pytest_collection_modifyitems(
         if not path.exists():
             raise pytest.UsageError(
                 f"lockstep: oracle {spec.name!r} is not recorded ({path.name} is missing); "
-                f"run 'lockstep record {spec.name}' and commit the file"
+                f"run '{record_command(spec)}' and commit the file"
             )
         items.extend(session.genitems(_oracle_file(session, project, spec, path)))
 
