@@ -124,6 +124,10 @@ def test_the_suite_is_read_only_when_a_value_names_a_module_the_targets_do_not_c
         return real(project, surfaces)  # type: ignore[arg-type]
 
     monkeypatch.setattr(project_codec, "_class_modules", counting)
+    # finders other projects left in this process (a CLI test run in it) are not this one's
+    from lockstep.canon import registry
+
+    monkeypatch.setattr(registry, "_IMPORTABLE_LATER", [])
     project = load_project(root / "lockstep.toml")
     for _ in range(3):  # replay applies the codec once per ledger
         project_codec.apply(project, "tint.color:Color.mix")
