@@ -30,7 +30,7 @@ import functools
 import os
 import re
 import tomllib
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Final, Literal
 
@@ -270,10 +270,9 @@ class Project(msgspec.Struct, frozen=True, dict=True):
     def oracles(self) -> Iterator[OracleSpec]:
         """Every configured oracle, in file order by kind (an oracle of :attr:`tested` only
         once recorded)."""
-        listed = self.listed_beyond()  # once; a list that cannot be read is an error
+        is_oracle = self._oracle_test()  # once; a list that cannot be read is an error
         for spec in self.all_oracles():
-            name = spec.name
-            if name not in self.tested or name in listed or self._has_file(name):
+            if is_oracle(spec.name):
                 yield spec
 
     def all_oracles(self) -> Iterator[OracleSpec]:
@@ -291,6 +290,13 @@ class Project(msgspec.Struct, frozen=True, dict=True):
 
     def _has_file(self, name: str) -> bool:
         return os.path.lexists(self.oracle_dir / self.tested[name])
+
+    def _oracle_test(self) -> Callable[[str], bool]:
+        """Whether a configured name is an oracle now: any name outside :attr:`tested`, a
+        member of it once recorded (:meth:`recorded_member`); the list is read once."""
+        listed = self.listed_beyond()
+        tested = self.tested
+        return lambda name: name not in tested or name in listed or self._has_file(name)
 
     def listed_beyond(self) -> frozenset[str]:
         """The members beyond a package's surface that recordings wrote a ledger for."""
@@ -323,18 +329,14 @@ class Project(msgspec.Struct, frozen=True, dict=True):
         """``names`` with each ``package`` ledger's name replaced by its members' names
         (each name once, in the order given)."""
         out: dict[str, None] = {}
+        is_oracle: Callable[[str], bool] | None = None
         for name in names:
             members = self.surfaces.get(name)
             if members is None:
                 out[name] = None
                 continue
-            tested = self.tested
-            listed = self.listed_beyond() if tested else frozenset()
-            out.update(
-                dict.fromkeys(
-                    m for m in members if m not in tested or m in listed or self._has_file(m)
-                )
-            )
+            is_oracle = is_oracle or self._oracle_test()
+            out.update(dict.fromkeys(filter(is_oracle, members)))
         return tuple(out)
 
     def oracle(self, name: str) -> OracleSpec:
