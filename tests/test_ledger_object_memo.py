@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lockstep import canon, record_io
+from lockstep.canon.shared import unshared
 from lockstep.errors import CanonError
 
 
@@ -179,16 +180,24 @@ class Zone:
         self.transitions = [offsets[i % len(offsets)] for i in range(n)]
 
 
-def test_an_object_reached_many_times_in_one_value_freezes_as_separate_copies() -> None:
+def test_an_object_reached_many_times_in_one_object_is_written_once_and_thaws_shared() -> None:
     canon.allow_callables_from(__name__)
     shared = [Offset(60, "CET"), Offset(120, "CEST")]
     zone = Zone(shared, 500)
     copies = Zone([Offset(60, "CET"), Offset(120, "CEST")], 2)
     copies.transitions = [Offset(o.minutes, o.name) for o in zone.transitions]
-    assert canon.dumps(zone) == canon.dumps(copies)
+    assert canon.equal(zone, copies)  # which objects are shared is not part of the value
+    assert len(canon.dumps(zone)) * 5 < len(canon.dumps(copies))
     frozen = canon.encode(zone)
     items = frozen["$obj"][1]["state"]["$tuple"][1]["transitions"]  # type: ignore[index,call-overload]
-    assert items[0] == items[2] and items[0] is not items[2]  # copies, never one shared node
+    assert "$obj" in items[0] and "$obj" in items[1]
+    assert items[2] == {"$same": 1} and items[3] == {"$same": 2}
+    assert canon.canonical_json(unshared(frozen)) == canon.dumps(copies)
+    thawed = canon.loads(canon.dumps(zone))
+    assert thawed.transitions[0] is thawed.transitions[498]
+    assert thawed.transitions[1] is thawed.transitions[499]
+    assert thawed.transitions[0] is not thawed.transitions[1]
+    assert canon.dumps(thawed) == canon.dumps(zone)
 
 
 def test_a_value_holding_too_many_objects_is_refused_by_name() -> None:

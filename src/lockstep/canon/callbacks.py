@@ -28,7 +28,7 @@ from typing import Any, Final, cast
 from lockstep.canon._core import JSON, check_level
 from lockstep.canon.callables import PastRecorded
 from lockstep.canon.decoding import PATH_TAGS, TAG_DECODERS, decode, decode_at, list_payload
-from lockstep.canon.encoding import AS_USED, canonical_json, encode_call
+from lockstep.canon.encoding import AS_USED, encode_call, same_form
 from lockstep.canon.text import call_text
 from lockstep.errors import CanonError
 
@@ -73,7 +73,7 @@ class CalledBack:
         index = self.made
         try:
             enc_args, enc_kwargs = encode_call(args, kwargs)
-            asked: bytes | None = canonical_json([enc_args, enc_kwargs])
+            asked: JSON = [enc_args, enc_kwargs]
             shown = call_text("", enc_args, enc_kwargs, limit=60)
         except CanonError as e:
             asked, shown = None, f"(<an argument that cannot be frozen: {e}>)"
@@ -83,7 +83,7 @@ class CalledBack:
             )
         call = self.calls[index]
         recorded_args, recorded_kwargs = call["args"], call.get("kwargs", {})
-        if asked != canonical_json([recorded_args, recorded_kwargs]):
+        if asked is None or not same_form(asked, [recorded_args, recorded_kwargs]):
             recorded = call_text("", recorded_args, recorded_kwargs, limit=60)
             raise CallsPastRecorded(
                 self.where, f"call {index + 1} with {recorded}", f"call {index + 1} with {shown}"

@@ -64,6 +64,8 @@ A tag is a JSON object with exactly one key that starts with ``$``::
     {"$lambda": ["mod:Qual.function", n]}  (a lambda without variables written in that
                           function, its n-th: :mod:`lockstep.canon.callables`)
     {"$ref": n}           (inside an object's state: a cycle back to the object n levels out)
+    {"$same": n}          (inside an object: the n-th object written in full before, again:
+                          :mod:`lockstep.canon.shared`)
     {"$kept": "mod:Name.attr"}  (an object its class's module keeps, met again inside its
                           own state: a token type; :mod:`lockstep.canon.kept`)
     a ``$datetime``/``$time`` zone is null, a zoneinfo key, a named ``$timezone``, a
@@ -168,7 +170,7 @@ from lockstep.canon import exception_values as _exception_values  # noqa: F401 -
 from lockstep.canon import matches as _matches  # noqa: F401 -- adds $match
 from lockstep.canon import methods as _methods  # noqa: F401 -- adds $method
 from lockstep.canon import modules as _modules  # noqa: F401 -- adds $module
-from lockstep.canon import objects as _objects  # noqa: F401 -- $obj, $ref, $kept, $graph, $node
+from lockstep.canon import objects as _objects  # noqa: F401 -- $obj $ref $same $kept $graph $node
 from lockstep.canon import patterns as _patterns  # noqa: F401 -- adds $re and $partial
 from lockstep.canon import pytz_zones as _pytz_zones  # noqa: F401 -- adds $pytz
 from lockstep.canon import regex_patterns as _regex_patterns  # noqa: F401 -- adds $regex
@@ -194,6 +196,7 @@ from lockstep.canon.encoding import (
     encode_call,
     encode_call_keyed,
     equal,
+    same_form,
     scalar_call_key,
 )
 from lockstep.canon.exceptions import (
@@ -252,6 +255,7 @@ __all__ = [
     "qualified_name",
     "register_encoder",
     "register_type",
+    "same_form",
     "scalar_call_key",
     "unregister_encoder",
     "unregister_type",

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
 import msgspec
 
-from lockstep.canon import graphs
+from lockstep.canon import graphs, shared
 from lockstep.canon._core import (
     _INT_HIGH,
     _INT_LOW,
@@ -50,7 +50,10 @@ from lockstep.canon.callables import _CALLABLE_TYPES, IterItems, freeze_callable
 from lockstep.canon.library_classes import TOOLING, library_plain, not_plain_because, test_module
 from lockstep.canon.methods import freeze_method
 from lockstep.canon.objects import (
+    _ACTIVE_OBJECTS,
+    begin_outermost,
     enclosing_classes,
+    end_outermost,
     fast_open,
     freeze_object,
     freeze_tzinfo,
@@ -58,6 +61,7 @@ from lockstep.canon.objects import (
     library_node_class,
     node_state,
     object_plan,
+    outermost_now,
     project_or_zone,
 )
 from lockstep.canon.registry import (
@@ -496,6 +500,7 @@ def _fast_encoder(slow: Encoder) -> Callable[[Any, int], JSON]:  # noqa: C901 --
     getstate = object.__getstate__
     library_node = library_node_class
     open_objects = fast_open
+    forms = _ACTIVE_OBJECTS
     leafy: frozenset[type[Any]] = frozenset({str, int, bool, type(None), float, bytes, Decimal})
 
     # One flat type dispatch, kept inline on purpose: this runs once per recorded argument,
@@ -568,11 +573,23 @@ def _fast_encoder(slow: Encoder) -> Callable[[Any, int], JSON]:  # noqa: C901 --
             around = open_objects()
             if id(v) in around:
                 raise _TooDeep  # a cycle: the slow path freezes it (see fast_open)
+            outermost = not around and outermost_now()
+            if outermost:
+                begin_outermost()
+            else:  # met again inside the outermost object: the same form (objects.shared)
+                again = forms.done.get(id(v))
+                if again is not None and again[0] is v:
+                    forms.shared = True
+                    return again[1]  # type: ignore[no-any-return]
             around.append(id(v))
             try:
-                return {"$obj": [plan, {"state": enc(state, d + 3)}]}
+                out: JSON = {"$obj": [plan, {"state": enc(state, d + 3)}]}
             finally:
                 around.pop()
+            if outermost:
+                return end_outermost(out, d)
+            forms.done[id(v)] = (v, out)  # no cycle leaves it: the fast encoder has none
+            return out
         plan = slotted.get(t)
         if plan is not None and d + 2 <= limit:
             # The same with __slots__, for an object holding only scalars (an identifier, a
@@ -999,5 +1016,18 @@ def dumps(value: Any, *, loose: bool = False, path: str = "value") -> bytes:
 
 
 def equal(a: Any, b: Any, *, loose: bool = False) -> bool:
-    """True when two values freeze to the same canonical bytes."""
-    return dumps(a, loose=loose) == dumps(b, loose=loose)
+    """True when two values freeze to the same form (:func:`same_form`)."""
+    return same_form(encode(a, loose=loose), encode(b, loose=loose))
+
+
+def same_form(a: JSON, b: JSON) -> bool:
+    """Whether two frozen values are the same value: the same canonical bytes, or the same
+    once each ``{"$same": n}`` is written out as the form it names -- which of the
+    project's objects a value holds twice is not part of the contract
+    (:mod:`~lockstep.canon.shared`)."""
+    x, y = canonical_json(a), canonical_json(b)
+    if x == y:
+        return True
+    if shared.SAME_KEY in x or shared.SAME_KEY in y:
+        return canonical_json(shared.unshared(a)) == canonical_json(shared.unshared(b))
+    return False

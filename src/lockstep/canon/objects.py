@@ -50,9 +50,7 @@ from collections.abc import Callable
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Final, cast
 
-import msgspec
-
-from lockstep.canon import graphs
+from lockstep.canon import graphs, shared
 from lockstep.canon._core import (
     JSON,
     MAX_DEPTH,
@@ -659,11 +657,34 @@ def _active_objects() -> list[int]:
     if active is None:
         active = _ACTIVE_OBJECTS.ids = []
     if not active:
-        _ACTIVE_OBJECTS.done = {}
-        _ACTIVE_OBJECTS.count = 0
+        if not fast_open():  # else the fast encoder's object around it began the value
+            begin_outermost()
         _ACTIVE_OBJECTS.floors = []
         _ACTIVE_OBJECTS.classes = []
     return active
+
+
+def begin_outermost() -> None:
+    """Begin the bookkeeping of an outermost object of the project (not inside another
+    one being frozen): the forms of the objects frozen inside it, and their count."""
+    _ACTIVE_OBJECTS.done = {}
+    _ACTIVE_OBJECTS.shared = False
+    _ACTIVE_OBJECTS.count = 0
+
+
+def end_outermost(frozen: JSON, depth: int) -> JSON:
+    """The outermost object's form, its objects met again written once
+    (:mod:`~lockstep.canon.shared`)."""
+    _ACTIVE_OBJECTS.done = {}
+    if _ACTIVE_OBJECTS.shared:
+        _ACTIVE_OBJECTS.shared = False
+        return shared.share(frozen, depth)
+    return frozen
+
+
+def outermost_now() -> bool:
+    """Whether an object frozen now is outermost: no object is being frozen around it."""
+    return not getattr(_ACTIVE_OBJECTS, "ids", None) and not fast_open()
 
 
 def enclosing_classes() -> list[type[Any]]:
@@ -743,17 +764,20 @@ def _freeze_own(self: Encoder, v: Any, t: type[Any], depth: int) -> JSON:
         check_level(depth + 1)
         return kept
     active = _active_objects()
-    done: dict[int, tuple[Any, int, bytes]] = _ACTIVE_OBJECTS.done
+    done: dict[int, tuple[Any, JSON]] = _ACTIVE_OBJECTS.done
     _ACTIVE_OBJECTS.count += 1
     if _ACTIVE_OBJECTS.count > MAX_OBJECTS:
         raise TooLarge(
             f"holds more than {MAX_OBJECTS:,} objects: too large to freeze (data, not behaviour)"
         )
     again = done.get(id(v))
-    if again is not None and again[0] is v and depth <= again[1]:
-        # The same object again inside one value (a time zone's transitions all point
-        # at a few offsets): its frozen form again, a copy, without reading it again.
-        return _COPIES.decode(again[2])  # type: ignore[no-any-return]
+    if again is not None and again[0] is v:
+        # The same object again inside one object (a document's items, a time zone's
+        # offsets): the very same form, which the outermost object writes once
+        # (:mod:`~lockstep.canon.shared`), without reading the object again.
+        check_level(depth)
+        _ACTIVE_OBJECTS.shared = True
+        return again[1]
     floors: list[int] = _ACTIVE_OBJECTS.floors
     if id(v) in active:
         return _cycle(active, floors, v, depth)
@@ -785,11 +809,10 @@ def _freeze_own(self: Encoder, v: Any, t: type[Any], depth: int) -> JSON:
         classes.pop()
         self_contained = floors.pop() >= len(active)
     frozen: JSON = {"$obj": [name, body]}
-    if active:  # inside a larger value: it may be reached again
-        if self_contained:  # a form that refers to an object around it is kept nowhere else
-            done[id(v)] = (v, depth, _COPY_WRITER.encode(frozen))
-    else:
-        _ACTIVE_OBJECTS.done = {}
+    if outermost_now():
+        return end_outermost(frozen, depth)
+    if self_contained:  # a form that refers to an object around it is kept nowhere else
+        done[id(v)] = (v, frozen)  # inside a larger value: it may be reached again
     return frozen
 
 
@@ -846,10 +869,6 @@ def _dec_kept(payload: Any, path: str, depth: int) -> Any:
         ) from None
 
 
-_COPY_WRITER: Final = msgspec.json.Encoder()
-_COPIES: Final = msgspec.json.Decoder()
-
-
 def freeze_timezone(encoder: Encoder, v: Any, depth: int) -> JSON:
     """A :class:`datetime.timezone` as ``{"$timezone": [offset, name or null]}`` (null: the
     default name of that offset); :mod:`lockstep.canon.patterns` thaws it."""
@@ -899,6 +918,28 @@ def _obj_class(name: str, path: str) -> type[Any]:
 
 
 def _dec_obj(payload: Any, path: str, depth: int) -> Any:
+    scope = _scope()
+    if scope.depth:
+        again = scope.made.get(id(payload))
+        if again is not None:  # thawed already, for a {"$same": n} met before it
+            return again[1]
+    else:
+        scope.root = payload
+        scope.table = None
+        scope.made = {}
+    scope.depth += 1
+    scope.pending.append(payload)
+    try:
+        return _thawed_obj(payload, path, depth, scope)
+    finally:
+        scope.pending.pop()
+        scope.depth -= 1
+        if not scope.depth:
+            scope.root = scope.table = None
+            scope.made = {}
+
+
+def _thawed_obj(payload: Any, path: str, depth: int, scope: _SameScope) -> Any:
     name, body = list_payload("$obj", payload, path, depth, "[type name, body]")
     name = str_payload("$obj", name, path)
     cls = _obj_class(name, path)
@@ -924,6 +965,7 @@ def _dec_obj(payload: Any, path: str, depth: int) -> Any:
             raise ThawError(f"{name}.__new__ raised {type(e).__name__}: {e}", path) from None
     else:
         obj = _allocate(cls)
+    scope.made[id(payload)] = (payload, obj)  # what a {"$same": n} naming it thaws to
     if "state" in body:
         thawing = _thawing()
         thawing.append(obj)  # what a {"$ref": n} inside its state may name
@@ -935,6 +977,51 @@ def _dec_obj(payload: Any, path: str, depth: int) -> Any:
             raise CanonError(f"malformed $obj value: a null state of {name}", path)
         _set_state(obj, cls, state, path)
     return obj
+
+
+class _SameScope(threading.local):
+    """Per thread, the outermost ``$obj`` being thawed (``root``, its payload) and its
+    objects thawed so far by payload (``made``), for the ``{"$same": n}`` inside it
+    (:mod:`~lockstep.canon.shared`); ``table``: its forms in their numbered order, read
+    when the first ``$same`` is met."""
+
+    def __init__(self) -> None:
+        self.depth = 0
+        self.root: Any = None
+        self.table: list[Any] | None = None
+        self.made: dict[int, tuple[Any, Any]] = {}  # the payload held: its id stays its own
+        self.pending: list[Any] = []  # the payloads being thawed, outermost first
+
+
+_SAME_SCOPE: Final = _SameScope()
+
+
+def _scope() -> _SameScope:
+    return _SAME_SCOPE
+
+
+def _dec_same(payload: Any, path: str, depth: int) -> Any:
+    """``{"$same": n}``: the object form ``n`` of the outermost ``$obj`` being thawed
+    thawed to (thawed now when the walk had not reached it: a dict's keys in the order
+    it holds them)."""
+    scope = _scope()
+    if not scope.depth:
+        raise CanonError("malformed $same value: not inside an object of the project", path)
+    if scope.table is None:
+        scope.table = shared.numbered({"$obj": scope.root})
+    table = scope.table
+    if type(payload) is not int or not 0 <= payload < len(table):
+        raise CanonError(
+            f"malformed $same value: {_short(repr(payload))} names no object written before it",
+            path,
+        )
+    target = table[payload]
+    made = scope.made.get(id(target))
+    if made is not None:
+        return made[1]
+    if any(target is p for p in scope.pending):
+        raise CanonError(f"malformed $same value: {payload} names an object that holds it", path)
+    return _dec_obj(target, path, depth)
 
 
 _THAWING: Final = threading.local()
@@ -1069,4 +1156,5 @@ TAG_DECODERS["$obj"] = _dec_obj
 TAG_DECODERS["$graph"] = _dec_graph
 TAG_DECODERS["$node"] = _dec_node
 TAG_DECODERS["$ref"] = _dec_ref
+TAG_DECODERS["$same"] = _dec_same
 TAG_DECODERS["$kept"] = _dec_kept

@@ -33,6 +33,8 @@ from typing import Final
 
 import msgspec
 
+from lockstep.canon.shared import numbered
+
 _json: Final = msgspec.json.Encoder(order="sorted")
 
 
@@ -369,7 +371,58 @@ def _namedtuple(payload: object) -> str:
     return f"{_class_name(parts[0])}({shown})"
 
 
+class _Shared:
+    """The outermost ``$obj`` being written (``root``) and its forms in their numbered
+    order (``table``, read at its first ``$same``), for :func:`_same`."""
+
+    __slots__ = ("root", "table", "writing")
+
+    def __init__(self, root: object) -> None:
+        self.root = root
+        self.table: list[object] | None = None
+        self.writing: list[object] = [root]
+
+
+_SHARED: ContextVar[_Shared | None] = ContextVar("lockstep_text_shared", default=None)
+
+
 def _obj(payload: object) -> str:
+    """An object of the project's class; the outermost one opens the scope its
+    ``{"$same": n}`` places are read in (:mod:`~lockstep.canon.shared`)."""
+    scope = _SHARED.get()
+    if scope is not None:
+        scope.writing.append(payload)
+        try:
+            return _obj_text(payload)
+        finally:
+            scope.writing.pop()
+    token = _SHARED.set(_Shared(payload))
+    try:
+        return _obj_text(payload)
+    finally:
+        _SHARED.reset(token)
+
+
+def _same(payload: object) -> str:
+    """``{"$same": n}`` reads as the object it names: identity is not part of the value."""
+    scope = _SHARED.get()
+    if scope is None or type(payload) is not int:
+        raise _Unreadable(payload)
+    if scope.table is None:
+        scope.table = numbered({"$obj": scope.root})  # type: ignore[dict-item]
+    if not 0 <= payload < len(scope.table):
+        raise _Unreadable(payload)
+    target = scope.table[payload]
+    if any(target is p for p in scope.writing):
+        raise _Unreadable(payload)  # names an object around it: not what lockstep writes
+    scope.writing.append(target)
+    try:
+        return _obj_text(target)
+    finally:
+        scope.writing.pop()
+
+
+def _obj_text(payload: object) -> str:
     """``Duration(months=1, tdelta=timedelta(days=2))``; a builtin base first:
     ``Money(Decimal('1.50'))``; ``__new__`` arguments as ``__new__=[...]``."""
     cls, body = _list(payload, 2)
@@ -504,6 +557,7 @@ _TAGS: Final[dict[str, Callable[[object], str]]] = {
     "$partial": _partial,
     "$timezone": lambda p: f"timezone({_items([x for x in _list(p, 2) if x is not None])})",
     "$ref": lambda p: f"<cycle: the object {p} level(s) out>" if type(p) is int else repr(p),
+    "$same": _same,
     "$kept": lambda p: _str(p).replace(":", ".", 1) if type(p) is str else repr(p),
     "$sentinel": lambda p: _str(p).replace(":", ".", 1) if type(p) is str else repr(p),
     "$graph": _graph,

@@ -20,6 +20,7 @@ from typing import BinaryIO, Final
 import msgspec
 
 from lockstep import canon
+from lockstep.canon.shared import SAME_KEY
 from lockstep.errors import CanonError, DataError, Rejected
 from lockstep.model import RecordMode, RecordReport
 from lockstep.oracles.ledger.format import (
@@ -31,6 +32,7 @@ from lockstep.oracles.ledger.format import (
     ROOT_VERSION,
     ROW_DECODER,
     ROW_ENCODER,
+    SHARED_VERSION,
     LedgerHeader,
     LedgerRow,
     Param,
@@ -352,7 +354,7 @@ def write_rows(
     count, digest = body_digest(_noting(lines(), marker, named) if marker else lines())
     version = _version_of(lines())
     header = LedgerHeader(
-        lockstep_ledger=ROOT_VERSION if named else version,
+        lockstep_ledger=max(version, ROOT_VERSION) if named else version,
         fn=fn,
         signature=signature,
         stem_length=stem_length,
@@ -386,15 +388,23 @@ def _noting(lines: Iterable[bytes], marker: bytes, named: list[bool]) -> Iterato
 
 
 def _version_of(lines: Iterable[bytes]) -> int:
-    """The oldest format version that holds every row line: 4 when a row has an ``on``, 3
-    when one has a ``clock``, else 2 (so a ledger keeps its bytes until it needs more)."""
+    """The oldest format version that holds every row line: 6 when a row holds a
+    ``$same``, 4 when one has an ``on``, 3 when one has a ``clock``, else 2 (so a ledger
+    keeps its bytes until it needs more)."""
     version = FORMAT_VERSION
     for line in lines:
-        if b'"on":{' in line and ROW_DECODER.decode(line).on is not msgspec.UNSET:
-            return RECEIVER_VERSION
-        if b'"clock":{' in line and ROW_DECODER.decode(line).clock is not msgspec.UNSET:
+        if SAME_KEY in line:
+            return SHARED_VERSION
+        if version < RECEIVER_VERSION and _holds(line, b'"on":{', "on"):
+            version = RECEIVER_VERSION
+        elif version < CLOCK_VERSION and _holds(line, b'"clock":{', "clock"):
             version = CLOCK_VERSION
     return version
+
+
+def _holds(line: bytes, key: bytes, field: str) -> bool:
+    """Whether the row ``line`` has ``field`` (its ``key`` is there, and is the row's)."""
+    return key in line and getattr(ROW_DECODER.decode(line), field) is not msgspec.UNSET
 
 
 def _by_id(row: LedgerRow) -> str:

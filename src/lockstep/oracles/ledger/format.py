@@ -92,7 +92,14 @@ ROOT_VERSION: Final = 5
 """Version 5 adds the header's ``root``: the project folder the rows name paths inside
 (:mod:`.relocation`).  Written only when a row holds that folder."""
 
-READ_VERSIONS: Final = frozenset({FORMAT_VERSION, CLOCK_VERSION, RECEIVER_VERSION, ROOT_VERSION})
+SHARED_VERSION: Final = 6
+"""Version 6 lets a row's values hold ``{"$same": n}``: an object of the project held
+twice inside one object, written once (:mod:`lockstep.canon.shared`).  Written only when
+a row has one."""
+
+READ_VERSIONS: Final = frozenset(
+    {FORMAT_VERSION, CLOCK_VERSION, RECEIVER_VERSION, ROOT_VERSION, SHARED_VERSION}
+)
 
 ParamKind = Literal[
     "positional_only", "positional_or_keyword", "var_positional", "keyword_only", "var_keyword"
@@ -147,7 +154,7 @@ class LedgerHeader(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_o
         if self.lockstep_ledger not in READ_VERSIONS:
             raise ValueError(
                 f"ledger format version {self.lockstep_ledger} is not supported "
-                f"(this lockstep reads versions {FORMAT_VERSION} to {ROOT_VERSION}; "
+                f"(this lockstep reads versions {FORMAT_VERSION} to {SHARED_VERSION}; "
                 "re-record it with --force)"
             )
 

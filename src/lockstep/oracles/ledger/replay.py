@@ -25,6 +25,7 @@ import msgspec
 
 from lockstep import canon, diff
 from lockstep.canon import JSON
+from lockstep.canon.shared import unshared
 from lockstep.canon.text import SHOWN_VALUE, clip
 from lockstep.errors import CanonError, DataError, ThawError
 from lockstep.model import Drift, Outcome, ReplayOptions, Status
@@ -114,8 +115,9 @@ class Replayer:
     (:mod:`.relocation`): each row is replayed with today's in its place."""
 
     def same(self, expected: JSON, actual: JSON) -> bool:
-        if canon.canonical_json(expected) == canon.canonical_json(actual):
+        if canon.same_form(expected, actual):
             return True
+        expected, actual = unshared(expected), unshared(actual)
         if self.loose:
             try:
                 expected = canon.encode(canon.decode(expected), loose=True)
@@ -387,13 +389,13 @@ class Replayer:
                         continue  # half built, as recorded (the recorder left it out)
                 else:
                     after = canon.encode(value)
-                if canon.canonical_json(after) != canon.canonical_json(row.args[i]):
+                if not canon.same_form(after, row.args[i]):
                     actual[str(i)] = after
             for name, value in kwargs.items():
                 if value is row.kwargs[name] and type(value) in SELF_FROZEN:
                     continue
                 after = canon.encode(value)
-                if canon.canonical_json(after) != canon.canonical_json(row.kwargs[name]):
+                if not canon.same_form(after, row.kwargs[name]):
                     actual[name] = after
         except CanonError as e:
             return Drift("mutation", "arguments frozen after the call", f"an argument {e}")

@@ -26,7 +26,7 @@ from typing import Any, Final
 
 import msgspec
 
-from lockstep.canon import canonical_json
+from lockstep.canon import same_form
 from lockstep.config import OracleSpec, Project
 from lockstep.diff import unified
 from lockstep.errors import (
@@ -152,7 +152,7 @@ def render_output(output: Output) -> str:
 
 
 def same_output(a: Output, b: Output) -> bool:
-    return canonical_json(msgspec.to_builtins(a)) == canonical_json(msgspec.to_builtins(b))
+    return same_form(msgspec.to_builtins(a), msgspec.to_builtins(b))
 
 
 def compare_run(
