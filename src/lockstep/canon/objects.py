@@ -46,6 +46,7 @@ import marshal
 import pickle
 import threading
 import types
+from collections import OrderedDict, defaultdict
 from collections.abc import Callable
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Final, cast
@@ -185,10 +186,18 @@ def project_or_zone(cls: type[Any]) -> bool:
 
 @functools.cache
 def _value_bases() -> tuple[type[Any], ...]:
-    """Builtin value types a project class may extend, most derived first (bool cannot be)."""
+    """Builtin value types a project class may extend, most derived first (bool cannot be).
+
+    ``OrderedDict`` and ``defaultdict`` keep state a plain dict does not (the order of
+    their own links, the factory): an ``OrderedDict`` subclass rebuilt as a dict iterated
+    as empty (icalendar's ``Component.to_ical`` wrote an empty event, and all but one of
+    its rows were refused), a ``defaultdict`` subclass lost its factory."""
+    import collections
     import datetime as dt
 
     return (
+        collections.OrderedDict,
+        collections.defaultdict,
         dt.datetime,  # before date: datetime is a date
         dt.date,
         dt.time,
@@ -235,6 +244,11 @@ def _as_base(v: Any, base: type[Any]) -> Any:  # noqa: C901 -- one flat dispatch
         return base(base.__getitem__(v, slice(None)))
     if base is dict:
         return dict(dict.items(v))
+    if base is OrderedDict:  # its own links hold the order, which dict.items may not
+        return OrderedDict(OrderedDict.items(v))
+    if base is defaultdict:
+        factory = defaultdict.__dict__["default_factory"].__get__(v)
+        return defaultdict(factory, dict.items(v))
     if base is set or base is frozenset:
         return base(base.__iter__(v))
     if base is Decimal:
@@ -265,10 +279,26 @@ def _slot(owners: tuple[type[Any], ...], name: str) -> Any:
     raise AttributeError(name)
 
 
+def _mapping_from_base(cls: type[Any], base: type[Any], value: Any) -> Any:
+    """An ``OrderedDict`` or ``defaultdict`` subclass instance filled by the builtin's own
+    methods (never the subclass's ``__setitem__`` or ``__init__``)."""
+    new: Any = base.__new__
+    obj = new(cls)
+    if base is defaultdict:
+        defaultdict.__init__(obj, getattr(value, "default_factory", None))
+        dict.update(obj, value)
+        return obj
+    for key, item in value.items():
+        OrderedDict.__setitem__(obj, key, item)
+    return obj
+
+
 def _from_base(cls: type[Any], base: type[Any], value: Any) -> Any:
     """A ``cls`` instance holding the builtin ``value``, made by the builtin's ``__new__``."""
     import datetime as dt
 
+    if base is OrderedDict or base is defaultdict:
+        return _mapping_from_base(cls, base, value)
     if base in (list, dict, set, bytearray):
         obj = base.__new__(cls)
         grow: Any = getattr(base, "extend" if base in (list, bytearray) else "update")
@@ -952,6 +982,8 @@ def _thawed_obj(payload: Any, path: str, depth: int, scope: _SameScope) -> Any:
         raise CanonError(f"malformed $obj value: not the form lockstep writes for {name}", path)
     if base is not None:
         value = decode_at(body["base"], path, depth + 3)
+        if type(value) is dict and base in (OrderedDict, defaultdict):
+            value = base(value) if base is OrderedDict else defaultdict(None, value)
         if type(value) is not base:
             raise CanonError(f"malformed $obj value: the base of {name} is not a {base}", path)
         obj = _from_base(cls, base, value)
