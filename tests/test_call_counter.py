@@ -162,3 +162,25 @@ def test_a_decorated_member_called_from_outside_counts_from_outside(
     assert decorated is not None and decorated.co_name == "decorated"
     assert counter.calls[decorated] == counter.from_outside[decorated] == 2
     assert counter.from_outside[module.leaf.__code__] == 0
+
+
+def test_a_module_importing_under_the_counter_keeps_its_comprehensions(tmp_path: Path) -> None:
+    """Python 3.12 inlines a comprehension into the module's frame; reading that frame's
+    variables from the profile hook (to tell a decorator's wrapper) broke it: hyperlink's
+    suite failed to import under ``lockstep init``."""
+    write_files(
+        tmp_path,
+        {
+            "inlined/mod.py": (
+                "def f(s):\n    return s\n\n\n"
+                'f("x")\n'
+                'TABLE = dict([((a + b).upper(), 1) for a in "ab" for b in "cd"])\n'
+            )
+        },
+    )
+    spec = importlib.util.spec_from_file_location("inlined_mod", tmp_path / "inlined/mod.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    with CallCounter([tmp_path / "inlined"]):
+        spec.loader.exec_module(module)
+    assert module.TABLE == {"AC": 1, "AD": 1, "BC": 1, "BD": 1}

@@ -96,12 +96,21 @@ class CallCounter:
     def _wraps(self, frame: FrameType, code: CodeType) -> bool:
         """Whether ``frame`` runs a wrapper of the function whose code is ``code``: the
         function is among its variables (the closure's ``func``), as a decorator's wrapper
-        holds it.  Asked once per pair of codes: reading a frame's variables is not cheap."""
+        holds it.  Asked once per pair of codes: reading a frame's variables is not cheap.
+
+        Only a closure's frame is read (a wrapper holds the function in a cell): reading
+        the variables of a frame that runs an inlined comprehension (Python 3.12, at a
+        module's top level) from a profile hook broke that comprehension -- hyperlink's
+        suite failed under ``lockstep init`` with a TypeError of its own code."""
         key = (frame.f_code, code)
         known = self._wrapper.get(key)
         if known is None:
-            held = frame.f_locals.values()
-            known = any(type(v) is FunctionType and v.__code__ is code for v in held)
+            cells = frame.f_code.co_freevars
+            known = bool(cells) and any(
+                type(v) is FunctionType and v.__code__ is code
+                for name, v in frame.f_locals.items()
+                if name in cells
+            )
             self._wrapper[key] = known
         return known
 
