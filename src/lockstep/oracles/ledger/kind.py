@@ -50,6 +50,7 @@ from lockstep.oracles.ledger.context import (
     zone_changed,
 )
 from lockstep.oracles.ledger.deadline import armed
+from lockstep.oracles.ledger.empty_stdin import empty_stdin
 from lockstep.oracles.ledger.file import (
     MODE_WORDS,
     RowOrder,
@@ -615,6 +616,7 @@ def _replay_rows(
             open_ledger(path) as fh,
             armed(spec.timeout) as deadline,
             seeded_random(),
+            empty_stdin(),
         ):
             lines = enumerate(fh, start=1)
             for _, raw in lines:
@@ -756,7 +758,7 @@ class LedgerKind(OracleKind[LedgerSpec]):
                 return Outcome(spec.name, case_id, Status.MISSING, note="no such row in the ledger")
             if stale:
                 return stale_outcome(spec.name, case_id, stale, config_name=project.config_name)
-            with root_on_path(project.root):
+            with root_on_path(project.root), empty_stdin():
                 return replayer.run(*found)
 
         return run
