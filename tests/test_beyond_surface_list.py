@@ -118,6 +118,12 @@ def test_a_folder_or_link_in_a_listed_ledgers_place_is_an_error(tmp_path: Path) 
     assert link.code == 2, link.output
     assert link.stderr.count("\n") == 1 and INIT in link.stderr
 
+    (root / INIT).unlink()
+    (root / INIT).symlink_to(root / "nowhere")  # a link to nothing is a link too
+    dangling = run_cli("replay", cwd=root)
+    assert dangling.code == 2, dangling.output
+    assert "symbolic link" in dangling.stderr and INIT in dangling.stderr
+
 
 def test_a_list_that_cannot_be_read_is_one_line_naming_it(tmp_path: Path) -> None:
     root = _recorded(tmp_path).root

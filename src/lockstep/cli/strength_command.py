@@ -9,6 +9,7 @@ adding.  The command reports; it does not gate: exit 0 unless the input is bad
 from __future__ import annotations
 
 import json
+import os
 import re
 
 import click
@@ -51,7 +52,7 @@ def _select(project: Project, names: tuple[str, ...]) -> list[OracleSpec]:
         raise UsageError(f"{project.config_name}: no oracles are configured")
     for spec in specs:
         path = kind_of(spec).oracle_path(project, spec)
-        if not path.exists():
+        if not os.path.lexists(path):  # a link to nothing: reading it says what is wrong
             raise UsageError(
                 f"{display_path(path, project.root)} is not recorded yet: run "
                 f"'{record_command(spec)}' first (strength measures recorded cases)"
