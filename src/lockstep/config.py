@@ -610,7 +610,9 @@ def load_project(start: Path | None = None, *, config_path: Path | None = None) 
             f"no {CONFIG_FILE} (or [tool.lockstep] in {PYPROJECT}) found here or in any parent"
             " folder; create one (see the README) or run from the project root"
         )
-    found, path = path, path.resolve()
+    # The project is the folder the file is found in, a link's too (its target's folder
+    # named every ledger "missing" at paths that were there).
+    found, path = path, path.parent.resolve() / path.name
     if not path.exists():
         raise ConfigError(f"{path}: config file not found")
     data = _load_toml(path, found)
