@@ -268,3 +268,19 @@ def test_a_started_patch_dict_is_named_by_its_mapping() -> None:
     finally:
         mock.patch.stopall()
     assert causes == ["mock.patch.dict active on os.environ", "mock.patch.dict active on dict"]
+
+
+def test_django_set_up_after_recording_began_is_no_switch_a_later_one_is(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A conftest's ``django.setup()`` at collection activates the suite's language once
+    recording has begun: naming it made it every later refusal's cause."""
+    monkeypatch.delitem(sys.modules, "django.utils.translation", raising=False)
+    watch = ContextWatch([f"{PKG}.mod:f"])
+    language = ["en-us"]
+    fake = types.ModuleType("django.utils.translation")
+    fake.get_language = lambda: language[0]  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "django.utils.translation", fake)
+    assert "translation" not in watch()
+    language[0] = "de"
+    assert "translation switched (en-us -> de)" in watch()

@@ -344,8 +344,13 @@ class ContextWatch:
         if now != self.locale:
             causes.append(f"locale switched ({self.locale} -> {now})")
         language = _language_now()
-        if language != self.language:
-            causes.append(f"translation switched ({self.language or 'none'} -> {language})")
+        if language != self.language and not self.language:
+            # Django set up after recording began (a conftest's django.setup() at
+            # collection): the suite's language from then on, not a test's switch; named,
+            # it was every later refusal's cause (semantic_version's hash-seed rows)
+            self.language = language
+        elif language != self.language:
+            causes.append(f"translation switched ({self.language} -> {language})")
         causes.extend(self._environment())  # early: the zone's cause is never cut off
         decimal_changed = _decimal_cause(self.decimal, _decimal_now())
         if decimal_changed:
