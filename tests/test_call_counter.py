@@ -184,3 +184,30 @@ def test_a_module_importing_under_the_counter_keeps_its_comprehensions(tmp_path:
     with CallCounter([tmp_path / "inlined"]):
         spec.loader.exec_module(module)
     assert module.TABLE == {"AC": 1, "AD": 1, "BC": 1, "BD": 1}
+
+
+def test_a_generator_counts_once_when_it_starts_not_at_each_resumption(tmp_path: Path) -> None:
+    write_files(
+        tmp_path,
+        {
+            "gens/mod.py": (
+                "import contextlib\n\n\n"
+                "def numbers():\n    yield 1\n    yield 2\n    yield 3\n\n\n"
+                "@contextlib.contextmanager\n"
+                "def indented():\n    yield 4\n"
+            )
+        },
+    )
+    spec = importlib.util.spec_from_file_location("gens_mod", tmp_path / "gens/mod.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    with CallCounter([tmp_path / "gens"]) as counter:
+        assert list(module.numbers()) == [1, 2, 3]
+        assert list(module.numbers()) == [1, 2, 3]
+        with module.indented():
+            pass
+    numbers = module.numbers.__code__
+    indented = module.indented.__wrapped__.__code__
+    assert counter.calls[numbers] == counter.from_outside[numbers] == 2
+    assert counter.calls[indented] == 1

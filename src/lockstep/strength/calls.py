@@ -8,13 +8,16 @@ call from outside them (what a ledger at a package boundary records) from one th
 watched code makes to itself.  The hook runs only while :class:`CallCounter` is
 active, and decides once per code object whether it is watched.
 
-A generator or coroutine counts each time it is resumed (the profile hook cannot
-tell a first start from a resumption); for the functions a surface lists this is rare.
+A generator or coroutine counts once, when it starts: the profile hook reports each
+resumption as a call too, and sqlparse's ``offset`` (a ``contextmanager``, entered and
+left) read as called 362 times from outside.  A start is told by where its frame runs:
+at its code's first ``RESUME``.
 """
 
 from __future__ import annotations
 
 import functools
+import inspect
 import os
 import sys
 import threading
@@ -25,6 +28,17 @@ from types import CodeType, FrameType, FunctionType, TracebackType
 from typing import Any, Final
 
 from lockstep.surface import names_tests
+
+_RESUMABLE: Final = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
+
+
+@functools.cache
+def _start_of(code: CodeType) -> int:
+    """Where a generator's (or coroutine's) frame runs when it starts: its first
+    ``RESUME`` (after the instructions that made the generator)."""
+    import dis
+
+    return next((i.offset for i in dis.get_instructions(code) if i.opname == "RESUME"), -1)
 
 
 class CallCounter:
@@ -81,6 +95,8 @@ class CallCounter:
         code = frame.f_code
         if not self._watched(code, frame):
             return
+        if code.co_flags & _RESUMABLE and frame.f_lasti != _start_of(code):
+            return  # a generator or coroutine resumed, not started
         self.calls[code] += 1
         caller = frame.f_back
         if caller is not None and caller.f_code.co_name == "__get__":
