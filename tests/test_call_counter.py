@@ -211,3 +211,35 @@ def test_a_generator_counts_once_when_it_starts_not_at_each_resumption(tmp_path:
     indented = module.indented.__wrapped__.__code__
     assert counter.calls[numbers] == counter.from_outside[numbers] == 2
     assert counter.calls[indented] == 1
+
+
+def test_a_call_through_functools_counts_where_the_package_called_it(tmp_path: Path) -> None:
+    """``total_ordering``'s ``__le__`` is functools' code: a call of ``__lt__`` it makes for
+    the package's own comparison is the package's, as the recording sees it."""
+    write_files(
+        tmp_path,
+        {
+            "ordered/mod.py": (
+                "import functools\n\n\n"
+                "@functools.total_ordering\n"
+                "class Ver:\n"
+                "    def __init__(self, n):\n        self.n = n\n\n"
+                "    def __eq__(self, other):\n        return self.n == other.n\n\n"
+                "    def __lt__(self, other):\n        return self.n < other.n\n\n\n"
+                "def newest(a, b):\n    return b if a <= b else a\n"
+            )
+        },
+    )
+    spec = importlib.util.spec_from_file_location("ordered_mod", tmp_path / "ordered/mod.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    one, two = module.Ver(1), module.Ver(2)
+    with CallCounter([tmp_path / "ordered"]) as counter:
+        for _ in range(3):
+            assert module.newest(one, two) is two
+        assert one <= two and not two <= one
+    lt = module.Ver.__lt__.__code__
+    assert counter.calls[lt] == 5
+    assert counter.from_outside[lt] == 2
+    assert counter.from_outside[module.newest.__code__] == 3
