@@ -74,6 +74,7 @@ from lockstep.oracles.ledger.format import (
     row_text,
     signature_of,
 )
+from lockstep.oracles.ledger.linked_args import linked_arguments
 from lockstep.oracles.ledger.refused_rows import refused_where
 from lockstep.oracles.ledger.relocation import relocation
 from lockstep.oracles.ledger.replay import Replayer, install_worker, replay_batch
@@ -391,7 +392,7 @@ def _refuse(
     cause = verdict.cause if verdict is not None else ""
     reason = verdict.reason if verdict is not None else ""
     hint = without_raised_limit(recording.contexts.get(row.id, ""), reason)
-    causes = [c for c in (hint, cause) if c]
+    causes = [c for c in (linked_arguments(row), hint, cause) if c]
     if round_number > 0:
         causes.append(UNSETTLED_CAUSE)
     if cause == ADDRESS_CAUSE:  # certain: what else changed is beside the point
