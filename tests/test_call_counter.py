@@ -187,21 +187,14 @@ def test_a_module_importing_under_the_counter_keeps_its_comprehensions(tmp_path:
 
 
 def test_a_generator_counts_once_when_it_starts_not_at_each_resumption(tmp_path: Path) -> None:
-    write_files(
+    module = _loaded(
         tmp_path,
-        {
-            "gens/mod.py": (
-                "import contextlib\n\n\n"
-                "def numbers():\n    yield 1\n    yield 2\n    yield 3\n\n\n"
-                "@contextlib.contextmanager\n"
-                "def indented():\n    yield 4\n"
-            )
-        },
+        "gens",
+        "import contextlib\n\n\n"
+        "def numbers():\n    yield 1\n    yield 2\n    yield 3\n\n\n"
+        "@contextlib.contextmanager\n"
+        "def indented():\n    yield 4\n",
     )
-    spec = importlib.util.spec_from_file_location("gens_mod", tmp_path / "gens/mod.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
     with CallCounter([tmp_path / "gens"]) as counter:
         assert list(module.numbers()) == [1, 2, 3]
         assert list(module.numbers()) == [1, 2, 3]
@@ -216,24 +209,17 @@ def test_a_generator_counts_once_when_it_starts_not_at_each_resumption(tmp_path:
 def test_a_call_through_functools_counts_where_the_package_called_it(tmp_path: Path) -> None:
     """``total_ordering``'s ``__le__`` is functools' code: a call of ``__lt__`` it makes for
     the package's own comparison is the package's, as the recording sees it."""
-    write_files(
+    module = _loaded(
         tmp_path,
-        {
-            "ordered/mod.py": (
-                "import functools\n\n\n"
-                "@functools.total_ordering\n"
-                "class Ver:\n"
-                "    def __init__(self, n):\n        self.n = n\n\n"
-                "    def __eq__(self, other):\n        return self.n == other.n\n\n"
-                "    def __lt__(self, other):\n        return self.n < other.n\n\n\n"
-                "def newest(a, b):\n    return b if a <= b else a\n"
-            )
-        },
+        "ordered",
+        "import functools\n\n\n"
+        "@functools.total_ordering\n"
+        "class Ver:\n"
+        "    def __init__(self, n):\n        self.n = n\n\n"
+        "    def __eq__(self, other):\n        return self.n == other.n\n\n"
+        "    def __lt__(self, other):\n        return self.n < other.n\n\n\n"
+        "def newest(a, b):\n    return b if a <= b else a\n",
     )
-    spec = importlib.util.spec_from_file_location("ordered_mod", tmp_path / "ordered/mod.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
     one, two = module.Ver(1), module.Ver(2)
     with CallCounter([tmp_path / "ordered"]) as counter:
         for _ in range(3):
@@ -243,3 +229,13 @@ def test_a_call_through_functools_counts_where_the_package_called_it(tmp_path: P
     assert counter.calls[lt] == 5
     assert counter.from_outside[lt] == 2
     assert counter.from_outside[module.newest.__code__] == 3
+
+
+def _loaded(root: Path, folder: str, source: str) -> ModuleType:
+    """The module ``source``, written to ``root/folder/mod.py`` and imported from there."""
+    write_files(root, {f"{folder}/mod.py": source})
+    spec = importlib.util.spec_from_file_location(f"{folder}_mod", root / folder / "mod.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
