@@ -17,7 +17,8 @@ getter defined in a public module of the package:
   DEFAULT_ISOPARSER.isoparse``);
 * in a public class: its public methods, classmethods, staticmethods and properties,
   and the value dunders in :data:`VALUE_DUNDERS` (arithmetic, comparison, ``__str__``,
-  ``__iter__``, ``__next__``, ``__call__``, ``__getattr__`` (attributes computed when
+  ``__iter__``, ``__next__``, ``__call__``, ``__setitem__``, ``__delitem__`` and the
+  in-place operators, ``__getattr__`` (attributes computed when
   asked for), ``__hash__``: a row whose hash depends on the interpreter's string hash seed does not
   reproduce in the verifying interpreter, so it is refused, never frozen); not
   ``__init__``, nor nested classes.
@@ -90,9 +91,21 @@ VALUE_DUNDERS: Final = frozenset(
         "next",
         "iter",
         "getattr",  # attributes computed on demand (arrow's ``quarter`` and ``week``)
+        "reversed",
+        # what changes the object in place: the row holds it before and after the call
+        # (bidict's ``b[k] = v``, intervaltree's ``tree[1:2] = data`` ran unrecorded)
+        "setitem",
+        "delitem",
+        "iadd",
+        "isub",
+        "imul",
+        "iand",
+        "ior",
+        "ixor",
     ]
 )
-"""Dunders of a class that compute a value from it, so belong to its surface."""
+"""Dunders of a class that compute a value from it, or change it in place (the ledger
+holds the object before and after), so belong to its surface."""
 
 
 class Member(msgspec.Struct, frozen=True):
