@@ -66,6 +66,8 @@ A tag is a JSON object with exactly one key that starts with ``$``::
     {"$ref": n}           (inside an object's state: a cycle back to the object n levels out)
     {"$same": n}          (inside an object: the n-th object written in full before, again:
                           :mod:`lockstep.canon.shared`)
+    {"$weakref": target}  (a weakref.ref, by what it points at; null: dead:
+                          :mod:`lockstep.canon.weak_references`)
     {"$kept": "mod:Name.attr"}  (an object its class's module keeps, met again inside its
                           own state: a token type; :mod:`lockstep.canon.kept`)
     a ``$datetime``/``$time`` zone is null, a zoneinfo key, a named ``$timezone``, a
@@ -179,6 +181,7 @@ from lockstep.canon import sequence_iterators as _sequence_iterators  # noqa: F4
 from lockstep.canon import sorted_containers as _sorted_containers  # noqa: F401 -- adds $sorted
 from lockstep.canon import stdlib_values as _stdlib_values  # noqa: F401 -- $fraction, $ip ...
 from lockstep.canon import time_tuples as _time_tuples  # noqa: F401 -- $struct_time
+from lockstep.canon import weak_references as _weak_references  # noqa: F401 -- $weakref
 from lockstep.canon import zoneinfo_zones as _zoneinfo_zones  # noqa: F401 -- adds $zoneinfo
 from lockstep.canon._core import JSON, MAX_DEPTH, MAX_INT_DIGITS, qualified_name
 from lockstep.canon.callables import (

@@ -558,6 +558,7 @@ _TAGS: Final[dict[str, Callable[[object], str]]] = {
     "$timezone": lambda p: f"timezone({_items([x for x in _list(p, 2) if x is not None])})",
     "$ref": lambda p: f"<cycle: the object {p} level(s) out>" if type(p) is int else repr(p),
     "$same": _same,
+    "$weakref": lambda p: "<a dead weakref>" if p is None else f"weakref.ref({_render(p)})",
     "$kept": lambda p: _str(p).replace(":", ".", 1) if type(p) is str else repr(p),
     "$sentinel": lambda p: _str(p).replace(":", ".", 1) if type(p) is str else repr(p),
     "$graph": _graph,
