@@ -126,6 +126,9 @@ def configure(config: pytest.Config) -> None:
     wanted: list[str] = config.getoption(RECORD, default=[]) or []
     if not wanted:
         return
+    from lockstep.pytest.hypothesis_deadline import lift_deadline
+
+    lift_deadline(config)  # recording slows each example: Hypothesis's deadline is not ours
     from lockstep.oracles.ledger.pytest_recording import RecordOptions, start
 
     options = RecordOptions(

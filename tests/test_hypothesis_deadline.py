@@ -1,0 +1,68 @@
+"""Recording lifts Hypothesis's per-example deadline (the recording slows each example),
+and puts the profile in force back when the run ends."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import timedelta
+from pathlib import Path
+
+from hypothesis import settings
+
+from helpers import GitRepo, pytest_in, write_files
+from lockstep.pytest.hypothesis_deadline import lift_deadline
+
+
+class _Config:
+    def __init__(self) -> None:
+        self.cleanups: list[Callable[[], None]] = []
+
+    def add_cleanup(self, fn: Callable[[], None]) -> None:
+        self.cleanups.append(fn)
+
+
+def test_the_deadline_is_lifted_and_the_profile_in_force_comes_back() -> None:
+    before = settings.default
+    settings.register_profile("test-deadline-300", parent=before, deadline=300, max_examples=7)
+    settings.load_profile("test-deadline-300")
+    try:
+        config = _Config()
+        lift_deadline(config)  # type: ignore[arg-type]
+        assert settings.default.deadline is None
+        assert settings.default.max_examples == 7  # the rest of the profile in force
+        for cleanup in config.cleanups:
+            cleanup()
+        assert settings.default.deadline == timedelta(milliseconds=300)
+    finally:
+        settings.register_profile("test-deadline-back", parent=before)
+        settings.load_profile("test-deadline-back")
+
+
+FILES = {
+    "lockstep.toml": '[[ledger]]\npackage = "slow"\n',
+    "pyproject.toml": '[tool.pytest.ini_options]\npythonpath = ["src"]\n',
+    "src/slow/__init__.py": "def square(x):\n    return x * x\n",
+    "tests/conftest.py": (
+        "from hypothesis import settings\n\n"
+        "settings.register_profile('tight', deadline=1)\n"
+        "settings.load_profile('tight')\n"
+    ),
+    "tests/test_slow.py": (
+        "import time\n\nfrom hypothesis import given, strategies as st\n\n"
+        "from slow import square\n\n\n"
+        "@given(st.integers(0, 3))\n"
+        "def test_square(x):\n"
+        "    time.sleep(0.01)  # past the conftest's 1 ms deadline: fails unless lifted\n"
+        "    assert square(x) == x * x\n"
+    ),
+}
+
+
+def test_a_property_test_past_its_deadline_records(tmp_path: Path) -> None:
+    repo = GitRepo(tmp_path / "project")
+    write_files(repo.root, FILES)
+    plain = pytest_in(repo.root, "-q", "-p", "hypothesis", "tests")
+    assert plain.code == 1 and "DeadlineExceeded" in plain.output  # the suite alone fails
+    run = pytest_in(repo.root, "--lockstep-record", "-q", "-p", "hypothesis", "tests")
+    assert run.code == 0, run.output
+    assert (repo.root / "lockstep/slow.square.ledger.jsonl").exists()
