@@ -40,6 +40,12 @@ def test_a_weak_reference_back_to_the_object_around_it_thaws_to_that_object() ->
     assert "weakref.ref(" in value_text(json.loads(written))
 
 
+def test_a_reference_to_an_object_the_value_holds_nowhere_around_it_is_refused() -> None:
+    elsewhere = Node("elsewhere")
+    with pytest.raises(CanonError, match="does not hold around it"):
+        canon.encode(Node("holder", weakref.ref(elsewhere)))
+
+
 def test_a_dead_reference_thaws_dead() -> None:
     holder = Node("holder", weakref.ref(Node("gone")))
     written = canon.dumps(holder)
@@ -105,7 +111,8 @@ FILES = {
 def test_calls_on_an_object_holding_a_weak_reference_record_and_replay(tmp_path: Path) -> None:
     repo = GitRepo(tmp_path / "project")
     run = recorded(repo.root, FILES)
-    assert "weakref" not in run.output, run.output  # nothing skipped for one
+    # the inverse alone holds its link back to a mapping outside it: that call is skipped
+    assert "weakref to a Pairs that the value does not hold around it" in run.output
     repo.commit("pairs, recorded")
     assert len(rows_of(repo.root / "lockstep/pairs.core.Pairs.lookup.ledger.jsonl")) == 1
     assert run_cli("replay", cwd=repo.root).code == 0

@@ -712,6 +712,12 @@ def end_outermost(frozen: JSON, depth: int) -> JSON:
     return frozen
 
 
+def held_around(v: Any) -> bool:
+    """Whether ``v`` is an object being frozen around the value at hand (a weak reference
+    back to it freezes as the cycle it is)."""
+    return id(v) in (getattr(_ACTIVE_OBJECTS, "ids", None) or ()) or id(v) in fast_open()
+
+
 def outermost_now() -> bool:
     """Whether an object frozen now is outermost: no object is being frozen around it."""
     return not getattr(_ACTIVE_OBJECTS, "ids", None) and not fast_open()

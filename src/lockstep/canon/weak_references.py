@@ -3,15 +3,16 @@
 bidict's inverse keeps its forward mapping by ``weakref.ref(self)``, and an ordered
 bidict links its nodes forward by weak references: no call that touched ``.inverse`` or
 an ordered bidict could be frozen, and 84% of bidict's calls were skipped under its
-suite.  A weak reference is what it points at: the target freezes as any value does
-(the object around it again is a ``{"$ref": n}`` cycle, one held elsewhere in the same
-object a ``{"$same": n}``), and thaws to a new ``weakref.ref`` to that object.
+suite.  A weak reference to an object of the project the value holds around it (the
+inverse's link back to the mapping being frozen) is that object again, ``{"$ref": n}``,
+and thaws to a new ``weakref.ref`` to it.
 
-A target that nothing else in the value holds thaws with nothing to keep it alive, so
-the thawed reference is dead where the recorded one was not: the fresh interpreter then
-sees another outcome and refuses the row, as it should.  A reference with a callback is
-refused (the callback is code), and so is a subclass of ``weakref.ref`` (``WeakMethod``
-and the like keep more than their target).
+A reference to anything else is refused, as before: thawed, nothing would keep its
+target alive (the reference would be dead where the recorded one was not), and freezing
+the target through it made an ordered bidict's chain of nodes, each linked weakly to the
+next, freeze again at every node (bidict's suite recorded in ten minutes, not fifteen
+seconds).  So is a reference with a callback (the callback is code), and a subclass of
+``weakref.ref`` (``WeakMethod`` and the like keep more than their target).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from lockstep.canon._core import JSON, Unfreezable, check_level
 from lockstep.canon.decoding import TAG_DECODERS, decode_at
 from lockstep.canon.encoding import FALLBACK_ENCODERS
+from lockstep.canon.objects import held_around
 from lockstep.errors import CanonError
 
 if TYPE_CHECKING:
@@ -37,6 +39,11 @@ def _enc_weakref(encoder: Encoder, v: Any, depth: int) -> JSON | None:
     check_level(depth + 1)
     if target is None:
         return {"$weakref": None}
+    if not held_around(target):
+        raise Unfreezable(
+            f"cannot freeze a weakref to a {type(target).__qualname__} that the value does "
+            "not hold around it: thawed, nothing would keep its target alive"
+        )
     return {"$weakref": encoder.child(target, "()", depth + 1)}
 
 
