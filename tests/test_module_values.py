@@ -81,7 +81,7 @@ def test_a_module_round_trips_to_itself() -> None:
 
 @pytest.mark.parametrize("module", [os, sys, types.ModuleType("made_by_hand")])
 def test_a_module_other_than_the_pure_ones_is_refused(module: types.ModuleType) -> None:
-    with pytest.raises(CanonError, match="only modules whose functions compute values"):
+    with pytest.raises(CanonError, match="only the project.s own modules and those whose"):
         canon.encode([module])
 
 
@@ -110,3 +110,34 @@ def test_a_hostile_module_name_is_a_one_line_error_and_imports_nothing(
 ) -> None:
     message = refused_in_one_line(document)
     assert says in message, message
+
+
+RENDERER = {
+    "lockstep.toml": '[[ledger]]\npackage = "mdown"\n',
+    "pyproject.toml": '[tool.pytest.ini_options]\npythonpath = ["src"]\n',
+    "src/mdown/__init__.py": "from mdown.main import Renderer\n",
+    "src/mdown/utils.py": "def escape(text):\n    return text.replace('&', '&amp;')\n",
+    "src/mdown/main.py": (
+        "from mdown import utils\n\n\n"
+        "class Renderer:\n"
+        "    def __init__(self):\n"
+        "        self.utils = utils  # as markdown-it's MarkdownIt keeps its utils module\n\n"
+        "    def render(self, text):\n"
+        "        return '<p>' + self.utils.escape(text) + '</p>'\n"
+    ),
+    "tests/test_render.py": (
+        "from mdown import Renderer\n\n\n"
+        "def test_render():\n"
+        "    assert Renderer().render('a & b') == '<p>a &amp; b</p>'\n"
+    ),
+}
+
+
+def test_an_object_keeping_a_module_of_the_project_is_recorded(tmp_path: Path) -> None:
+    root = tmp_path / "project"
+    run = recorded(root, RENDERER)
+    assert "cannot freeze" not in run.output, run.output
+    rows = rows_of(root / "lockstep/mdown.main.Renderer.render.ledger.jsonl")
+    assert '{"$module": "mdown.utils"}' in str(rows[0].args).replace("'", '"'), rows[0].args
+    assert run_cli("replay", cwd=root).code == 0
+    red_after_change(root, "src/mdown/utils.py", "'&amp;'", "'&#38;'", "mdown.main.Renderer.render")

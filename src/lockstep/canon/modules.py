@@ -20,6 +20,7 @@ from typing import Any, Final
 from lockstep.canon._core import JSON, Unfreezable, check_level
 from lockstep.canon.decoding import TAG_DECODERS, _malformed
 from lockstep.canon.encoding import FALLBACK_ENCODERS, Encoder
+from lockstep.canon.registry import _CALLABLE_SCOPE
 from lockstep.errors import CanonError, ThawError
 
 PURE_MODULES: Final = frozenset(
@@ -28,18 +29,30 @@ PURE_MODULES: Final = frozenset(
 """The modules a value may hold: each one's functions compute a value from their
 arguments.  A module is an object of functions, and the code that receives one calls them
 by name: a forged ledger handing ``os`` to ``def dedupe(seq, item): seq.remove(item)``
-would run ``os.remove(item)``.  So no other module is frozen or thawed."""
+would run ``os.remove(item)``.  So no other module is frozen or thawed, but the project's
+own (:func:`_may_hold`)."""
+
+
+def _may_hold(name: object) -> bool:
+    """Whether a value may hold the module ``name``: one of :data:`PURE_MODULES`, or a
+    module of the project's own packages (markdown-it's ``MarkdownIt`` keeps its
+    ``utils`` module; every call handed one was skipped).  A forged ledger choosing one of
+    the project's modules chooses no more than a ``$fn`` already may: the project's own
+    functions."""
+    if not isinstance(name, str):
+        return False
+    return name in PURE_MODULES or name.split(".")[0] in _CALLABLE_SCOPE
 
 
 def _enc_module(encoder: Encoder, v: Any, depth: int) -> JSON | None:
     if not isinstance(v, types.ModuleType):
         return None
     name = getattr(v, "__name__", None)
-    if name not in PURE_MODULES:
+    if not _may_hold(name):
         raise Unfreezable(
-            f"cannot freeze the module {name!r}: only modules whose functions compute values "
-            f"({', '.join(sorted(PURE_MODULES))}) freeze; code handed any other could be "
-            "made to call its functions"
+            f"cannot freeze the module {name!r}: only the project's own modules and those "
+            f"whose functions compute values ({', '.join(sorted(PURE_MODULES))}) freeze; "
+            "code handed any other could be made to call its functions"
         )
     if type(name) is not str or sys.modules.get(name) is not v:
         raise Unfreezable(
@@ -53,10 +66,10 @@ def _enc_module(encoder: Encoder, v: Any, depth: int) -> JSON | None:
 def _dec_module(payload: Any, path: str, depth: int) -> Any:
     if type(payload) is not str or not all(p.isidentifier() for p in payload.split(".")):
         raise _malformed("$module", "a module's dotted name", payload, path)
-    if payload not in PURE_MODULES:
+    if not _may_hold(payload):
         raise CanonError(
             f"$module names {payload[:80]!r}, which is not one of the modules a value may hold "
-            f"({', '.join(sorted(PURE_MODULES))})",
+            f"(the project's own, {', '.join(sorted(PURE_MODULES))})",
             path,
         )
     module = sys.modules.get(payload)
