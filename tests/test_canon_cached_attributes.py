@@ -13,6 +13,7 @@ import functools
 import types
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Generic, TypeVar
 
 import pytest
 
@@ -172,3 +173,28 @@ def test_a_registry_whose_objects_cache_what_tests_read_records_and_guards(
     source.write_text(REGISTRY.replace("str(code).upper()", "str(code)"))
     red = run_cli("replay", cwd=root)
     assert red.code == 1, red.output
+
+
+T = TypeVar("T")
+
+
+class Box(Generic[T]):
+    def __init__(self) -> None:
+        self.items: list[T] = []
+
+
+def test_a_generic_object_is_frozen_without_the_alias_it_was_made_through() -> None:
+    """``Box[int]()`` keeps ``__orig_class__`` (a typing alias, no state of the box):
+    every call handed markdown-it's ``Ruler[T]()`` was skipped for it."""
+    canon.allow_callables_from(__name__)
+    box = Box[int]()
+    box.items.append(1)
+    assert "__orig_class__" in vars(box)
+    assert canon.dumps(box) == canon.dumps(_plain_box([1]))
+    assert canon.loads(canon.dumps(box)).items == [1]
+
+
+def _plain_box(items: list[int]) -> Box[int]:
+    box: Box[int] = Box()
+    box.items.extend(items)
+    return box

@@ -15,6 +15,7 @@ attribute itself (``obj.name = "override"``) loses that assignment in its rows.
 from __future__ import annotations
 
 import functools
+import typing
 from typing import Any, Final
 
 from lockstep.canon.registry import _CACHED_NAMES
@@ -37,6 +38,11 @@ def cached_names(cls: type[Any]) -> frozenset[str]:
 def _find(cls: type[Any]) -> frozenset[str]:
     seen: set[str] = set()
     found: set[str] = set()
+    if isinstance(cls, type) and issubclass(cls, typing.Generic):
+        # ``Box[int]()`` keeps ``__orig_class__``, the alias it was made through: typing's
+        # record, not the object's state (markdown-it's ``Ruler[T]()`` in every parser
+        # held one, and no call of a parser could be frozen)
+        found.add("__orig_class__")
     for owner in getattr(cls, "__mro__", ()):
         for name, attr in vars(owner).items():
             if name in seen:
