@@ -14,6 +14,7 @@ from lockstep.errors import LockstepError
 from lockstep.model import Outcome, Status
 from lockstep.oracles import CaseRunner, kind_of
 from lockstep.oracles.pending import PendingCase, pending_case, update_pending
+from lockstep.pytest.replay_warnings import as_replayed
 
 
 class LockstepDrift(Exception):
@@ -46,7 +47,7 @@ class OracleItem(pytest.Item):
 
     def runtest(self) -> None:
         runner = _runner(self)
-        outcome = _shown(self)(runner(self.name))
+        outcome = _shown(self)(as_replayed(lambda: runner(self.name)))
         keep_pending(self, outcome)
         if not outcome.ok:
             raise LockstepDrift(outcome)
