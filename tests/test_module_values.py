@@ -81,7 +81,7 @@ def test_a_module_round_trips_to_itself() -> None:
 
 @pytest.mark.parametrize("module", [os, sys, types.ModuleType("made_by_hand")])
 def test_a_module_other_than_the_pure_ones_is_refused(module: types.ModuleType) -> None:
-    with pytest.raises(CanonError, match="only the project.s own modules and those whose"):
+    with pytest.raises(CanonError, match=r"only the project.s own modules and those whose"):
         canon.encode([module])
 
 
