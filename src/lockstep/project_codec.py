@@ -23,7 +23,7 @@ from lockstep.targets import root_on_path
 def apply(project: Project, *targets: str) -> None:
     """Let the targets' own packages and ``freeze_classes`` freeze by structure, and import
     the configured encoder modules (a module that fails to import is a configuration error)."""
-    canon.allow_callables_from(*(t.partition(":")[0] for t in targets))
+    canon.allow_callables_from(*(t.partition(":")[0] for t in targets), *_ledger_packages(project))
     modules, surfaces = _target_modules(project, targets)
     canon.allow_imports_of(*modules)
     if surfaces:  # read only if a value names a module the targets' do not cover
@@ -39,6 +39,21 @@ def apply(project: Project, *targets: str) -> None:
                     f"{project.config_name}: lockstep.encoders[{index}]: cannot import "
                     f"{name!r}: {type(e).__name__}: {e}"
                 ) from None
+
+
+def _ledger_packages(project: Project) -> set[str]:
+    """The top-level package of every configured ledger's target: recording under a suite
+    wraps every one of them, so each lets ``$fn`` name what it defines for every ledger
+    recorded in that run (jsonpatch's objects hold ``jsonpointer.JsonPointer``, a class of
+    another configured package); verification and replay must allow the same, or a row,
+    or a signature's default, frozen by name would not thaw (a red replay of unchanged
+    code).  Configuration is the user's: no oracle file widens this."""
+    found: set[str] = set()
+    for spec in project.oracles():
+        target = getattr(spec, "target", None)
+        if spec.kind == "ledger" and isinstance(target, str):
+            found.add(target.partition(":")[0].split(".")[0])
+    return found
 
 
 def _target_modules(project: Project, targets: tuple[str, ...]) -> tuple[set[str], tuple[str, ...]]:

@@ -261,6 +261,35 @@ def callables_from(package: str) -> Iterator[None]:
         forget_plans()
 
 
+@contextmanager
+def callables_only_from(package: str) -> Iterator[None]:
+    """Within the block, let ``$fn`` name only what ``package``'s top-level package defines.
+
+    For a value that must freeze alike in every process, whatever each allowed: a target's
+    parameter defaults are frozen into its ledger's header by the recorder (under a suite
+    that wraps several packages' targets, each allowed) and again by replay (which allows
+    what the configuration names) and by a decorator's run (its target's package only).
+    A default naming another package's class (jsonpatch's ``pointer_cls=JsonPointer``)
+    was frozen by name in one and not in another: unchanged code replayed as a changed
+    default.  The scope is as it was after the block.
+    """
+    top = package.split(".")[0]
+    wanted = {top} if top else set()
+    if wanted == _CALLABLE_SCOPE:
+        yield
+        return
+    before = set(_CALLABLE_SCOPE)
+    _CALLABLE_SCOPE.clear()
+    _CALLABLE_SCOPE.update(wanted)
+    forget_plans()
+    try:
+        yield
+    finally:
+        _CALLABLE_SCOPE.clear()
+        _CALLABLE_SCOPE.update(before)
+        forget_plans()
+
+
 def _builtin_exception(name: str) -> bool:
     """Whether ``name`` is a builtin exception class: an argument naming the error a call
     expects or wraps (aniso8601's tests pass ``ValueError``); making one runs nothing.

@@ -63,7 +63,7 @@ import msgspec
 
 from lockstep import canon
 from lockstep.canon import JSON
-from lockstep.canon.callables import callables_from
+from lockstep.canon.callables import callables_only_from
 from lockstep.canon.text import SHOWN_VALUE as SHOWN_VALUE
 from lockstep.canon.text import call_text as _call_text
 from lockstep.canon.text import outcome_text as outcome_text  # a row's outcome reads as canon's
@@ -246,8 +246,9 @@ def signature_of(func: Callable[..., Any], *, drop_first: bool = False) -> list[
         params = params[1:]
     out: list[Param] = []
     # A default naming the function's own class or function (``klass=Interval``) freezes by
-    # name however far the caller has set the codec up, so record and verify agree.
-    with callables_from(getattr(func, "__module__", None) or ""):
+    # name, and one naming another package's does not, however far the caller has set the
+    # codec up: record, verification and replay agree.
+    with callables_only_from(getattr(func, "__module__", None) or ""):
         for p in params:
             kind = _KIND_NAMES[p.kind]
             if p.default is inspect.Parameter.empty:
