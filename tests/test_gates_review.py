@@ -42,9 +42,10 @@ def test_safe_extraction_passes_every_row(git_repo: GitRepo) -> None:
     repo.commit("extract _subtotal")
     result, rows = review_md(repo)
     assert result.code == 0, result.output
-    assert len(rows) == 7
+    assert len(rows) == 8
     assert all(verdict == "pass" for verdict, _ in rows.values()), rows
     assert "prices (corpus): 2/2 cases replay green" in row(rows, "every oracle")[1]
+    assert "each run by one of 2 recorded cases at BASE" in row(rows, "the changed code")[1]
     assert "new definition _subtotal" in row(rows, "one seam")[1]
     assert "### lockstep review `HEAD~1..HEAD`: passes" in result.stdout
 
@@ -223,7 +224,12 @@ def test_no_oracles_configured_fails_closed(git_repo: GitRepo) -> None:
 
 def test_terminal_table_names_every_row(git_repo: GitRepo) -> None:
     repo = frozen_shop(git_repo)
-    edit(repo, "shop/prices.py", "        return row\n", "        print(row)\n        return row\n")
+    edit(
+        repo,
+        "shop/prices.py",
+        "    return round(subtotal",
+        "    print(subtotal)\n    return round(subtotal",
+    )
     repo.commit("print")
     result = invoke_cli("review", "HEAD~1", cwd=repo.root)
     assert result.code == 1

@@ -168,6 +168,9 @@ class GatesSpec(Table, frozen=True):
     """``[max fan-in, max changed lines]`` rows, ascending; beyond the last row the budget is 0."""
     seam_limit: int = 1
     """How many new functions/modules one change may add."""
+    reach: bool = True
+    """Whether the review asks that a recorded case run every line of production code the
+    change touches, as it was at BASE (:mod:`lockstep.gates.reach`)."""
 
 
 class _Config(Table, frozen=True):

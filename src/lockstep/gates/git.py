@@ -33,7 +33,7 @@ _OWN_TREE: Final = re.compile(r"^lockstep-[a-z]+-(?P<pid>[0-9]+)-")
 """The temporary folder of a worktree lockstep added: ``lockstep-<purpose>-<pid>-<random>``."""
 
 
-_HUNK: Final = re.compile(r"^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
+_HUNK: Final = re.compile(r"^@@ -(?P<old>\d+)(?:,(?P<minus>\d+))? \+\d+(?:,(?P<plus>\d+))? @@")
 
 
 class Side(StrEnum):
@@ -55,6 +55,9 @@ class Hunk:
 
     removed: tuple[str, ...]
     added: tuple[str, ...]
+    old_start: int = 0
+    """The first removed line's number at BASE; where the hunk removes nothing, the line
+    the added ones follow there (0: the top of the file)."""
 
 
 @dataclass(frozen=True)
@@ -443,12 +446,13 @@ def _parse_hunks(out: str) -> dict[str, list[Hunk]]:
     old_name: str | None = None
     current: str | None = None
     minus = plus = 0  # content lines still expected in the current hunk
+    old_start = 0
     removed: list[str] = []
     added: list[str] = []
 
     def flush() -> None:
         if current is not None and (removed or added):
-            found.setdefault(current, []).append(Hunk(tuple(removed), tuple(added)))
+            found.setdefault(current, []).append(Hunk(tuple(removed), tuple(added), old_start))
         removed.clear()
         added.clear()
 
@@ -468,7 +472,8 @@ def _parse_hunks(out: str) -> dict[str, list[Hunk]]:
             current = line[6:] if line.startswith("+++ b/") else old_name
         elif m := _HUNK.match(line):
             flush()
-            minus = 1 if m.group(1) is None else int(m.group(1))
-            plus = 1 if m.group(2) is None else int(m.group(2))
+            old_start = int(m["old"])
+            minus = 1 if m["minus"] is None else int(m["minus"])
+            plus = 1 if m["plus"] is None else int(m["plus"])
     flush()
     return found

@@ -7,12 +7,14 @@ The rows:
 1. every oracle replays green at HEAD (no oracle configured is a *fail*: the
    review fails closed when nothing proves the behaviour unchanged);
 2. oracle files unchanged, or changed alone in their own commit;
-3. public signatures unchanged;
-4. one seam: at most ``[gates] seam_limit`` new functions, classes or modules;
-5. no new reads of the clock, randomness, environment, network, locale or time zone;
-6. logging and printing unchanged;
-7. within the change budget for the fan-in of the module under change;
-8. when ``lockstep replay --against`` ran: its last result (the old and the new code
+3. the changed code is run by recorded cases, as it was at BASE (:mod:`.reach`): a
+   green replay says nothing of a line no case runs;
+4. public signatures unchanged;
+5. one seam: at most ``[gates] seam_limit`` new functions, classes or modules;
+6. no new reads of the clock, randomness, environment, network, locale or time zone;
+7. logging and printing unchanged;
+8. within the change budget for the fan-in of the module under change;
+9. when ``lockstep replay --against`` ran: its last result (the old and the new code
    compared on recorded and generated inputs), as long as it ran on the reviewed HEAD.
 
 A file that does not parse at BASE or HEAD fails the rows that read code,
@@ -38,6 +40,7 @@ from lockstep.gates.budget import check_budget
 from lockstep.gates.code_changes import CodeChanges, code_changes
 from lockstep.gates.git import Change, Git
 from lockstep.gates.guard import guard_commits
+from lockstep.gates.reach import ask, touched_by
 from lockstep.gates.replay_all import project_at, replay_all
 from lockstep.mine import last_run
 from lockstep.model import ReplayOptions
@@ -171,6 +174,42 @@ def differential_row(project: Project, head: str) -> Row | None:
     )
 
 
+REACH_CHECK: Final = "the changed code is run by recorded cases (at BASE)"
+
+
+def reach_row(
+    project: Project, judged: Project, git: Git, change: Change, files: tuple[str, ...]
+) -> Row:
+    """Whether a recorded case runs every line the change touches, as it was at BASE: a
+    green replay says nothing of code no case runs (:mod:`lockstep.gates.reach`)."""
+    if not judged.config.gates.reach:
+        return Row(REACH_CHECK, Verdict.PASS, ("not asked: [gates] reach = false at BASE",))
+    touched = touched_by(git, change, files)
+    if not touched:
+        return Row(REACH_CHECK, Verdict.PASS, ("no line of production code at BASE changed",))
+    rel = project.config_path.resolve().relative_to(git.root.resolve())
+    try:
+        with project_at(project, git, change.base) as at_base:
+            tree = at_base.config_path
+            for _ in rel.parts:
+                tree = tree.parent
+            answer = ask(at_base.config_path, at_base.root, tree, touched)
+    except LockstepError as e:
+        return Row(REACH_CHECK, Verdict.FAIL, (str(e),))
+    if answer.unreached:
+        return Row(REACH_CHECK, Verdict.FAIL, _cap([str(u) for u in answer.unreached]))
+    if not answer.checked:
+        return Row(REACH_CHECK, Verdict.PASS, ("no changed statement at BASE needs a case",))
+    return Row(
+        REACH_CHECK,
+        Verdict.PASS,
+        (
+            f"{answer.checked} changed statement(s) and function(s) in {len(touched)} file(s), "
+            f"each run by one of {answer.cases} recorded cases at BASE",
+        ),
+    )
+
+
 def _replayed_by(judged: Project, at_head: Project) -> Project:
     """The project row 1 replays: HEAD's files with the base's oracles, rules and options.
 
@@ -229,7 +268,9 @@ def review(
         )
     )
 
-    rows += _code_rows(judged, code_changes(judged, git, change))
+    code = code_changes(judged, git, change)
+    rows.append(reach_row(project, judged, git, change, code.files))
+    rows += _code_rows(judged, code)
 
     try:
         budget = check_budget(project, git, change)

@@ -512,6 +512,16 @@ def _measure_import(files: Sequence[Path], notes: list[str]) -> coverage.Coverag
     return cov.get_data()
 
 
+def import_statements(path: Path, structure: SourceStructure) -> frozenset[int]:
+    """Statements of ``path`` its module body runs, run once more and measured (none when
+    nothing imported the module: its body is never run for a file no case loaded)."""
+    if module_of(path) is None:
+        return frozenset()
+    data = _measure_import([path], [])
+    lines = data.lines(str(path.resolve())) or data.lines(str(path)) or []
+    return frozenset(structure.first_line(line) for line in lines)
+
+
 # ---------------------------------------------------------------------- programs
 
 
