@@ -244,8 +244,8 @@ def test_a_malformed_calls_value_is_refused_when_thawed(payload: object) -> None
 
 
 def test_a_recorded_builtin_exception_is_raised_again_with_its_arguments() -> None:
-    def convert(text: str) -> int:
-        return int(text)
+    def convert(text: str, base: int = 10) -> int:  # its own default: no $closure
+        return int(text, base)
 
     done = take_lazily((convert,), {}, canon.encode)
     assert done is not None
@@ -259,8 +259,8 @@ def test_a_recorded_builtin_exception_is_raised_again_with_its_arguments() -> No
 
 
 def test_a_callable_proxy_compares_hashes_and_answers_as_the_original() -> None:
-    def handler(x: int) -> int:
-        return x + 1
+    def handler(x: int, by: int = 1) -> int:  # its own default: no $closure
+        return x + by
 
     done = take_lazily((handler,), {}, canon.encode)
     assert done is not None

@@ -71,6 +71,7 @@ _PURE_BUILTINS: Final = frozenset(
         "max",
         "min",
         "next",
+        "object",
         "oct",
         "ord",
         "pow",
@@ -83,6 +84,7 @@ _PURE_BUILTINS: Final = frozenset(
         "str",
         "sum",
         "tuple",
+        "type",  # python-box keeps ``type`` as an object's default attribute factory
         "zip",
     ]
 )
@@ -355,7 +357,8 @@ def _callable_name(v: Any) -> str:
             f"cannot freeze {type(v).__name__} {qualname or v!r}: only module-level functions "
             "and classes freeze (by name), and a lambda of the target's package kept by name, "
             "as a parameter's default or written in a function without its variables; a "
-            "closure or partial of a closure does not"
+            "closure freezes only written directly in a function of the target's package, "
+            "without defaults or attributes of its own"
         )
     if not _in_scope(name):
         raise Unfreezable(

@@ -168,6 +168,7 @@ from __future__ import annotations
 from typing import Final
 
 from lockstep.canon import callables as _callables  # noqa: F401 -- adds $fn, $default, $iter
+from lockstep.canon import closures as _closures  # noqa: F401 -- adds $closure
 from lockstep.canon import exception_values as _exception_values  # noqa: F401 -- adds $exc
 from lockstep.canon import matches as _matches  # noqa: F401 -- adds $match
 from lockstep.canon import methods as _methods  # noqa: F401 -- adds $method

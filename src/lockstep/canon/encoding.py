@@ -276,7 +276,15 @@ class Encoder:
             return freeze_method(self, v, depth)
         if t is object:
             return freeze_sentinel(v, enclosing_classes(), depth)
-        frozen = freeze_callable(v)
+        try:
+            frozen = freeze_callable(v)
+        except Unfreezable:
+            if t is not types.FunctionType or "<locals>" not in v.__code__.co_qualname:
+                raise
+            kept = self._fallback(v, depth)  # written in a function of the project: $closure
+            if kept is None:
+                raise
+            return kept
         check_level(depth if "$fn" in frozen else depth + 1)
         return frozen
 

@@ -19,6 +19,7 @@ import types
 from typing import TYPE_CHECKING, Any
 
 from lockstep.canon._core import JSON, Unfreezable, _short, check_level
+from lockstep.canon.callables import _names
 from lockstep.canon.decoding import TAG_DECODERS, decode_at, list_payload, str_payload
 from lockstep.errors import CanonError
 
@@ -51,7 +52,9 @@ def freeze_method(encoder: Encoder, v: types.MethodType, depth: int) -> JSON:
     owner = v.__self__
     func = v.__func__
     name = getattr(func, "__name__", None)
-    if type(name) is not str or _function_of(owner, name) is not func:
+    # a method bound before the recorder wrapped its class's function (mistune's parsers,
+    # made at import, keep ``getattr(self, "parse_" + name)``) is that function still
+    if type(name) is not str or not _names(_function_of(owner, name), func):
         raise Unfreezable(
             f"cannot freeze the bound method {_short(repr(v))}: its class does not hold that "
             "function under its name, so it could not be bound again"

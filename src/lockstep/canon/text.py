@@ -487,6 +487,15 @@ def _lambda(payload: object) -> str:
     return f"<lambda {_render(index)} of {_class_name(function)}>"
 
 
+def _closure(payload: object) -> str:
+    """``<with_warning of deprecated (func=…)>``: the code's place and its variables."""
+    parts = _list(payload)
+    if len(parts) not in (4, 5) or not isinstance(parts[3], dict):
+        raise _Unreadable(payload)
+    shown = ", ".join(f"{k}={_render(v)}" for k, v in parts[3].items())
+    return f"<{_str(parts[1])} of {_class_name(parts[0])} ({shown})>"
+
+
 def _exc(payload: object) -> str:
     """``SchemaError('bad', autos=[...])``, ``from KeyError('k')`` when it has a cause."""
     name, args, state, chain = _list(payload, 4)
@@ -566,6 +575,7 @@ _TAGS: Final[dict[str, Callable[[object], str]]] = {
     "$method": _method,
     "$default": _default,
     "$lambda": _lambda,
+    "$closure": _closure,
     "$pytz": _pytz,
     "$struct_time": _struct_time,
     "$isocalendar": lambda p: f"IsoCalendarDate({_items(_list(p, 3))})",
