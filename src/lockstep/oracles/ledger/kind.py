@@ -15,6 +15,7 @@ another signature prove nothing.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import inspect
@@ -611,6 +612,7 @@ def _replay_rows(
     shown = replayer.shown
     order = RowOrder(shown)
     check_order = order.check
+    elsewhere = _elsewhere(project.root)
     try:
         with (
             root_on_path(project.root),
@@ -630,10 +632,28 @@ def _replay_rows(
                 row = parse_row(line, lineno, shown, fn)
                 check_order(lineno, row)
                 if selects is None or selects(row.id):
-                    yield run(deadline, lineno, row)
+                    if elsewhere is None:
+                        yield run(deadline, lineno, row)
+                        continue
+                    with contextlib.chdir(elsewhere):  # not while the caller runs
+                        outcome = run(deadline, lineno, row)
+                    yield outcome
     finally:
         if replayer.loop is not None:
             replayer.loop.close()
+
+
+def _elsewhere(root: Path) -> Path | None:
+    """The project's root when this process works in another folder, else None.
+
+    A row runs in the project's root, as the fresh interpreter that verified it did: a
+    call reading ``load('test.toml')`` replayed from the oracle folder drifted as
+    ``FileNotFoundError``."""
+    try:
+        here = Path.cwd().resolve()
+    except OSError:  # the working folder was removed
+        return root
+    return None if here == root.resolve() else root
 
 
 def _strings(value: object) -> Iterator[str]:
@@ -759,7 +779,7 @@ class LedgerKind(OracleKind[LedgerSpec]):
                 return Outcome(spec.name, case_id, Status.MISSING, note="no such row in the ledger")
             if stale:
                 return stale_outcome(spec.name, case_id, stale, config_name=project.config_name)
-            with root_on_path(project.root), empty_stdin():
+            with root_on_path(project.root), empty_stdin(), contextlib.chdir(project.root):
                 return replayer.run(*found)
 
         return run
