@@ -87,3 +87,20 @@ def test_a_ledger_that_is_a_link_stops_the_run_before_its_tests(tmp_path: Path) 
     assert "cents.ledger.jsonl: cannot read: a symbolic link" in again.output
     assert "passed" not in again.output
     assert outside.read_bytes() == before
+
+
+def test_a_bad_configuration_under_pytest_lockstep_is_one_line(tmp_path: Path) -> None:
+    """Met first while collecting, it was a collection error with the plugin's traceback."""
+    root = tmp_path / "project"
+    write_files(
+        root,
+        {
+            "lockstep.toml": "[lockstep]\nbogus_key = 1\n",
+            "money.py": MONEY,
+            "tests/test_money.py": TESTS,
+        },
+    )
+    result = pytest_in(root, "--lockstep", "-q", "tests")
+    assert result.code == 4, result.output  # pytest's usage error
+    assert "ERROR: lockstep: lockstep.toml: lockstep.bogus_key: unknown key" in result.output
+    assert "Traceback" not in result.output and "pluggy" not in result.output

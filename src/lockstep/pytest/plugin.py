@@ -55,6 +55,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    if _enabled(config):
+        # a bad lockstep.toml stops the run here as one line; met first while collecting,
+        # pytest showed it as a collection error with the plugin's traceback
+        oracles_for(config)
     if _enabled(config) and not config.getoption("--lockstep-record", default=None):
         before = os.environ.get(RECORD_IO_OFF)
         os.environ[RECORD_IO_OFF] = "1"
