@@ -19,6 +19,7 @@ import msgspec
 from lockstep.cli.app import (
     EXIT_FAIL,
     EXIT_OK,
+    EXIT_USAGE,
     REPLAY_JOBS_DEFAULT,
     console,
     err_console,
@@ -384,7 +385,8 @@ def diff(ctx: click.Context, name: str, case_id: str) -> None:
 def status(ctx: click.Context, as_json: bool) -> None:
     """List the oracles, how many cases each holds, and whether each file is present and readable.
 
-    Exit 1 when an oracle file is present but unreadable. Pending drifts (kept by
+    Exit 2 when an oracle file is present but unreadable (a link counts as present:
+    lockstep reads no oracle file through one), as replay exits. Pending drifts (kept by
     'replay --keep-pending') are counted; 'lockstep pending' lists them.
 
     \b
@@ -404,7 +406,7 @@ def status(ctx: click.Context, as_json: bool) -> None:
             (row, len(read_pending(project, spec))) for row, spec in zip(rows, specs, strict=True)
         ]
         click.echo(to_json(status_doc(project.config_path, project.root, counted)), nl=False)
-        sys.exit(EXIT_FAIL if any(r.present and not r.readable for r in rows) else EXIT_OK)
+        sys.exit(EXIT_USAGE if any(r.present and not r.readable for r in rows) else EXIT_OK)
     from lockstep.report.terminal import status_table
 
     out = console()

@@ -7,6 +7,7 @@ that differ from the config, accepted tape changes).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -17,7 +18,7 @@ from lockstep.model import OracleStatus
 
 def file_status(spec: OracleSpec, path: Path, read: Callable[[], tuple[int, str]]) -> OracleStatus:
     """``read`` returns ``(cases, remark)`` or raises the error that makes the file unreadable."""
-    if not path.exists():
+    if not os.path.lexists(path):  # a link to nothing is a link: reading it says so
         return OracleStatus(spec.name, spec.kind, path, False, False, 0, "not recorded yet")
     try:
         cases, remark = read()

@@ -145,7 +145,7 @@ def pytest_collection_modifyitems(
         path = kind_of(spec).oracle_path(project, spec)
         if path.resolve() in collected or not _wanted(config, path):
             continue
-        if not path.exists():
+        if not os.path.lexists(path):  # a link to nothing is collected: reading it says so
             raise pytest.UsageError(
                 f"lockstep: oracle {spec.name!r} is not recorded ({path.name} is missing); "
                 f"run '{record_command(spec)}' and commit the file"
