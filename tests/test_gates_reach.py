@@ -73,7 +73,10 @@ def test_a_line_in_a_branch_no_case_takes_fails_and_one_every_case_runs_passes(
     _, rows = review_rows(repo)
     verdict, evidence = row(rows, CHECK)
     assert verdict == "pass", evidence
-    assert "1 file(s), each run by one of 2 recorded cases at BASE" in evidence
+    assert (
+        "1 changed statement(s) or function(s) at BASE, each run by one of 2 recorded cases"
+        in evidence
+    )
 
 
 def test_comments_and_module_level_additions_need_no_case(git_repo: GitRepo) -> None:

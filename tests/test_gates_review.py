@@ -45,7 +45,7 @@ def test_safe_extraction_passes_every_row(git_repo: GitRepo) -> None:
     assert len(rows) == 8
     assert all(verdict == "pass" for verdict, _ in rows.values()), rows
     assert "prices (corpus): 2/2 cases replay green" in row(rows, "every oracle")[1]
-    assert "each run by one of 2 recorded cases at BASE" in row(rows, "the changed code")[1]
+    assert "at BASE, each run by one of 2 recorded cases" in row(rows, "the changed code")[1]
     assert "new definition _subtotal" in row(rows, "one seam")[1]
     assert "### lockstep review `HEAD~1..HEAD`: passes" in result.stdout
 

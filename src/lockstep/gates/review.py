@@ -204,8 +204,8 @@ def reach_row(
         REACH_CHECK,
         Verdict.PASS,
         (
-            f"{answer.checked} changed statement(s) and function(s) in {len(touched)} file(s), "
-            f"each run by one of {answer.cases} recorded cases at BASE",
+            f"{answer.checked} changed statement(s) or function(s) at BASE, each run by one "
+            f"of {answer.cases} recorded cases",
         ),
     )
 
