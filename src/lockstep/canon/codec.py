@@ -181,6 +181,7 @@ from lockstep.canon import sentinels as _sentinels  # noqa: F401 -- adds $sentin
 from lockstep.canon import sequence_iterators as _sequence_iterators  # noqa: F401 -- $iterator
 from lockstep.canon import sorted_containers as _sorted_containers  # noqa: F401 -- adds $sorted
 from lockstep.canon import stdlib_values as _stdlib_values  # noqa: F401 -- $fraction, $ip ...
+from lockstep.canon import thread_locals as _thread_locals  # noqa: F401 -- adds $local
 from lockstep.canon import time_tuples as _time_tuples  # noqa: F401 -- $struct_time
 from lockstep.canon import weak_references as _weak_references  # noqa: F401 -- $weakref
 from lockstep.canon import zoneinfo_zones as _zoneinfo_zones  # noqa: F401 -- adds $zoneinfo

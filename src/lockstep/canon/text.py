@@ -576,6 +576,7 @@ _TAGS: Final[dict[str, Callable[[object], str]]] = {
     "$default": _default,
     "$lambda": _lambda,
     "$closure": _closure,
+    "$local": lambda p: f"threading.local({_render(p)})",
     "$pytz": _pytz,
     "$struct_time": _struct_time,
     "$isocalendar": lambda p: f"IsoCalendarDate({_items(_list(p, 3))})",
