@@ -592,6 +592,19 @@ LAYOUTS = {
             '[tool.pytest.ini_options]\npythonpath = ["src"]\npython_files = ["tests.py"]\n'
         ),
     },
+    # parsedatetime: tests/Test*.py, collected through python_files in pytest.ini
+    "capitalised": {
+        "src/links/__init__.py": INSIDE["src/links/__init__.py"],
+        "src/links/_url.py": _URL,
+        "tests/TestLinks.py": _TESTS,
+        "pytest.ini": "[pytest]\npythonpath = src\npython_files = Test*.py\n",
+    },
+    # jsonpatch: tests.py beside the one module, collected through python_files in setup.cfg
+    "root-tests-py": {
+        "links.py": _URL,
+        "tests.py": _TESTS,
+        "setup.cfg": "[metadata]\nname = links\n\n[tool:pytest]\npython_files = tests.py\n",
+    },
     # iso8601: the test module among the package's own modules
     "in-package": {
         "links/__init__.py": INSIDE["src/links/__init__.py"],
@@ -606,7 +619,8 @@ def test_a_suite_laid_out_as_real_libraries_lay_it_out_is_found(
     tmp_path: Path, layout: str
 ) -> None:
     """init said "no tests folder to record its calls from" and proposed nothing for each
-    of these layouts (astral 3.2, schema 0.7.7, edtf 5.0.0, iso8601 2.1.0)."""
+    of these layouts (astral 3.2, schema 0.7.7, edtf 5.0.0, iso8601 2.1.0, parsedatetime
+    2.6, jsonpatch 1.33)."""
     write_files(tmp_path, LAYOUTS[layout])
     result = run_cli("init", "--yes", cwd=tmp_path)
     assert result.code == 0, result.output

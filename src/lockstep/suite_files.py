@@ -7,8 +7,14 @@ of them may be thawed by importing it: :func:`lockstep.project_codec.apply`).
 
 from __future__ import annotations
 
+import configparser
+import tomllib
 from collections.abc import Iterator
+from fnmatch import fnmatchcase
 from pathlib import Path
+
+DEFAULT_PYTHON_FILES = ("test_*.py", "*_test.py")
+"""pytest's default ``python_files``."""
 
 
 def tests_folder(root: Path) -> str | None:
@@ -19,6 +25,7 @@ def tests_folder(root: Path) -> str | None:
     through pytest's ``python_files``; iso8601's ``iso8601/test_iso8601.py``); else ``.``
     when test modules sit at the root beside a one-module library (schema's
     ``test_schema.py`` next to ``schema.py``)."""
+    patterns = python_files(root)
     packages = [
         folder
         for base in (root, root / "src")
@@ -29,35 +36,92 @@ def tests_folder(root: Path) -> str | None:
     for parent in (root, root / "src", *packages):
         for name in ("tests", "test", "testsuite"):  # surface.SUITE_FOLDERS
             folder = parent / name
-            if folder.is_dir() and any(_test_modules(folder)):
+            if folder.is_dir() and any(_test_modules(folder, patterns)):
                 return folder.relative_to(root).as_posix()
     for package in packages:  # Django's ``pkg/tests.py``; iso8601's ``pkg/test_iso8601.py``
-        if any(_in_package_test(path.name) for path in package.rglob("*.py")):
+        if any(_in_package_test(path.name, patterns) for path in package.rglob("*.py")):
             return package.relative_to(root).as_posix()
     if any(root_test_modules(root)):
         return "."
     return None
 
 
-def _in_package_test(name: str) -> bool:
+def _in_package_test(name: str, patterns: tuple[str, ...]) -> bool:
     """A test module kept among a package's own modules: ``tests.py`` (collected through
-    pytest's ``python_files``), ``test_*.py`` or ``*_test.py``."""
-    return name == "tests.py" or name.startswith("test_") or name.endswith("_test.py")
+    pytest's ``python_files``), ``test_*.py``, ``*_test.py``, or a name the project's
+    ``python_files`` matches."""
+    return name == "tests.py" or name.startswith("test_") or _collected(name, patterns)
 
 
 def root_test_modules(root: Path) -> Iterator[Path]:
-    """Test modules at the root itself (pytest collects them from there too)."""
+    """Test modules at the root itself (pytest collects them from there too): those its
+    ``python_files`` matches (jsonpatch's ``tests.py``, with ``python_files = tests.py``)."""
+    patterns = python_files(root)
     for path in sorted(root.glob("*.py")):
-        if path.name.startswith("test_") or path.name.endswith("_test.py"):
-            yield path  # pytest's default ``python_files``
-
-
-def _test_modules(folder: Path) -> Iterator[Path]:
-    """Modules pytest collects by its default ``python_files``: ``test_*.py`` and
-    ``*_test.py`` (intervaltree's suite is ``test/*_test.py``)."""
-    for path in folder.rglob("*.py"):
-        if path.name.startswith("test") or path.name.endswith("_test.py"):
+        if _collected(path.name, patterns):
             yield path
+
+
+def _test_modules(folder: Path, patterns: tuple[str, ...]) -> Iterator[Path]:
+    """Modules pytest collects: by its default ``python_files`` (``test_*.py``,
+    ``*_test.py``: intervaltree's suite is ``test/*_test.py``) or the project's own
+    (parsedatetime's ``tests/Test*.py``)."""
+    for path in folder.rglob("*.py"):
+        if path.name.startswith("test") or _collected(path.name, patterns):
+            yield path
+
+
+def _collected(name: str, patterns: tuple[str, ...]) -> bool:
+    return any(fnmatchcase(name, pattern) for pattern in patterns)
+
+
+def python_files(root: Path) -> tuple[str, ...]:
+    """pytest's ``python_files`` as the project configures it, read from the first of
+    pytest's configuration files that has a pytest section (``pytest.ini``,
+    ``.pytest.ini``, ``pyproject.toml``, ``tox.ini``, ``setup.cfg``); pytest's default
+    when none sets it.  Only basename patterns count; a file that cannot be read is
+    skipped, as the suite's own run would say what is wrong with it."""
+    for name, section in (
+        ("pytest.ini", "pytest"),
+        (".pytest.ini", "pytest"),
+        ("pyproject.toml", ""),
+        ("tox.ini", "pytest"),
+        ("setup.cfg", "tool:pytest"),
+    ):
+        path = root / name
+        if not path.is_file():
+            continue
+        found = _from_toml(path) if not section else _from_ini(path, section)
+        if found is None:
+            continue  # no pytest section here: pytest reads the next file
+        patterns = tuple(p for p in found if "/" not in p)
+        return patterns or DEFAULT_PYTHON_FILES
+    return DEFAULT_PYTHON_FILES
+
+
+def _from_ini(path: Path, section: str) -> list[str] | None:
+    parser = configparser.ConfigParser(interpolation=None)
+    try:
+        parser.read(path, encoding="utf-8")
+    except (configparser.Error, UnicodeDecodeError, OSError):
+        return None
+    if not parser.has_section(section):
+        return None
+    return parser.get(section, "python_files", fallback="").split()
+
+
+def _from_toml(path: Path) -> list[str] | None:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError):
+        return None
+    options = data.get("tool", {}).get("pytest", {}).get("ini_options")
+    if not isinstance(options, dict):
+        return None
+    value = options.get("python_files", [])
+    if isinstance(value, str):
+        return value.split()
+    return [str(v) for v in value] if isinstance(value, list) else []
 
 
 def suite_paths(root: Path) -> list[Path]:
