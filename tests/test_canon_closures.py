@@ -8,6 +8,7 @@ skipped, the CommonMark spec run among them)."""
 from __future__ import annotations
 
 import functools
+import types
 from pathlib import Path
 from typing import Any
 
@@ -162,3 +163,24 @@ def test_a_function_written_in_a_function_without_variables_freezes_without_cell
     frozen = canon.encode(with_default_namer())
     assert frozen == {"$closure": [f"{__name__}:with_default_namer", "namer", 0, {}]}
     assert canon.decode(frozen)(0) == "toc_1"
+
+
+def shout(parser: Any, text: str) -> str:
+    return text.upper() + parser.mark
+
+
+class Parser:
+    def __init__(self) -> None:
+        self.mark = "!"
+        self.process = types.MethodType(shout, self)
+
+
+def test_a_module_function_bound_to_an_object_freezes_as_a_method_of_it() -> None:
+    form = canon.encode(Parser())
+    assert form["$obj"][1]["state"]["process"] == {
+        "$method": [{"$ref": 0}, {"$fn": f"{__name__}:shout"}]
+    }
+    thawed = canon.decode(form)
+    assert thawed.process("a") == "A!" and thawed.process.__self__ is thawed
+    with pytest.raises(CanonError, match="not a function"):
+        canon.decode({"$method": [1, {"$fn": "builtins:len"}]})

@@ -19,7 +19,7 @@ import types
 from typing import TYPE_CHECKING, Any
 
 from lockstep.canon._core import JSON, Unfreezable, _short, check_level
-from lockstep.canon.callables import _names
+from lockstep.canon.callables import _names, freeze_callable
 from lockstep.canon.decoding import TAG_DECODERS, decode_at, list_payload, str_payload
 from lockstep.errors import CanonError
 
@@ -55,16 +55,38 @@ def freeze_method(encoder: Encoder, v: types.MethodType, depth: int) -> JSON:
     # a method bound before the recorder wrapped its class's function (mistune's parsers,
     # made at import, keep ``getattr(self, "parse_" + name)``) is that function still
     if type(name) is not str or not _names(_function_of(owner, name), func):
-        raise Unfreezable(
-            f"cannot freeze the bound method {_short(repr(v))}: its class does not hold that "
-            "function under its name, so it could not be bound again"
-        )
+        named = _free_function(func)
+        if named is None:
+            raise Unfreezable(
+                f"cannot freeze the bound method {_short(repr(v))}: its class does not hold "
+                "that function under its name, so it could not be bound again"
+            )
+        check_level(depth + 1)  # a module's function bound to an object by types.MethodType
+        return {"$method": [encoder.child(owner, ".__self__", depth + 2), named]}
     check_level(depth + 1)
     return {"$method": [encoder.child(owner, ".__self__", depth + 2), name]}
 
 
+def _free_function(func: Any) -> dict[str, Any] | None:
+    """``{"$fn": name}`` for a module-level function of the project bound to an object with
+    ``types.MethodType`` (mistune's abbr plugin binds its ``process_text`` to a parser),
+    or None."""
+    if type(func) is not types.FunctionType:
+        return None
+    try:
+        frozen = freeze_callable(func)
+    except Unfreezable:
+        return None
+    return frozen if "$fn" in frozen else None
+
+
 def _dec_method(payload: Any, path: str, depth: int) -> types.MethodType:
     frozen_self, name = list_payload("$method", payload, path, depth, "[self, name]")
+    if type(name) is dict and set(name) == {"$fn"}:  # a module's function bound to it
+        func = decode_at(name, path, depth + 2)
+        if type(func) is not types.FunctionType:
+            raise CanonError(f"$method binds {_short(repr(name))}, which is not a function", path)
+        return types.MethodType(func, decode_at(frozen_self, path, depth + 2))
     name = str_payload("$method", name, path)
     owner = decode_at(frozen_self, path, depth + 2)
     func = _function_of(owner, name)

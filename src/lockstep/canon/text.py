@@ -474,6 +474,8 @@ def _graph(payload: object) -> str:
 
 def _method(payload: object) -> str:
     owner, name = _list(payload, 2)
+    if isinstance(name, dict):  # a module's function bound to the object
+        return f"<{_render(name)} bound to {_render(owner)}>"
     return f"{_render(owner)}.{_str(name)}"
 
 
