@@ -112,3 +112,16 @@ def test_the_base_can_switch_the_row_off_and_the_change_cannot(git_repo: GitRepo
     repo.commit("another separator")
     _, rows = review_rows(repo)
     assert row(rows, CHECK) == ("pass", "not asked: [gates] reach = false at BASE")
+
+
+def test_a_line_whose_comment_or_spacing_alone_changed_needs_no_case(git_repo: GitRepo) -> None:
+    repo = frozen_shop(git_repo)
+    edit(
+        repo,
+        "shop/prices.py",
+        "    return datetime.now().isoformat()",
+        "    return datetime.now( ).isoformat()  # local time",
+    )
+    repo.commit("a comment on a line no case runs")
+    _, rows = review_rows(repo)
+    assert row(rows, CHECK) == ("pass", "no changed statement at BASE needs a case")

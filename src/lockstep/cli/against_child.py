@@ -12,7 +12,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from lockstep.config import Project, load_project
+import msgspec
+
+from lockstep.config import load_project
 from lockstep.errors import LockstepError
 from lockstep.mine.sides import READY, answer
 from lockstep.oracles import kind_of
@@ -32,7 +34,7 @@ def main(argv: list[str] | None = None) -> int:
             sys.path.insert(0, str(entry))
     try:
         loaded = load_project(config_path=Path(args.config))
-        project = Project(root=root, config_path=loaded.config_path, config=loaded.config)
+        project = msgspec.structs.replace(loaded, root=root)  # its surfaces and members kept
         spec = project.oracle(args.name)
         subject = kind_of(spec).mining(project, spec)
     except LockstepError as e:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import msgspec
 
-from lockstep.config import Project, load_project
+from lockstep.config import load_project
 from lockstep.errors import LockstepError
 from lockstep.gates.reach import Answer, Needs, Touched, Unreached, needs_of, unreached
 from lockstep.strength.coverage import (
@@ -69,7 +69,7 @@ def _answer(config: Path, root: Path, tree: Path, request: bytes) -> Answer:
         if entry.is_dir():
             sys.path.insert(0, str(entry))
     loaded = load_project(config_path=config)
-    project = Project(root=root, config_path=loaded.config_path, config=loaded.config)
+    project = msgspec.structs.replace(loaded, root=root)  # its surfaces and members kept
     specs = list(project.oracles())
     if not specs:
         return Answer(error="no oracle is configured at BASE: no recorded case runs the change")

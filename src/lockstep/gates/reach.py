@@ -18,10 +18,12 @@ so the code the review's own process imported at HEAD never stands in for BASE's
 from __future__ import annotations
 
 import ast
+import io
 import os
 import subprocess
 import sys
-from collections.abc import Callable, Iterable, Iterator, Mapping
+import tokenize
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -80,10 +82,19 @@ class Answer(msgspec.Struct, frozen=True):
 # --------------------------------------------------------------------------- the change
 
 
-def touched_lines(removed: int, old_start: int, added: Iterable[str]) -> Touched:
-    """One hunk's :class:`Touched` (``removed`` lines from ``old_start`` at BASE)."""
+def touched_lines(removed: Sequence[str], old_start: int, added: Sequence[str]) -> Touched:
+    """One hunk's :class:`Touched` (``removed`` lines from ``old_start`` at BASE).  Where
+    the hunk rewrites lines one for one, a line whose code is the same, with only its
+    comment or spacing changed, is not touched."""
     if removed:
-        return Touched(lines=list(range(old_start, old_start + removed)))
+        same = len(removed) == len(added)
+        return Touched(
+            lines=[
+                old_start + i
+                for i, line in enumerate(removed)
+                if not (same and _code_of(line) == _code_of(added[i]))
+            ]
+        )
     first = next((line for line in added if line.strip() and not _comment(line)), None)
     if first is None:
         return Touched()
@@ -92,6 +103,28 @@ def touched_lines(removed: int, old_start: int, added: Iterable[str]) -> Touched
 
 def _comment(line: str) -> bool:
     return line.lstrip().startswith("#")
+
+
+def _code_of(line: str) -> tuple[str, ...] | str:
+    """A line's tokens without comments and spacing; the line itself when it does not
+    tokenize alone (part of a string or a bracket spanning lines)."""
+    try:
+        tokens = tokenize.generate_tokens(io.StringIO(line.strip() + "\n").readline)
+        return tuple(t.string for t in tokens if t.type not in _NOT_CODE)
+    except (tokenize.TokenError, SyntaxError):
+        return line
+
+
+_NOT_CODE: Final = frozenset(
+    {
+        tokenize.COMMENT,
+        tokenize.NL,
+        tokenize.NEWLINE,
+        tokenize.INDENT,
+        tokenize.DEDENT,
+        tokenize.ENDMARKER,
+    }
+)
 
 
 def merged(parts: Iterable[Touched]) -> Touched:
@@ -258,7 +291,7 @@ def touched_by(git: Git, change: Change, files: Iterable[str]) -> dict[str, Touc
     at_base = [path for path in files if git.read(path, change.base) is not None]
     found: dict[str, Touched] = {}
     for path, hunks in git.hunks(change.base, change.head, at_base).items():
-        part = merged(touched_lines(len(h.removed), h.old_start, h.added) for h in hunks)
+        part = merged(touched_lines(h.removed, h.old_start, h.added) for h in hunks)
         if part.lines or part.after:
             found[path] = part
     return found
