@@ -124,4 +124,4 @@ def test_a_line_whose_comment_or_spacing_alone_changed_needs_no_case(git_repo: G
     )
     repo.commit("a comment on a line no case runs")
     _, rows = review_rows(repo)
-    assert row(rows, CHECK) == ("pass", "no changed statement at BASE needs a case")
+    assert row(rows, CHECK) == ("pass", "no line of production code at BASE changed")
