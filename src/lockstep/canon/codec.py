@@ -184,6 +184,7 @@ from lockstep.canon import stdlib_values as _stdlib_values  # noqa: F401 -- $fra
 from lockstep.canon import thread_locals as _thread_locals  # noqa: F401 -- adds $local
 from lockstep.canon import time_tuples as _time_tuples  # noqa: F401 -- $struct_time
 from lockstep.canon import weak_references as _weak_references  # noqa: F401 -- $weakref
+from lockstep.canon import xml_elements as _xml_elements  # noqa: F401 -- adds $element
 from lockstep.canon import zoneinfo_zones as _zoneinfo_zones  # noqa: F401 -- adds $zoneinfo
 from lockstep.canon._core import JSON, MAX_DEPTH, MAX_INT_DIGITS, qualified_name
 from lockstep.canon.callables import (

@@ -498,6 +498,18 @@ def _closure(payload: object) -> str:
     return f"<{_str(parts[1])} of {_class_name(parts[0])} ({shown})>"
 
 
+def _element(payload: object) -> str:
+    """``<p class='x'>…</p>``: the element's tag, attributes and how many children."""
+    tag, attrib, _text, _tail, children = _list(payload, 5)
+    name = _str(tag) if isinstance(tag, str) else f"!{_str(_list(tag, 1)[0])}"
+    pairs = "".join(
+        f" {_render(p[0])}={_render(p[1])}"
+        for p in _list(attrib)
+        if isinstance(p, list) and len(p) == 2
+    )
+    return f"<Element {name}{pairs} ({len(_list(children))} children)>"
+
+
 def _exc(payload: object) -> str:
     """``SchemaError('bad', autos=[...])``, ``from KeyError('k')`` when it has a cause."""
     name, args, state, chain = _list(payload, 4)
@@ -579,6 +591,7 @@ _TAGS: Final[dict[str, Callable[[object], str]]] = {
     "$lambda": _lambda,
     "$closure": _closure,
     "$local": lambda p: f"threading.local({_render(p)})",
+    "$element": _element,
     "$pytz": _pytz,
     "$struct_time": _struct_time,
     "$isocalendar": lambda p: f"IsoCalendarDate({_items(_list(p, 3))})",
