@@ -77,3 +77,35 @@ def test_a_drifted_object_of_the_projects_class_shows_the_line_that_moved(
     assert '+        "tail": 61\n' in red.stdout, red.stdout
     changed = [x for x in red.stdout.splitlines() if x.lstrip()[:1] in "+-"]
     assert max(map(len, changed)) < 100, changed
+
+
+RENDER = """
+def render(n):
+    return "<p>" + "".join("&#%d;" % i for i in range(n)) + "</p>"
+"""
+
+
+def test_a_long_text_without_line_breaks_shows_the_piece_that_changed(tmp_path: Path) -> None:
+    """Python-Markdown renders a page as one string: a 32 KB line each side, and the drift's
+    diff was empty (no place shown where they differ)."""
+    root = tmp_path / "pages"
+    write_files(
+        root,
+        {
+            "lockstep.toml": '[[ledger]]\npackage = "pages"\n',
+            "pyproject.toml": '[tool.pytest.ini_options]\npythonpath = ["src"]\n',
+            "src/pages/__init__.py": RENDER,
+            "tests/test_pages.py": (
+                "from pages import render\n\n\ndef test_render():\n"
+                "    assert render(3000).startswith('<p>&#0;')\n"
+            ),
+        },
+    )
+    assert pytest_in(root, "--lockstep-record", "-q", "tests").code == 0
+    red = red_after_change(
+        root, "src/pages/__init__.py", '"&#%d;" % i', '"&#%d;" % (i + (i == 1500))'
+    )
+    changed = [x for x in red.stdout.splitlines() if x.lstrip()[:1] in "+-" and "&#" in x]
+    assert len(changed) == 2, red.stdout[-3000:]
+    assert "&#1500;" in changed[0] and "&#1501;&#1501;" in changed[1], changed
+    assert max(map(len, changed)) < 140, changed

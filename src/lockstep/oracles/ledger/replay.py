@@ -16,6 +16,7 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import inspect
+import re
 import types
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -512,21 +513,63 @@ def _value_diff(expected: JSON, actual: JSON) -> str:
         return ""
     except Exception:  # the project's own __repr__ failed
         left, right = _frozen_pretty(expected), _frozen_pretty(actual)
-    if _unbroken(left) or _unbroken(right):
+    texts = type(expected) is str and type(actual) is str
+    if _unbroken(left) or _unbroken(right) or (not texts and _long(left, right)):
         left, right = _frozen_pretty(expected), _frozen_pretty(actual)
-    if "\n" not in left and "\n" not in right:
-        return ""
+    if "\n" not in left and "\n" not in right and max(len(left), len(right)) <= LONG_LINE:
+        return ""  # one short line each: the drift's two sides say it all
     return diff.unified(
-        left + "\n", right + "\n", label_expected="recorded", label_actual="replayed"
+        _folded(left) + "\n",
+        _folded(right) + "\n",
+        label_expected="recorded",
+        label_actual="replayed",
     )
 
 
+LONG_LINE: Final = 120
+"""A line longer than this is folded for a drift's diff (:func:`_folded`)."""
+
+_BREAK_AFTER: Final = re.compile(r"[\s>,;]")
+
+
+def _folded(text: str) -> str:
+    """``text`` with each line longer than :data:`LONG_LINE` folded, after a space, a
+    ``>``, a comma or a semicolon once a piece is 60 characters long (cut at 120 where
+    there is none): a 32 KB rendered page as one string made a diff of one line each
+    side, no place shown where they differ.  The breaks depend on the text around them,
+    so past a change the two sides break alike again and the diff shows only the lines
+    that differ; continued lines start with "↪ "."""
+    out: list[str] = []
+    for line in text.split("\n"):
+        if len(line) <= LONG_LINE:
+            out.append(line)
+            continue
+        pieces: list[str] = []
+        start = 0
+        while len(line) - start > LONG_LINE:
+            window = line[start + 60 : start + LONG_LINE]
+            found = _BREAK_AFTER.search(window)
+            end = start + 60 + found.end() if found else start + LONG_LINE
+            pieces.append(line[start:end])
+            start = end
+        pieces.append(line[start:])
+        out.append(pieces[0])
+        out.extend("↪ " + piece for piece in pieces[1:])
+    return "\n".join(out)
+
+
 def _unbroken(text: str) -> bool:
-    """Whether ``pprint`` left a value's text one long line, or with no content at all:
-    an object of the project's own class prints through its ``__repr__`` (a ``Doc(...)``
-    of 200 rows as one 6,000-character line, or ``<pkg.Doc object at 0x...>``), and a
-    diff of such lines shows no place where they differ."""
-    return " object at 0x" in text or any(len(line) > 120 for line in text.splitlines())
+    """Whether ``pprint`` left a value's text with no content at all: an object of the
+    project's own class prints through its ``__repr__`` (``<pkg.Doc object at 0x...>``),
+    and a diff of such lines shows no place where they differ."""
+    return " object at 0x" in text
+
+
+def _long(*texts: str) -> bool:
+    """Whether a line is past :data:`LONG_LINE`: a value other than a text printed so (a
+    ``Doc(...)`` of 200 rows as one 6,000-character line, through its ``__repr__``) reads
+    better as its frozen form, one key or item a line; a text's long lines are folded."""
+    return any(len(line) > LONG_LINE for text in texts for line in text.splitlines())
 
 
 def _frozen_pretty(value: JSON) -> str:
