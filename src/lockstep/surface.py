@@ -202,7 +202,7 @@ def _decorators(node: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
 
 def _class_members(cls: ast.ClassDef, *, private: bool = False) -> list[str]:
     """The methods of ``cls`` its surface holds; with ``private``, also the private ones and
-    ``__init__`` (dunders outside :data:`VALUE_DUNDERS` stay out)."""
+    its constructors (:data:`CONSTRUCTORS`; dunders outside :data:`VALUE_DUNDERS` stay out)."""
     if _is_protocol(cls):
         return []  # a typing.Protocol's methods are stubs: nothing runs there
     names: list[str] = []
@@ -211,7 +211,7 @@ def _class_members(cls: ast.ClassDef, *, private: bool = False) -> list[str]:
             continue
         name = node.name
         dunder = name.startswith("__") and name.endswith("__")
-        if dunder and name not in VALUE_DUNDERS and not (private and name == "__init__"):
+        if dunder and name not in VALUE_DUNDERS and not (private and name in CONSTRUCTORS):
             continue
         if not dunder and name.startswith("_") and not private:
             continue
@@ -346,6 +346,11 @@ def tested_members(package: str, root: Path, *, where: str) -> list[Member]:
             unique.setdefault(member.target, member)
     return list(unique.values())
 
+
+CONSTRUCTORS: Final = ("__init__", "__new__")
+"""What makes a class's objects: beyond the surface, recorded where the tests call them.
+A value class that is a named tuple or extends an immutable builtin normalizes what it
+is given in ``__new__`` (isoweek's ``Week(2011, 53)`` is the first week of 2012)."""
 
 MADE_BY_DECORATORS: Final = (
     "__init__",
