@@ -302,6 +302,10 @@ def test_init_yes_on_a_library_proposes_its_surface_and_its_commands_work_unedit
     replay = run_cli("replay", cwd=tmp_path)
     assert replay.code == 0, replay.output
     assert "units.convert.to_metres" in replay.stdout
+    # the package under src/ is not installed: its starter run imports it from src/
+    pinned = (tmp_path / "lockstep" / "units-2.pins.jsonl").read_text()
+    assert "usage: units LENGTH" in pinned and "No module named" not in pinned, pinned
+    assert config["pins"][0]["env_keys"] == ["PYTHONPATH"]  # type: ignore[index]
 
     convert = tmp_path / "src/units/convert.py"
     convert.write_text(convert.read_text().replace('"cm": 0.01', '"cm": 0.1'))

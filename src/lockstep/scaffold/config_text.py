@@ -64,12 +64,17 @@ def _list(items: Sequence[str]) -> str:
 
 
 def starter_cases(script: ScriptCandidate) -> str:
-    """A cases file with one run of the script without arguments, to be extended."""
+    """A cases file with one run of the script without arguments, to be extended.  A
+    package under ``src/`` run as ``python -m`` gets ``PYTHONPATH = "src"``: from the
+    project's root it imports only once installed, and the run froze its
+    ``No module named ...`` (mistune's, Python-Markdown's)."""
+    under_src = script.command[:2] == ("python", "-m") and script.path.startswith("src/")
+    env = '\nenv = { PYTHONPATH = "src" }  # the package sits under src/' if under_src else ""
     return (
         f"# The runs of {script.path} that pins oracle {script.name!r} freezes: one [[case]]\n"
         "# per run, with id, argv (after the command), env and stdin. 'lockstep init' wrote\n"
         "# one run without arguments; add the runs your users make.\n\n"
-        f"[[case]]\nid = {_s(STARTER_CASE)}\nargv = []\n"
+        f"[[case]]\nid = {_s(STARTER_CASE)}\nargv = []{env}\n"
     )
 
 
