@@ -595,7 +595,10 @@ def _fast_encoder(slow: Encoder) -> Callable[[Any, int], JSON]:  # noqa: C901 --
             finally:
                 around.pop()
             if outermost:
-                return end_outermost(out, d)
+                ended = end_outermost(out, d)
+                if ended is None:  # the slow path freezes it again (objects.end_outermost)
+                    raise _TooDeep
+                return ended
             forms.done[id(v)] = (v, out)  # no cycle leaves it: the fast encoder has none
             return out
         plan = slotted.get(t)

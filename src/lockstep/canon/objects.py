@@ -698,18 +698,28 @@ def begin_outermost() -> None:
     """Begin the bookkeeping of an outermost object of the project (not inside another
     one being frozen): the forms of the objects frozen inside it, and their count."""
     _ACTIVE_OBJECTS.done = {}
+    _ACTIVE_OBJECTS.outward = {}
     _ACTIVE_OBJECTS.shared = False
     _ACTIVE_OBJECTS.count = 0
 
 
-def end_outermost(frozen: JSON, depth: int) -> JSON:
+def end_outermost(frozen: JSON, depth: int) -> JSON | None:
     """The outermost object's form, its objects met again written once
-    (:mod:`~lockstep.canon.shared`)."""
+    (:mod:`~lockstep.canon.shared`); None when an object whose form refers to an object
+    around it was met again at a place the form could not be written once for (the
+    caller freezes the value again, such objects each time in full)."""
     _ACTIVE_OBJECTS.done = {}
+    _ACTIVE_OBJECTS.outward = {}
     if _ACTIVE_OBJECTS.shared:
         _ACTIVE_OBJECTS.shared = False
         return shared.share(frozen, depth)
     return frozen
+
+
+def _sharing_outward() -> bool:
+    """Whether an object whose form refers to an object around it is written once when
+    met again (``$same``); off while a value is frozen again because it could not be."""
+    return not getattr(_ACTIVE_OBJECTS, "no_outward", False)
 
 
 def held_around(v: Any) -> bool:
@@ -806,14 +816,9 @@ def _freeze_own(self: Encoder, v: Any, t: type[Any], depth: int) -> JSON:
         raise TooLarge(
             f"holds more than {MAX_OBJECTS:,} objects: too large to freeze (data, not behaviour)"
         )
-    again = done.get(id(v))
-    if again is not None and again[0] is v:
-        # The same object again inside one object (a document's items, a time zone's
-        # offsets): the very same form, which the outermost object writes once
-        # (:mod:`~lockstep.canon.shared`), without reading the object again.
-        check_level(depth)
-        _ACTIVE_OBJECTS.shared = True
-        return again[1]
+    again = _met_again(v, done, depth)
+    if again is not None:
+        return again
     floors: list[int] = _ACTIVE_OBJECTS.floors
     if id(v) in active:
         return _cycle(active, floors, v, depth)
@@ -846,10 +851,46 @@ def _freeze_own(self: Encoder, v: Any, t: type[Any], depth: int) -> JSON:
         self_contained = floors.pop() >= len(active)
     frozen: JSON = {"$obj": [name, body]}
     if outermost_now():
-        return end_outermost(frozen, depth)
-    if self_contained:  # a form that refers to an object around it is kept nowhere else
-        done[id(v)] = (v, frozen)  # inside a larger value: it may be reached again
+        return _outermost_form(self, v, t, frozen, depth)
+    if self_contained:  # inside a larger value: it may be reached again
+        done[id(v)] = (v, frozen)
+    else:  # refers to an object around it: met again, written once where it was frozen
+        _ACTIVE_OBJECTS.outward[id(v)] = (v, frozen)
     return frozen
+
+
+def _met_again(v: Any, done: dict[int, tuple[Any, JSON]], depth: int) -> JSON | None:
+    """The form of an object met again inside the outermost one, or None.
+
+    A document's items, a time zone's offsets: the very same form, which the outermost
+    object writes once (:mod:`~lockstep.canon.shared`), without reading the object again.
+    One whose form refers to an object around its first place (a registry of parsers
+    that point back at their document) is that form as an :class:`~.shared.Alias`: written
+    once there, ``{"$same": n}`` here, it thaws to that very object."""
+    again = done.get(id(v))
+    if again is None or again[0] is not v:
+        again = _ACTIVE_OBJECTS.outward.get(id(v)) if _sharing_outward() else None
+        if again is None or again[0] is not v:
+            return None
+        check_level(depth)
+        _ACTIVE_OBJECTS.shared = True
+        return shared.Alias(again[1])
+    check_level(depth)
+    _ACTIVE_OBJECTS.shared = True
+    return again[1]
+
+
+def _outermost_form(self: Encoder, v: Any, t: type[Any], frozen: JSON, depth: int) -> JSON:
+    """The outermost object's form, its objects met again written once; frozen again
+    without :class:`~.shared.Alias` forms where one could not be (see ``shared.share``)."""
+    out = end_outermost(frozen, depth)
+    if out is not None:
+        return out
+    _ACTIVE_OBJECTS.no_outward = True
+    try:
+        return _freeze_own(self, v, t, depth)
+    finally:
+        _ACTIVE_OBJECTS.no_outward = False
 
 
 def _cycle(active: list[int], floors: list[int], v: Any, depth: int) -> JSON:

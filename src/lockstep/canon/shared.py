@@ -36,24 +36,45 @@ _PAIRS: Final = frozenset({"$dict", "$counter"})
 _LEAVES: Final = frozenset({"$same", "$ref", "$node", "$kept"})
 
 
-def share(root: JSON, level: int) -> JSON:
+class Alias(dict[str, Any]):
+    """What the encoder puts where an object whose form refers to an object around it is
+    met again: the form it was frozen to at its first place (whose ``$ref`` numbers are
+    right only there), to be written ``{"$same": n}`` by :func:`share`."""
+
+
+def share(root: JSON, level: int) -> JSON | None:
     """``root`` (an outermost ``$obj`` form at ``level``, in which the encoder put the
     very same form at each place an object was reached again) with every later place of
     a form turned into ``{"$same": n}``.  Nothing in ``root`` changes: each container on
     a changed path is copied.  A container past :data:`MAX_DEPTH` is refused (a form
-    written at a deeper place than where it was frozen)."""
-    shared: JSON = _Sharing().walk(root, level, False)
-    return shared
+    written at a deeper place than where it was frozen).
+
+    An :class:`Alias` (an object whose form refers to an object around it, met again)
+    becomes ``{"$same": n}`` of the place it was frozen at, which must come first in the
+    written order: the form is written there, where its references are right.  None when
+    one comes before it, or inside a set member or a dict key: the caller freezes the
+    value again without aliases."""
+    sharing = _Sharing()
+    shared: JSON = sharing.walk(root, level, False)
+    return None if sharing.broken else shared
 
 
 class _Sharing:
-    __slots__ = ("seen",)
+    __slots__ = ("broken", "by_payload", "seen")
 
     def __init__(self) -> None:
         self.seen: dict[int, int] = {}
+        self.by_payload: dict[int, int] = {}
+        self.broken = False
 
     def walk(self, value: Any, level: int, unordered: bool) -> Any:
         t = type(value)
+        if t is Alias:
+            n = None if unordered else self.by_payload.get(id(value.get("$obj")))
+            if n is None:
+                self.broken = True
+                return value
+            return {"$same": n}
         if t is not list and t is not dict:
             return value
         if level > MAX_DEPTH:
@@ -64,7 +85,7 @@ class _Sharing:
                 n = self.seen.get(id(value))
                 if n is not None:
                     return {"$same": n}
-                self.seen[id(value)] = len(self.seen)
+                self.seen[id(value)] = self.by_payload[id(value[tag])] = len(self.seen)
             elif tag in _UNORDERED:
                 self.walk(value[tag], level + 1, True)
                 return value
@@ -80,7 +101,7 @@ class _Sharing:
         out: Any = None
         items = enumerate(value) if type(value) is list else _sorted_items(value)
         for key, x in items:
-            if type(x) is list or type(x) is dict:
+            if type(x) is list or type(x) is dict or type(x) is Alias:
                 y = self.walk(x, level + 1, unordered)
                 if y is not x:
                     if out is None:
@@ -122,45 +143,65 @@ def _with(value: dict[str, Any], tag: str, payload: Any) -> dict[str, Any]:
 def numbered(root: JSON) -> list[Any]:
     """The ``$obj`` payloads of the outermost form ``root`` in the order :func:`share`
     numbered them (``root``'s own first): what each ``{"$same": n}`` inside names."""
-    found: list[Any] = []
-    _number(root, False, found, 0)
-    return found
+    return _Numbering(root).found
 
 
-def _number(value: Any, unordered: bool, found: list[Any], level: int) -> None:
-    t = type(value)
-    if level > MAX_DEPTH + 1 or (t is not list and t is not dict):
-        return
-    if t is list:
-        for x in value:
+class _Numbering:
+    """The numbered payloads, and for each the numbers of the forms around its place
+    (outermost first): where a ``$ref`` leaving it pointed."""
+
+    __slots__ = ("chains", "found", "stack")
+
+    def __init__(self, root: JSON) -> None:
+        self.found: list[Any] = []
+        self.chains: list[tuple[int, ...]] = []
+        self.stack: list[int] = []
+        self.number(root, False, 0)
+
+    def number(self, value: Any, unordered: bool, level: int) -> None:
+        t = type(value)
+        if level > MAX_DEPTH + 1 or (t is not list and t is not dict):
+            return
+        if t is list:
+            for x in value:
+                if type(x) is list or type(x) is dict:
+                    self.number(x, unordered, level + 1)
+            return
+        pushed = False
+        if len(value) == 1:
+            tag = next(iter(value))
+            if self.tagged(tag, value[tag], unordered, level):
+                return
+            if tag == "$obj" and not unordered:
+                self.chains.append(tuple(self.stack))
+                self.stack.append(len(self.found))
+                self.found.append(value[tag])
+                pushed = True
+        for _, x in _sorted_items(value):
             if type(x) is list or type(x) is dict:
-                _number(x, unordered, found, level + 1)
-        return
-    if len(value) == 1:
-        tag = next(iter(value))
-        payload = value[tag]
+                self.number(x, unordered, level + 1)
+        if pushed:
+            self.stack.pop()
+
+    def tagged(self, tag: str, payload: Any, unordered: bool, level: int) -> bool:
+        """Number inside a tag whose payload is not walked key by key; whether it was one."""
         if tag in _LEAVES or tag in _UNORDERED:
-            return
-        if tag == "$obj" and not unordered:
-            found.append(payload)
-        elif tag in _PAIRS:
-            _number_pairs(payload, unordered, found, level + 1)
-            return
-        elif tag == "$defaultdict" and type(payload) is list and len(payload) == 2:
-            _number_pairs(payload[1], unordered, found, level + 2)
-            return
-    for _, x in _sorted_items(value):
-        if type(x) is list or type(x) is dict:
-            _number(x, unordered, found, level + 1)
+            return True
+        if tag in _PAIRS:
+            self.pairs(payload, unordered, level + 1)
+            return True
+        if tag == "$defaultdict" and type(payload) is list and len(payload) == 2:
+            self.pairs(payload[1], unordered, level + 2)
+            return True
+        return False
 
-
-def _number_pairs(pairs: Any, unordered: bool, found: list[Any], level: int) -> None:
-    """The values of ``[key, value]`` pairs (a list at ``level``), in the pairs' order."""
-    if type(pairs) is not list:
-        return
-    for pair in pairs:
-        if type(pair) is list and len(pair) == 2:
-            _number(pair[1], unordered, found, level + 2)
+    def pairs(self, pairs: Any, unordered: bool, level: int) -> None:
+        """The values of ``[key, value]`` pairs (a list at ``level``), in the pairs' order."""
+        if type(pairs) is not list:
+            return
+        for pair in pairs:
+            if type(pair) is list and len(pair) == 2:
+                self.number(pair[1], unordered, level + 2)
 
 
 SAME_KEY: Final = b'"$same":'
@@ -170,30 +211,115 @@ these characters is written with its quotes escaped, so only the tag matches).""
 
 def unshared(value: JSON) -> JSON:
     """``value`` with each ``{"$same": n}`` written out as the form it names (that form's
-    own ``$same`` places too): the tree form, as a ledger recorded before wrote it."""
-    expanded: JSON = _expand(value, None, {}, 0)
+    own ``$same`` places too): the tree form, as a ledger recorded before wrote it.
+
+    A ``$ref`` in the form written out that points to an object around the form's own
+    place (a parser pointing back at its document) is renumbered for the new place, when
+    that object is around it there too: the tree form had it so."""
+    expanded: JSON = _Expander().expand(value, 0)
     return expanded
 
 
-def _expand(value: Any, table: list[Any] | None, memo: dict[int, Any], level: int) -> Any:
-    t = type(value)
-    if (t is not list and t is not dict) or level > MAX_DEPTH + 1:
+class _Expander:
+    __slots__ = ("busy", "chains", "contexts", "index", "memo", "stack", "table")
+
+    def __init__(self) -> None:
+        self.table: list[Any] | None = None
+        self.chains: list[tuple[int, ...]] = []
+        self.index: dict[int, int] = {}
+        self.memo: dict[int, Any] = {}
+        self.busy: set[int] = set()
+        self.stack: list[int] = []
+        self.contexts: list[tuple[int, int]] = []
+        """Each form being written out at another place: (its number, the length of
+        the stack at that place)."""
+
+    def expand(self, value: Any, level: int) -> Any:
+        t = type(value)
+        if (t is not list and t is not dict) or level > MAX_DEPTH + 1:
+            return value
+        if t is list:
+            return [self.expand(x, level + 1) for x in value]
+        if len(value) == 1:
+            tag = next(iter(value))
+            payload = value[tag]
+            if tag == "$same" and self.table is not None:
+                return self.same(value, payload, level)
+            if tag == "$ref" and self.contexts:
+                return self.ref(value, payload)
+            if tag == "$obj":
+                if self.table is None:
+                    numbering = _Numbering(value)
+                    self.table, self.chains = numbering.found, numbering.chains
+                    self.index = {id(p): n for n, p in enumerate(self.table)}
+                n = self.index.get(id(payload))
+                if n is not None:
+                    self.stack.append(n)
+                    try:
+                        return {"$obj": self.expand(payload, level + 1)}
+                    finally:
+                        self.stack.pop()
+        return {k: self.expand(x, level + 1) for k, x in value.items()}
+
+    def same(self, value: Any, n: Any, level: int) -> Any:
+        assert self.table is not None
+        if type(n) is not int or not 0 <= n < len(self.table) or n in self.busy:
+            return value  # a form naming itself stays as it is
+        kept = self.memo.get(n)
+        if kept is not None:
+            return kept
+        self.busy.add(n)
+        self.contexts.append((n, len(self.stack)))
+        self.stack.append(n)
+        try:
+            done = {"$obj": self.expand(self.table[n], level + 1)}
+        finally:
+            self.stack.pop()
+            self.contexts.pop()
+            self.busy.discard(n)
+        if not _refers_out(self.table[n]):
+            self.memo[n] = done  # the same wherever it is written out
+        return done
+
+    def ref(self, value: Any, r: Any) -> Any:
+        """A ``$ref`` inside a form written out at another place, renumbered if it points
+        to an object around the form's own place that is around the new one too."""
+        n, base = self.contexts[-1]
+        if type(r) is not int or r < 0:
+            return value
+        k = len(self.stack) - 1 - base  # objects between the form and the reference
+        if r <= k:
+            return value  # inside the form: the same wherever it is
+        chain = self.chains[n]
+        if r - k > len(chain):
+            return value
+        target = chain[-(r - k)]
+        around = self.stack[:base]
+        for j in range(len(around) - 1, -1, -1):
+            if around[j] == target:
+                return {"$ref": k + (base - j)}
         return value
-    if t is list:
-        return [_expand(x, table, memo, level + 1) for x in value]
-    if len(value) == 1:
-        tag = next(iter(value))
-        payload = value[tag]
-        if tag == "$same" and table is not None:
-            if type(payload) is not int or not 0 <= payload < len(table):
-                return value
-            target = table[payload]
-            done = memo.get(id(target))
-            if done is None:
-                done = memo[id(target)] = None  # a form naming itself stays as it is
-                done = memo[id(target)] = {"$obj": _expand(target, table, memo, level + 1)}
-            return value if done is None else done
-        if tag == "$obj" and table is None:
-            inner = numbered(value)
-            return {"$obj": _expand(payload, inner, {}, level + 1)}
-    return {k: _expand(x, table, memo, level + 1) for k, x in value.items()}
+
+
+def _refers_out(payload: Any) -> bool:
+    """Whether a form's payload holds a ``$ref`` to an object around the form."""
+    found = [False]
+
+    def walk(value: Any, k: int, level: int) -> None:
+        t = type(value)
+        if found[0] or level > MAX_DEPTH + 1 or (t is not list and t is not dict):
+            return
+        if t is dict and len(value) == 1:
+            tag = next(iter(value))
+            if tag == "$ref":
+                if type(value[tag]) is int and value[tag] > k:
+                    found[0] = True
+                return
+            if tag == "$obj":
+                walk(value[tag], k + 1, level + 1)
+                return
+        for x in value if t is list else value.values():
+            walk(x, k, level + 1)
+
+    walk(payload, 0, 0)
+    return found[0]
