@@ -104,3 +104,27 @@ def test_a_bad_configuration_under_pytest_lockstep_is_one_line(tmp_path: Path) -
     assert result.code == 4, result.output  # pytest's usage error
     assert "ERROR: lockstep: lockstep.toml: lockstep.bogus_key: unknown key" in result.output
     assert "Traceback" not in result.output and "pluggy" not in result.output
+
+
+def test_paths_the_projects_addopts_names_leave_the_ledgers_in(tmp_path: Path) -> None:
+    """pyparsing's ``addopts`` names its test files: pytest reads them as paths given, and
+    ``pytest --lockstep`` collected no ledger and passed a drifted one."""
+    root = tmp_path / "project"
+    write_files(
+        root,
+        {
+            "lockstep.toml": '[[ledger]]\nname = "cents"\ntarget = "money:cents"\n',
+            "money.py": MONEY,
+            "tests/test_money.py": TESTS,
+            "pyproject.toml": '[tool.pytest.ini_options]\naddopts = "tests/test_money.py"\n',
+        },
+    )
+    assert pytest_in(root, "--lockstep-record", "-q").code == 0
+    green = pytest_in(root, "--lockstep", "-q", "-p", "no:randomly")
+    assert green.code == 0 and "2 passed" in green.output, green.output
+    money = root / "money.py"
+    money.write_text(MONEY.replace("* 100", "* 10"))
+    red = pytest_in(root, "--lockstep", "-q", "-p", "no:randomly")
+    assert red.code == 1, red.output
+    only_tests = pytest_in(root, "--lockstep", "-q", "-p", "no:randomly", "tests")
+    assert "1 failed" in only_tests.output  # a path typed on the command line still selects

@@ -118,13 +118,21 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> OracleFile
 
 
 def _wanted(config: pytest.Config, path: Path) -> bool:
-    """Oracles are added to a run with no explicit paths, or under a path the user named."""
+    """Oracles are added to a run with no explicit paths, or under a path the user named.
+
+    Named on the command line itself: paths a project's ``addopts`` names (pyparsing's
+    ``tests/test_simple_unit.py``) are pytest's ``args`` too, and reading them so left
+    every ledger out of ``pytest --lockstep``, which then passed whatever had drifted."""
     if config.args_source is not pytest.Config.ArgsSource.ARGS:
         return True
+    typed = set(config.invocation_params.args)
+    named = [arg for arg in config.args if arg in typed]
+    if not named:
+        return True
     target = path.resolve()
-    for arg in config.args:
-        named = (config.invocation_params.dir / arg.split("::", 1)[0]).resolve()
-        if named == target or named in target.parents:
+    for arg in named:
+        where = (config.invocation_params.dir / arg.split("::", 1)[0]).resolve()
+        if where == target or where in target.parents:
             return True
     return False
 
