@@ -838,3 +838,27 @@ def test_today_s_code_ending_the_process_is_red_not_a_silent_green(
     red = run_cli("replay", cwd=tmp_path)
     assert red.code == 1, red.output
     assert says in red.stdout and "NOT GREEN" in red.stdout, red.stdout
+
+
+def test_an_exclude_may_name_a_member_recorded_beyond_the_surface(tmp_path: Path) -> None:
+    """pyparsing's ``core.Tag._add_tag`` (a private method, wrapped while recording: its
+    wrapper broke a test reading the stack) was refused as naming no member."""
+    package = dict(WARNING_PACKAGE)
+    package["src/sums/__init__.py"] = WARNING_PACKAGE["src/sums/__init__.py"].replace(
+        "def total(items):\n            return sum(items)",
+        "def total(items):\n            return _add(items)\n\n\n"
+        "        def _add(items):\n            return sum(items)",
+    )
+    package["tests/test_sums.py"] = (
+        "from sums import _add, total\n\n\ndef test_total():\n"
+        "    assert total([1, 2]) == _add([1, 2]) == 3\n"
+    )
+    config = '[[ledger]]\npackage = "sums"\nexclude = ["_add", "old_*"]\n'
+    write_files(tmp_path, {**package, "lockstep.toml": config})
+    recorded = pytest_in(tmp_path, "--lockstep-record", "-q", "tests")
+    assert recorded.code == 0, recorded.output
+    assert rows_of(tmp_path / "lockstep/sums.total.ledger.jsonl")
+    assert not (tmp_path / "lockstep/sums._add.ledger.jsonl").exists()
+    (tmp_path / "lockstep.toml").write_text(config.replace('"_add"', '"_addd"'))
+    typo = run_cli("status", cwd=tmp_path)
+    assert typo.code == 2 and "'_addd' names no member of package 'sums'" in typo.stderr

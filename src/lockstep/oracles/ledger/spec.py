@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, Literal, Self
 
@@ -97,7 +98,8 @@ class LedgerSpec(OracleSpec, frozen=True, kw_only=True):
             return None
         from lockstep.surface import surface  # reads the package's source; imports nothing of it
 
-        members = self._kept(surface(self.package, root, where=f"{where}.package"), where)
+        public = surface(self.package, root, where=f"{where}.package")
+        members = self._kept(public, where, beyond=lambda: self._beyond(root, where))
         if not members:
             raise ConfigError(
                 f"{where}.package: package {self.package!r} has no public "
@@ -126,18 +128,38 @@ class LedgerSpec(OracleSpec, frozen=True, kw_only=True):
             out.append((spec, f"{name}{SUFFIX}"))
         return tuple(out)
 
+    def _beyond(self, root: Path, where: str) -> list[str]:
+        """The names of the members recorded beyond the surface (with ``private``)."""
+        if not self.private:
+            return []
+        from lockstep.surface import tested_members
+
+        members = tested_members(self.package, root, where=f"{where}.package")
+        return [m.short(self.package) for m in members]
+
     def _kept(
-        self, members: list[Member], where: str, *, every_pattern_used: bool = True
+        self,
+        members: list[Member],
+        where: str,
+        *,
+        every_pattern_used: bool = True,
+        beyond: Callable[[], list[str]] | None = None,
     ) -> list[Member]:
         """``members`` less those ``exclude`` names (each pattern must name one of the
-        surface's, or it is a typo)."""
+        surface's, or, with ``private``, one recorded beyond it (``beyond``), or it is a
+        typo: pyparsing's ``core.Tag._add_tag``, a private method, was refused)."""
         if not self.exclude:
             return members
         import fnmatch
 
         shorts = [m.short(self.package) for m in members]
+        others: list[str] | None = None
         for index, pattern in enumerate(self.exclude):
             if every_pattern_used and not fnmatch.filter(shorts, pattern):
+                if beyond is not None:
+                    others = beyond() if others is None else others
+                    if fnmatch.filter(others, pattern):
+                        continue
                 raise ConfigError(
                     f"{where}.exclude[{index}]: {pattern!r} names no member of package "
                     f"{self.package!r} (members are named as their ledgers are: module.Qual.name)"
