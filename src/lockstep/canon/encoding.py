@@ -48,7 +48,12 @@ from lockstep.canon._core import (
 from lockstep.canon.cached_attributes import without_cached
 from lockstep.canon.callables import _CALLABLE_TYPES, IterItems, freeze_callable
 from lockstep.canon.library_classes import TOOLING, library_plain, not_plain_because, test_module
-from lockstep.canon.methods import freeze_method
+from lockstep.canon.methods import (
+    builtin_owner,
+    enc_builtin_method,
+    freeze_builtin_method,
+    freeze_method,
+)
 from lockstep.canon.objects import (
     _ACTIVE_OBJECTS,
     begin_outermost,
@@ -129,6 +134,7 @@ AS_USED: dict[type, Callable[[Any, int], JSON]] = {}
 a callable's calls (:class:`~lockstep.canon.callbacks.CalledBack`, which adds itself)."""
 
 FALLBACK_ENCODERS: list[FallbackEncoder] = []
+FALLBACK_ENCODERS.append(enc_builtin_method)  # re.Pattern.match bound (a builtin_method)
 """Tried in order for a value that no built-in rule, registered encoder or builtin base type
 freezes, before it is refused: where a module of this package adds a tag family."""
 
@@ -274,6 +280,8 @@ class Encoder:
         method (its object and name), or a bare ``object()`` marker (where it is kept)."""
         if t is types.MethodType:
             return freeze_method(self, v, depth)
+        if t is types.BuiltinMethodType and builtin_owner(v):
+            return freeze_builtin_method(self, v, depth)
         if t is object:
             return freeze_sentinel(v, enclosing_classes(), depth)
         try:

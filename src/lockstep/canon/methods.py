@@ -15,8 +15,9 @@ class), found without ``getattr``, so no descriptor, ``__getattr__`` or property
 
 from __future__ import annotations
 
+import re
 import types
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from lockstep.canon._core import JSON, Unfreezable, _short, check_level
 from lockstep.canon.callables import _names, freeze_callable
@@ -67,6 +68,36 @@ def freeze_method(encoder: Encoder, v: types.MethodType, depth: int) -> JSON:
     return {"$method": [encoder.child(owner, ".__self__", depth + 2), name]}
 
 
+_BUILTIN_OWNERS: Final[frozenset[type[Any]]] = frozenset(
+    {re.Pattern, str, bytes, int, float, complex, tuple, frozenset}
+)
+"""Classes whose objects' builtin methods a value may hold bound (pyparsing keeps
+``self.re_match = self.re.match`` in every ``Word``, ``Char`` and ``Regex``): each
+object freezes as a value, none of their methods does more than read it, and none can
+change it.  A list's ``append`` is refused: thawed, it would append to a copy of the
+list, not to the one the value holds beside it."""
+
+
+def builtin_owner(v: Any) -> bool:
+    """Whether ``v`` is a builtin method bound to an object of :data:`_BUILTIN_OWNERS`."""
+    owner = getattr(v, "__self__", None)
+    return type(owner) in _BUILTIN_OWNERS and _bound_builtin(type(owner), v.__name__)
+
+
+def _bound_builtin(cls: type[Any], name: Any) -> bool:
+    return (
+        type(name) is str
+        and not name.startswith("_")
+        and type(cls.__dict__.get(name)) is types.MethodDescriptorType
+    )
+
+
+def freeze_builtin_method(encoder: Encoder, v: Any, depth: int) -> JSON:
+    """``{"$method": [owner, name]}`` for a builtin method bound to such an object."""
+    check_level(depth + 1)
+    return {"$method": [encoder.child(v.__self__, ".__self__", depth + 2), v.__name__]}
+
+
 def _free_function(func: Any) -> dict[str, Any] | None:
     """``{"$fn": name}`` for a module-level function of the project bound to an object with
     ``types.MethodType`` (mistune's abbr plugin binds its ``process_text`` to a parser),
@@ -89,6 +120,14 @@ def _dec_method(payload: Any, path: str, depth: int) -> types.MethodType:
         return types.MethodType(func, decode_at(frozen_self, path, depth + 2))
     name = str_payload("$method", name, path)
     owner = decode_at(frozen_self, path, depth + 2)
+    if type(owner) in _BUILTIN_OWNERS:
+        if not _bound_builtin(type(owner), name):
+            raise CanonError(
+                f"$method names {_short(name)}, which {type(owner).__name__} does not hold "
+                "as a public method",
+                path,
+            )
+        return getattr(owner, name)  # type: ignore[no-any-return]
     func = _function_of(owner, name)
     if func is None:
         raise CanonError(
@@ -96,6 +135,14 @@ def _dec_method(payload: Any, path: str, depth: int) -> types.MethodType:
             path,
         )
     return types.MethodType(func, owner)
+
+
+def enc_builtin_method(encoder: Encoder, v: Any, depth: int) -> JSON | None:
+    """A bound C method of a subclass of ``builtin_function_or_method`` (``re.Pattern``'s
+    ``match`` is a ``builtin_method``), which the encoder's type dispatch does not know."""
+    if isinstance(v, types.BuiltinMethodType) and builtin_owner(v):
+        return freeze_builtin_method(encoder, v, depth)
+    return None
 
 
 TAG_DECODERS["$method"] = _dec_method
