@@ -283,6 +283,7 @@ class LedgerRecording(msgspec.Struct, eq=False):
                         leave_compared=bool(target.spec.package),
                         own_only=target.spec.name in self.project.tested
                         and is_made_dunder(target.spec.target),
+                        functions_only=target.spec.name in self.project.tested,
                     )
                     imported.append(target.spec)
                 except LockstepError as e:

@@ -405,6 +405,16 @@ def _recording_wrapper(  # noqa: C901 -- the recorder's commonest steps inline, 
     return wrapper
 
 
+def _function_like(raw: Any) -> bool:
+    """Whether ``raw`` (as a module or class holds it) is a function or a method's
+    descriptor: what a wrapper function may take the place of, bound the same way."""
+    return (
+        type(raw) is types.FunctionType
+        or isinstance(raw, staticmethod | classmethod | property)
+        or cached_function(raw) is not None
+    )
+
+
 def _wrap_member(
     raw: Any, rec: TargetRecorder, *, where: str, surface: str = ""
 ) -> tuple[Any, list[Param]]:
@@ -498,6 +508,7 @@ class Installation:
         surface: str = "",
         leave_compared: bool = False,
         own_only: bool = False,
+        functions_only: bool = False,
     ) -> Wrapped:
         """Wrap ``pkg.mod:qualname``; errors name ``where`` and what failed.  With
         ``surface`` (a package), a call made while a call of another target of that surface
@@ -505,7 +516,10 @@ class Installation:
         ``leave_compared``, a module-level function the package compares as a value is
         left in place (:class:`~lockstep.errors.ComparedAsValue`).  With ``own_only``, a
         member its owner only inherits is :class:`~lockstep.errors.NotACallable` (a
-        dunder a decorator may have written: ``object.__eq__`` is no target)."""
+        dunder a decorator may have written: ``object.__eq__`` is no target).  With
+        ``functions_only`` (a member beyond the surface), so is any callable that is not a
+        function or a method's descriptor: a function put in its place would be bound as
+        a method where the object was not (a ``functools.partial`` kept in a class)."""
         module_name, qualname = split_target(target, where=where)
         if self._pending and module_name not in sys.modules:
             self.rebind_pending()  # the import runs code: it sees every walk done
@@ -527,6 +541,8 @@ class Installation:
         owner: Any = way[-1]
         if own_only and parts[-1] not in getattr(owner, "__dict__", ()):
             raise NotACallable(f"{where}: {target!r}: its class does not define it itself")
+        if functions_only and not _function_like(raw):
+            raise NotACallable(f"{where}: {target!r}: is a {type(raw).__name__}, not a function")
         if leave_compared and owner is module and isinstance(raw, types.FunctionType):
             names = [k for k, v in vars(module).items() if v is raw]  # aliases too
             site = compared_site(module_name, names)
