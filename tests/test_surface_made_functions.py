@@ -55,3 +55,42 @@ def test_a_name_bound_to_a_made_function_is_recorded_and_guards(tmp_path: Path) 
     repo.commit("recorded")
     assert run_cli("replay", cwd=repo.root).code == 0
     red_after_change(repo.root, "src/grammar/__init__.py", "w.strip()", "w.upper()")
+
+
+NUMBERS = {
+    "lockstep.toml": '[[ledger]]\npackage = "numbers_kept"\n',
+    "pyproject.toml": '[tool.pytest.ini_options]\npythonpath = ["src"]\n',
+    "src/numbers_kept/__init__.py": (
+        "def wrap_method(original):\n"
+        "    def wrapper(self, *args):\n"
+        "        return self._new(original(self, *args))\n\n"
+        "    return wrapper\n\n\n"
+        "class Integer(int):\n"
+        "    def __new__(cls, value, raw):\n"
+        "        made = super().__new__(cls, value)\n"
+        "        made.raw = raw\n"
+        "        return made\n\n"
+        "    def _new(self, result):\n"
+        "        raw = str(result)\n"
+        "        if self.raw.startswith('+') and result >= 0:\n"
+        "            raw = '+' + raw\n"
+        "        return Integer(result, raw)\n\n"
+        "    __add__ = wrap_method(int.__add__)\n"
+    ),
+    "tests/test_numbers.py": (
+        "from numbers_kept import Integer\n\n\n"
+        "def test_sign_kept():\n"
+        "    assert (Integer(1, '+1') + 2).raw == '+3'\n"
+    ),
+}
+
+
+def test_a_value_dunder_a_call_makes_is_recorded_and_guards(tmp_path: Path) -> None:
+    """tomlkit's ``Integer`` makes its arithmetic so: ``__add__ = wrap_method(int.__add__)``;
+    a change to the ``_new`` every operator goes through replayed green, the suite red."""
+    repo = GitRepo(tmp_path / "project")
+    recorded(repo.root, NUMBERS)
+    assert (repo.root / "lockstep" / "numbers_kept.Integer.__add__.ledger.jsonl").is_file()
+    repo.commit("recorded")
+    assert run_cli("replay", cwd=repo.root).code == 0
+    red_after_change(repo.root, "src/numbers_kept/__init__.py", "result >= 0", "result < 0")

@@ -350,10 +350,11 @@ def tested_members(package: str, root: Path, *, where: str) -> list[Member]:
 
 
 def _made_functions(body: list[ast.stmt]) -> list[str]:
-    """Public names a module or class body binds to what a call makes (pyparsing's
-    ``parseString = replaced_by_pep8("parseString", parse_string)``: its tests call the
-    old names 286 times, the new 38, and each such call, made through the package's own
-    alias function, was no call from outside).  A candidate only: recorded where the name
+    """Public names and value dunders a module or class body binds to what a call makes
+    (pyparsing's ``parseString = replaced_by_pep8("parseString", parse_string)``: its tests
+    call the old names 286 times, the new 38, and each such call, made through the
+    package's own alias function, was no call from outside; tomlkit's ``Integer`` makes
+    its arithmetic so, ``__add__ = wrap_method(int.__add__)``).  A candidate only: recorded where the name
     holds a function once imported (a value or an object of another kind is left alone)
     and the tests call it."""
     names: list[str] = []
@@ -363,7 +364,7 @@ def _made_functions(body: list[ast.stmt]) -> list[str]:
             and len(node.targets) == 1
             and isinstance(node.targets[0], ast.Name)
             and isinstance(node.value, ast.Call)
-            and not node.targets[0].id.startswith("_")
+            and (not node.targets[0].id.startswith("_") or node.targets[0].id in VALUE_DUNDERS)
         ):
             names.append(node.targets[0].id)
     return names
