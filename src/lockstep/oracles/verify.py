@@ -50,7 +50,7 @@ from lockstep.oracles.verify_session import (
     SessionError,
     VerifySession,
     current,
-    fresh_interpreter_env,
+    verifying_environ,
 )
 from lockstep.store import temp_folder
 
@@ -512,7 +512,7 @@ def _spawn(
     """Start the fresh interpreter on the candidate in ``rel`` (``-``: read it from stdin)."""
     import subprocess
 
-    env = {**os.environ, **(extra_env or {}), **fresh_interpreter_env(seed, second_zone)}
+    env = verifying_environ({**os.environ, **(extra_env or {})}, seed, second_zone)
     argv = [sys.executable, "-m", CHILD_MODULE, *child_argv(source, rel, spec.name)]
     return subprocess.Popen(
         argv,

@@ -50,7 +50,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
@@ -112,6 +112,23 @@ def fresh_interpreter_env(seed: int, second_zone: bool = False) -> dict[str, str
         "PYTHONDONTWRITEBYTECODE": "1",
         **verifying_env(second_zone),
     }
+
+
+UNMEASURED: Final = ("COVERAGE_PROCESS_START", "COVERAGE_PROCESS_CONFIG")
+"""What starts coverage.py in every interpreter that inherits it (its ``.pth`` file reads
+them; ``[run] patch = subprocess`` sets the second): a verifying interpreter replays
+lockstep's candidates, not the suite, so it is never measured (traced, it replayed slower;
+with ``patch = _exit`` each fork would have written the replay's lines as the suite's)."""
+
+
+def verifying_environ(
+    base: Mapping[str, str], seed: int, second_zone: bool = False
+) -> dict[str, str]:
+    """A verifying interpreter's whole environment: ``base`` (the recording's) without
+    :data:`UNMEASURED`, and :func:`fresh_interpreter_env` over it."""
+    env = {name: value for name, value in base.items() if name not in UNMEASURED}
+    env.update(fresh_interpreter_env(seed, second_zone))
+    return env
 
 
 def _environment() -> dict[str, str]:
@@ -480,7 +497,7 @@ class VerifySession(msgspec.Struct):
         import subprocess
 
         tools = _tools()
-        child_env = {**env, **fresh_interpreter_env(*key)}
+        child_env = verifying_environ(env, *key)
         stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed by _Server.stop
         ready, done = tools.pipe()
         try:
