@@ -12,6 +12,7 @@ import binascii
 import dataclasses
 import enum
 import math
+import os
 import sys
 import types
 from collections.abc import Callable, Iterable
@@ -265,21 +266,73 @@ tried once per process, and named by :func:`no_longer_imports`."""
 
 def no_longer_imports(name: str, tag: str, path: str) -> None:
     """Raise :class:`~lockstep.errors.ThawError` when ``name`` (``pkg.mod:Qual``) is of a
-    configured target's module whose import raised here.
+    configured target's module whose import raised here, or is a class or function today's
+    code of the targets' package no longer defines (:func:`_no_longer_defined`).
 
     A change that breaks a module's import-time code (parsimonious builds its own grammar
     at import) leaves every value naming one of its classes unthawable.  That is today's
     code failing, reported on each such case, not a corrupt ledger: before, the first row
     of another ledger naming such a class ended the whole replay with exit 2."""
-    module_name = name.partition(":")[0]
+    module_name, _, qualname = name.partition(":")
     reason = _NOT_IMPORTED.get(module_name)
-    if reason is not None:
-        from lockstep.errors import ThawError
+    if reason is None:
+        reason = _no_longer_defined(module_name, qualname)
+        if reason is None:
+            return
+    else:
+        reason = f"its module {module_name!r} no longer imports: {reason}"
+    from lockstep.errors import ThawError
 
-        raise ThawError(
-            f"{tag} names {name}, and its module {module_name!r} no longer imports: {reason}",
-            path,
-        )
+    raise ThawError(f"{tag} names {name}, and {reason}", path)
+
+
+def _no_longer_defined(module_name: str, qualname: str) -> str | None:
+    """Why today's code of the targets' own package does not define ``module:qualname``
+    (a class or function a refactor renamed, moved or removed), or None.
+
+    Only for the packages of the configured targets (:data:`_CALLABLE_SCOPE`), a module
+    already imported whose namespace lacks a part of the name, or a module that no longer
+    exists beside its imported package: the change's failure on the cases naming it, not
+    a corrupt file.  Nothing is imported or run to tell (``__dict__`` lookups, and a
+    search of the imported package's folders for the module's file).  A name of another
+    package, or of a module of the package that exists but nothing imported, stays a
+    value no replay rebuilds (a file naming it is refused whole)."""
+    if not qualname or module_name.split(".")[0] not in _CALLABLE_SCOPE:
+        return None
+    module = sys.modules.get(module_name)
+    if isinstance(module, types.ModuleType):
+        namespace: Any = object.__getattribute__(module, "__dict__")
+        parts = qualname.split(".")
+        for i, part in enumerate(parts):
+            if not isinstance(namespace, dict | types.MappingProxyType):
+                return None  # a nested function's name: not walked
+            if part not in namespace:
+                gone = ".".join(parts[: i + 1])
+                return f"{module_name} no longer defines {gone!r} (renamed, moved or removed?)"
+            held = namespace[part]
+            namespace = (
+                object.__getattribute__(held, "__dict__") if isinstance(held, type) else None
+            )
+        return None
+    parent, _, leaf = module_name.rpartition(".")
+    package = sys.modules.get(parent) if parent else None
+    folders = getattr(package, "__path__", None) if isinstance(package, types.ModuleType) else None
+    if not isinstance(folders, list) or not all(isinstance(f, str) for f in folders):
+        return None
+    for folder in folders:
+        base = os.path.join(folder, leaf)
+        if os.path.exists(base) or any(
+            os.path.exists(base + suffix) for suffix in _module_suffixes()
+        ):
+            return None
+    return f"its module {module_name!r} no longer exists (renamed, moved or removed?)"
+
+
+def _module_suffixes() -> list[str]:
+    """The file suffixes a module may have here (source, bytecode, extension)."""
+    import importlib.machinery
+
+    return list(importlib.machinery.all_suffixes())
 
 
 def module_and_rest(name: str) -> tuple[types.ModuleType | None, str]:
