@@ -53,6 +53,13 @@ FILES = {
 
         def vat(amount):
             return round_half(amount * 1.2)
+
+
+        def make_rule(rate):
+            def rule(amount):
+                return amount * rate
+
+            return rule
     """,
     "billing/cart.py": """
         class Basket:
@@ -66,11 +73,12 @@ FILES = {
     "tests/test_billing.py": """
         from billing.cart import Basket, total
         from billing.rounding import round_half
-        from billing.rules import apply, vat
+        from billing.rules import apply, make_rule, vat
 
 
         def test_apply():
             assert apply(round_half, 2.3) == 3.5
+            assert apply(make_rule(2), 3) == 7
 
 
         def test_total():
@@ -89,6 +97,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     recorded(root, FILES)
     apply_rows = (root / "lockstep/apply.ledger.jsonl").read_text()
     assert '{"$fn":"billing.rounding:round_half"}' in apply_rows
+    assert '{"$closure":["billing.rules:make_rule","rule",0,{"rate":2}]}' in apply_rows
     assert '"billing.cart:Basket"' in (root / "lockstep/total.ledger.jsonl").read_text()
     green = run_cli("replay", cwd=root)
     assert green.code == 0, green.output
@@ -118,6 +127,26 @@ def test_a_renamed_function_is_an_error_on_its_rows(project: Path, tmp_path: Pat
     assert "billing.rounding no longer defines 'round_half'" in red.stdout
     table = {line.split()[0]: line.split()[1:] for line in red.stdout.splitlines() if line}
     assert table["total"][0] == "1" and table["vat"][0] == "1"  # the others replayed, green
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "said"),
+    [
+        ("def rule(amount):", "def scaled(amount):", "make_rule no longer holds"),
+        ("return amount * rate", "return amount * rate * unit", "closes over ['rate', 'unit']"),
+        ("def make_rule(rate):", "def rule_of(rate):", "no longer defines 'make_rule'"),
+    ],
+)
+def test_a_changed_closure_is_an_error_on_its_rows(
+    project: Path, tmp_path: Path, old: str, new: str, said: str
+) -> None:
+    root = _copy(project, tmp_path)
+    _edit(root, "billing/rules.py", old, new)
+    if "unit" in new:
+        _edit(root, "billing/rules.py", "def make_rule(rate):", "def make_rule(rate, unit=1):")
+    red = run_cli("replay", "apply", cwd=root)
+    assert red.code == 1, red.output
+    assert said in red.stdout, red.stdout
 
 
 def test_a_renamed_class_is_an_error_on_its_rows(project: Path, tmp_path: Path) -> None:

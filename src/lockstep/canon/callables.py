@@ -19,7 +19,7 @@ from lockstep.canon.registry import (
     forget_plans,
     no_longer_imports,
 )
-from lockstep.errors import CanonError
+from lockstep.errors import CanonError, ThawError
 
 # A module-level function or class passed as an argument (a ``key=``, a ``format=``
 # callback) freezes by its name, ``{"$fn": "pkg.mod:qualname"}``.  Data must never name
@@ -461,7 +461,10 @@ def _dec_lambda(payload: Any, path: str, depth: int) -> Any:
     name, index = list_payload("$lambda", payload, path, depth, "[function, index]")
     name = str_payload("$lambda", name, path)
     held = _imported_object(name, importing=True) if _in_scope(name) else None
-    for func in _functions_in(held):
+    if held is None and _in_scope(name):
+        no_longer_imports(name, "$lambda", path)
+    chain = _functions_in(held)
+    for func in chain:
         lambdas = _lambda_codes(func)
         if type(index) is int and 0 <= index < len(lambdas):
             code = lambdas[index]
@@ -471,6 +474,12 @@ def _dec_lambda(payload: Any, path: str, depth: int) -> Any:
             made.__qualname__ = f"{func.__qualname__}.<locals>.<lambda>"
             made.__module__ = func.__module__
             return made
+    if chain and type(index) is int and all(index >= len(_lambda_codes(f)) for f in chain):
+        raise ThawError(  # the function is the package's: a refactor took the lambda out
+            f"$lambda names lambda {index!r} of {name}, which today's {chain[0].__qualname__} "
+            "no longer holds (removed?)",
+            path,
+        )
     raise CanonError(
         f"$lambda names lambda {index!r} of {_short(name)}, which is not a lambda without "
         "variables written in a function of the target's package",
@@ -523,6 +532,8 @@ def _dec_default(payload: Any, path: str, depth: int) -> Any:
     name = str_payload("$default", name, path)
     parameter = str_payload("$default", parameter, path)
     held = _imported_object(name, importing=True) if _in_scope(name) else None
+    if held is None and _in_scope(name):
+        no_longer_imports(name, "$default", path)
     found: Any = None
     for func in _functions_in(held):
         code = func.__code__

@@ -27,8 +27,8 @@ from lockstep.canon._core import JSON, _short, check_level
 from lockstep.canon.callables import _functions_in, _in_scope
 from lockstep.canon.decoding import TAG_DECODERS, decode_at, list_payload, str_payload
 from lockstep.canon.encoding import FALLBACK_ENCODERS
-from lockstep.canon.registry import _imported_object
-from lockstep.errors import CanonError
+from lockstep.canon.registry import _imported_object, no_longer_imports
+from lockstep.errors import CanonError, ThawError
 
 if TYPE_CHECKING:
     from lockstep.canon.encoding import Encoder
@@ -115,14 +115,23 @@ def _dec_closure(payload: Any, path: str, depth: int) -> Any:
     name = str_payload("$closure", name, path)
     code_name = str_payload("$closure", code_name, path)
     held = _imported_object(name, importing=True) if _in_scope(name) else None
+    if held is None and _in_scope(name):
+        no_longer_imports(name, "$closure", path)
     for func in _functions_in(held):
         codes = _codes(func, code_name)
-        if type(index) is not int or not 0 <= index < len(codes):
+        if type(index) is not int or type(cells) is not dict:
             break
+        if not 0 <= index < len(codes):
+            raise ThawError(  # the function is the package's: a refactor took the code out
+                f"$closure names code {_short(code_name)} {index!r} of {name}, which today's "
+                f"{func.__qualname__} no longer holds (removed or renamed?)",
+                path,
+            )
         code = codes[index]
-        if type(cells) is not dict or sorted(cells) != sorted(code.co_freevars):
-            raise CanonError(
-                f"malformed $closure value: its cells must name {list(code.co_freevars)!r}",
+        if sorted(cells) != sorted(code.co_freevars):
+            raise ThawError(
+                f"$closure names code {_short(code_name)} {index!r} of {name}, which today "
+                f"closes over {list(code.co_freevars)!r}, not the recorded {sorted(cells)!r}",
                 path,
             )
         values = [
