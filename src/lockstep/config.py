@@ -270,13 +270,50 @@ class Project(msgspec.Struct, frozen=True, dict=True):
     def config_name(self) -> str:
         return self.config_path.name
 
-    def oracles(self) -> Iterator[OracleSpec]:
+    def oracles(self, *, former: bool = False) -> Iterator[OracleSpec]:
         """Every configured oracle, in file order by kind (an oracle of :attr:`tested` only
-        once recorded)."""
+        once recorded); with ``former``, then each of :attr:`former` (what a replay, a
+        status or pytest's items must show: what only reads an oracle's cases)."""
         is_oracle = self._oracle_test()  # once; a list that cannot be read is an error
         for spec in self.all_oracles():
             if is_oracle(spec.name):
                 yield spec
+        if former:
+            yield from self.former.values()
+
+    @functools.cached_property
+    def former(self) -> dict[str, OracleSpec]:
+        """The ledgers of a ``package`` ledger's members that were recorded and that today's
+        sources no longer have (a method renamed or removed), by name.
+
+        Told by the oracle folder: a member's ledger file, or its name in the list of members
+        recorded beyond the surface, with no member of that name today.  Each replays as an
+        error on its cases (the rows of a removed member are not replayed green by going
+        unread: hyperlink's ``URL.fromText`` renamed, its suite failed two tests and
+        ``lockstep replay`` was green with 858 of 860 cases), never calling anything; the
+        error says to delete its file where the removal is meant.  A name ``exclude``
+        leaves out is no such ledger."""
+        if not self.surfaces:
+            return {}
+        try:
+            entries = [e.name for e in os.scandir(self.oracle_dir)]
+        except OSError:
+            entries = []
+        listed = self.listed_beyond()
+        taken = {spec.name for spec in self.all_oracles()}
+        found: dict[str, OracleSpec] = {}
+        # the longest package name first: "pkg.sub.x" is "pkg.sub"'s, not "pkg"'s
+        for package_name in sorted(self.surfaces, key=len, reverse=True):
+            members = self.surfaces[package_name]
+            if not members:
+                continue
+            package_spec = msgspec.structs.replace(
+                self.oracle(members[0]), name=package_name, target=""
+            )
+            for spec in package_spec.former_members(entries, listed, taken):
+                taken.add(spec.name)
+                found[spec.name] = spec
+        return found
 
     def all_oracles(self) -> Iterator[OracleSpec]:
         """Every configured oracle, those of :attr:`tested` not recorded yet included: what
@@ -321,16 +358,21 @@ class Project(msgspec.Struct, frozen=True, dict=True):
         """:meth:`key` with the config file in front: ``lockstep.toml: corpus[0].render``."""
         return f"{self.config_name}: {self.key(spec, field)}"
 
-    def select(self, names: tuple[str, ...] | list[str]) -> list[OracleSpec]:
+    def select(
+        self, names: tuple[str, ...] | list[str], *, former: bool = False
+    ) -> list[OracleSpec]:
         """The oracles ``names`` name, in the order given, or every one when none is; the
-        name of a ``package`` ledger stands for all its members."""
+        name of a ``package`` ledger stands for all its members (``former``: and its
+        :attr:`former` ones)."""
         if not names:
-            return list(self.oracles())
-        return [self.oracle(name) for name in self.expand_names(names)]
+            return list(self.oracles(former=former))
+        return [self.oracle(name) for name in self.expand_names(names, former=former)]
 
-    def expand_names(self, names: tuple[str, ...] | list[str]) -> tuple[str, ...]:
+    def expand_names(
+        self, names: tuple[str, ...] | list[str], *, former: bool = False
+    ) -> tuple[str, ...]:
         """``names`` with each ``package`` ledger's name replaced by its members' names
-        (each name once, in the order given)."""
+        (each name once, in the order given; ``former``: then its :attr:`former` ones)."""
         out: dict[str, None] = {}
         is_oracle: Callable[[str], bool] | None = None
         for name in names:
@@ -340,13 +382,18 @@ class Project(msgspec.Struct, frozen=True, dict=True):
                 continue
             is_oracle = is_oracle or self._oracle_test()
             out.update(dict.fromkeys(filter(is_oracle, members)))
+            if former:
+                out.update(dict.fromkeys(n for n in self.former if n.startswith(f"{name}.")))
         return tuple(out)
 
     def oracle(self, name: str) -> OracleSpec:
-        """The oracle called ``name``; a usage error lists the names that exist."""
+        """The oracle called ``name`` (one of :attr:`former` too); a usage error lists the
+        names that exist."""
         for spec in self.all_oracles():
             if spec.name == name:
                 return spec
+        if self.surfaces and name in self.former:
+            return self.former[name]
         known = ", ".join(s.name for s in self.oracles()) or "none configured"
         raise ConfigError(f"{self.config_name}: no oracle named {name!r} (known: {known})")
 

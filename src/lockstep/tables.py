@@ -14,6 +14,7 @@ both build on it without an import cycle.
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from pathlib import Path
 from typing import Final, Self
 
@@ -90,6 +91,16 @@ class OracleSpec(Table, frozen=True):
         recorded (a ``package`` ledger's members beyond its public surface, which the
         tests may call directly), each with its file's name in the oracle folder; none by
         default."""
+        return ()
+
+    def former_members(
+        self, entries: Collection[str], listed: Collection[str], taken: Collection[str]
+    ) -> tuple[Self, ...]:
+        """With :meth:`expanded`: the oracles of members recorded once that today's sources
+        no longer have, told by the files of the oracle folder (``entries``: their names)
+        and the names its list of recorded members holds (``listed``), less every name
+        configured now (``taken``); none by default.  Such an oracle replays as an error on
+        each of its cases, never calling anything (see ``Project.former``)."""
         return ()
 
     def expansion_sources(self, root: Path) -> object:

@@ -56,9 +56,10 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 
-def _select(project: Project, names: tuple[str, ...]) -> list[OracleSpec]:
-    """:func:`select_specs`, a ``package`` ledger's name standing for its members."""
-    return select_specs(project, project.expand_names(names))
+def _select(project: Project, names: tuple[str, ...], *, former: bool = False) -> list[OracleSpec]:
+    """:func:`select_specs`, a ``package`` ledger's name standing for its members (with
+    ``former``, those today's sources no longer have too: ``Project.former``)."""
+    return select_specs(project, project.expand_names(names, former=former), former=former)
 
 
 @main.command()
@@ -230,7 +231,7 @@ def replay(
     verbose = verbosity(ctx) > 0
     project = project_from(ctx)
     _warn_short_secrets(project)
-    specs = _select(project, names)
+    specs = _select(project, names, former=True)
     # one oracle: nothing another's replay changes can reach it (a ledger needs no fork)
     options = msgspec.structs.replace(replay_options(jobs, shard), alone=len(specs) == 1)
     ctx.with_resource(descriptor_one_to_stderr())  # the replayed code's writes: not the report
@@ -396,7 +397,7 @@ def status(ctx: click.Context, as_json: bool) -> None:
       oracles  [{name, kind, path, present, readable, cases, message, pending}]
     """
     project = project_from(ctx)
-    specs = list(project.oracles())
+    specs = list(project.oracles(former=True))
     rows = [kind_of(spec).status(project, spec) for spec in specs]
     if as_json:
         from lockstep.oracles.pending import read_pending

@@ -59,11 +59,14 @@ if TYPE_CHECKING:  # the page's and JUnit's modules (jinja2...) load only when a
     )
 
 
-def select_specs(project: Project, names: tuple[str, ...]) -> list[OracleSpec]:
-    """The oracles NAMES (all configured ones when none is named)."""
+def select_specs(
+    project: Project, names: tuple[str, ...], *, former: bool = False
+) -> list[OracleSpec]:
+    """The oracles NAMES (all configured ones when none is named; ``former``: and those of
+    members today's sources no longer have, ``Project.former``)."""
     if names:
         return [project.oracle(name) for name in names]
-    specs = list(project.oracles())
+    specs = list(project.oracles(former=former))
     if not specs:
         raise UsageError(f"{project.config_name}: no oracles are configured")
     return specs
@@ -243,7 +246,7 @@ def report(
     exits 1 when it is not green.
     """
     project = project_from(ctx)
-    specs = select_specs(project, names)
+    specs = select_specs(project, names, former=True)
     options = replay_options(jobs, shard)
     if mutants and not with_strength:
         raise UsageError("--mutants: add --strength (mutants are part of the strength section)")

@@ -110,7 +110,7 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> OracleFile
     if not file_path.name.endswith(tuple(kind.suffix for kind in all_kinds())):
         return None
     project = project_for(parent.config)
-    for spec in oracles_for(parent.config):
+    for spec in oracles_for(parent.config, former=True):
         path = kind_of(spec).oracle_path(project, spec)
         if path.resolve() == file_path.resolve():
             return _oracle_file(parent, project, spec, file_path)
@@ -149,11 +149,12 @@ def pytest_collection_modifyitems(
 
     project = project_for(config)
     collected = config.stash.get(_COLLECTED, set())
-    for spec in oracles_for(config):
+    for spec in oracles_for(config, former=True):
         path = kind_of(spec).oracle_path(project, spec)
         if path.resolve() in collected or not _wanted(config, path):
             continue
-        if not os.path.lexists(path):  # a link to nothing is collected: reading it says so
+        if not os.path.lexists(path) and spec.name not in project.former:
+            # a link to nothing is collected: reading it says so
             raise pytest.UsageError(
                 f"lockstep: oracle {spec.name!r} is not recorded ({path.name} is missing); "
                 f"run '{record_command(spec)}' and commit the file"

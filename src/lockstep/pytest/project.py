@@ -67,11 +67,12 @@ def project_for(config: pytest.Config) -> Project:
         raise pytest.UsageError(f"lockstep: {e}") from None
 
 
-def oracles_for(config: pytest.Config) -> list[OracleSpec]:
-    """The run's oracles (:meth:`Project.oracles`) for hooks: an oracle folder whose list
-    of recorded members cannot be read stops the run as a usage error, in one line."""
+def oracles_for(config: pytest.Config, *, former: bool = False) -> list[OracleSpec]:
+    """The run's oracles (:meth:`Project.oracles`, ``former`` as it takes it) for hooks: an
+    oracle folder whose list of recorded members cannot be read stops the run as a usage
+    error, in one line."""
     project = project_for(config)
     try:
-        return list(project.oracles())
+        return list(project.oracles(former=former))
     except LockstepError as e:
         raise pytest.UsageError(f"lockstep: {e}") from None

@@ -19,6 +19,7 @@ import contextlib
 import dataclasses
 import functools
 import inspect
+import os
 import sys
 from collections.abc import Callable, Collection, Container, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -106,7 +107,7 @@ from lockstep.oracles.verify import (
 )
 from lockstep.parallel import batched, map_processes
 from lockstep.secrets import Scrubber, policy_for, scrubber_for
-from lockstep.store import display_path, iter_lines
+from lockstep.store import beyond_surface, display_path, iter_lines
 from lockstep.targets import resolve_callable, root_on_path
 
 if TYPE_CHECKING:  # recording, mining and parallel replay import theirs where they run:
@@ -531,6 +532,45 @@ A member of a package surface (``package =``) that no call reached replays as no
 the package's other members guard it, and the suite simply does not call this one."""
 
 
+FORMER: Final = "(former member)"
+"""The case id of the one outcome of a former member whose ledger file is gone."""
+
+
+def _former_member(
+    project: Project, spec: LedgerSpec, selects: Callable[[str], bool] | None
+) -> Iterator[Outcome]:
+    """A ledger of a member today's sources no longer have (``Project.former``): an ERROR
+    on each of its rows, read from the file and never replayed (its name came from the
+    oracle folder: nothing is imported or called by it); one ERROR when only the list of
+    recorded members still names it."""
+    path = KIND.oracle_path(project, spec)
+    member = spec.name.removeprefix(f"{_package_ledger(project, spec)}.")
+    shown = display_path(path, project.root)
+    if not os.path.lexists(path):
+        if selects is None or selects(FORMER):
+            note = (
+                f"package {spec.package!r} no longer has {member!r}, and its ledger {shown} "
+                f"is gone, but {beyond_surface.FILE_NAME} still lists it as recorded: record the suite "
+                "again (it lists what is there), or put the ledger back"
+            )
+            yield Outcome(spec.name, FORMER, Status.ERROR, note=note)
+        return
+    header = read_header(path)
+    note = (
+        f"package {spec.package!r} no longer has {member!r} (renamed or removed?), whose "
+        f"{header.rows} recorded row(s) are in {shown}: none of them replays; where the "
+        f"change is meant, delete that file (a recording keeps it)"
+    )
+    for _, row in iter_rows(path, header):
+        if selects is None or selects(row.id):
+            yield Outcome(spec.name, row.id, Status.ERROR, note=note)
+
+
+def _package_ledger(project: Project, spec: LedgerSpec) -> str:
+    """The name of the ``package`` ledger ``spec`` is a member of."""
+    return max((n for n in project.surfaces if spec.name.startswith(f"{n}.")), key=len, default="")
+
+
 def _no_rows(project: Project, spec: LedgerSpec, path: Path) -> Outcome:
     return Outcome(
         spec.name,
@@ -682,6 +722,9 @@ class LedgerKind(OracleKind[LedgerSpec]):
 
     def case_ids(self, project: Project, spec: LedgerSpec) -> Iterator[str]:
         """Row ids in file order (sorted), streaming."""
+        if spec.name in project.former:
+            yield from (o.case_id for o in _former_member(project, spec, None))
+            return
         path = self.oracle_path(project, spec)
         header = read_header(path)
         check_header_target(path, header, spec)
@@ -693,10 +736,14 @@ class LedgerKind(OracleKind[LedgerSpec]):
             yield row.id
 
     def status(self, project: Project, ledger: LedgerSpec) -> OracleStatus:
-        """Present, readable, and how many rows (none: said, it guards nothing)."""
+        """Present, readable, and how many rows (none: said, it guards nothing; a former
+        member's: that it is one)."""
         path = self.oracle_path(project, ledger)
 
         def read() -> tuple[int, str]:
+            if ledger.name in project.former:
+                outcomes = list(_former_member(project, ledger, None))
+                return len(outcomes), outcomes[0].note if outcomes else ""
             rows = sum(1 for _ in self.case_ids(project, ledger))
             return rows, "" if rows else NO_ROWS_REMARK
 
@@ -736,6 +783,10 @@ class LedgerKind(OracleKind[LedgerSpec]):
         self, project: Project, spec: LedgerSpec, options: ReplayOptions
     ) -> Iterator[Outcome]:
         """Replay every selected row against the current target, streaming, in file order."""
+        if spec.name in project.former:
+            selects = None if options.only is None and options.shard is None else options.selects
+            yield from _former_member(project, spec, selects)
+            return
         read = _header(project, spec)
         if spec.package and read[1].rows == 0:
             return  # an uncalled member (:data:`NO_ROWS`): nothing imported, it may not import here
@@ -764,6 +815,11 @@ class LedgerKind(OracleKind[LedgerSpec]):
 
     def case_runner(self, project: Project, spec: LedgerSpec) -> CaseRunner:
         """Replay one row by id (pytest items): the file is read and the target imported once."""
+        if spec.name in project.former:
+            errors = {o.case_id: o for o in _former_member(project, spec, None)}
+            return lambda case_id: errors.get(
+                case_id, Outcome(spec.name, case_id, Status.MISSING, note="no such row")
+            )
         path, header, target = _prepare(project, spec)
         rows: dict[str, tuple[int, LedgerRow]] = {
             row.id: (lineno, row) for lineno, row in iter_rows(path, header)
@@ -791,7 +847,7 @@ class LedgerKind(OracleKind[LedgerSpec]):
         saw what the other ledgers' rows had changed there.  A row the replay gives no
         outcome for (an uncalled member's, a missing one) is answered by :meth:`case_runner`.
         """
-        if not isolated.forks():
+        if not isolated.forks() or spec.name in project.former:
             return self.case_runner(project, spec)
         outcomes: dict[str, Outcome] = {}
         failure: list[LockstepError] = []

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, Literal, Self
 
@@ -127,6 +127,38 @@ class LedgerSpec(OracleSpec, frozen=True, kw_only=True):
             spec = msgspec.structs.replace(self, name=name, target=member.target)
             out.append((spec, f"{name}{SUFFIX}"))
         return tuple(out)
+
+    def former_members(
+        self, entries: Collection[str], listed: Collection[str], taken: Collection[str]
+    ) -> tuple[Self, ...]:
+        """With ``package``: a ledger for each ``<name>.<member>`` whose file the oracle
+        folder holds, or that its list of members recorded beyond the surface names, and
+        that today's surface no longer has (``taken``: every name configured now), unless
+        ``exclude`` leaves the member out.  Its ``target`` is empty: it names nothing to
+        call, and a name a file chose is never imported."""
+        if not self.package or self.target:
+            return ()
+        import fnmatch
+
+        from lockstep.config import NAME_PATTERN
+        from lockstep.oracles.ledger.format import SUFFIX
+
+        prefix = f"{self.name}."
+        names = {e.removesuffix(SUFFIX) for e in entries if e.endswith(SUFFIX)}
+        names.update(listed)
+        found = []
+        for name in sorted(names):
+            short = name.removeprefix(prefix)
+            if (
+                name == short
+                or name in taken
+                or not short
+                or not NAME_PATTERN.match(name)
+                or any(fnmatch.fnmatchcase(short, pattern) for pattern in self.exclude)
+            ):
+                continue
+            found.append(msgspec.structs.replace(self, name=name, target=""))
+        return tuple(found)
 
     def _beyond(self, root: Path, where: str) -> list[str]:
         """The names of the members recorded beyond the surface (with ``private``)."""
