@@ -197,3 +197,29 @@ def test_under_pytest_a_deleted_listed_ledger_names_the_recording_command(
     assert replayed.code == 4, replayed.output
     assert "shapes.square.Square.__init__" in replayed.output
     assert "run 'pytest --lockstep-record'" in replayed.output
+
+
+def test_a_listed_name_that_is_no_ledger_name_is_one_line(tmp_path: Path) -> None:
+    """A hand-edited list (a path, a name with a slash) is refused: a recording writes only
+    ledger names into it."""
+    root = _recorded(tmp_path).root
+    for bad in ("../../../etc/passwd", "/etc/passwd", "shapes/square"):
+        (root / LIST).write_text(
+            json.dumps({"ledgers": ["shapes.square._checked", bad], "lockstep_beyond_surface": 1})
+        )
+        run = run_cli("replay", cwd=root)
+        assert run.code == 2, run.output
+        assert run.stderr.count("\n") == 1, run.stderr
+        assert (
+            "beyond-surface.json: ledgers[1]" in run.stderr and "not a ledger's name" in run.stderr
+        )
+
+
+def test_a_listed_member_the_package_no_longer_has_is_red(tmp_path: Path) -> None:
+    root = _recorded(tmp_path).root
+    listed = json.loads((root / LIST).read_text())
+    listed["ledgers"].append("shapes.square._gone")
+    (root / LIST).write_text(json.dumps(listed))
+    red = run_cli("replay", cwd=root)
+    assert red.code == 1, red.output
+    assert "no longer has 'square._gone'" in red.stdout and "still lists it" in red.stdout

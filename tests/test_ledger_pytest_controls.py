@@ -261,8 +261,9 @@ REFUSED_LINE = (
     "lockstep: nothing recorded: 2 test(s) failed or errored (tests/test_fail.py::test_bad, "
     "tests/test_fail.py::test_needs_the_database); rows from a failing run are suspect: "
     "fix or deselect them, or pass --lockstep-record-allow-failures (one that passes "
-    "unrecorded meets a recorded member's wrapper, a frame it counts: leave that member out "
-    "with the ledger's exclude)"
+    "unrecorded meets a recorded member's wrapper, a frame it counts, or a module the "
+    "recording imported to wrap and the suite never imports, whose import registers "
+    "something: leave that member or module out with the ledger's exclude)"
 )
 
 

@@ -15,6 +15,7 @@ an oracle change.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Final
@@ -60,7 +61,18 @@ def listed(oracle_dir: Path) -> frozenset[str]:
             f"{display_path(path)}: lockstep_beyond_surface: {found.lockstep_beyond_surface} "
             f"is not a version this lockstep reads ({VERSION})"
         )
+    for index, name in enumerate(found.ledgers):
+        if not _LEDGER_NAME.match(name):  # a recording writes ledger names only
+            raise DataError(
+                f"{display_path(path)}: ledgers[{index}]: {name[:80]!r} is not a ledger's name "
+                "(letters, digits, '.', '_' and '-')"
+            )
     return frozenset(found.ledgers)
+
+
+_LEDGER_NAME: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+"""An oracle's name, as the configuration allows one (``lockstep.config.NAME_PATTERN``,
+not imported: the configuration reads this module)."""
 
 
 def write_listed(oracle_dir: Path, names: Iterable[str]) -> bool:

@@ -414,8 +414,10 @@ class LedgerRecording(msgspec.Struct, eq=False):
                 f"lockstep: nothing recorded: {len(self.failed)} test(s) failed or errored "
                 f"({_shown(self.failed, FAILED_SHOWN)}); rows from a failing run are suspect: "
                 f"fix or deselect them, or pass {self.options.allow_failures_flag} (one that "
-                "passes unrecorded meets a recorded member's wrapper, a frame it counts: leave "
-                "that member out with the ledger's exclude)"
+                "passes unrecorded meets a recorded member's wrapper, a frame it counts, or a "
+                "module the recording imported to wrap and the suite never imports, whose "
+                "import registers something: leave that member or module out with the "
+                "ledger's exclude)"
             )
             _discard(self.targets, own)
             return
