@@ -218,8 +218,12 @@ def _class_members(cls: ast.ClassDef, *, private: bool = False) -> list[str]:
         if name.startswith("__") and not dunder:
             continue  # name-mangled: the class holds it as _Class__name
         decos = _decorators(node)
-        if {".setter", ".deleter", "overload", ".overload"} & decos:
-            continue  # a property's setter is the same name; an overload is a stub
+        if {".deleter", "overload", ".overload"} & decos:
+            continue  # an overload is a stub
+        if ".setter" in decos:  # ``obj.prop = value`` runs it: the property's fset
+            if not private:
+                continue  # beyond the surface, as a constructor: recorded once called
+            name = f"{name}.fset"
         if name not in names:
             names.append(name)
     return names

@@ -436,6 +436,18 @@ def _recording_wrapper(  # noqa: C901 -- the recorder's commonest steps inline, 
     return wrapper
 
 
+def _refuse_compared(module: Any, module_name: str, raw: Any, where: str) -> None:
+    """:class:`~lockstep.errors.ComparedAsValue` when the package compares the module's
+    function ``raw`` as a value (under any of its names)."""
+    names = [k for k, v in vars(module).items() if v is raw]  # aliases too
+    site = compared_site(module_name, names)
+    if site is not None:
+        raise ComparedAsValue(
+            f"{where}: the package compares it as a value ({site}); a "
+            "wrapper in its place would not be that function, so it is not recorded"
+        )
+
+
 def _function_like(raw: Any) -> bool:
     """Whether ``raw`` (as a module or class holds it) is a function or a method's
     descriptor: what a wrapper function may take the place of, bound the same way."""
@@ -570,21 +582,18 @@ class Installation:
             self.rebind_pending()  # as if each earlier target's walk were done
             way, raw = self._resolve(module, parts, module_name, qualname, where)
         owner: Any = way[-1]
+        limits = {"stem_length": stem_length, "object_calls": object_calls}
+        if isinstance(owner, property) and parts[-1] == "fset" and len(way) > 2:
+            rec = TargetRecorder(target, **limits, object_bytes=object_bytes)
+            allow_callables_from(module_name)  # its callbacks freeze by name (canon: $fn)
+            return self._wrap_setter(target, way[-2], parts[-2], rec, where, surface)
         if own_only and parts[-1] not in getattr(owner, "__dict__", ()):
             raise NotACallable(f"{where}: {target!r}: its class does not define it itself")
         if functions_only and not _function_like(raw):
             raise NotACallable(f"{where}: {target!r}: is a {type(raw).__name__}, not a function")
         if leave_compared and owner is module and isinstance(raw, types.FunctionType):
-            names = [k for k, v in vars(module).items() if v is raw]  # aliases too
-            site = compared_site(module_name, names)
-            if site is not None:
-                raise ComparedAsValue(
-                    f"{where}: {target!r}: the package compares it as a value ({site}); a "
-                    "wrapper in its place would not be that function, so it is not recorded"
-                )
-        rec = TargetRecorder(
-            target, stem_length=stem_length, object_calls=object_calls, object_bytes=object_bytes
-        )
+            _refuse_compared(module, module_name, raw, f"{where}: {target!r}")
+        rec = TargetRecorder(target, **limits, object_bytes=object_bytes)
         allow_callables_from(module_name)  # its callbacks freeze by name (canon: $fn)
         replacement, signature = _wrap_member(
             raw, rec, where=f"{where}: {target!r}", surface=surface
@@ -601,6 +610,30 @@ class Installation:
         elif isinstance(owner, type):
             self._rebind_aliases(owner, attr, raw, replacement)
         wrapped = Wrapped(target, rec, signature)
+        self.wrapped.append(wrapped)
+        return wrapped
+
+    def _wrap_setter(
+        self,
+        target: str,
+        cls: Any,
+        name: str,
+        rec: TargetRecorder,
+        where: str,
+        surface: str,
+    ) -> Wrapped:
+        """``pkg.mod:Class.prop.fset``: the property's setter, which ``obj.prop = value``
+        runs (netaddr's ``IPNetwork.netmask`` checks the value's version there).  A
+        property is immutable: the class gets a copy of the one it holds now (its getter
+        wrapped too, when that is a target) with the setter wrapped.  The row is the call
+        ``fset(obj, value)``: the object's state before, the value, and the object after."""
+        current = inspect.getattr_static(cls, name, None)
+        if not isinstance(cls, type) or not isinstance(current, property) or current.fset is None:
+            raise NotACallable(f"{where}: {target!r}: its class holds no property setter there")
+        wrapped_fset = _wrap_function(current.fset, rec, skip_first=False, surface=surface)
+        self._patches.append(_Patch(cls, name, current, name in vars(cls)))
+        setattr(cls, name, current.setter(wrapped_fset))
+        wrapped = Wrapped(target, rec, signature_of(current.fset))
         self.wrapped.append(wrapped)
         return wrapped
 
