@@ -214,6 +214,27 @@ def test_a_timestamp_that_did_not_vary_while_probing_still_gets_its_rule(tmp_pat
     assert [p["rules"] for p in pins] == [["iso-timestamp"]]  # type: ignore[union-attr,index]
 
 
+def test_a_script_that_fails_to_import_is_proposed_commented_out(tmp_path: Path) -> None:
+    """vobject's ``icalendar.py`` run as a file stops at its relative import: every run
+    exits 1 before anything of it ran.  Frozen, that crash would be the contract."""
+    write_files(
+        tmp_path,
+        {
+            "cal/__init__.py": "",
+            "cal/tool.py": (
+                "from .core import parse\n\nif __name__ == '__main__':\n    print(parse('x'))\n"
+            ),
+            "cal/core.py": "def parse(text):\n    return text.upper()\n",
+        },
+    )
+    result = invoke_cli("init", "--pins", "cal/tool.py", cwd=tmp_path)
+    assert result.code == 0, result.output
+    text = (tmp_path / "lockstep.toml").read_text()
+    assert "Every run ended before it ran (ImportError: attempted relative import" in text
+    assert "# [[pins]]" in text and "lockstep record tool" not in text
+    assert "pins" not in _config(tmp_path)
+
+
 LIBRARY = {
     "pyproject.toml": '[tool.pytest.ini_options]\npythonpath = ["src"]\n',
     "src/units/__init__.py": "from units.convert import to_metres\n",

@@ -191,9 +191,14 @@ def _corpus(c: CorpusCandidate) -> list[str]:
 
 def _pins(p: PinsChoice) -> list[str]:
     lines = [f"# {p.script.path} runs as a whole process; its runs are listed in {p.cases}."]
-    if p.rules.names:
+    if p.rules.crashed:
+        lines.append(
+            f"# Every run ended before it ran ({p.rules.crashed}): frozen, that would be its "
+            "contract. Uncomment once it runs:"
+        )
+    elif p.rules.names:
         lines.append("# Its output varied between runs; the probe's verified rules hide that:")
-    if not p.rules.deterministic:
+    if not p.rules.deterministic and not p.rules.crashed:
         lines.append(
             "# Its output still varies with those rules: run 'lockstep probe "
             f"{p.script.name} --suggest' and uncomment once it is deterministic:"

@@ -38,6 +38,9 @@ class ProbedRules:
     user_rules: tuple[Suggestion, ...]
     deterministic: bool
     """False when the output still varies with the suggested rules."""
+    crashed: str = ""
+    """Why every run ended before the script ran at all (an import that fails: the
+    traceback's last line), or "": frozen, that crash would be its contract."""
 
 
 def probe_rules(root: Path, spec: PinsSpec, *, jobs: int = 2) -> ProbedRules:
@@ -45,6 +48,9 @@ def probe_rules(root: Path, spec: PinsSpec, *, jobs: int = 2) -> ProbedRules:
     project = Project(root=root, config_path=root / "lockstep.toml", config=Config(pins=[spec]))
     targets = list(kind_named("pins").probe_targets(project, spec))
     reports = probe_many(targets, runs=PROBE_RUNS, jobs=jobs, rules=RuleSet())
+    crashed = _crashed_at_start(reports)
+    if crashed:
+        return ProbedRules((), (), False, crashed)
     seen = _volatile_in(reports)
     flaky = [r for r in reports if not r.deterministic]
     if not flaky:
@@ -56,6 +62,30 @@ def probe_rules(root: Path, spec: PinsSpec, *, jobs: int = 2) -> ProbedRules:
         tuple(s for s in verified.suggestions if not s.builtin),
         verified.working,
     )
+
+
+_START_FAILURES: Final = re.compile(
+    rb"^(?:ImportError|ModuleNotFoundError|SyntaxError|IndentationError)\b.*$", re.M
+)
+"""The last line of a traceback that ended a script before it ran: its imports (a module
+of a package run as a file, ``attempted relative import with no known parent package``;
+a Windows-only module) or its source."""
+
+
+def _crashed_at_start(reports: Iterable[ProbeReport]) -> str:
+    """The failure every run of every case ended with before the script ran (vobject's
+    ``icalendar.py`` run as a file: ``ImportError: attempted relative import with no
+    known parent package``), or "" when any run got further."""
+    reasons = set()
+    for report in reports:
+        for variant in report.raw:
+            example = variant.example
+            lines = example.stderr.rstrip().splitlines()
+            last = lines[-1] if lines else b""
+            if example.exit_code == 0 or not _START_FAILURES.match(last):
+                return ""
+            reasons.add(last.decode("utf-8", "replace")[:160])
+    return sorted(reasons)[0] if reasons else ""
 
 
 def _volatile_in(reports: Iterable[ProbeReport]) -> tuple[str, ...]:
