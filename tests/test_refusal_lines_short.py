@@ -7,6 +7,7 @@ the ledger keeps the values whole.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from helpers import pytest_in, write_files
@@ -75,3 +76,33 @@ def test_a_refused_call_on_a_large_object_is_named_in_a_short_line(tmp_path: Pat
         assert len(line) < 2000, line[:300]
         assert "…" in line
     assert "line number 2999" not in recorded.output
+
+
+FAR = """
+def report(n):
+    head = "".join(f"line {i} of the header; " for i in range(n))
+    return head + "total: " + str(hash("total") % 1000)  # the hash seed's, past the cut
+"""
+
+
+def test_a_difference_past_the_cut_is_what_the_reason_shows(tmp_path: Path) -> None:
+    """A value rendered for the verifying interpreter's verdict is cut; where the two sides
+    agreed past the cut, the reason showed the same text twice (vobject's ``serialize``
+    rows, both ending at ``…DTSTART:``).  It shows the part that differs."""
+    write_files(
+        tmp_path,
+        {
+            "lockstep.toml": '[[ledger]]\nname = "report"\ntarget = "far:report"\n',
+            "far.py": FAR,
+            "tests/test_far.py": "from far import report\n\n\ndef test_report():\n"
+            "    assert report(200).startswith('line 0')\n",
+        },
+    )
+    recorded = pytest_in(tmp_path, "--lockstep-record", "-q", "tests")
+    refused = [line for line in recorded.output.splitlines() if "refused (" in line]
+    assert len(refused) == 1, recorded.output
+    line = refused[0]
+    # the differing end on both sides, not the shared head twice
+    sides = re.search(r"recorded …[^,]*total: (\d+)', fresh interpreter …[^)]*total: (\d+)'", line)
+    assert sides is not None, line
+    assert sides[1] != sides[2], line

@@ -403,6 +403,21 @@ def printing_to_stderr(outcomes: Iterator[Outcome]) -> Iterator[Outcome]:
             close()
 
 
+def _near_difference(expected: str, actual: str, keep: int) -> tuple[str, str]:
+    """Each side's first ``keep`` characters; where they agree past those, ``keep`` from
+    :data:`BRIEF_MARGIN` before their first difference on (the verdict shows the text
+    around it, :func:`lockstep.oracles.verify.around_difference`; the margin before it
+    lets the mask see a secret that starts there whole)."""
+    same = next(
+        (i for i, (a, b) in enumerate(zip(expected, actual, strict=False)) if a != b),
+        min(len(expected), len(actual)),
+    )
+    if same < keep - BRIEF_MARGIN:
+        return expected[:keep], actual[:keep]
+    start = same - BRIEF_MARGIN
+    return expected[start : start + keep], actual[start : start + keep]
+
+
 BRIEF_MARGIN: Final = 256
 """Characters kept past what a verdict shows, so a secret that starts in the shown part
 is seen whole by the detector before the cut."""
@@ -430,7 +445,7 @@ def _shown_as(project: Project, *, brief: bool = False) -> Callable[[Outcome], O
         if not outcome.drifts and len(outcome.note) <= keep:
             return masked(outcome)
         drifts = tuple(
-            Drift(d.aspect, d.expected[:keep], d.actual[:keep], "", None)
+            Drift(d.aspect, *_near_difference(d.expected, d.actual, keep), "", None)
             for d in outcome.drifts[:1]
         )
         return masked(msgspec.structs.replace(outcome, drifts=drifts, note=outcome.note[:keep]))

@@ -326,38 +326,27 @@ class Replayer:
             else:
                 expected: JSON = row.result  # type: ignore[assignment]
                 if not self.same(expected, actual):
-                    actual_text = outcome_text(True, actual, None, None, limit=limit)
-                    drifts.append(
-                        Drift(
-                            "result",
-                            _expected_text(row, limit),
-                            actual_text,
-                            "" if self.candidate else _value_diff(expected, actual),
+
+                    def result_sides(cut: int | None) -> tuple[str, str]:
+                        return _expected_text(row, cut), outcome_text(
+                            True, actual, None, None, limit=cut
                         )
-                    )
+
+                    diff = "" if self.candidate else _value_diff(expected, actual)
+                    drifts.append(_cut_drift("result", result_sides, limit, diff))
         elif not ok and not row.ok:
             assert exc is not None
             frozen = canon.freeze_exception(exc, stem_length=self.stem_length)
             if (frozen.exc_type, frozen.exc_stem) != (row.exc_type, row.exc_stem):
-                drifts.append(
-                    Drift(
-                        "exception",
-                        _expected_text(row, limit),
-                        outcome_text(False, None, frozen.exc_type, frozen.exc_stem, limit=limit),
+
+                def exception_sides(cut: int | None) -> tuple[str, str]:
+                    return _expected_text(row, cut), outcome_text(
+                        False, None, frozen.exc_type, frozen.exc_stem, limit=cut
                     )
-                )
+
+                drifts.append(_cut_drift("exception", exception_sides, limit))
         else:
-            if exc is not None:
-                frozen = canon.freeze_exception(exc, stem_length=self.stem_length)
-                actual_text = outcome_text(
-                    False, None, frozen.exc_type, frozen.exc_stem, limit=limit
-                )
-            else:
-                try:
-                    actual_text = outcome_text(True, canon.encode(result), None, None, limit=limit)
-                except CanonError as e:
-                    actual_text = _unfrozen_text(e)
-            drifts.append(Drift("outcome", _expected_text(row, limit), actual_text))
+            drifts.append(self._outcome_drift(row, result, exc, limit))
         mutation = self._mutation_drift(row, args, kwargs)
         if mutation is not None:
             drifts.append(mutation)
@@ -405,7 +394,34 @@ class Replayer:
         ):
             return None
         limit = _candidate_cut(self.candidate)
-        return Drift("mutation", _mutation_text(expected, limit), _mutation_text(actual, limit))
+
+        def sides(cut: int | None) -> tuple[str, str]:
+            return _mutation_text(expected, cut), _mutation_text(actual, cut)
+
+        return _cut_drift("mutation", sides, limit)
+
+    def _outcome_drift(
+        self, row: LedgerRow, result: Any, exc: BaseException | None, limit: int | None
+    ) -> Drift:
+        """The drift of a call that returned where it raised, or raised where it returned."""
+        if exc is not None:
+            frozen = canon.freeze_exception(exc, stem_length=self.stem_length)
+
+            def raised_sides(cut: int | None) -> tuple[str, str]:
+                return _expected_text(row, cut), outcome_text(
+                    False, None, frozen.exc_type, frozen.exc_stem, limit=cut
+                )
+
+            return _cut_drift("outcome", raised_sides, limit)
+        try:
+            made = canon.encode(result)
+        except CanonError as e:
+            return Drift("outcome", _expected_text(row, limit), _unfrozen_text(e))
+
+        def returned_sides(cut: int | None) -> tuple[str, str]:
+            return _expected_text(row, cut), outcome_text(True, made, None, None, limit=cut)
+
+        return _cut_drift("outcome", returned_sides, limit)
 
 
 def _decode_input(args: list[JSON], kwargs: dict[str, JSON]) -> tuple[Any, Any]:
@@ -471,6 +487,25 @@ def _candidate_cut(candidate: bool) -> int | None:
     from lockstep.oracles import BRIEF_MARGIN
 
     return 2 * (SHOWN_VALUE + BRIEF_MARGIN) if candidate else None
+
+
+def _cut_drift(
+    aspect: str, sides: Callable[[int | None], tuple[str, str]], limit: int | None, diff: str = ""
+) -> Drift:
+    """A drift of ``sides`` rendered to ``limit`` characters; whole where the first
+    difference lies past the cut (the two cut sides alike: a candidate's refusal then
+    showed the same text twice, vobject's ``VBase.serialize`` ending at ``DTSTART:``)."""
+    expected, actual = sides(limit)
+    if limit is not None and _alike_to_the_cut(expected, actual):
+        expected, actual = sides(None)
+    return Drift(aspect, expected, actual, diff)
+
+
+def _alike_to_the_cut(expected: str, actual: str) -> bool:
+    """Whether two cut renderings agree up to where the shorter one ends (its last
+    character may be the cut's mark)."""
+    shorter = max(min(len(expected), len(actual)) - 1, 0)
+    return expected[:shorter] == actual[:shorter]
 
 
 def _unfrozen_text(error: CanonError) -> str:
