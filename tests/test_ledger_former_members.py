@@ -85,6 +85,7 @@ def test_a_renamed_method_is_red_with_its_rows(project: Path, tmp_path: Path) ->
     assert table["shapes.square.Square.area"][0] != "·"  # the others replayed as ever
     status = run_cli("status", cwd=root)
     assert "shapes.square.Square.scaled" in status.stdout
+    assert "no longer a member" in status.stdout
 
 
 def test_a_renamed_private_member_beyond_the_surface_is_red(project: Path, tmp_path: Path) -> None:

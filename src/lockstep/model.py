@@ -262,6 +262,8 @@ class OracleStatus(msgspec.Struct, frozen=True):
     readable: bool
     cases: int
     message: str = ""
+    state: str = ""
+    """What the table says of it where "ok" would be wrong (a former member's ledger)."""
 
 
 class Shard(msgspec.Struct, frozen=True):

@@ -134,7 +134,7 @@ def status_table(rows: list[OracleStatus], root: Path | None = None) -> Table:
         elif not row.readable:
             state = "unreadable"
         else:
-            state = "ok"
+            state = row.state or "ok"
         if row.message:
             state += f" ({row.message})"
         table.add_row(

@@ -747,7 +747,12 @@ class LedgerKind(OracleKind[LedgerSpec]):
             rows = sum(1 for _ in self.case_ids(project, ledger))
             return rows, "" if rows else NO_ROWS_REMARK
 
-        return file_status(ledger, path, read)
+        found = file_status(ledger, path, read)
+        if ledger.name in project.former and found.readable:
+            import msgspec
+
+            return msgspec.structs.replace(found, state="no longer a member")
+        return found
 
     def _record_driven(self, project: Project, spec: LedgerSpec, mode: RecordMode) -> RecordReport:
         """Run the driver with the target wrapped and write the distinct calls it made."""
