@@ -460,3 +460,43 @@ def test_a_change_behind_each_class_shape_is_drift(
     result = run_cli("replay", ledger, cwd=root)
     assert result.code == 1, result.output
     assert "DRIFT" in result.stdout
+
+
+def test_a_row_whose_recorded_object_does_not_thaw_is_refused_at_recording(
+    tmp_path: Path,
+) -> None:
+    """A row is written only where what it recorded thaws in the verifying interpreter:
+    the object a constructor left is read back by the class's own ``__setstate__``, which
+    here accepts only kinds a test registered (none are, in a fresh interpreter).  Written,
+    the row replayed green until a drift, then could not say what had drifted."""
+    from helpers import pytest_in, write_files
+
+    write_files(
+        tmp_path,
+        {
+            "lockstep.toml": '[[ledger]]\nname = "make"\ntarget = "kinds:Kind.__init__"\n',
+            "kinds.py": (
+                "KNOWN = set()\n\n\n"
+                "class Kind:\n"
+                "    def __init__(self, name):\n"
+                "        self.name = name\n\n"
+                "    def __getstate__(self):\n"
+                "        return {'name': self.name}\n\n"
+                "    def __setstate__(self, state):\n"
+                "        if state['name'] not in KNOWN:\n"
+                "            raise KeyError(state['name'])\n"
+                "        self.name = state['name']\n"
+            ),
+            "tests/test_kinds.py": (
+                "from kinds import KNOWN, Kind\n\n\n"
+                "def test_kind():\n"
+                "    KNOWN.add('spice')\n"
+                "    assert Kind('spice').name == 'spice'\n"
+            ),
+        },
+    )
+    run = pytest_in(tmp_path, "--lockstep-record", "-q", "tests")
+    assert run.code == 0, run.output
+    assert "refused" in run.output and "KeyError" in run.output, run.output
+    header = (tmp_path / "lockstep/make.ledger.jsonl").read_text().splitlines()[0]
+    assert '"rows":0' in header

@@ -279,31 +279,72 @@ def _slot(owners: tuple[type[Any], ...], name: str) -> Any:
     raise AttributeError(name)
 
 
-def _mapping_from_base(cls: type[Any], base: type[Any], value: Any) -> Any:
-    """An ``OrderedDict`` or ``defaultdict`` subclass instance filled by the builtin's own
-    methods (never the subclass's ``__setitem__`` or ``__init__``)."""
+_GROWN_BASES: Final = (list, dict, set, bytearray, OrderedDict, defaultdict)
+"""Builtin bases an object is made empty of, then filled: its items may hold it."""
+
+
+def _allocate_grown(cls: type[Any], base: type[Any]) -> Any:
+    """An empty ``cls`` instance of a :data:`_GROWN_BASES` base, by the builtin's ``__new__``
+    (never the class's own ``__new__`` or ``__init__``)."""
     new: Any = base.__new__
     obj = new(cls)
     if base is defaultdict:
-        defaultdict.__init__(obj, getattr(value, "default_factory", None))
-        dict.update(obj, value)
-        return obj
-    for key, item in value.items():
-        OrderedDict.__setitem__(obj, key, item)
+        defaultdict.__init__(obj)
     return obj
 
 
+def _grow(obj: Any, base: type[Any], value: Any) -> None:
+    """Fill ``obj`` (see :func:`_allocate_grown`) with the builtin ``value``, by the
+    builtin's own methods (never the subclass's ``__setitem__``)."""
+    if base is defaultdict:
+        obj.default_factory = value.default_factory
+        dict.update(obj, value)
+    elif base is OrderedDict:
+        for key, item in value.items():
+            OrderedDict.__setitem__(obj, key, item)
+    elif base is list or base is bytearray:
+        base.extend(obj, value)
+    else:
+        base.update(obj, value)
+
+
+def _thawed_with_base(
+    cls: type[Any], base: type[Any], form: Any, name: str, path: str, depth: int
+) -> Any:
+    """A ``cls`` instance of the builtin ``base`` the form ``form`` holds.  One of
+    :data:`_GROWN_BASES` is made empty first: a child in its items may point back at it
+    (``{"$ref": n}``), as a configobj ``Section``'s ``parent`` does, which the encoder
+    writes while the object is open around its base."""
+    if base not in _GROWN_BASES:
+        value = decode_at(form, path, depth + 3)
+        if type(value) is not base:
+            raise CanonError(f"malformed $obj value: the base of {name} is not a {base}", path)
+        return _from_base(cls, base, value)
+    obj = _allocate_grown(cls, base)
+    value = _thawed_inside(obj, form, path, depth + 3)
+    if type(value) is dict and base in (OrderedDict, defaultdict):
+        value = base(value) if base is OrderedDict else defaultdict(None, value)
+    if type(value) is not base:
+        raise CanonError(f"malformed $obj value: the base of {name} is not a {base}", path)
+    _grow(obj, base, value)
+    return obj
+
+
+def _thawed_inside(obj: Any, form: Any, path: str, depth: int) -> Any:
+    """``form`` thawed with ``obj`` the innermost object a ``{"$ref": n}`` in it may name."""
+    thawing = _thawing()
+    thawing.append(obj)
+    try:
+        return decode_at(form, path, depth)
+    finally:
+        thawing.pop()
+
+
 def _from_base(cls: type[Any], base: type[Any], value: Any) -> Any:
-    """A ``cls`` instance holding the builtin ``value``, made by the builtin's ``__new__``."""
+    """A ``cls`` instance holding the immutable builtin ``value``, made by the builtin's
+    ``__new__`` (a mutable base's: :func:`_allocate_grown`, then :func:`_grow`)."""
     import datetime as dt
 
-    if base is OrderedDict or base is defaultdict:
-        return _mapping_from_base(cls, base, value)
-    if base in (list, dict, set, bytearray):
-        obj = base.__new__(cls)
-        grow: Any = getattr(base, "extend" if base in (list, bytearray) else "update")
-        grow(obj, value)
-        return obj
     if base is dt.timedelta:
         return dt.timedelta.__new__(cls, value.days, value.seconds, value.microseconds)
     if base is dt.date:
@@ -385,7 +426,13 @@ def _own_state(v: Any, t: type[Any]) -> Any:
 
 def _newobj_reduction(v: Any, t: type[Any]) -> tuple[list[Any], Any] | None:
     """``(__new__ arguments, state)`` when ``v.__reduce_ex__(2)`` has the form
-    ``(copyreg.__newobj__, (cls, *args), state, ...)``; None for any other form."""
+    ``(copyreg.__newobj__, (cls, *args), state, ...)``, or names a function of its own
+    called ``__newobj__`` there, as pickle's protocol 2 names the one that calls
+    ``cls.__new__(cls, *args)`` (configobj's ``Section``: ``(__newobj__, (cls,), (dict(self),
+    self.__dict__))``; its ``__setstate__`` reads that pair, and the ``__dict__`` alone
+    made it raise ``KeyError: 0``, so every row holding a configuration was refused).  The
+    function itself is never called to thaw: ``cls.__new__`` is, and the verification
+    refuses a row it does not rebuild.  None for any other form."""
     import copyreg
 
     try:
@@ -395,7 +442,10 @@ def _newobj_reduction(v: Any, t: type[Any]) -> tuple[list[Any], Any] | None:
     if (
         isinstance(reduced, tuple)
         and len(reduced) >= 2
-        and reduced[0] is copyreg.__newobj__  # type: ignore[attr-defined]
+        and (
+            reduced[0] is copyreg.__newobj__  # type: ignore[attr-defined]
+            or (type(reduced[0]) is types.FunctionType and reduced[0].__name__ == "__newobj__")
+        )
         and isinstance(reduced[1], tuple)
         and reduced[1][:1] == (t,)
     ):
@@ -1028,12 +1078,7 @@ def _thawed_obj(payload: Any, path: str, depth: int, scope: _SameScope) -> Any:
     if ("base" in body) != (base is not None) or ("new" in body and not _own_reduce(cls)):
         raise CanonError(f"malformed $obj value: not the form lockstep writes for {name}", path)
     if base is not None:
-        value = decode_at(body["base"], path, depth + 3)
-        if type(value) is dict and base in (OrderedDict, defaultdict):
-            value = base(value) if base is OrderedDict else defaultdict(None, value)
-        if type(value) is not base:
-            raise CanonError(f"malformed $obj value: the base of {name} is not a {base}", path)
-        obj = _from_base(cls, base, value)
+        obj = _thawed_with_base(cls, base, body["base"], name, path, depth)
     elif "new" in body:
         args = decode_at(body["new"], path, depth + 3)
         if type(args) is not list:
@@ -1046,12 +1091,7 @@ def _thawed_obj(payload: Any, path: str, depth: int, scope: _SameScope) -> Any:
         obj = _allocate(cls)
     scope.made[id(payload)] = (payload, obj)  # what a {"$same": n} naming it thaws to
     if "state" in body:
-        thawing = _thawing()
-        thawing.append(obj)  # what a {"$ref": n} inside its state may name
-        try:
-            state = decode_at(body["state"], path, depth + 3)
-        finally:
-            thawing.pop()
+        state = _thawed_inside(obj, body["state"], path, depth + 3)
         if state is None:
             raise CanonError(f"malformed $obj value: a null state of {name}", path)
         _set_state(obj, cls, state, path)
