@@ -65,6 +65,10 @@ FILES = {
         class Basket:
             def __init__(self, prices):
                 self.prices = list(prices)
+                self.priced = self.net  # a bound method kept: {"$method": [basket, "net"]}
+
+            def net(self, price):
+                return price
 
 
         def total(basket):
@@ -155,6 +159,17 @@ def test_a_renamed_class_is_an_error_on_its_rows(project: Path, tmp_path: Path) 
     red = run_cli("replay", "total", cwd=root)
     assert red.code == 1, red.output
     assert "billing.cart no longer defines 'Basket'" in red.stdout
+
+
+def test_a_renamed_method_a_value_keeps_bound_is_an_error_on_its_rows(
+    project: Path, tmp_path: Path
+) -> None:
+    root = _copy(project, tmp_path)
+    _edit(root, "billing/cart.py", "def net(self, price):", "def net_of(self, price):")
+    _edit(root, "billing/cart.py", "self.priced = self.net ", "self.priced = self.net_of ")
+    red = run_cli("replay", "total", cwd=root)
+    assert red.code == 1, red.output
+    assert "$method names 'net', which today's Basket no longer holds" in red.stdout
 
 
 def test_a_removed_module_is_an_error_on_its_rows(project: Path, tmp_path: Path) -> None:

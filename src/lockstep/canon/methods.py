@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Any, Final
 from lockstep.canon._core import JSON, Unfreezable, _short, check_level
 from lockstep.canon.callables import _names, freeze_callable
 from lockstep.canon.decoding import TAG_DECODERS, decode_at, list_payload, str_payload
-from lockstep.errors import CanonError
+from lockstep.canon.registry import _CALLABLE_SCOPE
+from lockstep.errors import CanonError, ThawError
 
 if TYPE_CHECKING:
     from lockstep.canon.encoding import Encoder
@@ -130,11 +131,24 @@ def _dec_method(payload: Any, path: str, depth: int) -> types.MethodType:
         return getattr(owner, name)  # type: ignore[no-any-return]
     func = _function_of(owner, name)
     if func is None:
+        cls = type(owner)
+        if _project_class(cls) and name.isidentifier() and _held(cls, name) is None:
+            raise ThawError(  # the project's class: a refactor renamed or removed it
+                f"$method names {_short(name)}, which today's {cls.__qualname__} no longer "
+                "holds (renamed or removed?)",
+                path,
+            )
         raise CanonError(
-            f"$method names {_short(name)}, which {type(owner).__name__} does not hold as a method",
+            f"$method names {_short(name)}, which {cls.__name__} does not hold as a method",
             path,
         )
     return types.MethodType(func, owner)
+
+
+def _project_class(cls: type[Any]) -> bool:
+    """Whether ``cls`` is of the targets' own packages (:data:`_CALLABLE_SCOPE`)."""
+    module = getattr(cls, "__module__", None)
+    return isinstance(module, str) and module.split(".")[0] in _CALLABLE_SCOPE
 
 
 def enc_builtin_method(encoder: Encoder, v: Any, depth: int) -> JSON | None:
