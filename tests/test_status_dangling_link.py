@@ -38,4 +38,9 @@ def test_a_ledger_linked_to_nothing_is_a_link_to_status_and_pytest(tmp_path: Pat
     items = pytest_in(root, "--lockstep", "-q", "-p", "no:randomly")
     assert items.code != 0, items.output
     assert "symbolic link" in items.output and "is not recorded" not in items.output
+    # the oracle folder named: the link is still a ledger of it (followed, it was left out,
+    # and the run passed)
+    named = pytest_in(root, "--lockstep", "-q", "-p", "no:randomly", "lockstep")
+    assert named.code != 0, named.output
+    assert "symbolic link" in named.output
     assert not (tmp_path / "nowhere.jsonl").exists()  # nothing written through it
