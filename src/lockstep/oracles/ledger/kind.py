@@ -19,7 +19,6 @@ import contextlib
 import dataclasses
 import functools
 import inspect
-import os
 import sys
 from collections.abc import Callable, Collection, Container, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -76,6 +75,7 @@ from lockstep.oracles.ledger.format import (
     row_text,
     signature_of,
 )
+from lockstep.oracles.ledger.former import former_member as _former_member
 from lockstep.oracles.ledger.linked_args import linked_arguments
 from lockstep.oracles.ledger.refused_rows import refused_where
 from lockstep.oracles.ledger.relocation import relocation
@@ -107,7 +107,7 @@ from lockstep.oracles.verify import (
 )
 from lockstep.parallel import batched, map_processes
 from lockstep.secrets import Scrubber, policy_for, scrubber_for
-from lockstep.store import beyond_surface, display_path, iter_lines
+from lockstep.store import display_path, iter_lines
 from lockstep.targets import resolve_callable, root_on_path
 
 if TYPE_CHECKING:  # recording, mining and parallel replay import theirs where they run:
@@ -530,45 +530,6 @@ NO_ROWS: Final = "(no rows)"
 """The one case an empty ledger replays as: an ERROR, since nothing guards the target.
 A member of a package surface (``package =``) that no call reached replays as no case:
 the package's other members guard it, and the suite simply does not call this one."""
-
-
-FORMER: Final = "(former member)"
-"""The case id of the one outcome of a former member whose ledger file is gone."""
-
-
-def _former_member(
-    project: Project, spec: LedgerSpec, selects: Callable[[str], bool] | None
-) -> Iterator[Outcome]:
-    """A ledger of a member today's sources no longer have (``Project.former``): an ERROR
-    on each of its rows, read from the file and never replayed (its name came from the
-    oracle folder: nothing is imported or called by it); one ERROR when only the list of
-    recorded members still names it."""
-    path = KIND.oracle_path(project, spec)
-    member = spec.name.removeprefix(f"{_package_ledger(project, spec)}.")
-    shown = display_path(path, project.root)
-    if not os.path.lexists(path):
-        if selects is None or selects(FORMER):
-            note = (
-                f"package {spec.package!r} no longer has {member!r}, and its ledger {shown} "
-                f"is gone, but {beyond_surface.FILE_NAME} still lists it as recorded: record the suite "
-                "again (it lists what is there), or put the ledger back"
-            )
-            yield Outcome(spec.name, FORMER, Status.ERROR, note=note)
-        return
-    header = read_header(path)
-    note = (
-        f"package {spec.package!r} no longer has {member!r} (renamed or removed?), whose "
-        f"{header.rows} recorded row(s) are in {shown}: none of them replays; where the "
-        f"change is meant, delete that file (a recording keeps it)"
-    )
-    for _, row in iter_rows(path, header):
-        if selects is None or selects(row.id):
-            yield Outcome(spec.name, row.id, Status.ERROR, note=note)
-
-
-def _package_ledger(project: Project, spec: LedgerSpec) -> str:
-    """The name of the ``package`` ledger ``spec`` is a member of."""
-    return max((n for n in project.surfaces if spec.name.startswith(f"{n}.")), key=len, default="")
 
 
 def _no_rows(project: Project, spec: LedgerSpec, path: Path) -> Outcome:
