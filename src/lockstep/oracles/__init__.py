@@ -350,7 +350,7 @@ def replay(project: Project, spec: OracleSpec, options: ReplayOptions) -> Iterat
     kind = kind_of(spec)
     path = kind.oracle_path(project, spec)
     # a link to nothing is a link: reading it says so (a former member's kind says why)
-    if not os.path.lexists(path) and spec.name not in project.former:
+    if not os.path.lexists(path) and (options.candidate or spec.name not in project.former):
         yield Outcome(
             spec.name,
             NOT_RECORDED,

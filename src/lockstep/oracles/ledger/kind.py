@@ -749,7 +749,7 @@ class LedgerKind(OracleKind[LedgerSpec]):
         self, project: Project, spec: LedgerSpec, options: ReplayOptions
     ) -> Iterator[Outcome]:
         """Replay every selected row against the current target, streaming, in file order."""
-        if spec.name in project.former:
+        if not options.candidate and spec.name in project.former:  # (a candidate never is)
             selects = None if options.only is None and options.shard is None else options.selects
             yield from _former_member(project, spec, selects)
             return
