@@ -128,3 +128,17 @@ def test_a_planted_file_is_red_and_nothing_it_names_runs(project: Path, tmp_path
     assert red.code in (1, 2), red.output
     assert "shapes.square.evil" in red.output
     assert not (root / "RAN").exists()
+
+
+def test_keeping_to_the_public_surface_makes_no_former_member(
+    project: Path, tmp_path: Path
+) -> None:
+    """``private = false`` after a recording that wrote ledgers beyond the surface: their
+    members are still the package's, only out of the surface now, and replay as before
+    (they are no oracles then), never as members the package no longer has."""
+    root = tmp_path / "project"
+    shutil.copytree(project, root)
+    (root / "lockstep.toml").write_text('[[ledger]]\npackage = "shapes"\nprivate = false\n')
+    green = run_cli("replay", cwd=root)
+    assert green.code == 0, green.output
+    assert "no longer has" not in green.output

@@ -310,6 +310,12 @@ class Project(msgspec.Struct, frozen=True, dict=True):
             package_spec = msgspec.structs.replace(
                 self.oracle(members[0]), name=package_name, target=""
             )
+            if not getattr(package_spec, "private", True):
+                # kept to the public surface: a ledger of a member beyond it, recorded while
+                # it was not, names a member the package still has (no former member)
+                beyond = msgspec.structs.replace(package_spec, private=True)
+                where = f"{self.config_name}: {self.key(package_spec)}"
+                taken.update(m.name for m, _ in beyond.tested_members(self.root, where))
             for spec in package_spec.former_members(entries, listed, taken):
                 taken.add(spec.name)
                 found[spec.name] = spec
