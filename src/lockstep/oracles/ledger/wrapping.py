@@ -582,9 +582,10 @@ class Installation:
             self.rebind_pending()  # as if each earlier target's walk were done
             way, raw = self._resolve(module, parts, module_name, qualname, where)
         owner: Any = way[-1]
-        limits = {"stem_length": stem_length, "object_calls": object_calls}
+        rec = TargetRecorder(
+            target, stem_length=stem_length, object_calls=object_calls, object_bytes=object_bytes
+        )
         if isinstance(owner, property) and parts[-1] == "fset" and len(way) > 2:
-            rec = TargetRecorder(target, **limits, object_bytes=object_bytes)
             allow_callables_from(module_name)  # its callbacks freeze by name (canon: $fn)
             return self._wrap_setter(target, way[-2], parts[-2], rec, where, surface)
         if own_only and parts[-1] not in getattr(owner, "__dict__", ()):
@@ -593,7 +594,6 @@ class Installation:
             raise NotACallable(f"{where}: {target!r}: is a {type(raw).__name__}, not a function")
         if leave_compared and owner is module and isinstance(raw, types.FunctionType):
             _refuse_compared(module, module_name, raw, f"{where}: {target!r}")
-        rec = TargetRecorder(target, **limits, object_bytes=object_bytes)
         allow_callables_from(module_name)  # its callbacks freeze by name (canon: $fn)
         replacement, signature = _wrap_member(
             raw, rec, where=f"{where}: {target!r}", surface=surface
