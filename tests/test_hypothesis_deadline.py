@@ -66,3 +66,51 @@ def test_a_property_test_past_its_deadline_records(tmp_path: Path) -> None:
     run = pytest_in(repo.root, "--lockstep-record", "-q", "-p", "hypothesis", "tests")
     assert run.code == 0, run.output
     assert (repo.root / "lockstep/slow.square.ledger.jsonl").exists()
+
+
+LATE = {
+    "lockstep.toml": '[[ledger]]\npackage = "slow"\n',
+    "pyproject.toml": '[tool.pytest.ini_options]\npythonpath = ["src"]\n',
+    "src/slow/__init__.py": "def square(x):\n    return x * x\n",
+    "tests/test_plain.py": (
+        "import sys\n\nfrom slow import square\n\n\n"
+        "def test_square():\n"
+        "    assert square(3) == 9\n"
+        "    assert 'hypothesis' not in sys.modules  # nothing of the suite imported it\n"
+    ),
+}
+
+
+def test_a_suite_without_hypothesis_records_without_importing_it(tmp_path: Path) -> None:
+    repo = GitRepo(tmp_path / "project")
+    write_files(repo.root, LATE)
+    run = pytest_in(repo.root, "--lockstep-record", "-q", "-p", "_hypothesis_pytestplugin", "tests")
+    assert run.code == 0, run.output
+    assert (repo.root / "lockstep/slow.square.ledger.jsonl").exists()
+
+
+def test_the_deadline_is_lifted_when_a_test_module_imports_hypothesis_first(
+    tmp_path: Path,
+) -> None:
+    """No conftest imports Hypothesis: the test module does, and builds its ``@settings``
+    (which reads the default deadline then) as it is imported."""
+    repo = GitRepo(tmp_path / "project")
+    files = {
+        **LATE,
+        "tests/test_slow.py": (
+            "import time\n\nfrom hypothesis import given, settings, strategies as st\n\n"
+            "from slow import square\n\n\n"
+            "@settings(max_examples=2, derandomize=True)\n"
+            "@given(st.integers(0, 3))\n"
+            "def test_square(x):\n"
+            "    time.sleep(0.3)  # past Hypothesis's default 200 ms deadline\n"
+            "    assert square(x) == x * x\n"
+        ),
+    }
+    del files["tests/test_plain.py"]
+    write_files(repo.root, files)
+    plain = pytest_in(repo.root, "-q", "-p", "_hypothesis_pytestplugin", "tests")
+    assert plain.code == 1 and "DeadlineExceeded" in plain.output  # the suite alone fails
+    run = pytest_in(repo.root, "--lockstep-record", "-q", "-p", "_hypothesis_pytestplugin", "tests")
+    assert run.code == 0, run.output
+    assert (repo.root / "lockstep/slow.square.ledger.jsonl").exists()
