@@ -75,7 +75,10 @@ def test_a_deleted_ledger_beyond_the_surface_is_red_and_review_fails(tmp_path: P
     red = run_cli("replay", cwd=root)
     assert red.code == 1, red.output
     assert "shapes.square.Square.__init__" in red.stdout
-    assert "not recorded" in red.stdout
+    assert "is missing, but beyond-surface.json lists it as recorded (deleted?)" in red.stdout
+    status = run_cli("status", cwd=root)
+    assert status.code == 0, status.output  # replay is the gate; status says what it sees
+    assert "listed as recorded (deleted?)" in status.stdout, status.stdout
 
     repo.commit("drop a ledger")  # an oracle-only commit: the guard allows it, replay does not
     review = run_cli("review", "HEAD~1..HEAD", cwd=root)

@@ -78,6 +78,10 @@ URLKIT = """
 from ringlib import ring
 
 
+class UrlError(ValueError):
+    pass
+
+
 class Query:
     def __init__(self, text="", separator="&"):
         self.params = ring()
@@ -273,6 +277,7 @@ def _ringlib_prop(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
         ('{"$method":[{"$graph":[{"$node":0},[["ringlib:ring",{}]]]},"nope"]}', "does not hold"),
         ('{"$method":[{"$graph":[{"$node":0},[["ringlib:ring",{}]]]},"size"]}', "does not hold"),
         ('{"$obj":["ringlib:ring",{"state":{}}]}', "not a class of the project"),
+        ('{"$obj":["urlkit:UrlError",{"state":{}}]}', "an exception class: an exception is"),
         ('{"$graph":[{"$node":0},[["threading:Thread",{}]]]}', "not a plain class of another"),
         ('{"$graph":[{"$node":0},[["urlkit:Query",{}]]]}', "not a plain class of another"),
         ('{"$graph":[{"$node":1},[["ringlib:ring",{}]]]}', "names no node"),

@@ -1035,7 +1035,13 @@ def _obj_class(name: str, path: str) -> type[Any]:
     cls = _TYPES_BY_NAME.get(name) or class_named(name, importing=True)
     if cls is None:
         no_longer_imports(name, "$obj", path)
-    if cls is None or not project_or_zone(cls) or issubclass(cls, BaseException):
+    if cls is not None and project_or_zone(cls) and issubclass(cls, BaseException):
+        raise CanonError(
+            f"$obj names {_short(name)}, an exception class: an exception is written as a "
+            "row's exc_type and exc_stem, never as a value to build",
+            path,
+        )
+    if cls is None or not project_or_zone(cls):
         raise CanonError(
             f"$obj names {_short(name)}, which is not a class of the project (or a tzinfo "
             "class) already imported",

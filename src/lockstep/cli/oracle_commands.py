@@ -387,7 +387,10 @@ def status(ctx: click.Context, as_json: bool) -> None:
     """List the oracles, how many cases each holds, and whether each file is present and readable.
 
     Exit 2 when an oracle file is present but unreadable (a link counts as present:
-    lockstep reads no oracle file through one), as replay exits. Pending drifts (kept by
+    lockstep reads no oracle file through one), as replay exits. Status reads each file's
+    structure (a ledger's header, digest and rows), not the values in its rows: a value
+    that names what it must not (a class outside the project) is refused by replay, exit
+    2, where status says the file reads. Pending drifts (kept by
     'replay --keep-pending') are counted; 'lockstep pending' lists them.
 
     \b

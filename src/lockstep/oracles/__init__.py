@@ -40,7 +40,7 @@ from lockstep.model import (
     ReplayOptions,
     Status,
 )
-from lockstep.store import OracleLock, display_path, lock_for
+from lockstep.store import OracleLock, beyond_surface, display_path, lock_for
 from lockstep.tables import OracleSpec
 
 if TYPE_CHECKING:
@@ -338,6 +338,21 @@ def record_command(spec: OracleSpec) -> str:
     return f"lockstep record {spec.name}"
 
 
+def _not_there(project: Project, spec: OracleSpec, path: Path) -> str:
+    """Why an oracle without its file replays red: never recorded, or (a member beyond a
+    package's surface that the folder's list says a recording wrote) deleted since."""
+    shown = display_path(path, project.root)
+    if spec.name in project.tested and spec.name in project.listed_beyond():
+        return (
+            f"{shown} is missing, but {beyond_surface.FILE_NAME} lists it as recorded (deleted?): "
+            f"restore it from the trusted commit, or run '{record_command(spec)}' there"
+        )
+    return (
+        f"{shown} is not recorded yet: run '{record_command(spec)}' on the trusted commit "
+        "and commit the file"
+    )
+
+
 def replay(project: Project, spec: OracleSpec, options: ReplayOptions) -> Iterator[Outcome]:
     """Replay one oracle of any kind, with the two verdicts that are the same for every kind.
 
@@ -351,13 +366,7 @@ def replay(project: Project, spec: OracleSpec, options: ReplayOptions) -> Iterat
     path = kind.oracle_path(project, spec)
     # a link to nothing is a link: reading it says so (a former member's kind says why)
     if not os.path.lexists(path) and (options.candidate or spec.name not in project.former):
-        yield Outcome(
-            spec.name,
-            NOT_RECORDED,
-            Status.ERROR,
-            note=f"{display_path(path, project.root)} is not recorded yet: run "
-            f"'{record_command(spec)}' on the trusted commit and commit the file",
-        )
+        yield Outcome(spec.name, NOT_RECORDED, Status.ERROR, note=_not_there(project, spec, path))
         return
     replayed = 0
     last = ""

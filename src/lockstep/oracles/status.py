@@ -16,10 +16,17 @@ from lockstep.errors import LockstepError
 from lockstep.model import OracleStatus
 
 
-def file_status(spec: OracleSpec, path: Path, read: Callable[[], tuple[int, str]]) -> OracleStatus:
-    """``read`` returns ``(cases, remark)`` or raises the error that makes the file unreadable."""
+def file_status(
+    spec: OracleSpec,
+    path: Path,
+    read: Callable[[], tuple[int, str]],
+    deleted: bool = False,
+) -> OracleStatus:
+    """``read`` returns ``(cases, remark)`` or raises the error that makes the file unreadable
+    (``deleted``: a missing file is one a recording wrote, by the oracle folder's list)."""
     if not os.path.lexists(path):  # a link to nothing is a link: reading it says so
-        return OracleStatus(spec.name, spec.kind, path, False, False, 0, "not recorded yet")
+        missing = "missing: listed as recorded (deleted?)" if deleted else "not recorded yet"
+        return OracleStatus(spec.name, spec.kind, path, False, False, 0, missing)
     try:
         cases, remark = read()
     except LockstepError as e:

@@ -708,7 +708,8 @@ class LedgerKind(OracleKind[LedgerSpec]):
             rows = sum(1 for _ in self.case_ids(project, ledger))
             return rows, "" if rows else NO_ROWS_REMARK
 
-        found = file_status(ledger, path, read)
+        listed = ledger.name in project.tested and ledger.name in project.listed_beyond()
+        found = file_status(ledger, path, read, deleted=listed)
         if ledger.name in project.former and found.readable:
             import msgspec
 
