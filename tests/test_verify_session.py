@@ -455,7 +455,7 @@ def test_the_cases_a_fork_replays_alone_are_one_argument_parsed_in_linear_time()
 def test_a_reason_cut_shows_where_two_long_values_differ() -> None:
     """croniter's rows (no start time given: the clock's) were cut alike at ``start_…``,
     exactly before the field that differed: the reason never showed the difference."""
-    from lockstep.oracles.verify import around_difference
+    from lockstep.canon.text import around_difference
 
     recorded = "croniter(" + "expr_format='0 0 1-31 1 *', " * 12 + "start_time=1796510549.4)"
     fresh = recorded.replace("1796510549.4", "1796510612.9")

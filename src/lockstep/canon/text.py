@@ -76,6 +76,39 @@ def clip(text: str, limit: int | None) -> str:
     return text
 
 
+LEAD: Final = 60
+"""Characters kept before the first difference when two long texts are cut around it."""
+
+
+def around_difference(expected: str, actual: str, limit: int) -> tuple[str, str]:
+    """Both texts cut to ``limit`` characters, as :func:`clip` cuts them; but where they
+    agree past the cut, each from a little before their first difference ("…" marks what
+    was left out), so the reason shows what differs.  croniter's ``__init__`` rows, cut
+    alike at ``start_…``, ended exactly before the field that differed."""
+    if len(expected) <= limit and len(actual) <= limit:
+        return expected, actual
+    same = _common_prefix(expected, actual)
+    if same < limit - LEAD:
+        return clip(expected, limit), clip(actual, limit)
+    start = same - LEAD
+    return clip("…" + expected[start:], limit), clip("…" + actual[start:], limit)
+
+
+_BLOCK: Final = 1 << 12
+
+
+def _common_prefix(left: str, right: str) -> int:
+    """How many leading characters two texts share: compared a block at a time (a
+    recorded value of 50 MB is compared in C, not a character at a time)."""
+    end = min(len(left), len(right))
+    start = 0
+    while start < end and left[start : start + _BLOCK] == right[start : start + _BLOCK]:
+        start += _BLOCK
+    start = min(start, end)
+    stop = min(start + _BLOCK, end)
+    return next((i for i in range(start, stop) if left[i] != right[i]), stop)
+
+
 def call_text(
     name: str,
     args: Sequence[object],

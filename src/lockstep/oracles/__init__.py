@@ -415,7 +415,7 @@ def printing_to_stderr(outcomes: Iterator[Outcome]) -> Iterator[Outcome]:
 def _near_difference(expected: str, actual: str, keep: int) -> tuple[str, str]:
     """Each side's first ``keep`` characters; where they agree past those, ``keep`` from
     :data:`BRIEF_MARGIN` before their first difference on (the verdict shows the text
-    around it, :func:`lockstep.oracles.verify.around_difference`; the margin before it
+    around it, :func:`lockstep.canon.text.around_difference`; the margin before it
     lets the mask see a secret that starts there whole)."""
     same = next(
         (i for i, (a, b) in enumerate(zip(expected, actual, strict=False)) if a != b),

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Final
 
 import msgspec
 
-from lockstep.canon.text import SHOWN_VALUE, clip
+from lockstep.canon.text import SHOWN_VALUE, around_difference, clip
 from lockstep.config import OracleSpec, Project, Settings, config_of
 from lockstep.errors import LockstepError
 from lockstep.model import Outcome, ReplayOptions, Status
@@ -666,25 +666,6 @@ def reason_of(outcome: Outcome) -> str:
         expected, actual = around_difference(first.expected, first.actual, SHOWN_VALUE)
         return f"{first.aspect}: recorded {expected}, fresh interpreter {actual}"
     return clip(outcome.note, SHOWN_VALUE) or outcome.status.value
-
-
-LEAD: Final = 60
-"""Characters kept before the first difference when two long texts are cut around it."""
-
-
-def around_difference(expected: str, actual: str, limit: int) -> tuple[str, str]:
-    """Both texts cut to ``limit`` characters, as :func:`clip` cuts them; but where they
-    agree past the cut, each from a little before their first difference ("…" marks what
-    was left out), so the reason shows what differs.  croniter's ``__init__`` rows, cut
-    alike at ``start_…``, ended exactly before the field that differed."""
-    if len(expected) <= limit and len(actual) <= limit:
-        return expected, actual
-    pairs = enumerate(zip(expected, actual, strict=False))
-    same = next((i for i, (a, b) in pairs if a != b), min(len(expected), len(actual)))
-    if same < limit - LEAD:
-        return clip(expected, limit), clip(actual, limit)
-    start = same - LEAD
-    return clip("…" + expected[start:], limit), clip("…" + actual[start:], limit)
 
 
 # --------------------------------------------------------------------------- the child

@@ -27,7 +27,7 @@ import msgspec
 from lockstep import canon, diff
 from lockstep.canon import JSON
 from lockstep.canon.shared import unshared
-from lockstep.canon.text import SHOWN_VALUE, clip
+from lockstep.canon.text import SHOWN_VALUE, around_difference, clip
 from lockstep.errors import CanonError, DataError, ThawError
 from lockstep.model import Drift, Outcome, ReplayOptions, Status
 from lockstep.oracles.ledger.clock import Clock, ClockUnavailable, travelling
@@ -322,18 +322,13 @@ class Replayer:
             try:
                 actual = _iterated(result, row.result, self.stem_length)
             except CanonError as e:
-                drifts.append(Drift("result", _expected_text(row, limit), _unfrozen_text(e)))
+                drifts.append(Drift("result", _expected_text(row, _most(limit)), _unfrozen_text(e)))
             else:
                 expected: JSON = row.result  # type: ignore[assignment]
                 if not self.same(expected, actual):
-
-                    def result_sides(cut: int | None) -> tuple[str, str]:
-                        return _expected_text(row, cut), outcome_text(
-                            True, actual, None, None, limit=cut
-                        )
-
                     diff = "" if self.candidate else _value_diff(expected, actual)
-                    drifts.append(_cut_drift("result", result_sides, limit, diff))
+                    sides = functools.partial(_result_sides, row, expected, actual)
+                    drifts.append(_cut_drift("result", sides, limit, diff))
         elif not ok and not row.ok:
             assert exc is not None
             frozen = canon.freeze_exception(exc, stem_length=self.stem_length)
@@ -420,7 +415,7 @@ class Replayer:
         try:
             made = canon.encode(result)
         except CanonError as e:
-            return Drift("outcome", _expected_text(row, limit), _unfrozen_text(e))
+            return Drift("outcome", _expected_text(row, _most(limit)), _unfrozen_text(e))
 
         def returned_sides(cut: int | None) -> tuple[str, str]:
             return _expected_text(row, cut), outcome_text(True, made, None, None, limit=cut)
@@ -493,16 +488,42 @@ def _candidate_cut(candidate: bool) -> int | None:
     return 2 * (SHOWN_VALUE + BRIEF_MARGIN) if candidate else None
 
 
+DRIFT_SIDE_MOST: Final = 20_000
+"""Characters of each side a replay's drift keeps at most: a longer value is cut around
+its first difference (a 50 MB recorded string was printed whole, on one line)."""
+
+
+def _most(limit: int | None) -> int:
+    """How much of a drift's side is kept: ``limit``, a replay's at most
+    :data:`DRIFT_SIDE_MOST`."""
+    return DRIFT_SIDE_MOST if limit is None else limit
+
+
 def _cut_drift(
     aspect: str, sides: Callable[[int | None], tuple[str, str]], limit: int | None, diff: str = ""
 ) -> Drift:
-    """A drift of ``sides`` rendered to ``limit`` characters; whole where the first
-    difference lies past the cut (the two cut sides alike: a candidate's refusal then
-    showed the same text twice, vobject's ``VBase.serialize`` ending at ``DTSTART:``)."""
-    expected, actual = sides(limit)
-    if limit is not None and _alike_to_the_cut(expected, actual):
-        expected, actual = sides(None)
+    """A drift of ``sides`` rendered to ``limit`` characters (a replay's: to
+    :data:`DRIFT_SIDE_MOST`); where the first difference lies past the cut (the two cut
+    sides alike: a candidate's refusal then showed the same text twice, vobject's
+    ``VBase.serialize`` ending at ``DTSTART:``), rendered whole and cut around it."""
+    cut = _most(limit)
+    expected, actual = sides(cut)
+    if _alike_to_the_cut(expected, actual) and (len(expected) >= cut or len(actual) >= cut):
+        expected, actual = around_difference(*sides(None), cut)
     return Drift(aspect, expected, actual, diff)
+
+
+def _result_sides(row: LedgerRow, expected: JSON, actual: JSON, cut: int | None) -> tuple[str, str]:
+    """A result drift's two sides rendered; as their frozen forms where they render alike
+    (munch's ``DefaultMunch`` whose state's two halves were swapped printed the same
+    twice, and the drift said nothing of what differs)."""
+    shown = _expected_text(row, cut), outcome_text(True, actual, None, None, limit=cut)
+    if shown[0] != shown[1]:
+        return shown
+    return (
+        "returned " + clip(canon.canonical_json(expected).decode(), cut),
+        "returned " + clip(canon.canonical_json(actual).decode(), cut),
+    )
 
 
 def _alike_to_the_cut(expected: str, actual: str) -> bool:
@@ -553,9 +574,11 @@ def _value_diff(expected: JSON, actual: JSON) -> str:
     except Exception:  # the project's own __repr__ failed
         left, right = _frozen_pretty(expected), _frozen_pretty(actual)
     texts = type(expected) is str and type(actual) is str
-    if _unbroken(left) or _unbroken(right) or (not texts and _long(left, right)):
+    alike = left == right  # printed alike (a __repr__ leaving out what differs)
+    if alike or _unbroken(left) or _unbroken(right) or (not texts and _long(left, right)):
         left, right = _frozen_pretty(expected), _frozen_pretty(actual)
-    if "\n" not in left and "\n" not in right and max(len(left), len(right)) <= LONG_LINE:
+    short = "\n" not in left and "\n" not in right and max(len(left), len(right)) <= LONG_LINE
+    if short and not alike:
         return ""  # one short line each: the drift's two sides say it all
     return diff.unified(
         _folded(left) + "\n",
