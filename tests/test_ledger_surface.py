@@ -276,6 +276,8 @@ def test_a_path_taken_as_the_ledger_name_says_so(tmp_path: Path, given: str) -> 
         ('name = "x"', "lockstep.toml: ledger[0].target: required key is missing"),
         ('package = "nosuchpkg"', "lockstep.toml: ledger[0].package: no package 'nosuchpkg'"),
         ('package = "shop.money"', "ledger[0].package: 'shop.money' is not a top-level package"),
+        ('package = "os"', "ledger[0].package: 'os' is a module of Python's standard library"),
+        ('package = "json"', "ledger[0].package: 'json' is a module of Python's standard"),
     ],
 )
 def test_package_and_target_config_errors_name_the_key(

@@ -29,6 +29,7 @@ from __future__ import annotations
 import ast
 import importlib.machinery
 import re
+import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Final
@@ -630,6 +631,11 @@ def _trees(package: str, root: Path, *, where: str) -> _Trees:
         raise ConfigError(
             f"{where}: no package {package!r} found under the project root, its src/ or "
             "the installed packages"
+        )
+    if package in sys.stdlib_module_names and not folder.resolve().is_relative_to(root.resolve()):
+        raise ConfigError(
+            f"{where}: {package!r} is a module of Python's standard library, not code of "
+            "the project: name a package of the project, or one installed beside it"
         )
     if folder.is_file():  # a one-module distribution: that module is the package
         try:
