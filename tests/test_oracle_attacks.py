@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import Result, invoke_cli, run_cli, snapshot_tree, write_files
+from helpers import Result, invoke_cli, pytest_in, run_cli, snapshot_tree, write_files
 
 # Heavy, and about processes, files, the browser or the docs rather than this Python: CI runs
 # it on the default Python only (.ci/run, job 2 deselects -m slow).
@@ -387,3 +387,27 @@ def test_a_tape_file_cannot_loosen_its_comparison(tmp_path: Path) -> None:
     result = invoke_cli("replay", "total", cwd=root)
     assert result.code == 1, result.output
     assert "mode, rules changed since record" in result.stdout
+
+
+@pytest.mark.parametrize("xdist", [False, True])
+def test_under_pytest_a_value_naming_what_it_must_not_stops_the_session(
+    ledger_project: Path, xdist: bool
+) -> None:
+    """``pytest --lockstep`` meets a forged class name only as the rows thaw, in an item:
+    it stops the session with exit 2 and the one line replay prints, not a failure of
+    every item of the file (exit 1, as if the code had drifted).  Under xdist (a worker's
+    exit reaches the controller as a crash without its reason) the items fail with that
+    line, and the session exits 2."""
+    _, lines = _ledger_lines(ledger_project)
+    rows = [json.loads(line) for line in lines[1:]]
+    ok = next(r for r in rows if r["ok"])
+    ok["result"] = {"$obj": ["os:system", {"state": {}}]}
+    _rewrite_with_digest(ledger_project, rows)
+    cli = invoke_cli("replay", "parse", cwd=ledger_project)
+    assert cli.code == 2, cli.output
+    workers = ("-n", "2") if xdist else ()
+    result = pytest_in(ledger_project, "--lockstep", "-q", *workers, xdist=xdist)
+    assert result.code == 2, result.output
+    assert "$obj names 'os:system'" in result.output, result.output
+    if not xdist:
+        assert "failed" not in result.output.splitlines()[-1], result.output

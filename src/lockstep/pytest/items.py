@@ -5,16 +5,28 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import pytest
 
 from lockstep.config import OracleSpec, Project
-from lockstep.errors import LockstepError
+from lockstep.errors import LockstepError, Rejected, TargetError
 from lockstep.model import Outcome, Status
 from lockstep.oracles import CaseRunner, kind_of
 from lockstep.oracles.pending import PendingCase, pending_case, update_pending
 from lockstep.pytest.replay_warnings import as_replayed
+
+BAD_INPUT: Final = "lockstep-bad-input"
+"""The user property of an item that met an oracle file that cannot be read."""
+
+
+def bad_input_exit(session: pytest.Session) -> None:
+    """Exit 2 where an item (in an xdist worker) met an oracle file that cannot be read,
+    as ``lockstep replay`` exits: a forged file is not a drift of the code."""
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    reports = getattr(reporter, "stats", {}).get("failed", []) if reporter else []
+    if any(name == BAD_INPUT for r in reports for name, _ in getattr(r, "user_properties", ())):
+        session.exitstatus = pytest.ExitCode.INTERRUPTED
 
 
 class LockstepDrift(Exception):
@@ -47,7 +59,21 @@ class OracleItem(pytest.Item):
 
     def runtest(self) -> None:
         runner = _runner(self)
-        outcome = _shown(self)(as_replayed(lambda: runner(self.name)))
+        try:
+            outcome = _shown(self)(as_replayed(lambda: runner(self.name)))
+        except (Rejected, TargetError):
+            raise  # the change's failure, as replay's red
+        except LockstepError as e:
+            # a file whose values say what they must not (a forged class name, a row too
+            # deep to read) is bad input, found only as its rows thaw: the session stops
+            # as ``lockstep replay`` stops, exit 2, and as a corrupt file stops collection.
+            # An xdist worker's exit reaches its controller as a crash without the reason:
+            # there the item fails with it, and the session's exit is 2 (bad_input_exit).
+            message = f"lockstep: {e}"
+            if getattr(self.config, "workerinput", None) is None:
+                pytest.exit(message, returncode=pytest.ExitCode.INTERRUPTED)
+            self.user_properties.append((BAD_INPUT, message))
+            raise
         keep_pending(self, outcome)
         if not outcome.ok:
             raise LockstepDrift(outcome)

@@ -77,9 +77,10 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_sessionfinish(session: pytest.Session) -> None:
     if not _enabled(session.config):  # no lockstep items ran: nothing was kept
         return
-    from lockstep.pytest.items import write_kept
+    from lockstep.pytest.items import bad_input_exit, write_kept
 
     write_kept(session)  # --lockstep-keep-pending: this session's drifts, for 'lockstep accept'
+    bad_input_exit(session)
 
 
 def _enabled(config: pytest.Config) -> bool:
