@@ -54,6 +54,7 @@ from lockstep.canon.decoding import (
     list_payload,
 )
 from lockstep.canon.encoding import FALLBACK_ENCODERS, Encoder
+from lockstep.canon.open_files import OPEN_FILE_TYPES, freeze_open_file
 from lockstep.errors import CanonError
 
 _IP_CLASSES: Final[dict[str, type[Any]]] = {
@@ -68,6 +69,7 @@ _IP_CLASSES: Final[dict[str, type[Any]]] = {
     )
 }
 _NEWLINES: Final = (None, "", "\n", "\r", "\r\n")
+_FILE_TYPES: Final = frozenset({io.StringIO, io.BytesIO, *OPEN_FILE_TYPES})
 _LOCKS: Final[dict[type[Any], str]] = {
     type(threading.Lock()): "Lock",
     type(threading.RLock()): "RLock",
@@ -105,8 +107,9 @@ def _enc_stdlib_value(encoder: Encoder, v: Any, depth: int) -> JSON | None:
     if t is array.array:
         check_level(depth + 2)
         return {"$array": [v.typecode, encoder.seq(v.tolist(), depth + 3)]}
-    if t is io.StringIO or t is io.BytesIO:
-        return _freeze_memory_file(encoder, v, t, depth)
+    if t in _FILE_TYPES:  # an in-memory file, or a file open for reading
+        freeze = freeze_open_file if t in OPEN_FILE_TYPES else _freeze_memory_file
+        return freeze(encoder, v, t, depth)
     if t is codecs.CodecInfo:
         return _freeze_codec(v, depth)
     if t in _LOCKS:

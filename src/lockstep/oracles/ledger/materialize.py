@@ -18,8 +18,10 @@ The contract, and what it costs:
 * **Which iterators**: those of Python's own types -- ``iter()`` of a list, tuple, str,
   bytes, range, dict or set, ``map``, ``filter``, ``zip``, ``enumerate``, ``reversed``,
   ``itertools`` objects and generators (generator expressions and generator functions).
-  A file, a database cursor or a user-defined iterator is left alone (and skipped, as
-  before).  Only top-level arguments, not iterators nested inside a list or a dict.
+  A file is left alone here (one open for reading freezes as what it reads:
+  :mod:`lockstep.canon.open_files`); a database cursor or a user-defined iterator too
+  (and skipped, as before).  Only top-level arguments, not iterators nested inside a
+  list or a dict.
 * **As the target asks**: the original iterator is advanced exactly as far as the target
   advances it, when it does, so the caller that keeps using it afterwards
   (``consume(it, 3); next(it)``), an endless or slow generator (``take(4, count())``) and a
