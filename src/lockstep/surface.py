@@ -17,9 +17,10 @@ getter defined in a public module of the package:
   DEFAULT_ISOPARSER.isoparse``);
 * in a public class: its public methods, classmethods, staticmethods and properties,
   and the value dunders in :data:`VALUE_DUNDERS` (arithmetic, comparison, ``__str__``,
-  ``__iter__``, ``__next__``, ``__call__``, ``__setitem__``, ``__delitem__`` and the
-  in-place operators, ``__getattr__`` (attributes computed when
-  asked for), ``__hash__``: a row whose hash depends on the interpreter's string hash seed does not
+  ``__iter__``, ``__next__``, ``__call__``, ``__setitem__``, ``__delitem__``,
+  ``__setattr__``, ``__delattr__`` and the in-place operators, ``__getattr__`` and
+  ``__missing__`` (attributes and items computed when asked for), ``__dir__``,
+  ``__hash__``: a row whose hash depends on the interpreter's string hash seed does not
   reproduce in the verifying interpreter, so it is refused, never frozen); not
   ``__init__``, nor nested classes.
 """
@@ -93,11 +94,17 @@ VALUE_DUNDERS: Final = frozenset(
         "next",
         "iter",
         "getattr",  # attributes computed on demand (arrow's ``quarter`` and ``week``)
+        "missing",  # a dict subclass's value for a key it lacks (munch's DefaultFactoryMunch)
+        "dir",
         "reversed",
         # what changes the object in place: the row holds it before and after the call
         # (bidict's ``b[k] = v``, intervaltree's ``tree[1:2] = data`` ran unrecorded)
         "setitem",
         "delitem",
+        # an attribute-style container's ``b.x = v`` and ``del b.x`` (munch's ``Munch``):
+        # only a class that writes them itself, set from outside the package
+        "setattr",
+        "delattr",
         "iadd",
         "isub",
         "imul",
