@@ -110,7 +110,7 @@ def test_a_row_slower_than_the_timeout_is_refused_when_recording(git_repo: GitRe
     recorded = pytest_in(git_repo.root, "--lockstep-record", "-q", "tests")
     assert recorded.code == 0, recorded.output
     out = recorded.output
-    assert "refused (behaviour varies, not frozen) 1: other(21)" in out, out
+    assert "refused (does not reproduce in a fresh interpreter, not frozen) 1: other(21)" in out
     assert "did not return within 1 s (the ledger's timeout)" in out, out
     assert "steps (create)" in out and "added 4" in out, out  # its own timeout: 1.5 s
 

@@ -225,7 +225,7 @@ def test_a_refused_row_names_its_test(tmp_path: Path) -> None:
     assert result.code == 0, result.output
     text = summary(result.stdout)
     assert re.search(
-        r"refused \(behaviour varies, not frozen\) 1: tier\(7\) \[[0-9a-f]{16}\] "
+        r"refused \(behaviour varies between calls, not frozen\) 1: tier\(7\) \[[0-9a-f]{16}\] "
         r"\(test: tests/test_shop.py::test_tier\)",
         text,
     ), text

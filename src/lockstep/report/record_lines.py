@@ -34,8 +34,12 @@ def record_segments(
         ("replaced", report.replaced),
         ("trimmed", report.trimmed),
         (
-            "refused (behaviour varies, not frozen)",
-            [quoted(r.text()) for r in report.refused if r.reason is not RefusalReason.SECRET],
+            "refused (behaviour varies between calls, not frozen)",
+            [quoted(r.text()) for r in report.refused if r.reason is RefusalReason.VARIES],
+        ),
+        (  # a value the freeze loses, a seed, a zone, the clock: the row's text says which
+            "refused (does not reproduce in a fresh interpreter, not frozen)",
+            [quoted(r.text()) for r in report.refused if r.reason is RefusalReason.NOT_REPRODUCED],
         ),
     ]
     for label, ids in rows:
