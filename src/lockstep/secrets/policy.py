@@ -65,6 +65,19 @@ Item = tuple[FieldPath, str, bool, str]
 under ("" for none; see :func:`_as_written`)."""
 
 
+def _scanned_body(text: str) -> str:
+    """A string as the detector reads it: a document of JSON on one line split into its
+    members, one a line, and its escaped quotes and slashes undone (see
+    :meth:`SecretPolicy._text_hits`)."""
+    json_like = text.lstrip()[:1] in ("{", "[")
+    body = text
+    if json_like and "\n" not in text:  # members on lines of their own
+        body = "\n".join(_MEMBER_START.split(text)).replace("\\n", "\n")
+    if json_like:  # the escapes that hide a token's quotes, undone
+        body = body.replace('\\"', '"').replace("\\/", "/")
+    return body
+
+
 def _as_written(key: str, text: str) -> str:
     """The string as a JSON line writes it, with the key it sits under (``"password":
     "hunter2"``): the context detect-secrets' keyword and entropy plugins read."""
@@ -231,6 +244,31 @@ class SecretPolicy:
                 found.add(Finding(where, 0, f"value of {name}", on_key=on_key))
         return sorted(found)
 
+    def secret_values(
+        self, fields: Mapping[str, Any], names: Mapping[FieldPath, str] | None = None
+    ) -> dict[str, tuple[str, str]]:
+        """The secrets themselves the detector finds in a case's fields, each with its
+        detector and digest, as :meth:`findings` reads them: held in memory, never
+        written, so that a row holding one of them in another form (``"user:pass"`` where
+        the detector saw ``https://user:pass@host``) is refused too
+        (:func:`lockstep.oracles.ledger.secret_rows.without_secrets`)."""
+        if not self.enabled:
+            return {}
+        found: dict[str, tuple[str, str]] = {}
+        texts = dict.fromkeys((text, key) for _, text, _, key in _items(fields, names, keep=2))
+        for text, key in texts:
+            lines = _scanned_body(text).split("\n")
+            if "\n" not in text and "\r" not in text:
+                lines.append(_as_written(key, text))
+            for line in lines:
+                if INLINE_ALLOW in line or not may_hold_secret(line):
+                    continue
+                for kind, value in detector().secrets_in(line):
+                    digest = hashlib.sha256(value.encode("utf-8")).hexdigest()
+                    if value and digest not in self.allowed:
+                        found.setdefault(value, (kind, digest))
+        return found
+
     def _text_hits(self, text: str) -> Iterator[tuple[int, str, str]]:
         """What the detector finds in one string, line by line: the line (1 for a
         document of JSON on one line), the detector and the secret's digest.
@@ -241,13 +279,8 @@ class SecretPolicy:
         repeat from case to case (cached), with the ``"key": "value"`` context the
         keyword plugin reads (JSON's escaped quotes and newlines are undone first).
         """
-        json_like = text.lstrip()[:1] in ("{", "[")
-        one_line_json = json_like and "\n" not in text
-        body = text
-        if one_line_json:  # members on lines of their own
-            body = "\n".join(_MEMBER_START.split(text)).replace("\\n", "\n")
-        if json_like:  # the escapes that hide a token's quotes, undone
-            body = body.replace('\\"', '"').replace("\\/", "/")
+        one_line_json = text.lstrip()[:1] in ("{", "[") and "\n" not in text
+        body = _scanned_body(text)
         lines = body.split("\n")
         for lineno, hit in scan_text(body):
             if hit.secret_digest in self.allowed or INLINE_ALLOW in lines[lineno - 1]:

@@ -47,7 +47,7 @@ import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Final, cast
+from typing import TYPE_CHECKING, Any, Final, TypeAlias, cast
 
 import msgspec
 import pytest
@@ -253,6 +253,9 @@ class LedgerRecording(msgspec.Struct, eq=False):
     """Ledger name -> row id -> node id of a test that first produced the row (for a
     recording spilled to disk, only the refused rows: the map would be as large as the
     ledger)."""
+    merged: dict[str, _Merged] = msgspec.field(default_factory=dict)
+    """Ledger name -> its parts merged before the ledgers are written (the secret scan of
+    them all: :meth:`_secrets_found`), taken by its write."""
     _marks: list[tuple[list[int], list[str], TargetRecorder]] = msgspec.field(default_factory=list)
     """Each target's test starts, tests and recorder, as each test's start notes them."""
     verifier: VerifySession | None = None
@@ -421,11 +424,14 @@ class LedgerRecording(msgspec.Struct, eq=False):
             )
             _discard(self.targets, own)
             return
+        from lockstep.oracles.ledger.secret_rows import shared as secrets_shared
         from lockstep.oracles.ledger.transient_paths import pytest_temporary_roots
         from lockstep.oracles.verify_session import in_turns, verifying_jobs
 
         self.transient = pytest_temporary_roots(session.config)
         with contextlib.ExitStack() as stack:
+            stack.enter_context(secrets_shared())  # a secret in one ledger, refused in all
+            self._secrets_found(own)
             if self.verifier is not None:
                 stack.callback(self.verifier.ending)  # waited for at unconfigure
                 self.verifier.start_queued()  # the candidates come now
@@ -455,52 +461,6 @@ class LedgerRecording(msgspec.Struct, eq=False):
         if self.verifier is not None:  # ended at the session's finish (or never reached)
             self.verifier.close()
 
-    def _write_outcomes(self, terminalreporter: Any) -> None:
-        """The run's totals, then each ledger; past a few, only those with something to say."""
-        from lockstep.oracles.ledger.run_summary import (
-            COMPACT_OVER,
-            compact_lines,
-            is_routine,
-            ledger_lines,
-            total_lines,
-        )
-        from lockstep.secrets.policy import display_mask
-
-        mask = display_mask(self.project)
-        unwritten = [counts for _, counts in self.unwritten]
-        if len(self.outcomes) + len(unwritten) > 1:
-            totals = total_lines([(o.report, o.counts) for o in self.outcomes], unwritten)
-            for line in totals:
-                terminalreporter.write_line(mask(line))
-        compact_tests = terminalreporter.config.getoption("verbose") < 1
-        compact = len(self.outcomes) > COMPACT_OVER and compact_tests
-        routine = []
-        for outcome in self.outcomes:
-            excluded = sum(outcome.skipped.values())
-            if compact and is_routine(outcome.report, outcome.counts, excluded_calls=excluded):
-                routine.append((outcome.report, outcome.counts))
-                continue
-            from lockstep.report.record_lines import record_plain  # a ledger with news only
-
-            for line in record_plain(outcome.report, self.project.root, mask).splitlines():
-                terminalreporter.write_line(line)
-            for line in ledger_lines(
-                outcome.report,
-                unseen_kept=outcome.unseen_kept,
-                skipped=outcome.skipped,
-                refused_by_test=outcome.refused_by_test,
-                every_test=not compact_tests,
-                skip_marker=SKIP_MARKER,
-            ):
-                terminalreporter.write_line(line)
-        for line in compact_lines(routine):
-            terminalreporter.write_line(line)
-        for name, counts in self.unwritten:
-            terminalreporter.write_line(
-                f"{name}: no ledger: the tests called it {counts.calls} time(s), every call "
-                "skipped (its values cannot be frozen; the reasons are in the totals above)"
-            )
-
     def _write(self, target: _Target, own: tuple[_SpoolLine, RecordingPart]) -> _Written:
         """Merge the workers' parts (the spool, under xdist) and the controller's ``own``
         (appended last, where the spool had it), then verify and write the ledger: what
@@ -511,19 +471,12 @@ class LedgerRecording(msgspec.Struct, eq=False):
         the summary rather than adding it, so the summary keeps the targets' order."""
         written = _Written()
         from lockstep.oracles.ledger import kind as ledger_oracle
-        from lockstep.oracles.ledger.merging import merge_parts
-        from lockstep.oracles.ledger.part import RecordingPart
 
         assert target.wrapped is not None
         parts: list[RecordingPart] = [own[1]]
         try:
-            lines: list[_SpoolLine] = []
-            if target.spool.exists():  # workers' parts (a serial run has none)
-                lines = [line for _, line in iter_jsonl(target.spool, _SpoolLine)]
-            parts = [msgspec.json.decode(line.part, type=RecordingPart) for line in lines]
-            lines.append(own[0])
-            parts.append(own[1])
-            recording = merge_parts(target.spec.target, parts, remove_runs=False)
+            merged = self.merged.pop(target.spec.name, None)
+            lines, parts, recording = merged if merged is not None else _merged(target, own)
             mode = self.options.mode
             if _first_rows(self.project, target.spec):
                 beyond = target.spec.name in self.project.tested
@@ -576,6 +529,27 @@ class LedgerRecording(msgspec.Struct, eq=False):
                 for run in part.runs:
                     remove_run(run)
         return written
+
+    def _secrets_found(self, own: dict[str, tuple[_SpoolLine, RecordingPart]]) -> None:
+        """Every target's rows merged and scanned for secrets before any ledger is written,
+        so that a secret found in one refuses the rows of every ledger that hold it (see
+        :func:`lockstep.oracles.ledger.secret_rows.shared`); each merge is kept for its
+        write."""
+        from lockstep.oracles.ledger.secret_rows import found_in
+        from lockstep.secrets import policy_for
+
+        policy = policy_for(self.project)
+        if not policy.enabled:
+            return
+        for target in self.targets:
+            if target.wrapped is None:
+                continue
+            try:
+                merged = _merged(target, own[target.spec.name])
+                found_in(policy, merged[2].rows, target.wrapped.signature)
+            except (LockstepError, msgspec.DecodeError):
+                continue  # its write meets it again, and says so
+            self.merged[target.spec.name] = merged
 
     def _force(
         self, target: _Target, recording: Recording, signature: list[Param]
@@ -657,7 +631,9 @@ class LedgerRecording(msgspec.Struct, eq=False):
                 f"({_shown(self.failed, FAILED_SHOWN)}; {self.options.allow_failures_flag})",
                 yellow=True,
             )
-        self._write_outcomes(terminalreporter)
+        from lockstep.oracles.ledger.run_summary import write_outcomes
+
+        write_outcomes(terminalreporter, self.project, self.outcomes, self.unwritten, SKIP_MARKER)
         unmatched = [
             p for p in self.project.config.lockstep.record_exclude if p not in self.matched
         ]
@@ -710,6 +686,25 @@ def _recording_nothing(target: str, stem_length: int) -> Wrapped:
     from lockstep.oracles.ledger.wrapping import Wrapped
 
     return Wrapped(target, TargetRecorder(target, stem_length=stem_length), [])
+
+
+_Merged: TypeAlias = tuple[list["_SpoolLine"], list["RecordingPart"], "Recording"]
+"""A target's spool lines, its parts, and the recording they merge into."""
+
+
+def _merged(target: _Target, own: tuple[_SpoolLine, RecordingPart]) -> _Merged:
+    """The workers' parts (the spool, under xdist) and the controller's ``own`` (appended
+    last, where the spool had it), merged."""
+    from lockstep.oracles.ledger.merging import merge_parts
+    from lockstep.oracles.ledger.part import RecordingPart
+
+    lines: list[_SpoolLine] = []
+    if target.spool.exists():  # workers' parts (a serial run has none)
+        lines = [line for _, line in iter_jsonl(target.spool, _SpoolLine)]
+    parts = [msgspec.json.decode(line.part, type=RecordingPart) for line in lines]
+    lines.append(own[0])
+    parts.append(own[1])
+    return lines, parts, merge_parts(target.spec.target, parts, remove_runs=False)
 
 
 def _discard(

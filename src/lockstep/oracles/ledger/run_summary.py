@@ -13,9 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Final
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from lockstep.model import RecordReport
+
+if TYPE_CHECKING:
+    from lockstep.config import Project
 
 COMPACT_OVER: Final = 12
 """More ledgers than this in one run: routine ones are counted, not printed."""
@@ -172,3 +175,57 @@ def ledger_lines(
             f"  skipped calls ({skip_marker} or record_exclude), by test: {_listed(per_test)}"
         )
     return lines
+
+
+class LedgerOutcome(Protocol):
+    """What a recording run wrote for one target, with what the summary adds to it."""
+
+    report: RecordReport
+    unseen_kept: int
+    skipped: dict[str, int]
+    refused_by_test: dict[str, list[str]]
+    counts: CallCounts
+
+
+def write_outcomes(
+    terminalreporter: Any,
+    project: Project,
+    outcomes: Sequence[LedgerOutcome],
+    unwritten: Sequence[tuple[str, CallCounts]],
+    skip_marker: str,
+) -> None:
+    """The run's totals, then each ledger; past a few, only those with something to say."""
+    from lockstep.report.record_lines import record_plain
+    from lockstep.secrets.policy import display_mask
+
+    mask = display_mask(project)
+    if len(outcomes) + len(unwritten) > 1:
+        counted = [counts for _, counts in unwritten]
+        for line in total_lines([(o.report, o.counts) for o in outcomes], counted):
+            terminalreporter.write_line(mask(line))
+    compact_tests = terminalreporter.config.getoption("verbose") < 1
+    compact = len(outcomes) > COMPACT_OVER and compact_tests
+    routine = []
+    for outcome in outcomes:
+        excluded = sum(outcome.skipped.values())
+        if compact and is_routine(outcome.report, outcome.counts, excluded_calls=excluded):
+            routine.append((outcome.report, outcome.counts))
+            continue
+        for line in record_plain(outcome.report, project.root, mask).splitlines():
+            terminalreporter.write_line(line)  # a ledger with news only
+        for line in ledger_lines(
+            outcome.report,
+            unseen_kept=outcome.unseen_kept,
+            skipped=outcome.skipped,
+            refused_by_test=outcome.refused_by_test,
+            every_test=not compact_tests,
+            skip_marker=skip_marker,
+        ):
+            terminalreporter.write_line(line)
+    for line in compact_lines(routine):
+        terminalreporter.write_line(line)
+    for name, counts in unwritten:
+        terminalreporter.write_line(
+            f"{name}: no ledger: the tests called it {counts.calls} time(s), every call "
+            "skipped (its values cannot be frozen; the reasons are in the totals above)"
+        )

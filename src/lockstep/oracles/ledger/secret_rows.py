@@ -15,11 +15,22 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any
+from contextlib import contextmanager
+from contextvars import ContextVar
+from pathlib import Path
+from typing import Any, Final
 
 import msgspec
 
-from lockstep.model import Drift, Outcome, RecordReport
+from lockstep.model import (
+    Drift,
+    Outcome,
+    RecordMode,
+    RecordReport,
+    Refusal,
+    RefusalReason,
+    SecretFinding,
+)
 from lockstep.oracles.ledger.format import LedgerRow, Param, row_id, row_key
 from lockstep.oracles.ledger.spool import RowFile
 from lockstep.secrets import Scrubber, SecretPolicy
@@ -40,6 +51,40 @@ def _map_row(row: LedgerRow, fn: Any) -> LedgerRow:
     return msgspec.structs.replace(row, **changes)
 
 
+Found = dict[str, tuple[str, str]]
+"""Secret values found in refused rows -> (detector, digest): in memory only."""
+
+_FOUND: Final[ContextVar[Found | None]] = ContextVar("lockstep_secrets_found", default=None)
+"""The secrets found so far in the rows of every ledger a run writes (:func:`shared`)."""
+
+ECHO_SHORTEST: Final = 6
+"""Characters a found secret has at least to refuse the other rows that hold it: a
+shorter one (a keyword plugin's ``"pw": "abc"``) would refuse rows for holding a word."""
+
+
+@contextmanager
+def shared() -> Iterator[Found]:
+    """For a run that writes several ledgers: a secret the detector found in a row of one
+    refuses each row of every ledger written in the block that holds it in another form
+    (hyperlink's ``URL.from_text("http://user:pass@host")`` was refused, and the same
+    ``"user:pass"`` kept in the ``URL`` state of other ledgers).  The caller scans every
+    ledger's rows first (:func:`found_in`), so a ledger written before the one whose row
+    showed the secret is refused too."""
+    found: Found = {}
+    token = _FOUND.set(found)
+    try:
+        yield found
+    finally:
+        _FOUND.reset(token)
+
+
+def found_in(
+    policy: SecretPolicy, rows: Mapping[str, LedgerRow], signature: Sequence[Param] = ()
+) -> None:
+    """Scan ``rows`` for the block's :func:`shared` secrets, writing nothing."""
+    without_secrets(policy, rows, RecordReport("", Path(), RecordMode.CREATE), signature)
+
+
 def without_secrets(
     policy: SecretPolicy,
     rows: Mapping[str, LedgerRow],
@@ -52,20 +97,62 @@ def without_secrets(
     (the target's, as the ledger records it): ``connect("db", "hunter2")`` into
     ``def connect(host, password)`` is read as ``"password": "hunter2"``, like the
     keyword form.  Rows spilled to disk (:class:`~lockstep.oracles.ledger.spool.RowFile`)
-    are scanned as a stream into a new row file.
+    are scanned as a stream into a new row file.  A secret found in one row refuses
+    every other row holding it, in any form the detector does not see (``"user:pass"``
+    where it saw ``https://user:pass@host``): of this ledger, and under :func:`shared`,
+    of every ledger of the run.
     """
     if not policy.enabled and not policy.scrubber:
         return rows
+    found = _FOUND.get()
+    if found is None:
+        found = {}
     names = _ArgNames(signature)
     # A positional argument under a name the detector reads (``password``) is scanned as
     # written under that name, which the screen cannot see: those targets' rows all take
     # the full scan.
     screen = None if names else Screen(policy, _SCREENED)
+    kept: Mapping[str, LedgerRow]
     if isinstance(rows, RowFile):
         if screen is not None and _quiet_file(screen, rows):
-            return rows  # nothing to scrub or refuse: the rows as they are, not rewritten
-        return RowFile.from_rows(_kept(policy, rows.values(), report, names, screen))
-    return {row.id: row for row in _kept(policy, rows.values(), report, names, screen)}
+            kept = rows  # nothing to scrub or refuse here: as they are, not rewritten
+        else:
+            kept = RowFile.from_rows(_kept(policy, rows.values(), report, names, screen, found))
+    else:
+        kept = {r.id: r for r in _kept(policy, rows.values(), report, names, screen, found)}
+    echoes = {v: f for v, f in found.items() if len(v) >= ECHO_SHORTEST}
+    if not echoes:
+        return kept
+    if isinstance(kept, RowFile):
+        return RowFile.from_rows(r for r in kept.values() if not _echoed(r, echoes, report))
+    return {rid: r for rid, r in kept.items() if not _echoed(r, echoes, report)}
+
+
+def _echoed(row: LedgerRow, echoes: Found, report: RecordReport) -> bool:
+    """Whether ``row`` holds a secret found in another row (then refused in ``report``)."""
+    findings = []
+    for name in _FIELDS:
+        value = getattr(row, name)
+        if value is msgspec.UNSET or value is None:
+            continue
+        written = _ENCODE(value).decode("utf-8", "surrogatepass")
+        for secret, (detector, digest) in echoes.items():
+            if secret in written or _ENCODE(secret).decode()[1:-1] in written:
+                seen = f"{detector}, found in another row"
+                findings.append(SecretFinding((name,), 1, seen, digest))
+    if not findings:
+        return False
+    rid = row.id
+    report.refused.append(
+        Refusal(
+            report.oracle,
+            rid,
+            RefusalReason.SECRET,
+            label=f"{row.fn} [{rid}]",
+            findings=tuple(sorted(set(findings))),
+        )
+    )
+    return True
 
 
 class _ArgNames:
@@ -142,6 +229,7 @@ def _kept(
     report: RecordReport,
     names: _ArgNames,
     screen: Screen | None,
+    found: Found,
 ) -> Iterator[LedgerRow]:
     # Most rows hold nothing to scrub and nothing a detector's gate opens for (numbers,
     # short words): the screen tells so for a whole batch at once, and such a row is kept
@@ -155,12 +243,12 @@ def _kept(
         for row, passed in zip(batch, quiet, strict=True):
             if passed:
                 yield row
-            elif (kept := _scanned(policy, row, report, names)) is not None:
+            elif (kept := _scanned(policy, row, report, names, found)) is not None:
                 yield kept
 
 
 def _scanned(
-    policy: SecretPolicy, row: LedgerRow, report: RecordReport, names: _ArgNames
+    policy: SecretPolicy, row: LedgerRow, report: RecordReport, names: _ArgNames, found: Found
 ) -> LedgerRow | None:
     """``row`` scrubbed, or None when it still holds a secret (refused in ``report``)."""
     rid = row.id
@@ -182,6 +270,9 @@ def _scanned(
     if refusal is None:
         return row
     report.refused.append(refusal)
+    live = {k: v for k, v in fields.items() if v is not msgspec.UNSET}
+    for value, seen in policy.secret_values(live, names(row.args)).items():
+        found.setdefault(value, seen)
     return None
 
 

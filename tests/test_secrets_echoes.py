@@ -1,0 +1,69 @@
+"""A secret the detector finds in one row refuses every row that holds it in another form.
+
+hyperlink's ``URL.from_text("http://someuser:somepassword@host")`` was refused (the
+detector reads the credentials in the URL), and the same ``"someuser:somepassword"``
+kept in the ``URL`` state of every other ledger of the run, where no detector sees it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from helpers import pytest_in, run_cli, write_files
+
+PASSWORD = "Zq8vN3kPx7Lm"  # pragma: allowlist secret
+
+NET = """
+class Url:
+    def __init__(self, host, auth=""):
+        self.host = host
+        self.auth = auth
+
+    def credentials(self):
+        return self.auth
+
+
+def parse(text):
+    scheme, _, rest = text.partition("://")
+    auth, _, host = rest.rpartition("@")
+    return Url(host.split("/")[0], auth)
+
+
+def login_line(user, token):
+    return user + ":" + token
+"""
+
+TESTS = f'''
+from net import Url, login_line, parse
+
+
+def test_all():
+    url = parse("https://alice:{PASSWORD}@example.com/x")
+    assert url.credentials() == "alice:{PASSWORD}"
+    assert Url("example.org").credentials() == ""
+    assert login_line("alice", "{PASSWORD}") == "alice:{PASSWORD}"
+    assert login_line("bob", "short") == "bob:short"
+'''
+
+
+def test_a_secret_found_in_one_ledger_refuses_its_other_forms_in_all(tmp_path: Path) -> None:
+    root = tmp_path / "net"
+    write_files(
+        root,
+        {
+            "lockstep.toml": '[[ledger]]\npackage = "net"\n',
+            "pyproject.toml": '[tool.pytest.ini_options]\npythonpath = ["src"]\n',
+            "src/net/__init__.py": NET,
+            "tests/test_net.py": TESTS,
+        },
+    )
+    run = pytest_in(root, "--lockstep-record", "-q", "tests")
+    assert run.code == 0, run.output
+    written = {p.name: p.read_text() for p in (root / "lockstep").glob("*.jsonl")}
+    assert written, run.output
+    assert not [name for name, text in written.items() if PASSWORD in text], run.output
+    assert "found in another row" in run.output, run.output
+    # the rows without it are kept
+    assert '"example.org"' in written["net.Url.credentials.ledger.jsonl"]
+    assert '"bob"' in written["net.login_line.ledger.jsonl"]
+    assert run_cli("replay", cwd=root).code == 0
