@@ -115,3 +115,35 @@ def test_a_green_replay_in_a_pipe_loads_no_rich(tmp_path: Path) -> None:
         text=True,
     )
     assert done.stdout == "green: 1 case: 1 passed\nexit 0 rich []\n"
+
+
+def test_an_output_encoding_without_lockstep_s_marks_is_written_plainer(tmp_path: Path) -> None:
+    """``PYTHONIOENCODING=ascii`` (or a Latin-1 terminal): the summary's ``·`` and ``…``
+    and a drift's recorded text ended a replay of unchanged code with a traceback, exit
+    1.  Written plainer now: lockstep's marks in ASCII, any other character escaped."""
+    from helpers import pytest_in, run_cli
+
+    write_files(
+        tmp_path,
+        {
+            "lockstep.toml": '[[ledger]]\npackage = "greet"\n',
+            "pyproject.toml": '[tool.pytest.ini_options]\npythonpath = ["src"]\n',
+            "src/greet/__init__.py": "def hello(name):\n    return f'héllo · {name}'\n",
+            "tests/test_greet.py": (
+                "from greet import hello\n\n\ndef test_hello():\n"
+                "    assert hello('x').endswith('x')\n"
+            ),
+        },
+    )
+    assert pytest_in(tmp_path, "--lockstep-record", "-q", "tests").code == 0
+    for encoding in ("ascii", "latin-1"):
+        env = {"PYTHONIOENCODING": encoding}
+        for command in (["replay"], ["status"], ["replay", "-v"]):
+            run = run_cli(*command, cwd=tmp_path, env=env)
+            assert run.code == 0, (encoding, command, run.output)
+            assert "Traceback" not in run.output, run.output
+    source = tmp_path / "src/greet/__init__.py"
+    source.write_text(source.read_text().replace("héllo", "hallo"))
+    red = run_cli("replay", cwd=tmp_path, env={"PYTHONIOENCODING": "ascii"})
+    assert red.code == 1, red.output
+    assert "h\\xe9llo" in red.stdout and "Traceback" not in red.output, red.output

@@ -411,3 +411,12 @@ def test_under_pytest_a_value_naming_what_it_must_not_stops_the_session(
     assert "$obj names 'os:system'" in result.output, result.output
     if not xdist:
         assert "failed" not in result.output.splitlines()[-1], result.output
+
+
+def test_a_ledger_saved_with_a_byte_order_mark_says_so(ledger_project: Path) -> None:
+    path, _ = _ledger_lines(ledger_project)
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    result = invoke_cli("replay", "parse", cwd=ledger_project)
+    assert result.code == 2, result.output
+    assert "lockstep/parse.ledger.jsonl:1: starts with a UTF-8 byte order mark" in result.stderr
+    assert result.stderr.count("\n") == 1, result.stderr

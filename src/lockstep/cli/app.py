@@ -17,6 +17,8 @@ the same).
 
 from __future__ import annotations
 
+import codecs
+import contextlib
 import functools
 import importlib
 import os
@@ -360,6 +362,7 @@ class LockstepGroup(click.Group):
 
         started = time.monotonic()
         reset()
+        _replace_what_cannot_be_written()
         try:
             with _record_io_off(), cancel_on_signals():
                 return super().invoke(ctx)
@@ -438,6 +441,35 @@ def main(ctx: click.Context, config_path: str | None) -> None:
         ctx.obj["config_path"] = Path(config_path)
     else:
         ctx.obj["config_path"] = None
+
+
+_PLAINER: Final = {"—": "-", "…": "...", "→": "->", "×": "x", "·": "-", "❌": "x", "✅": "ok"}
+"""lockstep's own marks, where the output's encoding lacks them."""
+_PLAIN_ERRORS: Final = "lockstep-plain"
+
+
+def _plain_or_escaped(error: UnicodeError) -> tuple[str, int]:
+    """An output encoding error's characters: lockstep's marks spelled in ASCII, any other
+    escaped (``\\xb7``), as stderr writes what its encoding lacks."""
+    if not isinstance(error, UnicodeEncodeError):
+        raise error
+    text = error.object[error.start : error.end]
+    return "".join(_PLAINER.get(c) or ascii(c)[1:-1] for c in text), error.end
+
+
+def _replace_what_cannot_be_written() -> None:
+    """Output to a stream whose encoding lacks a character (``PYTHONIOENCODING=ascii``, a
+    Latin-1 terminal) is written plainer, never fails: the summary's ``·`` and a drift's
+    recorded text ended the replay of unchanged code with a traceback and exit 1."""
+    codecs.register_error(_PLAIN_ERRORS, _plain_or_escaped)
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None and getattr(stream, "errors", "") in (
+            "strict",
+            "backslashreplace",
+        ):
+            with contextlib.suppress(ValueError, OSError):
+                reconfigure(errors=_PLAIN_ERRORS)
 
 
 def project_from(ctx: click.Context) -> Project:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 import msgspec
 
@@ -67,9 +67,18 @@ def decode_line(decoder: msgspec.json.Decoder[T], line: bytes, where: str, what:
     except msgspec.ValidationError as e:
         raise DataError(f"{where}: {what}{_describe_decode_error(e)}") from None
     except msgspec.DecodeError as e:
+        if line.startswith(_BOM):
+            raise DataError(f"{where}: {_BOM_SAID}") from None
         raise DataError(f"{where}: not valid JSON ({e})") from None
     except RecursionError:
         raise DataError(f"{where}: {_TOO_DEEP}") from None
+
+
+_BOM: Final = b"\xef\xbb\xbf"
+_BOM_SAID: Final = (
+    "starts with a UTF-8 byte order mark (an editor saved it as 'UTF-8 with BOM'): "
+    "lockstep writes its files without one; restore the file"
+)
 
 
 def read_json(path: Path, type_: type[T]) -> T:
