@@ -383,7 +383,12 @@ def test_bad_configuration_is_refused_and_nothing_is_written(
 
 def test_a_render_returning_an_unfreezable_value_is_refused(tmp_path: Path) -> None:
     root = make_project(tmp_path / "proj")
-    edit(root, "legacy/transform.py", '"tags": tuple(', '"conn": open(__file__), "tags": tuple(')
+    edit(
+        root,
+        "legacy/transform.py",
+        '"tags": tuple(',
+        '"conn": open(__import__("os").devnull, "w"), "tags": tuple(',
+    )
     before = snapshot_tree(root)
     assert_refused(
         invoke_cli("record", "rows", cwd=root),
@@ -399,7 +404,7 @@ def test_a_refusal_on_a_later_fixture_leaves_no_blob_or_folder_behind(tmp_path: 
         root,
         "legacy/transform.py",
         '"tags": tuple(',
-        '"conn": open(__file__) if row.get("name") == "zoë" else 1, "tags": tuple(',
+        '"conn": open(__import__("os").devnull, "w") if row.get("name") == "zoë" else 1, "tags": tuple(',
     )
     before = snapshot_tree(root)
     assert_refused(invoke_cli("record", "rows", cwd=root), "render('b_unicode.json')[\"conn\"]")
@@ -414,7 +419,7 @@ def test_a_refused_force_keeps_the_old_lock_and_blobs(project: Path) -> None:
         project,
         "legacy/transform.py",
         '"tags": tuple(',
-        '"conn": open(__file__) if row.get("price") == "9" else 1, "tags": tuple(',
+        '"conn": open(__import__("os").devnull, "w") if row.get("price") == "9" else 1, "tags": tuple(',
     )
     before = snapshot_tree(project)
     assert_refused(invoke_cli("record", "rows", "--force", cwd=project), "render('e_new.json')")

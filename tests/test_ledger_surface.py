@@ -811,11 +811,11 @@ def test_a_script_module_that_exits_on_import_and_a_shipped_testsuite_are_no_sur
 @pytest.mark.parametrize(
     ("old", "new", "says"),
     [
-        # the call itself asks to end the process
+        # the call itself asks to end the process: its outcome, a drift from its return
         (
             "def meters(feet):\n",
             "import sys\ndef meters(feet):\n    sys.exit(0)\n",
-            "exited the process",
+            "got raised SystemExit: 0",
         ),
         # the module exits as it is imported
         ("def meters(feet):\n", "import sys\nsys.exit(0)\ndef meters(feet):\n", "SystemExit: 0"),
@@ -839,7 +839,8 @@ def test_today_s_code_ending_the_process_is_red_not_a_silent_green(
     source.write_text(source.read_text().replace(old, new))
     red = run_cli("replay", cwd=tmp_path)
     assert red.code == 1, red.output
-    assert says in red.stdout and "NOT GREEN" in red.stdout, red.stdout
+    assert says in red.stdout, red.stdout
+    assert "NOT GREEN" in red.stdout or "DRIFT:" in red.stdout, red.stdout
 
 
 def test_an_exclude_may_name_a_member_recorded_beyond_the_surface(tmp_path: Path) -> None:

@@ -92,6 +92,7 @@ from lockstep.oracles.ledger.set_reach import target_reaches_sets
 from lockstep.oracles.ledger.spec import LedgerSpec
 from lockstep.oracles.ledger.spool import RowFile
 from lockstep.oracles.ledger.transient_paths import without_transient_paths
+from lockstep.oracles.ledger.write_guard import guarded_folder
 from lockstep.oracles.lifecycle import check_record_mode, new_ids
 from lockstep.oracles.stale import Mismatch, mismatches, stale_outcome
 from lockstep.oracles.status import file_status
@@ -497,6 +498,7 @@ def _replayer(
         candidate=candidate,
         timeout=spec.timeout,
         relocate=_relocation(header, project.root),
+        guarded=guarded_folder(str(project.root)),
     )
 
 

@@ -37,6 +37,7 @@ from lockstep.oracles.ledger.format import SELF_FROZEN, LedgerRow, outcome_text,
 from lockstep.oracles.ledger.iter_results import ITERATOR_RESULTS
 from lockstep.oracles.ledger.relocation import relocated
 from lockstep.oracles.ledger.secret_rows import revealed, scrubbed_outcome
+from lockstep.oracles.ledger.write_guard import enter, leave
 from lockstep.secrets import Scrubber, SecretMissing
 
 if TYPE_CHECKING:
@@ -114,6 +115,9 @@ class Replayer:
     relocate: tuple[str, str] | None = None
     """The folder the rows name paths inside and today's, when they differ
     (:mod:`.relocation`): each row is replayed with today's in its place."""
+    guarded: str | None = None
+    """The project's folder, which no replayed call may write into (:mod:`.write_guard`:
+    as :func:`~.write_guard.guarded_folder` gives it)."""
 
     def same(self, expected: JSON, actual: JSON) -> bool:
         if canon.same_form(expected, actual):
@@ -151,9 +155,14 @@ class Replayer:
         try:
             if self.relocate is not None:
                 row = relocated(row, *self.relocate)
-            if self.scrubber is not None:
-                return self._run_revealed(lineno, row, self.scrubber)
-            return self._run(lineno, row)
+            before = enter(self.guarded) if self.guarded is not None else None
+            try:
+                if self.scrubber is not None:
+                    return self._run_revealed(lineno, row, self.scrubber)
+                return self._run(lineno, row)
+            finally:
+                if self.guarded is not None:
+                    leave(before)
         except SystemExit as e:
             # today's code asked to end the process (``sys.exit(0)`` in the target): that
             # ended the replay with that status, and a status of 0 read as green
@@ -236,7 +245,7 @@ class Replayer:
                 result = self.loop.run_until_complete(result)
         except canon.PastRecorded as e:
             return _took_more(self.oracle, row.id, e)
-        except Exception as e:
+        except (Exception, SystemExit) as e:  # an exit is the call's outcome, as recorded
             return False, None, e
         return True, result, None
 
@@ -285,7 +294,7 @@ class Replayer:
                 result = target(*args, **kwargs)
                 if self.loop is not None and inspect.isawaitable(result):
                     result = self.loop.run_until_complete(result)
-            except Exception as e:
+            except (Exception, SystemExit) as e:
                 return False, None, e
         return True, result, None
 

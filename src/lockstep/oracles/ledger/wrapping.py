@@ -171,7 +171,7 @@ def _wrap_coroutine_function(
                 pending = None
         try:
             result = await func(*args, **kwargs)
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:  # a CLI's exit (argparse, docopt) too
             raised(pending, exc)
             raise
         returned(pending, result)
@@ -376,7 +376,7 @@ def _recording_wrapper(  # noqa: C901 -- the recorder's commonest steps inline, 
                 settrace(trace)
             try:
                 result = func(*args, **kwargs)
-            except Exception as exc:
+            except (Exception, SystemExit) as exc:  # a CLI's exit (argparse, docopt) too
                 if trace is not None:
                     settrace(None)
                 raised(pending, exc)
