@@ -687,3 +687,54 @@ def test_a_coloured_suites_failure_is_a_note_without_terminal_codes(tmp_path: Pa
     assert "note: the suite could not run (exit " in result.stdout, result.stdout
     assert "units_missing_module" in result.stdout, result.stdout
     assert "\x1b" not in result.stdout
+
+
+def test_members_running_one_wrapper_s_code_are_not_credited_its_calls(tmp_path: Path) -> None:
+    """PyPika's ``builder`` decorator keeps no ``__wrapped__``: every method it wraps runs
+    the same ``_copy`` code, and init credited each of 102 members with all of their calls
+    (51 of them recorded no row).  Such members are counted "?" now."""
+    write_files(
+        tmp_path,
+        {
+            "pyproject.toml": '[tool.pytest.ini_options]\npythonpath = ["src"]\n',
+            "src/qb/__init__.py": textwrap.dedent(
+                """
+                def builder(func):
+                    def _copy(self, *args):
+                        return func(self, *args)
+                    return _copy
+
+
+                class Query:
+                    @builder
+                    def where(self, x):
+                        return x
+
+                    @builder
+                    def limit(self, n):
+                        return n
+
+                    def sql(self):
+                        return "SELECT"
+                """
+            ),
+            "tests/test_qb.py": textwrap.dedent(
+                """
+                from qb import Query
+
+
+                def test_where():
+                    for n in range(3):
+                        assert Query().where(n) == n
+                    assert Query().sql() == "SELECT"
+                """
+            ),
+        },
+    )
+    result = run_cli("init", "--yes", cwd=tmp_path)
+    assert result.code == 0, result.output
+    ranked = {tuple(line.split()) for line in result.stdout.splitlines() if line.startswith("  ")}
+    assert ("1", "Query.sql") in ranked, result.stdout
+    assert ("?", "Query.where") in ranked and ("?", "Query.limit") in ranked, result.stdout
+    text = (tmp_path / "lockstep.toml").read_text()
+    assert "decorator without functools.wraps" in text, text

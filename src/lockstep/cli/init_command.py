@@ -195,7 +195,8 @@ def _run_suite(out: Console, root: Path, found: Survey, timeout: float) -> Suite
         )
         width = len(str(called[0].calls)) if called else 1
         for member in called[:SHOWN_MEMBERS]:
-            out.print(f"  {member.calls:>{width}}  {member.short}", markup=False, highlight=False)
+            shown = member.calls if member.calls > 0 else "?"  # a wrapper's shared code
+            out.print(f"  {shown:>{width}}  {member.short}", markup=False, highlight=False)
         if len(called) > SHOWN_MEMBERS:
             out.print(f"  … {len(called) - SHOWN_MEMBERS} more (listed in {CONFIG_NAME})")
         if never:

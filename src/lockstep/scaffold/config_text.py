@@ -115,7 +115,12 @@ def _ranking(p: PackageCandidate, suite: SuiteCalls | None) -> list[str]:
         f"{len(called) + len(never)} of them",
         "# from outside the package (the calls recorded); most called first:",
     ]
-    lines += [f"#   {m.calls:>7}  {m.short}" for m in called]
+    lines += [f"#   {m.calls if m.calls > 0 else '?':>7}  {m.short}" for m in called]
+    if any(m.calls < 0 for m in called):
+        lines.append(
+            "#   (?: its code is a wrapper other members run too, a decorator without "
+            "functools.wraps: their calls are not told apart)"
+        )
     if never:
         lines.append(
             f"# Never called by the suite ({len(never)}): a ledger records nothing for them; "

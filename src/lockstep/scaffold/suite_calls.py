@@ -62,7 +62,8 @@ class MemberCalls:
     """Its name inside the package (``parser.parse``)."""
     calls: int
     """Calls from outside the package (a test, another library): the rows a package
-    ledger records before identical calls fold together."""
+    ledger records before identical calls fold together; -1 when not known (its code is
+    a wrapper other members run too)."""
     inner: int
     """Calls the package makes to it itself (not recorded by a package ledger)."""
 
@@ -225,8 +226,10 @@ def _ranked(
         rows = []
         for m in found:
             outside, total = counts.get(m.target, [0, 0])
-            rows.append(MemberCalls(m.target, m.short(package), outside, total - outside))
-        ranked[package] = tuple(sorted(rows, key=lambda c: (-c.calls, -c.inner)))
+            inner = total - outside if outside >= 0 else 0
+            rows.append(MemberCalls(m.target, m.short(package), outside, inner))
+        # the most called first, the members not told apart after them, then the uncalled
+        ranked[package] = tuple(sorted(rows, key=lambda c: (c.calls == 0, -c.calls, -c.inner)))
     return SuiteCalls(shown, ranked, tuple(notes))
 
 
