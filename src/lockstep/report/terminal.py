@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Final
 
 from rich.table import Table
 from rich.text import Text
@@ -105,9 +106,21 @@ def summary_table(tally: Tally) -> Table:
     shown = [s for s in Status if s is not Status.STALE or tally.total[s]]
     for status in shown:
         table.add_column(status.value, justify="right")
+    many = len(tally.counts) > EVERY_ORACLE_UP_TO
+    empty = 0
     for oracle, counts in tally.counts.items():
+        if many and not any(counts[s] for s in shown):
+            empty += 1  # a surface member the suite never called: its ledger holds no case
+            continue
         table.add_row(oracle, *(str(counts[s]) if counts[s] else "·" for s in shown))
+    if empty:
+        table.add_row(f"… {empty} more holding no case", *("" for _ in shown))
     return table
+
+
+EVERY_ORACLE_UP_TO: Final = 40
+"""Oracles the summary table lists however many cases each holds; past this many (a
+package's surface of hundreds of members), those holding none are counted on one line."""
 
 
 def record_text(
