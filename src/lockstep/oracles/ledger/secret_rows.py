@@ -54,8 +54,18 @@ def _map_row(row: LedgerRow, fn: Any) -> LedgerRow:
 Found = dict[str, tuple[str, str]]
 """Secret values found in refused rows -> (detector, digest): in memory only."""
 
-_FOUND: Final[ContextVar[Found | None]] = ContextVar("lockstep_secrets_found", default=None)
-"""The secrets found so far in the rows of every ledger a run writes (:func:`shared`)."""
+
+class _Shared:
+    """What a run that writes several ledgers shares (:func:`shared`): the secrets found
+    so far, and each row the detector read already -- kept as it was scrubbed, or the
+    refusal -- so that the write after :func:`found_in` does not read it again."""
+
+    def __init__(self) -> None:
+        self.found: Found = {}
+        self.scanned: dict[tuple[str, str], LedgerRow | Refusal] = {}
+
+
+_SHARED: Final[ContextVar[_Shared | None]] = ContextVar("lockstep_secrets_shared", default=None)
 
 ECHO_SHORTEST: Final = 6
 """Characters a found secret has at least to refuse the other rows that hold it: a
@@ -70,12 +80,12 @@ def shared() -> Iterator[Found]:
     ``"user:pass"`` kept in the ``URL`` state of other ledgers).  The caller scans every
     ledger's rows first (:func:`found_in`), so a ledger written before the one whose row
     showed the secret is refused too."""
-    found: Found = {}
-    token = _FOUND.set(found)
+    run = _Shared()
+    token = _SHARED.set(run)
     try:
-        yield found
+        yield run.found
     finally:
-        _FOUND.reset(token)
+        _SHARED.reset(token)
 
 
 def found_in(
@@ -104,9 +114,7 @@ def without_secrets(
     """
     if not policy.enabled and not policy.scrubber:
         return rows
-    found = _FOUND.get()
-    if found is None:
-        found = {}
+    run = _SHARED.get() or _Shared()
     names = _ArgNames(signature)
     # A positional argument under a name the detector reads (``password``) is scanned as
     # written under that name, which the screen cannot see: those targets' rows all take
@@ -117,10 +125,10 @@ def without_secrets(
         if screen is not None and _quiet_file(screen, rows):
             kept = rows  # nothing to scrub or refuse here: as they are, not rewritten
         else:
-            kept = RowFile.from_rows(_kept(policy, rows.values(), report, names, screen, found))
+            kept = RowFile.from_rows(_kept(policy, rows.values(), report, names, screen, run))
     else:
-        kept = {r.id: r for r in _kept(policy, rows.values(), report, names, screen, found)}
-    echoes = {v: f for v, f in found.items() if len(v) >= ECHO_SHORTEST}
+        kept = {r.id: r for r in _kept(policy, rows.values(), report, names, screen, run)}
+    echoes = {v: f for v, f in run.found.items() if len(v) >= ECHO_SHORTEST}
     if not echoes:
         return kept
     if isinstance(kept, RowFile):
@@ -229,7 +237,7 @@ def _kept(
     report: RecordReport,
     names: _ArgNames,
     screen: Screen | None,
-    found: Found,
+    run: _Shared,
 ) -> Iterator[LedgerRow]:
     # Most rows hold nothing to scrub and nothing a detector's gate opens for (numbers,
     # short words): the screen tells so for a whole batch at once, and such a row is kept
@@ -243,8 +251,26 @@ def _kept(
         for row, passed in zip(batch, quiet, strict=True):
             if passed:
                 yield row
-            elif (kept := _scanned(policy, row, report, names, found)) is not None:
+            elif (kept := _scanned_once(policy, row, report, names, run)) is not None:
                 yield kept
+
+
+def _scanned_once(
+    policy: SecretPolicy, row: LedgerRow, report: RecordReport, names: _ArgNames, run: _Shared
+) -> LedgerRow | None:
+    """:func:`_scanned`, or what it said of the row before in this run (:func:`found_in`)."""
+    key = (row.fn, row.id)
+    said = run.scanned.get(key)
+    if said is None:
+        before = len(report.refused)
+        kept = _scanned(policy, row, report, names, run.found)
+        said = kept if kept is not None else report.refused[before]
+        run.scanned[key] = said
+        return kept
+    if isinstance(said, Refusal):
+        report.refused.append(msgspec.structs.replace(said, oracle=report.oracle))
+        return None
+    return said
 
 
 def _scanned(
