@@ -67,3 +67,30 @@ def test_a_secret_found_in_one_ledger_refuses_its_other_forms_in_all(tmp_path: P
     assert '"example.org"' in written["net.Url.credentials.ledger.jsonl"]
     assert '"bob"' in written["net.login_line.ledger.jsonl"]
     assert run_cli("replay", cwd=root).code == 0
+
+
+def test_a_percent_encoded_secret_is_refused_decoded_too(tmp_path: Path) -> None:
+    """``http://alice:hunter%202xyz@host``: the URL's object holds ``hunter 2xyz``."""
+    root = tmp_path / "net"
+    encoded = "Zq8v%20N3kPx7Lm"  # pragma: allowlist secret
+    write_files(
+        root,
+        {
+            "lockstep.toml": '[[ledger]]\npackage = "net"\n',
+            "pyproject.toml": '[tool.pytest.ini_options]\npythonpath = ["src"]\n',
+            "src/net/__init__.py": NET.replace(
+                'return Url(host.split("/")[0], auth)',
+                'from urllib.parse import unquote\n    return Url(host.split("/")[0], unquote(auth))',
+            ),
+            "tests/test_net.py": (
+                "from net import parse\n\n\ndef test_decoded():\n"
+                f"    url = parse('https://alice:{encoded}@example.com/x')\n"
+                "    assert url.credentials().startswith('alice:')\n"
+            ),
+        },
+    )
+    assert "unquote(auth)" in (root / "src/net/__init__.py").read_text()
+    run = pytest_in(root, "--lockstep-record", "-q", "tests")
+    assert run.code == 0, run.output
+    written = "".join(p.read_text() for p in (root / "lockstep").glob("*.jsonl"))
+    assert "Zq8v N3kPx7Lm" not in written and encoded not in written, run.output

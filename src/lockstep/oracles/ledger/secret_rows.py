@@ -14,6 +14,7 @@ drift is shown scrubbed again (:func:`scrubbed_outcome`).
 from __future__ import annotations
 
 import itertools
+import urllib.parse
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -128,12 +129,25 @@ def without_secrets(
             kept = RowFile.from_rows(_kept(policy, rows.values(), report, names, screen, run))
     else:
         kept = {r.id: r for r in _kept(policy, rows.values(), report, names, screen, run)}
-    echoes = {v: f for v, f in run.found.items() if len(v) >= ECHO_SHORTEST}
+    echoes = {
+        spelled: seen
+        for value, seen in run.found.items()
+        for spelled in _spellings(value)
+        if len(spelled) >= ECHO_SHORTEST
+    }
     if not echoes:
         return kept
     if isinstance(kept, RowFile):
         return RowFile.from_rows(r for r in kept.values() if not _echoed(r, echoes, report))
     return {rid: r for rid, r in kept.items() if not _echoed(r, echoes, report)}
+
+
+def _spellings(value: str) -> set[str]:
+    """A found secret as a row may hold it: as found, percent-decoded or -encoded (a URL's
+    ``hunter%202xyz`` is ``hunter 2xyz`` once its object decoded it), each as a JSON
+    line writes it (its quotes and backslashes escaped)."""
+    forms = {value, urllib.parse.unquote(value), urllib.parse.quote(value, safe="")}
+    return {form for each in forms for form in (each, _ENCODE(each).decode()[1:-1])}
 
 
 def _echoed(row: LedgerRow, echoes: Found, report: RecordReport) -> bool:
@@ -145,7 +159,7 @@ def _echoed(row: LedgerRow, echoes: Found, report: RecordReport) -> bool:
             continue
         written = _ENCODE(value).decode("utf-8", "surrogatepass")
         for secret, (detector, digest) in echoes.items():
-            if secret in written or _ENCODE(secret).decode()[1:-1] in written:
+            if secret in written:
                 seen = f"{detector}, found in another row"
                 findings.append(SecretFinding((name,), 1, seen, digest))
     if not findings:
