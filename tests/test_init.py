@@ -738,3 +738,39 @@ def test_members_running_one_wrapper_s_code_are_not_credited_its_calls(tmp_path:
     assert ("?", "Query.where") in ranked and ("?", "Query.limit") in ranked, result.stdout
     text = (tmp_path / "lockstep.toml").read_text()
     assert "decorator without functools.wraps" in text, text
+
+
+def test_init_s_run_of_a_hypothesis_suite_keeps_no_example_and_no_deadline(
+    tmp_path: Path,
+) -> None:
+    """Under init's profiler each example runs many times slower: hyperlink's property
+    tests failed their deadline there, Hypothesis saved the failing examples in
+    ``.hypothesis/``, and the suite's later runs failed on them."""
+    write_files(
+        tmp_path,
+        {
+            "pyproject.toml": '[tool.pytest.ini_options]\npythonpath = ["src"]\n',
+            "src/sq/__init__.py": "def square(x):\n    return x * x\n",
+            "tests/test_sq.py": textwrap.dedent(
+                """
+                import time
+
+                from hypothesis import given, settings, strategies as st
+
+                from sq import square
+
+
+                @settings(max_examples=3)
+                @given(st.integers(0, 5))
+                def test_square(x):
+                    time.sleep(0.25)  # past the default 200 ms deadline
+                    assert square(x) == x * x
+                """
+            ),
+        },
+    )
+    result = run_cli("init", "--yes", cwd=tmp_path)
+    assert result.code == 0, result.output
+    assert "the suite has failing tests" not in result.stdout, result.stdout
+    assert "square" in result.stdout
+    assert not (tmp_path / ".hypothesis").exists()

@@ -22,6 +22,7 @@ test module's ``@settings(...)`` reads the default in force when it is built).
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib.abc
 import importlib.machinery
 import importlib.util
@@ -38,27 +39,56 @@ RESTORED: Final = "lockstep-record-before"
 PACKAGE: Final = "hypothesis"
 
 
-def lift_deadline(config: pytest.Config) -> None:
+def lift_deadline(config: pytest.Config, *, counting: bool = False) -> None:
     """Load a profile without a deadline when the suite runs with Hypothesis: now, when it
-    is imported already; otherwise when (and if) the suite imports it."""
+    is imported already; otherwise when (and if) the suite imports it.
+
+    ``counting``: the run only counts calls (``lockstep init``'s run of the suite, under a
+    profiler that slows every example many times): it keeps no example database either
+    (a failure the slowness made was saved in ``.hypothesis/`` and failed the suite's
+    later runs: hyperlink's ``test_decoded_urls``), nor fails a test as too slow."""
     hypothesis = sys.modules.get(PACKAGE)
+    lift = functools.partial(_lift, add_cleanup=config.add_cleanup, counting=counting)
     if hypothesis is not None:
-        _lift(hypothesis, config.add_cleanup)
+        lift(hypothesis)
     else:  # a suite may import it without its plugin: watched all the same
-        finder = _LiftOnImport(config.add_cleanup)
+        finder = _LiftOnImport(lift)
         sys.meta_path.insert(0, finder)
         config.add_cleanup(finder.remove)
 
 
-def _lift(hypothesis: Any, add_cleanup: Callable[[Callable[[], None]], None]) -> None:
+def _lift(
+    hypothesis: Any, add_cleanup: Callable[[Callable[[], None]], None], counting: bool
+) -> None:
     settings = hypothesis.settings
     current = settings.default
-    if current.deadline is None:
+    changes: dict[str, Any] = {}
+    if current.deadline is not None:
+        changes["deadline"] = None
+    if counting:
+        slow = hypothesis.HealthCheck.too_slow
+        changes["database"] = None
+        changes["suppress_health_check"] = [*current.suppress_health_check, slow]
+        _home_elsewhere(add_cleanup)
+    if not changes:
         return
     settings.register_profile(RESTORED, parent=current)
-    settings.register_profile(LIFTED, parent=current, deadline=None)
+    settings.register_profile(LIFTED, parent=current, **changes)
     settings.load_profile(LIFTED)
     add_cleanup(lambda: settings.load_profile(RESTORED))
+
+
+def _home_elsewhere(add_cleanup: Callable[[Callable[[], None]], None]) -> None:
+    """Hypothesis's own files (its caches in ``.hypothesis/``) in a temporary folder,
+    removed at the end: a counting run leaves nothing of them in the project."""
+    import shutil
+    import tempfile
+
+    from hypothesis.configuration import set_hypothesis_home_dir
+
+    home = tempfile.mkdtemp(prefix="lockstep-hypothesis-")
+    set_hypothesis_home_dir(home)
+    add_cleanup(lambda: shutil.rmtree(home, ignore_errors=True))
 
 
 class _LiftOnImport(importlib.abc.MetaPathFinder):
@@ -66,8 +96,8 @@ class _LiftOnImport(importlib.abc.MetaPathFinder):
     ``sys.meta_path``, lets the other finders find the package as ever, and has that one
     module's loader lift the deadline once the package has run."""
 
-    def __init__(self, add_cleanup: Callable[[Callable[[], None]], None]) -> None:
-        self._add_cleanup = add_cleanup
+    def __init__(self, lift: Callable[[ModuleType], None]) -> None:
+        self._lift = lift
 
     def remove(self) -> None:
         if self in sys.meta_path:
@@ -87,13 +117,13 @@ class _LiftOnImport(importlib.abc.MetaPathFinder):
         if loader is None:
             return spec
         run_module = loader.exec_module
-        add_cleanup = self._add_cleanup
+        lift = self._lift
 
         def exec_module(module: ModuleType) -> None:
             vars(loader).pop("exec_module", None)  # once: a loader may serve other modules
             run_module(module)
             if module.__name__ == PACKAGE:
-                _lift(module, add_cleanup)
+                lift(module)
 
         # a loader without attributes of its own keeps the suite's deadline
         with contextlib.suppress(AttributeError):

@@ -56,6 +56,9 @@ def pytest_configure(config: pytest.Config) -> None:
         (Path(p) for p in data["watched"]), packages=data["packages"], tests_outside=True
     )
     config.stash[_COUNTER] = counter
+    from lockstep.pytest.hypothesis_deadline import lift_deadline
+
+    lift_deadline(config, counting=True)  # the profiler slows each example: count, keep none
     counter.__enter__()
 
 
