@@ -696,3 +696,18 @@ def test_an_environment_secret_not_set_at_replay_is_an_error_not_a_green_ledger(
     unset = invoke_cli("replay", cwd=tmp_path)
     assert unset.code == 1, unset.output
     assert unset.output.count("<DB_PASSWORD> stands for $DB_PASSWORD, which is not set") == 1
+
+
+def test_scan_reads_a_freshly_recorded_ledger_s_bytes_as_recording_did(tmp_path: Path) -> None:
+    """hyperlink's ``URL._to_bytes`` ledger: a ``$bytes`` of ``http://example.com/%C3%A1/``
+    (high-entropy base64) on a line with ``%XX`` escapes.  Recording read the bytes as the
+    text they hold and wrote the row; ``lockstep scan`` flagged the base64, seen quoted in
+    the URL-unquoted line, and a pre-commit scan failed on a fresh recording."""
+    payload = base64.b64encode(b"http://example.com/%C3%A1/%C3%A9?%C3%AD=%C3%B3#%C3%BA").decode()
+    row = (
+        '{"args":[{"$obj":["u:U",{"state":{"path":"%C3%A1"}}]}],"fn":"u:U.to_bytes",'
+        f'"id":"0123456789abcdef","kwargs":{{}},"ok":true,"result":{{"$bytes":"{payload}"}}}}'
+    )
+    write_files(tmp_path, {"lockstep.toml": "", "lockstep/u.ledger.jsonl": row + "\n"})
+    scan = invoke_cli("scan", cwd=tmp_path)
+    assert scan.code == 0, scan.output

@@ -115,13 +115,22 @@ def _encoded_findings(
     shown: str, lineno: int, line: str, policy: SecretPolicy
 ) -> Iterator[FileFinding]:
     """Secrets a line holds encoded once (base64, hex, URL-quoted): the detector's
-    findings in each decoded view, named with the encoding (``GitHub Token (base64)``)."""
+    findings in each decoded view, named with the encoding (``GitHub Token (base64)``).
+    A secret the line holds as it is, decoding did not reveal: the line's own reading
+    judges it (a ledger's ``$bytes`` is read as the text it holds; its base64, seen
+    quoted in the URL-unquoted line, was flagged as a high-entropy string in a ledger
+    that recording had just written)."""
     for encoding, view in decoded_views(line):
         if not may_hold_secret(view):
             continue
-        for _, hit in scan_text(view):
-            if hit.secret_digest not in policy.allowed:
-                yield FileFinding(shown, lineno, _key_of(line), f"{hit.detector} ({encoding})")
+        for lineno_in_view, hit in scan_text(view):
+            if hit.secret_digest in policy.allowed:
+                continue
+            text = view.split("\n")[lineno_in_view - 1].rstrip("\r")
+            values = [value for _, value in detector().secrets_in(text)]
+            if values and all(value in line for value in values):
+                continue
+            yield FileFinding(shown, lineno, _key_of(line), f"{hit.detector} ({encoding})")
 
 
 def scan_paths(paths: Iterable[Path], root: Path, policy: SecretPolicy) -> list[FileFinding]:
