@@ -72,3 +72,37 @@ def test_exits_are_recorded_replayed_and_compared(tmp_path: Path) -> None:
     assert "got raised tool.UsageExit: count must be > 0" in red.stdout, red.stdout
     red = red_after_change(root, "src/tool/__init__.py", "sys.exit(code)", "sys.exit(code + 1)")
     assert "got raised SystemExit: 4" in red.stdout, red.stdout
+
+
+def test_a_call_reading_the_command_line_replays_alike_under_any_of_lockstep_s(
+    tmp_path: Path,
+) -> None:
+    """vobject's ``ics_diff.getOptions()`` parses ``sys.argv``: a test set it to a bad
+    option and expected the usage error.  Verified under the verifying interpreter's
+    command line, the row replayed under ``lockstep replay``'s own: red on unchanged code,
+    green or red by replay's options.  Every row now replays under one ``sys.argv``."""
+    root = tmp_path / "cli"
+    write_files(
+        root,
+        {
+            "lockstep.toml": '[[ledger]]\npackage = "cli"\n',
+            "pyproject.toml": '[tool.pytest.ini_options]\npythonpath = ["src"]\n',
+            "src/cli/__init__.py": (
+                "import argparse\n\n\ndef main():\n"
+                "    parser = argparse.ArgumentParser(prog='cli')\n"
+                "    parser.add_argument('file')\n"
+                "    return parser.parse_args().file\n"
+            ),
+            "tests/test_cli.py": (
+                "import sys\n\nimport pytest\n\nimport cli\n\n\n"
+                "def test_bad_option(monkeypatch):\n"
+                "    monkeypatch.setattr(sys, 'argv', ['cli', '--bogus'])\n"
+                "    with pytest.raises(SystemExit):\n"
+                "        cli.main()\n"
+            ),
+        },
+    )
+    assert pytest_in(root, "--lockstep-record", "-q", "tests").code == 0
+    for options in ([], ["-q"], ["cli.main", "-j", "1"]):
+        replay = run_cli("replay", *options, cwd=root)
+        assert replay.code == 0, (options, replay.output)

@@ -17,6 +17,7 @@ import datetime as dt
 import functools
 import inspect
 import re
+import sys
 import types
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -95,6 +96,15 @@ def _an_error_where_the_project_raises(
     return guarded
 
 
+REPLAY_ARGV: Final = ("lockstep-replay",)
+"""``sys.argv`` while a row replays, wherever it replays: a call that reads the command
+line (argparse's ``parse_args()`` with no arguments) was verified under the verifying
+interpreter's and replayed under ``lockstep replay``'s own (vobject's
+``ics_diff.getOptions`` raised a usage error at recording and in verification, returned
+at replay: red on unchanged code).  The same everywhere, a row that read the test's own
+``sys.argv`` does not reproduce in verification and is refused there."""
+
+
 @dataclass(slots=True)
 class Replayer:
     """Calls the current target for each row and compares the canonical outcome."""
@@ -156,11 +166,14 @@ class Replayer:
             if self.relocate is not None:
                 row = relocated(row, *self.relocate)
             before = enter(self.guarded) if self.guarded is not None else None
+            argv = sys.argv
+            sys.argv = list(REPLAY_ARGV)
             try:
                 if self.scrubber is not None:
                     return self._run_revealed(lineno, row, self.scrubber)
                 return self._run(lineno, row)
             finally:
+                sys.argv = argv
                 if self.guarded is not None:
                     leave(before)
         except SystemExit as e:
