@@ -21,8 +21,9 @@ import sys
 
 
 def _log(when):
-    if "--serve" in sys.argv:  # the verifying interpreter (its sub-server, its forks)
-        with open(os.path.join(os.path.dirname(__file__), "..", "modules.log"), "a") as log:
+    if "--serve" in sys.orig_argv:  # the verifying interpreter (its sub-server, its forks)
+        # beside the project: a replayed call may not write into it
+        with open(os.path.join(os.path.dirname(__file__), "..", "..", "modules.log"), "a") as log:
             log.write(json.dumps([when, sorted(sys.modules)]) + "\\n")
 
 
@@ -68,7 +69,7 @@ def _recorded(root: Path) -> dict[str, list[str]]:
     )
     assert result.code == 0, result.output
     assert "verified 1 new case(s) in a fresh interpreter" in result.stdout, result.stdout
-    logged = [json.loads(line) for line in (root / "modules.log").read_text().splitlines()]
+    logged = [json.loads(line) for line in (root.parent / "modules.log").read_text().splitlines()]
     # imported once, in the verifying interpreter's sub-server; called once, in its fork
     assert [when for when, _ in logged] == ["import", "call"]
     return dict(logged)
@@ -101,7 +102,7 @@ def test_the_package_is_imported_for_verification_while_the_tests_run(tmp_path: 
     waits = (
         "import pathlib\nimport time\n\n\n"
         "def test_zz_the_verifying_interpreter_imported_the_package():\n"
-        "    log = pathlib.Path(__file__).parent.parent / 'modules.log'\n"
+        "    log = pathlib.Path(__file__).parent.parent.parent / 'modules.log'\n"
         "    deadline = time.monotonic() + 120\n"
         "    def logged():  # the file is made before its line is written\n"
         "        return log.read_text() if log.exists() else ''\n"
@@ -122,7 +123,7 @@ def test_re_recording_new_only_verifies_only_the_new_rows(tmp_path: Path) -> Non
     _recorded(root)
     ledger = root / "lockstep" / "double.ledger.jsonl"
     before = ledger.stat()
-    log = root / "modules.log"
+    log = root.parent / "modules.log"
     log.unlink()
 
     def rerecord() -> Result:

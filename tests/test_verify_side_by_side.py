@@ -31,11 +31,11 @@ import os
 import sys
 import time
 
-LOG = os.path.join(os.path.dirname(__file__), "..", "forks.log")
+LOG = os.path.join(os.path.dirname(__file__), "..", "..", "forks.log")  # beside the project
 
 
 def _in_a_verifying_fork(name, seconds):
-    if "--serve" not in sys.argv:  # the recording itself: no wait
+    if "--serve" not in sys.orig_argv:  # the recording itself: no wait
         return
     with open(LOG, "a") as log:
         log.write(f"{name} start {time.monotonic()}\\n")
@@ -60,7 +60,7 @@ def third(x):
 
 
 def here(x):
-    return ("--serve" in sys.argv, x)  # never what the verifying forks return
+    return ("--serve" in sys.orig_argv, x)  # never what the verifying forks return
 """
 
 TESTS = """
@@ -111,7 +111,7 @@ target = "shop.slow:third"
 def _spans(root: Path) -> dict[str, tuple[float, float]]:
     """Each logged ledger's start and end in its verifying fork."""
     marks: dict[str, dict[str, float]] = {}
-    for line in (root / "forks.log").read_text().splitlines():
+    for line in (root.parent / "forks.log").read_text().splitlines():
         name, what, when = line.split()
         marks.setdefault(name, {})[what] = float(when)
     return {name: (m["start"], m["end"]) for name, m in marks.items()}
@@ -257,13 +257,13 @@ import time
 
 
 def killer(x):
-    if "--serve" in sys.argv:  # in a verifying fork: end the process it was forked from
+    if "--serve" in sys.orig_argv:  # in a verifying fork: end the process it was forked from
         os.kill(os.getppid(), signal.SIGKILL)
     return x + 1
 
 
 def calm(x):
-    if "--serve" in sys.argv:
+    if "--serve" in sys.orig_argv:
         time.sleep(0.5)  # still replaying when its neighbour's fork kills the server
     return x * 2
 """
