@@ -7,6 +7,7 @@ from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 
+from hypothesis import _settings as hypothesis_settings
 from hypothesis import settings
 
 from helpers import GitRepo, pytest_in, write_files
@@ -68,6 +69,9 @@ def test_a_property_test_past_its_deadline_records(tmp_path: Path) -> None:
     assert (repo.root / "lockstep/slow.square.ledger.jsonl").exists()
 
 
+_CI_VARIABLES = getattr(hypothesis_settings, "_CI_VARS", {"CI": None})
+"""What makes Hypothesis load its "ci" profile (a private table: CI alone where it is gone)."""
+
 LATE = {
     "lockstep.toml": '[[ledger]]\npackage = "slow"\n',
     "pyproject.toml": '[tool.pytest.ini_options]\npythonpath = ["src"]\n',
@@ -98,7 +102,11 @@ def test_the_deadline_is_lifted_when_a_test_module_imports_hypothesis_first(
     files = {
         **LATE,
         "tests/test_slow.py": (
-            "import time\n\nfrom hypothesis import given, settings, strategies as st\n\n"
+            # a CI's environment makes Hypothesis load its "ci" profile (no deadline) as it
+            # is imported: the module imports it outside one
+            f"import os\nimport time\n\nfor name in {sorted(_CI_VARIABLES)!r}:\n"
+            "    os.environ.pop(name, None)\n\n"
+            "from hypothesis import given, settings, strategies as st\n\n"
             "from slow import square\n\n\n"
             "@settings(max_examples=2, derandomize=True)\n"
             "@given(st.integers(0, 3))\n"
