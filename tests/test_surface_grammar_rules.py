@@ -80,3 +80,36 @@ def test_the_rules_of_a_grammar_are_left_out(tmp_path: Path) -> None:
     }
     private = {m.target for m in members_beyond("query", tmp_path, where="t")}
     assert not rules & (public | private), rules & (public | private)
+
+
+def test_a_grammar_importing_ply_inside_a_function_is_read_as_one(tmp_path: Path) -> None:
+    """The source is read as text first (a module never spelling ``ply`` is not walked),
+    so an import inside a function, of a vendored copy, still makes its rules no members."""
+    write_files(
+        tmp_path,
+        {
+            "calc/__init__.py": "",
+            "calc/grammar.py": """
+                def build():
+                    from calc.vendored.ply import yacc
+
+                    return yacc
+
+
+                def p_sum(p):
+                    "sum : NUMBER"
+                    p[0] = p[1]
+
+
+                def t_NUMBER(t):
+                    return t
+
+
+                def evaluate(text):
+                    return text
+            """,
+        },
+    )
+    public = {m.target for m in surface("calc", tmp_path, where="t")}
+    assert "calc.grammar:evaluate" in public and "calc.grammar:build" in public
+    assert not {"calc.grammar:p_sum", "calc.grammar:t_NUMBER"} & public
