@@ -102,6 +102,13 @@ class Settings(Table, frozen=True):
     """Modules (``tests.lockstep_encoders``) that call ``lockstep.register_encoder`` for classes
     that do not freeze by structure; record, the verifying interpreter and replay all import
     them before any value is frozen or thawed."""
+    test_modules: list[Annotated[str, msgspec.Meta(min_length=1)]] = []
+    """Test modules (paths or globs relative to the root: ``"tests/test_discrete.py"``)
+    whose classes and functions the rows may name, as the targets' package's: a value of a
+    class the suite defines (a test's subclass of the package's abstract base) freezes by
+    structure instead of skipping the call.  The interpreter that verifies new rows and
+    ``lockstep replay`` import each one first, under the name pytest's default ``prepend``
+    import mode gives it (:mod:`lockstep.suite_modules`)."""
     secret_env: list[Annotated[str, msgspec.Meta(min_length=1)]] = msgspec.field(
         default_factory=lambda: list(SECRET_ENV_NAMES)
     )
@@ -685,7 +692,7 @@ def expanded_project(config: Config, path: Path) -> Project:
     """The project ``config`` (read from the file at ``path``) configures, each table that
     stands for several oracles expanded (:func:`expand_surfaces`)."""
     found = expand_surfaces(config, path.parent, path.name)
-    return Project(
+    project = Project(
         root=path.parent,
         config_path=path,
         config=found.config,
@@ -693,3 +700,8 @@ def expanded_project(config: Config, path: Path) -> Project:
         surface_origin=found.origin,
         tested=found.tested,
     )
+    if config.lockstep.test_modules:  # each must name a test module inside the root
+        from lockstep.suite_modules import suite_modules
+
+        suite_modules(project)
+    return project

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import importlib
 
-from lockstep import canon
+from lockstep import canon, suite_modules
 from lockstep.config import Project
 from lockstep.errors import ConfigError
 from lockstep.suite_files import suite_paths
@@ -20,10 +20,13 @@ from lockstep.surface import class_modules
 from lockstep.targets import root_on_path
 
 
-def apply(project: Project, *targets: str) -> None:
-    """Let the targets' own packages and ``freeze_classes`` freeze by structure, and import
-    the configured encoder modules (a module that fails to import is a configuration error)."""
+def apply(project: Project, *targets: str, importing_tests: bool = True) -> None:
+    """Let the targets' own packages, the listed test modules and ``freeze_classes`` freeze
+    by structure, and import the configured encoder modules (a module that fails to import
+    is a configuration error).  ``importing_tests``: import the listed test modules too
+    (where rows are replayed; a recording's pytest run imports them as it collects)."""
     canon.allow_callables_from(*(t.partition(":")[0] for t in targets), *_ledger_packages(project))
+    suite_modules.allow(project, importing=importing_tests)
     modules, surfaces = _target_modules(project, targets)
     canon.allow_imports_of(*modules)
     if surfaces:  # read only if a value names a module the targets' do not cover

@@ -7,9 +7,10 @@ of them may be thawed by importing it: :func:`lockstep.project_codec.apply`).
 
 from __future__ import annotations
 
+import ast
 import configparser
 import tomllib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from fnmatch import fnmatchcase
 from pathlib import Path
 
@@ -134,3 +135,56 @@ def suite_paths(root: Path) -> list[Path]:
     if folder == ".":
         return list(root_test_modules(root))
     return sorted((root / folder).rglob("*.py"))
+
+
+def subclassing_modules(root: Path, packages: Iterable[str]) -> list[str]:
+    """The suite's modules (project-relative paths) that define, at their top level, a
+    subclass of a class of one of ``packages``: what ``lockstep init`` proposes for
+    ``[lockstep] test_modules`` (:mod:`lockstep.suite_modules`).
+
+    Read from the source alone: a class statement whose base is reached through a name the
+    module imports from the package (``import portion as P`` then ``P.Interval``; ``from
+    portion import Interval``).  A module that does not parse is passed over."""
+    tops = {p.split(".")[0] for p in packages}
+    found: list[str] = []
+    for path in suite_paths(root):
+        try:
+            source = path.read_bytes()
+            if not any(top.encode() in source for top in tops):
+                continue
+            tree = ast.parse(source, filename=str(path))
+        except (OSError, SyntaxError, ValueError):
+            continue
+        imported = _names_from(tree, tops)
+        if imported and any(
+            isinstance(node, ast.ClassDef) and any(_root_name(b) in imported for b in node.bases)
+            for node in tree.body
+        ):
+            found.append(path.relative_to(root).as_posix())
+    return found
+
+
+def _names_from(tree: ast.Module, tops: set[str]) -> set[str]:
+    """The names the module's top-level imports bind to one of the packages ``tops`` or
+    something of them."""
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] in tops:
+                    names.add(alias.asname or alias.name.split(".")[0])
+        elif (
+            isinstance(node, ast.ImportFrom)
+            and node.level == 0
+            and node.module
+            and node.module.split(".")[0] in tops
+        ):
+            names.update(alias.asname or alias.name for alias in node.names)
+    return names
+
+
+def _root_name(node: ast.expr) -> str | None:
+    """``P`` of a base written ``P.interval.Interval``, ``Interval`` of ``Interval``."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None

@@ -11,6 +11,7 @@ from typing import Any, Final
 
 from lockstep.canon._core import Unfreezable, _short
 from lockstep.canon.decoding import TAG_DECODERS, decode_items, list_payload, str_payload
+from lockstep.canon.library_classes import test_module
 from lockstep.canon.registry import (
     _CALLABLE_SCOPE,
     _TYPES_BY_NAME,
@@ -361,10 +362,15 @@ def _callable_name(v: Any) -> str:
             "without defaults or attributes of its own"
         )
     if not _in_scope(name):
+        tests = (
+            ": list its module's file in [lockstep] test_modules, and replay imports it"
+            if test_module(name.partition(":")[0])
+            else ""
+        )
         raise Unfreezable(
             f"cannot freeze {name}: a callable argument freezes by name only from the "
             "target's own package (or a few pure builtins such as len, str.lower, and the "
-            "standard library's value classes such as datetime, Decimal, OrderedDict)"
+            "standard library's value classes such as datetime, Decimal, OrderedDict)" + tests
         )
     return name
 

@@ -755,7 +755,15 @@ def _marker_or_refuse(v: Any, t: type[Any], depth: int) -> JSON:
             "encoder with lockstep.register_encoder()"
         )
     # price-parser's suite subclasses Price in its test file: half its calls were skipped
-    tests = " (a class the tests define, which a replay does not import)"
+    tests = (
+        " (a class the tests define: list its module's file in [lockstep] test_modules, "
+        "and replay imports it)"
+    )
+    if t.__module__ == "__main__":  # a doctest's (pytest runs them in __main__), a script's
+        raise Unfreezable(
+            f"cannot freeze a __main__.{t.__qualname__}: a class a doctest or a script "
+            "defines, which no replay can import"
+        )
     raise Unfreezable(
         f"cannot freeze a {t.__module__}.{t.__qualname__}; "
         "register an encoder with lockstep.register_encoder()"

@@ -10,6 +10,7 @@ recording session's server instead (:mod:`lockstep.oracles.verify_session`).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import json
 import os
@@ -171,7 +172,12 @@ def _package(argv: list[str]) -> tuple[str, Callable[[], object]] | None:
     root = project.root
 
     def importer() -> object:
-        return resolve_object(target, root, where=args.name)
+        found = resolve_object(target, root, where=args.name)
+        from lockstep import suite_modules
+
+        with contextlib.suppress(Exception):  # each fork imports them again and says why not
+            suite_modules.allow(project, importing=True)  # as every fork's replay does first
+        return found
 
     return f"{root}\0{module.partition('.')[0]}", importer
 

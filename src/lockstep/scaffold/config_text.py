@@ -52,6 +52,8 @@ class Plan:
     left_out: list[str] = field(default_factory=list)
     suite: SuiteCalls | None = None
     """The suite's calls of each package's surface, when init ran it."""
+    test_modules: list[str] = field(default_factory=list)
+    """The suite's modules that subclass the packages' classes (``[lockstep] test_modules``)."""
 
 
 def _s(text: str) -> str:
@@ -244,6 +246,12 @@ def config_text(plan: Plan) -> str:
         "[lockstep]",
         f"dir = {_s(plan.oracle_dir)}  # where oracle files live: commit them",
     ]
+    if plan.test_modules:
+        out += [
+            "# Test modules that subclass the package's classes: calls handed their objects",
+            "# are recorded, and the verifying interpreter and replay import these modules.",
+            f"test_modules = {_list(plan.test_modules)}",
+        ]
     sections = (
         [_package(p, plan.suite) for p in plan.packages]
         + [_ledger(c) for c in plan.ledgers]

@@ -272,7 +272,9 @@ class LedgerRecording(msgspec.Struct, eq=False):
         stem = self.project.config.lockstep.stem_length
         imported: list[LedgerSpec] = []  # targets whose module imported: warmed ahead
         try:
-            project_codec.apply(self.project, *(t.spec.target for t in self.targets))
+            project_codec.apply(
+                self.project, *(t.spec.target for t in self.targets), importing_tests=False
+            )
             for target in self.targets:
                 try:
                     target.wrapped = self.installation.wrap(

@@ -1,0 +1,167 @@
+"""Classes the suite defines, listed in ``[lockstep] test_modules``, freeze and replay.
+
+portion reaches its discrete intervals only through ``IntInterval``, a subclass its test
+file defines: every call handed one was skipped ("a class the tests define"), and a
+one-line change in the code only those calls run replayed green while the suite failed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from helpers import pytest_in, rows_of, run_cli, write_files
+
+SPANS = '''
+class Span:
+    """A run of values from ``low`` to ``high``; a subclass says what one step is."""
+
+    step = None
+
+    def __init__(self, low, high):
+        self.low = low
+        self.high = high
+
+    def _next(self, value):
+        raise NotImplementedError
+
+    def values(self):
+        out = [self.low]
+        while out[-1] < self.high:
+            out.append(self._next(out[-1]))
+        return out
+
+    def widen(self):
+        return type(self)(self.low - self.step, self.high + self.step)
+
+
+def spanning(klass, low, high):
+    return klass(min(low, high), max(low, high))
+'''
+
+TEST_SPANS = """
+from spans import Span, spanning
+from steps import DAY
+
+
+class IntSpan(Span):
+    step = 1
+
+    def _next(self, value):
+        return value + DAY
+
+
+def test_values():
+    assert spanning(IntSpan, 3, 1).values() == [1, 2, 3]
+
+
+def test_widen():
+    wide = IntSpan(1, 2).widen()
+    assert (wide.low, wide.high) == (0, 3)
+"""
+
+CONFIG = """
+[lockstep]
+dir = "lockstep"
+{extra}
+
+[[ledger]]
+name = "spans"
+package = "spans"
+"""
+
+
+def _project(tmp_path: Path, extra: str) -> Path:
+    write_files(
+        tmp_path,
+        {
+            "spans.py": SPANS,
+            "tests/test_spans.py": TEST_SPANS,
+            "tests/steps.py": "DAY = 1\n",  # a sibling the test module imports by name
+            "lockstep.toml": CONFIG.format(extra=extra),
+        },
+    )
+    return tmp_path
+
+
+def test_without_the_listing_the_calls_are_skipped_and_the_message_says_how(
+    tmp_path: Path,
+) -> None:
+    root = _project(tmp_path, "")
+    recorded = pytest_in(root, "--lockstep-record", "-q", "tests")
+    assert recorded.code == 0, recorded.stdout + recorded.stderr
+    assert "list its module's file in [lockstep] test_modules" in recorded.stdout
+
+
+def test_listed_test_classes_are_recorded_replayed_and_guard_their_code(tmp_path: Path) -> None:
+    root = _project(tmp_path, 'test_modules = ["tests/test_*.py"]')
+    recorded = pytest_in(root, "--lockstep-record", "-q", "tests")
+    assert recorded.code == 0, recorded.stdout + recorded.stderr
+    assert "test_modules" not in recorded.stdout  # nothing skipped for want of it
+    widen = rows_of(root / "lockstep" / "spans.Span.widen.ledger.jsonl")
+    assert widen and "test_spans:IntSpan" in str(widen[0].result)
+    assert rows_of(root / "lockstep" / "spans.spanning.ledger.jsonl")
+
+    green = run_cli("replay", cwd=root)
+    assert green.code == 0, green.stdout + green.stderr
+    as_items = pytest_in(root, "--lockstep", "-q", "-p", "no:randomly", "lockstep")
+    assert as_items.code == 0, as_items.stdout + as_items.stderr
+
+    spans = root / "spans.py"
+    spans.write_text(
+        spans.read_text().replace("self.high + self.step", "self.high - self.step"),
+        encoding="utf-8",
+    )
+    red = run_cli("replay", cwd=root)
+    assert red.code == 1, red.stdout + red.stderr
+    assert "spans.Span.widen" in red.stdout
+
+
+def test_a_listing_that_matches_no_file_is_a_configuration_error(tmp_path: Path) -> None:
+    root = _project(tmp_path, 'test_modules = ["tests/test_missing.py"]')
+    result = run_cli("replay", cwd=root)
+    assert result.code == 2
+    assert "lockstep.test_modules[0]" in result.stderr and "test_missing.py" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_a_listing_outside_the_root_is_a_configuration_error(tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere"
+    write_files(outside, {"test_x.py": "X = 1\n"})
+    root = _project(tmp_path / "project", 'test_modules = ["../elsewhere/test_x.py"]')
+    result = run_cli("replay", cwd=root)
+    assert result.code == 2
+    assert "lockstep.test_modules[0]" in result.stderr
+
+
+def test_a_class_a_doctest_defines_says_no_replay_can_import_it() -> None:
+    """portion's README doctest defines its own ``IntInterval`` (pytest runs a doctest in
+    ``__main__``): "register an encoder" was the advice, which cannot help."""
+    import pytest
+
+    from lockstep import canon
+    from lockstep.errors import CanonError
+
+    doctest_class = type("IntInterval", (), {"__module__": "__main__"})
+    with pytest.raises(CanonError, match="a doctest or a script defines, which no replay"):
+        canon.encode(doctest_class())
+
+
+def test_init_proposes_the_test_modules_that_subclass_the_package(tmp_path: Path) -> None:
+    """Without it a user meets the skipped calls first: init lists the suite's modules
+    whose classes extend the package's, and the recording then keeps their calls."""
+    write_files(
+        tmp_path,
+        {
+            "spans.py": SPANS,
+            "tests/test_spans.py": TEST_SPANS,
+            "tests/steps.py": "DAY = 1\n",
+            "tests/test_plain.py": "import spans\n\n\ndef test_x():\n    assert spans\n",
+        },
+    )
+    result = run_cli("init", "--yes", "--no-suite", cwd=tmp_path)
+    assert result.code == 0, result.stdout + result.stderr
+    config = (tmp_path / "lockstep.toml").read_text(encoding="utf-8")
+    assert 'test_modules = ["tests/test_spans.py"]' in config
+    recorded = pytest_in(tmp_path, "--lockstep-record", "-q", "tests")
+    assert recorded.code == 0, recorded.stdout + recorded.stderr
+    assert rows_of(tmp_path / "lockstep" / "spans.Span.widen.ledger.jsonl")
