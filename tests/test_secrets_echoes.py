@@ -58,7 +58,8 @@ def test_a_secret_found_in_one_ledger_refuses_its_other_forms_in_all(tmp_path: P
         },
     )
     run = pytest_in(root, "--lockstep-record", "-q", "tests")
-    assert run.code == 0, run.output
+    assert run.code == 1, run.output  # a secret refused fails the run, as `record` exits 1
+    assert "refused for a secret" in run.output and "the run fails" in run.output
     written = {p.name: p.read_text() for p in (root / "lockstep").glob("*.jsonl")}
     assert written, run.output
     assert not [name for name, text in written.items() if PASSWORD in text], run.output
@@ -91,6 +92,7 @@ def test_a_percent_encoded_secret_is_refused_decoded_too(tmp_path: Path) -> None
     )
     assert "unquote(auth)" in (root / "src/net/__init__.py").read_text()
     run = pytest_in(root, "--lockstep-record", "-q", "tests")
-    assert run.code == 0, run.output
+    assert run.code == 1, run.output  # a secret refused fails the run, as `record` exits 1
+    assert "refused for a secret" in run.output and "the run fails" in run.output
     written = "".join(p.read_text() for p in (root / "lockstep").glob("*.jsonl"))
     assert "Zq8v N3kPx7Lm" not in written and encoded not in written, run.output

@@ -253,6 +253,7 @@ class LedgerRecording(msgspec.Struct, eq=False):
     """Ledger name -> row id -> node id of a test that first produced the row (for a
     recording spilled to disk, only the refused rows: the map would be as large as the
     ledger)."""
+    secret_rows: int = 0  # rows refused because they hold a secret: the run fails
     merged: dict[str, _Merged] = msgspec.field(default_factory=dict)
     """Ledger name -> its parts merged before the ledgers are written (the secret scan of
     them all: :meth:`_secrets_found`), taken by its write."""
@@ -426,6 +427,7 @@ class LedgerRecording(msgspec.Struct, eq=False):
             )
             _discard(self.targets, own)
             return
+        from lockstep.oracles.ledger.run_summary import secret_refusals
         from lockstep.oracles.ledger.secret_rows import shared as secrets_shared
         from lockstep.oracles.ledger.transient_paths import pytest_temporary_roots
         from lockstep.oracles.verify_session import in_turns, verifying_jobs
@@ -452,9 +454,11 @@ class LedgerRecording(msgspec.Struct, eq=False):
             list_present(self.project.oracle_dir, self.project.tested)
         except (LockstepError, OSError) as e:
             self.errors.append(str(e) if isinstance(e, LockstepError) else f"{e}")
-        if self.errors and session.exitstatus == pytest.ExitCode.OK:
-            # a ledger not written is not a green run: ``pytest --lockstep-record && git
-            # commit`` must stop (the summary names each error)
+        self.secret_rows = secret_refusals(self.reports)
+        if (self.errors or self.secret_rows) and session.exitstatus == pytest.ExitCode.OK:
+            # a ledger not written is not a green run, nor one that met a secret (as
+            # ``lockstep record`` exits 1 then): ``pytest --lockstep-record && git commit``
+            # must stop (the summary names each error and each refused row's finding)
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     @pytest.hookimpl(trylast=True)  # after pytest's own collection at unconfigure
@@ -633,7 +637,7 @@ class LedgerRecording(msgspec.Struct, eq=False):
                 f"({_shown(self.failed, FAILED_SHOWN)}; {self.options.allow_failures_flag})",
                 yellow=True,
             )
-        from lockstep.oracles.ledger.run_summary import write_outcomes
+        from lockstep.oracles.ledger.run_summary import secrets_failed, write_outcomes
 
         write_outcomes(terminalreporter, self.project, self.outcomes, self.unwritten, SKIP_MARKER)
         unmatched = [
@@ -665,6 +669,8 @@ class LedgerRecording(msgspec.Struct, eq=False):
             )
         for error in self.errors:
             terminalreporter.write_line(f"lockstep: error: {error}", red=True)
+        if self.secret_rows:
+            terminalreporter.write_line(secrets_failed(self.secret_rows), red=True)
 
 
 class _Seen:

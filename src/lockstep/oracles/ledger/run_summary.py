@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
-from lockstep.model import RecordReport
+from lockstep.model import RecordReport, RefusalReason
 
 if TYPE_CHECKING:
     from lockstep.config import Project
@@ -229,3 +229,18 @@ def write_outcomes(
             f"{name}: no ledger: the tests called it {counts.calls} time(s), every call "
             "skipped (its values cannot be frozen; the reasons are in the totals above)"
         )
+
+
+def secret_refusals(reports: Iterable[RecordReport]) -> int:
+    """Rows the run refused because they hold a secret: each fails the run, as it makes
+    ``lockstep record`` exit 1 (a credential reached a value the suite's calls handle)."""
+    return sum(r.reason is RefusalReason.SECRET for report in reports for r in report.refused)
+
+
+def secrets_failed(count: int) -> str:
+    """The summary's line for a run failed by ``count`` rows refused for a secret."""
+    return (
+        f"lockstep: {count} row(s) refused for a secret (nothing of them written): the run "
+        "fails, as 'lockstep record' does; scrub each value with [[secret]] env or pattern, "
+        "or if it is no secret, allow it with the [[secret]] allow line its refusal names"
+    )
