@@ -124,3 +124,21 @@ def test_every_jobs_option_shows_its_default() -> None:
                 help_text = command.get_help(click.Context(command, info_name=name))
                 assert "[default:" in help_text.replace("\n", " "), name
     assert {"replay", "probe", "report", "review", "step"} <= set(seen)
+
+
+def test_two_long_one_line_sides_show_where_they_first_differ() -> None:
+    """furl's objects print as one 900-character line each, differing in ``_port=9000``
+    against ``_port='9000'`` near the end: without colour nothing pointed at it."""
+    head = "furl(_path=Path(segments=['lol'], strict=False), " * 12
+    expected = head + "_host='yep.biz', _port=99, _scheme='sup')"
+    actual = head + "_host='yep.biz', _port='99', _scheme='sup')"
+    outcome = Outcome("furl.set", "abc", Status.DRIFT, drifts=[Drift("result", expected, actual)])
+    text = outcome_text(outcome).plain
+    at = len(head) + len("_host='yep.biz', _port=") + 1
+    assert f"first difference at character {at}:" in text
+    assert "expected …" in text and "_port=99, _scheme='sup')\n" in text
+    assert "_port='99', _scheme='sup')\n" in text
+    short = Outcome("f", "x", Status.DRIFT, drifts=[Drift("result", "1", "2")])
+    assert "first difference" not in outcome_text(short).plain
+    parted = Outcome("f", "x", Status.DRIFT, drifts=[Drift("result", "no " + head, head)])
+    assert "first difference" not in outcome_text(parted).plain  # they part at the start

@@ -56,7 +56,43 @@ def outcome_text(outcome: Outcome, *, max_diff_lines: int | None = None) -> Text
         text.append(f"  {' ' * len(drift.aspect)}       got {inert(drift.actual)}\n")
         if drift.diff:
             text.append_text(diff_text(drift.diff.splitlines(), max_diff_lines))
+        else:
+            text.append(where_they_differ(drift.expected, drift.actual, len(drift.aspect)))
     return text
+
+
+LONG_SIDE: Final = 100
+"""Characters past which a one-line drift's two sides get a line showing where they part:
+a 900-character ``repr`` of an object differing in one attribute near its end
+(``_port=9000`` against ``_port='9000'``) left the eye nothing to go on without colour."""
+
+AROUND: Final = 32
+"""Characters shown before the first difference (and twice as many from it)."""
+
+
+def where_they_differ(expected: str, actual: str, indent: int) -> str:
+    """Under two long one-line sides, the stretch around their first difference, the two
+    aligned; empty for short or multi-line sides (a diff shows those)."""
+    if max(len(expected), len(actual)) <= LONG_SIDE or "\n" in expected or "\n" in actual:
+        return ""
+    at = next(
+        (i for i, (a, b) in enumerate(zip(expected, actual, strict=False)) if a != b),
+        min(len(expected), len(actual)),
+    )
+    if at < AROUND:  # they part where each line starts: nothing hidden to point at
+        return ""
+    start = at - AROUND
+
+    def stretch(side: str) -> str:
+        shown = side[start : at + 2 * AROUND]
+        return ("…" if start else "") + shown + ("…" if at + 2 * AROUND < len(side) else "")
+
+    pad = " " * indent
+    return (
+        f"  {pad}  first difference at character {at + 1}:\n"
+        f"  {pad}    expected {inert(stretch(expected))}\n"
+        f"  {pad}         got {inert(stretch(actual))}\n"
+    )
 
 
 FOLD_HINT = "--full-diff shows every line"
