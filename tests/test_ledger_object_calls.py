@@ -216,3 +216,44 @@ def test_an_input_left_too_deep_by_its_call_spends_a_row_and_is_not_walked_again
         (n, r.removeprefix("args[0] after the call: ")[:20]) for r, n in part.unfreezable.items()
     )
     assert reasons == [(5, "past the first 4 MiB"), (8, "nested more than 200")], reasons
+
+
+MARKERS = """
+class Marker:
+    def __init__(self, text):
+        self.left, self.op, self.right = text.split(" ")
+
+    def evaluate(self, env):
+        return env.get(self.left) == self.right
+
+
+class Named(str):
+    def __init__(self, text):
+        self.upper_form = text.upper()
+"""
+
+MARKER_TEST = (
+    "from markers import Marker, Named\n\n\n"
+    "def test_many():\n"
+    "    for i in range(12):\n"
+    "        assert Marker(f'v{i} == x').evaluate({}) is False\n"
+    "        assert Named(f'n{i}').upper_form == f'N{i}'\n"
+)
+
+
+def test_a_constructor_of_scalars_is_not_charged_to_the_limit(tmp_path: Path) -> None:
+    """packaging's ``Marker("...")``: the blank ``self`` made every constructor call one
+    "holding objects", and one test's 2,000 markers spent the budget the rest never got.
+    A ``str`` subclass's blank ``self`` holds its text: still charged."""
+    root = tmp_path / "markers"
+    files = _files("object_calls = 5")
+    del files["src/stacks/__init__.py"], files["tests/test_stack.py"]
+    files["lockstep.toml"] = files["lockstep.toml"].replace("stacks", "markers")
+    files["src/markers/__init__.py"] = MARKERS
+    files["tests/test_markers.py"] = MARKER_TEST
+    run = recorded(root, files)
+    assert len(rows_of(root / "lockstep/markers.Marker.__init__.ledger.jsonl")) == 12
+    assert len(rows_of(root / "lockstep/markers.Marker.evaluate.ledger.jsonl")) == 5
+    assert len(rows_of(root / "lockstep/markers.Named.__init__.ledger.jsonl")) == 5
+    assert "7 call(s): past the first 5 calls" in run.output, run.output
+    assert run_cli("replay", cwd=root).code == 0

@@ -78,7 +78,8 @@ class Settings(Table, frozen=True):
     process; later calls with objects not met before run unrecorded and are counted as
     skipped (0: no limit).  Freezing an object costs its size on every call: a suite
     that grows a structure call by call (furl's tests add to one query thousands of
-    times) would otherwise take minutes to record and write as many rows."""
+    times) would otherwise take minutes to record and write as many rows.  A constructor
+    given scalars is not counted: its ``self`` holds nothing yet."""
     object_bytes: int = 16 * 2**20
     """Most bytes frozen for calls of one target whose input holds objects or mutable
     values (their inputs and outcomes: about what their rows take), per recording process;

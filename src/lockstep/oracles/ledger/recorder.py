@@ -71,6 +71,7 @@ from lockstep.oracles.ledger.input_kinds import (
     _memo_key,
     _mutable_input,
     _sequence_iterator_argument,
+    blank_constructor_input,
 )
 from lockstep.oracles.ledger.iter_results import ITERATOR_RESULTS as ITERATOR_RESULTS
 from lockstep.oracles.ledger.iter_results import kept_or_relayed as _kept_or_relayed
@@ -244,7 +245,10 @@ class TargetRecorder:
         """:meth:`_freeze_input`'s first steps for an input holding objects or mutable
         values: its object key (``b""`` when it has none) when it is to be frozen; else
         what the call gets instead (its remembered row, its iterator taken as read) or
-        None, skipped (the budget spent, the input too large before)."""
+        None, skipped (the budget spent, the input too large before).  A constructor's blank
+        ``self`` with scalars is not charged (:func:`.input_kinds.blank_constructor_input`)."""
+        if self.constructor and blank_constructor_input(args, kwargs):
+            return b""  # no object key: nothing the call may change was there before it
         spent = self.budget.exhausted()
         if spent is not None:  # nothing keyed or frozen past the budget
             self._skip(spent)
