@@ -165,3 +165,16 @@ def test_init_proposes_the_test_modules_that_subclass_the_package(tmp_path: Path
     recorded = pytest_in(tmp_path, "--lockstep-record", "-q", "tests")
     assert recorded.code == 0, recorded.stdout + recorded.stderr
     assert rows_of(tmp_path / "lockstep" / "spans.Span.widen.ledger.jsonl")
+
+
+def test_a_namedtuple_the_tests_define_says_how_to_record_it() -> None:
+    """packaging's tests hand ``format_full_version`` a namedtuple of ``tests/test_markers.py``:
+    its rows were refused as not thawing, and nothing said how they would."""
+    import pytest
+
+    from lockstep import canon
+    from lockstep.errors import CanonError
+
+    frozen = {"$namedtuple": ["tests.test_markers:FakeVersionInfo", [3, 11]]}
+    with pytest.raises(CanonError, match=r"list its module's file in \[lockstep\] test_modules"):
+        canon.decode(frozen)

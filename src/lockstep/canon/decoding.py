@@ -57,8 +57,16 @@ def _resolve(tag: str, name: str, path: str) -> Any:
     if cls is None:
         no_longer_imports(name, tag, path)
     if cls is None or not kind.check(cls):
+        from lockstep.canon.library_classes import test_module
+
+        suite = (
+            ": a class the tests define (list its module's file in [lockstep] test_modules)"
+            if cls is None and test_module(name.partition(":")[0])
+            else ""
+        )
         raise CanonError(
-            f"{tag} names {_short(name)}, which is not {kind.noun} already imported or registered",
+            f"{tag} names {_short(name)}, which is not {kind.noun} already imported or "
+            f"registered{suite}",
             path,
         )
     return cls
