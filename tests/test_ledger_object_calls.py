@@ -257,3 +257,34 @@ def test_a_constructor_of_scalars_is_not_charged_to_the_limit(tmp_path: Path) ->
     assert len(rows_of(root / "lockstep/markers.Named.__init__.ledger.jsonl")) == 5
     assert "7 call(s): past the first 5 calls" in run.output, run.output
     assert run_cli("replay", cwd=root).code == 0
+
+
+COUNTING = """
+def count(items):
+    return len(items)
+"""
+
+COUNTING_TEST = (
+    "from counting import count\n\n\n"
+    "def test_counts():\n"
+    "    class Local:\n"
+    "        pass\n\n"
+    "    for _ in range(6):\n"
+    "        assert count([Local()]) == 1  # a class made inside a function: not frozen\n"
+    "    for i in range(3):\n"
+    "        assert count(list(range(i))) == i\n"
+)
+
+
+def test_calls_skipped_as_unfreezable_do_not_spend_the_limit(tmp_path: Path) -> None:
+    """bidict's ``keys``: its first 2,000 calls, all skipped as unfreezable, spent the
+    budget, and the 8,015 after them, which would have frozen, were skipped past it."""
+    root = tmp_path / "counting"
+    files = _files("object_calls = 3")
+    del files["src/stacks/__init__.py"], files["tests/test_stack.py"]
+    files["lockstep.toml"] = files["lockstep.toml"].replace("stacks", "counting")
+    files["src/counting/__init__.py"] = COUNTING
+    files["tests/test_counting.py"] = COUNTING_TEST
+    run = recorded(root, files)
+    assert len(rows_of(root / "lockstep/counting.count.ledger.jsonl")) == 3, run.output
+    assert "past the first 3 calls" not in run.output

@@ -142,3 +142,26 @@ def test_two_long_one_line_sides_show_where_they_first_differ() -> None:
     assert "first difference" not in outcome_text(short).plain
     parted = Outcome("f", "x", Status.DRIFT, drifts=[Drift("result", "no " + head, head)])
     assert "first difference" not in outcome_text(parted).plain  # they part at the start
+
+
+def test_replay_prints_the_replayed_codes_warnings_only_with_verbose(tmp_path: Path) -> None:
+    """furl's and packaging's warnings filled a green replay's stderr, each shown as raised
+    at lockstep's own line that called the target."""
+    from helpers import pytest_in, run_cli
+
+    write_files(
+        tmp_path,
+        {
+            "lockstep.toml": '[[ledger]]\nname = "halve"\ntarget = "calc:halve"\n',
+            "calc.py": (
+                "import warnings\n\n\ndef halve(n):\n"
+                "    warnings.warn('halving is lossy', UserWarning)\n    return n // 2\n"
+            ),
+            "tests/test_calc.py": "from calc import halve\n\n\ndef test_x():\n    assert halve(4) == 2\n",
+        },
+    )
+    assert pytest_in(tmp_path, "--lockstep-record", "-q", "tests").code == 0
+    quiet = run_cli("replay", cwd=tmp_path)
+    assert quiet.code == 0 and "halving is lossy" not in quiet.stderr, quiet.stderr
+    loud = run_cli("replay", "-v", cwd=tmp_path)
+    assert loud.code == 0 and "halving is lossy" in loud.stderr, loud.stderr

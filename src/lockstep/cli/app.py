@@ -186,8 +186,9 @@ def common_options() -> list[click.Option]:
             count=True,
             expose_value=False,
             callback=_store("verbosity"),
-            help="More output: replay lists passing cases too; every command ends with the "
-            "configuration it used and its run time (on stderr).",
+            help="More output: replay lists passing cases too, and prints the warnings the "
+            "replayed code raises; every command ends with the configuration it used and its "
+            "run time (on stderr).",
         ),
         click.Option(
             ["--no-color"],

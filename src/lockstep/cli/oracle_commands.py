@@ -238,6 +238,8 @@ def replay(
     out = lines()
     if as_json:
         _replay_json(project, specs, jobs, options, keep_pending, verbose, report_path, junit_path)
+    if not verbose:
+        _warnings_not_shown()
     tally = Tally()
     files = ReportFiles(html=report_path, junit=junit_path)
     max_diff_lines = None if full_diff or not out.is_terminal else max(10, out.console.height - 6)
@@ -270,6 +272,17 @@ def replay(
     _say_summary(out, tally)
     files.write(project, tally, out)
     sys.exit(EXIT_OK if tally.green else EXIT_FAIL)
+
+
+def _warnings_not_shown() -> None:
+    """Warnings the replayed code raises are not printed (``-v`` prints them): furl's
+    ``UserWarning``s and packaging's ``RuntimeWarning``s filled a green replay's stderr,
+    each shown as raised at lockstep's own line that called the target.  Only the display
+    is replaced: the filters stay as they are, so a warning the filters make an error, or
+    one the code records with ``catch_warnings``, does what it did in verification."""
+    import warnings
+
+    warnings.showwarning = lambda *args, **kwargs: None
 
 
 @dataclasses.dataclass

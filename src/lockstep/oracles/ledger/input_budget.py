@@ -24,6 +24,8 @@ class InputBudget:
         self.size = size
         self._calls_spent = 0
         self._size_spent = 0
+        self.charged = False
+        """Whether the last call asked about was counted (:meth:`refund` gives it back)."""
 
     def exhausted(self) -> str | None:
         """Why no more call with objects is frozen, once the budget is spent (counting
@@ -48,7 +50,17 @@ class InputBudget:
                 "([lockstep] object_bytes)"
             )
         self._calls_spent += 1
+        self.charged = True
         return None
+
+    def refund(self) -> None:
+        """Give back the call :meth:`refusal` last counted: its input did not freeze and the
+        call was skipped, so it froze nothing the budget bounds (bidict's ``keys``: its
+        first 2,000 calls were all skipped as unfreezable and spent the budget, and the
+        next 8,015, which would have frozen, were skipped as past it)."""
+        if self.charged:
+            self._calls_spent -= 1
+            self.charged = False
 
     def spent(self, size: int) -> None:
         """Count bytes frozen for a call whose input held objects (its input, its outcome)."""

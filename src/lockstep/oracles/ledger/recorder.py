@@ -224,7 +224,10 @@ class TargetRecorder:
                 return None
             return self._before_materialized(index, args, kwargs, str(e))
         except CanonError as e:
-            return self._before_materialized(index, args, kwargs, str(e))
+            taken = self._before_materialized(index, args, kwargs, str(e))
+            if taken is None and memo_key is None:
+                self.budget.refund()  # skipped: it froze nothing the budget bounds
+            return taken
         except Exception as e:
             self._faults[f"freezing the arguments: {type(e).__name__}: {e}"] += 1
             return None
@@ -248,6 +251,7 @@ class TargetRecorder:
         None, skipped (the budget spent, the input too large before).  A constructor's blank
         ``self`` with scalars is not charged (:func:`.input_kinds.blank_constructor_input`)."""
         if self.constructor and blank_constructor_input(args, kwargs):
+            self.budget.charged = False
             return b""  # no object key: nothing the call may change was there before it
         spent = self.budget.exhausted()
         if spent is not None:  # nothing keyed or frozen past the budget
