@@ -178,3 +178,19 @@ def test_a_namedtuple_the_tests_define_says_how_to_record_it() -> None:
     frozen = {"$namedtuple": ["tests.test_markers:FakeVersionInfo", [3, 11]]}
     with pytest.raises(CanonError, match=r"list its module's file in \[lockstep\] test_modules"):
         canon.decode(frozen)
+
+
+def test_init_reads_a_generic_base_and_an_alias_as_the_package(tmp_path: Path) -> None:
+    """bidict's test fixtures subclass ``bidict[KT, VT]``; portion's tests ``P.X``."""
+    from lockstep.suite_files import subclassing_modules
+
+    write_files(
+        tmp_path,
+        {
+            "tests/fixtures.py": "from spans import Span\n\n\nclass S(Span[int, str]):\n    pass\n",
+            "tests/test_alias.py": "import spans as P\n\n\nclass T(P.Span):\n    pass\n",
+            "tests/test_other.py": "import typing as t\n\n\nclass U(t.Generic[int]):\n    pass\n",
+            "tests/test_spans_named.py": "# spans are named here, never subclassed\nspans = 1\n",
+        },
+    )
+    assert subclassing_modules(tmp_path, ["spans"]) == ["tests/fixtures.py", "tests/test_alias.py"]

@@ -184,7 +184,8 @@ def _names_from(tree: ast.Module, tops: set[str]) -> set[str]:
 
 
 def _root_name(node: ast.expr) -> str | None:
-    """``P`` of a base written ``P.interval.Interval``, ``Interval`` of ``Interval``."""
-    while isinstance(node, ast.Attribute):
+    """``P`` of a base written ``P.interval.Interval``, ``Interval`` of ``Interval``,
+    ``bidict`` of a generic ``bidict[KT, VT]``."""
+    while isinstance(node, ast.Attribute | ast.Subscript):
         node = node.value
     return node.id if isinstance(node, ast.Name) else None
