@@ -194,3 +194,29 @@ def test_init_reads_a_generic_base_and_an_alias_as_the_package(tmp_path: Path) -
         },
     )
     assert subclassing_modules(tmp_path, ["spans"]) == ["tests/fixtures.py", "tests/test_alias.py"]
+
+
+def test_a_listed_module_that_skips_or_raises_on_import_is_one_line(tmp_path: Path) -> None:
+    """``pytest.importorskip`` at a test module's top raises pytest's ``Skipped``, which is
+    no ``Exception``: replay must still end with one line, exit 2."""
+    for body in ("import pytest\n\npytest.importorskip('no_such_module_here')\n", "1 / 0\n"):
+        root = tmp_path / str(len(body))
+        _project(root, 'test_modules = ["tests/test_spans.py"]')
+        recorded = pytest_in(root, "--lockstep-record", "-q", "tests")
+        assert recorded.code == 0, recorded.output
+        write_files(
+            root,
+            {
+                "tests/test_extra.py": body,
+                "lockstep.toml": CONFIG.format(extra='test_modules = ["tests/test_*.py"]'),
+            },
+        )
+        again = pytest_in(
+            root, "--lockstep-record", "--lockstep-refresh", "-q", "tests/test_spans.py"
+        )
+        assert again.code == 1 and "cannot import tests/test_extra.py" in again.output, again.output
+        result = run_cli("replay", cwd=root)
+        assert result.code == 2, result.output
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1 and "lockstep.test_modules" in lines[0], result.stderr
+        assert "tests/test_extra.py" in lines[0]

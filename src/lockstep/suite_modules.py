@@ -115,7 +115,9 @@ def _import(project: Project, listed: Sequence[tuple[str, Path, Path]]) -> None:
                 sys.path.insert(0, str(base))  # as pytest's prepend mode does
             try:
                 importlib.import_module(name)
-            except Exception as e:
+            except KeyboardInterrupt:
+                raise
+            except BaseException as e:  # pytest.importorskip's Skipped, a sys.exit() too
                 first = (str(e).strip().splitlines() or [""])[0]
                 raise ConfigError(
                     f"{project.config_name}: {KEY}: cannot import {shown} as {name!r}: "
