@@ -199,7 +199,11 @@ def test_init_reads_a_generic_base_and_an_alias_as_the_package(tmp_path: Path) -
 def test_a_listed_module_that_skips_or_raises_on_import_is_one_line(tmp_path: Path) -> None:
     """``pytest.importorskip`` at a test module's top raises pytest's ``Skipped``, which is
     no ``Exception``: replay must still end with one line, exit 2."""
-    for body in ("import pytest\n\npytest.importorskip('no_such_module_here')\n", "1 / 0\n"):
+    for body in (
+        "import pytest\n\npytest.importorskip('no_such_module_here')\n",
+        "1 / 0\n",
+        "import sys\n\nsys.exit(3)\n",
+    ):
         root = tmp_path / str(len(body))
         _project(root, 'test_modules = ["tests/test_spans.py"]')
         recorded = pytest_in(root, "--lockstep-record", "-q", "tests")
@@ -215,8 +219,29 @@ def test_a_listed_module_that_skips_or_raises_on_import_is_one_line(tmp_path: Pa
             root, "--lockstep-record", "--lockstep-refresh", "-q", "tests/test_spans.py"
         )
         assert again.code == 1 and "cannot import tests/test_extra.py" in again.output, again.output
+        errors = [line for line in again.output.splitlines() if "cannot import" in line]
+        assert len(errors) == 1 and " ledgers (spans." in errors[0], again.output  # one line
         result = run_cli("replay", cwd=root)
         assert result.code == 2, result.output
         lines = result.stderr.strip().splitlines()
         assert len(lines) == 1 and "lockstep.test_modules" in lines[0], result.stderr
         assert "tests/test_extra.py" in lines[0]
+
+
+def test_an_encoders_module_that_exits_on_import_is_one_line(tmp_path: Path) -> None:
+    """``[lockstep] encoders`` naming a module that calls ``sys.exit(3)``: replay ended
+    silently with exit 3."""
+    root = _project(tmp_path, 'test_modules = ["tests/test_spans.py"]')
+    assert pytest_in(root, "--lockstep-record", "-q", "tests").code == 0
+    write_files(
+        root,
+        {
+            "exits_enc.py": "import sys\n\nsys.exit(3)\n",
+            "lockstep.toml": CONFIG.format(
+                extra='test_modules = ["tests/test_spans.py"]\nencoders = ["exits_enc"]'
+            ),
+        },
+    )
+    result = run_cli("replay", cwd=root)
+    assert result.code == 2, result.output
+    assert "lockstep.encoders[0]" in result.stderr and "SystemExit" in result.stderr

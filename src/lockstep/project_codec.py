@@ -37,7 +37,9 @@ def apply(project: Project, *targets: str, importing_tests: bool = True) -> None
         with root_on_path(project.root):
             try:
                 importlib.import_module(name)
-            except Exception as e:
+            except KeyboardInterrupt:
+                raise
+            except BaseException as e:  # a sys.exit() at import too: one line, exit 2
                 raise ConfigError(
                     f"{project.config_name}: lockstep.encoders[{index}]: cannot import "
                     f"{name!r}: {type(e).__name__}: {e}"

@@ -33,6 +33,7 @@ from lockstep.canon._core import (
     _short,
     _TooDeep,
 )
+from lockstep.canon.library_classes import test_module
 from lockstep.canon.registry import (
     _EXT_BY_NAME,
     _KINDS,
@@ -57,8 +58,6 @@ def _resolve(tag: str, name: str, path: str) -> Any:
     if cls is None:
         no_longer_imports(name, tag, path)
     if cls is None or not kind.check(cls):
-        from lockstep.canon.library_classes import test_module
-
         suite = (
             ": a class the tests define (list its module's file in [lockstep] test_modules)"
             if cls is None and test_module(name.partition(":")[0])

@@ -62,7 +62,7 @@ from lockstep.errors import (
     UnimportableModule,
 )
 from lockstep.model import RecordMode, RecordReport
-from lockstep.oracles.ledger import session_gc
+from lockstep.oracles.ledger import run_summary, session_gc
 from lockstep.oracles.ledger.spec import LedgerSpec
 from lockstep.oracles.ledger.tests_of_rows import (
     add_spilled_tests,
@@ -427,7 +427,6 @@ class LedgerRecording(msgspec.Struct, eq=False):
             )
             _discard(self.targets, own)
             return
-        from lockstep.oracles.ledger.run_summary import secret_refusals
         from lockstep.oracles.ledger.secret_rows import shared as secrets_shared
         from lockstep.oracles.ledger.transient_paths import pytest_temporary_roots
         from lockstep.oracles.verify_session import in_turns, verifying_jobs
@@ -454,11 +453,10 @@ class LedgerRecording(msgspec.Struct, eq=False):
             list_present(self.project.oracle_dir, self.project.tested)
         except (LockstepError, OSError) as e:
             self.errors.append(str(e) if isinstance(e, LockstepError) else f"{e}")
-        self.secret_rows = secret_refusals(self.reports)
+        self.secret_rows = run_summary.secret_refusals(self.reports)
         if (self.errors or self.secret_rows) and session.exitstatus == pytest.ExitCode.OK:
-            # a ledger not written is not a green run, nor one that met a secret (as
-            # ``lockstep record`` exits 1 then): ``pytest --lockstep-record && git commit``
-            # must stop (the summary names each error and each refused row's finding)
+            # a ledger not written, or a secret met (``lockstep record`` exits 1): not green,
+            # ``pytest --lockstep-record && git commit`` must stop (the summary says why)
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     @pytest.hookimpl(trylast=True)  # after pytest's own collection at unconfigure
@@ -637,9 +635,10 @@ class LedgerRecording(msgspec.Struct, eq=False):
                 f"({_shown(self.failed, FAILED_SHOWN)}; {self.options.allow_failures_flag})",
                 yellow=True,
             )
-        from lockstep.oracles.ledger.run_summary import secrets_failed, write_outcomes
 
-        write_outcomes(terminalreporter, self.project, self.outcomes, self.unwritten, SKIP_MARKER)
+        run_summary.write_outcomes(
+            terminalreporter, self.project, self.outcomes, self.unwritten, SKIP_MARKER
+        )
         unmatched = [
             p for p in self.project.config.lockstep.record_exclude if p not in self.matched
         ]
@@ -667,10 +666,10 @@ class LedgerRecording(msgspec.Struct, eq=False):
                 "as values by the package (x == func), so a wrapper in their place would "
                 f"change what it does: not recorded, written empty: {_shown(self.compared)}"
             )
-        for error in self.errors:
+        for error in run_summary.grouped_errors(self.errors, (t.spec.name for t in self.targets)):
             terminalreporter.write_line(f"lockstep: error: {error}", red=True)
         if self.secret_rows:
-            terminalreporter.write_line(secrets_failed(self.secret_rows), red=True)
+            terminalreporter.write_line(run_summary.secrets_failed(self.secret_rows), red=True)
 
 
 class _Seen:

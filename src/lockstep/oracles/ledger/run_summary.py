@@ -244,3 +244,23 @@ def secrets_failed(count: int) -> str:
         "fails, as 'lockstep record' does; scrub each value with [[secret]] env or pattern, "
         "or if it is no secret, allow it with the [[secret]] allow line its refusal names"
     )
+
+
+def grouped_errors(errors: Sequence[str], names: Iterable[str]) -> list[str]:
+    """The run's errors, those of several ledgers that say the same after the ledger's name
+    given once with the names: a listed test module the verifying interpreter could not
+    import failed all 25 ledgers of ordered-set's surface with the same line."""
+    known = set(names)
+    groups: dict[str, list[str]] = {}
+    for error in errors:
+        name, sep, rest = error.partition(": ")
+        key = rest if sep and name in known else error
+        groups.setdefault(key, []).append(name if sep and name in known else "")
+    out: list[str] = []
+    for key, owners in groups.items():
+        named = [n for n in owners if n]
+        if len(named) < 2:
+            out.extend(f"{n}: {key}" if n else key for n in owners)
+        else:
+            out.append(f"{len(named)} ledgers ({_listed(named)}): {key}")
+    return out
