@@ -43,8 +43,11 @@ def test_past_the_limit_calls_with_new_objects_are_counted_not_frozen(tmp_path: 
     root = tmp_path / "limited"
     run = recorded(root, _files("object_calls = 5"))
     rows = rows_of(root / "lockstep/stacks.Stack.push.ledger.jsonl")
-    assert len(rows) == 5
-    assert "35 call(s): past the first 5 calls whose input holds objects" in run.output, run.output
+    assert len(rows) == 25  # the first 5, then the first 20 of each test (one here)
+    assert (
+        "15 call(s): past the first 5 calls whose input holds objects or mutable values "
+        "(and the first 20 of each test after them)"
+    ) in run.output, run.output
     assert "[lockstep] object_calls" in run.output
     assert run_cli("replay", cwd=root).code == 0
 
@@ -235,7 +238,7 @@ class Named(str):
 MARKER_TEST = (
     "from markers import Marker, Named\n\n\n"
     "def test_many():\n"
-    "    for i in range(12):\n"
+    "    for i in range(30):\n"
     "        assert Marker(f'v{i} == x').evaluate({}) is False\n"
     "        assert Named(f'n{i}').upper_form == f'N{i}'\n"
 )
@@ -252,10 +255,10 @@ def test_a_constructor_of_scalars_is_not_charged_to_the_limit(tmp_path: Path) ->
     files["src/markers/__init__.py"] = MARKERS
     files["tests/test_markers.py"] = MARKER_TEST
     run = recorded(root, files)
-    assert len(rows_of(root / "lockstep/markers.Marker.__init__.ledger.jsonl")) == 12
-    assert len(rows_of(root / "lockstep/markers.Marker.evaluate.ledger.jsonl")) == 5
-    assert len(rows_of(root / "lockstep/markers.Named.__init__.ledger.jsonl")) == 5
-    assert "7 call(s): past the first 5 calls" in run.output, run.output
+    assert len(rows_of(root / "lockstep/markers.Marker.__init__.ledger.jsonl")) == 30
+    assert len(rows_of(root / "lockstep/markers.Marker.evaluate.ledger.jsonl")) == 25
+    assert len(rows_of(root / "lockstep/markers.Named.__init__.ledger.jsonl")) == 25
+    assert "5 call(s): past the first 5 calls" in run.output, run.output
     assert run_cli("replay", cwd=root).code == 0
 
 
@@ -288,3 +291,21 @@ def test_calls_skipped_as_unfreezable_do_not_spend_the_limit(tmp_path: Path) -> 
     run = recorded(root, files)
     assert len(rows_of(root / "lockstep/counting.count.ledger.jsonl")) == 3, run.output
     assert "past the first 3 calls" not in run.output
+
+
+LATE_TEST = TEST + (
+    "\n\ndef test_late():\n    s = Stack()\n    assert [s.push(c) for c in 'abc'] == [1, 2, 3]\n"
+)
+
+
+def test_each_test_keeps_its_first_calls_past_the_limit(tmp_path: Path) -> None:
+    """arrow's ``dehumanize`` spent its 2,000 before ``TestArrowDehumanize::test_years``:
+    the limit counted calls in test order, and a whole late group of tests kept nothing."""
+    root = tmp_path / "late"
+    files = _files("object_calls = 5")
+    files["tests/test_stack.py"] = LATE_TEST
+    recorded(root, files)
+    rows = rows_of(root / "lockstep/stacks.Stack.push.ledger.jsonl")
+    assert len(rows) == 25 + 3, len(rows)
+    late = sorted(row.args[1] for row in rows if isinstance(row.args[1], str))
+    assert late == ["a", "b", "c"]  # the late test's pushes, past the first test's 25

@@ -226,6 +226,8 @@ def test_a_listed_module_that_skips_or_raises_on_import_is_one_line(tmp_path: Pa
         lines = result.stderr.strip().splitlines()
         assert len(lines) == 1 and "lockstep.test_modules" in lines[0], result.stderr
         assert "tests/test_extra.py" in lines[0]
+        as_items = pytest_in(root, "--lockstep", "-q", "-p", "no:randomly", "lockstep")
+        assert as_items.code == 2, as_items.output  # not every case skipped, and green
 
 
 def test_an_encoders_module_that_exits_on_import_is_one_line(tmp_path: Path) -> None:

@@ -15,6 +15,25 @@ babel ``Locale`` (its whole locale data) on each of thousands of calls cost minu
 
 from __future__ import annotations
 
+from typing import Final
+
+PER_TEST: Final = 20
+"""Calls with objects each test of a recording's pytest run may still freeze of a target
+once ``object_calls`` is spent.  The limit counts calls in test order, so a whole late
+group of tests kept nothing: arrow's ``dehumanize`` spent its 2,000 before
+``TestArrowDehumanize::test_years``, and a one-line change to the Italian years replayed
+green while the suite failed.  Each test keeps its first few calls of each target."""
+
+
+class TestSerial:
+    """Which test of the run is running: the recording counts each test's start, and every
+    target's budget reads it to know when its per-test allowance starts again."""
+
+    __slots__ = ("n",)
+
+    def __init__(self) -> None:
+        self.n = 0
+
 
 class InputBudget:
     """One target's budget (0: no limit on that measure)."""
@@ -26,22 +45,39 @@ class InputBudget:
         self._size_spent = 0
         self.charged = False
         """Whether the last call asked about was counted (:meth:`refund` gives it back)."""
+        self.serial: TestSerial | None = None
+        """The recording's test counter (None outside a pytest run: no per-test allowance)."""
+        self._test = -1
+        self._test_spent = 0
+        self._charged_test = False
+
+    def _allowance(self) -> bool:
+        """Whether the running test may still freeze a call past ``object_calls``."""
+        serial = self.serial
+        if serial is None:
+            return False
+        if serial.n != self._test:
+            self._test = serial.n
+            self._test_spent = 0
+        return self._test_spent < PER_TEST
 
     def exhausted(self) -> str | None:
         """Why no more call with objects is frozen, once the budget is spent (counting
         nothing), or None."""
-        if (self.calls and self._calls_spent >= self.calls) or (
-            self.size and self._size_spent >= self.size
+        if (self.size and self._size_spent >= self.size) or (
+            self.calls and self._calls_spent >= self.calls and not self._allowance()
         ):
             return self.refusal()
         return None
 
     def refusal(self) -> str | None:
         """Why the next call with objects is not frozen, or None (the call is counted)."""
-        if self.calls and self._calls_spent >= self.calls:
+        over = self.calls and self._calls_spent >= self.calls
+        if over and not self._allowance():
+            each = f" (and the first {PER_TEST} of each test after them)" if self.serial else ""
             return (
                 f"past the first {self.calls:,} calls whose input holds objects or mutable "
-                "values, as many as a recording freezes ([lockstep] object_calls)"
+                f"values{each}, as many as a recording freezes ([lockstep] object_calls)"
             )
         if self.size and self._size_spent >= self.size:
             return (
@@ -49,8 +85,12 @@ class InputBudget:
                 "objects or mutable values, as much as a recording freezes of one target "
                 "([lockstep] object_bytes)"
             )
-        self._calls_spent += 1
+        if over:
+            self._test_spent += 1
+        else:
+            self._calls_spent += 1
         self.charged = True
+        self._charged_test = bool(over)
         return None
 
     def refund(self) -> None:
@@ -59,7 +99,10 @@ class InputBudget:
         first 2,000 calls were all skipped as unfreezable and spent the budget, and the
         next 8,015, which would have frozen, were skipped as past it)."""
         if self.charged:
-            self._calls_spent -= 1
+            if self._charged_test:
+                self._test_spent -= 1
+            else:
+                self._calls_spent -= 1
             self.charged = False
 
     def spent(self, size: int) -> None:

@@ -63,6 +63,7 @@ from lockstep.errors import (
 )
 from lockstep.model import RecordMode, RecordReport
 from lockstep.oracles.ledger import run_summary, session_gc
+from lockstep.oracles.ledger.input_budget import TestSerial
 from lockstep.oracles.ledger.spec import LedgerSpec
 from lockstep.oracles.ledger.tests_of_rows import (
     add_spilled_tests,
@@ -234,8 +235,7 @@ class LedgerRecording(msgspec.Struct, eq=False):
     installation: Installation
     outcomes: list[_Outcome] = msgspec.field(default_factory=list)
     unwritten: list[tuple[str, CallCounts]] = msgspec.field(default_factory=list)
-    """Members beyond the surface the tests called, every call skipped: no ledger, but their
-    calls count in the run's totals."""
+    """Members beyond the surface called, every call skipped: no ledger, counted in totals."""
     errors: list[str] = msgspec.field(default_factory=list)
     failed: list[str] = msgspec.field(default_factory=list)
     """Node ids of the tests (or collectors) that failed or errored, in report order."""
@@ -250,13 +250,12 @@ class LedgerRecording(msgspec.Struct, eq=False):
     """Surface functions the package compares as values, left unwrapped (compared_names)."""
     matched: set[str] = msgspec.field(default_factory=set)
     first_tests: dict[str, dict[str, str]] = msgspec.field(default_factory=dict)
-    """Ledger name -> row id -> node id of a test that first produced the row (for a
-    recording spilled to disk, only the refused rows: the map would be as large as the
-    ledger)."""
+    """Ledger name -> row id -> node id of a test that first produced the row (spilled to
+    disk: only the refused rows; the map would be as large as the ledger)."""
     secret_rows: int = 0  # rows refused because they hold a secret: the run fails
+    serial: TestSerial = msgspec.field(default_factory=TestSerial)  # the running test
     merged: dict[str, _Merged] = msgspec.field(default_factory=dict)
-    """Ledger name -> its parts merged before the ledgers are written (the secret scan of
-    them all: :meth:`_secrets_found`), taken by its write."""
+    """Ledger name -> its parts merged for the secret scan of all (:meth:`_secrets_found`)."""
     _marks: list[tuple[list[int], list[str], TargetRecorder]] = msgspec.field(default_factory=list)
     """Each target's test starts, tests and recorder, as each test's start notes them."""
     verifier: VerifySession | None = None
@@ -312,6 +311,7 @@ class LedgerRecording(msgspec.Struct, eq=False):
                         self.not_callable.append(target.spec.name)
                 # its part is taken once, at the session's end: a large run stays flat
                 target.wrapped.recorder.spill = True
+                target.wrapped.recorder.budget.serial = self.serial  # a few calls per test
             self.targets = [t for t in self.targets if t.wrapped is not None]
             self._marks = [(t.starts, t.tests, t.recorder) for t in self.targets]
             self.installation.watch_context()
@@ -348,6 +348,7 @@ class LedgerRecording(msgspec.Struct, eq=False):
         """Note where each test's calls start; pause the recorders around a kept-out test."""
         if not self._kept_out(item):
             nodeid = item.nodeid
+            self.serial.n += 1
             for starts, tests, recorder in self._marks:
                 calls = recorder.calls
                 if starts and starts[-1] == calls:  # the test before made no call of it
