@@ -478,13 +478,20 @@ def test_a_large_surface_is_summed_up_and_only_ledgers_with_something_to_say_are
     assert "wide.evens (create) → lockstep/wide.evens.ledger.jsonl" in out
     assert "wide.f0 (create)" not in out
     assert "14 other ledger(s) recorded with nothing to note: added 12 row(s)" in out
-    assert "2 of them saw no call from the suite, so they guard nothing: wide.f12, wide.f13" in out
+    assert (
+        "2 of them saw no call from the suite and hold no row, so they guard nothing: "
+        "wide.f12, wide.f13"
+    ) in out
     status = run_cli("status", cwd=tmp_path)
     assert status.code == 0, status.output
     lines = {line.split()[0]: line for line in status.stdout.splitlines()[1:] if line.strip()}
     for name in ("wide.f12", "wide.f13"):  # files with no row: said, not just "ok"
         assert "ok (no rows: no call was recorded, so it guards nothing)" in lines[name]
     assert lines["wide.f0"].rstrip().endswith("ok")
+    one = pytest_in(tmp_path, "--lockstep-record", "--lockstep-new-only", "-q", "-k", "f0", "tests")
+    assert one.code == 0, one.output  # a run of one test: the others keep their rows
+    assert "3 of them saw no call from the suite and hold no row" in one.stdout, one.output
+    assert "wide.f12, wide.f13, wide.evens\n" in one.stdout, one.output  # evens': skipped
 
     (tmp_path / "lockstep").rename(tmp_path / "first")
     verbose = pytest_in(tmp_path, "--lockstep-record", "-v", "tests")

@@ -92,24 +92,29 @@ def is_routine(report: RecordReport, counts: CallCounts, *, excluded_calls: int)
     )
 
 
-def compact_lines(routine: Iterable[tuple[RecordReport, CallCounts]]) -> list[str]:
-    """The routine ledgers of a large run, counted on one line; the uncalled ones named."""
+def compact_lines(routine: Iterable[tuple[RecordReport, CallCounts, int]]) -> list[str]:
+    """The routine ledgers of a large run, counted on one line; the uncalled ones named
+    (each with its report, its calls and its rows kept that the run did not see)."""
     reports = list(routine)
     if not reports:
         return []
-    added = sum(len(r.added) for r, _ in reports)
-    unchanged = sum(len(r.unchanged) for r, _ in reports)
+    added = sum(len(r.added) for r, _, _ in reports)
+    unchanged = sum(len(r.unchanged) for r, _, _ in reports)
     lines = [
         f"{len(reports)} other ledger(s) recorded with nothing to note: added {added} "
         f"row(s), unchanged {unchanged} (pytest -v prints each ledger)"
     ]
-    uncalled = [r.oracle for r, c in reports if not c.calls]
+    # a ledger the run did not call but that keeps its rows (a run of one file with
+    # --lockstep-new-only) guards what it guarded: only one holding no row guards nothing
+    uncalled = [
+        r.oracle
+        for r, c, kept in reports
+        if not c.calls and not (r.added or r.unchanged or r.unchanged_unlisted or kept)
+    ]
     if uncalled:
-        listed = ", ".join(uncalled[:NAMED])
-        more = f", … (+{len(uncalled) - NAMED})" if len(uncalled) > NAMED else ""
         lines.append(
-            f"  note: {len(uncalled)} of them saw no call from the suite, so they guard "
-            f"nothing: {listed}{more}"
+            f"  note: {len(uncalled)} of them saw no call from the suite and hold no row, so "
+            f"they guard nothing: {_listed(uncalled)}"
         )
     return lines
 
@@ -209,7 +214,7 @@ def write_outcomes(
     for outcome in outcomes:
         excluded = sum(outcome.skipped.values())
         if compact and is_routine(outcome.report, outcome.counts, excluded_calls=excluded):
-            routine.append((outcome.report, outcome.counts))
+            routine.append((outcome.report, outcome.counts, outcome.unseen_kept))
             continue
         for line in record_plain(outcome.report, project.root, mask).splitlines():
             terminalreporter.write_line(line)  # a ledger with news only
