@@ -261,7 +261,10 @@ def test_a_configuration_the_server_cannot_read_is_each_forks_to_report(tmp_path
         },
     )
     result, errors = recording_errors(root)
-    assert [line.split(":")[2].strip() for line in errors] == ["stamp", "shout"], result.stdout
+    # the same error of two ledgers: one line naming both
+    assert [line.split(":")[2].strip() for line in errors] == ["2 ledgers (stamp, shout)"], (
+        result.stdout
+    )
     for line in errors:
         assert "the fresh interpreter could not replay the new cases (lockstep: error: " in line
         assert "lockstep.toml: not valid TOML" in line
