@@ -79,7 +79,7 @@ class Settings(Table, frozen=True):
     skipped (0: no limit).  Freezing an object costs its size on every call: a suite
     that grows a structure call by call (furl's tests add to one query thousands of
     times) would otherwise take minutes to record and write as many rows.  A constructor
-    given scalars is not counted: its ``self`` holds nothing yet.  Past it, each test of a
+    given scalars is frozen past it: its ``self`` holds nothing yet.  Past it, each test of a
     ``pytest --lockstep-record`` run still freezes its first 20 such calls of the target
     (the limit counts in test order: a late group of tests kept nothing)."""
     object_bytes: int = 16 * 2**20

@@ -249,14 +249,15 @@ class TargetRecorder:
         values: its object key (``b""`` when it has none) when it is to be frozen; else
         what the call gets instead (its remembered row, its iterator taken as read) or
         None, skipped (the budget spent, the input too large before).  A constructor's blank
-        ``self`` with scalars is not charged (:func:`.input_kinds.blank_constructor_input`)."""
-        if self.constructor and blank_constructor_input(args, kwargs):
-            self.budget.charged = False
-            return b""  # no object key: nothing the call may change was there before it
+        ``self`` with scalars is frozen past the budget, uncounted
+        (:func:`.input_kinds.blank_constructor_input`)."""
+        blank = False  # asked only past the budget: it costs a look at every constructor
         spent = self.budget.exhausted()
         if spent is not None:  # nothing keyed or frozen past the budget
-            self._skip(spent)
-            return None
+            blank = self.constructor and blank_constructor_input(args, kwargs)
+            if not blank:
+                self._skip(spent)
+                return None
         object_key = _object_key(args, kwargs)
         remembered = self._objects.get(object_key) if object_key is not None else None
         if remembered is not None:
@@ -264,10 +265,14 @@ class TargetRecorder:
         if self._oversize and object_key in self._oversize:
             self._skip(self._oversize[object_key])
             return None
-        refusal = self.budget.refusal()
+        refusal = None if blank else self.budget.refusal()
         if refusal is not None:
-            self._skip(refusal)
-            return None
+            blank = self.constructor and blank_constructor_input(args, kwargs)
+            if not blank:
+                self._skip(refusal)
+                return None
+        if blank:
+            self.budget.charged = False  # not counted: nothing of it to give back
         if _sequence_iterator_argument(args, kwargs):
             return self._before_materialized(index, args, kwargs, _TAKEN_AS_READ)
         return object_key or b""
