@@ -165,3 +165,20 @@ def test_replay_prints_the_replayed_codes_warnings_only_with_verbose(tmp_path: P
     assert quiet.code == 0 and "halving is lossy" not in quiet.stderr, quiet.stderr
     loud = run_cli("replay", "-v", cwd=tmp_path)
     assert loud.code == 0 and "halving is lossy" in loud.stderr, loud.stderr
+
+
+def test_a_drift_side_is_shown_around_its_first_difference_not_whole() -> None:
+    """arrow's zones print their whole transition tables: nine drifts made 88 KB of lines
+    up to 20,030 characters; a terminal line shows 2,000 of each side, around where they
+    part."""
+    table = "".join(f"({i}, 3600), " for i in range(1500))
+    expected = f"tzfile(transitions=[{table}], name='America/Chicago', fold=0)"
+    actual = f"tzfile(transitions=[{table}], name='America/Chicago', fold=1)"
+    outcome = Outcome(
+        "arrow.Arrow.__le__", "x", Status.DRIFT, drifts=[Drift("result", expected, actual)]
+    )
+    lines = outcome_text(outcome).plain.splitlines()
+    sides = [line for line in lines if "expected …" in line or "got …" in line]
+    assert len(sides) == 4, lines  # the two sides, then the two stretches where they part
+    assert all(len(line) < 2_100 for line in lines), max(len(line) for line in lines)
+    assert "fold=0)" in sides[0] and "fold=1)" in sides[1]
