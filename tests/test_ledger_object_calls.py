@@ -39,6 +39,16 @@ def _files(setting: str) -> dict[str, str]:
     }
 
 
+def _package_files(setting: str, package: str, source: str, test: str) -> dict[str, str]:
+    """:func:`_files` for another package than ``stacks``: its source and its one test file."""
+    return {
+        "lockstep.toml": f'[lockstep]\n{setting}\n\n[[ledger]]\npackage = "{package}"\n',
+        "pyproject.toml": '[tool.pytest.ini_options]\npythonpath = ["src"]\n',
+        f"src/{package}/__init__.py": source,
+        f"tests/test_{package}.py": test,
+    }
+
+
 def test_past_the_limit_calls_with_new_objects_are_counted_not_frozen(tmp_path: Path) -> None:
     root = tmp_path / "limited"
     run = recorded(root, _files("object_calls = 5"))
@@ -249,12 +259,7 @@ def test_a_constructor_of_scalars_is_not_charged_to_the_limit(tmp_path: Path) ->
     "holding objects", and one test's 2,000 markers spent the budget the rest never got.
     A ``str`` subclass's blank ``self`` holds its text: still charged."""
     root = tmp_path / "markers"
-    files = _files("object_calls = 5")
-    del files["src/stacks/__init__.py"], files["tests/test_stack.py"]
-    files["lockstep.toml"] = files["lockstep.toml"].replace("stacks", "markers")
-    files["src/markers/__init__.py"] = MARKERS
-    files["tests/test_markers.py"] = MARKER_TEST
-    run = recorded(root, files)
+    run = recorded(root, _package_files("object_calls = 5", "markers", MARKERS, MARKER_TEST))
     assert len(rows_of(root / "lockstep/markers.Marker.__init__.ledger.jsonl")) == 30
     assert len(rows_of(root / "lockstep/markers.Marker.evaluate.ledger.jsonl")) == 25
     assert len(rows_of(root / "lockstep/markers.Named.__init__.ledger.jsonl")) == 25
@@ -283,12 +288,7 @@ def test_calls_skipped_as_unfreezable_do_not_spend_the_limit(tmp_path: Path) -> 
     """bidict's ``keys``: its first 2,000 calls, all skipped as unfreezable, spent the
     budget, and the 8,015 after them, which would have frozen, were skipped past it."""
     root = tmp_path / "counting"
-    files = _files("object_calls = 3")
-    del files["src/stacks/__init__.py"], files["tests/test_stack.py"]
-    files["lockstep.toml"] = files["lockstep.toml"].replace("stacks", "counting")
-    files["src/counting/__init__.py"] = COUNTING
-    files["tests/test_counting.py"] = COUNTING_TEST
-    run = recorded(root, files)
+    run = recorded(root, _package_files("object_calls = 3", "counting", COUNTING, COUNTING_TEST))
     assert len(rows_of(root / "lockstep/counting.count.ledger.jsonl")) == 3, run.output
     assert "past the first 3 calls" not in run.output
 
