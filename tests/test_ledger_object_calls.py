@@ -25,8 +25,8 @@ TEST = (
     "from stacks import Stack\n\n\n"
     "def test_grow():\n"
     "    s = Stack()\n"
-    "    for i in range(40):\n"
-    "        assert s.push(i) == i + 1\n"
+    "    for i in range(40):  # items of one kind: only the first 25 are frozen\n"
+    "        assert s.push(i + 0.5) == i + 1\n"
 )
 
 
@@ -56,9 +56,42 @@ def test_past_the_limit_calls_with_new_objects_are_counted_not_frozen(tmp_path: 
     assert len(rows) == 25  # the first 5, then the first 20 of each test (one here)
     assert (
         "15 call(s): past the first 5 calls whose input holds objects or mutable values "
-        "(and the first 20 of each test after them)"
+        "(and the first 20 of each test after them, and each kind of call not met before)"
     ) in run.output, run.output
     assert "[lockstep] object_calls" in run.output
+    assert run_cli("replay", cwd=root).code == 0
+
+
+KINDS = """
+def humanize(when, locale="en", granularity=()):
+    return f"{when.days} {locale} {','.join(granularity)}"
+"""
+
+KINDS_TEST = (
+    "import datetime\n\nfrom kinds import humanize\n\n\n"
+    "def test_languages():\n"
+    "    for days in range(30):  # thirty calls of one kind spend the limit\n"
+    "        humanize(datetime.timedelta(days=days + 1000))\n"
+    "    for locale in ('fr', 'it', 'fr'):  # then two kinds not met before, one again\n"
+    "        humanize(datetime.timedelta(days=2000), locale=locale)\n"
+    "    humanize(datetime.timedelta(days=2001), granularity=['year'])\n"
+    "    humanize(datetime.timedelta(days=2002), granularity=['year'])\n"
+)
+
+
+def test_past_the_limit_a_kind_of_call_not_met_before_is_frozen(tmp_path: Path) -> None:
+    """arrow's Italian ``humanize``: a late call differing from the thousands before it
+    only in a scalar argument (``locale="it"``) was skipped past the limit, and a one-line
+    change to the Italian years replayed green while the suite failed."""
+    root = tmp_path / "kinds"
+    run = recorded(root, _package_files("object_calls = 3", "kinds", KINDS, KINDS_TEST))
+    rows = rows_of(root / "lockstep/kinds.humanize.ledger.jsonl")
+    # 3 under the limit, 20 for the test, then 'fr', 'it' and ['year'] once each
+    assert len(rows) == 26, run.output
+    kinds = {(r.kwargs.get("locale"), str(r.kwargs.get("granularity"))) for r in rows[-40:]}
+    assert {("fr", "None"), ("it", "None")} <= kinds, kinds
+    assert sum(1 for r in rows if r.kwargs.get("granularity") is not None) == 1
+    assert "9 call(s): past the first 3 calls" in run.output, run.output
     assert run_cli("replay", cwd=root).code == 0
 
 
@@ -246,11 +279,12 @@ class Named(str):
 """
 
 MARKER_TEST = (
-    "from markers import Marker, Named\n\n\n"
+    "from markers import Marker, Named\n\n"
+    "LONG = 'n' * 64  # texts alike in their first 64 characters: calls of one kind\n\n\n"
     "def test_many():\n"
     "    for i in range(30):\n"
     "        assert Marker(f'v{i} == x').evaluate({}) is False\n"
-    "        assert Named(f'n{i}').upper_form == f'N{i}'\n"
+    "        assert Named(LONG + str(i)).upper_form == (LONG + str(i)).upper()\n"
 )
 
 

@@ -81,7 +81,11 @@ class Settings(Table, frozen=True):
     times) would otherwise take minutes to record and write as many rows.  A constructor
     given scalars is frozen past it: its ``self`` holds nothing yet.  Past it, each test of a
     ``pytest --lockstep-record`` run still freezes its first 20 such calls of the target
-    (the limit counts in test order: a late group of tests kept nothing)."""
+    (the limit counts in test order: a late group of tests kept nothing), and a call of a
+    kind not met before is frozen too, up to as many again: a kind is the class of each
+    argument holding objects and the value of each scalar one (a text by its first 64
+    characters, a number by its sign and size), so ``humanize(other, locale="it")`` after
+    a thousand calls in English is still recorded."""
     object_bytes: int = 16 * 2**20
     """Most bytes frozen for calls of one target whose input holds objects or mutable
     values (their inputs and outcomes: about what their rows take), per recording process;

@@ -8,7 +8,6 @@ of them may be thawed by importing it: :func:`lockstep.project_codec.apply`).
 from __future__ import annotations
 
 import ast
-import configparser
 import tomllib
 from collections.abc import Iterable, Iterator
 from fnmatch import fnmatchcase
@@ -101,6 +100,8 @@ def python_files(root: Path) -> tuple[str, ...]:
 
 
 def _from_ini(path: Path, section: str) -> list[str] | None:
+    import configparser  # only for a suite configured in an INI file
+
     parser = configparser.ConfigParser(interpolation=None)
     try:
         parser.read(path, encoding="utf-8")

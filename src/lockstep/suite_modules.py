@@ -29,8 +29,6 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Final
 
-from wcmatch import glob as wcglob
-
 from lockstep.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -55,10 +53,13 @@ def _found(
 ) -> tuple[tuple[str, Path, Path], ...]:
     """:func:`suite_modules`, once per process for a root and its patterns (replay applies
     the codec once per ledger)."""
+    from wcmatch import glob as wcglob  # 6 ms a recording without test_modules never needs
+
+    flags = wcglob.GLOBSTAR | wcglob.NODIR  # ``**`` crosses folders; a folder is no module
     found: dict[Path, tuple[str, Path, Path]] = {}
     for index, pattern in enumerate(patterns):
         where = f"{config_name}: {KEY}[{index}]"
-        matches = sorted(wcglob.glob(pattern, root_dir=root, flags=_GLOB_FLAGS))
+        matches = sorted(wcglob.glob(pattern, root_dir=root, flags=flags))
         files = [root / m for m in matches if m.endswith(".py") and (root / m).is_file()]
         if not files:
             raise ConfigError(f"{where}: {pattern!r} matches no .py file under the project root")
@@ -70,10 +71,6 @@ def _found(
                 name, base = _pytest_name(resolved)
                 found[resolved] = (name, resolved, base)
     return tuple(found.values())
-
-
-_GLOB_FLAGS: Final = wcglob.GLOBSTAR | wcglob.NODIR
-"""``**`` crosses folders; a folder is no module."""
 
 
 def _pytest_name(file: Path) -> tuple[str, Path]:

@@ -331,14 +331,19 @@ def _lists_tokens(body: list[ast.stmt]) -> bool:
     )
 
 
+_PLY_WORD: Final = re.compile(rb"\bply\b")
+"""``ply`` as a word: how any import of it, or of a vendored ``<pkg>.ply``, spells it."""
+
+
 def _imports_ply(tree: ast.Module) -> bool:
     """Whether the module imports ``ply`` (or a copy of it vendored as ``<pkg>.ply``).
 
-    An ASCII source without the letters ``ply`` imports no such module, and is not walked
+    An ASCII source without the word ``ply`` imports no such module, and is not walked
     (every module of a package surface was, at each configuration's load: semver's seven,
-    16 ms); a non-ASCII one may spell the name in letters that read as ``ply``."""
+    16 ms; "apply" or "simply" is no import of it); a non-ASCII one may spell the name in
+    letters that read as ``ply``."""
     source = _source_of(tree)
-    if source is not None and source.isascii() and b"ply" not in source:
+    if source is not None and source.isascii() and _PLY_WORD.search(source) is None:
         return False
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):

@@ -106,7 +106,7 @@ def _serve(token: str, ready: int | None = None) -> int:
     from lockstep.oracles.verify_forks import serve
     from lockstep.secrets.detect import read_release
 
-    kind_named("ledger")  # what every ledger fork's replay imports first, through the registry
+    kind_named("ledger").prepare_replay()  # what every ledger fork's replay imports first
     read_release()
     _parser()
     verify_clock.shift()  # every fork, and every package's sub-server, runs on it

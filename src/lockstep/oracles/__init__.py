@@ -179,6 +179,11 @@ class OracleKind(ABC, Generic[SpecT]):
     def status(self, project: Project, spec: SpecT, /) -> OracleStatus:
         """Whether the oracle file is present and readable, and how many cases it holds."""
 
+    def prepare_replay(self) -> None:
+        """Import what replaying this kind's oracles needs and its module leaves for later
+        (a recording that only writes them never needs it).  A recording's verifying
+        server calls it once, so no fork of it imports that again per candidate."""
+
     def probe_targets(self, project: Project, spec: SpecT, /) -> tuple[ProbeTarget, ...]:
         """How each configured case runs as a whole process, for ``lockstep probe NAME``.
 

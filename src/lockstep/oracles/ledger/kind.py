@@ -79,7 +79,6 @@ from lockstep.oracles.ledger.former import former_member as _former_member
 from lockstep.oracles.ledger.linked_args import linked_arguments
 from lockstep.oracles.ledger.refused_rows import refused_where
 from lockstep.oracles.ledger.relocation import relocation
-from lockstep.oracles.ledger.replay import Replayer, install_worker, replay_batch
 from lockstep.oracles.ledger.replay_random import seeded_random
 from lockstep.oracles.ledger.secret_rows import without_secrets
 from lockstep.oracles.ledger.seed_suspects import (
@@ -94,7 +93,6 @@ from lockstep.oracles.ledger.spool import RowFile
 from lockstep.oracles.ledger.transient_paths import without_transient_paths
 from lockstep.oracles.ledger.write_guard import guarded_folder
 from lockstep.oracles.lifecycle import check_record_mode, new_ids
-from lockstep.oracles.stale import Mismatch, mismatches, stale_outcome
 from lockstep.oracles.status import file_status
 from lockstep.oracles.verify import (
     ADDRESS_CAUSE,
@@ -114,7 +112,9 @@ from lockstep.targets import resolve_callable, root_on_path
 if TYPE_CHECKING:  # recording, mining and parallel replay import theirs where they run:
     # record's verifying interpreter and every fork of it only replay a candidate
     from lockstep.oracles.ledger.merging import Recording
+    from lockstep.oracles.ledger.replay import Replayer
     from lockstep.oracles.mining import MiningSubject
+    from lockstep.oracles.stale import Mismatch
 
 BATCH: Final = 2000
 """Rows per work unit when replaying with several processes."""
@@ -486,6 +486,10 @@ def _replayer(
     target: Callable[..., Any],
     candidate: bool = False,
 ) -> Replayer:
+    # replaying's machinery, imported where a ledger replays (a recording under pytest only
+    # writes ledgers; the verifying server imports it once, before its forks: REPLAYING)
+    from lockstep.oracles.ledger.replay import Replayer
+
     return Replayer(
         oracle=spec.name,
         shown=display_path(path, project.root),
@@ -562,6 +566,8 @@ def _not_replayable(
     stale = _stale(project, header)
     if not stale:
         return None
+    from lockstep.oracles.stale import stale_outcome
+
     return (
         stale_outcome(spec.name, row.id, stale, config_name=project.config_name)
         for _, row in iter_rows(path, header)
@@ -571,10 +577,14 @@ def _not_replayable(
 
 def _stale(project: Project, header: LedgerHeader) -> list[Mismatch]:
     """The stem length the rows were frozen with against the configured one."""
+    from lockstep.oracles.stale import mismatches
+
     return mismatches([("stem_length", header.stem_length, project.config.lockstep.stem_length)])
 
 
 def _init_worker(project: Project, spec: LedgerSpec, options: ReplayOptions) -> None:
+    from lockstep.oracles.ledger.replay import install_worker
+
     path, header, target = _prepare(project, spec)
     sys.path.insert(0, str(project.root))
     install_worker(
@@ -586,6 +596,8 @@ def _replay_parallel(
     project: Project, spec: LedgerSpec, options: ReplayOptions
 ) -> Iterator[Outcome]:
     """Batches of raw lines to ``options.jobs`` processes through the one bounded executor."""
+    from lockstep.oracles.ledger.replay import replay_batch
+
     lines = iter_lines(KIND.oracle_path(project, spec))
     next(lines, None)  # the header
     for outcomes in map_processes(
@@ -675,6 +687,14 @@ class LedgerKind(OracleKind[LedgerSpec]):
 
     name = "ledger"
     suffix = SUFFIX
+
+    def prepare_replay(self) -> None:
+        """Import :mod:`.replay` and :mod:`lockstep.oracles.stale`, imported only where a
+        ledger replays (``pytest --lockstep-record`` never replays one in its process)."""
+        from lockstep.oracles import stale
+        from lockstep.oracles.ledger import replay
+
+        del stale, replay
 
     def record_cases(
         self, project: Project, spec: LedgerSpec, mode: RecordMode, only: frozenset[str] | None
@@ -803,6 +823,8 @@ class LedgerKind(OracleKind[LedgerSpec]):
             if found is None:
                 return Outcome(spec.name, case_id, Status.MISSING, note="no such row in the ledger")
             if stale:
+                from lockstep.oracles.stale import stale_outcome
+
                 return stale_outcome(spec.name, case_id, stale, config_name=project.config_name)
             with root_on_path(project.root), empty_stdin(), contextlib.chdir(project.root):
                 return replayer.run(*found)

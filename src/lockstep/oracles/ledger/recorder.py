@@ -252,10 +252,12 @@ class TargetRecorder:
         ``self`` with scalars is frozen past the budget, uncounted
         (:func:`.input_kinds.blank_constructor_input`)."""
         blank = False  # asked only past the budget: it costs a look at every constructor
+        new_kind = False  # a kind of call not met before, frozen past the budget
         spent = self.budget.exhausted()
         if spent is not None:  # nothing keyed or frozen past the budget
             blank = self.constructor and blank_constructor_input(args, kwargs)
-            if not blank:
+            new_kind = not blank and self.budget.new_kind(args, kwargs)
+            if not blank and not new_kind:
                 self._skip(spent)
                 return None
         object_key = _object_key(args, kwargs)
@@ -265,14 +267,16 @@ class TargetRecorder:
         if self._oversize and object_key in self._oversize:
             self._skip(self._oversize[object_key])
             return None
-        refusal = None if blank else self.budget.refusal()
+        refusal = None if blank or new_kind else self.budget.refusal()
         if refusal is not None:
             blank = self.constructor and blank_constructor_input(args, kwargs)
             if not blank:
                 self._skip(refusal)
                 return None
-        if blank:
+        if blank or new_kind:
             self.budget.charged = False  # not counted: nothing of it to give back
+        else:
+            self.budget.frozen(args, kwargs)
         if _sequence_iterator_argument(args, kwargs):
             return self._before_materialized(index, args, kwargs, _TAKEN_AS_READ)
         return object_key or b""
