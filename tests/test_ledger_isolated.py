@@ -9,6 +9,9 @@ green alone, or in the other order).
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 from helpers import GitRepo, pytest_in, run_cli, write_files
 
 LEAK = """
@@ -102,3 +105,61 @@ def test_a_passing_case_sent_by_id_is_the_outcome_replay_made() -> None:
     assert built == Outcome("amount", "0f1d7d3bfedaebca", Status.PASS)
     made = Outcome("amount", "0f1d7d3bfedaebca", Status.PASS)
     assert msgspec.structs.asdict(built) == msgspec.structs.asdict(made)
+
+
+LOGGED = """
+import json
+import os
+import sys
+
+LOG = os.path.join(os.path.dirname(__file__), "..", "..", "modules.log")  # beside the project
+
+
+def _log(when):
+    if "replay" in sys.orig_argv:
+        with open(LOG, "a") as log:
+            log.write(json.dumps([when, os.getpid(), sorted(sys.modules)]) + "\\n")
+
+
+_log("import")
+
+
+def double(x):
+    _log("call")
+    return x * 2
+
+
+def triple(x):
+    _log("call")
+    return x * 3
+"""
+
+
+def test_a_ledgers_fork_imports_nothing_the_replaying_process_could_have(tmp_path: Path) -> None:
+    """The replaying machinery is imported once, in ``lockstep replay``'s process, before
+    the first ledger's fork: a fork per ledger importing it again cost each ledger as much
+    as replaying a few hundred rows."""
+    root = tmp_path / "proj"
+    write_files(
+        root,
+        {
+            "calc/__init__.py": LOGGED,
+            "tests/test_calc.py": "from calc import double, triple\n\n\n"
+            "def test_both():\n    assert (double(2), triple(2)) == (4, 6)\n",
+            "pyproject.toml": '[tool.pytest.ini_options]\npythonpath = ["."]\n',
+            "lockstep.toml": '[[ledger]]\nname = "double"\ntarget = "calc:double"\n\n'
+            '[[ledger]]\nname = "triple"\ntarget = "calc:triple"\n',
+        },
+    )
+    recorded = pytest_in(root, "--lockstep-record", "-q", "-p", "no:randomly", "tests")
+    assert recorded.code == 0, recorded.output
+    replayed = run_cli("replay", cwd=root)
+    assert replayed.code == 0, replayed.output
+    logged = [json.loads(line) for line in (tmp_path / "modules.log").read_text().splitlines()]
+    assert [when for when, _, _ in logged] == ["import", "call", "call"], logged
+    (_, parent, imported), *calls = logged
+    assert len({pid for _, pid, _ in calls} - {parent}) == 2  # each ledger in a fork of its own
+    machinery = {"lockstep.oracles.ledger.replay", "lockstep.oracles.stale", "lockstep.rules"}
+    assert machinery <= set(imported)  # by the replaying process, once
+    for _, _, modules in calls:
+        assert sorted(m for m in set(modules) - set(imported) if m.startswith("lockstep")) == []

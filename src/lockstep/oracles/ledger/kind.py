@@ -691,10 +691,8 @@ class LedgerKind(OracleKind[LedgerSpec]):
     def prepare_replay(self) -> None:
         """Import :mod:`.replay` and :mod:`lockstep.oracles.stale`, imported only where a
         ledger replays (``pytest --lockstep-record`` never replays one in its process)."""
-        from lockstep.oracles import stale
-        from lockstep.oracles.ledger import replay
-
-        del stale, replay
+        from lockstep.oracles import stale  # noqa: F401
+        from lockstep.oracles.ledger import replay  # noqa: F401
 
     def record_cases(
         self, project: Project, spec: LedgerSpec, mode: RecordMode, only: frozenset[str] | None
@@ -780,6 +778,7 @@ class LedgerKind(OracleKind[LedgerSpec]):
         if spec.package and read[1].rows == 0:
             return  # an uncalled member (:data:`NO_ROWS`): nothing imported, it may not import here
         selects = None if options.only is None and options.shard is None else options.selects
+        self.prepare_replay()  # here, once, not in each ledger's fork
         try:
             path, header, target = _prepare(project, spec, read)
         except SignatureChanged as e:  # one finding of this ledger; the others still replay
