@@ -486,7 +486,7 @@ def test_a_large_surface_is_summed_up_and_only_ledgers_with_something_to_say_are
     assert status.code == 0, status.output
     lines = {line.split()[0]: line for line in status.stdout.splitlines()[1:] if line.strip()}
     for name in ("wide.f12", "wide.f13"):  # files with no row: said, not just "ok"
-        assert "ok (no rows: no call was recorded, so it guards nothing)" in lines[name]
+        assert "ok (no rows: it guards nothing (no call was recorded, or each was" in lines[name]
     assert lines["wide.f0"].rstrip().endswith("ok")
     one = pytest_in(tmp_path, "--lockstep-record", "--lockstep-new-only", "-q", "-k", "f0", "tests")
     assert one.code == 0, one.output  # a run of one test: the others keep their rows

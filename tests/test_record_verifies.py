@@ -82,8 +82,14 @@ def test_rows_from_a_test_suite_that_do_not_reproduce_are_refused(tmp_path: Path
     assert "verified 1 of 2 new case(s) in a fresh interpreter" in out
     replay = run_cli("replay", cwd=root)
     assert replay.code == 1, replay.output  # every label row was refused: nothing guards it
-    assert "label::(no rows)" in replay.stdout and "0 rows: no call was recorded" in replay.stdout
+    assert "label::(no rows)" in replay.stdout, replay.output
+    assert "0 rows, so nothing guards the target (no call was recorded, or each was refused" in (
+        replay.stdout
+    ), replay.output
     assert "2 passed" in replay.stdout  # total([(10..)]) and known('base')
+    status = run_cli("status", cwd=root)
+    label = next(line for line in status.stdout.splitlines() if line.startswith("label "))
+    assert label.split()[2] == "0" and "no rows: it guards nothing" in label, status.output
 
 
 def test_a_driver_recording_refuses_set_order_and_writes_the_rest(tmp_path: Path) -> None:

@@ -453,7 +453,7 @@ def _seed_suspects(rows: Mapping[str, LedgerRow], fn: str = "") -> list[str]:
 # --------------------------------------------------------------------------- replay
 
 
-NO_ROWS_REMARK: Final = "no rows: no call was recorded, so it guards nothing"
+NO_ROWS_REMARK: Final = "no rows: it guards nothing (no call was recorded, or each was refused)"
 """What ``lockstep status`` says of a ledger that holds no row (a surface member the suite
 never called from outside the package)."""
 
@@ -543,9 +543,10 @@ def _no_rows(project: Project, spec: LedgerSpec, path: Path) -> Outcome:
         spec.name,
         NO_ROWS,
         Status.ERROR,
-        note=f"{display_path(path, project.root)} holds 0 rows: no call was recorded, so "
-        "nothing guards the target; record it again while something calls "
-        f"{spec.target} (a driver, or 'pytest --lockstep-record={spec.name}')",
+        note=f"{display_path(path, project.root)} holds 0 rows, so nothing guards the target "
+        "(no call was recorded, or each was refused: the recording said why); record it "
+        f"again while something calls {spec.target} (a driver, or 'pytest "
+        f"--lockstep-record={spec.name}')",
     )
 
 
@@ -725,7 +726,7 @@ class LedgerKind(OracleKind[LedgerSpec]):
             if ledger.name in project.former:
                 outcomes = list(_former_member(project, ledger, None))
                 return len(outcomes), outcomes[0].note if outcomes else ""
-            rows = sum(1 for _ in self.case_ids(project, ledger))
+            rows = sum(1 for case_id in self.case_ids(project, ledger) if case_id != NO_ROWS)
             return rows, "" if rows else NO_ROWS_REMARK
 
         listed = ledger.name in project.tested and ledger.name in project.listed_beyond()
