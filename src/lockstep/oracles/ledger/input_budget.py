@@ -71,7 +71,7 @@ def _kind(value: Any) -> object:
     return t
 
 
-class TestSerial:
+class RunningTest:
     """Which test of the run is running: the recording counts each test's start, and every
     target's budget reads it to know when its per-test allowance starts again."""
 
@@ -91,7 +91,7 @@ class InputBudget:
         self._size_spent = 0
         self.charged = False
         """Whether the last call asked about was counted (:meth:`refund` gives it back)."""
-        self.serial: TestSerial | None = None
+        self.serial: RunningTest | None = None
         """The recording's test counter (None outside a pytest run: no per-test allowance)."""
         self._test = -1
         self._test_spent = 0

@@ -63,7 +63,7 @@ from lockstep.errors import (
 )
 from lockstep.model import RecordMode, RecordReport
 from lockstep.oracles.ledger import run_summary, session_gc
-from lockstep.oracles.ledger.input_budget import TestSerial
+from lockstep.oracles.ledger.input_budget import RunningTest
 from lockstep.oracles.ledger.spec import LedgerSpec
 from lockstep.oracles.ledger.tests_of_rows import (
     add_spilled_tests,
@@ -253,7 +253,7 @@ class LedgerRecording(msgspec.Struct, eq=False):
     """Ledger name -> row id -> node id of a test that first produced the row (spilled to
     disk: only the refused rows; the map would be as large as the ledger)."""
     secret_rows: int = 0  # rows refused because they hold a secret: the run fails
-    serial: TestSerial = msgspec.field(default_factory=TestSerial)  # the running test
+    serial: RunningTest = msgspec.field(default_factory=RunningTest)  # the running test
     merged: dict[str, _Merged] = msgspec.field(default_factory=dict)
     """Ledger name -> its parts merged for the secret scan of all (:meth:`_secrets_found`)."""
     _marks: list[tuple[list[int], list[str], TargetRecorder]] = msgspec.field(default_factory=list)
