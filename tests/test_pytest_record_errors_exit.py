@@ -106,6 +106,18 @@ def test_a_bad_configuration_under_pytest_lockstep_is_one_line(tmp_path: Path) -
     assert "Traceback" not in result.output and "pluggy" not in result.output
 
 
+def test_a_configuration_with_no_oracle_under_pytest_lockstep_is_no_pass(tmp_path: Path) -> None:
+    """An emptied ``lockstep.toml`` made ``pytest --lockstep`` pass the suite alone, with
+    no word from lockstep, where ``lockstep replay`` refuses it: a gate whose oracles were
+    all removed must not go green."""
+    root = tmp_path / "project"
+    write_files(root, {"lockstep.toml": "", "money.py": MONEY, "tests/test_money.py": TESTS})
+    result = pytest_in(root, "--lockstep", "-q", "tests")
+    assert result.code == 4, result.output  # pytest's usage error, as a bad configuration's
+    assert "ERROR: lockstep: lockstep.toml: no oracles are configured" in result.output
+    assert "passed" not in result.output
+
+
 def test_paths_the_projects_addopts_names_leave_the_ledgers_in(tmp_path: Path) -> None:
     """pyparsing's ``addopts`` names its test files: pytest reads them as paths given, and
     ``pytest --lockstep`` collected no ledger and passed a drifted one."""

@@ -457,3 +457,46 @@ def test_a_cache_that_only_fills_up_is_not_named_as_the_cause(tmp_path: Path) ->
     line = next(x for x in result.stdout.splitlines() if "refused 1 row(s) from" in x)
     assert "(cause: frozen clock (datetime.datetime replaced))" in line, line
     assert "_PATTERNS" not in result.stdout
+
+
+PARSER = {
+    "iso/__init__.py": "",
+    "iso/build.py": "def duration(days, hours):\n    return days * 24 + hours\n",
+    "iso/parse.py": (
+        "from iso import build\n\n\n"
+        "def parse(text):\n"
+        "    if 'D' not in text:\n"
+        "        raise ValueError('no days in ' + text)\n"
+        "    days, hours = text.rstrip('H').split('D')\n"
+        "    return build.duration(int(days), int(hours))\n"
+    ),
+    "tests/test_parse.py": (
+        "from unittest import mock\n\nimport pytest\n\nfrom iso import parse\n\n\n"
+        "def test_parse_hands_the_builder_its_parts():\n"
+        "    with mock.patch('iso.build.duration', return_value='built') as built:\n"
+        "        assert parse.parse('1D2H') == 'built'\n"
+        "        assert parse.parse('3D0H') == 'built'\n"
+        "    built.assert_called_with(3, 0)\n\n\n"
+        "def test_parse_refuses_no_days():\n"
+        "    with pytest.raises(ValueError):\n"
+        "        parse.parse('2H')\n"
+    ),
+    "lockstep.toml": '[[ledger]]\nname = "parse"\ntarget = "iso.parse:parse"\n',
+}
+
+
+def test_a_ledger_left_with_only_raising_rows_says_so(tmp_path: Path) -> None:
+    """aniso8601's parser tests patch the builder: every parse that returned was refused,
+    and the ledgers kept only their error rows, which the recording's counts did not
+    show; a change dropping a duration's days replayed green."""
+    root = tmp_path / "proj"
+    write_files(root, PARSER)
+    result = run_pytest(
+        "-q", "tests", "--lockstep-record", cwd=root, plugins=("lockstep.pytest.plugin",)
+    )
+    assert result.code == 0, result.output
+    assert (
+        "every row that returned was refused (2): the ledger keeps only calls that raised, "
+        "so nothing guards what the target returns"
+    ) in result.stdout, result.output
+    assert "mock.patch" in result.stdout, result.output  # the refusals' cause

@@ -55,10 +55,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    if _enabled(config):
-        # a bad lockstep.toml stops the run here as one line; met first while collecting,
-        # pytest showed it as a collection error with the plugin's traceback
-        oracles_for(config)
+    # a bad lockstep.toml stops the run here as one line (met first while collecting, pytest
+    # showed it as a collection error with the plugin's traceback); one naming no oracle
+    # too, as 'lockstep replay' refuses it: a gate emptied of its oracles is no pass
+    if (
+        _enabled(config)
+        and not oracles_for(config)
+        and not config.getoption("--lockstep-record", default=None)
+    ):
+        project = project_for(config)
+        raise pytest.UsageError(f"lockstep: {project.config_name}: no oracles are configured")
     if _enabled(config) and not config.getoption("--lockstep-record", default=None):
         before = os.environ.get(RECORD_IO_OFF)
         os.environ[RECORD_IO_OFF] = "1"

@@ -77,7 +77,7 @@ from lockstep.oracles.ledger.format import (
 )
 from lockstep.oracles.ledger.former import former_member as _former_member
 from lockstep.oracles.ledger.linked_args import linked_arguments
-from lockstep.oracles.ledger.refused_rows import refused_where
+from lockstep.oracles.ledger.refused_rows import only_raising_left, refused_where
 from lockstep.oracles.ledger.relocation import relocation
 from lockstep.oracles.ledger.replay_random import seeded_random
 from lockstep.oracles.ledger.secret_rows import without_secrets
@@ -345,7 +345,9 @@ def _reproducible(
             f"verified the rows left {runs - 1} more time(s), each time without the rows "
             f"refused before: {again} more did not reproduce and were not written"
         )
-    return _without(kept, dropped) if dropped else kept
+    left = _without(kept, dropped) if dropped else kept
+    report.notes.extend(only_raising_left(rows, dropped, left))
+    return left
 
 
 def _verified(
@@ -543,10 +545,9 @@ def _no_rows(project: Project, spec: LedgerSpec, path: Path) -> Outcome:
         spec.name,
         NO_ROWS,
         Status.ERROR,
-        note=f"{display_path(path, project.root)} holds 0 rows, so nothing guards the target "
-        "(no call was recorded, or each was refused: the recording said why); record it "
-        f"again while something calls {spec.target} (a driver, or 'pytest "
-        f"--lockstep-record={spec.name}')",
+        note=f"{display_path(path, project.root)} holds 0 rows, so nothing guards the target (no "
+        "call was recorded, or each was refused: the recording said why); record it again while "
+        f"something calls {spec.target} (a driver, or 'pytest --lockstep-record={spec.name}')",
     )
 
 
@@ -690,8 +691,7 @@ class LedgerKind(OracleKind[LedgerSpec]):
     suffix = SUFFIX
 
     def prepare_replay(self) -> None:
-        """Import :mod:`.replay` and :mod:`lockstep.oracles.stale`, imported only where a
-        ledger replays (``pytest --lockstep-record`` never replays one in its process)."""
+        """:mod:`.replay` and :mod:`lockstep.oracles.stale`, imported where a ledger replays."""
         from lockstep.oracles import stale  # noqa: F401
         from lockstep.oracles.ledger import replay  # noqa: F401
 

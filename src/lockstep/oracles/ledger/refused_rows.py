@@ -9,7 +9,7 @@ and reports every refusal the same way.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 
 from lockstep.model import RecordReport, Refusal, RefusalReason
 from lockstep.oracles.ledger.format import LedgerRow, row_text
@@ -46,3 +46,20 @@ def refused_where(
     if isinstance(rows, RowFile):
         return RowFile.from_rows(kept())
     return {row.id: row for row in kept()}
+
+
+def only_raising_left(
+    rows: Mapping[str, LedgerRow], refused: Collection[str], left: Mapping[str, LedgerRow]
+) -> list[str]:
+    """A note when verification refused every row of ``rows`` that returned and ``left``
+    keeps only rows that raised: the ledger guards the target's errors alone, and its
+    counts did not show it.  aniso8601's parser tests patch the builder its parsers hand
+    their result to, so every parse that returned was refused (its cause: the patch), and
+    seven ledgers held error rows only; a change losing a duration's days replayed green."""
+    returned = sum(1 for rid in refused if rid in rows and rows[rid].ok)
+    if not returned or not left or any(row.ok for row in left.values()):
+        return []
+    return [
+        f"every row that returned was refused ({returned}): the ledger keeps only calls "
+        "that raised, so nothing guards what the target returns (the refusals say why)"
+    ]
