@@ -128,7 +128,13 @@ UNSETTLED_CAUSE: Final = (
 )
 
 
-HASH_SEED_CAUSE: Final = "hash-seed dependence (set or dict order differs between interpreters)"
+HASH_SEED_CAUSE: Final = (
+    "hash-seed dependence (set or dict order differs between interpreters), or a value each "
+    "interpreter makes anew (an id(), hash(None) before Python 3.12)"
+)
+"""Said when a second hash seed's replay differs otherwise: a pinned ``PYTHONHASHSEED`` does
+not make the second kind reproduce (semantic_version's ``Version.__hash__`` of a tuple
+holding None differed in every process, and was named the seed's alone)."""
 VARIES_CAUSE: Final = (
     "it varies from one call to the next in one interpreter (the clock, randomness, or "
     "state a call changes)"
