@@ -169,6 +169,63 @@ def test_a_protocol_s_stub_methods_are_no_surface() -> None:
     assert members == ["shop.types:Amount.__neg__"]
 
 
+DELTAS = """
+class Delta:
+    def __init__(self, days):
+        self.days = days
+
+    def __div__(self, other):
+        return Delta(self.days // other)
+
+    __truediv__ = __div__
+
+    def __mul__(self, other):
+        return Delta(self.days * other)
+
+    __rmul__ = __mul__
+
+    def _handle(self):
+        return self.days
+
+    handle = _handle
+    __floordiv__ = __div__
+"""
+
+
+def test_a_method_bound_under_a_surface_name_is_surface() -> None:
+    """python-dateutil's ``relativedelta`` divides in ``__div__`` (a Python 2 name) and
+    binds it as ``__truediv__``: the alias is the member, one per method (calls through
+    ``__floordiv__`` are recorded with it, as an alias of a member, ``__rmul__ = __mul__``,
+    is recorded with that member)."""
+    members = [m.target for m in module_members("dates", ast.parse(DELTAS))]
+    assert members == ["dates:Delta.__mul__", "dates:Delta.__truediv__", "dates:Delta.handle"]
+
+
+def test_a_method_bound_under_a_surface_name_records_and_catches_a_change(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "dates"
+    write_files(
+        root,
+        {
+            "lockstep.toml": '[[ledger]]\npackage = "dates"\n',
+            "pyproject.toml": '[tool.pytest.ini_options]\npythonpath = ["src"]\n',
+            "src/dates/__init__.py": DELTAS,
+            "tests/test_dates.py": "from dates import Delta\n\n\n"
+            "def test_divide():\n    assert (Delta(28) / 7).days == 4\n"
+            "    assert (Delta(30) // 7).days == 4\n",
+        },
+    )
+    recorded = pytest_in(root, "--lockstep-record", "-q", "tests")
+    assert recorded.code == 0, recorded.output
+    assert len(rows_of(root / "lockstep/dates.Delta.__truediv__.ledger.jsonl")) == 2
+    assert run_cli("replay", cwd=root).code == 0
+    source = root / "src/dates/__init__.py"
+    source.write_text(source.read_text().replace("self.days // other", "self.days // other + 1"))
+    red = run_cli("replay", cwd=root)
+    assert red.code == 1 and "dates.Delta.__truediv__" in red.stdout, red.output
+
+
 def test_status_lists_one_ledger_per_member_named_after_the_package(tmp_path: Path) -> None:
     root = _project(tmp_path, SURFACE)
     status = run_cli("status", cwd=root)
