@@ -40,13 +40,22 @@ def pytest_collection_finish(session):
 """
 
 
+EMPTY_LEDGER = (
+    '{"digest":"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",'
+    '"fn":"m:double","lockstep_ledger":2,"rows":0,'
+    '"signature":[{"kind":"positional_or_keyword","name":"x"}],"stem_length":48}\n'
+)
+
+
 def _loaded_by_collection(tmp_path: Path, *args: str) -> list[str]:
     write_files(
         tmp_path,
         {
             "conftest.py": CONFTEST,
             "test_one.py": "def test_one():\n    assert 1 + 1 == 2\n",
-            "lockstep.toml": "",
+            "m.py": "def double(x):\n    return 2 * x\n",
+            "lockstep.toml": '[[ledger]]\nname = "double"\ntarget = "m:double"\n',
+            "lockstep/double.ledger.jsonl": EMPTY_LEDGER,  # (a configuration names an oracle)
         },
     )
     proc = subprocess.run(
