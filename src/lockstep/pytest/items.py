@@ -65,14 +65,14 @@ class OracleItem(pytest.Item):
             raise  # the change's failure, as replay's red
         except LockstepError as e:
             # a file whose values say what they must not (a forged class name, a row too
-            # deep to read) is bad input, found only as its rows thaw: the session stops
-            # as ``lockstep replay`` stops, exit 2, and as a corrupt file stops collection.
-            # An xdist worker's exit reaches its controller as a crash without the reason:
-            # there the item fails with it, and the session's exit is 2 (bad_input_exit).
+            # deep to read) is bad input, found only as its rows thaw: the item fails with
+            # the line and the session stops after it, exit 2 (bad_input_exit), as
+            # ``lockstep replay`` stops and as a corrupt file stops collection.  (Ended by
+            # pytest.exit, the run's last line counted only the items passed before it.)
             message = f"lockstep: {e}"
-            if getattr(self.config, "workerinput", None) is None:
-                pytest.exit(message, returncode=pytest.ExitCode.INTERRUPTED)
             self.user_properties.append((BAD_INPUT, message))
+            if getattr(self.config, "workerinput", None) is None:
+                self.session.shouldstop = message  # an xdist worker's stop: its own
             raise
         keep_pending(self, outcome)
         if not outcome.ok:
