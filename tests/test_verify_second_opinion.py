@@ -96,3 +96,40 @@ def test_a_small_candidate_or_many_failures_are_replayed_whole() -> None:
     many = {str(i): _verdict(str(i), "x") for i in range(40)}
     verify._second_opinion(many, 100, 1, replay_under)  # most of it failed
     assert calls == [(SECOND_SEED, frozenset()), (SECOND_SEED, frozenset())]
+
+
+FINGERPRINT = """
+_SEEN = {}
+
+
+def note(text):
+    _SEEN[text] = [text]  # not plain data: as a cache fills
+
+
+def fingerprint(text):
+    return hash(text) % 1000  # a str's hash follows the interpreter's hash seed
+"""
+
+
+def test_a_row_whose_hint_names_only_caches_still_gets_the_seed_s_opinion(
+    git_repo: GitRepo,
+) -> None:
+    """icalendar's ``TimeBase.__hash__`` of naive datetimes: a module's cache had filled
+    before each call, the recording's hint said so ("no clear cause"), and that hint was
+    taken for the cause: no second seed replayed them, and the seed went unnamed."""
+    write_files(
+        git_repo.root,
+        {
+            "fp.py": FINGERPRINT,
+            "tests/test_fp.py": "import fp\n\n\ndef test_fp():\n"
+            "    fp.note('warm')\n    assert 0 <= fp.fingerprint('abc') < 1000\n",
+            "pyproject.toml": '[tool.pytest.ini_options]\npythonpath = ["."]\n',
+            "lockstep.toml": '[[ledger]]\nname = "fp"\ntarget = "fp:fingerprint"\n',
+        },
+    )
+    recorded = pytest_in(
+        git_repo.root, "--lockstep-record", "-q", "tests", env={"PYTHONHASHSEED": "0"}
+    )
+    out = recorded.output
+    assert "fingerprint('abc')" in out and "(cause: hash-seed dependence" in out, out
+    assert "no clear cause" not in out, out  # the caches, beside a cause found, unnamed

@@ -46,8 +46,9 @@ from lockstep.oracles import (
 )
 from lockstep.oracles.ledger import isolated
 from lockstep.oracles.ledger.context import (
+    explaining,
     recursion_changed,
-    without_raised_limit,
+    refusal_hint,
     zone_changed,
 )
 from lockstep.oracles.ledger.deadline import armed
@@ -378,7 +379,7 @@ def _verified(
         spec,
         candidate,
         started=started,
-        explained=recording.contexts,
+        explained=explaining(recording.contexts),
         zone_suspects=zoned,
         seed_suspects=functools.partial(_seed_suspects, rows, recording.fn),
     )
@@ -396,7 +397,7 @@ def _refuse(
     left unsettled by the last round), with its causes."""
     cause = verdict.cause if verdict is not None else ""
     reason = verdict.reason if verdict is not None else ""
-    hint = without_raised_limit(recording.contexts.get(row.id, ""), reason)
+    hint = refusal_hint(recording.contexts.get(row.id, ""), reason, cause)
     causes = [c for c in (linked_arguments(row), hint, cause) if c]
     if round_number > 0:
         causes.append(UNSETTLED_CAUSE)
@@ -456,8 +457,7 @@ def _seed_suspects(rows: Mapping[str, LedgerRow], fn: str = "") -> list[str]:
 
 
 NO_ROWS_REMARK: Final = "no rows: it guards nothing (no call was recorded, or each was refused)"
-"""What ``lockstep status`` says of a ledger that holds no row (a surface member the suite
-never called from outside the package)."""
+"""What ``lockstep status`` says of a ledger that holds no row (no call, or all refused)."""
 
 
 def _header(project: Project, spec: LedgerSpec) -> tuple[Path, LedgerHeader]:
