@@ -484,6 +484,7 @@ MALFORMED = [
     ({"$path": ["PurePosixPath", "a//b"]}, "is not the form lockstep writes"),
     ({"$path": ["PurePosixPath", 5]}, "expected a string, got an int"),
     ({"$path": ["os:system", "x"]}, "is not a pathlib class"),
+    ({"$kept": "os:system"}, "$kept names 'os:system', where os keeps no object of a class"),
     # tags in the wrong place
     ({"$nope": 1}, "unknown tag '$nope'"),
     ({"$tuple": [], "a": 1}, "must be the only key of its object"),

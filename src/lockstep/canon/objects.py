@@ -990,8 +990,8 @@ def _dec_kept(payload: Any, path: str, depth: int) -> Any:
         return resolve_kept(where, module, _own_class)
     except LookupError as e:
         raise CanonError(
-            f"$kept names {_short(name)}, which {module.__name__} does not keep here "
-            f"(no {_short(str(e))})",
+            f"$kept names {_short(name)}, where {module.__name__} keeps no object of a "
+            f"class of the project (no {_short(str(e))})",
             path,
         ) from None
 
