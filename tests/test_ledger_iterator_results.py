@@ -384,3 +384,65 @@ def test_iterating_a_set_is_refused_as_the_hash_seed_s(tmp_path: Path) -> None:
         for replay_seed in ("1", "2", "3", "5", "8"):
             green = run_cli("replay", cwd=tmp_path, env={"PYTHONHASHSEED": replay_seed})
             assert green.code == 0, (seed, replay_seed, green.output)
+
+
+LAZY = """
+def pick(items, pred):
+    for x in items:
+        if pred(x):
+            yield x
+
+
+def head(it, n):
+    for _ in range(n):
+        yield next(it)
+"""
+
+LAZY_TESTS = """
+import lazy
+
+
+def test_pick():
+    assert list(lazy.pick([1, 2, 3], lambda x: x > 1)) == [2, 3]
+    assert list(lazy.pick([4, 5, 6], lambda x: x > 4)) == [5, 6]  # the first call's: not kept
+
+
+def test_head():
+    assert list(lazy.head(iter([1, 2, 3]), 2)) == [1, 2]
+"""
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "drift"),
+    [
+        ("if pred(x):", "if pred(x) and pred(x):", "callable argument args[1]"),
+        ("range(n)", "range(n + 1)", "iterator argument: expected took 2 item(s)"),
+    ],
+)
+def test_a_returned_generator_asking_its_arguments_for_more_is_a_drift(
+    tmp_path: Path, old: str, new: str, drift: str
+) -> None:
+    """more-itertools' ``split_at``: a change made the returned generator, read by replay,
+    call the predicate once more than recorded; the ``BaseException`` that says so crossed
+    the ledger's fork as a traceback and ended ``lockstep replay`` (no other ledger
+    replayed, no ``--json`` document) where the call's own asking is a drift."""
+    root = tmp_path / "lazy"
+    write_files(
+        root,
+        {
+            "lockstep.toml": '[[ledger]]\npackage = "lazy"\n',
+            "pyproject.toml": '[tool.pytest.ini_options]\npythonpath = ["src"]\n',
+            "src/lazy/__init__.py": LAZY,
+            "tests/test_lazy.py": LAZY_TESTS,
+        },
+    )
+    recorded = pytest_in(root, "--lockstep-record", "-q", "tests")
+    assert recorded.code == 0, recorded.output
+    source = root / "src/lazy/__init__.py"
+    source.write_text(source.read_text().replace(old, new))
+    red = run_cli("replay", cwd=root)
+    assert red.code == 1, red.output
+    assert "Traceback" not in red.output and drift in red.stdout, red.output
+    assert "DRIFT: 2 cases: 1 passed, 1 drifted" in red.stdout, red.output  # the other too
+    as_json = run_cli("replay", "--json", cwd=root)
+    assert json.loads(as_json.stdout)["verdict"] == "DRIFT", as_json.output

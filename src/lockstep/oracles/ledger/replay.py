@@ -81,12 +81,17 @@ def _an_error_where_the_project_raises(
 ) -> Callable[..., Outcome]:
     """``compare``, or an ERROR outcome when the project's code it runs to read what the
     call gave (an iterator's ``__next__``, a ``__repr__`` for the diff) raises: one row's
-    verdict, never the end of the replay."""
+    verdict, never the end of the replay.  Reading a returned iterator that asks an
+    argument recorded as it was used for more than the recording answers is a drift, as
+    the call's own asking is (a ``BaseException``: it crossed the replay's fork as a
+    traceback and ended ``lockstep replay``; more-itertools' ``split_at``)."""
 
     @functools.wraps(compare)
     def guarded(replayer: Replayer, lineno: int, row: LedgerRow, *rest: Any) -> Outcome:
         try:
             return compare(replayer, lineno, row, *rest)
+        except canon.PastRecorded as e:
+            return _took_more(replayer.oracle, row.id, e)
         except DataError:
             raise
         except Exception as e:
