@@ -253,3 +253,64 @@ def test_a_generator_argument_is_still_a_generator_to_the_target(tmp_path: Path)
     assert "returned 'generator' | returned 'other'" in run.output, run.output
     assert not rows_of(tmp_path / "lockstep/gens.drive.ledger.jsonl")
     assert run_cli("replay", cwd=tmp_path).code == 0
+
+
+PEEKABLE = """
+class Peekable:
+    def __init__(self, iterable):
+        self._it = iter(iterable)  # an iterator argument: the recording's proxy, kept
+        self._cache = []
+
+    def peek(self):
+        if not self._cache:
+            self._cache.append(next(self._it))
+        return self._cache[0]
+
+    def take(self, n):
+        out = self._cache[:n]
+        del self._cache[:n]
+        while len(out) < n:
+            out.append(next(self._it))
+        return out
+"""
+
+PEEKABLE_TESTS = """
+from peeking import Peekable
+
+
+def test_peek_then_take():
+    for start in range(3):
+        p = Peekable(iter([start, start + 1, start + 2, start + 3]))
+        assert p.peek() == start
+        assert p.take(3) == [start, start + 1, start + 2]
+"""
+
+
+def test_an_object_keeping_an_iterator_argument_is_frozen_in_later_calls(
+    tmp_path: Path,
+) -> None:
+    """more-itertools' ``peekable(iter(items))`` keeps ``iter()`` of its argument, the
+    recording's proxy, as ``self._it``: every later call on it was skipped as holding "a
+    lockstep...TakenItems" (register an encoder, it said, for lockstep's own type), 1,801 of
+    its 1,832 ``__getitem__`` calls.  The proxy freezes as the iterator it reads from."""
+    root = tmp_path / "peek"
+    write_files(
+        root,
+        {
+            "lockstep.toml": '[[ledger]]\npackage = "peeking"\n',
+            "pyproject.toml": '[tool.pytest.ini_options]\npythonpath = ["src"]\n',
+            "src/peeking/__init__.py": PEEKABLE,
+            "tests/test_peeking.py": PEEKABLE_TESTS,
+        },
+    )
+    recorded = run_pytest(
+        "-q", "tests", "--lockstep-record", cwd=root, plugins=("lockstep.pytest.plugin",)
+    )
+    assert recorded.code == 0, recorded.output
+    assert "TakenItems" not in recorded.output, recorded.output
+    assert len(rows_of(root / "lockstep/peeking.Peekable.take.ledger.jsonl")) == 3
+    assert run_cli("replay", cwd=root).code == 0
+    source = root / "src/peeking/__init__.py"
+    source.write_text(source.read_text().replace("while len(out) < n:", "while len(out) < n - 1:"))
+    red = run_cli("replay", cwd=root)
+    assert red.code == 1 and "peeking.Peekable.take" in red.stdout, red.output
