@@ -174,3 +174,41 @@ def test_replay_against_a_revision_is_red_when_the_new_code_loops(git_repo: GitR
     )
     assert against.code == 1, against.output
     assert "the versions differ in 1 oracle(s)" in against.stdout, against.stdout
+
+
+WAITING = """
+import time
+
+READY = set()
+
+
+def step(n):
+    while n == 3 and not READY:  # in a fresh interpreter, nothing made it ready
+        time.sleep(0.01)
+    return n + 1
+"""
+
+
+def test_rows_a_looping_row_kept_from_verification_are_verified_again(git_repo: GitRepo) -> None:
+    """A marshmallow schema's thawed copy looped in verification: the rows after it in its
+    ledger were not called there (the stopped call may have left that process changed),
+    and each was refused with it; and the stopped row was replayed again, once more for
+    each cause looked for, each time taking the whole timeout (596 s against a 3.7 s
+    suite).  Now the rows not called are verified again without it, and it is not."""
+    write_files(
+        git_repo.root,
+        {
+            "waiting.py": WAITING,
+            "tests/test_waiting.py": "import waiting\n\n\ndef test_steps():\n"
+            "    waiting.READY.add(1)\n"
+            "    assert [waiting.step(n) for n in range(8)] == list(range(1, 9))\n",
+            "pyproject.toml": '[tool.pytest.ini_options]\npythonpath = ["."]\n',
+            "lockstep.toml": '[[ledger]]\nname = "step"\ntarget = "waiting:step"\ntimeout = 1\n',
+        },
+    )
+    recorded = pytest_in(git_repo.root, "--lockstep-record", "-q", "tests")
+    assert recorded.code == 0, recorded.output
+    out = recorded.output
+    assert "added 7" in out and "step(3)" in out, out  # only the looping row refused
+    assert "not replayed: row" not in out, out
+    assert run_cli("replay", cwd=git_repo.root).code == 0

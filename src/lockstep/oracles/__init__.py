@@ -217,6 +217,18 @@ CHILD_TIMEOUT: Final = 600.0
 CHILD_MODULE: Final = "lockstep.cli.verify_child"
 """What the fresh interpreter runs (``python -m``): a thin command around :func:`.verify.verdict_lines`."""
 
+TIMED_OUT: Final = "did not return within"
+"""How the note of a case whose call ran past its oracle's ``timeout`` begins."""
+NOT_REPLAYED: Final = "not replayed: row "
+"""How the note of a ledger's case begins that was not called after one before it ran
+past the timeout (:mod:`lockstep.oracles.ledger.deadline`)."""
+
+
+def stopped(reason: str) -> bool:
+    """Whether a case's reason (a verification's) is a call stopped at the timeout, or
+    one not made after it: replaying it again takes the timeout again and says no more."""
+    return reason.startswith((TIMED_OUT, NOT_REPLAYED))
+
 
 def probe_target(project: Project, spec: OracleSpec, oracle_file: Path) -> ProbeTarget:
     """``lockstep probe NAME`` for a kind whose cases run in-process.

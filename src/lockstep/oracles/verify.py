@@ -43,7 +43,14 @@ from lockstep.canon.text import SHOWN_VALUE, around_difference, clip
 from lockstep.config import OracleSpec, Project, Settings, config_of
 from lockstep.errors import LockstepError
 from lockstep.model import Outcome, ReplayOptions, Status
-from lockstep.oracles import CHILD_MODULE, CHILD_TIMEOUT, verify_clock, verify_zone
+from lockstep.oracles import (
+    CHILD_MODULE,
+    CHILD_TIMEOUT,
+    NOT_REPLAYED,
+    stopped,
+    verify_clock,
+    verify_zone,
+)
 from lockstep.oracles.verify_config import project_at
 from lockstep.oracles.verify_session import (
     Sent,
@@ -159,8 +166,17 @@ class Verification(msgspec.Struct, frozen=True):
     def failed(self) -> list[Verdict]:
         return [v for v in self.verdicts.values() if not v.reproduced]
 
+    def refused(self) -> list[Verdict]:
+        """The cases a recording that verifies in rounds refuses: those that did not
+        reproduce, less a ledger's cases not called after one that ran past its timeout
+        (:data:`~lockstep.oracles.NOT_REPLAYED`), verified again in the next round without
+        it; every one that did not reproduce when none else is left to refuse.  A
+        marshmallow schema whose thawed copy looped refused every row after it."""
+        failed = self.failed()
+        return [v for v in failed if not v.reason.startswith(NOT_REPLAYED)] or failed
+
     def note(self, total: int) -> str:
-        failed = len(self.failed())
+        failed = len(self.refused())
         return (
             f"verified {total - failed} of {total} new case(s) in a fresh interpreter "
             f"(PYTHONHASHSEED={self.seed}); {failed} did not reproduce and were not written"
@@ -340,6 +356,7 @@ def verify(
             second = answers[0]
             by_seed = _merged_seeds(reported, second, seed_suspects, answers[1:])
         else:
+            explained = _or_stopped(explained, reported)  # their cause is said: no second seed
             second = _second_seed(reported, explained, seed_suspects, len(ids), seed, replay_under)
             by_seed = _under_more_seeds(reported, second, seed_suspects, replay_under)
         zoned: dict[str, Verdict] = {}
@@ -475,7 +492,11 @@ def _first_verdict(verdict: Verdict, second: Mapping[str, Verdict] | None) -> Ve
     """A case that did not reproduce in the first replay, seed-dependent when the second
     hash seed's replay said otherwise of it."""
     again = second.get(verdict.case_id) if second is not None else None
-    seeded = second is not None and (again is None or again.reason != verdict.reason)
+    seeded = (
+        second is not None
+        and not stopped(verdict.reason)  # not replayed again: the timeout is its cause
+        and (again is None or again.reason != verdict.reason)
+    )
     return Verdict(
         verdict.case_id,
         False,
@@ -485,6 +506,23 @@ def _first_verdict(verdict: Verdict, second: Mapping[str, Verdict] | None) -> Ve
         date_dependent=verdict.date_dependent,
         varies=verdict.varies,
     )
+
+
+class _Either:
+    """Ids in either container (:func:`_or_stopped`)."""
+
+    def __init__(self, first: Container[str], second: Container[str]) -> None:
+        self.first, self.second = first, second
+
+    def __contains__(self, item: object) -> bool:
+        return item in self.first or item in self.second
+
+
+def _or_stopped(explained: Container[str], reported: Mapping[str, Verdict]) -> Container[str]:
+    """``explained``, with the cases stopped at the timeout or not called after one: their
+    verdict says why, and a second seed's replay of them takes the timeout again."""
+    stopped_now = {c for c, v in reported.items() if stopped(v.reason)}
+    return _Either(explained, stopped_now) if stopped_now else explained
 
 
 def _rechecked(suspects: Collection[str], reported: Mapping[str, Verdict]) -> bool:
@@ -550,7 +588,8 @@ def _cases_per_seed(
     them) and the suspects; the others, the suspects that reproduced, the only cases whose
     verdict they can change (see :func:`_merged_seeds` and :func:`_first_verdict`).  A list
     that would name every case names none."""
-    second = {*reported, *(c for c in seed_suspects if c in ids)}
+    asked = (c for c, verdict in reported.items() if not stopped(verdict.reason))
+    second = {*asked, *(c for c in seed_suspects if c in ids)}  # a stopped one: its timeout
     more = {c for c in seed_suspects if c in ids and c not in reported}
     every = len(ids)
     return [
@@ -738,7 +777,9 @@ def _look_again(project: Project, spec: OracleSpec, failed: dict[str, dict[str, 
         return {o.case_id: o for o in replay(project, spec, options)}
 
     rest: set[str] = set()
-    for case_id, outcome in again(frozenset(failed)).items():
+    # a call stopped at the timeout (or one not made after it) would only take it again
+    asked = frozenset(c for c, line in failed.items() if not stopped(str(line["reason"])))
+    for case_id, outcome in (again(asked) if asked else {}).items():
         if outcome.status is Status.PASS or case_id not in failed:
             continue
         if reason_of(outcome) != failed[case_id]["reason"]:

@@ -37,6 +37,8 @@ from collections.abc import Iterator
 from types import FrameType
 from typing import Final
 
+from lockstep.oracles import NOT_REPLAYED, TIMED_OUT
+
 DEFAULT_TIMEOUT: Final = 30.0
 """Seconds a replayed call may run by default (a pinned run's default ``timeout`` too)."""
 
@@ -64,13 +66,13 @@ class Deadline:
 
     def timed_out_note(self) -> str:
         return (
-            f"did not return within {self.timeout:g} s (the ledger's timeout): its call "
+            f"{TIMED_OUT} {self.timeout:g} s (the ledger's timeout): its call "
             "was stopped (a loop that never ends, or a call slower than the timeout)"
         )
 
     def not_called_note(self) -> str:
         return (
-            f"not replayed: row {self.stuck} of this ledger did not return within "
+            f"{NOT_REPLAYED}{self.stuck} of this ledger {TIMED_OUT} "
             f"{self.timeout:g} s, and the call stopped in the middle may have left "
             "this process changed"
         )

@@ -325,7 +325,7 @@ def _reproducible(
         runs += 1
         checked = _verified(project, spec, recording, pending, signature, started)
         started = None  # a prestarted interpreter replays the first candidate only
-        failed = checked.failed()
+        failed = checked.refused()
         if round_number == 0:
             report.notes.append(checked.note(len(pending)))
         else:
