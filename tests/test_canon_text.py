@@ -291,3 +291,18 @@ def test_a_key_in_a_path_is_written_as_json_writes_it(key: str) -> None:
     if any("\ud800" <= c <= "\udfff" for c in key):
         text = json.dumps(key)
     assert _key_text(key) == text
+
+
+def test_a_value_s_whole_text_is_bounded() -> None:
+    """Without a limit a text still stops at ``WHOLE_MOST`` characters: a form whose objects
+    share parts (each ``$same`` place written out in full) reads exponentially longer than
+    it is stored, and rendering a marshmallow schema's whole ran until the verifying fork
+    was killed ten minutes later."""
+    from lockstep.canon.text import WHOLE_MOST, value_text
+
+    nested: object = []
+    for _ in range(WHOLE_MOST):  # more containers than the bound, nearly no scalar
+        nested = [nested]
+    text = value_text([[i] for i in range(WHOLE_MOST)])
+    assert WHOLE_MOST // 2 < len(text) <= 2 * WHOLE_MOST and text.endswith("…]"), text[-20:]
+    assert len(value_text(nested)) < 4 * WHOLE_MOST  # (too deep: said, not walked)

@@ -54,8 +54,12 @@ def value_text(value: object, *, limit: int | None = None) -> str:
 
     With a ``limit``, rendering stops once the scalars written so far pass it (the rest of
     the value shows as "…", past the cut): a parse tree of a megabyte rendered whole only
-    to keep its first 240 characters took seconds per refused row."""
-    budget = _BUDGET.set(None if limit is None else [limit])
+    to keep its first 240 characters took seconds per refused row.  Without one, at most
+    :data:`WHOLE_MOST` characters are written: a value whose objects share parts
+    (``{"$same": n}``, each place written out in full) can read as a text exponentially
+    longer than its form, and rendering a marshmallow schema's whole to find where two of
+    them differ ran until the verifying fork was killed, ten minutes later."""
+    budget = _BUDGET.set([WHOLE_MOST if limit is None else limit])
     try:
         text = _render(value)
     except RecursionError:
@@ -66,7 +70,11 @@ def value_text(value: object, *, limit: int | None = None) -> str:
 
 
 _BUDGET: ContextVar[list[int] | None] = ContextVar("lockstep_text_budget", default=None)
-"""Characters of scalars :func:`value_text` may still write before the cut (None: all)."""
+"""Characters :func:`value_text` may still write before the cut (each scalar's, and one per
+container or object walked: what bounds the walk of a form with few scalars)."""
+
+WHOLE_MOST: Final = 1 << 20
+"""Characters a value's text holds at most when no limit is asked (then "…")."""
 
 
 def clip(text: str, limit: int | None) -> str:
@@ -178,6 +186,7 @@ def _render(value: object) -> str:
             text = _scalar(value)
             budget[0] -= len(text)
             return text
+        budget[0] -= 1  # a container: what bounds a walk of few scalars
     return _scalar(value) if type(value) in _SCALARS else _container(value)
 
 
