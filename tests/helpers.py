@@ -250,6 +250,31 @@ def write_files(root: Path, files: dict[str, str | bytes]) -> None:
             path.write_text(textwrap.dedent(content).lstrip("\n"), encoding="utf-8")
 
 
+def package_project(root: Path, package: str, source: str, tests: str) -> Path:
+    """A project under ``root``: package ``package`` (one module, ``source``) in a src
+    layout, one test file (``tests``), and a configuration with its package ledger."""
+    write_files(
+        root,
+        {
+            "lockstep.toml": f'[[ledger]]\npackage = "{package}"\n',
+            "pyproject.toml": '[tool.pytest.ini_options]\npythonpath = ["src"]\n',
+            f"src/{package}/__init__.py": source,
+            f"tests/test_{package}.py": tests,
+        },
+    )
+    return root
+
+
+def replayed_after(root: Path, rel: str, old: str, new: str) -> Result:
+    """``lockstep replay`` in ``root`` once ``old`` reads ``new`` in the file ``rel`` (a
+    one-line change to the code the ledgers were recorded from)."""
+    path = root / rel
+    text = path.read_text(encoding="utf-8")
+    assert old in text, f"{rel} holds no {old!r}"
+    path.write_text(text.replace(old, new), encoding="utf-8")
+    return run_cli("replay", cwd=root)
+
+
 @contextlib.contextmanager
 def project_module(root: Path, name: str, source: str) -> Iterator[ModuleType]:
     """Module ``name`` written under ``root`` and imported from there for the block, its

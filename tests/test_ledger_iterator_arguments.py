@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import rows_of, run_cli, run_pytest, write_files
+from helpers import package_project, replayed_after, rows_of, run_cli, run_pytest, write_files
 
 SEQ = """
 import itertools
@@ -293,16 +293,7 @@ def test_an_object_keeping_an_iterator_argument_is_frozen_in_later_calls(
     recording's proxy, as ``self._it``: every later call on it was skipped as holding "a
     lockstep...TakenItems" (register an encoder, it said, for lockstep's own type), 1,801 of
     its 1,832 ``__getitem__`` calls.  The proxy freezes as the iterator it reads from."""
-    root = tmp_path / "peek"
-    write_files(
-        root,
-        {
-            "lockstep.toml": '[[ledger]]\npackage = "peeking"\n',
-            "pyproject.toml": '[tool.pytest.ini_options]\npythonpath = ["src"]\n',
-            "src/peeking/__init__.py": PEEKABLE,
-            "tests/test_peeking.py": PEEKABLE_TESTS,
-        },
-    )
+    root = package_project(tmp_path / "peek", "peeking", PEEKABLE, PEEKABLE_TESTS)
     recorded = run_pytest(
         "-q", "tests", "--lockstep-record", cwd=root, plugins=("lockstep.pytest.plugin",)
     )
@@ -310,7 +301,5 @@ def test_an_object_keeping_an_iterator_argument_is_frozen_in_later_calls(
     assert "TakenItems" not in recorded.output, recorded.output
     assert len(rows_of(root / "lockstep/peeking.Peekable.take.ledger.jsonl")) == 3
     assert run_cli("replay", cwd=root).code == 0
-    source = root / "src/peeking/__init__.py"
-    source.write_text(source.read_text().replace("while len(out) < n:", "while len(out) < n - 1:"))
-    red = run_cli("replay", cwd=root)
+    red = replayed_after(root, "src/peeking/__init__.py", "len(out) < n:", "len(out) < n - 1:")
     assert red.code == 1 and "peeking.Peekable.take" in red.stdout, red.output

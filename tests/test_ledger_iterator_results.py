@@ -13,7 +13,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from helpers import copy_project, pytest_in, rows_of, run_cli, snapshot_tree, write_files
+from helpers import (
+    copy_project,
+    package_project,
+    pytest_in,
+    rows_of,
+    run_cli,
+    snapshot_tree,
+    write_files,
+)
 from lockstep import record_io
 
 SPANS = """
@@ -426,16 +434,7 @@ def test_a_returned_generator_asking_its_arguments_for_more_is_a_drift(
     call the predicate once more than recorded; the ``BaseException`` that says so crossed
     the ledger's fork as a traceback and ended ``lockstep replay`` (no other ledger
     replayed, no ``--json`` document) where the call's own asking is a drift."""
-    root = tmp_path / "lazy"
-    write_files(
-        root,
-        {
-            "lockstep.toml": '[[ledger]]\npackage = "lazy"\n',
-            "pyproject.toml": '[tool.pytest.ini_options]\npythonpath = ["src"]\n',
-            "src/lazy/__init__.py": LAZY,
-            "tests/test_lazy.py": LAZY_TESTS,
-        },
-    )
+    root = package_project(tmp_path / "lazy", "lazy", LAZY, LAZY_TESTS)
     recorded = pytest_in(root, "--lockstep-record", "-q", "tests")
     assert recorded.code == 0, recorded.output
     source = root / "src/lazy/__init__.py"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import pytest_in, rows_of, run_cli, write_files
+from helpers import package_project, pytest_in, replayed_after, rows_of, run_cli, write_files
 from lockstep.surface import module_members
 
 MONEY = """
@@ -204,25 +204,16 @@ def test_a_method_bound_under_a_surface_name_is_surface() -> None:
 def test_a_method_bound_under_a_surface_name_records_and_catches_a_change(
     tmp_path: Path,
 ) -> None:
-    root = tmp_path / "dates"
-    write_files(
-        root,
-        {
-            "lockstep.toml": '[[ledger]]\npackage = "dates"\n',
-            "pyproject.toml": '[tool.pytest.ini_options]\npythonpath = ["src"]\n',
-            "src/dates/__init__.py": DELTAS,
-            "tests/test_dates.py": "from dates import Delta\n\n\n"
-            "def test_divide():\n    assert (Delta(28) / 7).days == 4\n"
-            "    assert (Delta(30) // 7).days == 4\n",
-        },
+    tests = (
+        "from dates import Delta\n\n\ndef test_divide():\n"
+        "    assert (Delta(28) / 7).days == 4\n    assert (Delta(30) // 7).days == 4\n"
     )
+    root = package_project(tmp_path / "dates", "dates", DELTAS, tests)
     recorded = pytest_in(root, "--lockstep-record", "-q", "tests")
     assert recorded.code == 0, recorded.output
     assert len(rows_of(root / "lockstep/dates.Delta.__truediv__.ledger.jsonl")) == 2
     assert run_cli("replay", cwd=root).code == 0
-    source = root / "src/dates/__init__.py"
-    source.write_text(source.read_text().replace("self.days // other", "self.days // other + 1"))
-    red = run_cli("replay", cwd=root)
+    red = replayed_after(root, "src/dates/__init__.py", "days // other", "days // other + 1")
     assert red.code == 1 and "dates.Delta.__truediv__" in red.stdout, red.output
 
 
