@@ -920,3 +920,17 @@ def test_an_exclude_may_name_a_member_recorded_beyond_the_surface(tmp_path: Path
     (tmp_path / "lockstep.toml").write_text(config.replace('"_add"', '"_addd"'))
     typo = run_cli("status", cwd=tmp_path)
     assert typo.code == 2 and "'_addd' names no member of package 'sums'" in typo.stderr
+
+
+def test_an_oracle_s_file_given_for_its_name_is_named_and_the_known_list_is_short(
+    tmp_path: Path,
+) -> None:
+    """more-itertools' 194 members: ``lockstep replay lockstep/<name>.ledger.jsonl`` was a
+    one-line error of seven kilobytes listing every name, none of them the one meant."""
+    source = "".join(f"def f{i}(x):\n    return x + {i}\n\n\n" for i in range(20))
+    root = package_project(tmp_path / "many", "many", source, "def test_none():\n    pass\n")
+    result = run_cli("replay", "lockstep/many.f13.ledger.jsonl", cwd=root)
+    assert result.code == 2, result.output
+    line = result.stderr.strip()
+    assert "\n" not in line and "that is the file of oracle 'many.f13'" in line, line
+    assert line.endswith(", … (+8))"), line  # twelve names of twenty, then how many more

@@ -414,8 +414,15 @@ class Project(msgspec.Struct, frozen=True, dict=True):
                 return spec
         if self.surfaces and name in self.former:
             return self.former[name]
-        known = ", ".join(s.name for s in self.oracles()) or "none configured"
-        raise ConfigError(f"{self.config_name}: no oracle named {name!r} (known: {known})")
+        names = [s.name for s in self.oracles()]
+        shown = names[:KNOWN_SHOWN] + (
+            [f"… (+{len(names) - KNOWN_SHOWN})"] * (len(names) > KNOWN_SHOWN)
+        )
+        known = ", ".join(shown) or "none configured"
+        raise ConfigError(
+            f"{self.config_name}: no oracle named {name!r}{_file_named(name, names)} "
+            f"(known: {known})"
+        )
 
 
 def _format_validation(err: msgspec.ValidationError) -> str:
@@ -665,6 +672,21 @@ def config_from_bytes(data: bytes, name: str, shown: str | None = None) -> Confi
     else:
         raw = parsed
     return parse_config(raw, shown)
+
+
+KNOWN_SHOWN: Final = 12
+"""Oracle names an unknown name's error lists (a package surface has hundreds: one line of
+seven kilobytes named more-itertools' 194)."""
+
+
+def _file_named(name: str, names: list[str]) -> str:
+    """``; that is the file of oracle 'x'`` when ``name`` is an oracle's file
+    (``lockstep/x.ledger.jsonl``) rather than its name, else ""."""
+    base = name.replace("\\", "/").rpartition("/")[2]
+    if not base.endswith((".json", ".jsonl")):
+        return ""
+    owners = [n for n in names if base.startswith(f"{n}.")]
+    return f"; that is the file of oracle {max(owners, key=len)!r}" if owners else ""
 
 
 def load_project(start: Path | None = None, *, config_path: Path | None = None) -> Project:
