@@ -44,6 +44,13 @@ def pytest_configure(config: Any) -> None:
 
     _wrap(kind, "without_secrets", "secrets")
     _wrap(kind, "verify", "verify")
+    try:  # where the verification rounds live since they left ``kind``
+        from lockstep.oracles.ledger import verified_rows
+
+        _wrap(verified_rows, "without_secrets", "secrets")
+        _wrap(verified_rows, "verify", "verify")
+    except ImportError:
+        pass
     _wrap(kind, "write_ledger", "write")
     try:
         from lockstep.oracles.ledger import merging

@@ -352,3 +352,40 @@ def test_the_further_seeds_replay_only_targets_that_can_reach_a_set(tmp_path: Pa
     assert sorted(by_seed["1"]) == ["['ann', 'bob']", "['b', 'a']"]  # the first: every row
     for further in ("3", "4", "5", "6"):
         assert by_seed[further] == ["['b', 'a']"], further
+
+
+PROPERTIES = """
+class Version:
+    def __init__(self, major):
+        self._major = major
+
+    def tags(self):
+        return ", ".join({"a", "b", str(self._major)})
+
+    @property
+    def major(self):
+        return self._major
+
+    @major.setter
+    def major(self, value):
+        raise AttributeError("attribute 'major' is readonly")
+
+
+if True:
+    def spelled(words):
+        return ", ".join(words)
+else:
+    def spelled(words):
+        return ", ".join(set(words))
+"""
+
+
+def test_a_getter_and_setter_of_one_name_are_each_read(package) -> None:
+    """A property's setter is found where a target names it (``Version.major.fset``:
+    semver's five read-only setters could not be found and so counted as reaching its
+    one set, 20 more forks), and a name defined twice is read as both definitions."""
+    name = package({"__init__.py": "", "version.py": PROPERTIES})
+    assert target_reaches_sets(f"{name}.version:Version.tags")
+    assert target_reaches_sets(f"{name}.version:spelled")  # either definition may run
+    assert not target_reaches_sets(f"{name}.version:Version.major.fset")
+    assert not target_reaches_sets(f"{name}.version:Version.major")

@@ -72,8 +72,9 @@ from lockstep.oracles.ledger.tests_of_rows import (
     test_of,
     tests_by_row,
 )
+from lockstep.oracles.ledger.worker_spool import discard_spool, remove_spool
 from lockstep.pytest.project import project_for
-from lockstep.store import JsonlAppender, folder_syncs_batched, iter_jsonl, lock_for
+from lockstep.store import JsonlAppender, folder_syncs_batched, iter_jsonl
 from lockstep.store.beyond_surface import list_present
 from lockstep.surface import is_made_dunder
 
@@ -529,7 +530,7 @@ class LedgerRecording(msgspec.Struct, eq=False):
         finally:
             from lockstep.oracles.ledger.spool import remove_run
 
-            _remove_spool(target.spool)
+            remove_spool(target.spool)
             for part in parts:
                 for run in part.runs:
                     remove_run(run)
@@ -722,34 +723,9 @@ def _discard(
     from lockstep.oracles.ledger.spool import remove_run
 
     for target in targets:
-        _discard_spool(target.spool)
+        discard_spool(target.spool)
         for run in own[target.spec.name][1].runs:
             remove_run(run)
-
-
-def _discard_spool(spool: Path) -> None:
-    """Remove the spool unread, and the scratch files its parts name (best effort: a
-    line this version cannot read names none it knows of)."""
-    from lockstep.oracles.ledger.spool import remove_run
-
-    try:
-        for _, line in iter_jsonl(spool, _SpoolLine):
-            for run in msgspec.json.decode(line.part, type=_PartRuns).runs:
-                remove_run(run)
-    except (LockstepError, msgspec.DecodeError, OSError):
-        pass
-    _remove_spool(spool)
-
-
-class _PartRuns(msgspec.Struct):
-    """Just the scratch files of a recording part (its other fields are ignored)."""
-
-    runs: list[str] = []
-
-
-def _remove_spool(spool: Path) -> None:
-    spool.unlink(missing_ok=True)
-    Path(lock_for(spool).lock_file).unlink(missing_ok=True)
 
 
 _NO_REPORT: Final = RecordReport(oracle="", path=Path(), mode=RecordMode.CREATE)

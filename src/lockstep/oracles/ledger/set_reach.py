@@ -86,7 +86,9 @@ class _Package:
     """One package's units: by name (what uses that name reaches) and by qualified name."""
 
     by_name: dict[str, list[_Unit]] = field(default_factory=dict)
-    by_qualname: dict[tuple[str, str], _Unit] = field(default_factory=dict)
+    by_qualname: dict[tuple[str, str], list[_Unit]] = field(default_factory=dict)
+    """Several under one name where a module or class defines it again (a property's
+    getter and setter, a function defined in both branches of an ``if``): any counts."""
     every_target: bool = False
     """A tainted dunder method: any call of the package may run it."""
     functions: dict[str, list[_Unit]] = field(default_factory=dict)
@@ -116,9 +118,13 @@ def target_reaches_sets(target: str) -> bool:
         return True
     layers = list(_layers(module, qualname))
     found = [package.by_qualname.get(layer) for layer in layers]
-    if not found or all(unit is None for unit in found):
+    if not found or all(units is None for units in found):
         return True
-    return any(unit.tainted for unit in found if unit is not None)
+    return any(unit.tainted for units in found if units is not None for unit in units)
+
+
+_ACCESSORS: Final = frozenset({"fget", "fset", "fdel"})
+"""A property's functions, as a target names one (``Class.prop.fset``)."""
 
 
 def _layers(module: str, qualname: str) -> Iterator[tuple[str, str]]:
@@ -126,7 +132,10 @@ def _layers(module: str, qualname: str) -> Iterator[tuple[str, str]]:
     as (module, qualified name of the outermost function around it)."""
     obj: Any = sys.modules.get(module)
     for part in qualname.split("."):
-        obj = inspect.getattr_static(obj, part, None) if obj is not None else None
+        if isinstance(obj, property) and part in _ACCESSORS:  # ``Version.major.fset``
+            obj = getattr(obj, part)
+        else:
+            obj = inspect.getattr_static(obj, part, None) if obj is not None else None
     if isinstance(obj, staticmethod | classmethod):
         obj = obj.__func__
     elif isinstance(obj, property):
@@ -216,7 +225,7 @@ class _Reader:
             else:  # ``@handler.register``: calls of ``handler`` may dispatch to it
                 for name in _names_in(base):
                     self.package.file(name, unit)
-        self.package.by_qualname[(self.module, prefix + node.name)] = unit
+        self.package.by_qualname.setdefault((self.module, prefix + node.name), []).append(unit)
         if not prefix:
             self.package.functions.setdefault(node.name, []).append(unit)
         return unit
