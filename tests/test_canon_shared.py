@@ -292,3 +292,58 @@ def test_a_ledger_written_before_in_full_forms_replays_green(tmp_path: Path) -> 
     result = run_cli("replay", cwd=repo.root)
     assert result.code == 0, result.output
     assert pytest_in(repo.root, "--lockstep", "-q", "tests").code == 0
+
+
+def _layers(depth: int, leaf: int) -> Item:
+    """An object holding the one below it twice, ``depth`` levels deep: frozen, each
+    level's second place is ``{"$same": n}``; written out, ``2 ** depth`` leaves."""
+    part = Item("leaf", leaf)
+    for level in range(depth):
+        part = Item(f"level{level}", [part, part])
+    return part
+
+
+def test_forms_sharing_parts_at_every_level_compare_without_being_written_out() -> None:
+    """marshmallow's nested schemas share parts at every level: their forms were written
+    out in full to be compared, 86 s for one test file.  Twenty-four levels written out
+    are sixteen million leaves; compared as graphs, they take no time, and a change at
+    the bottom still shows."""
+    deep = canon.encode(_layers(24, 1))
+    assert b'"$same"' in canon.canonical_json(deep)
+    # the top level's two places hold two equal objects, not one: other bytes, same value
+    copied_top = canon.encode(Item("level23", [_layers(23, 1), _layers(23, 1)]))
+    assert canon.canonical_json(copied_top) != canon.canonical_json(deep)
+    assert canon.same_form(deep, copied_top)
+    assert not canon.same_form(deep, canon.encode(_layers(24, 2)))
+    assert not canon.same_form(copied_top, canon.encode(_layers(24, 2)))
+    # the same value with nothing shared (a ledger recorded before, or a refactor that
+    # copies where the code shared) is still the same value, at a size that can be written
+    small, copies = _layers(8, 1), _copied(_layers(8, 1))
+    assert canon.same_form(canon.encode(small), canon.encode(copies))
+    assert not canon.same_form(canon.encode(small), canon.encode(_copied(_layers(8, 3))))
+
+
+_scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-3, 3),
+    st.sampled_from([0.0, -0.0, 1.0, 1.5]),
+    st.sampled_from(["", "a", "1", "true"]),
+)
+_json = st.recursive(
+    _scalars,
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(st.sampled_from(["a", "b", "$x"]), inner, max_size=3)
+    ),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(a=_json, b=_json)
+def test_comparing_forms_as_graphs_agrees_with_their_canonical_bytes(a: Any, b: Any) -> None:
+    from lockstep.canon.shared import same_unshared
+
+    assert same_unshared(a, b) == (canon.canonical_json(a) == canon.canonical_json(b))
+    assert same_unshared(a, a)
