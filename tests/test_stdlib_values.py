@@ -220,6 +220,30 @@ def test_a_codec_round_trips_by_its_name(name: str) -> None:
     assert canon.decode(canon.encode(codec)) == codec
 
 
+@pytest.mark.parametrize("alias", ["iso-8859-2", "ISO_8859-5", "windows-1252", "koi8_r"])
+def test_a_charmap_codec_looked_up_by_an_alias_freezes_by_its_name(alias: str) -> None:
+    """A charmap codec binds its methods to a new ``Codec()`` for each name it is looked
+    up by: webencodings looks them up by alias, and tinycss2's stylesheets in iso-8859-2
+    were skipped, their decoding guarded by no row.  Bound to objects of one class in one
+    state, they are the same codec; one bound to another state is not."""
+    codec = codecs.lookup(alias)
+    frozen = canon.encode(codec)
+    thawed = canon.decode(frozen)
+    assert frozen == {"$codec": codec.name} and thawed.name == codec.name
+    assert thawed.decode(bytes(range(160, 200)))[0] == codec.decode(bytes(range(160, 200)))[0]
+
+    class Stateful:
+        def __init__(self, table: str) -> None:
+            self.table = table
+
+        def decode(self, data: bytes, errors: str = "strict") -> tuple[str, int]:
+            return data.decode(self.table), len(data)
+
+    other = codecs.CodecInfo(codec.encode, Stateful("latin-1").decode, name=codec.name)
+    with pytest.raises(CanonError, match="codecs.lookup does not give it back"):
+        canon.encode([other])
+
+
 def test_a_logger_thaws_to_the_one_logging_hands_out() -> None:
     for logger in (logging.getLogger("billing.export"), logging.getLogger()):
         assert canon.decode(canon.encode(logger)) is logger

@@ -128,16 +128,39 @@ def _freeze_lock(v: Any, t: type[Any], depth: int) -> JSON:
 
 
 def _freeze_codec(v: Any, depth: int) -> JSON:
-    """A codec by its name, when ``codecs.lookup`` gives that very codec back."""
+    """A codec by its name, when ``codecs.lookup`` gives that codec back: the same
+    functions and classes, each method bound to a codec object of the same class and
+    state (a charmap codec, ``iso8859-2``, binds its methods to a new ``Codec()`` for each
+    name it is looked up by: webencodings' encodings all looked unfreezable)."""
     name = getattr(v, "name", None)
     try:
         found = codecs.lookup(name) if type(name) is str else None
     except LookupError:
         found = None
-    if found is None or tuple(found) != tuple(v) or vars(found) != vars(v):
+    if found is None or not _same_codec(found, v):
         raise Unfreezable(f"cannot freeze the codec {name!r}: codecs.lookup does not give it back")
     check_level(depth)
     return {"$codec": name}
+
+
+def _same_codec(found: codecs.CodecInfo, v: Any) -> bool:
+    mine, theirs = vars(found), vars(v)
+    if mine.keys() != theirs.keys() or len(found) != len(v):
+        return False
+    pairs = [*zip(found, v, strict=True), *((mine[k], theirs[k]) for k in mine)]
+    return all(a == b or _same_bound(a, b) for a, b in pairs)
+
+
+def _same_bound(a: Any, b: Any) -> bool:
+    """Two methods of one function, each bound to an object of one class, in one state."""
+    func_a, func_b = getattr(a, "__func__", None), getattr(b, "__func__", None)
+    if func_a is None or func_a is not func_b:
+        return False
+    self_a, self_b = getattr(a, "__self__", None), getattr(b, "__self__", None)
+    try:
+        return type(self_a) is type(self_b) and vars(self_a) == vars(self_b)
+    except TypeError:  # no __dict__: nothing to tell them apart by but what they are
+        return self_a is self_b
 
 
 def _freeze_logger(v: Any, t: type[Any], depth: int) -> JSON | None:
