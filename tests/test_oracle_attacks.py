@@ -325,6 +325,28 @@ def test_an_edited_stem_length_is_stale(ledger_project: Path) -> None:
     result = invoke_cli("replay", "parse", cwd=ledger_project)
     assert result.code == 1, result.output
     assert "stem_length changed since record" in result.stdout
+    assert "re-record with 'lockstep record parse --force'" in result.stdout
+    # recorded from the tests (no driver): the hint names what records it, not a driver
+    config = ledger_project / "lockstep.toml"
+    config.write_text(config.read_text().replace('driver = "drive:main"\n', ""))
+    result = invoke_cli("replay", "parse", cwd=ledger_project)
+    assert result.code == 1, result.output
+    assert "re-record with 'pytest --lockstep-record=parse --lockstep-refresh'" in result.stdout
+    assert "lockstep record parse --force" not in result.stdout
+
+
+@pytest.mark.parametrize("stem", [0, -5])
+def test_a_stem_length_below_one_is_not_a_header_lockstep_writes(
+    ledger_project: Path, stem: int
+) -> None:
+    path, lines = _ledger_lines(ledger_project)
+    header = json.loads(lines[0])
+    header["stem_length"] = stem
+    path.write_text("\n".join([json.dumps(header, sort_keys=True), *lines[1:]]) + "\n")
+    result = invoke_cli("replay", "parse", cwd=ledger_project)
+    assert result.code == 2, result.output
+    assert "parse.ledger.jsonl:1:" in result.stderr and "stem_length" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
 
 
 @pytest.mark.parametrize(

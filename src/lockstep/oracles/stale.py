@@ -60,9 +60,16 @@ def _shown(value: object) -> str:
 
 
 def stale_outcome(
-    oracle: str, case_id: str, found: Sequence[Mismatch], *, config_name: str
+    oracle: str,
+    case_id: str,
+    found: Sequence[Mismatch],
+    *,
+    config_name: str,
+    rerecord: str = "",
 ) -> Outcome:
-    """The verdict on a case whose record differs from the configuration in ``found``."""
+    """The verdict on a case whose record differs from the configuration in ``found``;
+    ``rerecord``: the command that records the oracle again, when it is not ``lockstep
+    record NAME --force`` (a ledger recorded from the tests has no driver to run)."""
     fields = ", ".join(m.field for m in found)
     drifts = tuple(
         Drift(
@@ -81,6 +88,6 @@ def stale_outcome(
         drifts,
         note=(
             f"{fields} changed since record (not run; the oracle file is not obeyed): "
-            f"re-record with 'lockstep record {oracle} --force'"
+            f"re-record with '{rerecord or f'lockstep record {oracle} --force'}'"
         ),
     )

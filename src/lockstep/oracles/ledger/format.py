@@ -57,7 +57,7 @@ from __future__ import annotations
 import hashlib
 import inspect
 from collections.abc import Callable
-from typing import Any, Final, Literal
+from typing import Annotated, Any, Final, Literal
 
 import msgspec
 
@@ -140,7 +140,9 @@ class LedgerHeader(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_o
     lockstep_ledger: int
     fn: str
     signature: list[Param]
-    stem_length: int = canon.DEFAULT_STEM
+    stem_length: Annotated[int, msgspec.Meta(ge=1)] = canon.DEFAULT_STEM
+    """Characters of an exception's message a row keeps (a header that says fewer than one
+    was not written by lockstep: the file is refused, not every row called stale)."""
     rows: int
     """How many row lines follow."""
     digest: str

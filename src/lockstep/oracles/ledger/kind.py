@@ -222,6 +222,14 @@ NO_ROWS_REMARK: Final = "no rows: it guards nothing (no call was recorded, or ea
 """What ``lockstep status`` says of a ledger that holds no row (no call, or all refused)."""
 
 
+def _rerecord(spec: LedgerSpec) -> str:
+    """What records a stale ledger again: its driver (``lockstep record --force``), or, for
+    a ledger with none, the tests (``--lockstep-refresh``: the rows this run sees)."""
+    if spec.driver is not None:
+        return ""
+    return f"pytest --lockstep-record={spec.name} --lockstep-refresh"
+
+
 def _header(project: Project, spec: LedgerSpec) -> tuple[Path, LedgerHeader]:
     """The ledger's path and header, checked to name ``spec``'s target."""
     path = KIND.oracle_path(project, spec)
@@ -333,7 +341,9 @@ def _not_replayable(
     from lockstep.oracles.stale import stale_outcome
 
     return (
-        stale_outcome(spec.name, row.id, stale, config_name=project.config_name)
+        stale_outcome(
+            spec.name, row.id, stale, config_name=project.config_name, rerecord=_rerecord(spec)
+        )
         for _, row in iter_rows(path, header)
         if selects is None or selects(row.id)
     )
@@ -587,7 +597,13 @@ class LedgerKind(OracleKind[LedgerSpec]):
             if stale:
                 from lockstep.oracles.stale import stale_outcome
 
-                return stale_outcome(spec.name, case_id, stale, config_name=project.config_name)
+                return stale_outcome(
+                    spec.name,
+                    case_id,
+                    stale,
+                    config_name=project.config_name,
+                    rerecord=_rerecord(spec),
+                )
             with root_on_path(project.root), empty_stdin(), contextlib.chdir(project.root):
                 return replayer.run(*found)
 
