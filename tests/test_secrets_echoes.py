@@ -96,3 +96,46 @@ def test_a_percent_encoded_secret_is_refused_decoded_too(tmp_path: Path) -> None
     assert "refused for a secret" in run.output and "the run fails" in run.output
     written = "".join(p.read_text() for p in (root / "lockstep").glob("*.jsonl"))
     assert "Zq8v N3kPx7Lm" not in written and encoded not in written, run.output
+
+
+CHECKER = (
+    NET
+    + """
+
+class Checker:
+    def __init__(self):
+        self.allow_password = False
+
+    def check(self, text):
+        return "@" in text
+"""
+)
+
+
+def test_a_secret_refuses_rows_where_it_stands_whole_not_inside_a_longer_name(
+    tmp_path: Path,
+) -> None:
+    """rfc3986's tests put ``password`` in a URL's credentials; every ``Validator`` row,
+    whose state names ``allow_password``, was refused as holding it (95 rows)."""
+    root = tmp_path / "net"
+    write_files(
+        root,
+        {
+            "lockstep.toml": '[[ledger]]\npackage = "net"\n',
+            "pyproject.toml": '[tool.pytest.ini_options]\npythonpath = ["src"]\n',
+            "src/net/__init__.py": CHECKER,
+            "tests/test_net.py": (
+                "from net import Checker, login_line, parse\n\n\ndef test_all():\n"
+                "    assert parse('https://alice:password@example.com/x').host == 'example.com'\n"
+                "    assert login_line('alice', 'password') == 'alice:password'\n"
+                "    assert Checker().check('a@b')\n"
+            ),
+        },
+    )
+    run = pytest_in(root, "--lockstep-record", "-q", "tests")
+    assert run.code == 1, run.output  # the URL's credentials are a secret: refused
+    assert "found in another row" in run.output, run.output  # "alice:password" echoed
+    written = {p.name: p.read_text() for p in (root / "lockstep").glob("*.jsonl")}
+    assert not [n for n, text in written.items() if ":password" in text], run.output
+    check = written.get("net.Checker.check.ledger.jsonl", "")
+    assert '"allow_password"' in check and '"a@b"' in check, run.output

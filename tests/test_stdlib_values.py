@@ -240,7 +240,7 @@ def test_a_charmap_codec_looked_up_by_an_alias_freezes_by_its_name(alias: str) -
             return data.decode(self.table), len(data)
 
     other = codecs.CodecInfo(codec.encode, Stateful("latin-1").decode, name=codec.name)
-    with pytest.raises(CanonError, match="codecs.lookup does not give it back"):
+    with pytest.raises(CanonError, match=r"codecs\.lookup does not give it back"):
         canon.encode([other])
 
 

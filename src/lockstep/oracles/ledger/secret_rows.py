@@ -13,7 +13,9 @@ drift is shown scrubbed again (:func:`scrubbed_outcome`).
 
 from __future__ import annotations
 
+import functools
 import itertools
+import re
 import urllib.parse
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -150,6 +152,21 @@ def _spellings(value: str) -> set[str]:
     return {form for each in forms for form in (each, _ENCODE(each).decode()[1:-1])}
 
 
+@functools.lru_cache(maxsize=256)
+def _standing(secret: str) -> re.Pattern[str]:
+    """``secret`` where it stands as a whole: a letter, digit or ``_`` right before a
+    secret that starts with one (or right after one that ends with one) makes it part of
+    a longer word.  rfc3986's test password ``password`` refused every row holding a
+    ``Validator``, whose state names ``allow_password``: 95 rows, one of them the only
+    guard of a default."""
+    before = r"(?<![A-Za-z0-9_])" if _WORD.match(secret[:1]) else ""
+    after = r"(?![A-Za-z0-9_])" if _WORD.match(secret[-1:]) else ""
+    return re.compile(before + re.escape(secret) + after)
+
+
+_WORD: Final = re.compile(r"[A-Za-z0-9_]")
+
+
 def _echoed(row: LedgerRow, echoes: Found, report: RecordReport) -> bool:
     """Whether ``row`` holds a secret found in another row (then refused in ``report``)."""
     findings = []
@@ -159,7 +176,7 @@ def _echoed(row: LedgerRow, echoes: Found, report: RecordReport) -> bool:
             continue
         written = _ENCODE(value).decode("utf-8", "surrogatepass")
         for secret, (detector, digest) in echoes.items():
-            if secret in written:
+            if secret in written and _standing(secret).search(written):
                 seen = f"{detector}, found in another row"
                 findings.append(SecretFinding((name,), 1, seen, digest))
     if not findings:
