@@ -7,6 +7,9 @@ one-line change in the code only those calls run replayed green while the suite 
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 from helpers import pytest_in, rows_of, run_cli, write_files
@@ -114,6 +117,42 @@ def test_listed_test_classes_are_recorded_replayed_and_guard_their_code(tmp_path
     red = run_cli("replay", cwd=root)
     assert red.code == 1, red.stdout + red.stderr
     assert "spans.Span.widen" in red.stdout
+
+
+def test_a_change_that_breaks_the_package_import_is_named_not_a_missing_package(
+    tmp_path: Path,
+) -> None:
+    """portion with one import typo: replay ended ``No module named 'portion'`` (the test
+    module was imported without the root on the path), sending its user to look for a
+    package that was there, broken."""
+    root = _project(tmp_path, 'test_modules = ["tests/test_*.py"]')
+    write_files(  # a second module, which imports whatever happens to spans
+        root,
+        {
+            "units.py": "def double(x):\n    return 2 * x\n",
+            "tests/test_units.py": (
+                "from units import double\n\n\ndef test_double():\n    assert double(2) == 4\n"
+            ),
+        },
+    )
+    config = root / "lockstep.toml"
+    config.write_text(config.read_text() + '\n[[ledger]]\npackage = "units"\n')
+    recorded = pytest_in(root, "--lockstep-record", "-q", "tests")
+    assert recorded.code == 0, recorded.stdout + recorded.stderr
+    spans = root / "spans.py"
+    spans.write_text("from collections import Missing\n" + spans.read_text(), encoding="utf-8")
+    # the console script, as a user runs it: unlike ``python -m``, it puts no folder of
+    # the project on sys.path
+    script = Path(sys.executable).with_name("lockstep")
+    assert script.exists(), script
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    broken = subprocess.run(
+        [str(script), "replay"], cwd=root, env=env, capture_output=True, text=True, timeout=300
+    )
+    said = broken.stdout + broken.stderr
+    assert broken.returncode != 0, said
+    assert "cannot import name 'Missing'" in said, said
+    assert "No module named" not in said, said
 
 
 def test_a_listing_that_matches_no_file_is_a_configuration_error(tmp_path: Path) -> None:

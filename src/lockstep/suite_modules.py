@@ -104,6 +104,12 @@ def allow(project: Project, *, importing: bool) -> list[str]:
 
 
 def _import(project: Project, listed: Sequence[tuple[str, Path, Path]]) -> None:
+    """Import each listed module as pytest would, with the project's root on ``sys.path``
+    as for the targets: a test module imports the package, and when the package's own
+    import failed (a change broke it), importing it again must meet that failure, not
+    ``No module named`` it (portion's replay ended naming a package that exists)."""
+    from lockstep.targets import root_on_path
+
     root = project.root.resolve()
     for name, file, base in listed:
         shown = file.relative_to(root).as_posix()
@@ -111,7 +117,8 @@ def _import(project: Project, listed: Sequence[tuple[str, Path, Path]]) -> None:
             if str(base) not in sys.path:
                 sys.path.insert(0, str(base))  # as pytest's prepend mode does
             try:
-                importlib.import_module(name)
+                with root_on_path(project.root):
+                    importlib.import_module(name)
             except KeyboardInterrupt:
                 raise
             except BaseException as e:  # pytest.importorskip's Skipped, a sys.exit() too
