@@ -355,6 +355,12 @@ def record_command(spec: OracleSpec) -> str:
     return f"lockstep record {spec.name}"
 
 
+def not_recorded(project: Project, spec: OracleSpec, path: Path) -> Outcome:
+    """The one verdict on an oracle whose file is not there: an ERROR naming what records
+    it (see :func:`replay`; ``pytest --lockstep`` fails one item with it)."""
+    return Outcome(spec.name, NOT_RECORDED, Status.ERROR, note=_not_there(project, spec, path))
+
+
 def _not_there(project: Project, spec: OracleSpec, path: Path) -> str:
     """Why an oracle without its file replays red: never recorded, or (a member beyond a
     package's surface that the folder's list says a recording wrote) deleted since."""
@@ -383,7 +389,7 @@ def replay(project: Project, spec: OracleSpec, options: ReplayOptions) -> Iterat
     path = kind.oracle_path(project, spec)
     # a link to nothing is a link: reading it says so (a former member's kind says why)
     if not os.path.lexists(path) and (options.candidate or spec.name not in project.former):
-        yield Outcome(spec.name, NOT_RECORDED, Status.ERROR, note=_not_there(project, spec, path))
+        yield not_recorded(project, spec, path)
         return
     replayed = 0
     last = ""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,7 +13,7 @@ import pytest
 from lockstep.config import OracleSpec, Project
 from lockstep.errors import LockstepError, Rejected, TargetError
 from lockstep.model import Outcome, Status
-from lockstep.oracles import CaseRunner, kind_of
+from lockstep.oracles import NOT_RECORDED, CaseRunner, kind_of, not_recorded
 from lockstep.oracles.pending import PendingCase, pending_case, update_pending
 from lockstep.pytest.replay_warnings import as_replayed
 
@@ -44,6 +45,9 @@ class OracleFile(pytest.File):
     spec: OracleSpec
 
     def collect(self) -> Iterator[pytest.Item]:
+        if not os.path.lexists(self.path) and self.spec.name not in self.project.former:
+            yield OracleItem.from_parent(self, name=NOT_RECORDED)  # fails, naming the command
+            return
         try:
             ids = list(kind_of(self.spec).case_ids(self.project, self.spec))
         except LockstepError as e:
@@ -58,6 +62,8 @@ class OracleItem(pytest.Item):
     parent: OracleFile
 
     def runtest(self) -> None:
+        if self.name == NOT_RECORDED and not os.path.lexists(self.path):
+            raise LockstepDrift(not_recorded(self.parent.project, self.parent.spec, self.path))
         runner = _runner(self)
         try:
             outcome = _shown(self)(as_replayed(lambda: runner(self.name)))
