@@ -33,6 +33,7 @@ from lockstep.oracles.ledger.format import (
     ROW_DECODER,
     ROW_ENCODER,
     SHARED_VERSION,
+    STATE_VERSION,
     LedgerHeader,
     LedgerRow,
     Param,
@@ -44,11 +45,9 @@ from lockstep.oracles.ledger.format import (
     signature_changes,
 )
 from lockstep.oracles.ledger.relocation import root_marker
-from lockstep.oracles.ledger.secret_rows import without_secrets
 from lockstep.oracles.ledger.spec import LedgerSpec
 from lockstep.oracles.ledger.spool import SPILL_AT, RowFile
 from lockstep.oracles.lifecycle import ModeWords, StreamHooks, record
-from lockstep.secrets import policy_near
 from lockstep.store import (
     AtomicLines,
     ScratchLines,
@@ -210,7 +209,7 @@ def outcome_of(row: LedgerRow) -> bytes:
     return canon.canonical_json(
         [
             row.ok,
-            None if row.result is unset else row.result,
+            None if (kept := row.result if row.ok else row.exc_state) is unset else kept,
             "" if row.exc_type is unset else row.exc_type,
             "" if row.exc_stem is unset else row.exc_stem,
             None if row.mutated is unset else row.mutated,
@@ -388,13 +387,15 @@ def _noting(lines: Iterable[bytes], marker: bytes, named: list[bool]) -> Iterato
 
 
 def _version_of(lines: Iterable[bytes]) -> int:
-    """The oldest format version that holds every row line: 6 when a row holds a
-    ``$same``, 4 when one has an ``on``, 3 when one has a ``clock``, else 2 (so a ledger
-    keeps its bytes until it needs more)."""
+    """The oldest format version that holds every row line: 7 when a row has an
+    ``exc_state``, 6 when one holds a ``$same``, 4 when one has an ``on``, 3 when one has a
+    ``clock``, else 2 (so a ledger keeps its bytes until it needs more)."""
     version = FORMAT_VERSION
     for line in lines:
+        if _holds(line, b'"exc_state":', "exc_state"):
+            return STATE_VERSION
         if SAME_KEY in line:
-            return SHARED_VERSION
+            version = SHARED_VERSION
         if version < RECEIVER_VERSION and _holds(line, b'"on":{', "on"):
             version = RECEIVER_VERSION
         elif version < CLOCK_VERSION and _holds(line, b'"clock":{', "clock"):
@@ -423,6 +424,9 @@ def merge_into_file(
     Returns the report: its notes, and a refusal for each row left out because it holds
     a secret (``@record_io`` runs inside the user's program: it tells them on stderr).
     """
+    from lockstep.oracles.ledger.secret_rows import without_secrets  # (a replay never scans)
+    from lockstep.secrets import policy_near
+
     secrets = RecordReport(path.name, path, RecordMode.NEW_ONLY)
     rows = without_secrets(policy_near(path), dict(rows), secrets, signature)
     with lock_for(path):

@@ -70,7 +70,6 @@ from lockstep.oracles.ledger.former import former_member as _former_member
 from lockstep.oracles.ledger.relocation import relocation
 from lockstep.oracles.ledger.replay_random import seeded_random
 from lockstep.oracles.ledger.spec import LedgerSpec
-from lockstep.oracles.ledger.verified_rows import reproducible, rows_to_verify
 from lockstep.oracles.ledger.write_guard import guarded_folder
 from lockstep.oracles.lifecycle import check_record_mode
 from lockstep.oracles.status import file_status
@@ -205,6 +204,10 @@ def write_recording(
                 cause=recording.contexts.get(r.id, ""),
             )
         )
+    # (verification's machinery: the secret scan, the seed suspects; imported where a
+    # recording writes, never by a replay nor the verifying interpreter)
+    from lockstep.oracles.ledger.verified_rows import reproducible, rows_to_verify
+
     checked, secret_free = rows_to_verify(
         project, path, mode, recording, signature, report, transient
     )
