@@ -97,8 +97,12 @@ SHARED_VERSION: Final = 6
 twice inside one object, written once (:mod:`lockstep.canon.shared`).  Written only when
 a row has one."""
 
+STATE_VERSION: Final = 7
+"""Version 7 adds the rows' ``exc_state``: the attributes of an exception of the target's
+own package (:mod:`.exc_state`).  Written only when a row has one."""
+
 READ_VERSIONS: Final = frozenset(
-    {FORMAT_VERSION, CLOCK_VERSION, RECEIVER_VERSION, ROOT_VERSION, SHARED_VERSION}
+    {FORMAT_VERSION, CLOCK_VERSION, RECEIVER_VERSION, ROOT_VERSION, SHARED_VERSION, STATE_VERSION}
 )
 
 ParamKind = Literal[
@@ -156,7 +160,7 @@ class LedgerHeader(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_o
         if self.lockstep_ledger not in READ_VERSIONS:
             raise ValueError(
                 f"ledger format version {self.lockstep_ledger} is not supported "
-                f"(this lockstep reads versions {FORMAT_VERSION} to {SHARED_VERSION}; "
+                f"(this lockstep reads versions {FORMAT_VERSION} to {STATE_VERSION}; "
                 "re-record it with --force)"
             )
 
@@ -171,6 +175,9 @@ class LedgerRow(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only
     args: list[Any]
     clock: Clock | msgspec.UnsetType = msgspec.UNSET
     """The frozen instant the call ran under (absent: the real clock)."""
+    exc_state: Any | msgspec.UnsetType = msgspec.UNSET
+    """The public attributes of an exception of the target's own package, frozen (absent:
+    none kept; :mod:`.exc_state`)."""
     exc_stem: str | msgspec.UnsetType = msgspec.UNSET
     exc_type: str | msgspec.UnsetType = msgspec.UNSET
     fn: str
@@ -189,8 +196,10 @@ class LedgerRow(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only
         if self.ok:
             if self.result is msgspec.UNSET:
                 raise ValueError("a row with ok=true needs `result`")
-            if has_exc:
-                raise ValueError("a row with ok=true cannot have `exc_type` or `exc_stem`")
+            if has_exc or self.exc_state is not msgspec.UNSET:
+                raise ValueError(
+                    "a row with ok=true cannot have `exc_type`, `exc_stem` or `exc_state`"
+                )
         else:
             if self.exc_type is msgspec.UNSET or self.exc_stem is msgspec.UNSET:
                 raise ValueError("a row with ok=false needs `exc_type` and `exc_stem`")

@@ -58,6 +58,7 @@ from lockstep.oracles.ledger.call_state import (
     _Remembered,
     _Seen,
 )
+from lockstep.oracles.ledger.exc_state import exception_state
 from lockstep.oracles.ledger.exit_hooks import EXIT
 from lockstep.oracles.ledger.format import (
     ROW_ENCODER,
@@ -455,7 +456,10 @@ class TargetRecorder:
         except Exception as e:
             self._faults[f"freezing the exception: {type(e).__name__}: {e}"] += 1
             return
-        self._note(pending, False, None, frozen.exc_type, frozen.exc_stem)
+        # its attributes, in the outcome's result place: a call that raised an exception
+        # in another state than before varies, as one that returned another value does
+        state = exception_state(exc, self.fn)
+        self._note(pending, False, state, frozen.exc_type, frozen.exc_stem)
 
     def _again(self, again: _Again, result: Any) -> _Pending | _Seen | None:
         """After a repeated input with objects: None when the call gave its recorded result

@@ -25,7 +25,7 @@ MIN_ROOT: Final = 8
 """A folder shorter than this (``/app/``) is never written as a ledger's root: replacing
 it inside texts could reach a text that names it by chance (a URL's path)."""
 
-_FIELDS: Final = ("args", "kwargs", "result", "mutated", "exc_stem", "on")
+_FIELDS: Final = ("args", "kwargs", "result", "mutated", "exc_stem", "exc_state", "on")
 
 
 def root_marker(root: Path) -> bytes | None:

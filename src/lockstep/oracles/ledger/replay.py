@@ -28,7 +28,7 @@ import msgspec
 from lockstep import canon, diff
 from lockstep.canon import JSON
 from lockstep.canon.shared import unshared
-from lockstep.canon.text import SHOWN_VALUE, around_difference, clip
+from lockstep.canon.text import SHOWN_VALUE, around_difference, clip, value_text
 from lockstep.errors import CanonError, DataError, ThawError
 from lockstep.model import Drift, Outcome, ReplayOptions, Status
 from lockstep.oracles.ledger.clock import Clock, ClockUnavailable, travelling
@@ -358,15 +358,9 @@ class Replayer:
                     drifts.append(_cut_drift("result", sides, limit, diff))
         elif not ok and not row.ok:
             assert exc is not None
-            frozen = canon.freeze_exception(exc, stem_length=self.stem_length)
-            if (frozen.exc_type, frozen.exc_stem) != (row.exc_type, row.exc_stem):
-
-                def exception_sides(cut: int | None) -> tuple[str, str]:
-                    return _expected_text(row, cut), outcome_text(
-                        False, None, frozen.exc_type, frozen.exc_stem, limit=cut
-                    )
-
-                drifts.append(_cut_drift("exception", exception_sides, limit))
+            raised = self._exception_drift(row, exc, limit)
+            if raised is not None:
+                drifts.append(raised)
         else:
             drifts.append(self._outcome_drift(row, result, exc, limit))
         mutation = self._mutation_drift(row, args, kwargs)
@@ -388,6 +382,24 @@ class Replayer:
             tuple(drifts),
             note=row_text(row),
         )
+
+    def _exception_drift(
+        self, row: LedgerRow, exc: BaseException, limit: int | None
+    ) -> Drift | None:
+        """A recorded exception against the one raised now: its type and message stem,
+        then, where the row keeps them, its attributes (:mod:`.exc_state`)."""
+        frozen = canon.freeze_exception(exc, stem_length=self.stem_length)
+        if (frozen.exc_type, frozen.exc_stem) != (row.exc_type, row.exc_stem):
+
+            def exception_sides(cut: int | None) -> tuple[str, str]:
+                return _expected_text(row, cut), outcome_text(
+                    False, None, frozen.exc_type, frozen.exc_stem, limit=cut
+                )
+
+            return _cut_drift("exception", exception_sides, limit)
+        if row.exc_state is not msgspec.UNSET:
+            return _state_drift(row, exc, limit)
+        return None
 
     def _mutation_drift(
         self, row: LedgerRow, args: list[Any], kwargs: dict[str, Any]
@@ -538,6 +550,24 @@ def _cut_drift(
     if _alike_to_the_cut(expected, actual) and (len(expected) >= cut or len(actual) >= cut):
         expected, actual = around_difference(*sides(None), cut)
     return Drift(aspect, expected, actual, diff)
+
+
+def _state_drift(row: LedgerRow, exc: BaseException, limit: int | None) -> Drift | None:
+    """The drift of an exception raised as recorded, type and message alike, whose
+    attributes differ from the recorded ones (:mod:`.exc_state`); None when they agree."""
+    from lockstep.oracles.ledger.exc_state import exception_state
+
+    expected: JSON = row.exc_state  # type: ignore[assignment]
+    actual = exception_state(exc, row.fn)
+    if actual is not None and canon.same_form(expected, actual):
+        return None
+
+    def sides(cut: int | None) -> tuple[str, str]:
+        raised = f"raised {row.exc_type} with "
+        now = "none it keeps" if actual is None else value_text(actual, limit=cut)
+        return raised + value_text(expected, limit=cut), raised + now
+
+    return _cut_drift("exception's attributes", sides, limit)
 
 
 def _result_sides(row: LedgerRow, expected: JSON, actual: JSON, cut: int | None) -> tuple[str, str]:

@@ -81,6 +81,8 @@ def _row(fn: str, rid: str, seen: _Seen) -> LedgerRow:
         ok=ok,
         on=on,
         result=seen.result if ok else msgspec.UNSET,
+        # a raising call's state rides in the result's place of its outcome (see raised)
+        exc_state=seen.result if not ok and seen.result is not None else msgspec.UNSET,
         exc_type=msgspec.UNSET if ok else seen.exc_type,
         exc_stem=msgspec.UNSET if ok else seen.exc_stem,
         mutated=mutated,

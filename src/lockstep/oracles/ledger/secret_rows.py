@@ -41,7 +41,7 @@ from lockstep.secrets.detect import may_hold_secret
 from lockstep.secrets.policy import FieldPath
 from lockstep.secrets.screen import Screen
 
-_FIELDS = ("args", "kwargs", "result", "mutated", "exc_stem")
+_FIELDS = ("args", "kwargs", "result", "mutated", "exc_stem", "exc_state")
 _ENCODE = msgspec.json.Encoder().encode
 
 
@@ -230,7 +230,7 @@ _BATCH = 128
 
 def _screened_values(row: LedgerRow) -> list[Any]:
     values = [row.args, row.kwargs]
-    for value in (row.result, row.mutated, row.exc_type, row.exc_stem):
+    for value in (row.result, row.mutated, row.exc_type, row.exc_stem, row.exc_state):
         if value is not msgspec.UNSET:
             values.append(value)
     return values

@@ -239,7 +239,7 @@ def outcome_parts(row_line: bytes) -> list[Any]:
     row = msgspec.json.decode(row_line)
     if not isinstance(row, dict):
         return []
-    return [row.get(key) for key in ("result", "exc_stem", "mutated") if key in row]
+    return [row.get(key) for key in ("result", "exc_stem", "exc_state", "mutated") if key in row]
 
 
 __all__ = [
