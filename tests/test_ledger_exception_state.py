@@ -22,8 +22,42 @@ class ValidationError(Exception):
         self.component_name = component_name
         self.component_value = component_value
         self.allowed = sorted(allowed)
-        self._cache = object()  # private: not part of what a caller reads
+        self._lock = object()  # cannot be frozen: left out, the others kept
+        self.seen = repr(object())  # holds an address: left out (it differs each run)
         super().__init__(f"{component_value!r} is not an allowed {component_name}")
+
+
+class Invalid(Exception):
+    def __init__(self, message, path=None):
+        super().__init__(message)
+        self._path = path or []
+
+    @property
+    def path(self):
+        return self._path
+
+
+class MultipleInvalid(Invalid):
+    def __init__(self, errors):
+        super().__init__(str(errors[0]))
+        self.errors = errors
+
+
+def at_least(value, low):
+    """Errors raised, caught and collected, as voluptuous does: one raised while handling
+    the interpreter's own TypeError keeps it as its __context__."""
+    errors = []
+    try:
+        try:
+            if not value >= low:
+                raise Invalid("too small", ["value"])
+        except TypeError:
+            raise Invalid("not comparable", ["value"])
+    except Invalid as e:
+        errors.append(e)
+    if errors:
+        raise MultipleInvalid(errors)
+    return value
 
 
 class Quiet(Exception):
@@ -51,7 +85,7 @@ def quiet(value):
 
 TESTS = """
 import pytest
-from uris import Quiet, ValidationError, check_scheme, load, quiet
+from uris import MultipleInvalid, Quiet, ValidationError, at_least, check_scheme, load, quiet
 
 
 def test_scheme():
@@ -70,6 +104,15 @@ def test_load():
 def test_quiet():
     with pytest.raises(Quiet):
         quiet("")
+
+
+def test_at_least():
+    assert at_least(3, 1) == 3
+    with pytest.raises(MultipleInvalid) as caught:
+        at_least(0, 1)
+    assert caught.value.errors[0].path == ["value"]
+    with pytest.raises(MultipleInvalid):
+        at_least("x", 1)
 """
 
 
@@ -108,16 +151,36 @@ def test_an_own_exceptions_public_attributes_are_kept_and_guard_the_code(tmp_pat
         "self.component_name = component_value",
     )
     assert red.code == 1, red.output
-    assert "exception's attributes" in red.stdout
+    assert "raised uris.ValidationError with attributes" in red.stdout
     assert "component_name" in red.stdout and "'ftp'" in red.stdout
 
 
-def test_a_private_attribute_or_a_message_change_is_judged_as_before(tmp_path: Path) -> None:
+def test_an_attribute_read_through_a_property_of_a_nested_error_guards_its_code(
+    tmp_path: Path,
+) -> None:
+    """voluptuous keeps an error's path in ``_path``, read through ``path``; the errors a
+    ``MultipleInvalid`` holds are compared by class, arguments and attributes."""
     root = _recorded(tmp_path)
-    green = replayed_after(
-        root, "src/uris/__init__.py", "self._cache = object()", "self._cache = None"
+    red = replayed_after(
+        root, "src/uris/__init__.py", 'Invalid("too small", ["value"])', 'Invalid("too small", [])'
     )
-    assert green.code == 0, green.output  # not part of what the row keeps
+    assert red.code == 1, red.output
+    assert "uris.at_least" in red.stdout and "raised uris.MultipleInvalid" in red.stdout
+
+
+def test_a_refactor_that_changes_only_the_interpreters_own_error_stays_green(
+    tmp_path: Path,
+) -> None:
+    """``not value >= low`` and ``not low <= value`` fail alike on a str, but the
+    interpreter's TypeError (the nested error's ``__context__``) words them otherwise: the
+    chain is no part of what is compared, so the refactor replays green."""
+    root = _recorded(tmp_path)
+    green = replayed_after(root, "src/uris/__init__.py", "not value >= low", "not low <= value")
+    assert green.code == 0, green.output
+
+
+def test_a_message_change_is_judged_as_before(tmp_path: Path) -> None:
+    root = _recorded(tmp_path)
     red = replayed_after(root, "src/uris/__init__.py", "is not an allowed", "is no allowed")
     assert red.code == 1, red.output
     assert "DRIFT" in red.stdout and "is no allowed" in red.stdout
@@ -168,3 +231,65 @@ def test_a_forged_state_on_a_returning_row_is_refused(tmp_path: Path) -> None:
     result = run_cli("replay", cwd=root)
     assert result.code == 2, result.output
     assert "exc_state" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_an_error_raised_while_handling_one_that_cannot_be_frozen_keeps_its_state(
+    tmp_path: Path,
+) -> None:
+    """voluptuous's ``Number`` raises while handling decimal's ``InvalidOperation``, which
+    cannot be frozen: the whole state was dropped, and a change of the error's class with
+    it.  The chain is no part of the state: it is kept."""
+    from decimal import Decimal, InvalidOperation
+
+    from helpers import project_module
+    from lockstep.oracles.ledger.exc_state import exception_state
+
+    source = URIS + (
+        "\n\ndef number(text):\n"
+        "    from decimal import Decimal, InvalidOperation\n"
+        "    errors = []\n"
+        "    try:\n"
+        "        try:\n"
+        "            return Decimal(text)\n"
+        "        except InvalidOperation:\n"
+        "            raise Invalid('not a number', ['n'])\n"
+        "    except Invalid as e:\n"
+        "        errors.append(e)\n"
+        "    raise MultipleInvalid(errors)\n"
+    )
+    assert Decimal and InvalidOperation
+    with project_module(tmp_path, "numbers_pkg", source) as module:
+        try:
+            module.number("x")
+        except module.MultipleInvalid as e:
+            assert e.errors[0].__context__ is not None
+            state = exception_state(e, "numbers_pkg:number")
+        else:
+            raise AssertionError("number('x') returned")
+    assert state is not None
+    assert state["errors"] == [
+        {"$exc": ["numbers_pkg:Invalid", ["not a number"], {"_path": ["n"]}, None]}
+    ]
+
+
+def test_a_forged_state_on_a_raising_row_is_a_corrupt_line_not_a_drift(tmp_path: Path) -> None:
+    import hashlib
+
+    root = _recorded(tmp_path)
+    path = root / "lockstep" / "uris.check_scheme.ledger.jsonl"
+    header, *rows = path.read_text().splitlines()
+    for forged_state in ({"allowed": {"$bogus": 1}}, "hello", {"x": {"$obj": ["os:system", {}]}}):
+        forged = []
+        for line in rows:
+            row = json.loads(line)
+            if not row["ok"]:
+                row["exc_state"] = forged_state
+            forged.append(json.dumps(row, separators=(",", ":")))
+        body = "".join(line + "\n" for line in forged)
+        head = json.loads(header)
+        head["digest"] = hashlib.sha256(body.encode()).hexdigest()
+        path.write_text(json.dumps(head, separators=(",", ":")) + "\n" + body)
+        result = run_cli("replay", cwd=root)
+        assert result.code == 2, (forged_state, result.output)
+        assert "exc_state" in result.stderr, result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1, result.stderr

@@ -133,9 +133,9 @@ escape for bad input (no ``RecursionError``, ``OverflowError``,
   sign included (a negative int: 4299 digits) -- the most the JSON parser under
   :func:`loads` and every oracle reader reads, and Python's default
   ``int_max_str_digits``.
-* **strings** must be valid Unicode text: a lone surrogate (``"\\udcff"``, what
-  ``os.fsdecode`` makes of undecodable bytes) cannot be written as UTF-8, so
-  :func:`encode` refuses it with the path; encode such text to bytes first.
+* **strings** holding a lone surrogate (``"\\udcff"``, what ``os.fsdecode`` makes of
+  undecodable bytes) cannot be written as UTF-8: such a value is ``{"$str": escaped}``
+  (:func:`~lockstep.canon._core.text_form`); as a dict key it is refused with the path.
 * **enums** freeze by member name, so a :class:`enum.Flag` combination (no member
   of that name) is refused when it is frozen rather than failing at replay.
 * **every tag checks its payload's shape** and accepts only the canonical form

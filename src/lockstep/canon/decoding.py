@@ -15,6 +15,7 @@ import dataclasses
 import enum
 import functools
 import pathlib
+import re
 from collections.abc import Callable, Iterable
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Final, TypeAlias, TypeVar
@@ -32,6 +33,7 @@ from lockstep.canon._core import (
     _key_text,
     _short,
     _TooDeep,
+    text_form,
 )
 from lockstep.canon.library_classes import test_module
 from lockstep.canon.registry import (
@@ -117,6 +119,23 @@ def _dec_bytes(payload: Any, path: str, depth: int, tag: str = "$bytes") -> byte
     if _b64(data) != text:
         raise _not_canonical(tag, text, path)
     return data
+
+
+_STR_ESCAPE: Final = re.compile(r"\\(\\|u(d[89a-f][0-9a-f]{2}))")
+"""What ``$str`` escapes: a backslash, and a lone surrogate as ``\\udcXX``."""
+
+
+def _dec_str(payload: Any, path: str, depth: int) -> str:
+    """A text holding a lone surrogate (:func:`~lockstep.canon._core.text_form`); refused
+    unless it is the very form the encoder writes (it must hold one, each escape as
+    written, nothing else escaped)."""
+    text = str_payload("$str", payload, path)
+    value = _STR_ESCAPE.sub(
+        lambda m: "\\" if m.group(2) is None else chr(int(m.group(2), 16)), text
+    )
+    if text_form(value) != {"$str": text}:
+        raise _not_canonical("$str", text, path)
+    return value
 
 
 def _dec_bytearray(payload: Any, path: str, depth: int) -> bytearray:
@@ -499,6 +518,7 @@ TagDecoder: TypeAlias = Callable[[Any, str, int], Any]
 TAG_DECODERS: Final[dict[str, TagDecoder]] = {
     "$tuple": _dec_tuple,
     "$bytes": _dec_bytes,
+    "$str": _dec_str,
     "$bytearray": _dec_bytearray,
     "$decimal": _dec_decimal,
     "$float": _dec_float,

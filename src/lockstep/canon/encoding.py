@@ -44,6 +44,7 @@ from lockstep.canon._core import (
     _TooDeep,
     check_level,
     qualified_name,
+    text_form,
 )
 from lockstep.canon.cached_attributes import without_cached
 from lockstep.canon.callables import _CALLABLE_TYPES, IterItems, freeze_callable
@@ -156,7 +157,7 @@ class Encoder:
         if v is None or t is bool:
             return v  # type: ignore[no-any-return]
         if t is str:
-            return _check_text(v)
+            return text_form(v)
         if t is int:
             return _check_int(v)
         if t is float:
@@ -385,7 +386,7 @@ class Encoder:
         if isinstance(v, bool):
             return bool(v)
         if isinstance(v, str):
-            return _check_text(str(v))
+            return text_form(str(v))
         if isinstance(v, int):
             return _check_int(int(v))
         if isinstance(v, float):

@@ -38,6 +38,9 @@ from __future__ import annotations
 
 import builtins
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, Final
 
 from lockstep.canon._core import JSON, Unfreezable, check_level, qualified_name
@@ -104,6 +107,22 @@ def _class_name(t: type[Any]) -> str | None:
     return name
 
 
+_CHAINLESS: Final[ContextVar[bool]] = ContextVar("lockstep_exceptions_chainless", default=False)
+
+
+@contextmanager
+def without_chains() -> Iterator[None]:
+    """Inside the block, an exception freezes without its chain (``null``): what a row
+    keeps of an exception's attributes compares the exceptions they hold by class,
+    arguments and attributes, not by the interpreter's own error they were raised while
+    handling (:mod:`lockstep.oracles.ledger.exc_state`)."""
+    token = _CHAINLESS.set(True)
+    try:
+        yield
+    finally:
+        _CHAINLESS.reset(token)
+
+
 def _enc_exception(encoder: Encoder, v: Any, depth: int) -> JSON | None:
     if not isinstance(v, BaseException):
         return None
@@ -129,7 +148,9 @@ def _enc_exception(encoder: Encoder, v: Any, depth: int) -> JSON | None:
     # a context the exception suppresses (``raise ... from``) is not kept: no traceback
     # shows it, and it is often the library's own (json's StopIteration)
     context = None if v.__suppress_context__ else v.__context__
-    if v.__cause__ is not None or context is not None or v.__suppress_context__:
+    if _CHAINLESS.get():
+        pass  # (frozen to be compared, not thawed: see without_chains)
+    elif v.__cause__ is not None or context is not None or v.__suppress_context__:
         check_level(depth + 3)
         chain = [
             encoder.child(v.__cause__, ".__cause__", depth + 2),

@@ -578,6 +578,16 @@ def _pytz(payload: object) -> str:
     return f"pytz.timezone({_str(zone)!r}) at {_str(name)}{hours}{' DST' if dst else ''}"
 
 
+def _escaped_str(payload: object) -> str:
+    """A text holding a lone surrogate, as Python writes it (``'a\\udca9'``)."""
+    from lockstep.canon.decoding import TAG_DECODERS
+
+    try:
+        return repr(TAG_DECODERS["$str"](payload, "value", 0))
+    except Exception:
+        return f"<$str {_str(payload)!r}>"
+
+
 def _struct_time(payload: object) -> str:
     items = _list(payload, 11)
     names = ("year", "mon", "mday", "hour", "min", "sec", "wday", "yday", "isdst", "zone")
@@ -590,6 +600,7 @@ _TAGS: Final[dict[str, Callable[[object], str]]] = {
     "$set": _set,
     "$frozenset": _frozenset,
     "$bytes": _bytes,
+    "$str": _escaped_str,
     "$bytearray": lambda p: f"bytearray({_bytes(p)})",
     "$decimal": lambda p: f"Decimal({_str(p)!r})",
     "$float": _special_float,

@@ -510,11 +510,16 @@ def _decode_class(on: JSON) -> Any:
 
 
 def _decode_recorded(row: LedgerRow) -> None:
-    """Thaw what the row recorded (its result, its mutations), to see that it thaws."""
+    """Thaw what the row recorded (its result, its mutations, its exception's attributes),
+    to see that it thaws: a forged one is a corrupt line, not a drift to show."""
     if row.ok and not isinstance(row.result, msgspec.UnsetType):
         _decode(row.result, path="result")
     if isinstance(row.mutated, dict):
         _decode(row.mutated, path="mutated")
+    if not row.ok and not isinstance(row.exc_state, msgspec.UnsetType):
+        if not isinstance(row.exc_state, dict):
+            raise CanonError("not an object of attributes", "exc_state")
+        _decode(row.exc_state, path="exc_state")
 
 
 def _candidate_cut(candidate: bool) -> int | None:
@@ -563,11 +568,19 @@ def _state_drift(row: LedgerRow, exc: BaseException, limit: int | None) -> Drift
         return None
 
     def sides(cut: int | None) -> tuple[str, str]:
-        raised = f"raised {row.exc_type} with "
-        now = "none it keeps" if actual is None else value_text(actual, limit=cut)
-        return raised + value_text(expected, limit=cut), raised + now
+        raised = f"raised {row.exc_type} with attributes "
+        shown = (
+            value_text(expected, limit=cut),
+            ("none kept" if actual is None else value_text(actual, limit=cut)),
+        )
+        if shown[0] == shown[1] and actual is not None:  # alike as text: their forms
+            shown = (
+                clip(canon.canonical_json(expected).decode(), cut),
+                clip(canon.canonical_json(actual).decode(), cut),
+            )
+        return raised + shown[0], raised + shown[1]
 
-    return _cut_drift("exception's attributes", sides, limit)
+    return _cut_drift("exception", sides, limit)
 
 
 def _result_sides(row: LedgerRow, expected: JSON, actual: JSON, cut: int | None) -> tuple[str, str]:
