@@ -138,14 +138,18 @@ def suite_paths(root: Path) -> list[Path]:
     return sorted((root / folder).rglob("*.py"))
 
 
-def subclassing_modules(root: Path, packages: Iterable[str]) -> list[str]:
-    """The suite's modules (project-relative paths) that define, at their top level, a
-    subclass of a class of one of ``packages``: what ``lockstep init`` proposes for
-    ``[lockstep] test_modules`` (:mod:`lockstep.suite_modules`).
+def proposed_test_modules(root: Path, packages: Iterable[str]) -> list[str]:
+    """The suite's modules (project-relative paths) whose own classes or functions the
+    package's code is handed: what ``lockstep init`` proposes for ``[lockstep]
+    test_modules`` (:mod:`lockstep.suite_modules`).  A module is proposed when, at its top
+    level, it defines a subclass of a class of one of ``packages``, or when it passes a
+    function or class it defines at its top level to a call of the package (schema's tests
+    hand ``Use(ve)`` their module's ``ve``: without the module listed, 1,068 of 1,155
+    ``Schema.validate`` calls were skipped, and two one-line changes replayed green).
 
-    Read from the source alone: a class statement whose base is reached through a name the
-    module imports from the package (``import portion as P`` then ``P.Interval``; ``from
-    portion import Interval``).  A module that does not parse is passed over."""
+    Read from the source alone: a base or a callee reached through a name the module
+    imports from the package (``import portion as P`` then ``P.Interval``; ``from schema
+    import Use``).  A module that does not parse is passed over."""
     tops = {p.split(".")[0] for p in packages}
     found: list[str] = []
     for path in suite_paths(root):
@@ -157,12 +161,35 @@ def subclassing_modules(root: Path, packages: Iterable[str]) -> list[str]:
         except (OSError, SyntaxError, ValueError):
             continue
         imported = _names_from(tree, tops)
-        if imported and any(
-            isinstance(node, ast.ClassDef) and any(_root_name(b) in imported for b in node.bases)
-            for node in tree.body
-        ):
+        if imported and (_subclasses(tree, imported) or _hands_its_own(tree, imported)):
             found.append(path.relative_to(root).as_posix())
     return found
+
+
+def _subclasses(tree: ast.Module, imported: set[str]) -> bool:
+    """Whether the module defines, at its top level, a subclass of an ``imported`` class."""
+    return any(
+        isinstance(node, ast.ClassDef) and any(_root_name(b) in imported for b in node.bases)
+        for node in tree.body
+    )
+
+
+def _hands_its_own(tree: ast.Module, imported: set[str]) -> bool:
+    """Whether a call of something ``imported`` is given, as an argument, a function or
+    class the module defines at its top level (by its bare name)."""
+    own = {
+        node.name
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+    }
+    if not own:
+        return False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and _root_name(node.func) in imported:
+            given = [*node.args, *(k.value for k in node.keywords)]
+            if any(isinstance(a, ast.Name) and a.id in own for a in given):
+                return True
+    return False
 
 
 def _names_from(tree: ast.Module, tops: set[str]) -> set[str]:

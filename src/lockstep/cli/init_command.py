@@ -47,7 +47,7 @@ from lockstep.scaffold.survey import (
     survey,
 )
 from lockstep.store import atomic_write
-from lockstep.suite_files import subclassing_modules
+from lockstep.suite_files import proposed_test_modules
 
 ASKED_LEDGERS: Final = 5
 """Ledger candidates offered (the best ranked); the others are listed in the file as comments."""
@@ -283,7 +283,7 @@ def init(
             plan.suite = _run_suite(out, root, found, suite_timeout)
         scripts = _from_survey(out, found, plan, yes)
     if plan.packages and found.tests is not None:
-        plan.test_modules = subclassing_modules(root, [p.name for p in plan.packages])
+        plan.test_modules = proposed_test_modules(root, [p.name for p in plan.packages])
     taken = {p.name for p in plan.packages} | {ledger_name(c) for c in plan.ledgers}
     plan.corpora = [replace(c, name=_unique(c.name, taken)) for c in plan.corpora]
     scripts = [replace(s, name=_unique(s.name, taken)) for s in scripts]

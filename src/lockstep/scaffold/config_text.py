@@ -53,7 +53,8 @@ class Plan:
     suite: SuiteCalls | None = None
     """The suite's calls of each package's surface, when init ran it."""
     test_modules: list[str] = field(default_factory=list)
-    """The suite's modules that subclass the packages' classes (``[lockstep] test_modules``)."""
+    """The suite's modules whose classes or functions the packages' code is handed
+    (``[lockstep] test_modules``)."""
 
 
 def _s(text: str) -> str:
@@ -248,8 +249,9 @@ def config_text(plan: Plan) -> str:
     ]
     if plan.test_modules:
         out += [
-            "# Test modules that subclass the package's classes: calls handed their objects",
-            "# are recorded, and the verifying interpreter and replay import these modules.",
+            "# Test modules that subclass the package's classes or hand it their own functions:",
+            "# calls given them are recorded, and the verifying interpreter and replay import",
+            "# these modules.",
             f"test_modules = {_list(plan.test_modules)}",
         ]
     sections = (
