@@ -8,8 +8,11 @@ which kept only type and message, replayed green.
 
 from __future__ import annotations
 
+import hashlib
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from helpers import package_project, pytest_in, replayed_after, rows_of, run_cli
 
@@ -123,6 +126,22 @@ def _recorded(tmp_path: Path) -> Path:
     return root
 
 
+def _rows_rewritten(root: Path, edit: Callable[[dict[str, Any]], None]) -> None:
+    """The ``check_scheme`` ledger with ``edit`` applied to each row, its digest made to
+    match (a hand edit that passes the file's integrity check)."""
+    path = root / "lockstep" / "uris.check_scheme.ledger.jsonl"
+    header, *rows = path.read_text().splitlines()
+    edited = []
+    for line in rows:
+        row = json.loads(line)
+        edit(row)
+        edited.append(json.dumps(row, separators=(",", ":")))
+    body = "".join(line + "\n" for line in edited)
+    head = json.loads(header)
+    head["digest"] = hashlib.sha256(body.encode()).hexdigest()
+    path.write_text(json.dumps(head, separators=(",", ":")) + "\n" + body)
+
+
 def test_an_own_exceptions_public_attributes_are_kept_and_guard_the_code(tmp_path: Path) -> None:
     root = _recorded(tmp_path)
     rows = rows_of(root / "lockstep" / "uris.check_scheme.ledger.jsonl")
@@ -189,19 +208,7 @@ def test_a_message_change_is_judged_as_before(tmp_path: Path) -> None:
 def test_a_ledger_recorded_before_without_attributes_replays_green(tmp_path: Path) -> None:
     """Rows written before kept no ``exc_state``: nothing to compare, as then."""
     root = _recorded(tmp_path)
-    path = root / "lockstep" / "uris.check_scheme.ledger.jsonl"
-    header, *rows = path.read_text().splitlines()
-    stripped = []
-    for line in rows:
-        row = json.loads(line)
-        row.pop("exc_state", None)
-        stripped.append(json.dumps(row, separators=(",", ":")))
-    body = "".join(line + "\n" for line in stripped)
-    import hashlib
-
-    head = json.loads(header)
-    head["digest"] = hashlib.sha256(body.encode()).hexdigest()
-    path.write_text(json.dumps(head, separators=(",", ":")) + "\n" + body)
+    _rows_rewritten(root, lambda row: row.pop("exc_state", None))
     assert run_cli("replay", cwd=root).code == 0
     changed = replayed_after(
         root,
@@ -214,20 +221,12 @@ def test_a_ledger_recorded_before_without_attributes_replays_green(tmp_path: Pat
 
 def test_a_forged_state_on_a_returning_row_is_refused(tmp_path: Path) -> None:
     root = _recorded(tmp_path)
-    path = root / "lockstep" / "uris.check_scheme.ledger.jsonl"
-    header, *rows = path.read_text().splitlines()
-    forged = []
-    for line in rows:
-        row = json.loads(line)
+
+    def forge(row: dict[str, Any]) -> None:
         if row["ok"]:
             row["exc_state"] = {"component_name": "x"}
-        forged.append(json.dumps(row, separators=(",", ":")))
-    body = "".join(line + "\n" for line in forged)
-    import hashlib
 
-    head = json.loads(header)
-    head["digest"] = hashlib.sha256(body.encode()).hexdigest()
-    path.write_text(json.dumps(head, separators=(",", ":")) + "\n" + body)
+    _rows_rewritten(root, forge)
     result = run_cli("replay", cwd=root)
     assert result.code == 2, result.output
     assert "exc_state" in result.stderr and len(result.stderr.strip().splitlines()) == 1
@@ -239,8 +238,6 @@ def test_an_error_raised_while_handling_one_that_cannot_be_frozen_keeps_its_stat
     """voluptuous's ``Number`` raises while handling decimal's ``InvalidOperation``, which
     cannot be frozen: the whole state was dropped, and a change of the error's class with
     it.  The chain is no part of the state: it is kept."""
-    from decimal import Decimal, InvalidOperation
-
     from helpers import project_module
     from lockstep.oracles.ledger.exc_state import exception_state
 
@@ -257,7 +254,6 @@ def test_an_error_raised_while_handling_one_that_cannot_be_frozen_keeps_its_stat
         "        errors.append(e)\n"
         "    raise MultipleInvalid(errors)\n"
     )
-    assert Decimal and InvalidOperation
     with project_module(tmp_path, "numbers_pkg", source) as module:
         try:
             module.number("x")
@@ -273,22 +269,14 @@ def test_an_error_raised_while_handling_one_that_cannot_be_frozen_keeps_its_stat
 
 
 def test_a_forged_state_on_a_raising_row_is_a_corrupt_line_not_a_drift(tmp_path: Path) -> None:
-    import hashlib
-
     root = _recorded(tmp_path)
-    path = root / "lockstep" / "uris.check_scheme.ledger.jsonl"
-    header, *rows = path.read_text().splitlines()
     for forged_state in ({"allowed": {"$bogus": 1}}, "hello", {"x": {"$obj": ["os:system", {}]}}):
-        forged = []
-        for line in rows:
-            row = json.loads(line)
+
+        def forge(row: dict[str, Any], state: object = forged_state) -> None:
             if not row["ok"]:
-                row["exc_state"] = forged_state
-            forged.append(json.dumps(row, separators=(",", ":")))
-        body = "".join(line + "\n" for line in forged)
-        head = json.loads(header)
-        head["digest"] = hashlib.sha256(body.encode()).hexdigest()
-        path.write_text(json.dumps(head, separators=(",", ":")) + "\n" + body)
+                row["exc_state"] = state
+
+        _rows_rewritten(root, forge)
         result = run_cli("replay", cwd=root)
         assert result.code == 2, (forged_state, result.output)
         assert "exc_state" in result.stderr, result.stderr
