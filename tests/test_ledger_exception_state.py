@@ -281,3 +281,30 @@ def test_a_forged_state_on_a_raising_row_is_a_corrupt_line_not_a_drift(tmp_path:
         assert result.code == 2, (forged_state, result.output)
         assert "exc_state" in result.stderr, result.stderr
         assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
+def test_an_attribute_holding_a_large_document_is_left_out_and_the_others_kept(
+    tmp_path: Path,
+) -> None:
+    """jsonschema's errors hold the whole ``instance`` and ``schema`` they judged: frozen
+    at each raise to be dropped past the size limit, they would cost a suite that expects
+    thousands of errors seconds for nothing.  Looked at (a bounded count) and left out;
+    the error's own fields stay."""
+    from helpers import project_module
+    from lockstep.oracles.ledger.exc_state import MOST_ITEMS, exception_state
+
+    source = (
+        "class SchemaError(Exception):\n"
+        "    def __init__(self, message, path, instance):\n"
+        "        super().__init__(message)\n"
+        "        self.path = path\n"
+        "        self.instance = instance\n"
+    )
+    document = {"rows": [{"id": n, "name": f"row {n}"} for n in range(50_000)]}
+    with project_module(tmp_path, "checker_pkg", source) as module:
+        error = module.SchemaError("bad", ["rows", 3], document)
+        state = exception_state(error, "checker_pkg:validate")
+        small = module.SchemaError("bad", ["rows", 3], {"rows": list(range(MOST_ITEMS // 2))})
+        kept = exception_state(small, "checker_pkg:validate")
+    assert state == {"path": ["rows", 3]}
+    assert kept is not None and set(kept) == {"path", "instance"}

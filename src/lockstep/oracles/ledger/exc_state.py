@@ -19,8 +19,10 @@ the chain it was raised in: its ``__context__`` is whatever the interpreter rais
 <= v``) or another Python version changes while the library's behaviour does not.
 
 Left out, as before: exceptions of other packages and of the standard library (whose
-attributes may hold a response, a process, a file: their message stays the contract),
-and a state of more than :data:`MOST_BYTES`.  A ledger recorded before has no
+attributes may hold a response, a process, a file: their message stays the contract).
+Left out of a state: an attribute holding more than :data:`MOST_ITEMS` items (a
+validator's whole ``instance`` and ``schema``: looked at, never frozen at each raise), and
+one that would take the state past :data:`MOST_BYTES`.  A ledger recorded before has no
 ``exc_state`` and replays as it did.
 """
 
@@ -56,19 +58,56 @@ def exception_state(exc: BaseException, fn: str) -> JSON | None:
     for name, value in attributes.items():
         if not isinstance(name, str) or name[:1] == "$" or _dunder(name):
             continue
+        if not _small(value):  # a validator's whole document: not frozen at each raise
+            continue
         try:
             with without_chains():
                 frozen = canon.encode(value, path=f"the exception's {name}")
             written = canon.canonical_json(frozen)
         except Exception:  # this attribute cannot be frozen: the others still can
             continue
-        if _ADDRESS.search(written):
+        if _ADDRESS.search(written) or size + len(written) > MOST_BYTES:
             continue
         size += len(written)
         state[name] = frozen
-    if not state or size > MOST_BYTES:
-        return None
-    return state
+    return state or None
+
+
+MOST_ITEMS: Final = 2048
+"""Items (and characters, in blocks of 64) an attribute holds at most to be frozen: read
+by :func:`_small` before it is, so that an exception holding a large document (a
+validator's ``instance`` and ``schema``) costs each raise a bounded look, not a freeze
+of the document to then drop it past :data:`MOST_BYTES`."""
+
+
+def _small(value: object) -> bool:
+    """Whether ``value`` holds at most :data:`MOST_ITEMS` items, counting the items of
+    its lists, tuples, sets and dicts and the attributes of the objects in it, each text
+    and bytes by its length in blocks of 64: a look bounded by that count, never a walk
+    of a large value."""
+    left = MOST_ITEMS
+    pending = [value]
+    seen: set[int] = set()
+    while pending:
+        item = pending.pop()
+        left -= 1 + (len(item) >> 6 if isinstance(item, str | bytes | bytearray) else 0)
+        if left < 0:
+            return False
+        if isinstance(item, str | bytes | bytearray | int | float | bool) or item is None:
+            continue
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        if isinstance(item, dict):
+            pending.extend(item.keys())
+            pending.extend(item.values())
+        elif isinstance(item, list | tuple | set | frozenset):
+            pending.extend(item)
+        else:
+            inner = getattr(item, "__dict__", None)
+            if isinstance(inner, dict):
+                pending.extend(inner.values())
+    return True
 
 
 def _dunder(name: str) -> bool:
