@@ -23,6 +23,7 @@ from typing import Final
 
 import msgspec
 
+from lockstep.addresses import HEX_ADDRESS
 from lockstep.config import Project, RuleSpec
 from lockstep.errors import ConfigError
 
@@ -103,13 +104,12 @@ _TMP_PATH: Final = (
     r"(?:/private)?/(?:tmp|var/folders|var/tmp)/[^\s'\"]*"
     r"|[A-Za-z]:\\Users\\[^\\\s]+\\AppData\\Local\\Temp\\[^\s'\"]*"
 )
-_HEX_ADDR: Final = r"\b0x[0-9a-fA-F]{6,16}\b"
 
 BUILTIN_PATTERNS: Final[dict[str, tuple[str, str]]] = {
     "uuid": (_UUID, "<UUID>"),
     "iso-timestamp": (_ISO_TS, "<TS>"),
     "tmp-path": (_TMP_PATH, "<TMP>"),
-    "hex-address": (_HEX_ADDR, "<ADDR>"),
+    "hex-address": (HEX_ADDRESS, "<ADDR>"),
 }
 BUILTIN_NAMES: Final = (*BUILTIN_PATTERNS, "json-sort-keys")
 

@@ -148,9 +148,8 @@ def _enc_exception(encoder: Encoder, v: Any, depth: int) -> JSON | None:
     # a context the exception suppresses (``raise ... from``) is not kept: no traceback
     # shows it, and it is often the library's own (json's StopIteration)
     context = None if v.__suppress_context__ else v.__context__
-    if _CHAINLESS.get():
-        pass  # (frozen to be compared, not thawed: see without_chains)
-    elif v.__cause__ is not None or context is not None or v.__suppress_context__:
+    chained = v.__cause__ is not None or context is not None or v.__suppress_context__
+    if chained and not _CHAINLESS.get():  # chainless: frozen to be compared, not thawed
         check_level(depth + 3)
         chain = [
             encoder.child(v.__cause__, ".__cause__", depth + 2),

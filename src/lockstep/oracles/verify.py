@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Final
 
 import msgspec
 
+from lockstep.addresses import HEX_ADDRESS_TEXT
 from lockstep.canon.text import SHOWN_VALUE, around_difference, clip
 from lockstep.config import OracleSpec, Project, Settings, config_of
 from lockstep.errors import LockstepError
@@ -105,7 +106,6 @@ ADDRESS_CAUSE: Final = (
     "an object's address in the value (a repr with 'at 0x...', an id()): it differs in "
     "every process, so no replay can reproduce it"
 )
-_ADDRESS: Final = re.compile(r"0x[0-9a-fA-F]{6,16}")
 _SIDES: Final = re.compile(
     r"^\w+: recorded (?P<recorded>.*), fresh interpreter (?P<fresh>.*)$", re.S
 )
@@ -119,9 +119,9 @@ def only_addresses_differ(reason: str) -> bool:
     if found is None:
         return False
     recorded, fresh = found["recorded"], found["fresh"]
-    if recorded == fresh or _ADDRESS.search(recorded) is None:
+    if recorded == fresh or HEX_ADDRESS_TEXT.search(recorded) is None:
         return False
-    return _ADDRESS.sub("0x…", recorded) == _ADDRESS.sub("0x…", fresh)
+    return HEX_ADDRESS_TEXT.sub("0x…", recorded) == HEX_ADDRESS_TEXT.sub("0x…", fresh)
 
 
 VERIFY_ROUNDS: Final = 16

@@ -28,18 +28,15 @@ one that would take the state past :data:`MOST_BYTES`.  A ledger recorded before
 
 from __future__ import annotations
 
-import re
 from typing import Final
 
 from lockstep import canon
+from lockstep.addresses import HEX_ADDRESS_BYTES
 from lockstep.canon import JSON
 from lockstep.canon.exception_values import without_chains
 
 MOST_BYTES: Final = 1 << 16
 """Largest frozen state kept (past it the row keeps type and message, as before)."""
-
-_ADDRESS: Final = re.compile(rb"0x[0-9a-fA-F]{6,16}")
-"""An object's address in a frozen form (as recording's verification reads one)."""
 
 
 def exception_state(exc: BaseException, fn: str) -> JSON | None:
@@ -66,7 +63,7 @@ def exception_state(exc: BaseException, fn: str) -> JSON | None:
             written = canon.canonical_json(frozen)
         except Exception:  # this attribute cannot be frozen: the others still can
             continue
-        if _ADDRESS.search(written) or size + len(written) > MOST_BYTES:
+        if HEX_ADDRESS_BYTES.search(written) or size + len(written) > MOST_BYTES:
             continue
         size += len(written)
         state[name] = frozen
