@@ -140,3 +140,35 @@ def test_paths_the_projects_addopts_names_leave_the_ledgers_in(tmp_path: Path) -
     assert red.code == 1, red.output
     only_tests = pytest_in(root, "--lockstep", "-q", "-p", "no:randomly", "tests")
     assert "1 failed" in only_tests.output  # a path typed on the command line still selects
+
+
+def test_a_folder_where_a_ledger_goes_is_named_when_refreshed(tmp_path: Path) -> None:
+    """``--lockstep-refresh`` writes a ledger it cannot read whole: a folder in its place
+    met the rename as an ``IsADirectoryError``, a traceback out of the session's end."""
+    root = tmp_path / "project"
+    write_files(
+        root,
+        {
+            "lockstep.toml": (
+                '[[ledger]]\nname = "cents"\ntarget = "money:cents"\n'
+                '[[ledger]]\nname = "label"\ntarget = "money:label"\n'
+            ),
+            "money.py": MONEY,
+            "tests/test_money.py": TESTS,
+        },
+    )
+    assert pytest_in(root, "--lockstep-record", "-q", "tests").code == 0
+    ledger = root / "lockstep/cents.ledger.jsonl"
+    ledger.unlink()
+    ledger.mkdir()
+    (ledger / "keep").write_bytes(b"kept\n")
+
+    again = pytest_in(root, "--lockstep-record", "--lockstep-refresh", "-q", "tests")
+    assert again.code == 1, again.output
+    assert "Traceback" not in again.output, again.output
+    errors = [line for line in again.output.splitlines() if "lockstep: error:" in line]
+    assert len(errors) == 1, again.output
+    assert "cents.ledger.jsonl: is not a regular file" in errors[0], again.output
+    assert (ledger / "keep").read_bytes() == b"kept\n"
+    assert not [p for p in (root / "lockstep").iterdir() if p.name.endswith(".tmp")]
+    assert len(rows_of(root / "lockstep/label.ledger.jsonl")) == 1  # the other one is written

@@ -147,13 +147,21 @@ def real_folder(
 
 
 def _refuse_link(path: Path) -> bool:
-    """Raise if ``path`` is a link; return whether it exists (as a file or folder)."""
+    """Raise if ``path`` is a link, or anything but a regular file (a folder in its place
+    would meet the rename that replaces it half way, as an ``IsADirectoryError``); return
+    whether it exists."""
     try:
         info = os.lstat(path)
     except FileNotFoundError:
         return False
     if stat.S_ISLNK(info.st_mode):
         raise _link_error(path)
+    if not stat.S_ISREG(info.st_mode):
+        raise DataError(
+            f"{_relative_to_cwd(path)}: is not a regular file (a folder, device, pipe or "
+            "socket); lockstep writes oracle files: remove it, or move it elsewhere (nothing "
+            "was written to it)"
+        )
     return True
 
 
