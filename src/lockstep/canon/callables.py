@@ -12,11 +12,13 @@ from typing import Any, Final
 from lockstep.canon._core import Unfreezable, _short
 from lockstep.canon.decoding import TAG_DECODERS, decode_items, list_payload, str_payload
 from lockstep.canon.library_classes import test_module
+from lockstep.canon.module_lambdas import module_lambda, module_lambda_index
 from lockstep.canon.registry import (
     _CALLABLE_SCOPE,
     _TYPES_BY_NAME,
     HELD_FUNCTION_ATTRS,
     _imported_object,
+    _own_module,
     forget_plans,
     no_longer_imports,
 )
@@ -315,13 +317,52 @@ def _in_scope(name: str) -> bool:
         return qualname in _PURE_OPERATORS
     if module in _PURE_MODULES:  # a function, never the module's loader or spec
         return "." not in qualname and not qualname.startswith("_")
+    if module == "ast":
+        return _ast_node_class(qualname)
+    if module == "random":
+        return _random_function(qualname)
     return module.split(".")[0] in _CALLABLE_SCOPE or name in _TYPES_BY_NAME or name in _PURE_STDLIB
+
+
+def _ast_node_class(qualname: str) -> bool:
+    """Whether ``ast:qualname`` is a node class of the syntax tree (``ast.Add``): an
+    evaluator keys its tables by them (simpleeval's ``operators``), and making one runs
+    nothing.  ``ast`` is imported wherever such a class was frozen."""
+    ast = sys.modules.get("ast")
+    found = vars(ast).get(qualname) if ast is not None else None
+    return isinstance(found, type) and issubclass(found, vars(ast)["AST"])
+
+
+def _random_function(qualname: str) -> bool:
+    """Whether ``random:qualname`` is a function of ``random``'s module (``random.random``,
+    a method of its hidden generator): a table of an evaluator's functions holds one
+    (simpleeval's ``rand``), and calling it changes nothing but that generator's state."""
+    random = sys.modules.get("random")
+    if random is None or qualname.startswith("_") or "." in qualname:
+        return False
+    found = vars(random).get(qualname)
+    return getattr(found, "__self__", None) is vars(random).get("_inst") is not None
+
+
+def _generator_function_name(v: Any) -> str | None:
+    """``random:name`` for a function of ``random``'s module taken from it (its hidden
+    generator's bound method, ``from random import random``), else None."""
+    random = sys.modules.get("random")
+    owner = getattr(v, "__self__", None)
+    name = getattr(v, "__name__", None)
+    if random is None or owner is None or owner is not vars(random).get("_inst"):
+        return None
+    if not isinstance(name, str) or vars(random).get(name) != v:
+        return None
+    return f"random:{name}"
 
 
 def _named_callable(name: str, *, importing: bool = False) -> Any:
     """The function or class ``module:Qual.Name`` in an imported module's namespace, or None
     (``importing``: see :func:`~lockstep.canon.registry._already_imported`)."""
     found = _imported_object(name, importing=importing)
+    if type(found) is staticmethod:  # a class's __dict__ holds the wrapper, not its function
+        found = found.__func__
     if type(found) in _CALLABLE_TYPES or isinstance(found, type):
         return found
     return None
@@ -335,21 +376,32 @@ def freeze_callable(v: Any) -> dict[str, Any]:
     except Unfreezable:
         if type(v) is not types.FunctionType or not v.__qualname__.endswith("<lambda>"):
             raise
-        kept = _kept_lambda(v) or _local_lambda(v)
+        kept = _kept_lambda(v) or _local_lambda(v) or _top_level_lambda(v)
         if kept is None:
             raise
         return kept
+
+
+def _top_level_lambda(v: types.FunctionType) -> dict[str, Any] | None:
+    """``{"$lambda": ["pkg.mod:", n]}`` for a lambda written in the body of a module of the
+    target's package and kept in its data (:mod:`lockstep.canon.module_lambdas`)."""
+    module = v.__module__
+    if not isinstance(module, str) or not _in_scope(f"{module}:"):
+        return None
+    index = module_lambda_index(v)
+    return None if index is None else {"$lambda": [f"{module}:", index]}
 
 
 def _callable_name(v: Any) -> str:
     """``pkg.mod:qualname`` of a function or class that thaws back to itself, or refuse it."""
     owner = getattr(v, "__objclass__", None)
     module = getattr(owner if owner is not None else v, "__module__", None)
+    qualname = getattr(v, "__qualname__", "")
     if type(v) is types.BuiltinFunctionType and not isinstance(
         getattr(v, "__self__", None), types.ModuleType
     ):
-        module = None  # a bound builtin method ([].append): no name reaches it
-    qualname = getattr(v, "__qualname__", "")
+        generated = _generator_function_name(v)  # random.random: its module's name for it
+        module, qualname = ("random", v.__name__) if generated else (None, qualname)
     name = f"{module}:{qualname}"
     if module and "<" not in qualname and not _names(_named_callable(name), v):
         name = _held_name(name, v)
@@ -466,6 +518,8 @@ def _dec_lambda(payload: Any, path: str, depth: int) -> Any:
     lambda code, in its module's globals (see :func:`_local_lambda`)."""
     name, index = list_payload("$lambda", payload, path, depth, "[function, index]")
     name = str_payload("$lambda", name, path)
+    if name.endswith(":") and name.count(":") == 1 and _in_scope(name):
+        return _dec_top_level_lambda(name, index, path)
     held = _imported_object(name, importing=True) if _in_scope(name) else None
     if held is None and _in_scope(name):
         no_longer_imports(name, "$lambda", path)
@@ -491,6 +545,21 @@ def _dec_lambda(payload: Any, path: str, depth: int) -> Any:
         "variables written in a function of the target's package",
         path,
     )
+
+
+def _dec_top_level_lambda(name: str, index: Any, path: str) -> types.FunctionType:
+    """``{"$lambda": ["pkg.mod:", n]}``: the ``n``-th lambda of that module's own code."""
+    module_name = name[:-1]
+    if module_name not in sys.modules and _own_module(module_name) is None:
+        no_longer_imports(name, "$lambda", path)
+    made = module_lambda(module_name, index)
+    if made is None:
+        raise ThawError(
+            f"$lambda names lambda {index!r} of module {_short(module_name)}, which its source "
+            "today does not hold (removed?)",
+            path,
+        )
+    return made
 
 
 def _namespace(where: str) -> Any:

@@ -527,7 +527,10 @@ def _default(payload: object) -> str:
 
 
 def _lambda(payload: object) -> str:
+    """``<lambda 0 of Table.__init__>``; one written in a module's body: ``of pkg.mod``."""
     function, index = _list(payload, 2)
+    if isinstance(function, str) and function.endswith(":") and function.count(":") == 1:
+        return f"<lambda {_render(index)} of {function[:-1]}>"
     return f"<lambda {_render(index)} of {_class_name(function)}>"
 
 

@@ -1,0 +1,168 @@
+"""An evaluator's tables freeze: syntax-node classes, a module's own lambdas, static methods.
+
+simpleeval's ``SimpleEval`` keeps ``operators`` keyed by ``ast`` node classes, among them
+lambdas written in its module's ``DEFAULT_OPERATORS`` and held by no name, a
+``functions`` table holding ``random.random``, and ``nodes``, its own bound methods and
+static methods.  None of them froze, so every call of ``SimpleEval.eval`` (243 of its
+suite's 449 calls) was skipped and no row guarded the evaluator: lockstep caught 3 of 10
+one-line changes its suite caught 8 of.
+"""
+
+from __future__ import annotations
+
+import ast
+import random
+import types
+from pathlib import Path
+
+import pytest
+
+from helpers import recorded, red_after_change, refused_in_one_line, rows_of, run_cli
+from lockstep import canon
+from lockstep.canon.module_lambdas import module_lambda, module_lambda_index
+from lockstep.errors import CanonError
+
+EVALUATOR = """
+import ast
+import operator
+from random import random
+
+OPERATORS = {
+    ast.Add: operator.add,
+    ast.Mult: lambda x, y: x * y,
+    ast.In: lambda x, y: x in y,
+}
+FUNCTIONS = {"rand": random, "double": lambda x: 2 * x}
+
+
+class Evaluator:
+    def __init__(self, operators=None, functions=None):
+        self.operators = dict(OPERATORS if operators is None else operators)
+        self.functions = dict(FUNCTIONS if functions is None else functions)
+        self.nodes = {
+            ast.Expression: self._eval_expression,
+            ast.BinOp: self._eval_binop,
+            ast.Compare: self._eval_compare,
+            ast.Call: self._eval_call,
+            ast.Constant: self._eval_constant,
+            ast.List: self._eval_list,
+        }
+
+    def eval(self, text):
+        return self._eval(ast.parse(text.strip(), mode="eval"))
+
+    def _eval(self, node):
+        return self.nodes[type(node)](node)
+
+    def _eval_expression(self, node):
+        return self._eval(node.body)
+
+    def _eval_binop(self, node):
+        return self.operators[type(node.op)](self._eval(node.left), self._eval(node.right))
+
+    def _eval_compare(self, node):
+        op = self.operators[type(node.ops[0])]
+        return op(self._eval(node.left), self._eval(node.comparators[0]))
+
+    def _eval_call(self, node):
+        return self.functions[node.func.id](*[self._eval(a) for a in node.args])
+
+    def _eval_list(self, node):
+        return [self._eval(e) for e in node.elts]
+
+    @staticmethod
+    def _eval_constant(node):
+        return node.value
+"""
+
+TESTS = """
+from evaluator import Evaluator
+
+
+def test_eval():
+    e = Evaluator()
+    assert e.eval("1 + 2") == 3
+    assert e.eval(" 3 * 4 ") == 12
+    assert e.eval("2 in [1, 2]") is True
+    assert e.eval("double(5)") == 10
+"""
+
+FILES = {
+    "lockstep.toml": '[[ledger]]\npackage = "evaluator"\n',
+    "pyproject.toml": '[tool.pytest.ini_options]\npythonpath = ["src"]\n',
+    "src/evaluator/__init__.py": EVALUATOR,
+    "tests/test_evaluator.py": TESTS,
+}
+
+
+def test_an_evaluator_with_its_tables_is_recorded_and_guards_them(tmp_path: Path) -> None:
+    root = tmp_path / "project"
+    run = recorded(root, FILES)
+    assert "no call skipped" in run.output, run.output
+    rows = rows_of(root / "lockstep/evaluator.Evaluator.eval.ledger.jsonl")
+    assert len(rows) == 4
+    state = rows[0].args[0]["$obj"][1]["state"]  # type: ignore[index,call-overload]
+    operators = dict((k["$fn"], v) for k, v in state["operators"]["$dict"])
+    assert operators["ast:In"] == {"$lambda": ["evaluator:", 1]}
+    assert operators["ast:Add"] == {"$fn": "_operator:add"}
+    assert {"$fn": "random:random"} in [v for _, v in state["functions"].items()]
+    nodes = dict((k["$fn"], v) for k, v in state["nodes"]["$dict"])
+    assert nodes["ast:Constant"] == {"$fn": "evaluator:Evaluator._eval_constant"}
+    assert run_cli("replay", cwd=root).code == 0
+    # a module-level lambda's body, read at replay from the module's code
+    red = red_after_change(root, "src/evaluator/__init__.py", "x in y", "x not in y")
+    assert "evaluator.Evaluator.eval" in red.stdout
+    (root / "src/evaluator/__init__.py").write_text(EVALUATOR)
+    # the static method in the evaluator's own table
+    red = red_after_change(root, "src/evaluator/__init__.py", "return node.value", "return 0")
+    assert "evaluator.Evaluator.eval" in red.stdout
+    (root / "src/evaluator/__init__.py").write_text(EVALUATOR)
+    red = red_after_change(root, "src/evaluator/__init__.py", "text.strip()", "text")
+    assert "evaluator.Evaluator.eval" in red.stdout
+
+
+SQUARE = lambda x: x * x  # noqa: E731 - kept by a name: freezes as $fn already
+TABLE = {"cube": lambda x: x**3, "neg": lambda x: -x}
+
+
+def test_a_lambda_kept_in_a_modules_data_thaws_to_a_function_of_its_code(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(canon.callables, "_in_scope", lambda name: name.startswith(__name__))
+    cube, neg = TABLE["cube"], TABLE["neg"]
+    index = module_lambda_index(cube)
+    assert index is not None and module_lambda_index(neg) == index + 1
+    assert module_lambda_index(SQUARE) == index - 1  # counted, though it freezes by its name
+    frozen = canon.encode(TABLE)
+    assert frozen == {
+        "cube": {"$lambda": [f"{__name__}:", index]},
+        "neg": {"$lambda": [f"{__name__}:", index + 1]},
+    }
+    thawed = canon.decode(frozen)
+    assert thawed["cube"](3) == 27 and thawed["neg"](3) == -3
+    assert thawed["cube"].__code__ is cube.__code__ or thawed["cube"].__code__ == cube.__code__
+    assert canon.encode(thawed) == frozen
+    made = module_lambda(__name__, index + 1)
+    assert isinstance(made, types.FunctionType) and made(1) == -1
+    assert module_lambda(__name__, 10_000) is None
+
+
+def test_a_forged_top_level_lambda_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(canon.callables, "_in_scope", lambda name: name.startswith(__name__))
+    message = refused_in_one_line({"$lambda": [f"{__name__}:", 10_000]})
+    assert "does not hold" in message
+    outside = refused_in_one_line({"$lambda": ["os:", 0]})
+    assert "os" in outside
+
+
+def test_syntax_node_classes_and_randoms_functions_freeze_by_name_and_nothing_else() -> None:
+    assert canon.encode(ast.Add) == {"$fn": "ast:Add"}
+    assert canon.decode({"$fn": "ast:Constant"}) is ast.Constant
+    assert canon.encode(random.random) == {"$fn": "random:random"}
+    assert canon.decode({"$fn": "random:random"}) is random.random
+    for name in ("ast:parse", "ast:NodeVisitor", "random:SystemRandom", "random:_inst"):
+        assert name in refused_in_one_line({"$fn": name})
+    with pytest.raises(CanonError, match="ast:parse"):
+        canon.encode(ast.parse)  # a function of ast, not a node class
+    with pytest.raises(CanonError):
+        canon.encode(random.Random(4).random)  # another generator's: no name reaches it
