@@ -63,6 +63,12 @@ class UnimportableModule(TargetError):
         self.reason = reason
 
 
+class UnimportableTestModule(TargetError):
+    """A module listed in ``[lockstep] test_modules`` raised on import: replay's cases
+    cannot run (red, as for a target whose module no longer imports); a recording's
+    verification stops that ledger with it instead, refusing none of its rows."""
+
+
 class NotACallable(TargetError):
     """A target names a value that cannot be called (a class, a constant). For a target
     a package's surface guessed from its source (``Text = Token.Text``, an attribute of a

@@ -29,7 +29,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Final
 
-from lockstep.errors import ConfigError
+from lockstep.errors import ConfigError, UnimportableTestModule
 
 if TYPE_CHECKING:
     from lockstep.config import Project
@@ -122,10 +122,11 @@ def _import(project: Project, listed: Sequence[tuple[str, Path, Path]]) -> None:
             except KeyboardInterrupt:
                 raise
             except BaseException as e:  # pytest.importorskip's Skipped, a sys.exit() too
-                first = (str(e).strip().splitlines() or [""])[0]
-                raise ConfigError(
+                # the change under test broke it (or the package it imports): its cases
+                # cannot run, red as a target that no longer imports, not a setup error
+                raise UnimportableTestModule(
                     f"{project.config_name}: {KEY}: cannot import {shown} as {name!r}: "
-                    f"{type(e).__name__}: {first}"
+                    f"{type(e).__name__}: {_clipped(str(e).strip())}"
                 ) from None
         module = sys.modules.get(name)
         if not isinstance(module, ModuleType) or _file_of(module) != file:
@@ -133,6 +134,12 @@ def _import(project: Project, listed: Sequence[tuple[str, Path, Path]]) -> None:
                 f"{project.config_name}: {KEY}: {shown} would be imported as {name!r}, "
                 "which is another module here"
             )
+
+
+def _clipped(text: str, most: int = 300) -> str:
+    """The whole of an import's error, to ``most`` characters: a parser's error names the
+    place after a newline (the message is one line: newlines are shown escaped)."""
+    return text if len(text) <= most else text[: most - 1] + "…"
 
 
 def _file_of(module: ModuleType) -> Path | None:

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Final, Generic, TypeVar
 
 import msgspec
 
-from lockstep.errors import TargetError, UsageError
+from lockstep.errors import ConfigError, TargetError, UnimportableTestModule, UsageError
 from lockstep.model import (
     Drift,
     OracleStatus,
@@ -400,6 +400,9 @@ def replay(project: Project, spec: OracleSpec, options: ReplayOptions) -> Iterat
             last = outcome.case_id
             yield shown(outcome)
     except TargetError as e:
+        if options.candidate and isinstance(e, UnimportableTestModule):
+            # verifying a recording: no row is refused for it, the ledger is not written
+            raise ConfigError(str(e)) from None
         note = f"cannot run: {e}"
         failed = _not_replayed(kind.case_ids(project, spec), options, replayed, last)
         if failed is None:  # replayed out of the listing's order: not told apart
