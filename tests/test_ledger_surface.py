@@ -678,6 +678,8 @@ def test_a_tested_member_whose_every_call_was_skipped_still_counts_in_the_summar
     assert "3 ledger(s) and 1 member(s) without one: saw 9 call(s)" in out, out
     assert "SKIPPED 2 call(s) (22.2%)" in out and "cannot freeze a threading.Semaphore" in out
     assert "dates._locked: no ledger: the tests called it 2 time(s), every call skipped" in out
+    member = next(line for line in out.splitlines() if line.startswith("dates._locked: no ledger"))
+    assert "2 call(s): " in member and "cannot freeze a threading.Semaphore" in member, member
     assert run_cli("replay", cwd=tmp_path).code == 0
 
 

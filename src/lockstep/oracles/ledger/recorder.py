@@ -858,14 +858,28 @@ _OWN_FILES: Final = frozenset(
 
 
 def _caller_site() -> str:
-    """``file:line`` of the code that called the recorded function (outside this module)."""
+    """``file:line`` of the code that called the recorded function (outside this module):
+    the first such frame inside the project (the folder the run started in), so a call
+    made through ``unittest``'s ``assertEqual`` names the test, not ``unittest/case.py``;
+    the first one at all when no frame is inside it."""
     frame: FrameType | None = sys._getframe(1)
     while frame is not None and frame.f_code.co_filename in _OWN_FILES:
         frame = frame.f_back
     if frame is None:
         return ""
-    try:
-        shown = Path(frame.f_code.co_filename).resolve().relative_to(Path.cwd().resolve())
-    except ValueError:
-        shown = Path(frame.f_code.co_filename)
-    return f"{shown.as_posix()}:{frame.f_lineno}"
+    here = Path.cwd().resolve()
+    first = frame
+    while frame is not None:
+        try:
+            shown = Path(frame.f_code.co_filename).resolve().relative_to(here)
+        except ValueError:
+            frame = frame.f_back
+            continue
+        if not any(part in _NOT_THE_PROJECTS for part in shown.parts):
+            return f"{shown.as_posix()}:{frame.f_lineno}"
+        frame = frame.f_back
+    return f"{Path(first.f_code.co_filename).as_posix()}:{first.f_lineno}"
+
+
+_NOT_THE_PROJECTS: Final = frozenset({"site-packages", "dist-packages", ".venv", "venv", ".tox"})
+"""Folders inside the project that hold other packages' code (a virtual environment)."""

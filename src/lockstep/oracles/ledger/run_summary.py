@@ -232,8 +232,20 @@ def write_outcomes(
     for name, counts in unwritten:
         terminalreporter.write_line(
             f"{name}: no ledger: the tests called it {counts.calls} time(s), every call "
-            "skipped (its values cannot be frozen; the reasons are in the totals above)"
+            f"skipped (its values cannot be frozen): {_first_reason(counts)}"
         )
+
+
+def _first_reason(counts: CallCounts) -> str:
+    """Why most of one target's calls were skipped, and how many more reasons there are:
+    each call of a metaclass's ``__new__`` can have its own (parsimonious: seven calls,
+    seven reasons, none among the run's most common)."""
+    ranked = sorted(counts.unfreezable.items(), key=lambda item: (-item[1], item[0]))
+    if not ranked:
+        return "no reason was kept"
+    reason, n = ranked[0]
+    more = f"; {len(ranked) - 1} other reason(s)" if len(ranked) > 1 else ""
+    return f"{n} call(s): {reason}{more}"
 
 
 def secret_refusals(reports: Iterable[RecordReport]) -> int:
