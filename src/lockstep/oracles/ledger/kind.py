@@ -221,7 +221,9 @@ def write_recording(
 # --------------------------------------------------------------------------- replay
 
 
-NO_ROWS_REMARK: Final = "no rows: it guards nothing (no call was recorded, or each was refused)"
+NO_ROWS_REMARK: Final = (
+    "no rows: it guards nothing (no call was recorded, or each was skipped or refused)"
+)
 """What ``lockstep status`` says of a ledger that holds no row (no call, or all refused)."""
 
 
@@ -319,7 +321,8 @@ def _no_rows(project: Project, spec: LedgerSpec, path: Path) -> Outcome:
         NO_ROWS,
         Status.ERROR,
         note=f"{display_path(path, project.root)} holds 0 rows, so nothing guards the target (no "
-        "call was recorded, or each was refused: the recording said why); record it again while "
+        "call was recorded, or each was skipped or refused: the recording said why); record it "
+        "again while "
         f"something calls {spec.target} (a driver, or 'pytest --lockstep-record={spec.name}')",
     )
 
