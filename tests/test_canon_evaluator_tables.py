@@ -166,3 +166,10 @@ def test_syntax_node_classes_and_randoms_functions_freeze_by_name_and_nothing_el
         canon.encode(ast.parse)  # a function of ast, not a node class
     with pytest.raises(CanonError):
         canon.encode(random.Random(4).random)  # another generator's: no name reaches it
+
+
+def test_a_class_as_a_key_is_named_in_the_path_of_what_cannot_freeze() -> None:
+    """Every entry of a table keyed by node classes read ``[<builtins.type>]``: which one
+    held the value that cannot freeze could not be told."""
+    with pytest.raises(CanonError, match=r"value\[<class ast\.Mult>\]: cannot freeze"):
+        canon.encode({ast.Add: 1, ast.Mult: (lambda: lambda: 0)()})

@@ -133,6 +133,8 @@ def _key_text(key: Any) -> str:
         return "frozenset({" + ", ".join(sorted(_key_text(k) for k in key)) + "})"
     if isinstance(key, enum.Enum):
         return f"{t.__qualname__}.{key.name}"
+    if isinstance(key, type):  # a class as a key (an evaluator's table by node class): its name
+        return f"<class {key.__module__}.{key.__qualname__}>"
     return f"<{t.__module__}.{t.__qualname__}>"
 
 
