@@ -262,10 +262,18 @@ def test_package_surface_records_at_the_boundary_replays_and_catches_a_change(
     assert "10 passed" in items.stdout  # parse 2, total, add, euros, zero, currencies, show
 
     money = root / "src/shop/money.py"
-    money.write_text(money.read_text().replace("self.cents + other.cents", "self.cents"))
+    source = money.read_text()
+    money.write_text(source.replace("self.cents + other.cents", "self.cents"))
     red = run_cli("replay", cwd=root)
     assert red.code == 1, red.output
     assert "shop.money.Money.add" in red.stdout and "shop.money.total" in red.stdout
+
+    # a module that no longer imports: each case names the table's key, which names the
+    # package (the table has no ``target`` key to look for)
+    money.write_text("import shop_gone\n" + source)
+    broken = run_cli("replay", cwd=root)
+    assert broken.code == 1, broken.output
+    assert "cannot run: lockstep.toml: ledger[0].package: cannot import module" in broken.stdout
 
 
 def test_a_bare_record_flag_records_every_ledger_and_a_name_still_selects(

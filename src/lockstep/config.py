@@ -372,7 +372,17 @@ class Project(msgspec.Struct, frozen=True, dict=True):
         if index is None:
             index = next((i for i, s in enumerate(tables) if s.name == spec.name), 0)
         key = f"{spec.kind}[{index}]"
+        if field == "target" and self._surface_member(spec.name):
+            field = "package"  # the table names the package; the member's target is read
         return f"{key}.{field}" if field else key
+
+    def _surface_member(self, name: str) -> bool:
+        """Whether oracle ``name`` is a member a ``package`` table stands for."""
+        return name in self._surface_members
+
+    @functools.cached_property
+    def _surface_members(self) -> frozenset[str]:
+        return frozenset(name for members in self.surfaces.values() for name in members)
 
     def where(self, spec: OracleSpec, field: str = "") -> str:
         """:meth:`key` with the config file in front: ``lockstep.toml: corpus[0].render``."""
