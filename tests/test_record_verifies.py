@@ -83,8 +83,9 @@ def test_rows_from_a_test_suite_that_do_not_reproduce_are_refused(tmp_path: Path
     replay = run_cli("replay", cwd=root)
     assert replay.code == 1, replay.output  # every label row was refused: nothing guards it
     assert "label::(no rows)" in replay.stdout, replay.output
-    assert "0 rows, so nothing guards the target (no call was recorded, or each was skipped or refused" in (
-        replay.stdout
+    assert (
+        "0 rows, so nothing guards the target (no call was recorded, or each was skipped or refused"
+        in (replay.stdout)
     ), replay.output
     assert "2 passed" in replay.stdout  # total([(10..)]) and known('base')
     status = run_cli("status", cwd=root)
