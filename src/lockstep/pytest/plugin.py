@@ -78,6 +78,24 @@ def pytest_configure(config: pytest.Config) -> None:
         config.add_cleanup(restore)
     pytest_ledger.configure(config)  # --lockstep-record: wrap ledger targets for this run
     pytest_tape.configure(config)  # the tape fixture and its marker
+    _keep_for_replays(config)
+
+
+def _keep_for_replays(config: pytest.Config) -> None:
+    """Before anything is collected: fork the process this run's ledger items replay in,
+    which imports no test module and runs no test (:mod:`lockstep.oracles.ledger.keeper`).
+    Not for a recording, nor for xdist's controller, which runs no item (each worker keeps
+    its own)."""
+    if not _enabled(config) or config.getoption("--lockstep-record", default=None):
+        return
+    if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
+        return
+    if not any(spec.kind == "ledger" for spec in oracles_for(config)):
+        return
+    from lockstep.oracles.ledger import keeper
+
+    if keeper.start(project_for(config)) is not None:
+        config.add_cleanup(keeper.stop)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

@@ -69,20 +69,12 @@ def in_fork(produce: Callable[[], Iterator[Outcome]]) -> Iterator[Outcome]:
         _produce_in_fork(produce, write_fd)
     gc.unfreeze()
     os.close(write_fd)
-    finished = False
+    ended: list[bool] = []
     try:
         with os.fdopen(read_fd, "rb") as pipe:
-            while (message := _receive(pipe)) is not None:
-                what, payload = message
-                if what == "end":
-                    finished = True
-                    break
-                if what == "raise":
-                    finished = True
-                    raise payload
-                for item in payload:  # a passing case comes as its oracle and id
-                    yield _passed(*item) if type(item) is tuple else item
+            yield from received(pipe, ended)
     finally:
+        finished = bool(ended)
         if not finished:  # the consumer stopped early, or the fork died
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
@@ -155,30 +147,12 @@ def _produce_in_fork(
         _fresh_streams()
         with contextlib.suppress(OSError):
             os.dup2(2, 1)  # what the replayed code prints is no part of lockstep's output
-        sys.stdout = sys.stderr
+        dropped, sys.stdout = sys.stdout, sys.stderr
+        if dropped is not sys.stderr:
+            with contextlib.suppress(Exception):
+                dropped.close()  # (left to the collector, it warned of an unclosed file)
         with os.fdopen(fd, "wb") as out:
-            batch: list[Outcome | tuple[str, str]] = []
-            sent = time.monotonic()
-            try:
-                for outcome in produce():
-                    plain = (
-                        outcome.status is _PASS
-                        and not outcome.drifts
-                        and not outcome.note
-                        and not outcome.rules_fired
-                    )
-                    batch.append((outcome.oracle, outcome.case_id) if plain else outcome)
-                    if len(batch) >= BATCH_CASES or time.monotonic() - sent > BATCH_SECONDS:
-                        _send(out, "cases", batch)
-                        batch, sent = [], time.monotonic()
-            except BaseException as e:  # raised where the outcomes are read
-                if batch:
-                    _send(out, "cases", batch)
-                _send(out, "raise", _picklable(e))
-            else:
-                if batch:
-                    _send(out, "cases", batch)
-                _send(out, "end", None)
+            stream_outcomes(produce, out)
     except BaseException:
         code = 1
     finally:
@@ -186,6 +160,48 @@ def _produce_in_fork(
             with contextlib.suppress(Exception):
                 stream.flush()
         os._exit(code)
+
+
+def stream_outcomes(produce: Callable[[], Iterator[Outcome]], out: IO[bytes]) -> None:
+    """Send what ``produce()`` yields to ``out`` in batches, then its end, or what it raised
+    (read by :func:`received`)."""
+    batch: list[Outcome | tuple[str, str]] = []
+    sent = time.monotonic()
+    try:
+        for outcome in produce():
+            plain = (
+                outcome.status is _PASS
+                and not outcome.drifts
+                and not outcome.note
+                and not outcome.rules_fired
+            )
+            batch.append((outcome.oracle, outcome.case_id) if plain else outcome)
+            if len(batch) >= BATCH_CASES or time.monotonic() - sent > BATCH_SECONDS:
+                _send(out, "cases", batch)
+                batch, sent = [], time.monotonic()
+    except BaseException as e:  # raised where the outcomes are read
+        if batch:
+            _send(out, "cases", batch)
+        _send(out, "raise", _picklable(e))
+    else:
+        if batch:
+            _send(out, "cases", batch)
+        _send(out, "end", None)
+
+
+def received(pipe: IO[bytes], ended: list[bool]) -> Iterator[Outcome]:
+    """The outcomes :func:`stream_outcomes` sent through ``pipe``, up to its end (then
+    ``ended`` holds True); what the producer raised is raised here."""
+    while (message := _receive(pipe)) is not None:
+        what, payload = message
+        if what == "end":
+            ended.append(True)
+            return
+        if what == "raise":
+            ended.append(True)
+            raise payload
+        for item in payload:  # a passing case comes as its oracle and id
+            yield _passed(*item) if type(item) is tuple else item
 
 
 def _picklable(error: BaseException) -> BaseException:
@@ -197,4 +213,4 @@ def _picklable(error: BaseException) -> BaseException:
     return again if isinstance(again, BaseException) else error
 
 
-__all__ = ["forks", "in_fork"]
+__all__ = ["forks", "in_fork", "received", "stream_outcomes"]

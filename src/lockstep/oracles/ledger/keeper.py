@@ -1,0 +1,149 @@
+"""``pytest --lockstep``: ledgers replay in forks of a process kept from before the suite ran.
+
+A ledger's items replayed its rows in a fork of the pytest process (:mod:`.isolated`), as
+``lockstep replay`` forks its own.  But by then the pytest process had collected the
+project's test modules and run whichever of its tests came first, and what those left
+behind was in every fork: cssutils' ``test_settings`` adds a production to the
+module-global ``PRODUCTIONS`` for good, and seven rows of ``CSSParser.__init__`` replayed
+red on unchanged code, green under ``lockstep replay``.
+
+So, as pytest configures, before it collects anything, the plugin forks a *keeper*: a copy
+of the process that has imported no test module and run no test.  An item asks it for its
+ledger by name; the keeper replays that ledger as ``lockstep replay`` does (the target
+imported there, the rows in a fork of their own) and streams the outcomes back through a
+pipe, in :mod:`.isolated`'s messages.  Ledgers are asked for one at a time, by one thread:
+the answer to one is read whole before the next is asked.  The keeper ends when its
+requests end (:meth:`Keeper.close`, or the pytest process ending); where it cannot start
+(no ``os.fork``) or has ended, a ledger replays in a fork of the pytest process, as before.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+import time
+from collections.abc import Iterator
+from typing import IO, TYPE_CHECKING, Final
+
+from lockstep.errors import TargetError
+from lockstep.oracles.ledger import isolated
+
+if TYPE_CHECKING:
+    from lockstep.config import Project
+    from lockstep.model import Outcome
+
+_CURRENT: list[Keeper] = []
+"""The keeper of this process's ``pytest --lockstep`` session, once started."""
+
+ENDING_SECONDS: Final = 5.0
+"""How long :meth:`Keeper.close` waits for the keeper to end before it kills it."""
+
+
+class Keeper:
+    """The pytest process's end of a keeper: where it sends names and reads outcomes."""
+
+    def __init__(self, pid: int, requests: IO[bytes], answers: IO[bytes]) -> None:
+        self.pid = pid
+        self.requests = requests
+        self.answers = answers
+        self.ended = False
+
+    def replay(self, name: str) -> Iterator[Outcome]:
+        """The outcomes of ledger ``name``, replayed by the keeper; what its replay raised
+        is raised here (a target that does not import, a replay cut short)."""
+        try:
+            self.requests.write(name.encode() + b"\n")
+            self.requests.flush()
+        except OSError:
+            self.ended = True
+            raise TargetError("the process kept for replaying ledgers has ended") from None
+        done: list[bool] = []
+        yield from isolated.received(self.answers, done)
+        if not done:
+            self.ended = True
+            raise TargetError("the process kept for replaying ledgers ended before its answer")
+
+    def close(self) -> None:
+        """End the keeper (its requests end) and reap it."""
+        with contextlib.suppress(OSError):
+            self.requests.close()
+        with contextlib.suppress(OSError):
+            self.answers.close()
+        deadline = time.monotonic() + ENDING_SECONDS
+        while True:
+            try:
+                pid, _ = os.waitpid(self.pid, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid or time.monotonic() > deadline:
+                break
+            time.sleep(0.01)
+        if not pid:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signal.SIGKILL)
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(self.pid, 0)
+
+
+def start(project: Project) -> Keeper | None:
+    """Fork this process's keeper now (before the suite is collected); None where this
+    platform cannot fork, or one was started already."""
+    if not isolated.forks() or _CURRENT:
+        return None
+    request_read, request_write = os.pipe()
+    answer_read, answer_write = os.pipe()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the keeper's own lines run in another process
+        os.close(request_write)
+        os.close(answer_read)
+        _keep(project, request_read, answer_write)
+    os.close(request_read)
+    os.close(answer_write)
+    keeper = Keeper(pid, os.fdopen(request_write, "wb"), os.fdopen(answer_read, "rb"))
+    _CURRENT.append(keeper)
+    return keeper
+
+
+def current() -> Keeper | None:
+    """This process's keeper, while it can still answer."""
+    return _CURRENT[0] if _CURRENT and not _CURRENT[0].ended else None
+
+
+def stop() -> None:
+    """End this process's keeper, if any."""
+    while _CURRENT:
+        _CURRENT.pop().close()
+
+
+def _keep(project: Project, requests_fd: int, answers_fd: int) -> None:  # pragma: no cover
+    """The keeper's life: each ledger named on its requests replayed, its outcomes sent."""
+    code = 0
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)  # a Ctrl-C ends it with pytest, quietly
+        from lockstep.model import ReplayOptions
+        from lockstep.oracles.ledger.kind import KIND
+        from lockstep.oracles.ledger.spec import LedgerSpec
+
+        with os.fdopen(requests_fd, "rb") as requests, os.fdopen(answers_fd, "wb") as answers:
+            for line in requests:
+                name = line.decode().strip()
+
+                def produce(name: str = name) -> Iterator[Outcome]:
+                    spec = project.oracle(name)
+                    if not isinstance(spec, LedgerSpec):
+                        raise TargetError(f"{name}: not a ledger")
+                    return KIND.replay(project, spec, ReplayOptions())
+
+                isolated.stream_outcomes(produce, answers)
+    except BaseException:
+        code = 1
+    finally:
+        os._exit(code)
+
+
+__all__ = ["Keeper", "current", "start", "stop"]
