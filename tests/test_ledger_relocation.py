@@ -101,3 +101,47 @@ def test_a_folder_too_short_to_stand_alone_is_never_a_root() -> None:
         "/home/dev/project/",
         "/srv/ci/project/",
     )
+
+
+def test_a_refresh_in_a_clone_moves_the_rows_it_keeps_to_the_clones_folder(
+    tmp_path: Path,
+) -> None:
+    """Refreshed from a clone, a ledger was written again with the rows it kept as the
+    first checkout recorded them and no ``root`` for them (no row named the clone, or one
+    re-recorded there did): replay read the first checkout's files, green for a change to
+    the clone's (cssutils: 22 ledgers written so by a refresh of one test module)."""
+    first = tmp_path / "workspace" / "checkout-on-a-laptop"
+    repo = GitRepo(first)
+    repo.commit(
+        "a reader",
+        {
+            "lockstep.toml": '[[ledger]]\npackage = "reader"\n',
+            "pyproject.toml": '[tool.pytest.ini_options]\npythonpath = ["src"]\n',
+            "src/reader/__init__.py": READER,
+            "tests/test_reader.py": TESTS,
+            "tests/test_one.py": (
+                "from pathlib import Path\n\nfrom reader import describe\n\n\n"
+                "def test_one():\n"
+                "    assert describe(str(Path(__file__).parent / 'data' / 'three.txt'))\n"
+            ),
+            "tests/data/three.txt": "a\nb\nc\n",
+        },
+    )
+    assert pytest_in(first, "--lockstep-record", "-q", "tests").code == 0
+    repo.commit("ledgers")
+    clone = tmp_path / "ci" / "runner" / "work" / "reader"
+    clone.parent.mkdir(parents=True)
+    repo.git("clone", "-q", str(first), str(clone))
+
+    # only describe(three.txt) is recorded again: describe(missing.txt) is kept
+    again = pytest_in(clone, "--lockstep-record", "--lockstep-refresh", "-q", "tests/test_one.py")
+    assert again.code == 0, again.output
+    lines = (clone / "lockstep/reader.describe.ledger.jsonl").read_text().splitlines()
+    header = json.loads(lines[0])
+    assert header.get("root") == str(clone.resolve()), header
+    assert not any(str(first.resolve()) in line for line in lines[1:]), lines
+    assert run_cli("replay", cwd=clone).code == 0
+    # the clone's file now exists where the kept row looks: read there, not in the first
+    (clone / "tests/data/missing.txt").write_text("one line\n")
+    red = run_cli("replay", "reader.describe", cwd=clone)
+    assert red.code == 1, red.output

@@ -44,7 +44,7 @@ from lockstep.oracles.ledger.format import (
     row_key,
     signature_changes,
 )
-from lockstep.oracles.ledger.relocation import root_marker
+from lockstep.oracles.ledger.relocation import relocated, relocation, root_marker
 from lockstep.oracles.ledger.spec import LedgerSpec
 from lockstep.oracles.ledger.spool import SPILL_AT, RowFile
 from lockstep.oracles.lifecycle import ModeWords, StreamHooks, record
@@ -272,7 +272,7 @@ def record_rows(
 
     hooks: StreamHooks[LedgerHeader, LedgerRow] = StreamHooks(
         read=lambda: _checked_header(path),
-        cases=lambda recorded: (row for _, row in iter_rows(path, recorded)),
+        cases=lambda recorded: _rows_here(path, recorded),
         key=_by_id,
         present=lambda: rows,
         freeze=lambda _todo, _old, _report: _in_order(rows),
@@ -285,6 +285,28 @@ def record_rows(
         unfrozen_dropped=True,
     )
     return record(report.oracle, path, root, mode, MODE_WORDS, hooks, only=only, report=report)
+
+
+def _rows_here(path: Path, recorded: LedgerHeader) -> Iterator[LedgerRow]:
+    """The ledger's rows on disk, as this checkout's: recorded in another folder (its
+    header's ``root``), each text naming that folder names this one (as replay reads
+    them, :mod:`.relocation`).  Written back as they were, a refresh in a clone dropped the
+    header's ``root`` (no row named the clone) and kept the rows naming the first
+    checkout: replay read that checkout's files, green for a change to the clone's."""
+    rows = (row for _, row in iter_rows(path, recorded))
+    folder = _project_folder(path)
+    recorded_root = recorded.root if isinstance(recorded.root, str) else None
+    moved = relocation(recorded_root, folder) if folder is not None else None
+    if moved is None:
+        return rows
+    # a row's id is its input's: moved, each is another input (sorted again by its id, as
+    # the merge walks them; one the clone recorded already stays once)
+    here: dict[str, LedgerRow] = {}
+    for row in rows:
+        again = relocated(row, *moved)
+        again = msgspec.structs.replace(again, id=row_id(row_key(again)))
+        here.setdefault(again.id, again)
+    return iter([here[rid] for rid in sorted(here)])
 
 
 def _as_on_disk(recorded: LedgerHeader | None, mode: RecordMode, report: RecordReport) -> bool:
