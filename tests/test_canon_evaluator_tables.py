@@ -19,7 +19,7 @@ import pytest
 
 from helpers import recorded, red_after_change, refused_in_one_line, rows_of, run_cli
 from lockstep import canon
-from lockstep.canon.module_lambdas import module_lambda, module_lambda_index
+from lockstep.canon.held_lambdas import held_place
 from lockstep.errors import CanonError
 
 EVALUATOR = """
@@ -103,7 +103,7 @@ def test_an_evaluator_with_its_tables_is_recorded_and_guards_them(tmp_path: Path
     assert len(rows) == 4
     state = rows[0].args[0]["$obj"][1]["state"]  # type: ignore[index,call-overload]
     operators = dict((k["$fn"], v) for k, v in state["operators"]["$dict"])
-    assert operators["ast:In"] == {"$lambda": ["evaluator:", 1]}
+    assert operators["ast:In"] == {"$held": ["evaluator:OPERATORS", {"$fn": "ast:In"}]}
     assert operators["ast:Add"] == {"$fn": "_operator:add"}
     assert {"$fn": "random:random"} in [v for _, v in state["functions"].items()]
     nodes = dict((k["$fn"], v) for k, v in state["nodes"]["$dict"])
@@ -122,37 +122,44 @@ def test_an_evaluator_with_its_tables_is_recorded_and_guards_them(tmp_path: Path
 
 
 SQUARE = lambda x: x * x  # noqa: E731 - kept by a name: freezes as $fn already
-TABLE = {"cube": lambda x: x**3, "neg": lambda x: -x}
+TABLE = {"cube": lambda x: x**3, "neg": lambda x: -x, ast.Add: lambda x, y: x + y}
+STEPS = (lambda x: x + 1, lambda x: x - 1)
+EDITED = [lambda x: 0 - x]  # what an edit of the module would put in TABLE["neg"]
+LOOSE = types.SimpleNamespace(step=lambda x: x)  # kept in no table
 
 
-def test_a_lambda_kept_in_a_modules_data_thaws_to_a_function_of_its_code(
+def test_a_lambda_kept_in_a_modules_table_thaws_to_what_the_table_holds_there(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(canon.callables, "_in_scope", lambda name: name.startswith(__name__))
-    cube, neg = TABLE["cube"], TABLE["neg"]
-    index = module_lambda_index(cube)
-    assert index is not None and module_lambda_index(neg) == index + 1
-    assert module_lambda_index(SQUARE) == index - 1  # counted, though it freezes by its name
-    frozen = canon.encode(TABLE)
-    assert frozen == {
-        "cube": {"$lambda": [f"{__name__}:", index]},
-        "neg": {"$lambda": [f"{__name__}:", index + 1]},
-    }
+    monkeypatch.setattr(
+        canon.callables,
+        "_in_scope",
+        lambda name: name.startswith(__name__) or name.startswith("ast:"),
+    )
+    frozen = canon.encode([TABLE["neg"], TABLE[ast.Add], STEPS[1]])
+    assert frozen == [
+        {"$held": [f"{__name__}:TABLE", "neg"]},
+        {"$held": [f"{__name__}:TABLE", {"$fn": "ast:Add"}]},
+        {"$held": [f"{__name__}:STEPS", 1]},
+    ]
     thawed = canon.decode(frozen)
-    assert thawed["cube"](3) == 27 and thawed["neg"](3) == -3
-    assert thawed["cube"].__code__ is cube.__code__ or thawed["cube"].__code__ == cube.__code__
-    assert canon.encode(thawed) == frozen
-    made = module_lambda(__name__, index + 1)
-    assert isinstance(made, types.FunctionType) and made(1) == -1
-    assert module_lambda(__name__, 10_000) is None
+    assert thawed[0] is TABLE["neg"] and thawed[1] is TABLE[ast.Add] and thawed[2] is STEPS[1]
+    # a lambda added before it moves nothing; one changed is read as it is today
+    monkeypatch.setitem(TABLE, "neg", EDITED[0])
+    assert canon.decode(frozen)[0](3) == -3 and canon.decode(frozen)[0] is TABLE["neg"]
+    assert held_place(SQUARE) is None  # kept by a name, not in a table
+    with pytest.raises(CanonError, match="cannot freeze"):
+        canon.encode(LOOSE.step)
 
 
-def test_a_forged_top_level_lambda_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_forged_held_lambda_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(canon.callables, "_in_scope", lambda name: name.startswith(__name__))
-    message = refused_in_one_line({"$lambda": [f"{__name__}:", 10_000]})
-    assert "does not hold" in message
-    outside = refused_in_one_line({"$lambda": ["os:", 0]})
-    assert "os" in outside
+    assert "holds no lambda" in refused_in_one_line({"$held": [f"{__name__}:TABLE", "nope"]})
+    assert "holds no lambda" in refused_in_one_line({"$held": [f"{__name__}:STEPS", 9]})
+    assert "holds no lambda" in refused_in_one_line({"$held": [f"{__name__}:SQUARE", 0]})
+    assert "not a module-level name" in refused_in_one_line({"$held": ["os:environ", "HOME"]})
+    nested = refused_in_one_line({"$held": [f"{__name__}:Holder.table", 0]})
+    assert "not a module-level name" in nested
 
 
 def test_syntax_node_classes_and_randoms_functions_freeze_by_name_and_nothing_else() -> None:

@@ -10,15 +10,20 @@ from contextlib import contextmanager
 from typing import Any, Final
 
 from lockstep.canon._core import Unfreezable, _short
-from lockstep.canon.decoding import TAG_DECODERS, decode_items, list_payload, str_payload
+from lockstep.canon.decoding import (
+    TAG_DECODERS,
+    decode_at,
+    decode_items,
+    list_payload,
+    str_payload,
+)
+from lockstep.canon.held_lambdas import held_in, held_place
 from lockstep.canon.library_classes import test_module
-from lockstep.canon.module_lambdas import module_lambda, module_lambda_index
 from lockstep.canon.registry import (
     _CALLABLE_SCOPE,
     _TYPES_BY_NAME,
     HELD_FUNCTION_ATTRS,
     _imported_object,
-    _own_module,
     forget_plans,
     no_longer_imports,
 )
@@ -383,13 +388,21 @@ def freeze_callable(v: Any) -> dict[str, Any]:
 
 
 def _top_level_lambda(v: types.FunctionType) -> dict[str, Any] | None:
-    """``{"$lambda": ["pkg.mod:", n]}`` for a lambda written in the body of a module of the
-    target's package and kept in its data (:mod:`lockstep.canon.module_lambdas`)."""
-    module = v.__module__
-    if not isinstance(module, str) or not _in_scope(f"{module}:"):
+    """``{"$held": ["pkg.mod:TABLE", key]}`` for a lambda written in the body of a module of
+    the target's package and kept in one of its tables (:mod:`lockstep.canon.held_lambdas`),
+    under a key that freezes by itself: a text, a number, a class or function by name."""
+    place = held_place(v)
+    if place is None or not _in_scope(place[0]):
         return None
-    index = module_lambda_index(v)
-    return None if index is None else {"$lambda": [f"{module}:", index]}
+    name, key = place
+    if key is None or type(key) in (str, int, bool):
+        return {"$held": [name, key]}
+    if isinstance(key, type) or type(key) in _CALLABLE_TYPES:
+        try:
+            return {"$held": [name, freeze_callable(key)]}
+        except Unfreezable:
+            return None
+    return None
 
 
 def _callable_name(v: Any) -> str:
@@ -518,8 +531,6 @@ def _dec_lambda(payload: Any, path: str, depth: int) -> Any:
     lambda code, in its module's globals (see :func:`_local_lambda`)."""
     name, index = list_payload("$lambda", payload, path, depth, "[function, index]")
     name = str_payload("$lambda", name, path)
-    if name.endswith(":") and name.count(":") == 1 and _in_scope(name):
-        return _dec_top_level_lambda(name, index, path)
     held = _imported_object(name, importing=True) if _in_scope(name) else None
     if held is None and _in_scope(name):
         no_longer_imports(name, "$lambda", path)
@@ -547,19 +558,27 @@ def _dec_lambda(payload: Any, path: str, depth: int) -> Any:
     )
 
 
-def _dec_top_level_lambda(name: str, index: Any, path: str) -> types.FunctionType:
-    """``{"$lambda": ["pkg.mod:", n]}``: the ``n``-th lambda of that module's own code."""
-    module_name = name[:-1]
-    if module_name not in sys.modules and _own_module(module_name) is None:
-        no_longer_imports(name, "$lambda", path)
-    made = module_lambda(module_name, index)
-    if made is None:
-        raise ThawError(
-            f"$lambda names lambda {index!r} of module {_short(module_name)}, which its source "
-            "today does not hold (removed?)",
+def _dec_held(payload: Any, path: str, depth: int) -> types.FunctionType:
+    """``{"$held": ["pkg.mod:TABLE", key]}``: the lambda that module's table holds under
+    that key today (see :func:`_top_level_lambda`)."""
+    name, key_form = list_payload("$held", payload, path, depth, "[table, key]")
+    name = str_payload("$held", name, path)
+    if not _in_scope(name) or "." in name.partition(":")[2]:
+        raise CanonError(
+            f"$held names {_short(name)}, which is not a module-level name of the target's package",
             path,
         )
-    return made
+    table = _imported_object(name, importing=True)
+    if table is None:
+        no_longer_imports(name, "$held", path)
+    key = decode_at(key_form, f"{path}[1]", depth + 2)
+    found = held_in(table, key)
+    if found is None:
+        raise ThawError(
+            f"$held names {_short(name)}, which today holds no lambda under {repr(key)[:80]}",
+            path,
+        )
+    return found
 
 
 def _namespace(where: str) -> Any:
@@ -671,4 +690,5 @@ def _iter_result_items(payload: dict[str, Any], path: str, depth: int) -> list[A
 TAG_DECODERS["$fn"] = _dec_fn
 TAG_DECODERS["$default"] = _dec_default
 TAG_DECODERS["$lambda"] = _dec_lambda
+TAG_DECODERS["$held"] = _dec_held
 TAG_DECODERS["$iter"] = _dec_iter

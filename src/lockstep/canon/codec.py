@@ -61,6 +61,9 @@ A tag is a JSON object with exactly one key that starts with ``$``::
                           :mod:`lockstep.canon.sentinels`)
     {"$default": ["mod:Qual.function", "parameter"]}  (a lambda that is a parameter's
                           default: :mod:`lockstep.canon.callables`)
+    {"$held": ["mod:TABLE", key]}  (a lambda written in a module's body, kept in its
+                          module-level dict, list or tuple TABLE under key:
+                          :mod:`lockstep.canon.held_lambdas`)
     {"$lambda": ["mod:Qual.function", n]}  (a lambda without variables written in that
                           function, its n-th: :mod:`lockstep.canon.callables`)
     {"$ref": n}           (inside an object's state: a cycle back to the object n levels out)

@@ -527,11 +527,14 @@ def _default(payload: object) -> str:
 
 
 def _lambda(payload: object) -> str:
-    """``<lambda 0 of Table.__init__>``; one written in a module's body: ``of pkg.mod``."""
     function, index = _list(payload, 2)
-    if isinstance(function, str) and function.endswith(":") and function.count(":") == 1:
-        return f"<lambda {_render(index)} of {function[:-1]}>"
     return f"<lambda {_render(index)} of {_class_name(function)}>"
+
+
+def _held(payload: object) -> str:
+    """``<lambda in DEFAULT_OPERATORS[In]>``: the module's table and the key it is under."""
+    table, key = _list(payload, 2)
+    return f"<lambda in {_class_name(table)}[{_render(key)}]>"
 
 
 def _closure(payload: object) -> str:
@@ -645,6 +648,7 @@ _TAGS: Final[dict[str, Callable[[object], str]]] = {
     "$method": _method,
     "$default": _default,
     "$lambda": _lambda,
+    "$held": _held,
     "$closure": _closure,
     "$local": lambda p: f"threading.local({_render(p)})",
     "$element": _element,

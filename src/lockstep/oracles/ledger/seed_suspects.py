@@ -125,6 +125,7 @@ _ORDERLESS: Final = frozenset(
         *("$date", "$datetime", "$time", "$timedelta", "$timezone", "$pytz", "$uuid"),
         *("$decimal", "$float", "$complex", "$range", "$slice", "$const", "$enum", "$fn"),
         *("$path", "$re", "$regex", "$sentinel", "$kept", "$ref", "$node", "$default", "$lambda"),
+        *("$held",),
         *("$struct_time", "$isocalendar", "$zoneinfo", "$module", "$fraction", "$ip"),
         *("$codec", "$logger", "$lock"),
     }
