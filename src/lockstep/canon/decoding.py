@@ -62,7 +62,7 @@ def _resolve(tag: str, name: str, path: str) -> Any:
     if cls is None or not kind.check(cls):
         suite = (
             ": a class the tests define (list its module's file in [lockstep] test_modules)"
-            if cls is None and test_module(name.partition(":")[0])
+            if test_module(name.partition(":")[0])
             else ""
         )
         raise CanonError(

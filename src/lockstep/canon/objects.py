@@ -66,7 +66,7 @@ from lockstep.canon.c_state import c_state_base
 from lockstep.canon.cached_attributes import cached_names, without_cached
 from lockstep.canon.decoding import TAG_DECODERS, _malformed, decode_at, list_payload, str_payload
 from lockstep.canon.kept import kept_path, linked, resolve_kept
-from lockstep.canon.library_classes import library_plain, member_slot
+from lockstep.canon.library_classes import library_plain, member_slot, test_module
 from lockstep.canon.registry import (
     _CALLABLE_SCOPE,
     _CLASS_FACTS,
@@ -1042,9 +1042,14 @@ def _obj_class(name: str, path: str) -> type[Any]:
             path,
         )
     if cls is None or not project_or_zone(cls):
+        suite = (  # cssutils' own tests hand its codecs a queue of cssutils.tests.test_codec
+            ": a class the tests define (list its module's file in [lockstep] test_modules)"
+            if test_module(name.partition(":")[0])
+            else ""
+        )
         raise CanonError(
             f"$obj names {_short(name)}, which is not a class of the project (or a tzinfo "
-            "class) already imported",
+            f"class) already imported{suite}",
             path,
         )
     return cast("type[Any]", cls)
