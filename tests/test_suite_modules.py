@@ -140,7 +140,8 @@ def test_a_change_that_breaks_the_package_import_is_named_not_a_missing_package(
     recorded = pytest_in(root, "--lockstep-record", "-q", "tests")
     assert recorded.code == 0, recorded.stdout + recorded.stderr
     spans = root / "spans.py"
-    spans.write_text("from collections import Missing\n" + spans.read_text(), encoding="utf-8")
+    source = spans.read_text()
+    spans.write_text("from collections import Missing\n" + source, encoding="utf-8")
     # the console script, as a user runs it: unlike ``python -m``, it puts no folder of
     # the project on sys.path
     script = Path(sys.executable).with_name("lockstep")
@@ -155,7 +156,8 @@ def test_a_change_that_breaks_the_package_import_is_named_not_a_missing_package(
     assert "No module named" not in said, said
     # a parser's error names the place after a newline: the note keeps it, one line each
     spans.write_text(
-        "raise ValueError(\"no match at 'a\\nb' (line 5, column 15)\")\n", encoding="utf-8"
+        "raise ValueError(\"no match at 'a\\nb' (line 5, column 15)\")\n" + source,
+        encoding="utf-8",
     )
     again = subprocess.run(
         [str(script), "replay"], cwd=root, env=env, capture_output=True, text=True, timeout=300
