@@ -341,3 +341,13 @@ def test_an_encoders_module_that_exits_on_import_is_one_line(tmp_path: Path) -> 
     result = run_cli("replay", cwd=root)
     assert result.code == 2, result.output
     assert "lockstep.encoders[0]" in result.stderr and "SystemExit" in result.stderr
+
+
+def test_an_object_of_a_test_module_inside_the_package_says_how_to_record_it() -> None:
+    """cssutils' own tests (``cssutils.tests.test_codec``) hand its codecs a queue class
+    they define: the class names a module inside the package, so it froze, and every row
+    was refused with no word of ``test_modules``."""
+    from helpers import refused_in_one_line
+
+    message = refused_in_one_line({"$obj": ["mypkg.tests.test_codec:Queue", {"state": {}}]})
+    assert "list its module's file in [lockstep] test_modules" in message, message
