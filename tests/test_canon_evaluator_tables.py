@@ -154,9 +154,9 @@ def test_a_lambda_kept_in_a_modules_table_thaws_to_what_the_table_holds_there(
 
 def test_a_forged_held_lambda_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(canon.callables, "_in_scope", lambda name: name.startswith(__name__))
-    assert "holds no lambda" in refused_in_one_line({"$held": [f"{__name__}:TABLE", "nope"]})
-    assert "holds no lambda" in refused_in_one_line({"$held": [f"{__name__}:STEPS", 9]})
-    assert "holds no lambda" in refused_in_one_line({"$held": [f"{__name__}:SQUARE", 0]})
+    assert "holds no function" in refused_in_one_line({"$held": [f"{__name__}:TABLE", "nope"]})
+    assert "holds no function" in refused_in_one_line({"$held": [f"{__name__}:STEPS", 9]})
+    assert "holds no function" in refused_in_one_line({"$held": [f"{__name__}:SQUARE", 0]})
     assert "not a module-level name" in refused_in_one_line({"$held": ["os:environ", "HOME"]})
     nested = refused_in_one_line({"$held": [f"{__name__}:Holder.table", 0]})
     assert "not a module-level name" in nested

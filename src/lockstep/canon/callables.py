@@ -558,7 +558,7 @@ def _dec_lambda(payload: Any, path: str, depth: int) -> Any:
     )
 
 
-def _dec_held(payload: Any, path: str, depth: int) -> types.FunctionType:
+def _dec_held(payload: Any, path: str, depth: int) -> Any:
     """``{"$held": ["pkg.mod:TABLE", key]}``: the lambda that module's table holds under
     that key today (see :func:`_top_level_lambda`)."""
     name, key_form = list_payload("$held", payload, path, depth, "[table, key]")
@@ -575,7 +575,7 @@ def _dec_held(payload: Any, path: str, depth: int) -> types.FunctionType:
     found = held_in(table, key)
     if found is None:
         raise ThawError(
-            f"$held names {_short(name)}, which today holds no lambda under {repr(key)[:80]}",
+            f"$held names {_short(name)}, which today holds no function under {repr(key)[:80]}",
             path,
         )
     return found

@@ -63,9 +63,10 @@ def _find(v: types.FunctionType) -> tuple[str, Any] | None:
     return None
 
 
-def held_in(table: Any, key: Any) -> types.FunctionType | None:
-    """The lambda ``table`` (a module's dict, list or tuple) holds under ``key`` today;
-    None when it holds none there."""
+def held_in(table: Any, key: Any) -> Any:
+    """The function ``table`` (a module's dict, list or tuple) holds under ``key`` today: the
+    lambda recorded there, or a function a refactor put in its place; None when it holds
+    no function there."""
     found: Any = None
     if type(table) is dict:
         try:
@@ -74,8 +75,8 @@ def held_in(table: Any, key: Any) -> types.FunctionType | None:
             return None
     elif type(table) in (list, tuple) and type(key) is int and 0 <= key < len(table):
         found = table[key]
-    if type(found) is types.FunctionType and found.__qualname__ == "<lambda>":
-        return found
+    if type(found) in (types.FunctionType, types.BuiltinFunctionType):
+        return found  # (a lambda, or what a refactor put in its place: a function)
     return None
 
 

@@ -92,10 +92,13 @@ def _keep_for_replays(config: pytest.Config) -> None:
         return
     if not any(spec.kind == "ledger" for spec in oracles_for(config)):
         return
-    from lockstep.oracles.ledger import keeper
+    from lockstep.oracles import kind_named
+    from lockstep.pytest.replay_warnings import as_interpreter_filters
 
-    if keeper.start(project_for(config)) is not None:
-        config.add_cleanup(keeper.stop)
+    keep = getattr(kind_named("ledger"), "keep_replays", None)
+    stop = keep(project_for(config), as_interpreter_filters) if keep is not None else None
+    if stop is not None:
+        config.add_cleanup(stop)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

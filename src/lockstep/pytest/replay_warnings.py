@@ -47,6 +47,14 @@ class _NeverRaised(Warning):
     filters changed (its cache of the last answers is dropped), by its public API."""
 
 
+def as_interpreter_filters() -> None:
+    """Put :func:`interpreter_filters` in place for good (in the process ``pytest
+    --lockstep`` keeps for its ledgers' replays, forked while pytest's own were applied)."""
+    filters: Any = warnings.filters
+    filters[:] = list(interpreter_filters())
+    warnings.simplefilter("ignore", _NeverRaised, append=True)
+
+
 def as_replayed(run: Callable[[], T]) -> T:
     """``run()`` under :func:`interpreter_filters`; pytest's own come back after."""
     with warnings.catch_warnings():

@@ -20,19 +20,22 @@ requests end (:meth:`Keeper.close`, or the pytest process ending); where it cann
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import signal
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import IO, TYPE_CHECKING, Final
 
 from lockstep.errors import TargetError
 from lockstep.oracles.ledger import isolated
 
 if TYPE_CHECKING:
-    from lockstep.config import Project
     from lockstep.model import Outcome
+
+Replay = Callable[[str], Iterator["Outcome"]]
+"""What the keeper runs for a ledger's name: its outcomes, as ``lockstep replay`` gives them."""
 
 _CURRENT: list[Keeper] = []
 """The keeper of this process's ``pytest --lockstep`` session, once started."""
@@ -87,9 +90,10 @@ class Keeper:
                 os.waitpid(self.pid, 0)
 
 
-def start(project: Project) -> Keeper | None:
-    """Fork this process's keeper now (before the suite is collected); None where this
-    platform cannot fork, or one was started already."""
+def start(replay: Replay, prepare: Callable[[], None]) -> Keeper | None:
+    """Fork this process's keeper now (before the suite is collected), which runs
+    ``prepare()`` once (the warning filters a fresh interpreter has) and then ``replay`` for
+    each ledger asked for; None where this platform cannot fork, or one was started."""
     if not isolated.forks() or _CURRENT:
         return None
     request_read, request_write = os.pipe()
@@ -101,7 +105,7 @@ def start(project: Project) -> Keeper | None:
     if pid == 0:  # pragma: no cover - the keeper's own lines run in another process
         os.close(request_write)
         os.close(answer_read)
-        _keep(project, request_read, answer_write)
+        _keep(replay, prepare, request_read, answer_write)
     os.close(request_read)
     os.close(answer_write)
     keeper = Keeper(pid, os.fdopen(request_write, "wb"), os.fdopen(answer_read, "rb"))
@@ -120,26 +124,17 @@ def stop() -> None:
         _CURRENT.pop().close()
 
 
-def _keep(project: Project, requests_fd: int, answers_fd: int) -> None:  # pragma: no cover
+def _keep(
+    replay: Replay, prepare: Callable[[], None], requests_fd: int, answers_fd: int
+) -> None:  # pragma: no cover - runs in the keeper
     """The keeper's life: each ledger named on its requests replayed, its outcomes sent."""
     code = 0
     try:
         signal.signal(signal.SIGINT, signal.SIG_DFL)  # a Ctrl-C ends it with pytest, quietly
-        from lockstep.model import ReplayOptions
-        from lockstep.oracles.ledger.kind import KIND
-        from lockstep.oracles.ledger.spec import LedgerSpec
-
+        prepare()
         with os.fdopen(requests_fd, "rb") as requests, os.fdopen(answers_fd, "wb") as answers:
             for line in requests:
-                name = line.decode().strip()
-
-                def produce(name: str = name) -> Iterator[Outcome]:
-                    spec = project.oracle(name)
-                    if not isinstance(spec, LedgerSpec):
-                        raise TargetError(f"{name}: not a ledger")
-                    return KIND.replay(project, spec, ReplayOptions())
-
-                isolated.stream_outcomes(produce, answers)
+                isolated.stream_outcomes(functools.partial(replay, line.decode().strip()), answers)
     except BaseException:
         code = 1
     finally:

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from lockstep import canon, project_codec
 from lockstep.config import Project
-from lockstep.errors import LockstepError, UsageError
+from lockstep.errors import LockstepError, TargetError, UsageError
 from lockstep.model import (
     OracleStatus,
     Outcome,
@@ -646,6 +646,22 @@ class LedgerKind(OracleKind[LedgerSpec]):
             return plain[0](case_id)
 
         return run
+
+    def keep_replays(
+        self, project: Project, prepare: Callable[[], None]
+    ) -> Callable[[], None] | None:
+        """``pytest --lockstep``, as it configures: fork the process its ledger items replay
+        in (:mod:`.keeper`), which has imported no test module and run no test, and which
+        runs ``prepare()`` first; what ends it, or None where none can be kept."""
+        from lockstep.oracles.ledger import keeper
+
+        def replay(name: str) -> Iterator[Outcome]:
+            spec = project.oracle(name)
+            if not isinstance(spec, LedgerSpec):
+                raise TargetError(f"{name}: not a ledger")
+            return self.replay(project, spec, ReplayOptions())
+
+        return keeper.stop if keeper.start(replay, prepare) is not None else None
 
     def mining(self, project: Project, spec: LedgerSpec) -> MiningSubject:
         """The target, imported once, with this kind's freezing, record path and comparison."""
