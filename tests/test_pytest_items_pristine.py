@@ -78,3 +78,23 @@ def test_a_target_that_no_longer_imports_is_each_items_error(tmp_path: Path) -> 
     assert red.code == 1, red.output
     assert "cannot import module 'units'" in red.output, red.output
     assert "Traceback" not in red.output
+
+
+def test_what_a_replayed_call_prints_is_the_items_own_output(tmp_path: Path) -> None:
+    """Printed in the kept process, a replayed call's output reached pytest's terminal as
+    the run started; it is the asking item's, shown with its failure."""
+    root = tmp_path / "project"
+    files = dict(FILES)
+    files["units.py"] = UNITS.replace(
+        "def known(prefix):\n", "def known(prefix):\n    print('NOISE-FROM-KNOWN')\n"
+    )
+    recorded(root, files)
+    green = pytest_in(root, "--lockstep", "-q", "-p", "no:randomly", "lockstep")
+    assert green.code == 0, green.output
+    assert "NOISE-FROM-KNOWN" not in green.output, green.output
+    units = root / "units.py"
+    units.write_text(units.read_text().replace("sorted(name for", "sorted(name.upper() for"))
+    red = pytest_in(root, "--lockstep", "-q", "-p", "no:randomly", "lockstep")
+    assert red.code == 1, red.output
+    captured = red.output.split("Captured stderr call", 1)
+    assert len(captured) == 2 and "NOISE-FROM-KNOWN" in captured[1], red.output

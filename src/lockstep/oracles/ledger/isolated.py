@@ -189,6 +189,19 @@ def stream_outcomes(produce: Callable[[], Iterator[Outcome]], out: IO[bytes]) ->
         _send(out, "end", None)
 
 
+def send_text(out: IO[bytes], text: str) -> None:
+    """One text after a replay's end (what it printed, :mod:`.keeper`)."""
+    _send(out, "text", text)
+
+
+def received_text(pipe: IO[bytes]) -> str | None:
+    """The text :func:`send_text` sent next; None if none came."""
+    message = _receive(pipe)
+    if message is None or message[0] != "text" or not isinstance(message[1], str):
+        return None
+    return message[1]
+
+
 def received(pipe: IO[bytes], ended: list[bool]) -> Iterator[Outcome]:
     """The outcomes :func:`stream_outcomes` sent through ``pipe``, up to its end (then
     ``ended`` holds True); what the producer raised is raised here."""
@@ -213,4 +226,4 @@ def _picklable(error: BaseException) -> BaseException:
     return again if isinstance(again, BaseException) else error
 
 
-__all__ = ["forks", "in_fork", "received", "stream_outcomes"]
+__all__ = ["forks", "in_fork", "received", "received_text", "send_text", "stream_outcomes"]

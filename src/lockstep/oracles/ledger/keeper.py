@@ -24,6 +24,7 @@ import functools
 import os
 import signal
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from typing import IO, TYPE_CHECKING, Final
@@ -63,7 +64,12 @@ class Keeper:
             self.ended = True
             raise TargetError("the process kept for replaying ledgers has ended") from None
         done: list[bool] = []
-        yield from isolated.received(self.answers, done)
+        try:
+            yield from isolated.received(self.answers, done)
+        finally:
+            printed = isolated.received_text(self.answers) if done else None
+            if printed:  # where the item's own output goes (pytest shows it with a failure)
+                sys.stderr.write(printed)
         if not done:
             self.ended = True
             raise TargetError("the process kept for replaying ledgers ended before its answer")
@@ -134,11 +140,45 @@ def _keep(
         prepare()
         with os.fdopen(requests_fd, "rb") as requests, os.fdopen(answers_fd, "wb") as answers:
             for line in requests:
-                isolated.stream_outcomes(functools.partial(replay, line.decode().strip()), answers)
+                with _printed() as printed:
+                    produce = functools.partial(replay, line.decode().strip())
+                    isolated.stream_outcomes(produce, answers)
+                isolated.send_text(answers, printed())
     except BaseException:
         code = 1
     finally:
         os._exit(code)
+
+
+MOST_PRINTED: Final = 1 << 20
+"""Most bytes of a replay's output sent back to the item that asked for it."""
+
+
+@contextlib.contextmanager
+def _printed() -> Iterator[Callable[[], str]]:  # pragma: no cover - runs in the keeper
+    """Within the block, what this process and its forks print goes to a file of its own
+    (it went to pytest's terminal as the suite started, not to the asking item's output);
+    the function given reads it, once the block has ended."""
+    with tempfile.TemporaryFile() as spool:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        saved = [os.dup(1), os.dup(2)]
+        os.dup2(spool.fileno(), 1)
+        os.dup2(spool.fileno(), 2)
+        text: list[str] = []
+        try:
+            yield lambda: "".join(text)
+        finally:
+            for stream in (sys.stdout, sys.stderr):
+                with contextlib.suppress(Exception):
+                    stream.flush()
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            for fd in saved:
+                os.close(fd)
+            spool.seek(0)
+            text.append(spool.read(MOST_PRINTED).decode("utf-8", "replace"))
 
 
 __all__ = ["Keeper", "current", "start", "stop"]
