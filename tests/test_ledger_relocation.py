@@ -50,19 +50,25 @@ def test_count():
 """
 
 
-def test_a_clone_elsewhere_replays_the_rows_with_its_own_paths(tmp_path: Path) -> None:
+FILES = {
+    "lockstep.toml": '[[ledger]]\npackage = "reader"\n',
+    "pyproject.toml": '[tool.pytest.ini_options]\npythonpath = ["src"]\n',
+    "src/reader/__init__.py": READER,
+    "tests/test_reader.py": TESTS,
+    "tests/data/three.txt": "a\nb\nc\n",
+}
+
+
+def _reader_repo(tmp_path: Path, **more: str) -> tuple[Path, GitRepo]:
+    """The reader project committed in a checkout of its own (``more``: files besides)."""
     first = tmp_path / "workspace" / "checkout-on-a-laptop"
     repo = GitRepo(first)
-    repo.commit(
-        "a reader",
-        {
-            "lockstep.toml": '[[ledger]]\npackage = "reader"\n',
-            "pyproject.toml": '[tool.pytest.ini_options]\npythonpath = ["src"]\n',
-            "src/reader/__init__.py": READER,
-            "tests/test_reader.py": TESTS,
-            "tests/data/three.txt": "a\nb\nc\n",
-        },
-    )
+    repo.commit("a reader", {**FILES, **more})
+    return first, repo
+
+
+def test_a_clone_elsewhere_replays_the_rows_with_its_own_paths(tmp_path: Path) -> None:
+    first, repo = _reader_repo(tmp_path)
     recorded = pytest_in(first, "--lockstep-record", "-q", "tests")
     assert recorded.code == 0, recorded.output
     ledger = first / "lockstep/reader.describe.ledger.jsonl"
@@ -110,23 +116,12 @@ def test_a_refresh_in_a_clone_moves_the_rows_it_keeps_to_the_clones_folder(
     first checkout recorded them and no ``root`` for them (no row named the clone, or one
     re-recorded there did): replay read the first checkout's files, green for a change to
     the clone's (cssutils: 22 ledgers written so by a refresh of one test module)."""
-    first = tmp_path / "workspace" / "checkout-on-a-laptop"
-    repo = GitRepo(first)
-    repo.commit(
-        "a reader",
-        {
-            "lockstep.toml": '[[ledger]]\npackage = "reader"\n',
-            "pyproject.toml": '[tool.pytest.ini_options]\npythonpath = ["src"]\n',
-            "src/reader/__init__.py": READER,
-            "tests/test_reader.py": TESTS,
-            "tests/test_one.py": (
-                "from pathlib import Path\n\nfrom reader import describe\n\n\n"
-                "def test_one():\n"
-                "    assert describe(str(Path(__file__).parent / 'data' / 'three.txt'))\n"
-            ),
-            "tests/data/three.txt": "a\nb\nc\n",
-        },
+    one = (
+        "from pathlib import Path\n\nfrom reader import describe\n\n\n"
+        "def test_one():\n"
+        "    assert describe(str(Path(__file__).parent / 'data' / 'three.txt'))\n"
     )
+    first, repo = _reader_repo(tmp_path, **{"tests/test_one.py": one})
     assert pytest_in(first, "--lockstep-record", "-q", "tests").code == 0
     repo.commit("ledgers")
     clone = tmp_path / "ci" / "runner" / "work" / "reader"

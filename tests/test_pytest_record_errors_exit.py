@@ -31,7 +31,8 @@ def test_money():
 """
 
 
-def test_a_ledger_that_could_not_be_written_fails_the_run(tmp_path: Path) -> None:
+def _two_ledgers(tmp_path: Path) -> Path:
+    """A project recording ``cents`` and ``label``, each its own ledger: its folder."""
     root = tmp_path / "project"
     write_files(
         root,
@@ -44,6 +45,11 @@ def test_a_ledger_that_could_not_be_written_fails_the_run(tmp_path: Path) -> Non
             "tests/test_money.py": TESTS,
         },
     )
+    return root
+
+
+def test_a_ledger_that_could_not_be_written_fails_the_run(tmp_path: Path) -> None:
+    root = _two_ledgers(tmp_path)
     first = pytest_in(root, "--lockstep-record", "-q", "tests")
     assert first.code == 0, first.output
     outside = tmp_path / "outside.jsonl"
@@ -145,18 +151,7 @@ def test_paths_the_projects_addopts_names_leave_the_ledgers_in(tmp_path: Path) -
 def test_a_folder_where_a_ledger_goes_is_named_when_refreshed(tmp_path: Path) -> None:
     """``--lockstep-refresh`` writes a ledger it cannot read whole: a folder in its place
     met the rename as an ``IsADirectoryError``, a traceback out of the session's end."""
-    root = tmp_path / "project"
-    write_files(
-        root,
-        {
-            "lockstep.toml": (
-                '[[ledger]]\nname = "cents"\ntarget = "money:cents"\n'
-                '[[ledger]]\nname = "label"\ntarget = "money:label"\n'
-            ),
-            "money.py": MONEY,
-            "tests/test_money.py": TESTS,
-        },
-    )
+    root = _two_ledgers(tmp_path)
     assert pytest_in(root, "--lockstep-record", "-q", "tests").code == 0
     ledger = root / "lockstep/cents.ledger.jsonl"
     ledger.unlink()
