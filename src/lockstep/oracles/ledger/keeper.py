@@ -67,11 +67,12 @@ class Keeper:
         try:
             yield from isolated.received(self.answers, done)
         finally:
+            if not done:  # it died, or its answer was left half read: none can follow
+                self.ended = True
             printed = isolated.received_text(self.answers) if done else None
             if printed:  # where the item's own output goes (pytest shows it with a failure)
                 sys.stderr.write(printed)
         if not done:
-            self.ended = True
             raise TargetError("the process kept for replaying ledgers ended before its answer")
 
     def close(self) -> None:
@@ -164,15 +165,19 @@ def _printed() -> Iterator[Callable[[], str]]:  # pragma: no cover - runs in the
             with contextlib.suppress(Exception):
                 stream.flush()
         saved = [os.dup(1), os.dup(2)]
+        streams = (sys.stdout, sys.stderr)
         os.dup2(spool.fileno(), 1)
         os.dup2(spool.fileno(), 2)
+        # the streams pytest had put in place (its capture's) write elsewhere than fd 1 and 2
+        printing = open(os.dup(spool.fileno()), "w", encoding="utf-8", errors="replace")  # noqa: SIM115
+        sys.stdout = sys.stderr = printing
         text: list[str] = []
         try:
             yield lambda: "".join(text)
         finally:
-            for stream in (sys.stdout, sys.stderr):
-                with contextlib.suppress(Exception):
-                    stream.flush()
+            with contextlib.suppress(Exception):
+                printing.close()  # flushed
+            sys.stdout, sys.stderr = streams
             os.dup2(saved[0], 1)
             os.dup2(saved[1], 2)
             for fd in saved:
