@@ -53,5 +53,5 @@ def test_one_that_ends_while_replaying_is_asked_no_more(kept: keeper.Keeper) -> 
     with pytest.raises(TargetError, match="ended before its answer"):
         list(kept.replay("dies"))
     assert keeper.current() is None  # the next ledger replays in a fork of this process
-    with pytest.raises(TargetError, match="has ended"):
+    with pytest.raises(TargetError, match="ended"):  # its pipe may still take the name
         list(kept.replay("money"))
