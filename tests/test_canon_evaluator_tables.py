@@ -180,3 +180,21 @@ def test_a_class_as_a_key_is_named_in_the_path_of_what_cannot_freeze() -> None:
     held the value that cannot freeze could not be told."""
     with pytest.raises(CanonError, match=r"value\[<class ast\.Mult>\]: cannot freeze"):
         canon.encode({ast.Add: 1, ast.Mult: (lambda: lambda: 0)()})
+
+
+class Slotted:
+    __slots__ = ("expr", "name")
+
+    def __init__(self) -> None:
+        self.expr = map(str, [1])  # an iterator: its items exist only as it is read
+        self.name = "x"
+
+
+def test_a_path_names_the_attribute_not_the_place_in_the_state() -> None:
+    """parsimonious's expressions keep their parts in ``__slots__``: a refusal read
+    ``args[0] after the call["rules"][1]["expr"]``, the ``[1]`` a place in pickle's
+    ``(__dict__, slots)`` pair and the words spliced into the middle."""
+    canon.allow_classes_matching(f"{__name__}.Slotted")
+    with pytest.raises(CanonError) as caught:
+        canon.encode({"rules": Slotted()}, path="args[0] after the call")
+    assert str(caught.value).startswith('args[0]["rules"]["expr"] after the call: '), caught.value

@@ -700,6 +700,18 @@ def encode(value: Any, *, loose: bool = False, path: str = "value") -> JSON:
     return _slow_encode(value, loose, path)
 
 
+AFTER_THE_CALL: Final = " after the call"
+"""What a path naming an argument frozen again once its call returned ends with."""
+
+
+def _placed(path: str, segments: str) -> str:
+    """``path`` with ``segments`` inside it: ``args[0]["rules"] after the call``, not
+    ``args[0] after the call["rules"]``."""
+    if segments and path.endswith(AFTER_THE_CALL):
+        return path[: -len(AFTER_THE_CALL)] + segments + AFTER_THE_CALL
+    return path + segments
+
+
 def _slow_encode(value: Any, loose: bool, path: str, depth: int = 1) -> JSON:
     """Encode again, tracking the path, to say where a value cannot be frozen; the
     objects of other libraries it holds become one ``$graph`` (:mod:`~lockstep.canon.graphs`)."""
@@ -715,7 +727,7 @@ def _slow_encode(value: Any, loose: bool, path: str, depth: int = 1) -> JSON:
     except TooLarge as e:
         raise TooLargeError(e.reason, path) from None
     except Unfreezable as e:
-        raise CanonError(e.reason, path + "".join(reversed(e.segments))) from None
+        raise CanonError(e.reason, _placed(path, "".join(reversed(e.segments)))) from None
     except RecursionError:
         raise TooDeepError(_TOO_DEEP, path) from None
     except ValueError as e:  # a limit of this process (int_max_str_digits) below the codec's

@@ -406,8 +406,30 @@ def _object_body(
     else:  # what the class caches on the object is not its state (cached_attributes)
         state = without_cached(object.__getstate__(v), t)
     if state is not None:
-        body["state"] = self.child(state, "", depth + 1)
+        body["state"] = _state_form(self, state, depth + 1)
     return body
+
+
+def _state_form(self: Encoder, state: Any, depth: int) -> JSON:
+    """An object's state frozen at ``depth``; a refusal inside names the attribute, not its
+    place in pickle's ``(__dict__, slots)`` pair (``args[0]["expr"]``, not ``[1]["expr"]``)."""
+    try:
+        return self.enc(state, depth)
+    except Unfreezable as e:
+        if _slot_pair(state) and e.segments and e.segments[-1] in ("[0]", "[1]"):
+            e.segments.pop()
+        raise
+
+
+def _slot_pair(state: Any) -> bool:
+    """Whether ``state`` is pickle's state of an object with ``__slots__``: ``(its
+    __dict__ or None, {slot: value})``."""
+    return (
+        type(state) is tuple
+        and len(state) == 2
+        and (state[0] is None or type(state[0]) is dict)
+        and type(state[1]) is dict
+    )
 
 
 def _own_state(v: Any, t: type[Any]) -> Any:
@@ -848,7 +870,7 @@ def node_state(self: Encoder, v: Any, t: type[Any], depth: int) -> JSON:
         ) from None
     if state is None:
         return None
-    return self.child(state, "", depth)
+    return _state_form(self, state, depth)
 
 
 def _freeze_own(self: Encoder, v: Any, t: type[Any], depth: int) -> JSON:
