@@ -349,17 +349,14 @@ def _random_function(qualname: str) -> bool:
     return getattr(found, "__self__", None) is vars(random).get("_inst") is not None
 
 
-def _generator_function_name(v: Any) -> str | None:
-    """``random:name`` for a function of ``random``'s module taken from it (its hidden
-    generator's bound method, ``from random import random``), else None."""
+def _random_module_function(v: Any) -> bool:
+    """Whether ``v`` is a function of ``random``'s module, taken from it (``from random
+    import random``: its hidden generator's bound method, under its own name there)."""
     random = sys.modules.get("random")
-    owner = getattr(v, "__self__", None)
     name = getattr(v, "__name__", None)
-    if random is None or owner is None or owner is not vars(random).get("_inst"):
-        return None
-    if not isinstance(name, str) or vars(random).get(name) != v:
-        return None
-    return f"random:{name}"
+    if random is None or not isinstance(name, str) or not _random_function(name):
+        return False
+    return bool(vars(random).get(name) == v)
 
 
 def _named_callable(name: str, *, importing: bool = False) -> Any:
@@ -413,8 +410,10 @@ def _callable_name(v: Any) -> str:
     if type(v) is types.BuiltinFunctionType and not isinstance(
         getattr(v, "__self__", None), types.ModuleType
     ):
-        generated = _generator_function_name(v)  # random.random: its module's name for it
-        module, qualname = ("random", v.__name__) if generated else (None, qualname)
+        # random.random: its module's name for it; any other ([].append): none reaches it
+        module, qualname = (
+            ("random", v.__name__) if _random_module_function(v) else (None, qualname)
+        )
     name = f"{module}:{qualname}"
     if module and "<" not in qualname and not _names(_named_callable(name), v):
         name = _held_name(name, v)

@@ -11,7 +11,7 @@ suite never called are named, since a ledger of them guards nothing.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
@@ -73,8 +73,7 @@ def total_lines(
             reasons[reason] = reasons.get(reason, 0) + n
             known = sites.setdefault(reason, [])
             known.extend(s for s in c.sites.get(reason, []) if s not in known)
-    ranked = sorted(reasons.items(), key=lambda item: (-item[1], item[0]))
-    for reason, n in ranked[:TOP_REASONS]:
+    for reason, n in _ranked(reasons)[:TOP_REASONS]:
         where = f" (called from {', '.join(sites[reason][:3])})" if sites.get(reason) else ""
         lines.append(f"  most skipped: {n} call(s): {reason}{where}")
     return lines
@@ -236,11 +235,16 @@ def write_outcomes(
         )
 
 
+def _ranked(reasons: Mapping[str, int]) -> list[tuple[str, int]]:
+    """Skip reasons, the most calls first (then by their text: the same order every run)."""
+    return sorted(reasons.items(), key=lambda item: (-item[1], item[0]))
+
+
 def _first_reason(counts: CallCounts) -> str:
     """Why most of one target's calls were skipped, and how many more reasons there are:
     each call of a metaclass's ``__new__`` can have its own (parsimonious: seven calls,
     seven reasons, none among the run's most common)."""
-    ranked = sorted(counts.unfreezable.items(), key=lambda item: (-item[1], item[0]))
+    ranked = _ranked(counts.unfreezable)
     if not ranked:
         return "no reason was kept"
     reason, n = ranked[0]
