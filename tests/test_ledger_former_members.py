@@ -142,3 +142,30 @@ def test_keeping_to_the_public_surface_makes_no_former_member(
     green = run_cli("replay", cwd=root)
     assert green.code == 0, green.output
     assert "no longer has" not in green.output
+
+
+def test_a_module_that_no_longer_parses_is_red_not_a_configuration_error(
+    project: Path, tmp_path: Path
+) -> None:
+    """A one-line change that leaves a public module unparsable: the surface cannot be
+    listed, and the gate is red (exit 1) with the file and line, as for a target that no
+    longer imports; it is no configuration error (exit 2), and nothing is written."""
+    root = _changed(project, tmp_path, "def area(self):", "def area(self,,):")
+    before = {p.name: p.read_bytes() for p in (root / "lockstep").iterdir()}
+    red = run_cli("replay", cwd=root)
+    assert red.code == 1, red.output
+    assert "src/shapes/square.py, line 5: invalid syntax" in red.stderr  # def area
+    assert "module 'shapes.square' of package 'shapes' does not parse" in red.stderr
+    assert len(red.stderr.strip().splitlines()) == 1
+    assert run_cli("status", cwd=root).code == 1
+    assert {p.name: p.read_bytes() for p in (root / "lockstep").iterdir()} == before
+
+
+def test_a_private_module_no_member_imports_may_not_parse(project: Path, tmp_path: Path) -> None:
+    """A private module is no part of the surface, and one no member imports changes no
+    behaviour: the replay stays green."""
+    root = tmp_path / "project"
+    shutil.copytree(project, root)
+    (root / "src/shapes/_unused.py").write_text("def broken(:\n")
+    green = run_cli("replay", cwd=root)
+    assert green.code == 0, green.output

@@ -15,7 +15,7 @@ import pytest
 
 from helpers import recording_errors, write_files
 from lockstep.config import load_project
-from lockstep.errors import ConfigError
+from lockstep.errors import ConfigError, UnparsableSource
 from lockstep.oracles import verify_config
 from lockstep.oracles.verify_config import project_at, remember
 
@@ -121,7 +121,7 @@ def test_a_package_that_no_longer_parses_is_the_forks_error(tmp_path: Path) -> N
     config = tmp_path / "lockstep.toml"
     remember(config)
     (tmp_path / "shop/__init__.py").write_text("def double(x:\n")
-    with pytest.raises(ConfigError, match="cannot read module 'shop'"):
+    with pytest.raises(UnparsableSource, match="module 'shop' of package 'shop' does not parse"):
         project_at(config)
 
 

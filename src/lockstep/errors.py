@@ -38,6 +38,13 @@ class Rejected(LockstepError):
     varies from run to run so that it cannot be frozen."""
 
 
+class UnparsableSource(Rejected):
+    """A module of a package whose surface the configuration records does not parse (a
+    syntax error, a null byte): the surface cannot be listed, so no member replays.  The
+    code changed, not the configuration, so it fails the gate (exit 1) as a target that
+    no longer imports does, where a configuration error is exit 2."""
+
+
 class UsageError(LockstepError):
     """The command line asked for something that cannot be done."""
 

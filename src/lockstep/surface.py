@@ -37,7 +37,7 @@ from typing import Final
 
 import msgspec
 
-from lockstep.errors import ConfigError
+from lockstep.errors import ConfigError, UnparsableSource
 from lockstep.store.reading import read_file
 
 VALUE_DUNDERS: Final = frozenset(
@@ -693,7 +693,9 @@ def _trees(package: str, root: Path, *, where: str) -> _Trees:
     if folder.is_file():  # a one-module distribution: that module is the package
         try:
             return {package: (parsed_module(folder), False, True)}
-        except (SyntaxError, ValueError, OSError) as e:
+        except (SyntaxError, ValueError) as e:
+            raise _unparsable(package, package, folder, root, where, e) from None
+        except OSError as e:
             raise ConfigError(f"{where}: cannot read module {package!r}: {e}") from None
     trees: _Trees = {}
     for path in sorted(folder.rglob("*.py")):
@@ -714,11 +716,33 @@ def _trees(package: str, root: Path, *, where: str) -> _Trees:
         except (SyntaxError, ValueError, OSError) as e:
             if private:
                 continue  # not the surface; a private module that does not parse is its own
+            if not isinstance(e, OSError):
+                raise _unparsable(module, package, path, root, where, e) from None
             raise ConfigError(
                 f"{where}: cannot read module {module!r} of package {package!r}: {e}"
             ) from None
         trees[module] = (tree, is_package, not private)
     return trees
+
+
+def _unparsable(
+    module: str, package: str, path: Path, root: Path, where: str, error: Exception
+) -> UnparsableSource:
+    """The error of a public module of ``package`` that does not parse: where, as a
+    compiler names it (the file relative to the root, its line), then what cannot be done."""
+    try:
+        shown = path.relative_to(root).as_posix()
+    except ValueError:
+        shown = str(path)
+    if isinstance(error, SyntaxError):
+        at = f"{shown}, line {error.lineno}" if error.lineno else shown
+        what = error.msg
+    else:
+        at, what = shown, str(error)
+    return UnparsableSource(
+        f"{at}: {what}: module {module!r} of package {package!r} does not parse, so the "
+        f"surface {where} records cannot be listed and none of it replays"
+    )
 
 
 _PARSED: dict[str, tuple[bytes, ast.Module]] = {}

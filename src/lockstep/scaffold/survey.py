@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Final
 
 from lockstep.config import Config, Project
-from lockstep.errors import ConfigError, TargetError
+from lockstep.errors import ConfigError, TargetError, UnparsableSource
 from lockstep.gates.budget import ImportGraph, module_name
 from lockstep.suite_files import suite_paths, tests_folder
 from lockstep.surface import modules_imported
@@ -348,7 +348,7 @@ def _packages(root: Path) -> list[PackageCandidate]:
                 continue
             try:
                 members = surface(name, root, where=name)
-            except ConfigError:
+            except (ConfigError, UnparsableSource):
                 continue  # a module that does not parse: nothing to propose
             if members:
                 rel = folder.relative_to(root).as_posix()
@@ -392,7 +392,7 @@ def _module_packages(root: Path, taken: set[str]) -> list[PackageCandidate]:
                 continue
             try:
                 members = surface(name, root, where=name)
-            except ConfigError:
+            except (ConfigError, UnparsableSource):
                 continue
             if members:
                 taken.add(name)
