@@ -72,3 +72,60 @@ def test_a_constructor_whose_class_reads_its_own_state_is_recorded_and_guards_it
     (root / source).write_text(original)
     red = red_after_change(root, source, "p < 256", "p < 512", ctor)  # 300.1.1.1 accepted now
     assert "raised ValueError" in red.stdout
+
+
+SCHEDULE = """
+import time
+
+
+class Schedule:
+    def __init__(self, expr, start=None):
+        self.start = time.time() if start is None else start  # read before the check
+        fields = expr.split()
+        if len(fields) != 5:
+            raise ValueError(f"need 5 fields: {expr!r}")
+        if any(f.startswith("#") for f in fields):
+            raise ValueError(f"nth must be 1 to 5: {expr!r}")
+        self.fields = fields
+
+    def weekday(self):
+        return self.fields[4]
+"""
+
+SCHEDULE_FILES = {
+    "lockstep.toml": '[[ledger]]\npackage = "cron"\n',
+    "pyproject.toml": '[tool.pytest.ini_options]\npythonpath = ["src"]\n',
+    "src/cron/__init__.py": "",
+    "src/cron/schedule.py": SCHEDULE,
+    "tests/test_schedule.py": (
+        "import pytest\n\nfrom cron.schedule import Schedule\n\n\n"
+        "def test_ok():\n"
+        "    assert Schedule('0 0 * * 1', start=0).weekday() == '1'\n\n\n"
+        "def test_bad():\n"
+        "    with pytest.raises(ValueError):\n"
+        "        Schedule('0 0 * *')\n"
+        "    with pytest.raises(ValueError):\n"
+        "        Schedule('0 0 * * #0')\n"
+    ),
+}
+
+
+def test_a_constructor_that_raises_guards_its_error_whatever_self_held(tmp_path: Path) -> None:
+    """croniter's ``croniter(expr)`` with no start time reads the clock into ``self``
+    before it checks the expression: the half-built ``self`` held the recording's time, a
+    fresh interpreter's differed, and every error row of the constructor was refused, so
+    no check of a bad expression was guarded.  The caller never gets that object: its
+    state is no part of the row, and the errors guard the checks."""
+    root = tmp_path / "project"
+    run = recorded(root, SCHEDULE_FILES)
+    assert "refused" not in run.output.replace("refused 0", ""), run.output
+    rows = rows_of(root / "lockstep/cron.schedule.Schedule.__init__.ledger.jsonl")
+    assert sorted(row.ok for row in rows) == [False, False, True]
+    assert all(row.mutated is msgspec.UNSET for row in rows if not row.ok)
+    assert run_cli("replay", cwd=root).code == 0
+
+    ctor = "cron.schedule.Schedule.__init__"
+    red = red_after_change(
+        root, "src/cron/schedule.py", 'f.startswith("#")', 'f.startswith("@")', ctor
+    )
+    assert "DRIFT cron.schedule.Schedule.__init__" in red.stdout

@@ -449,7 +449,7 @@ def _near_difference(expected: str, actual: str, keep: int) -> tuple[str, str]:
     )
     if same < keep - BRIEF_MARGIN:
         return expected[:keep], actual[:keep]
-    start = same - BRIEF_MARGIN
+    start = max(0, same - BRIEF_MARGIN)  # (a difference within the margin of the start)
     return expected[start : start + keep], actual[start : start + keep]
 
 

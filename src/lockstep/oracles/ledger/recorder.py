@@ -494,12 +494,13 @@ class TargetRecorder:
             if _immutable(value):
                 continue
             if i == 0 and not ok and self.constructor:
-                try:
-                    after = _encode(value, path="args[0] after the call")
-                except CanonError:
-                    continue  # half built, and thrown away by the caller
-            else:
-                after = _encode(value, path=f"args[{i}] after the call")
+                # Half built, and thrown away by the caller (``Cron("1#0")`` raised, no
+                # one holds the object): what ``__init__`` set before it raised is no
+                # behaviour anyone sees, and it holds what a fresh interpreter has
+                # otherwise (croniter's start time, read from the clock before the
+                # expression was checked, refused every error row of its constructor).
+                continue
+            after = _encode(value, path=f"args[{i}] after the call")
             if _canonical(after) != _canonical(before_args[i]):
                 out[str(i)] = after
         before_kwargs = pending.enc_kwargs
