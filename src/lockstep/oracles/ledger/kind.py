@@ -18,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import inspect
-import sys
 from collections.abc import Callable, Container, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -77,9 +76,8 @@ from lockstep.oracles.verify import (
     Prestarted,
     prestarted,
 )
-from lockstep.parallel import batched, map_processes
 from lockstep.secrets import Scrubber, scrubber_for
-from lockstep.store import display_path, iter_lines
+from lockstep.store import display_path
 from lockstep.targets import resolve_callable, root_on_path
 
 if TYPE_CHECKING:  # recording, mining and parallel replay import theirs where they run:
@@ -88,9 +86,6 @@ if TYPE_CHECKING:  # recording, mining and parallel replay import theirs where t
     from lockstep.oracles.ledger.replay import Replayer
     from lockstep.oracles.mining import MiningSubject
     from lockstep.oracles.stale import Mismatch
-
-BATCH: Final = 2000
-"""Rows per work unit when replaying with several processes."""
 
 
 # --------------------------------------------------------------------------- recording
@@ -362,34 +357,6 @@ def _stale(project: Project, header: LedgerHeader) -> list[Mismatch]:
     return mismatches([("stem_length", header.stem_length, project.config.lockstep.stem_length)])
 
 
-def _init_worker(project: Project, spec: LedgerSpec, options: ReplayOptions) -> None:
-    from lockstep.oracles.ledger.replay import install_worker
-
-    path, header, target = _prepare(project, spec)
-    sys.path.insert(0, str(project.root))
-    install_worker(
-        _replayer(project, spec, path, header, target, options.candidate), options, header.fn
-    )
-
-
-def _replay_parallel(
-    project: Project, spec: LedgerSpec, options: ReplayOptions
-) -> Iterator[Outcome]:
-    """Batches of raw lines to ``options.jobs`` processes through the one bounded executor."""
-    from lockstep.oracles.ledger.replay import replay_batch
-
-    lines = iter_lines(KIND.oracle_path(project, spec))
-    next(lines, None)  # the header
-    for outcomes in map_processes(
-        replay_batch,
-        batched(lines, BATCH),
-        jobs=options.jobs,
-        initializer=_init_worker,
-        initargs=(project, spec, options),
-    ):
-        yield from outcomes
-
-
 def _replay_rows(
     project: Project,
     spec: LedgerSpec,
@@ -399,7 +366,17 @@ def _replay_rows(
     options: ReplayOptions,
     selects: Callable[[str], bool] | None,
 ) -> Iterator[Outcome]:
-    """Replay the selected rows of the ledger at ``path``, streaming, in file order."""
+    """Replay the rows of the ledger at ``path``, streaming, in file order; with a
+    selection (``--shard``, ``lockstep diff``), every row up to the last selected one
+    runs and only the selected ones are told.
+
+    Its rows were verified as one sequence, in this order, in a fresh process: a row may
+    rely on what the rows before it left (jmespath's ``Parser.parse`` touches ``self`` only
+    when its expression is not in the class's cache, which the earlier rows filled), so a
+    row replayed without them is not the row that was verified.  Every shard of
+    jmespath's ledger drifted on unchanged code while the whole replay was green; for the
+    same reason a ledger's rows are never split between processes (``--jobs`` runs other
+    kinds' cases side by side, a ledger's rows one after another)."""
     replayer = _replayer(project, spec, path, header, target, options.candidate)
     # iter_rows inlined: at 100,000 rows a second, each generator layer per row shows.
     run = replayer.run_under
@@ -408,6 +385,7 @@ def _replay_rows(
     order = RowOrder(shown)
     check_order = order.check
     elsewhere = _elsewhere(project.root)
+    wanted = set(options.only) if options.only is not None and options.shard is None else None
     try:
         with (
             root_on_path(project.root),
@@ -426,13 +404,17 @@ def _replay_rows(
                     continue
                 row = parse_row(line, lineno, shown, fn)
                 check_order(lineno, row)
-                if selects is None or selects(row.id):
-                    if elsewhere is None:
-                        yield run(deadline, lineno, row)
-                        continue
+                if elsewhere is None:
+                    outcome = run(deadline, lineno, row)
+                else:
                     with contextlib.chdir(elsewhere):  # not while the caller runs
                         outcome = run(deadline, lineno, row)
+                if selects is None or selects(row.id):
                     yield outcome
+                    if wanted is not None:
+                        wanted.discard(row.id)
+                        if not wanted:
+                            break  # the last row asked for: the later ones cannot change it
     finally:
         if replayer.loop is not None:
             replayer.loop.close()
@@ -567,9 +549,6 @@ class LedgerKind(OracleKind[LedgerSpec]):
         early = _not_replayable(project, spec, path, header, selects)
         if early is not None:
             yield from early
-            return
-        if options.jobs > 1:
-            yield from _replay_parallel(project, spec, options)
             return
 
         def rows() -> Iterator[Outcome]:

@@ -30,10 +30,9 @@ from lockstep.canon import JSON
 from lockstep.canon.shared import unshared
 from lockstep.canon.text import SHOWN_VALUE, around_difference, clip, value_text
 from lockstep.errors import CanonError, DataError, ThawError
-from lockstep.model import Drift, Outcome, ReplayOptions, Status
+from lockstep.model import Drift, Outcome, Status
 from lockstep.oracles.ledger.clock import Clock, ClockUnavailable, travelling
-from lockstep.oracles.ledger.deadline import DEFAULT_TIMEOUT, Deadline, RowTimedOut, armed
-from lockstep.oracles.ledger.file import parse_row
+from lockstep.oracles.ledger.deadline import DEFAULT_TIMEOUT, Deadline, RowTimedOut
 from lockstep.oracles.ledger.format import SELF_FROZEN, LedgerRow, outcome_text, row_text
 from lockstep.oracles.ledger.iter_results import ITERATOR_RESULTS
 from lockstep.oracles.ledger.relocation import relocated
@@ -705,58 +704,6 @@ def _frozen_pretty(value: JSON) -> str:
     import json
 
     return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False, default=str)
-
-
-@dataclass(frozen=True)
-class _WorkerState:
-    """What each replay worker process keeps between batches (set by its initializer)."""
-
-    replayer: Replayer
-    options: ReplayOptions
-    fn: str
-    deadline: Deadline
-    """Kept between batches: a row stopped in one batch leaves this worker's later rows
-    uncalled."""
-
-
-_WORKER: list[_WorkerState] = []
-"""This worker process's state: empty in the parent, one item in a worker."""
-
-
-def install_worker(replayer: Replayer, options: ReplayOptions, fn: str) -> None:
-    """Keep this worker process's replayer for the batches it will receive; what the
-    replayed code prints goes to stderr, never into the parent's report on stdout
-    (see :func:`lockstep.oracles.printing_to_stderr`)."""
-    import contextlib
-    import os
-    import sys
-
-    from lockstep.oracles.ledger.replay_random import seed_for_replay
-
-    with contextlib.suppress(OSError):
-        os.dup2(2, 1)
-    sys.stdout = sys.stderr
-    seed_for_replay()
-    _WORKER.append(_WorkerState(replayer, options, fn, Deadline(replayer.timeout)))
-
-
-def replay_batch(lines: list[tuple[int, bytes]]) -> list[Outcome]:
-    """The outcomes of a batch of rows, in this worker; once a row ran past the ledger's
-    ``timeout``, this worker calls none of its later rows (see :mod:`.deadline`)."""
-    state = _WORKER[-1]
-    replayer, selects, fn, deadline = (
-        state.replayer,
-        state.options.selects,
-        state.fn,
-        state.deadline,
-    )
-    out: list[Outcome] = []
-    with armed(replayer.timeout, deadline):
-        for lineno, line in lines:
-            row = parse_row(line, lineno, replayer.shown, fn)
-            if selects(row.id):
-                out.append(replayer.run_under(deadline, lineno, row))
-    return out
 
 
 def _iterated(result: Any, expected: Any, stem_length: int) -> JSON:

@@ -42,10 +42,4 @@ def seeded_random() -> Iterator[None]:
         random.setstate(state)
 
 
-def seed_for_replay() -> None:
-    """Seed the global generator for a worker process that replays one ledger's batches
-    (its own process: nothing to put back)."""
-    random.seed(REPLAY_RANDOM_SEED)
-
-
-__all__ = ["REPLAY_RANDOM_SEED", "seed_for_replay", "seeded_random"]
+__all__ = ["REPLAY_RANDOM_SEED", "seeded_random"]
