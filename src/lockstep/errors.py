@@ -76,6 +76,13 @@ class UnimportableTestModule(TargetError):
     verification stops that ledger with it instead, refusing none of its rows."""
 
 
+class MissingMember(TargetError):
+    """A target's module, imported, has no such name.  For a member of a package surface
+    that the source defines where the import may not run it (natsort's ``get_icu_locale``,
+    defined under ``try: import icu`` only), the member records nothing; for a target the
+    configuration names, it is the error."""
+
+
 class NotACallable(TargetError):
     """A target names a value that cannot be called (a class, a constant). For a target
     a package's surface guessed from its source (``Text = Token.Text``, an attribute of a

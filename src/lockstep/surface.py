@@ -171,11 +171,52 @@ def package_path(package: str, root: Path) -> Path | None:
     return None
 
 
+def top_level(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """The statements a module runs at its top level: those of its body and of the blocks
+    that run as it is imported (``try``/``except``/``else``/``finally``, ``if``/``else``,
+    ``with``), so a function defined where an import may fail (natsort's
+    ``compat.locale.get_decimal_point``, defined under ``try: import icu`` and again
+    under ``except ImportError``) is one of its members.  Not the block of ``if
+    TYPE_CHECKING:`` (read by type checkers only) nor of ``if __name__ == "__main__":``
+    (run as a program only), nor a loop's body."""
+    for node in body:
+        yield node
+        if isinstance(node, ast.If):
+            if _never_imported(node.test):
+                yield from top_level(node.orelse)
+                continue
+            yield from top_level(node.body)
+            yield from top_level(node.orelse)
+        elif isinstance(node, ast.Try | ast.TryStar):
+            yield from top_level(node.body)
+            for handler in node.handlers:
+                yield from top_level(handler.body)
+            yield from top_level(node.orelse)
+            yield from top_level(node.finalbody)
+        elif isinstance(node, ast.With):
+            yield from top_level(node.body)
+
+
+def _never_imported(test: ast.expr) -> bool:
+    """Whether an ``if`` at a module's top level guards what an import never runs:
+    ``TYPE_CHECKING`` (``typing.TYPE_CHECKING``) or ``__name__ == "__main__"``."""
+    if isinstance(test, ast.Name | ast.Attribute):
+        return (test.id if isinstance(test, ast.Name) else test.attr) == "TYPE_CHECKING"
+    return (
+        isinstance(test, ast.Compare)
+        and isinstance(test.left, ast.Name)
+        and test.left.id == "__name__"
+        and len(test.comparators) == 1
+        and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value == "__main__"
+    )
+
+
 def _deleted_names(tree: ast.Module) -> set[str]:
     """Names a module's body deletes after binding them (toolz's ``from ._version import
     get_versions`` then ``del get_versions``): gone once it is imported, so no member."""
     deleted: set[str] = set()
-    for node in tree.body:
+    for node in top_level(tree.body):
         if isinstance(node, ast.Delete):
             deleted.update(t.id for t in node.targets if isinstance(t, ast.Name))
         elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
@@ -295,7 +336,7 @@ def module_members(module: str, tree: ast.Module) -> list[Member]:
     members: list[Member] = []
     instances = _module_instances(tree)
     deleted = _deleted_names(tree)
-    for node in tree.body:
+    for node in top_level(tree.body):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and (
             node.name in deleted
         ):
@@ -310,7 +351,8 @@ def module_members(module: str, tree: ast.Module) -> list[Member]:
             members.extend(Member(module, f"{node.name}.{m}") for m in _class_members(node))
         elif (alias := _bound_method_alias(node, instances)) is not None and shown(alias):
             members.append(Member(module, alias))
-    return _without_grammar_rules(members, tree)
+    unique = list(dict.fromkeys(members))  # a class defined under try and again under except
+    return _without_grammar_rules(unique, tree)
 
 
 _RULE_NAME: Final = re.compile(r"^(?:p|t)_\w+$")
@@ -396,7 +438,7 @@ def _module_instances(tree: ast.Module) -> set[str]:
     """Module-level names bound to a call's result (``DEFAULT_ISOPARSER = isoparser()``)."""
     return {
         target.id
-        for node in tree.body
+        for node in top_level(tree.body)
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
         for target in node.targets
         if isinstance(target, ast.Name)
@@ -456,7 +498,7 @@ def tested_members(package: str, root: Path, *, where: str) -> list[Member]:
         set_on = _classes_set_on(tree)
         start = len(out)
         out.extend(Member(module, name) for name in _made_functions(tree.body))
-        for node in tree.body:
+        for node in top_level(tree.body):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 if (module, node.name) in taken or {"overload", ".overload"} & _decorators(node):
                     continue
@@ -594,7 +636,8 @@ def class_modules(package: str, root: Path, *, where: str, importers: Iterable[P
     return {
         module
         for module, (tree, _, _) in trees.items()
-        if module in imported and any(isinstance(node, ast.ClassDef) for node in tree.body)
+        if module in imported
+        and any(isinstance(node, ast.ClassDef) for node in top_level(tree.body))
     }
 
 
@@ -821,7 +864,7 @@ def _reexports(
     deleted = _deleted_names(tree)
     out: list[Member] = []
     base = module if is_package else module.rpartition(".")[0]
-    for node in tree.body:
+    for node in top_level(tree.body):
         if not isinstance(node, ast.ImportFrom):
             continue
         if node.level:
@@ -836,7 +879,7 @@ def _reexports(
             continue  # outside the package, or a public module: its own surface
         definitions = {
             d.name: d
-            for d in found[0].body
+            for d in top_level(found[0].body)
             if isinstance(d, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
         }
         for alias in node.names:

@@ -74,6 +74,16 @@ class Recording:
             lines.append(f"skipped {count} call(s): {reason}{where}")
         for reason, count in sorted(self.faults.items()):
             lines.append(f"recorder fault on {count} call(s) (the calls were unaffected): {reason}")
+        if self.rows:
+            from lockstep.oracles.ledger.printing import prints
+
+            how = prints(self.fn)
+            if how:
+                lines.append(
+                    f"{self.fn} prints ({how} in its code): what a call prints is no part of "
+                    "its row, so a change to the printed text replays green; return the text, "
+                    "or freeze the program's output with a [[pins]] oracle"
+                )
         return lines
 
 

@@ -58,6 +58,7 @@ from lockstep.errors import (
     ComparedAsValue,
     DataError,
     LockstepError,
+    MissingMember,
     NotACallable,
     UnimportableModule,
 )
@@ -247,6 +248,9 @@ class LedgerRecording(msgspec.Struct, eq=False):
     """Folders pytest made this session's temporary paths in (a row naming one is refused)."""
     not_callable: list[str] = msgspec.field(default_factory=list)
     """Surface members the source suggested that are no callables once imported."""
+    undefined: list[str] = msgspec.field(default_factory=list)
+    """Members of a package surface its source defines where this import did not run it
+    (a function under ``try: import icu``)."""
     compared: list[str] = msgspec.field(default_factory=list)
     """Surface functions the package compares as values, left unwrapped (compared_names)."""
     matched: set[str] = msgspec.field(default_factory=set)
@@ -296,7 +300,7 @@ class LedgerRecording(msgspec.Struct, eq=False):
                     if target.spec.name in self.project.tested:
                         continue  # beyond the surface, recorded only if it can be: skipped
                     if not target.spec.package or not isinstance(
-                        e, UnimportableModule | NotACallable | ComparedAsValue
+                        e, UnimportableModule | NotACallable | ComparedAsValue | MissingMember
                     ):
                         raise
                     # A surface module that does not import here (dateutil.tz.win off
@@ -308,6 +312,8 @@ class LedgerRecording(msgspec.Struct, eq=False):
                         self.unimported.append(f"{target.spec.name} ({e.reason})")
                     elif isinstance(e, ComparedAsValue):
                         self.compared.append(target.spec.name)
+                    elif isinstance(e, MissingMember):
+                        self.undefined.append(target.spec.name)
                     else:
                         self.not_callable.append(target.spec.name)
                 # its part is taken once, at the session's end: a large run stays flat
@@ -661,6 +667,12 @@ class LedgerRecording(msgspec.Struct, eq=False):
                 "functions once imported (a name bound to a value, or to an object of the "
                 "package's own callable class, whose __call__ is the member), so they are "
                 f"written empty (no case): {_shown(self.not_callable)}"
+            )
+        if self.undefined:
+            terminalreporter.write_line(
+                f"  note: {len(self.undefined)} name(s) of a package surface are defined in "
+                "a block this import did not run (under a try whose import failed, an if "
+                f"not taken), so they are written empty (no case): {_shown(self.undefined)}"
             )
         if self.compared:
             terminalreporter.write_line(

@@ -27,7 +27,12 @@ from lockstep import canon
 from lockstep.canon._core import _INT_HIGH, _INT_LOW
 from lockstep.canon._core import _encoder as _canonical_writer
 from lockstep.canon.codec import allow_callables_from
-from lockstep.errors import ComparedAsValue, NotACallable, TargetError, UnimportableModule
+from lockstep.errors import (
+    ComparedAsValue,
+    MissingMember,
+    NotACallable,
+    UnimportableModule,
+)
 from lockstep.oracles.ledger import clock as _clock
 from lockstep.oracles.ledger import recorder as _recorder
 from lockstep.oracles.ledger.call_state import _Again, _Materialized, _Pending, _Seen
@@ -657,7 +662,7 @@ class Installation:
                 way.append(getattr(way[-1], part))
             raw = inspect.getattr_static(way[-1], parts[-1])
         except AttributeError:
-            raise TargetError(
+            raise MissingMember(
                 f"{where}: module {module_name!r} has no attribute {qualname!r}"
             ) from None
         return way, raw
