@@ -28,6 +28,7 @@ from lockstep.oracles.ledger.format import (
     ENCODER,
     FORMAT_VERSION,
     HEADER_DECODER,
+    PRINTED_VERSION,
     RECEIVER_VERSION,
     ROOT_VERSION,
     ROW_DECODER,
@@ -44,6 +45,7 @@ from lockstep.oracles.ledger.format import (
     row_key,
     signature_changes,
 )
+from lockstep.oracles.ledger.printed import PRINTED
 from lockstep.oracles.ledger.relocation import relocated, relocation, root_marker
 from lockstep.oracles.ledger.spec import LedgerSpec
 from lockstep.oracles.ledger.spool import SPILL_AT, RowFile
@@ -409,13 +411,19 @@ def _noting(lines: Iterable[bytes], marker: bytes, named: list[bool]) -> Iterato
 
 
 def _version_of(lines: Iterable[bytes]) -> int:
-    """The oldest format version that holds every row line: 7 when a row has an
-    ``exc_state``, 6 when one holds a ``$same``, 4 when one has an ``on``, 3 when one has a
-    ``clock``, else 2 (so a ledger keeps its bytes until it needs more)."""
+    """The oldest format version that holds every row line: 8 when a row kept what its
+    call printed, 7 when one has an ``exc_state``, 6 when one holds a ``$same``, 4 when
+    one has an ``on``, 3 when one has a ``clock``, else 2 (so a ledger keeps its bytes
+    until it needs more)."""
     version = FORMAT_VERSION
     for line in lines:
-        if _holds(line, b'"exc_state":', "exc_state"):
-            return STATE_VERSION
+        if _PRINTED_KEY in line and _printed(line):
+            return PRINTED_VERSION
+        if version < STATE_VERSION and _holds(line, b'"exc_state":', "exc_state"):
+            version = STATE_VERSION
+            continue
+        if version >= STATE_VERSION:
+            continue
         if SAME_KEY in line:
             version = SHARED_VERSION
         if version < RECEIVER_VERSION and _holds(line, b'"on":{', "on"):
@@ -423,6 +431,15 @@ def _version_of(lines: Iterable[bytes]) -> int:
         elif version < CLOCK_VERSION and _holds(line, b'"clock":{', "clock"):
             version = CLOCK_VERSION
     return version
+
+
+_PRINTED_KEY: Final = f'"{PRINTED}":'.encode()
+
+
+def _printed(line: bytes) -> bool:
+    """Whether the row ``line`` kept what its call printed (its ``mutated`` has the key)."""
+    mutated = ROW_DECODER.decode(line).mutated
+    return isinstance(mutated, dict) and PRINTED in mutated
 
 
 def _holds(line: bytes, key: bytes, field: str) -> bool:

@@ -101,8 +101,15 @@ STATE_VERSION: Final = 7
 """Version 7 adds the rows' ``exc_state``: the attributes of an exception of the target's
 own package (:mod:`.exc_state`).  Written only when a row has one."""
 
+PRINTED_VERSION: Final = 8
+"""Version 8 lets a row's ``mutated`` hold ``"(stdout)"``: the text the call printed
+(:mod:`.printed`), compared on replay.  Written only when a row has one."""
+
 READ_VERSIONS: Final = frozenset(
-    {FORMAT_VERSION, CLOCK_VERSION, RECEIVER_VERSION, ROOT_VERSION, SHARED_VERSION, STATE_VERSION}
+    {
+        *(FORMAT_VERSION, CLOCK_VERSION, RECEIVER_VERSION, ROOT_VERSION, SHARED_VERSION),
+        *(STATE_VERSION, PRINTED_VERSION),
+    }
 )
 
 ParamKind = Literal[
@@ -160,7 +167,7 @@ class LedgerHeader(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_o
         if self.lockstep_ledger not in READ_VERSIONS:
             raise ValueError(
                 f"ledger format version {self.lockstep_ledger} is not supported "
-                f"(this lockstep reads versions {FORMAT_VERSION} to {STATE_VERSION}; "
+                f"(this lockstep reads versions {FORMAT_VERSION} to {PRINTED_VERSION}; "
                 "re-record it with --force)"
             )
 

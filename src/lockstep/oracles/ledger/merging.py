@@ -21,6 +21,7 @@ from lockstep.oracles.ledger.format import (
     LedgerRow,
 )
 from lockstep.oracles.ledger.part import PartEntry, RecordingPart, RefusedInput
+from lockstep.oracles.ledger.printed import PRINTED
 from lockstep.oracles.ledger.recorder import LATE_FRACTION, SKIP_SITES
 from lockstep.oracles.ledger.row_keys import _refusal
 from lockstep.oracles.ledger.spool import (
@@ -74,15 +75,20 @@ class Recording:
             lines.append(f"skipped {count} call(s): {reason}{where}")
         for reason, count in sorted(self.faults.items()):
             lines.append(f"recorder fault on {count} call(s) (the calls were unaffected): {reason}")
-        if self.rows:
+        if (
+            isinstance(self.rows, dict)
+            and self.rows
+            and not any(map(_kept_printed, self.rows.values()))
+        ):
             from lockstep.oracles.ledger.printing import prints
 
             how = prints(self.fn)
             if how:
                 lines.append(
-                    f"{self.fn} prints ({how} in its code): what a call prints is no part of "
-                    "its row, so a change to the printed text replays green; return the text, "
-                    "or freeze the program's output with a [[pins]] oracle"
+                    f"{self.fn} prints ({how} in its code), and no recorded call printed "
+                    "through sys.stdout (a test patched print, or a stream was kept before "
+                    "the call): what it prints is guarded by no row; a [[pins]] oracle "
+                    "freezes a program's output"
                 )
         return lines
 
@@ -248,3 +254,8 @@ def _entry_records(index: int, entries: list[PartEntry]) -> Iterator[RunRecord]:
     for entry in entries:
         row = entry.row
         yield row.id, index, entry.first_call, outcome_of(row), encode(row)
+
+
+def _kept_printed(row: LedgerRow) -> bool:
+    """Whether a row kept what its call printed (:mod:`.printed`)."""
+    return isinstance(row.mutated, dict) and PRINTED in row.mutated

@@ -77,6 +77,7 @@ from lockstep.oracles.ledger.input_kinds import (
 from lockstep.oracles.ledger.iter_results import ITERATOR_RESULTS as ITERATOR_RESULTS
 from lockstep.oracles.ledger.iter_results import kept_or_relayed as _kept_or_relayed
 from lockstep.oracles.ledger.part import PartEntry, RecordingPart, RefusedInput
+from lockstep.oracles.ledger.printed import MOST_PRINTED, PRINTED
 from lockstep.oracles.ledger.row_keys import _ordered, _refusal, _row, _with_context
 from lockstep.oracles.ledger.spool import (
     remove_runs,
@@ -90,6 +91,9 @@ LATE_FRACTION: Final = 0.2
 MEMO_LIMIT: Final = 100_000
 """Most inputs a recorder remembers by their ``marshal`` bytes (past it, calls just freeze)."""
 
+_PRINTED_TOO_MUCH: Final = (
+    f"printed more than {MOST_PRINTED:,} characters: too much to keep in a row"
+)
 MAX_ROW_BYTES: Final = 1 << 20
 """The largest frozen call (arguments and outcome) a row holds: a call passing or
 returning a whole database is skipped, named, instead of a ledger of many megabytes."""
@@ -336,13 +340,20 @@ class TargetRecorder:
         return pending
 
     def returned(
-        self, pending: _Pending | _Seen | _Again | _Fresh | _Oversize | None, result: Any
+        self,
+        pending: _Pending | _Seen | _Again | _Fresh | _Oversize | None,
+        result: Any,
+        printed: str | None = "",
     ) -> None:
-        """Note a normal return."""
+        """Note a normal return (``printed``: what the call printed, None for too much;
+        :mod:`.printed`)."""
         if pending is None:
             return
         if isinstance(pending, _Oversize):
             self._skip(pending.reason)
+            return
+        if printed is None:
+            self._skip(_PRINTED_TOO_MUCH)
             return
         if type(pending) is _Pending:  # a new input (with objects: key the result too)
             if pending.object_key is not None:
@@ -362,15 +373,18 @@ class TargetRecorder:
                 and type(pending.result) is t
                 and pending.result == result
                 and pending.mutated is None
+                and printed == ""
             ):
                 return  # the recorded outcome again: same bytes, nothing to note
         t = type(result)
         if (t is int and _INT_LOW < result < _INT_HIGH) or (t is str and result.isascii()):
-            self._note(pending, True, result, "", "")  # canon.encode's first test, inline
+            self._note(pending, True, result, "", "", printed)  # canon.encode's first test
             return
-        self._note_result(pending, result)
+        self._note_result(pending, result, printed)
 
-    def _note_result(self, pending: _Pending | _Seen | _Fresh, result: Any) -> None:
+    def _note_result(
+        self, pending: _Pending | _Seen | _Fresh, result: Any, printed: str = ""
+    ) -> None:
         """:meth:`returned`'s general case: the result frozen, then noted."""
         try:
             enc = _encode(result, path="result")
@@ -385,7 +399,7 @@ class TargetRecorder:
         except Exception as e:
             self._faults[f"freezing the result: {type(e).__name__}: {e}"] += 1
             return
-        self._note(pending, True, enc, "", "")
+        self._note(pending, True, enc, "", "", printed)
 
     def _settle_callables(self, pending: _Materialized, ok: bool) -> str:
         """What a call's callable arguments taught (:func:`.materialize.settled`): how the
@@ -438,13 +452,20 @@ class TargetRecorder:
         self._note(pending, True, {"$iter": payload}, "", "")
 
     def raised(
-        self, pending: _Pending | _Seen | _Again | _Fresh | _Oversize | None, exc: BaseException
+        self,
+        pending: _Pending | _Seen | _Again | _Fresh | _Oversize | None,
+        exc: BaseException,
+        printed: str | None = "",
     ) -> None:
-        """Note an exception (the wrapper re-raises it)."""
+        """Note an exception (the wrapper re-raises it); ``printed`` as :meth:`returned`
+        takes it."""
         if pending is None:
             return
         if isinstance(pending, _Oversize):
             self._skip(pending.reason)
+            return
+        if printed is None:
+            self._skip(_PRINTED_TOO_MUCH)
             return
         if isinstance(pending, _Again):
             found = self._again(pending, _RAISED)
@@ -459,7 +480,7 @@ class TargetRecorder:
         # its attributes, in the outcome's result place: a call that raised an exception
         # in another state than before varies, as one that returned another value does
         state = exception_state(exc, self.fn)
-        self._note(pending, False, state, frozen.exc_type, frozen.exc_stem)
+        self._note(pending, False, state, frozen.exc_type, frozen.exc_stem, printed)
 
     def _again(self, again: _Again, result: Any) -> _Pending | _Seen | None:
         """After a repeated input with objects: None when the call gave its recorded result
@@ -520,12 +541,13 @@ class TargetRecorder:
         result: JSON,
         exc_type: str,
         exc_stem: str,
+        printed: str = "",
     ) -> None:
         if type(pending) is _Seen:
-            self._note_again(pending, ok, result, exc_type, exc_stem)
+            self._note_again(pending, ok, result, exc_type, exc_stem, printed)
             return
         if type(pending) is tuple:
-            self._note_fresh(pending, ok, result, exc_type, exc_stem)
+            self._note_fresh(pending, ok, result, exc_type, exc_stem, printed)
             return
         assert isinstance(pending, _Pending)
         if type(pending) is _Materialized and pending.proxies:
@@ -540,6 +562,8 @@ class TargetRecorder:
         mutable = pending.mutable
         try:
             mutated = self._mutations(pending, ok) if mutable else None
+            if printed:
+                mutated = {**(mutated or {}), PRINTED: printed}
             outcome = _write_outcome([ok, result, exc_type, exc_stem, mutated])
         except (TooLargeError, TooDeepError) as e:
             self._walked_in_vain(pending, str(e))
@@ -611,21 +635,35 @@ class TargetRecorder:
             lock.release()
 
     def _note_fresh(
-        self, fresh: _Fresh, ok: bool, result: JSON, exc_type: str, exc_stem: str
+        self,
+        fresh: _Fresh,
+        ok: bool,
+        result: JSON,
+        exc_type: str,
+        exc_stem: str,
+        printed: str = "",
     ) -> None:
         """:meth:`_note` for a new immutable input (:data:`_Fresh`): its outcome written."""
+        mutated: dict[str, JSON] | None = {PRINTED: printed} if printed else None
         try:
-            outcome = _write_outcome([ok, result, exc_type, exc_stem, None])
+            outcome = _write_outcome([ok, result, exc_type, exc_stem, mutated])
         except _UNWRITABLE as e:  # canon.canonical_json's refusal, without its extra call
             self._skip(str(CanonError(f"cannot be written as JSON: {type(e).__name__}: {e}")))
             return
         except Exception as e:
             self._faults[f"freezing the outcome: {type(e).__name__}: {e}"] += 1
             return
-        self._add(fresh, ok, result, exc_type, exc_stem, outcome)
+        self._add(fresh, ok, result, exc_type, exc_stem, outcome, mutated)
 
     def _add(
-        self, fresh: _Fresh, ok: bool, result: JSON, exc_type: str, exc_stem: str, outcome: bytes
+        self,
+        fresh: _Fresh,
+        ok: bool,
+        result: JSON,
+        exc_type: str,
+        exc_stem: str,
+        outcome: bytes,
+        mutated: dict[str, JSON] | None = None,
     ) -> None:
         """:meth:`_note`'s table update for a new immutable input (:data:`_Fresh`), its
         ``outcome`` written: no mutation, no object key, its key already in passed order."""
@@ -641,7 +679,9 @@ class TargetRecorder:
             table = self._seen
             row = table.get(key)
             if row is None:
-                row = table[key] = _Seen(key, ok, result, exc_type, exc_stem, None, outcome, index)
+                row = table[key] = _Seen(
+                    key, ok, result, exc_type, exc_stem, mutated, outcome, index
+                )
                 if self.spill and len(table) >= self._spill_at:
                     self._spill()
                     return
@@ -681,11 +721,14 @@ class TargetRecorder:
         self._seen, self._memo, self._objects = {}, {}, {}
 
     def _note_again(
-        self, seen: _Seen, ok: bool, result: JSON, exc_type: str, exc_stem: str
+        self, seen: _Seen, ok: bool, result: JSON, exc_type: str, exc_stem: str, printed: str = ""
     ) -> None:
-        """A memoized (immutable, so never mutated) input: compare its outcome with the row's."""
+        """A memoized (immutable, so never mutated) input: compare its outcome with the row's
+        (what it printed is kept as a mutation is: :mod:`.printed`)."""
         try:
-            outcome = _canonical([ok, result, exc_type, exc_stem, None])
+            outcome = _canonical(
+                [ok, result, exc_type, exc_stem, {PRINTED: printed} if printed else None]
+            )
         except Exception as e:
             self._faults[f"freezing the outcome: {type(e).__name__}: {e}"] += 1
             return

@@ -35,6 +35,7 @@ from lockstep.oracles.ledger.clock import Clock, ClockUnavailable, travelling
 from lockstep.oracles.ledger.deadline import DEFAULT_TIMEOUT, Deadline, RowTimedOut
 from lockstep.oracles.ledger.format import SELF_FROZEN, LedgerRow, outcome_text, row_text
 from lockstep.oracles.ledger.iter_results import ITERATOR_RESULTS
+from lockstep.oracles.ledger.printed import PRINTED, teed
 from lockstep.oracles.ledger.relocation import relocated
 from lockstep.oracles.ledger.secret_rows import revealed, scrubbed_outcome
 from lockstep.oracles.ledger.write_guard import enter, leave
@@ -212,7 +213,11 @@ class Replayer:
         target = self.target if row.on is msgspec.UNSET else self._on_subclass(lineno, row)
         if isinstance(target, Outcome):
             return target
-        called = self._call(target, row, args, kwargs)
+        tee = teed()  # what the call prints, compared where the row kept some (.printed)
+        try:
+            called = self._call(target, row, args, kwargs)
+        finally:
+            printed = tee.end() if tee is not None else ""
         if isinstance(called, Outcome):
             return called
         ok, result, exc = called
@@ -230,7 +235,7 @@ class Replayer:
             and not row.mutated
         ):
             return Outcome(self.oracle, row.id, Status.PASS)
-        outcome = self._compare(lineno, row, args, kwargs, ok, result, exc)
+        outcome = self._compare(lineno, row, args, kwargs, ok, result, exc, printed)
         return outcome if scalar else self._all_calls_made(outcome, args, kwargs)
 
     def _all_calls_made(self, outcome: Outcome, args: list[Any], kwargs: dict[str, Any]) -> Outcome:
@@ -341,6 +346,7 @@ class Replayer:
         ok: bool,
         result: Any,
         exc: BaseException | None,
+        printed: str | None = "",
     ) -> Outcome:
         drifts: list[Drift] = []
         limit = _candidate_cut(self.candidate)
@@ -365,6 +371,9 @@ class Replayer:
         mutation = self._mutation_drift(row, args, kwargs)
         if mutation is not None:
             drifts.append(mutation)
+        shown = _printed_drift(row, printed, limit)
+        if shown is not None:
+            drifts.append(shown)
         if not drifts:
             # a candidate's row is written only where what it recorded thaws: a later drift
             # of a value that does not would read as a corrupt line (configobj's sections,
@@ -405,6 +414,8 @@ class Replayer:
     ) -> Drift | None:
         actual: dict[str, JSON] = {}
         expected = row.mutated if isinstance(row.mutated, dict) else {}
+        if PRINTED in expected:  # not an argument: compared by _printed_drift
+            expected = {k: v for k, v in expected.items() if k != PRINTED}
         try:
             for i, value in enumerate(args):
                 if value is row.args[i] and type(value) in SELF_FROZEN:
@@ -704,6 +715,21 @@ def _frozen_pretty(value: JSON) -> str:
     import json
 
     return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False, default=str)
+
+
+def _printed_drift(row: LedgerRow, printed: str | None, limit: int | None) -> Drift | None:
+    """What the call printed against what the row kept, where it kept some (a row that
+    kept none says nothing of printing: :mod:`.printed`)."""
+    kept = row.mutated.get(PRINTED) if isinstance(row.mutated, dict) else None
+    if not isinstance(kept, str) or printed == kept:
+        return None
+
+    def sides(cut: int | None) -> tuple[str, str]:
+        now = "more than it can keep" if printed is None else value_text(printed, limit=cut)
+        return value_text(kept, limit=cut), now
+
+    diff = "" if limit is not None or printed is None else _value_diff(kept, printed)
+    return _cut_drift("printed", sides, limit, diff)
 
 
 def _iterated(result: Any, expected: Any, stem_length: int) -> JSON:

@@ -43,6 +43,7 @@ from lockstep.oracles.ledger.format import (
     signature_of,
 )
 from lockstep.oracles.ledger.input_kinds import _MEMO_LEAVES, _memoizable
+from lockstep.oracles.ledger.printed import teed
 from lockstep.oracles.ledger.recorder import TargetRecorder
 from lockstep.surface import names_tests
 from lockstep.targets import cached_function, root_on_path, split_target
@@ -377,6 +378,7 @@ def _recording_wrapper(  # noqa: C901 -- the recorder's commonest steps inline, 
                 pending.count_references()  # with this frame's own: a kept callable is more
                 if not pending.recorded:
                     pending = None
+            tee = teed()  # what the call prints (see .printed)
             if trace is not None:
                 settrace(trace)
             try:
@@ -384,19 +386,26 @@ def _recording_wrapper(  # noqa: C901 -- the recorder's commonest steps inline, 
             except (Exception, SystemExit) as exc:  # a CLI's exit (argparse, docopt) too
                 if trace is not None:
                     settrace(None)
-                raised(pending, exc)
+                raised(pending, exc, tee.end() if tee is not None else "")
+                raise
+            except BaseException:
+                if tee is not None:
+                    tee.end()
                 raise
             if trace is not None:
                 settrace(None)
+            printed = tee.end() if tee is not None else ""
+            if printed != "":
+                pass  # the rare call that printed: none of the shortcuts, returned() below
             # A new input of scalars returning an int or an ASCII str (frozen as itself, written
             # without fail: an int far inside any int_max_str_digits): straight to the table.
-            if type(pending) is tuple and (
+            elif type(pending) is tuple and (
                 (type(result) is int and safe_low < result < safe_high)
                 or (type(result) is str and result.isascii())
             ):
                 add(pending, True, result, "", "", write_outcome([True, result, "", "", None]))
                 return result
-            if (
+            elif (
                 type(pending) is _Pending
                 and pending.object_key is None
                 and (
@@ -407,7 +416,7 @@ def _recording_wrapper(  # noqa: C901 -- the recorder's commonest steps inline, 
                 note(pending, True, result, "", "")
                 return result
             # returned()'s first test, inlined: a repeated input giving its recorded scalar back.
-            if (
+            elif (
                 type(pending) is _Seen
                 and type(result) in SELF_FROZEN
                 and pending.ok
@@ -423,7 +432,7 @@ def _recording_wrapper(  # noqa: C901 -- the recorder's commonest steps inline, 
             if type(result) in iterator_results:  # items frozen as the caller consumes them
                 return result if pending is None else rec.relay(pending, result)
             # ... and a repeated input with objects giving its recorded object back, unchanged.
-            if type(pending) is _Again:
+            if type(pending) is _Again and printed == "":
                 result_key = pending.remembered.result_key
                 if (
                     result_key is not None
@@ -431,7 +440,7 @@ def _recording_wrapper(  # noqa: C901 -- the recorder's commonest steps inline, 
                     and pending.unchanged()
                 ):
                     return result
-            returned(pending, result)
+            returned(pending, result, printed)
             return result
         finally:
             if trace is not None:

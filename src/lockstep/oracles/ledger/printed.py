@@ -1,0 +1,86 @@
+"""What a call prints: captured while it runs, kept in its row, compared on replay.
+
+A ledger's row freezes what a call returns, raises and changes in its arguments; a
+function whose behaviour is printing (a billing export that prints its lines and returns
+their count, natsort's ``__main__.sort_and_print_entries``) replayed green whatever it
+printed.  While a recorded call runs, ``sys.stdout`` is a :class:`Tee`: each text written
+goes on to the stream that was there (pytest's capture, a terminal, a test's
+``redirect_stdout``) and is kept.  A call that printed keeps the text in its row's
+``mutated`` under :data:`PRINTED` (what the call changed besides its result), so a call
+printing otherwise than before varies, and a row whose printed text a fresh interpreter
+does not print again is refused, as any other part of an outcome.
+
+Replay compares printed text only where the row kept some: a row recorded before rows
+kept it, or whose call printed nothing (or printed through a ``print`` a test had
+patched), says nothing of it, so replaying it never drifts on it.  What is written to
+``sys.stdout.buffer`` or file descriptor 1 directly, or through a stream a module kept
+before the call (a logging handler's), is not seen, alike when recording and replaying.
+An ``async def`` target's printing is not captured (other tasks print meanwhile), nor
+what an iterator result prints while its caller consumes it.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, Final
+
+PRINTED: Final = "(stdout)"
+"""The key of the printed text in a row's ``mutated``: no argument, by position or by
+name, is called so (a name is an identifier), and it is no tag (no ``$``)."""
+
+MOST_PRINTED: Final = 1 << 20
+"""Characters a call may print and still be kept whole; past them the call is skipped."""
+
+
+class Tee:
+    """``sys.stdout`` while a call runs: what is written goes on to ``out`` and is kept
+    (up to :data:`MOST_PRINTED` characters)."""
+
+    __slots__ = ("_kept", "_open", "_out", "_size")
+
+    def __init__(self, out: Any) -> None:
+        self._out = out
+        self._kept: list[str] = []
+        self._size = 0
+        self._open = True
+
+    def write(self, text: str) -> int:
+        if self._open and type(text) is str:
+            self._size += len(text)
+            if self._size <= MOST_PRINTED:
+                self._kept.append(text)
+        return self._out.write(text)  # type: ignore[no-any-return]
+
+    def writelines(self, lines: Any) -> None:
+        for line in lines:
+            self.write(line)
+
+    def flush(self) -> None:
+        self._out.flush()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._out, name)  # encoding, isatty(), fileno(), buffer: the stream's
+
+    def end(self) -> str | None:
+        """Put the stream back (unless the call left another in its place) and say what
+        was printed: "" for nothing, None for more than :data:`MOST_PRINTED`."""
+        self._open = False
+        if sys.stdout is self:
+            sys.stdout = self._out
+        if self._size > MOST_PRINTED:
+            return None
+        return "".join(self._kept)
+
+
+def teed() -> Tee | None:
+    """A :class:`Tee` in ``sys.stdout``'s place, or None where there is no stream (a
+    ``pythonw`` process: ``print`` writes nothing, and so it stays)."""
+    out = sys.stdout
+    if out is None:
+        return None
+    tee = Tee(out)
+    sys.stdout = tee
+    return tee
+
+
+__all__ = ["MOST_PRINTED", "PRINTED", "Tee", "teed"]

@@ -1,0 +1,114 @@
+"""What a call prints is part of its row, compared on replay where the row kept some.
+
+A billing export that prints its lines and returns their count recorded a row of the count
+alone, and a change to the printed text replayed green.  Now the text a recorded call
+writes to ``sys.stdout`` is kept in its row (``mutated["(stdout)"]``, ledger version 8)
+and replayed: a change to it drifts.  A row that kept none (recorded before, or while a
+test patched ``print``) says nothing of printing, so it never drifts on it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from helpers import copy_project, recorded, run_cli
+
+BILLING = (
+    "import time\n\n\n"
+    "def export(rows):\n"
+    "    for name, cents in rows:\n"
+    "        print(f'{name},{cents / 100:.2f}')\n"
+    "    return len(rows)\n\n\n"
+    "def stamped(name):\n"
+    "    print(name, time.perf_counter_ns())\n"
+    "    return name\n\n\n"
+    "def total(rows):\n"
+    "    return sum(cents for _, cents in rows)\n"
+)
+
+FILES = {
+    "lockstep.toml": "".join(
+        f'[[ledger]]\nname = "{name}"\ntarget = "billing:{name}"\n\n'
+        for name in ("export", "stamped", "total")
+    ),
+    "pyproject.toml": '[tool.pytest.ini_options]\npythonpath = ["."]\n',
+    "billing.py": BILLING,
+    "tests/test_billing.py": (
+        "from unittest import mock\n\n"
+        "import billing\n\n\n"
+        "def test_export(capsys):\n"
+        "    assert billing.export([('a', 150), ('b', 99)]) == 2\n"
+        "    assert capsys.readouterr().out == 'a,1.50\\nb,0.99\\n'  # the test still sees it\n"
+        "    assert billing.total([('a', 150)]) == 150\n"
+        "    assert billing.stamped('x') == 'x'\n\n\n"
+        "def test_export_quietly():\n"
+        "    with mock.patch('builtins.print'):\n"
+        "        assert billing.export([('c', 5)]) == 1\n"
+    ),
+}
+
+
+def _rows(root: Path, name: str) -> tuple[dict[str, object], list[dict[str, object]]]:
+    header, *rows = (
+        json.loads(line) for line in (root / f"lockstep/{name}.ledger.jsonl").read_text().splitlines()
+    )
+    return header, rows
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("printed") / "project"
+    run = recorded(root, FILES)
+    # what it prints differs in a fresh interpreter: refused, with what differed
+    assert "stamped('x') [" in run.output and "printed: recorded 'x " in run.output, run.output
+    assert _rows(root, "stamped")[1] == []
+    assert run_cli("replay", "export", "total", cwd=root).code == 0
+    return root
+
+
+def test_the_printed_text_is_kept_and_a_change_to_it_drifts(project: Path, tmp_path: Path) -> None:
+    header, rows = _rows(project, "export")
+    assert header["lockstep_ledger"] == 8
+    printed = {row["mutated"]["(stdout)"] for row in rows if "mutated" in row}  # type: ignore[index]
+    assert printed == {"a,1.50\nb,0.99\n"}
+    # a call made while a test patched print kept no text: it says nothing of printing
+    assert any("mutated" not in row for row in rows)
+    total_header, _ = _rows(project, "total")
+    assert total_header["lockstep_ledger"] == 2  # nothing printed: its bytes as before
+
+    root = copy_project(project, tmp_path)
+    (root / "billing.py").write_text(BILLING.replace(":.2f", ":.3f"))
+    red = run_cli("replay", "export", "total", cwd=root)
+    assert red.code == 1, red.output
+    assert "printed: expected 'a,1.50\\nb,0.99\\n'" in red.stdout, red.stdout
+    assert "got 'a,1.500\\nb,0.990\\n'" in red.stdout
+    assert "DRIFT: 3 cases: 2 passed, 1 drifted" in red.stdout  # the patched one: no word
+
+
+def test_printing_nothing_any_more_drifts(project: Path, tmp_path: Path) -> None:
+    root = copy_project(project, tmp_path)
+    (root / "billing.py").write_text(BILLING.replace("        print(f'", "        str(f'"))
+    red = run_cli("replay", "export", cwd=root)
+    assert red.code == 1 and "got ''" in red.stdout, red.output
+
+
+def test_a_row_recorded_before_rows_kept_printed_text_replays_green(
+    project: Path, tmp_path: Path
+) -> None:
+    """Upgrading lockstep turns no printing function red: a row that kept no text is not
+    compared on what its call prints."""
+    root = copy_project(project, tmp_path)
+    path = root / "lockstep/export.ledger.jsonl"
+    header, rows = _rows(root, "export")
+    for row in rows:
+        row.pop("mutated", None)
+    body = "".join(json.dumps(row, separators=(",", ":"), sort_keys=True) + "\n" for row in rows)
+    import hashlib
+
+    header.update(lockstep_ledger=2, digest=hashlib.sha256(body.encode()).hexdigest())
+    path.write_text(json.dumps(header, separators=(",", ":"), sort_keys=True) + "\n" + body)
+    green = run_cli("replay", "export", cwd=root)
+    assert green.code == 0, green.output
