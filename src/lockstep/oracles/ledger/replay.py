@@ -213,7 +213,8 @@ class Replayer:
         target = self.target if row.on is msgspec.UNSET else self._on_subclass(lineno, row)
         if isinstance(target, Outcome):
             return target
-        tee = teed()  # what the call prints, compared where the row kept some (.printed)
+        # what the call prints, captured where the row kept some to compare it with (.printed)
+        tee = teed() if isinstance(row.mutated, dict) and PRINTED in row.mutated else None
         try:
             called = self._call(target, row, args, kwargs)
         finally:

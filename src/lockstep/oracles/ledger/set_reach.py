@@ -39,6 +39,12 @@ as the package-wide rule had it; so do a subclass of ``set`` (any of its methods
 iterate itself) and any target whose function is not found where
 its code object says (a builtin, a ``partial``, a class, code generated at run time).
 
+The same reading tells whether a target can reach code that *prints*: a unit that
+names ``print``, ``pprint``, ``echo``/``secho`` (click's) or an attribute ``stdout`` or
+``__stdout__``, or is dynamic, or reaches such a unit (:func:`target_reaches_printing`).
+Only such targets have what their calls print captured while recording
+(:mod:`.printed`): a call of any other target pays nothing for it.
+
 Names are matched as names, never resolved, so ``text.replace(...)`` reaches every
 method called ``replace``: the reading only ever errs toward verifying more.  What it
 does not see, no rule of the package-wide kind saw either: a callback from a test, or a
@@ -65,6 +71,9 @@ _DYNAMIC_CALLS: Final = frozenset(
 )
 """Callables that call, or hand out, by a name computed at run time (``getattr`` with a
 computed name is read apart: with a literal name it is an attribute like any other)."""
+_PRINTING: Final = frozenset({"print", "pprint", "echo", "secho", "stdout", "__stdout__"})
+"""Names (of a variable or an attribute) that write to stdout: ``print``, ``pprint``,
+click's ``echo`` and ``secho``, ``sys.stdout`` and ``sys.__stdout__``."""
 
 
 @dataclass
@@ -79,6 +88,10 @@ class _Unit:
     reaches: list[_Unit] = field(default_factory=list)
     """Units it reaches whatever names they use: a class, its body's statements and methods."""
     tainted: bool = False
+    prints: bool = False
+    """It names what writes to stdout (:data:`_PRINTING`)."""
+    printing: bool = False
+    """It prints, is dynamic, or reaches a unit that prints."""
 
 
 @dataclass
@@ -91,6 +104,8 @@ class _Package:
     getter and setter, a function defined in both branches of an ``if``): any counts."""
     every_target: bool = False
     """A tainted dunder method: any call of the package may run it."""
+    every_target_prints: bool = False
+    """A dunder method that can reach printing: any call of the package may run it."""
     functions: dict[str, list[_Unit]] = field(default_factory=dict)
     """Module-level functions by name (decorators, as :func:`_file_decorated` reads them)."""
     decorated: list[tuple[str, _Unit]] = field(default_factory=list)
@@ -109,18 +124,29 @@ def target_reaches_sets(target: str) -> bool:
     """Whether the target named ``module:qual.name`` (a ledger's ``fn``) can reach code of
     its package that builds a set, as the module's text above explains.  True whenever
     that cannot be told."""
+    return _reaches(target, "tainted", "every_target")
+
+
+def target_reaches_printing(target: str) -> bool:
+    """Whether the target ``module:qual.name`` can reach code of its package that prints
+    (or calls by a computed name), as the module's text above explains.  True whenever
+    that cannot be told."""
+    return _reaches(target, "printing", "every_target_prints")
+
+
+def _reaches(target: str, flag: str, everywhere: str) -> bool:
     module, _, qualname = target.partition(":")
     top = module.partition(".")[0]
     if not top or not qualname:
         return True
     package = _package(top)
-    if package is None or package.every_target:
+    if package is None or getattr(package, everywhere):
         return True
     layers = list(_layers(module, qualname))
     found = [package.by_qualname.get(layer) for layer in layers]
     if not found or all(units is None for units in found):
         return True
-    return any(unit.tainted for units in found if units is not None for unit in units)
+    return any(getattr(unit, flag) for units in found if units is not None for unit in units)
 
 
 _ACCESSORS: Final = frozenset({"fget", "fset", "fdel"})
@@ -183,6 +209,7 @@ def _read_package(modules: Iterable[tuple[str, object]]) -> _Package | None:
     _file_decorated(package)
     _taint(package, units)
     package.every_target = any(unit.dunder and unit.tainted for unit in units)
+    package.every_target_prints = any(unit.dunder and unit.printing for unit in units)
     return package
 
 
@@ -483,10 +510,14 @@ def _note(unit: _Unit, node: ast.AST) -> None:
             unit.builds = True
         elif node.id in _DYNAMIC_CALLS:
             unit.dynamic = True
+        elif node.id in _PRINTING:
+            unit.prints = True
     elif isinstance(node, ast.Attribute):
         unit.names.add(node.attr)
         if node.attr in _DYNAMIC_CALLS or node.attr == "__dict__":
             unit.dynamic = True
+        elif node.attr in _PRINTING:
+            unit.prints = True
     elif isinstance(node, ast.Set | ast.SetComp):
         unit.builds = True
     elif isinstance(node, ast.alias):
@@ -548,7 +579,8 @@ def _file_decorated(package: _Package) -> None:
 
 
 def _taint(package: _Package, units: list[_Unit]) -> None:
-    """Mark every unit that builds sets, is dynamic, or reaches one that is tainted."""
+    """Mark every unit that builds sets, is dynamic, or reaches one that is tainted; and
+    every unit that prints, is dynamic, or reaches one that prints."""
     users: dict[int, list[_Unit]] = {}
     """For each unit (by id), the units that reach it by a name."""
     for unit in units:
@@ -557,15 +589,18 @@ def _taint(package: _Package, units: list[_Unit]) -> None:
                 users.setdefault(id(reached), []).append(unit)
         for reached in unit.reaches:
             users.setdefault(id(reached), []).append(unit)
-    work = [unit for unit in units if unit.builds or unit.dynamic]
-    for unit in work:
-        unit.tainted = True
-    while work:
-        unit = work.pop()
-        for user in users.get(id(unit), ()):
-            if not user.tainted:
-                user.tainted = True
-                work.append(user)
+    for flag, seeds in (
+        ("tainted", [unit for unit in units if unit.builds or unit.dynamic]),
+        ("printing", [unit for unit in units if unit.prints or unit.dynamic]),
+    ):
+        for unit in seeds:
+            setattr(unit, flag, True)
+        while seeds:
+            unit = seeds.pop()
+            for user in users.get(id(unit), ()):
+                if not getattr(user, flag):
+                    setattr(user, flag, True)
+                    seeds.append(user)
 
 
 def forget() -> None:

@@ -311,6 +311,9 @@ def _recording_wrapper(  # noqa: C901 -- the recorder's commonest steps inline, 
     iterator_results = _recorder.ITERATOR_RESULTS
     receiver = _receiver_of(func) if skip_first else None
     gettrace, settrace, step_around = sys.gettrace, sys.settrace, _STEP_AROUND_TRACERS
+    may_print: list[bool | None] = [None]
+    """Whether the target can reach code that prints (:mod:`.set_reach`): only then is
+    what its calls print captured."""
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:  # noqa: C901 -- before(), inline
@@ -378,7 +381,12 @@ def _recording_wrapper(  # noqa: C901 -- the recorder's commonest steps inline, 
                 pending.count_references()  # with this frame's own: a kept callable is more
                 if not pending.recorded:
                     pending = None
-            tee = teed()  # what the call prints (see .printed)
+            captures = may_print[0]
+            if captures is None:  # asked at the first call: the module has run whole
+                from lockstep.oracles.ledger.set_reach import target_reaches_printing
+
+                captures = may_print[0] = target_reaches_printing(_where_defined(func, rec.fn))
+            tee = teed() if captures else None  # what the call prints (see .printed)
             if trace is not None:
                 settrace(trace)
             try:
@@ -448,6 +456,16 @@ def _recording_wrapper(  # noqa: C901 -- the recorder's commonest steps inline, 
 
     wrapper.__lockstep_wrapped__ = func  # type: ignore[attr-defined]
     return wrapper
+
+
+def _where_defined(func: Callable[..., Any], fn: str) -> str:
+    """``module:qualname`` of the function itself (a ``@record_io`` target's ledger may be
+    named after a file, ``bench.bench_ledger:trivial`` for ``__main__``'s), else ``fn``."""
+    module = getattr(func, "__module__", None)
+    qualname = getattr(func, "__qualname__", None)
+    if isinstance(module, str) and isinstance(qualname, str) and "<locals>" not in qualname:
+        return f"{module}:{qualname}"
+    return fn
 
 
 def _refuse_compared(module: Any, module_name: str, raw: Any, where: str) -> None:
