@@ -9,8 +9,9 @@ compares the two then sees a difference that is not there: tabulate keeps
 HTML, so while recording its HTML tables came back as plain strings and four of its tests
 failed.  A function the package's source names as an operand of a comparison (``==``,
 ``!=``, ``is``, ``is not``, ``in``, ``not in``, also inside a tuple, list or set literal
-there), by any name its module binds it to and where no enclosing function binds that
-name itself, is therefore not wrapped; it records nothing and the summary says why.  The
+there), or uses as a key (a dict display's, a subscript's, ``d.get(f)``'s: glom keys its
+scope by its own ``glom`` function), by any name its module binds it to and where no
+enclosing function binds that name itself, is therefore not wrapped; it records nothing and the summary says why.  The
 source is read with :mod:`ast` once per file (the tree the package surface was read from),
 walked once for the names compared, and a function's own names are looked at only where
 one of the functions being wrapped is compared inside it.
@@ -146,10 +147,11 @@ def _compared_operands(tree: ast.Module) -> dict[str, list[tuple[int, tuple[ast.
     node_type, leaves = ast.AST, _LEAVES
     while stack:
         node, scopes = stack.pop()
-        if type(node) is ast.Compare:
-            for operand in (node.left, *node.comparators):
-                for name in _operand_names(operand):
-                    sites.setdefault(name, []).append((node.lineno, scopes))
+        operands = _keys(node)
+        if operands:
+            line = getattr(node, "lineno", 0)
+            for name in (n for operand in operands for n in _operand_names(operand)):
+                sites.setdefault(name, []).append((line, scopes))
         elif isinstance(node, _SCOPES):
             scopes = (*scopes, node)
         children: list[tuple[ast.AST, tuple[ast.AST, ...]]] = []
@@ -213,6 +215,32 @@ def _bound_in(body: list[ast.stmt]) -> set[str]:
             child for child in ast.iter_child_nodes(node) if not isinstance(child, _BINDS_NOTHING)
         )
     return bound - declared
+
+
+_KEYED_CALLS: Final = frozenset({"get", "pop", "setdefault", "__getitem__", "__contains__"})
+"""Methods whose first argument is looked up as a key (``scope.get(glom)``)."""
+
+
+def _keys(node: ast.AST) -> list[ast.expr]:
+    """What a comparison compares, and what a dict display, a subscript or a keyed method
+    call looks up or files by its hash and equality, as a comparison would: ``{glom:
+    _glom}``, ``scope[glom]``, ``scope.get(glom)``.  glom keys its scope by its own
+    ``glom`` function, so with the wrapper in the module's place ``scope[glom]`` missed,
+    and 141 of its 199 tests failed while recording."""
+    if isinstance(node, ast.Compare):
+        return [node.left, *node.comparators]
+    if isinstance(node, ast.Dict):
+        return [key for key in node.keys if key is not None]
+    if isinstance(node, ast.Subscript):
+        return [node.slice]
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in _KEYED_CALLS
+        and node.args
+    ):
+        return [node.args[0]]
+    return []
 
 
 def _operand_names(operand: ast.expr) -> list[str]:

@@ -677,7 +677,7 @@ class LedgerRecording(msgspec.Struct, eq=False):
         if self.compared:
             terminalreporter.write_line(
                 f"  note: {len(self.compared)} function(s) of a package surface are compared "
-                "as values by the package (x == func), so a wrapper in their place would "
+                "as values by the package (x == func, d[func]), so a wrapper in their place would "
                 f"change what it does: not recorded, written empty: {_shown(self.compared)}"
             )
         for error in run_summary.grouped_errors(self.errors, (t.spec.name for t in self.targets)):

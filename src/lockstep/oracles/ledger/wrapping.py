@@ -475,7 +475,7 @@ def _refuse_compared(module: Any, module_name: str, raw: Any, where: str) -> Non
     site = compared_site(module_name, names)
     if site is not None:
         raise ComparedAsValue(
-            f"{where}: the package compares it as a value ({site}); a "
+            f"{where}: the package compares it as a value, or keys by it ({site}); a "
             "wrapper in its place would not be that function, so it is not recorded"
         )
 
