@@ -53,7 +53,8 @@ FILES = {
 
 def _rows(root: Path, name: str) -> tuple[dict[str, object], list[dict[str, object]]]:
     header, *rows = (
-        json.loads(line) for line in (root / f"lockstep/{name}.ledger.jsonl").read_text().splitlines()
+        json.loads(line)
+        for line in (root / f"lockstep/{name}.ledger.jsonl").read_text().splitlines()
     )
     return header, rows
 

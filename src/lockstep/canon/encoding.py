@@ -929,7 +929,8 @@ def scalar_call_key(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bytes | No
     its frozen arguments after the call): this writer builds the tagged form with fewer
     steps and declines, rather than refuses, anything else (floats, nested tuples, a
     keyword starting with ``$`` or holding a tuple, bytes given an encoder of their own,
-    text or ints the JSON writer refuses), which the general path then handles.  Its tags
+    text or ints the JSON writer refuses, keywords passed out of sorted order, whose
+    order the row keeps), which the general path then handles.  Its tags
     are structs the JSON writer writes as the one-key objects they stand for.
     """
     plain = _PLAIN_SCALARS
@@ -969,6 +970,11 @@ def scalar_call_key(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bytes | No
                 else:
                     return None
             break
+    if len(kw) > 1 and list(kw) != sorted(kw):
+        # keywords passed out of sorted order: the general path keeps that order for the
+        # row (``order(b=1, a=2)`` replayed as ``order(a=2, b=1)`` was refused, and a change
+        # that made a result follow the order it was given replayed green)
+        return None
     try:
         # One-key tags only: past one keyword, the sorting writer orders the keywords.
         key = (_write_as_is if len(kw) < 2 else _write_sorted)([enc, kw])

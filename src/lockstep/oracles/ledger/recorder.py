@@ -594,7 +594,8 @@ class TargetRecorder:
             row = table.get(key)
             if row is None:
                 row = table[key] = _Seen(
-                    _ordered(pending, key) if mutable else key,
+                    # passed order: a mutable input's dicts, two keywords or more
+                    _ordered(pending, key) if mutable or len(pending.kwargs) > 1 else key,
                     ok,
                     result,
                     exc_type,
@@ -914,8 +915,12 @@ def _caller_site() -> str:
     here = Path.cwd().resolve()
     first = frame
     while frame is not None:
+        name = frame.f_code.co_filename
+        if name.startswith("<"):  # no file: <frozen runpy>, <string>, <doctest ...>
+            frame = frame.f_back
+            continue
         try:
-            shown = Path(frame.f_code.co_filename).resolve().relative_to(here)
+            shown = Path(name).resolve().relative_to(here)
         except ValueError:
             frame = frame.f_back
             continue

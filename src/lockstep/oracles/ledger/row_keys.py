@@ -32,7 +32,8 @@ def _ordered(pending: _Pending, key: bytes) -> bytes:
     its order).
 
     The caller asks only for an input that holds something mutable (a dict makes its
-    argument mutable: the recorder knows that already, for free).  Only a dict of two
+    argument mutable: the recorder knows that already, for free) or two keywords or more
+    (``order(b=1, a=2)``: the keywords are a dict too).  Only a dict of two
     keys or more can be out of order, and in canonical JSON (no spaces) its second key
     always follows ``,"``; an input without those two bytes is not written again.
     """
