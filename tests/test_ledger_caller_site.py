@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from lockstep.oracles.ledger.recorder import _caller_site
+from lockstep.oracles.ledger.call_sites import caller_site as _caller_site
 
 HERE = Path(__file__).resolve()
 

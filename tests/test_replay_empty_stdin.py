@@ -19,7 +19,7 @@ FILES = {
         "def main(argv):\n"
         "    stream = sys.stdin if argv == ['-'] else open(argv[0])\n"
         "    for line in stream:\n"
-        "        sys.stdout.write(line.strip())\n"
+        "        sys.stderr.write(line.strip())  # (what it prints would be compared)\n"
         "    sys.stdout.flush()\n"
         "    return 0\n"
     ),

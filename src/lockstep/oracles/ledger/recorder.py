@@ -37,8 +37,6 @@ import time
 import weakref
 from collections import Counter
 from collections.abc import Callable
-from pathlib import Path
-from types import FrameType
 from typing import Any, Final
 
 import msgspec
@@ -49,6 +47,7 @@ from lockstep.canon._core import _INT_HIGH, _INT_LOW
 from lockstep.canon._core import _encoder as _canonical_writer
 from lockstep.errors import CanonError, TooDeepError, TooLargeError
 from lockstep.oracles.ledger import clock as _clock
+from lockstep.oracles.ledger.call_sites import caller_site as _caller_site
 from lockstep.oracles.ledger.call_state import (
     _Again,
     _Fresh,
@@ -895,40 +894,3 @@ SITE_LOOKS: Final = 64
 """Skipped calls per reason whose site is looked for: calls from one or two sites would
 otherwise walk the stack on every call, for a third site that never comes (coloraide's
 suite skips 450,000 calls of a few targets past their budget)."""
-_OWN_FILES: Final = frozenset(
-    os.path.join(os.path.dirname(__file__.removesuffix("c")), f"{name}.py")
-    for name in ("recorder", "wrapping", "decorator", "iter_results", "materialize")
-)
-"""The recorder's own modules: a call site is the first frame outside them."""
-
-
-def _caller_site() -> str:
-    """``file:line`` of the code that called the recorded function (outside this module):
-    the first such frame inside the project (the folder the run started in), so a call
-    made through ``unittest``'s ``assertEqual`` names the test, not ``unittest/case.py``;
-    the first one at all when no frame is inside it."""
-    frame: FrameType | None = sys._getframe(1)
-    while frame is not None and frame.f_code.co_filename in _OWN_FILES:
-        frame = frame.f_back
-    if frame is None:
-        return ""
-    here = Path.cwd().resolve()
-    first = frame
-    while frame is not None:
-        name = frame.f_code.co_filename
-        if name.startswith("<"):  # no file: <frozen runpy>, <string>, <doctest ...>
-            frame = frame.f_back
-            continue
-        try:
-            shown = Path(name).resolve().relative_to(here)
-        except ValueError:
-            frame = frame.f_back
-            continue
-        if not any(part in _NOT_THE_PROJECTS for part in shown.parts):
-            return f"{shown.as_posix()}:{frame.f_lineno}"
-        frame = frame.f_back
-    return f"{Path(first.f_code.co_filename).as_posix()}:{first.f_lineno}"
-
-
-_NOT_THE_PROJECTS: Final = frozenset({"site-packages", "dist-packages", ".venv", "venv", ".tox"})
-"""Folders inside the project that hold other packages' code (a virtual environment)."""
