@@ -63,10 +63,12 @@ def _rows(root: Path, name: str) -> tuple[dict[str, object], list[dict[str, obje
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("printed") / "project"
     run = recorded(root, FILES)
-    # what it prints differs in a fresh interpreter: refused, with what differed
-    assert "stamped('x') [" in run.output and "printed: recorded 'x " in run.output, run.output
-    assert _rows(root, "stamped")[1] == []
-    assert run_cli("replay", "export", "total", cwd=root).code == 0
+    # what it prints differs in a fresh interpreter (a clock): kept without the text
+    assert "kept 1 row(s) without what their call printed" in run.output, run.output
+    assert [sorted(row) for row in _rows(root, "stamped")[1]] == [
+        ["args", "fn", "id", "kwargs", "ok", "result"]
+    ]
+    assert run_cli("replay", cwd=root).code == 0
     return root
 
 
@@ -82,11 +84,11 @@ def test_the_printed_text_is_kept_and_a_change_to_it_drifts(project: Path, tmp_p
 
     root = copy_project(project, tmp_path)
     (root / "billing.py").write_text(BILLING.replace(":.2f", ":.3f"))
-    red = run_cli("replay", "export", "total", cwd=root)
+    red = run_cli("replay", cwd=root)
     assert red.code == 1, red.output
     assert "printed: expected 'a,1.50\\nb,0.99\\n'" in red.stdout, red.stdout
     assert "got 'a,1.500\\nb,0.990\\n'" in red.stdout
-    assert "DRIFT: 3 cases: 2 passed, 1 drifted" in red.stdout  # the patched one: no word
+    assert "DRIFT: 4 cases: 3 passed, 1 drifted" in red.stdout  # the patched one: no word
 
 
 def test_printing_nothing_any_more_drifts(project: Path, tmp_path: Path) -> None:
@@ -113,3 +115,39 @@ def test_a_row_recorded_before_rows_kept_printed_text_replays_green(
     path.write_text(json.dumps(header, separators=(",", ":"), sort_keys=True) + "\n" + body)
     green = run_cli("replay", "export", cwd=root)
     assert green.code == 0, green.output
+
+
+ECHO_FILES = {
+    "lockstep.toml": '[[ledger]]\nname = "echo"\ntarget = "echo:main"\n',
+    "pyproject.toml": '[tool.pytest.ini_options]\npythonpath = ["."]\n',
+    "echo.py": (
+        "import sys\n\n\n"
+        "def main(argv):\n"
+        "    for line in sys.stdin:\n"
+        "        print(line.strip().upper())\n"
+        "    return len(argv)\n"
+    ),
+    "tests/test_echo.py": (
+        "import io\nimport sys\n\nimport echo\n\n\n"
+        "def test_echo(monkeypatch, capsys):\n"
+        "    monkeypatch.setattr(sys, 'stdin', io.StringIO('select 1\\n'))\n"
+        "    assert echo.main(['-']) == 1\n"
+        "    assert capsys.readouterr().out == 'SELECT 1\\n'\n"
+    ),
+}
+
+
+def test_a_row_whose_printed_text_alone_does_not_reproduce_keeps_the_rest(
+    tmp_path: Path,
+) -> None:
+    """What the call printed came from the test's stdin, which is no part of its input: a
+    fresh interpreter prints nothing.  The row keeps its result, without the text, rather
+    than being refused whole (it guarded the result before rows kept printed text)."""
+    root = tmp_path / "project"
+    run = recorded(root, ECHO_FILES)
+    assert "kept 1 row(s) without what their call printed" in run.output, run.output
+    header, rows = _rows(root, "echo")
+    assert header["lockstep_ledger"] == 2 and len(rows) == 1 and "mutated" not in rows[0]
+    assert run_cli("replay", cwd=root).code == 0
+    (root / "echo.py").write_text(ECHO_FILES["echo.py"].replace("len(argv)", "len(argv) + 1"))
+    assert run_cli("replay", cwd=root).code == 1

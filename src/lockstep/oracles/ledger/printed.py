@@ -7,8 +7,10 @@ printed.  While a recorded call runs, ``sys.stdout`` is a :class:`Tee`: each tex
 goes on to the stream that was there (pytest's capture, a terminal, a test's
 ``redirect_stdout``) and is kept.  A call that printed keeps the text in its row's
 ``mutated`` under :data:`PRINTED` (what the call changed besides its result), so a call
-printing otherwise than before varies, and a row whose printed text a fresh interpreter
-does not print again is refused, as any other part of an outcome.
+printing otherwise than before varies.  A row whose printed text alone a fresh
+interpreter prints otherwise (a timestamp, what the call read from a test's stdin) is
+kept without it, verified again as such (:mod:`.verified_rows`): its result is still
+guarded, as it was before rows kept printed text.
 
 Replay compares printed text only where the row kept some: a row recorded before rows
 kept it, or whose call printed nothing (or printed through a ``print`` a test had
@@ -27,6 +29,9 @@ from typing import Any, Final
 PRINTED: Final = "(stdout)"
 """The key of the printed text in a row's ``mutated``: no argument, by position or by
 name, is called so (a name is an identifier), and it is no tag (no ``$``)."""
+
+PRINTED_ASPECT: Final = "printed"
+"""The aspect of a drift of what a call printed (compared after every other aspect)."""
 
 MOST_PRINTED: Final = 1 << 20
 """Characters a call may print and still be kept whole; past them the call is skipped."""
@@ -83,4 +88,4 @@ def teed() -> Tee | None:
     return tee
 
 
-__all__ = ["MOST_PRINTED", "PRINTED", "Tee", "teed"]
+__all__ = ["MOST_PRINTED", "PRINTED", "PRINTED_ASPECT", "Tee", "teed"]

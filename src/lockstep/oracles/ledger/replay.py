@@ -35,7 +35,7 @@ from lockstep.oracles.ledger.clock import Clock, ClockUnavailable, travelling
 from lockstep.oracles.ledger.deadline import DEFAULT_TIMEOUT, Deadline, RowTimedOut
 from lockstep.oracles.ledger.format import SELF_FROZEN, LedgerRow, outcome_text, row_text
 from lockstep.oracles.ledger.iter_results import ITERATOR_RESULTS
-from lockstep.oracles.ledger.printed import PRINTED, teed
+from lockstep.oracles.ledger.printed import PRINTED, PRINTED_ASPECT, teed
 from lockstep.oracles.ledger.relocation import relocated
 from lockstep.oracles.ledger.secret_rows import revealed, scrubbed_outcome
 from lockstep.oracles.ledger.write_guard import enter, leave
@@ -730,7 +730,7 @@ def _printed_drift(row: LedgerRow, printed: str | None, limit: int | None) -> Dr
         return value_text(kept, limit=cut), now
 
     diff = "" if limit is not None or printed is None else _value_diff(kept, printed)
-    return _cut_drift("printed", sides, limit, diff)
+    return _cut_drift(PRINTED_ASPECT, sides, limit, diff)
 
 
 def _iterated(result: Any, expected: Any, stem_length: int) -> JSON:

@@ -13,6 +13,8 @@ from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
+import msgspec
+
 from lockstep.config import Project
 from lockstep.errors import LockstepError
 from lockstep.model import RecordMode, RecordReport, Refusal, RefusalReason
@@ -25,6 +27,7 @@ from lockstep.oracles.ledger.context import (
 from lockstep.oracles.ledger.file import iter_rows, read_header, write_rows
 from lockstep.oracles.ledger.format import ENCODER, SUFFIX, LedgerRow, Param, row_text
 from lockstep.oracles.ledger.linked_args import linked_arguments
+from lockstep.oracles.ledger.printed import PRINTED, PRINTED_ASPECT
 from lockstep.oracles.ledger.refused_rows import only_raising_left, refused_where
 from lockstep.oracles.ledger.secret_rows import without_secrets
 from lockstep.oracles.ledger.seed_suspects import (
@@ -164,6 +167,7 @@ def reproducible(
     kept = rows if within is None else within
     pending = rows
     dropped: set[str] = set()
+    stripped: dict[str, LedgerRow] = {}  # rows whose printed text alone did not reproduce
     again = 0  # rows refused after the first round
     runs = 0
     for round_number in range(VERIFY_ROUNDS):
@@ -175,7 +179,14 @@ def reproducible(
         failed = checked.refused()
         if round_number == 0:
             report.notes.append(checked.note(len(pending)))
-        else:
+        reprinted = _printed_only(failed, pending)
+        if reprinted:  # kept without their printed text, verified again as such
+            failed = [v for v in failed if v.case_id not in reprinted]
+            stripped.update(reprinted)
+            pending = {**pending, **reprinted}  # (a dict: _printed_only reads no row file)
+            if not failed:
+                continue
+        if round_number > 0:
             again += len(failed)
         for verdict in failed:
             _refuse(spec, recording, pending[verdict.case_id], verdict, round_number, report)
@@ -194,8 +205,35 @@ def reproducible(
             f"refused before: {again} more did not reproduce and were not written"
         )
     left = _without(kept, dropped) if dropped else kept
+    if stripped:
+        left = {rid: stripped.get(rid, row) for rid, row in left.items()}
+        shown = ", ".join(sorted(stripped)[:8]) + (", …" if len(stripped) > 8 else "")
+        report.notes.append(
+            f"kept {len(stripped)} row(s) without what their call printed, which a fresh "
+            f"interpreter printed otherwise (what the call read, such as a test's stdin, is no "
+            f"part of its input): {shown}"
+        )
     report.notes.extend(only_raising_left(rows, dropped, left))
     return left
+
+
+def _printed_only(failed: list[Verdict], pending: Mapping[str, LedgerRow]) -> dict[str, LedgerRow]:
+    """The rows of ``failed`` whose only difference was what their call printed (the
+    printed text is compared last, so it is their first drift only when it is the only
+    one), each without that text: the rest of its outcome reproduced, and it guards it."""
+    if isinstance(pending, RowFile):
+        return {}
+    out: dict[str, LedgerRow] = {}
+    for verdict in failed:
+        row = pending.get(verdict.case_id)
+        if row is None or not verdict.reason.startswith(f"{PRINTED_ASPECT}: "):
+            continue
+        mutated = row.mutated if isinstance(row.mutated, dict) else {}
+        if PRINTED not in mutated:
+            continue
+        rest = {k: v for k, v in mutated.items() if k != PRINTED}
+        out[row.id] = msgspec.structs.replace(row, mutated=rest or msgspec.UNSET)
+    return out
 
 
 def _verified(
