@@ -151,3 +151,27 @@ def test_a_row_whose_printed_text_alone_does_not_reproduce_keeps_the_rest(
     assert run_cli("replay", cwd=root).code == 0
     (root / "echo.py").write_text(ECHO_FILES["echo.py"].replace("len(argv)", "len(argv) + 1"))
     assert run_cli("replay", cwd=root).code == 1
+
+
+def test_tees_of_overlapping_calls_never_pile_up() -> None:
+    """Two threads' calls overlapping end out of order; what is left in ``sys.stdout``
+    afterwards is the stream that was there, not a chain of ended tees."""
+    import io
+    import sys
+
+    from lockstep.oracles.ledger.printed import teed
+
+    real = sys.stdout
+    sys.stdout = stream = io.StringIO()
+    try:
+        for _ in range(50):
+            first = teed()
+            second = teed()  # the other thread's call, started while the first runs
+            print("both")
+            assert first is not None and second is not None
+            assert first.end() == "both\n"  # ends first: the second's tee stays in place
+            assert second.end() == "both\n"
+            assert sys.stdout is stream
+    finally:
+        sys.stdout = real
+    assert stream.getvalue() == "both\n" * 50

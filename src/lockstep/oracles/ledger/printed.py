@@ -71,7 +71,7 @@ class Tee:
         was printed: "" for nothing, None for more than :data:`MOST_PRINTED`."""
         self._open = False
         if sys.stdout is self:
-            sys.stdout = self._out
+            sys.stdout = _open_layer(self._out)
         if self._size > MOST_PRINTED:
             return None
         return "".join(self._kept)
@@ -83,9 +83,20 @@ def teed() -> Tee | None:
     out = sys.stdout
     if out is None:
         return None
+    if type(out) is Tee and not out._open:
+        out = _open_layer(out)
     tee = Tee(out)
     sys.stdout = tee
     return tee
+
+
+def _open_layer(out: Any) -> Any:
+    """``out`` past the tees that have ended: two threads' calls overlapping leave the
+    later one's tee put back over the earlier one's, which has ended; a layer a call no
+    longer reads is dropped, so the chain of layers never grows."""
+    while type(out) is Tee and not out._open:
+        out = out._out
+    return out
 
 
 __all__ = ["MOST_PRINTED", "PRINTED", "PRINTED_ASPECT", "Tee", "teed"]
