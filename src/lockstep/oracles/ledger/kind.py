@@ -368,7 +368,8 @@ def _replay_rows(
 ) -> Iterator[Outcome]:
     """Replay the rows of the ledger at ``path``, streaming, in file order; with a
     selection (``--shard``, ``lockstep diff``), every row up to the last selected one
-    runs and only the selected ones are told.
+    runs and only the selected ones are told (a candidate's selection, which verification
+    replays to name a cause, runs alone).
 
     Its rows were verified as one sequence, in this order, in a fresh process: a row may
     rely on what the rows before it left (jmespath's ``Parser.parse`` touches ``self`` only
@@ -386,6 +387,9 @@ def _replay_rows(
     check_order = order.check
     elsewhere = _elsewhere(project.root)
     wanted = set(options.only) if options.only is not None and options.shard is None else None
+    # a candidate's chosen cases, each replayed alone: verification asks for them to name
+    # a cause, and compares them with themselves replayed alike (see verify._second_opinion)
+    alone = options.candidate and selects is not None
     try:
         with (
             root_on_path(project.root),
@@ -404,12 +408,15 @@ def _replay_rows(
                     continue
                 row = parse_row(line, lineno, shown, fn)
                 check_order(lineno, row)
+                chosen = selects is None or selects(row.id)
+                if alone and not chosen:
+                    continue
                 if elsewhere is None:
                     outcome = run(deadline, lineno, row)
                 else:
                     with contextlib.chdir(elsewhere):  # not while the caller runs
                         outcome = run(deadline, lineno, row)
-                if selects is None or selects(row.id):
+                if chosen:
                     yield outcome
                     if wanted is not None:
                         wanted.discard(row.id)
