@@ -175,3 +175,88 @@ def test_tees_of_overlapping_calls_never_pile_up() -> None:
     finally:
         sys.stdout = real
     assert stream.getvalue() == "both\n" * 50
+
+
+STREAM_FILES = {
+    "lockstep.toml": "".join(
+        f'[[ledger]]\nname = "{name}"\ntarget = "shown:{name}"\n\n'
+        for name in ("where", "raw", "context")
+    ),
+    "pyproject.toml": '[tool.pytest.ini_options]\npythonpath = ["."]\n',
+    "shown.py": (
+        "import sys\n\nimport click\n\n\n"
+        "def where():\n"
+        "    print('terminal' if sys.stdout.isatty() else 'pipe')\n"
+        "    return 1\n\n\n"
+        "def raw(data):\n"
+        "    sys.stdout.buffer.write(data)\n"
+        "    sys.stdout.flush()\n"
+        "    return len(data)\n\n\n"
+        "def context():\n"
+        "    return click.get_current_context(silent=True) is None\n"
+    ),
+    "tests/test_shown.py": (
+        "import shown\n\n\n"
+        "def test_shown():\n"
+        "    assert shown.where() == 1\n"
+        "    assert shown.raw(b'bytes\\n') == 6\n"
+        "    assert shown.context() is True\n"
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def streams(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("streams") / "project"
+    recorded(root, STREAM_FILES)
+    return root
+
+
+def test_bytes_written_to_the_stream_are_kept_too(streams: Path, tmp_path: Path) -> None:
+    _, rows = _rows(streams, "raw")
+    assert rows[0]["mutated"] == {"(stdout)": "bytes\n"}
+    assert run_cli("replay", "raw", cwd=streams).code == 0
+    root = copy_project(streams, tmp_path)
+    (root / "shown.py").write_text(
+        STREAM_FILES["shown.py"].replace("buffer.write(data)", "buffer.write(data * 2)")
+    )
+    assert run_cli("replay", "raw", cwd=root).code == 1
+
+
+def test_a_replay_in_a_terminal_compares_what_a_pipe_got(streams: Path) -> None:
+    """Recorded under pytest's capture (no terminal), replayed by a developer in one: the
+    call sees no terminal either (click keeps its colours for a terminal)."""
+    import os
+    import subprocess
+    import sys
+
+    _, rows = _rows(streams, "where")
+    assert rows[0]["mutated"] == {"(stdout)": "pipe\n"}
+    primary, secondary = os.openpty()
+    try:
+        env = {**os.environ, "NO_COLOR": "1"}
+        env.pop("LOCKSTEP_CONFIG", None)
+        code = subprocess.call(
+            [sys.executable, "-m", "lockstep", "replay", "where"],
+            cwd=streams,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=secondary,
+            stderr=secondary,
+            timeout=120,
+        )
+    finally:
+        os.close(secondary)
+        os.close(primary)
+    assert code == 0
+
+
+def test_lockstep_s_own_command_line_is_not_the_replayed_call_s(streams: Path) -> None:
+    """``lockstep replay`` is a click program: a replayed call asking click for its
+    current context found lockstep's, where the recording (and its verification) found
+    none."""
+    _, rows = _rows(streams, "context")
+    assert rows[0]["result"] is True
+    replayed = run_cli("replay", "context", cwd=streams)
+    assert replayed.code == 0, replayed.output
+    assert run_cli("replay", cwd=streams).code == 0

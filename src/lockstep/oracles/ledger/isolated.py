@@ -145,6 +145,7 @@ def _produce_in_fork(
     code = 0
     try:
         _fresh_streams()
+        _without_our_command_line()
         with contextlib.suppress(OSError):
             os.dup2(2, 1)  # what the replayed code prints is no part of lockstep's output
         dropped, sys.stdout = sys.stdout, sys.stderr
@@ -160,6 +161,27 @@ def _produce_in_fork(
             with contextlib.suppress(Exception):
                 stream.flush()
         os._exit(code)
+
+
+def under_our_command_line() -> bool:
+    """Whether this process runs inside a click command (``lockstep replay``'s own): its
+    context is on click's stack, where a replayed call of click would find it."""
+    stack = sys.modules.get("click.globals")
+    return stack is not None and stack.get_current_context(silent=True) is not None
+
+
+def _without_our_command_line() -> None:
+    """In a fork: click's stack of contexts emptied.  lockstep's command line is a click
+    program, so ``lockstep replay`` replayed click's own ``get_current_context(silent=True)``
+    with lockstep's context on the stack, where the fresh interpreter that verified the
+    row (and pytest) had none: red on unchanged code.  The fork never returns to the
+    command line, so nothing of it needs the stack again."""
+    stack = sys.modules.get("click.globals")
+    if stack is None:
+        return
+    with contextlib.suppress(Exception):
+        while stack.get_current_context(silent=True) is not None:
+            stack.pop_context()
 
 
 def stream_outcomes(produce: Callable[[], Iterator[Outcome]], out: IO[bytes]) -> None:

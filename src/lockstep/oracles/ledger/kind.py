@@ -561,7 +561,8 @@ class LedgerKind(OracleKind[LedgerSpec]):
         def rows() -> Iterator[Outcome]:
             return _replay_rows(project, spec, path, header, target, options, selects)
 
-        if options.candidate or options.alone or not isolated.forks():
+        alone = options.alone and not isolated.under_our_command_line()
+        if options.candidate or alone or not isolated.forks():
             yield from rows()  # a candidate replays in a fork of its own already
         else:
             yield from isolated.in_fork(rows)  # alone, as it was verified

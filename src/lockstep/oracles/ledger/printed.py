@@ -14,8 +14,11 @@ guarded, as it was before rows kept printed text.
 
 Replay compares printed text only where the row kept some: a row recorded before rows
 kept it, or whose call printed nothing (or printed through a ``print`` a test had
-patched), says nothing of it, so replaying it never drifts on it.  What is written to
-``sys.stdout.buffer`` or file descriptor 1 directly, or through a stream a module kept
+patched), says nothing of it, so replaying it never drifts on it.  While a call runs the
+stream is no terminal (``isatty()`` is false: a recording under pytest's capture saw a
+pipe, and a replay in a terminal compares what it saw), and bytes written to its
+``buffer`` are kept too.  A replay keeps what the call prints in a UTF-8 stream of its
+own.  What is written to file descriptor 1 directly, or through a stream a module kept
 before the call (a logging handler's), is not seen, alike when recording and replaying.
 An ``async def`` target's printing is not captured (other tasks print meanwhile), nor
 what an iterator result prints while its caller consumes it.
@@ -23,6 +26,7 @@ what an iterator result prints while its caller consumes it.
 
 from __future__ import annotations
 
+import io
 import sys
 from typing import Any, Final
 
@@ -41,20 +45,36 @@ class Tee:
     """``sys.stdout`` while a call runs: what is written goes on to ``out`` and is kept
     (up to :data:`MOST_PRINTED` characters)."""
 
-    __slots__ = ("_kept", "_open", "_out", "_size")
+    __slots__ = ("_back", "_kept", "_open", "_out", "_size")
 
-    def __init__(self, out: Any) -> None:
+    def __init__(self, out: Any, back: Any = None) -> None:
         self._out = out
+        self._back = out if back is None else back  # what sys.stdout was
         self._kept: list[str] = []
         self._size = 0
         self._open = True
 
     def write(self, text: str) -> int:
         if self._open and type(text) is str:
-            self._size += len(text)
-            if self._size <= MOST_PRINTED:
-                self._kept.append(text)
+            self.keep(text)
         return self._out.write(text)  # type: ignore[no-any-return]
+
+    def keep(self, text: str) -> None:
+        self._size += len(text)
+        if self._size <= MOST_PRINTED:
+            self._kept.append(text)
+
+    def isatty(self) -> bool:
+        """Never a terminal: what a call prints is frozen as a pipe gets it, so a replay
+        in a terminal compares what the recording saw (click leaves its colours in what
+        it prints to a terminal and takes them out of what goes to a pipe)."""
+        return False
+
+    @property
+    def buffer(self) -> _BufferTee:
+        """The stream's bytes, kept too (decoded as UTF-8): click writes there when the
+        stream's encoding cannot hold its text."""
+        return _BufferTee(self, self._out.buffer)
 
     def writelines(self, lines: Any) -> None:
         for line in lines:
@@ -71,23 +91,52 @@ class Tee:
         was printed: "" for nothing, None for more than :data:`MOST_PRINTED`."""
         self._open = False
         if sys.stdout is self:
-            sys.stdout = _open_layer(self._out)
+            sys.stdout = _open_layer(self._back)
         if self._size > MOST_PRINTED:
             return None
         return "".join(self._kept)
 
 
-def teed() -> Tee | None:
+class _BufferTee:
+    """A :class:`Tee`'s ``buffer``: bytes written go on to the stream's and are kept."""
+
+    __slots__ = ("_raw", "_tee")
+
+    def __init__(self, tee: Tee, raw: Any) -> None:
+        self._tee = tee
+        self._raw = raw
+
+    def write(self, data: bytes) -> int:
+        if self._tee._open and isinstance(data, bytes | bytearray | memoryview):
+            self._tee.keep(bytes(data).decode("utf-8", "replace"))
+        return self._raw.write(data)  # type: ignore[no-any-return]
+
+    def flush(self) -> None:
+        self._raw.flush()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._raw, name)
+
+
+def teed(*, sink: bool = False) -> Tee | None:
     """A :class:`Tee` in ``sys.stdout``'s place, or None where there is no stream (a
-    ``pythonw`` process: ``print`` writes nothing, and so it stays)."""
+    ``pythonw`` process: ``print`` writes nothing, and so it stays).  ``sink``: what is
+    printed goes nowhere else (a replay: the stream a recording's call wrote to is the
+    test's, and replay's own output is no place for it), through a UTF-8 stream of its
+    own, as pytest's capture is."""
     out = sys.stdout
     if out is None:
         return None
     if type(out) is Tee and not out._open:
         out = _open_layer(out)
-    tee = Tee(out)
+    tee = Tee(_sink(), out) if sink else Tee(out)
     sys.stdout = tee
     return tee
+
+
+def _sink() -> io.TextIOWrapper:
+    """Where a replayed call's printing goes: a UTF-8 stream of its own, as pytest's."""
+    return io.TextIOWrapper(io.BytesIO(), encoding="utf-8", write_through=True)
 
 
 def _open_layer(out: Any) -> Any:
@@ -95,7 +144,7 @@ def _open_layer(out: Any) -> Any:
     later one's tee put back over the earlier one's, which has ended; a layer a call no
     longer reads is dropped, so the chain of layers never grows."""
     while type(out) is Tee and not out._open:
-        out = out._out
+        out = out._back
     return out
 
 

@@ -214,7 +214,7 @@ class Replayer:
         if isinstance(target, Outcome):
             return target
         # what the call prints, captured where the row kept some to compare it with (.printed)
-        tee = teed() if isinstance(row.mutated, dict) and PRINTED in row.mutated else None
+        tee = teed(sink=True) if isinstance(row.mutated, dict) and PRINTED in row.mutated else None
         try:
             called = self._call(target, row, args, kwargs)
         finally:
