@@ -260,3 +260,49 @@ def test_lockstep_s_own_command_line_is_not_the_replayed_call_s(streams: Path) -
     replayed = run_cli("replay", "context", cwd=streams)
     assert replayed.code == 0, replayed.output
     assert run_cli("replay", cwd=streams).code == 0
+
+
+def test_two_threads_calls_overlapping_a_thousand_times_leave_no_chain() -> None:
+    """A server thread and its client each making recorded calls, each starting before
+    the other's ends (boltons' netstring test): every write still reaches the stream
+    in a step or two, and the stream is put back at the end."""
+    import io
+    import sys
+    import threading
+
+    from lockstep.oracles.ledger.printed import Tee, teed
+
+    real = sys.stdout
+    sys.stdout = stream = io.StringIO()
+    turns = [threading.Semaphore(0), threading.Semaphore(0)]
+    depths: list[int] = []
+
+    def side(me: int) -> None:
+        other = 1 - me
+        tee = teed()
+        for _ in range(1000):
+            turns[other].release()
+            turns[me].acquire()
+            print("x")
+            depth, layer = 0, sys.stdout
+            while type(layer) is Tee:
+                layer, depth = layer._out, depth + 1
+            depths.append(depth)
+            assert tee is not None
+            tee.end()
+            tee = teed()  # the next call starts while the other side's runs
+        assert tee is not None
+        tee.end()
+        turns[other].release()
+
+    try:
+        threads = [threading.Thread(target=side, args=(n,)) for n in (0, 1)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=60)
+        assert sys.stdout is stream
+    finally:
+        sys.stdout = real
+    assert stream.getvalue() == "x\n" * 2000
+    assert max(depths) <= 2

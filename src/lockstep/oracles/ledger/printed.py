@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import io
 import sys
+from threading import get_ident
 from typing import Any, Final
 
 PRINTED: Final = "(stdout)"
@@ -45,7 +46,7 @@ class Tee:
     """``sys.stdout`` while a call runs: what is written goes on to ``out`` and is kept
     (up to :data:`MOST_PRINTED` characters)."""
 
-    __slots__ = ("_back", "_kept", "_open", "_out", "_size")
+    __slots__ = ("_back", "_kept", "_open", "_out", "_size", "_thread")
 
     def __init__(self, out: Any, back: Any = None) -> None:
         self._out = out
@@ -53,6 +54,7 @@ class Tee:
         self._kept: list[str] = []
         self._size = 0
         self._open = True
+        self._thread = get_ident()
 
     def write(self, text: str) -> int:
         if self._open and type(text) is str:
@@ -92,9 +94,10 @@ class Tee:
         self._open = False
         if sys.stdout is self:
             sys.stdout = _open_layer(self._back)
+        kept, self._kept = self._kept, []
         if self._size > MOST_PRINTED:
             return None
-        return "".join(self._kept)
+        return "".join(kept)
 
 
 class _BufferTee:
@@ -129,9 +132,22 @@ def teed(*, sink: bool = False) -> Tee | None:
         return None
     if type(out) is Tee and not out._open:
         out = _open_layer(out)
-    tee = Tee(_sink(), out) if sink else Tee(out)
+    tee = Tee(_sink(), out) if sink else Tee(_forward_to(out), out)
     sys.stdout = tee
     return tee
+
+
+def _forward_to(out: Any) -> Any:
+    """Where a new tee passes what is written on: the tee of a call of this thread that
+    is still running (a recorded call inside another keeps what the outer one prints in
+    its text too), else the stream under every tee.  Another thread's tee, or one that
+    ended, is passed over: a server thread and its client both making recorded calls
+    (boltons' netstring test, a thousand exchanges) stacked a tee on the other's at each
+    call, and the writes went down a chain as deep as the recursion limit."""
+    me = get_ident()
+    while type(out) is Tee and (not out._open or out._thread != me):
+        out = out._out
+    return out
 
 
 def _sink() -> io.TextIOWrapper:
