@@ -18,7 +18,8 @@ patched), says nothing of it, so replaying it never drifts on it.  While a call 
 stream is no terminal (``isatty()`` is false: a recording under pytest's capture saw a
 pipe, and a replay in a terminal compares what it saw), and bytes written to its
 ``buffer`` are kept too.  A replay keeps what the call prints in a UTF-8 stream of its
-own.  What is written to file descriptor 1 directly, or through a stream a module kept
+own, and writes it where it would have gone once the call ends (a pytest item's captured
+output, replay's stderr).  What is written to file descriptor 1 directly, or through a stream a module kept
 before the call (a logging handler's), is not seen, alike when recording and replaying.
 An ``async def`` target's printing is not captured (other tasks print meanwhile), nor
 what an iterator result prints while its caller consumes it.
@@ -26,6 +27,7 @@ what an iterator result prints while its caller consumes it.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import sys
 from threading import get_ident
@@ -46,11 +48,12 @@ class Tee:
     """``sys.stdout`` while a call runs: what is written goes on to ``out`` and is kept
     (up to :data:`MOST_PRINTED` characters)."""
 
-    __slots__ = ("_back", "_kept", "_open", "_out", "_size", "_thread")
+    __slots__ = ("_back", "_kept", "_open", "_out", "_sinks", "_size", "_thread")
 
-    def __init__(self, out: Any, back: Any = None) -> None:
+    def __init__(self, out: Any, back: Any = None, *, sinks: bool = False) -> None:
         self._out = out
         self._back = out if back is None else back  # what sys.stdout was
+        self._sinks = sinks  # out is a replay's sink: what was printed is shown at the end
         self._kept: list[str] = []
         self._size = 0
         self._open = True
@@ -95,6 +98,8 @@ class Tee:
         if sys.stdout is self:
             sys.stdout = _open_layer(self._back)
         kept, self._kept = self._kept, []
+        if self._sinks:  # a replay's: shown where it would have gone
+            _shown(self._back, kept)
         if self._size > MOST_PRINTED:
             return None
         return "".join(kept)
@@ -132,7 +137,7 @@ def teed(*, sink: bool = False) -> Tee | None:
         return None
     if type(out) is Tee and not out._open:
         out = _open_layer(out)
-    tee = Tee(_sink(), out) if sink else Tee(_forward_to(out), out)
+    tee = Tee(_sink(), out, sinks=True) if sink else Tee(_forward_to(out), out)
     sys.stdout = tee
     return tee
 
@@ -148,6 +153,15 @@ def _forward_to(out: Any) -> Any:
     while type(out) is Tee and (not out._open or out._thread != me):
         out = out._out
     return out
+
+
+def _shown(stream: Any, kept: list[str]) -> None:
+    """What a replayed call printed into its sink, written where it would have gone (the
+    replay's stderr, a pytest item's captured output), as that stream can take it."""
+    encoding = getattr(stream, "encoding", None) or "utf-8"
+    for text in kept:
+        with contextlib.suppress(Exception):
+            stream.write(text.encode(encoding, "backslashreplace").decode(encoding))
 
 
 def _sink() -> io.TextIOWrapper:
