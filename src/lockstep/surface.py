@@ -202,6 +202,11 @@ def _never_imported(test: ast.expr) -> bool:
     ``TYPE_CHECKING`` (``typing.TYPE_CHECKING``) or ``__name__ == "__main__"``."""
     if isinstance(test, ast.Name | ast.Attribute):
         return (test.id if isinstance(test, ast.Name) else test.attr) == "TYPE_CHECKING"
+    return main_guard(test)
+
+
+def main_guard(test: ast.expr) -> bool:
+    """Whether an ``if``'s test is ``__name__ == "__main__"`` (run as a program only)."""
     return (
         isinstance(test, ast.Compare)
         and isinstance(test.left, ast.Name)

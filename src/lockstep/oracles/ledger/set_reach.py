@@ -61,7 +61,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from lockstep.surface import parsed_module
+from lockstep.surface import main_guard, parsed_module
 
 _SET_NAMES: Final = frozenset({"set", "frozenset"})
 _VIEWS: Final = frozenset({"keys", "items"})
@@ -303,15 +303,7 @@ def _kept_in(node: ast.AST) -> set[str]:
 
 def _main_block(node: ast.stmt) -> bool:
     """``if __name__ == "__main__": ...``"""
-    test = node.test if isinstance(node, ast.If) else None
-    return (
-        isinstance(test, ast.Compare)
-        and isinstance(test.left, ast.Name)
-        and test.left.id == "__name__"
-        and len(test.comparators) == 1
-        and isinstance(test.comparators[0], ast.Constant)
-        and test.comparators[0].value == "__main__"
-    )
+    return isinstance(node, ast.If) and main_guard(node.test)
 
 
 def _receivers(node: ast.stmt) -> set[str]:
