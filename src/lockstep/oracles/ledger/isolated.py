@@ -146,6 +146,7 @@ def _produce_in_fork(
     try:
         _fresh_streams()
         _without_our_command_line()
+        _without_a_terminal()
         with contextlib.suppress(OSError):
             os.dup2(2, 1)  # what the replayed code prints is no part of lockstep's output
         dropped, sys.stdout = sys.stdout, sys.stderr
@@ -182,6 +183,18 @@ def _without_our_command_line() -> None:
     with contextlib.suppress(Exception):
         while stack.get_current_context(silent=True) is not None:
             stack.pop_context()
+
+
+def _without_a_terminal() -> None:
+    """In a fork: a session of its own, with no controlling terminal.  The fresh
+    interpreter that verified the rows had none to read (a recording's is started under
+    pytest, whose input is no terminal either), but ``lockstep replay`` typed in a
+    terminal handed its fork one: click's ``prompt(hide_input=True)`` read the password
+    from ``/dev/tty`` through ``getpass`` and waited out the ledger's timeout.  Without
+    one, ``getpass`` reads the empty standard input, as when verified.  The fork still
+    ends with its parent: the parent kills it when it stops reading."""
+    with contextlib.suppress(OSError):
+        os.setsid()
 
 
 def stream_outcomes(produce: Callable[[], Iterator[Outcome]], out: IO[bytes]) -> None:
