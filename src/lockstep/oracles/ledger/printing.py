@@ -1,13 +1,14 @@
-"""Whether a target prints: what a call writes to stdout is no part of its row.
+"""Whether a target's own code prints: named when no recorded call of it kept any text.
 
-A ledger freezes what a call returns, raises and changes in its arguments.  A function
-whose behaviour is printing (natsort's ``__main__.sort_and_print_entries``, a billing
-export that prints its CSV lines and returns a count) records a row that stays green
-whatever it prints, so the recording says so for each such target, where a user reads
-what the ledger guards.  Read from the target's code (its own and its nested functions'
-names), never by running it: a call of ``print`` or a use of ``sys.stdout`` or
-``sys.__stdout__``.  A function that prints through another of its module's functions is
-not seen; the note is a warning, not a guarantee.
+What a recorded call prints is kept in its row (:mod:`.printed`), but a call made while a
+test patched ``print`` (natsort's ``__main__.sort_and_print_entries``), or printing
+through a stream kept before the call, keeps none, and its rows then say nothing of
+printing.  The recording names such a target, where a user reads what the ledger
+guards.  Read from the target's code alone (its own and its nested functions' names: a
+call of ``print``, a use of ``sys.stdout`` or ``sys.__stdout__``), never by running it:
+a note worth reading names a function that prints itself.  Whether to capture at all is
+decided more widely, by what the target can reach (:func:`.set_reach.target_reaches_printing`),
+which errs toward capturing.
 """
 
 from __future__ import annotations
