@@ -306,3 +306,25 @@ def test_two_threads_calls_overlapping_a_thousand_times_leave_no_chain() -> None
         sys.stdout = real
     assert stream.getvalue() == "x\n" * 2000
     assert max(depths) <= 2
+
+
+def test_a_forged_printed_text_that_is_no_text_is_a_corrupt_line(
+    project: Path, tmp_path: Path
+) -> None:
+    """A row whose printed text was replaced by another value (its digest made again)
+    would have been compared on nothing: it is a corrupt line, exit 2, naming it."""
+    import hashlib
+
+    root = copy_project(project, tmp_path)
+    path = root / "lockstep/export.ledger.jsonl"
+    header, rows = _rows(root, "export")
+    for row in rows:
+        if "mutated" in row:
+            row["mutated"]["(stdout)"] = {"$obj": ["os:system", {}]}  # type: ignore[index]
+    body = "".join(json.dumps(row, separators=(",", ":")) + "\n" for row in rows)
+    header["digest"] = hashlib.sha256(body.encode()).hexdigest()
+    path.write_text(json.dumps(header, separators=(",", ":")) + "\n" + body)
+    bad = run_cli("replay", "export", cwd=root)
+    assert bad.code == 2, bad.output
+    assert "export.ledger.jsonl:" in bad.stderr and "as no text" in bad.stderr
+    assert len(bad.stderr.strip().splitlines()) == 1

@@ -70,6 +70,7 @@ from lockstep.canon.text import outcome_text as outcome_text  # a row's outcome 
 from lockstep.canon.text import short_name, value_text
 from lockstep.errors import CanonError
 from lockstep.oracles.ledger.clock import Clock, as_json
+from lockstep.oracles.ledger.printed import PRINTED
 
 SUFFIX: Final = ".ledger.jsonl"
 """A ledger file's suffix: ``<dir>/<name>.ledger.jsonl``."""
@@ -199,6 +200,8 @@ class LedgerRow(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only
     result: Any | msgspec.UnsetType = msgspec.UNSET
 
     def __post_init__(self) -> None:
+        if isinstance(self.mutated, dict) and not isinstance(self.mutated.get(PRINTED, ""), str):
+            raise ValueError(f"`mutated` holds {PRINTED!r}, what the call printed, as no text")
         has_exc = self.exc_type is not msgspec.UNSET or self.exc_stem is not msgspec.UNSET
         if self.ok:
             if self.result is msgspec.UNSET:
