@@ -175,6 +175,18 @@ def test_a_package_imported_anew_is_read_anew(package, tmp_path: Path) -> None:
     assert target_reaches_sets(f"{name}.tags:shout")
 
 
+def test_a_module_of_the_package_imported_later_is_read_then(package, tmp_path: Path) -> None:
+    """The reading is kept while ``sys.modules`` holds what it was read from; a module of
+    the package imported since (a lazy import) is read with the rest at the next ask."""
+    name = package({"__init__.py": "", "tags.py": "def shout(word):\n    return late(word)\n"})
+    assert not target_reaches_sets(f"{name}.tags:shout")
+    assert not target_reaches_sets(f"{name}.tags:shout")  # kept: nothing was imported
+    write_files(tmp_path, {f"{name}/lazy.py": "def late(word):\n    return str(set(word))\n"})
+    importlib.invalidate_caches()
+    importlib.import_module(f"{name}.lazy")
+    assert target_reaches_sets(f"{name}.tags:shout")
+
+
 REGISTRY = """
 HANDLERS = []
 

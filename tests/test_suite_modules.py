@@ -351,3 +351,41 @@ def test_an_object_of_a_test_module_inside_the_package_says_how_to_record_it() -
 
     message = refused_in_one_line({"$obj": ["mypkg.tests.test_codec:Queue", {"state": {}}]})
     assert "list its module's file in [lockstep] test_modules" in message, message
+
+
+def test_a_plain_path_is_looked_up_as_it_is_and_finds_what_the_glob_finds(tmp_path: Path) -> None:
+    """``lockstep init`` lists plain paths: each is looked up without wcmatch (whose import
+    every verifying interpreter of a recording paid), and finds what the pattern did; a
+    folder, a missing file or a link leading out of the root is refused as before."""
+    root = _project(tmp_path / "project", "")
+    (tmp_path / "outside.py").write_text("X = 1\n", encoding="utf-8")
+    (root / "tests" / "away.py").symlink_to(tmp_path / "outside.py")
+    script = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from lockstep.config import load_project\n"
+        "from lockstep.errors import ConfigError\n"
+        "from lockstep.suite_modules import suite_modules\n"
+        "def listed(*patterns):\n"
+        "    extra = 'test_modules = [' + ', '.join(repr(p) for p in patterns) + ']'\n"
+        "    text = Path('lockstep.toml').read_text().replace('[lockstep]', '[lockstep]\\n' + extra)\n"
+        "    Path('listed.toml').write_text(text)\n"
+        "    try:\n"
+        "        return [name for name, _, _ in suite_modules(load_project(config_path=Path('listed.toml')))]\n"
+        "    except ConfigError as e:\n"
+        "        return str(e)\n"
+        "print(listed('tests/test_spans.py', './tests//steps.py'))\n"
+        "print('wcmatch' in sys.modules)\n"
+        "print(listed('tests/test_s*.py', 'tests/st?ps.py'))\n"
+        "print(listed('tests'))\n"
+        "print(listed('tests/away.py'))\n"
+    )
+    shown = subprocess.run(
+        [sys.executable, "-c", script], cwd=root, capture_output=True, text=True, timeout=120
+    )
+    assert shown.returncode == 0, shown.stderr
+    plain, imported, globbed, folder, away = shown.stdout.splitlines()
+    assert plain == "['test_spans', 'steps']" == globbed
+    assert imported == "False"
+    assert "matches no .py file" in folder
+    assert "reaches outside the project root" in away

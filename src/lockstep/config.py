@@ -288,7 +288,7 @@ class Project(msgspec.Struct, frozen=True, dict=True):
         """Every configured oracle, in file order by kind (an oracle of :attr:`tested` only
         once recorded); with ``former``, then each of :attr:`former` (what a replay, a
         status or pytest's items must show: what only reads an oracle's cases)."""
-        is_oracle = self._oracle_test()  # once; a list that cannot be read is an error
+        is_oracle = self.oracle_test()  # once; a list that cannot be read is an error
         for spec in self.all_oracles():
             if is_oracle(spec.name):
                 yield spec
@@ -351,9 +351,11 @@ class Project(msgspec.Struct, frozen=True, dict=True):
     def _has_file(self, name: str) -> bool:
         return os.path.lexists(self.oracle_dir / self.tested[name])
 
-    def _oracle_test(self) -> Callable[[str], bool]:
+    def oracle_test(self) -> Callable[[str], bool]:
         """Whether a configured name is an oracle now: any name outside :attr:`tested`, a
-        member of it once recorded (:meth:`recorded_member`); the list is read once."""
+        member of it once recorded (:meth:`recorded_member`); the list is read once, each
+        member's file looked for only when asked about (a caller that needs one recorded
+        member per module asks about a few, not every member)."""
         listed = self.listed_beyond()
         tested = self.tested
         return lambda name: name not in tested or name in listed or self._has_file(name)
@@ -410,7 +412,7 @@ class Project(msgspec.Struct, frozen=True, dict=True):
             if members is None:
                 out[name] = None
                 continue
-            is_oracle = is_oracle or self._oracle_test()
+            is_oracle = is_oracle or self.oracle_test()
             out.update(dict.fromkeys(filter(is_oracle, members)))
             if former:
                 out.update(dict.fromkeys(n for n in self.former if n.startswith(f"{name}.")))

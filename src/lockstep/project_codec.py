@@ -11,12 +11,14 @@ is ``[lockstep] freeze_classes`` and ``[lockstep] encoders``.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable, Iterator
 
 from lockstep import canon, suite_modules
 from lockstep.config import Project
 from lockstep.errors import ConfigError
 from lockstep.suite_files import suite_paths
 from lockstep.surface import class_modules
+from lockstep.tables import OracleSpec
 from lockstep.targets import root_on_path
 
 
@@ -54,10 +56,8 @@ def _ledger_packages(project: Project) -> set[str]:
     or a signature's default, frozen by name would not thaw (a red replay of unchanged
     code).  Configuration is the user's: no oracle file widens this."""
     found: set[str] = set()
-    for spec in project.oracles():
-        target = getattr(spec, "target", None)
-        if spec.kind == "ledger" and isinstance(target, str):
-            found.add(target.partition(":")[0].split(".")[0])
+    for _, module in _ledger_targets(project, lambda _, m: m.split(".")[0] not in found):
+        found.add(module.split(".")[0])
     return found
 
 
@@ -69,17 +69,38 @@ def _target_modules(project: Project, targets: tuple[str, ...]) -> tuple[set[str
     packages = {t.partition(":")[0].split(".")[0] for t in targets}
     modules: set[str] = set()
     surfaces: set[str] = set()
-    for spec in project.oracles():  # a surface member not recorded yet is not replayed
+
+    def adds(spec: OracleSpec, module: str) -> bool:
+        if module.split(".")[0] not in packages:
+            return False
+        package = getattr(spec, "package", None)
+        return module not in modules or (package in packages and package not in surfaces)
+
+    for spec, module in _ledger_targets(project, adds):
+        modules.add(module)
+        package = getattr(spec, "package", None)
+        if isinstance(package, str) and package in packages:
+            surfaces.add(package)
+    return modules, tuple(sorted(surfaces))
+
+
+def _ledger_targets(
+    project: Project, adds: Callable[[OracleSpec, str], bool]
+) -> Iterator[tuple[OracleSpec, str]]:
+    """Each configured ledger (a package's member only once recorded: one not recorded
+    yet is not replayed) whose target's module ``adds`` something, with that module.
+
+    Whether a member was recorded is its file in the oracle folder: asked only of a
+    member whose module would add something, so a surface of 64 members in 5 modules
+    looks for a handful of files, not 64 -- each verifying fork applies this first."""
+    is_oracle = project.oracle_test()
+    for spec in project.all_oracles():
         target = getattr(spec, "target", None)
         if spec.kind != "ledger" or not isinstance(target, str):
             continue
         module = target.partition(":")[0]
-        if module.split(".")[0] in packages:
-            modules.add(module)
-            package = getattr(spec, "package", None)
-            if isinstance(package, str) and package in packages:
-                surfaces.add(package)
-    return modules, tuple(sorted(surfaces))
+        if adds(spec, module) and is_oracle(spec.name):
+            yield spec, module
 
 
 class _ClassModules:
