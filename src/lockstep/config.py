@@ -272,10 +272,17 @@ class Project(msgspec.Struct, frozen=True, dict=True):
         configuration at one moment; a folder moved afterwards is met when it is used."""
         return self.resolve(self.config.lockstep.dir, key="lockstep.dir")
 
+    @functools.cached_property
+    def real_root(self) -> Path:
+        """The root with every link resolved, once per project, as :attr:`oracle_dir`: each
+        verifying fork and each ledger's replay asked for it several times (a dozen system
+        calls each)."""
+        return self.root.resolve()
+
     def resolve(self, rel: str, *, key: str) -> Path:
         """Resolve a configured path against the root; refuse one that escapes it."""
         candidate = (self.root / rel).resolve()
-        root = self.root.resolve()
+        root = self.real_root
         if candidate != root and root not in candidate.parents:
             raise ConfigError(f"{self.config_name}: {key}: path {rel!r} escapes the project root")
         return candidate

@@ -45,7 +45,7 @@ def suite_modules(project: Project) -> list[tuple[str, Path, Path]]:
     patterns = tuple(project.config.lockstep.test_modules)
     if not patterns:
         return []
-    return list(_found(project.root.resolve(), patterns, project.config_name))
+    return list(_found(project.real_root, patterns, project.config_name))
 
 
 @functools.lru_cache(maxsize=8)
@@ -128,7 +128,7 @@ def _import(project: Project, listed: Sequence[tuple[str, Path, Path]]) -> None:
     ``No module named`` it (portion's replay ended naming a package that exists)."""
     from lockstep.targets import root_on_path
 
-    root = project.root.resolve()
+    root = project.real_root
     for name, file, base in listed:
         shown = file.relative_to(root).as_posix()
         if not isinstance(sys.modules.get(name), ModuleType):

@@ -25,6 +25,7 @@ when the stamps differ, the fork compares the bytes as before.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from pathlib import Path
 from typing import Final, TypeGuard
@@ -74,6 +75,8 @@ def remember(config_path: Path) -> None:
         return
     if stamps is not None and not all(settled(s, taken) for s in stamps if _stamp(s)):
         stamps = None
+    with contextlib.suppress(LockstepError, OSError):  # met again, and said, where used
+        project.oracle_dir  # noqa: B018 - resolved here once, not in every fork
     _READ[path] = _Reading(data, config, stamps, sources, project)
 
 

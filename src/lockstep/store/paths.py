@@ -47,10 +47,17 @@ def _displayed(path_text: str, root_text: str | None, cwd: str) -> str:
         if base is None:
             continue
         try:
-            return str(resolved.relative_to(Path(base).resolve()))
+            return str(resolved.relative_to(_real(base)))
         except ValueError:
             continue
     return path_text
+
+
+@lru_cache(maxsize=64)
+def _real(folder_text: str) -> Path:
+    """A root or working folder, resolved once: each new file named beside them (every
+    verifying fork's candidate) resolved them again."""
+    return Path(folder_text).resolve()
 
 
 def _relative_to_cwd(path: Path) -> str:

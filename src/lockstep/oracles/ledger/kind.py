@@ -385,7 +385,7 @@ def _replay_rows(
     shown = replayer.shown
     order = RowOrder(shown)
     check_order = order.check
-    elsewhere = _elsewhere(project.root)
+    elsewhere = _elsewhere(project)
     wanted = set(options.only) if options.only is not None and options.shard is None else None
     # a candidate's chosen cases, each replayed alone: verification asks for them to name
     # a cause, and compares them with themselves replayed alike (see verify._second_opinion)
@@ -427,7 +427,7 @@ def _replay_rows(
             replayer.loop.close()
 
 
-def _elsewhere(root: Path) -> Path | None:
+def _elsewhere(project: Project) -> Path | None:
     """The project's root when this process works in another folder, else None.
 
     A row runs in the project's root, as the fresh interpreter that verified it did: a
@@ -436,8 +436,8 @@ def _elsewhere(root: Path) -> Path | None:
     try:
         here = Path.cwd().resolve()
     except OSError:  # the working folder was removed
-        return root
-    return None if here == root.resolve() else root
+        return project.root
+    return None if here == project.real_root else project.root
 
 
 def _strings(value: object) -> Iterator[str]:
