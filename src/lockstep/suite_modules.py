@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import os
 import re
 import sys
 from collections.abc import Sequence
@@ -82,13 +83,27 @@ def _matches(root: Path, pattern: str) -> list[str]:
     process and in each verifying interpreter it starts)."""
     if _LITERAL.fullmatch(pattern) and not pattern.startswith("/"):
         parts = [p for p in pattern.split("/") if p not in ("", ".")]
-        if parts and ".." not in parts:
-            path = root.joinpath(*parts)
-            return ["/".join(parts)] if path.is_file() else []
+        if parts and ".." not in parts and _spelled_as_on_disk(root, parts):
+            return ["/".join(parts)] if root.joinpath(*parts).is_file() else []
     from wcmatch import glob as wcglob
 
     flags = wcglob.GLOBSTAR | wcglob.NODIR  # ``**`` crosses folders; a folder is no module
     return sorted(wcglob.glob(pattern, root_dir=root, flags=flags))
+
+
+def _spelled_as_on_disk(root: Path, parts: list[str]) -> bool:
+    """Whether each of ``parts`` names an entry of its folder as the folder spells it (a
+    file system that ignores case finds ``Tests/Helpers.py`` too, and the module's name is
+    read from the path: wcmatch, which answers with the names on disk, decides then)."""
+    folder = root
+    for part in parts:
+        try:
+            if part not in os.listdir(folder):
+                return False
+        except OSError:
+            return False
+        folder = folder / part
+    return True
 
 
 def _pytest_name(file: Path) -> tuple[str, Path]:
