@@ -708,14 +708,21 @@ def _file_named(name: str, names: list[str]) -> str:
     return f"; that is the file of oracle {max(owners, key=len)!r}" if owners else ""
 
 
+def config_location(start: Path | None = None, *, config_path: Path | None = None) -> Path | None:
+    """The configuration file :func:`load_project` reads, not read: ``config_path``, or the
+    one ``LOCKSTEP_CONFIG`` names, or the nearest found walking up from ``start`` (None:
+    none is found).  Its folder, resolved, is the project's root."""
+    explicit = config_path or (Path(p) if (p := os.environ.get("LOCKSTEP_CONFIG")) else None)
+    return explicit or find_config(start)
+
+
 def load_project(start: Path | None = None, *, config_path: Path | None = None) -> Project:
     """Find, read and validate the configuration.
 
     ``LOCKSTEP_CONFIG`` in the environment, or ``config_path``, names the file
     explicitly; otherwise it is found by walking up from ``start``.
     """
-    explicit = config_path or (Path(p) if (p := os.environ.get("LOCKSTEP_CONFIG")) else None)
-    path = explicit or find_config(start)
+    path = config_location(start, config_path=config_path)
     if path is None:
         raise ConfigError(
             f"no {CONFIG_FILE} (or [tool.lockstep] in {PYPROJECT}) found here or in any parent"

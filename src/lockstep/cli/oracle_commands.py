@@ -89,8 +89,7 @@ def record(
         flags = " and ".join(f"--{m.value}" for m in asked)
         raise UsageError(f"record takes one mode, not {flags}: each is a different update")
     chosen = asked[0] if asked else RecordMode.CREATE
-    from lockstep.oracles.verify import verifying_seed
-    from lockstep.oracles.verify_session import shared_verification
+    from lockstep.oracles.verify_session import shared_verification, verifying_seed
     from lockstep.report.terminal import record_text
     from lockstep.secrets.policy import display_mask
 

@@ -59,6 +59,7 @@ from lockstep.oracles.verify_session import (
     VerifySession,
     current,
     verifying_environ,
+    verifying_seed,
 )
 from lockstep.store import temp_folder
 
@@ -184,16 +185,6 @@ class Verification(msgspec.Struct, frozen=True):
             else f"verified {total} new case(s) in a fresh interpreter "
             f"(PYTHONHASHSEED={self.seed}): all reproduce"
         )
-
-
-def verifying_seed() -> int:
-    """A fixed hash seed other than this process's, so set and dict-of-str order can differ.
-
-    Fixed rather than random so that record's report is the same on every run; this
-    process's seed is random unless ``PYTHONHASHSEED`` pins it, and then it is avoided.
-    """
-    current = os.environ.get("PYTHONHASHSEED", "")
-    return 2 if current == "1" else 1
 
 
 def only_argument(only: Collection[str]) -> list[str]:

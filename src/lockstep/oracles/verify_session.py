@@ -104,6 +104,18 @@ def forks() -> bool:
     return hasattr(os, "fork") and sys.platform != "win32"
 
 
+def verifying_seed() -> int:
+    """A fixed hash seed other than this process's, so set and dict-of-str order can differ.
+
+    Fixed rather than random so that record's report is the same on every run; this
+    process's seed is random unless ``PYTHONHASHSEED`` pins it, and then it is avoided.
+    (Here, beside the session, so a recording can start its server before it imports the
+    rest of the verification machinery.)
+    """
+    current = os.environ.get("PYTHONHASHSEED", "")
+    return 2 if current == "1" else 1
+
+
 def fresh_interpreter_env(seed: int, second_zone: bool = False) -> dict[str, str]:
     """What a verifying interpreter's environment sets over the recording's: another hash
     seed, no bytecode written, another local time zone (:mod:`.verify_zone`)."""

@@ -126,23 +126,24 @@ def configure(config: pytest.Config) -> None:
     wanted: list[str] = config.getoption(RECORD, default=[]) or []
     if not wanted:
         return
-    from lockstep.pytest.hypothesis_deadline import lift_deadline
-
-    lift_deadline(config)  # recording slows each example: Hypothesis's deadline is not ours
-    from lockstep.oracles.ledger.pytest_recording import RecordOptions, start
-
-    options = RecordOptions(
-        wanted=[name for name in wanted if name != ALL],
-        record_all=ALL in wanted,
-        mode=record_mode(config),
-        allow_failures=bool(config.getoption(ALLOW_FAILURES, default=False)),
-        record_flag=RECORD,
-        trim_flag="--lockstep-trim",
-        mode_error=mode_error,
-        allow_failures_flag=ALLOW_FAILURES,
-    )
+    mode = record_mode(config)  # two modes asked: a usage error before anything starts
     verifier = _verifying_early(config)
     try:
+        from lockstep.pytest.hypothesis_deadline import lift_deadline
+
+        lift_deadline(config)  # recording slows each example: Hypothesis's deadline is not ours
+        from lockstep.oracles.ledger.pytest_recording import RecordOptions, start
+
+        options = RecordOptions(
+            wanted=[name for name in wanted if name != ALL],
+            record_all=ALL in wanted,
+            mode=mode,
+            allow_failures=bool(config.getoption(ALLOW_FAILURES, default=False)),
+            record_flag=RECORD,
+            trim_flag="--lockstep-trim",
+            mode_error=mode_error,
+            allow_failures_flag=ALLOW_FAILURES,
+        )
         start(config, options, verifier)
     except BaseException:
         if verifier is not None:
@@ -151,17 +152,21 @@ def configure(config: pytest.Config) -> None:
 
 
 def _verifying_early(config: pytest.Config) -> VerifySession | None:
-    """The controller's verifying interpreter, started before the recording imports its
-    machinery, reads the package's surface and wraps it: the interpreter's own start (its
-    imports, a tenth of a second) runs on another core meanwhile, and it is ready to
-    import the package once the targets are known.  None in an xdist worker."""
+    """The controller's verifying interpreter, started first, before the recording imports
+    its machinery (0.05 s), reads the package's surface and wraps it: the interpreter's own
+    start (its imports, a tenth of a second) runs on another core meanwhile, and it is
+    ready to import the package once the targets are known (webcolors' suite ended before
+    it was).  So only the session is imported for it, in the configuration's folder found
+    but not yet read.  None in an xdist worker, or where no configuration is found."""
     if getattr(config, "workerinput", None) is not None:
         return None
-    from lockstep.oracles.verify import verifying_seed
-    from lockstep.oracles.verify_session import VerifySession
-    from lockstep.pytest.project import project_for
+    from lockstep.oracles.verify_session import VerifySession, verifying_seed
+    from lockstep.pytest.project import root_for
 
-    session = VerifySession(project_for(config).root)
+    root = root_for(config)
+    if root is None:  # loading the project says why, in one line
+        return None
+    session = VerifySession(root)
     session.start(verifying_seed())
     return session
 

@@ -59,6 +59,19 @@ def load(config: pytest.Config, *, required: bool = True) -> Project:
     return project
 
 
+def root_for(config: pytest.Config) -> Path | None:
+    """The folder of the configuration :func:`load` reads (the project's root), found
+    without reading it (None: none is found): what the recording's verifying interpreter
+    is started in before the project is loaded."""
+    from lockstep.config import config_location
+
+    explicit = config.getoption(CONFIG_OPTION, default=None)
+    found = config_location(
+        Path(str(config.rootpath)), config_path=Path(explicit) if explicit else None
+    )
+    return found.parent.resolve() if found is not None else None
+
+
 def project_for(config: pytest.Config) -> Project:
     """:func:`load` for hooks: a configuration error stops the run as a usage error."""
     try:

@@ -753,7 +753,8 @@ def _no_counts() -> CallCounts:
 def _call_counts(recording: Recording, report: RecordReport) -> CallCounts:
     """What the summary needs of the merged recording, and the notes a clean one has."""
     from lockstep.oracles.ledger.run_summary import CallCounts
-    from lockstep.oracles.verify import Verification, verifying_seed
+    from lockstep.oracles.verify import Verification
+    from lockstep.oracles.verify_session import verifying_seed
 
     verified = Verification(verifying_seed(), {})
     written = {

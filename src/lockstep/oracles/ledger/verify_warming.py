@@ -18,7 +18,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from lockstep.oracles.ledger.seed_suspects import package_builds_sets
-from lockstep.oracles.verify import MORE_SEEDS, SECOND_SEED, verifying_seed, warming_argvs
+from lockstep.oracles.verify import MORE_SEEDS, SECOND_SEED, warming_argvs
+from lockstep.oracles.verify_session import verifying_seed
 from lockstep.targets import split_target
 
 if TYPE_CHECKING:
