@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import pytest_in, write_files
+from helpers import Result, pytest_in, write_files
 
 MONEY = """
 def cents(amount):
@@ -93,8 +93,9 @@ def _notes(path: Path) -> list[dict[str, object]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
-def _recorded(root: Path, notes: Path, *args: str) -> list[dict[str, object]]:
-    result = pytest_in(
+def _recording(root: Path, notes: Path, *args: str) -> Result:
+    """``pytest --lockstep-record`` in ``root``, what the session did noted in ``notes``."""
+    return pytest_in(
         root,
         "-p",
         "watch_early",
@@ -104,6 +105,10 @@ def _recorded(root: Path, notes: Path, *args: str) -> list[dict[str, object]]:
         "tests",
         env={"EARLY_NOTES": str(notes), "PYTHONPATH": str(root)},
     )
+
+
+def _recorded(root: Path, notes: Path, *args: str) -> list[dict[str, object]]:
+    result = _recording(root, notes, *args)
     assert result.code == 0, result.output
     return _notes(notes)
 
@@ -160,15 +165,7 @@ def test_a_configuration_that_cannot_be_read_stops_the_run_and_ends_the_interpre
     root = _project(tmp_path / "project")
     (root / "lockstep.toml").write_text(config, encoding="utf-8")
     notes = tmp_path / "notes.jsonl"
-    result = pytest_in(
-        root,
-        "-p",
-        "watch_early",
-        "--lockstep-record",
-        "-q",
-        "tests",
-        env={"EARLY_NOTES": str(notes), "PYTHONPATH": str(root)},
-    )
+    result = _recording(root, notes)
     assert result.code == pytest.ExitCode.USAGE_ERROR, result.output
     errors = [line for line in result.output.splitlines() if "lockstep:" in line]
     assert len(errors) == 1 and said in errors[0], result.output
