@@ -93,7 +93,7 @@ def _notes(path: Path) -> list[dict[str, object]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
-def _recording(root: Path, notes: Path, *args: str) -> Result:
+def _recording(root: Path, notes: Path, *args: str, env: dict[str, str] | None = None) -> Result:
     """``pytest --lockstep-record`` in ``root``, what the session did noted in ``notes``."""
     return pytest_in(
         root,
@@ -103,7 +103,7 @@ def _recording(root: Path, notes: Path, *args: str) -> Result:
         *args,
         "-q",
         "tests",
-        env={"EARLY_NOTES": str(notes), "PYTHONPATH": str(root)},
+        env={"EARLY_NOTES": str(notes), "PYTHONPATH": str(root), **(env or {})},
     )
 
 
@@ -172,3 +172,34 @@ def test_a_configuration_that_cannot_be_read_stops_the_run_and_ends_the_interpre
     events = [n["event"] for n in _notes(notes)]
     assert events.count("start") == events.count("close") == 1, events
     assert not (root / "lockstep").exists()
+
+
+@pytest.mark.parametrize(
+    ("how", "said"),
+    [
+        ("option", "config file not found"),
+        ("environment", "config file not found"),
+        ("folder", "not a regular file"),
+    ],
+)
+def test_a_configuration_named_where_there_is_none_stops_the_run_in_one_line(
+    tmp_path: Path, how: str, said: str
+) -> None:
+    root = _project(tmp_path / "project")
+    (root / "lockstep.toml").unlink()
+    if how == "folder":  # a folder where the file is named: the session starts, then ends
+        named = root / "settings/lockstep.toml"
+        named.mkdir(parents=True)
+    else:  # in a folder that is not there: no session is started
+        named = tmp_path / "nowhere/lockstep.toml"
+    notes = tmp_path / "notes.jsonl"
+    if how == "environment":
+        result = _recording(root, notes, env={"LOCKSTEP_CONFIG": str(named)})
+    else:
+        result = _recording(root, notes, f"--lockstep-config={named}")
+    assert result.code == pytest.ExitCode.USAGE_ERROR, result.output
+    assert "INTERNALERROR" not in result.output
+    errors = [line for line in result.output.splitlines() if "lockstep:" in line]
+    assert len(errors) == 1 and said in errors[0], result.output
+    events = [n["event"] for n in _notes(notes)] if notes.exists() else []
+    assert events.count("start") == events.count("close") == (how == "folder"), events

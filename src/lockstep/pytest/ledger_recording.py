@@ -167,7 +167,11 @@ def _verifying_early(config: pytest.Config) -> VerifySession | None:
     if root is None:  # loading the project says why, in one line
         return None
     session = VerifySession(root)
-    session.start(verifying_seed())
+    try:
+        session.start(verifying_seed())
+    except OSError:  # (the folder went away): the project's loading, next, says what is wrong
+        session.close()
+        return None
     return session
 
 

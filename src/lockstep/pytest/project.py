@@ -61,15 +61,19 @@ def load(config: pytest.Config, *, required: bool = True) -> Project:
 
 def root_for(config: pytest.Config) -> Path | None:
     """The folder of the configuration :func:`load` reads (the project's root), found
-    without reading it (None: none is found): what the recording's verifying interpreter
-    is started in before the project is loaded."""
+    without reading it: what the recording's verifying interpreter is started in before
+    the project is loaded.  None when none is found, or the one named is in no folder
+    (``--lockstep-config`` or ``LOCKSTEP_CONFIG`` naming a path that is not there): the
+    project's loading then says so, in one line."""
     from lockstep.config import config_location
 
     explicit = config.getoption(CONFIG_OPTION, default=None)
     found = config_location(
         Path(str(config.rootpath)), config_path=Path(explicit) if explicit else None
     )
-    return found.parent.resolve() if found is not None else None
+    if found is None or not found.parent.is_dir():  # a file named in a folder that is not
+        return None
+    return found.parent.resolve()
 
 
 def project_for(config: pytest.Config) -> Project:
