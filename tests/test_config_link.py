@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from helpers import GitRepo, recorded, run_cli
+from helpers import GitRepo, pytest_in, recorded, run_cli, write_files
 
 FILES = {
     "lockstep.toml": '[[ledger]]\npackage = "calc"\n',
@@ -26,3 +26,28 @@ def test_a_linked_configuration_configures_the_folder_of_the_link(tmp_path: Path
     run = run_cli("replay", cwd=repo.root)
     assert run.code == 0, run.output
     assert "1 passed" in run.stdout
+
+
+def test_a_configuration_named_past_what_the_system_reads_is_one_line(tmp_path: Path) -> None:
+    """A name too long for the file system, or a folder that is a link to itself, named as
+    the configuration (``--config``, ``LOCKSTEP_CONFIG``, pytest's ``--lockstep-config``):
+    one line naming it and why, exit 2 (pytest: a usage error), never a traceback."""
+    loop = tmp_path / "loop"
+    loop.symlink_to(loop)
+    for named, why in (
+        (str(tmp_path / ("a" * 300)), "File name too long"),
+        (str(loop / "lockstep.toml"), "loop"),
+    ):
+        for run in (
+            run_cli("--config", named, "status", cwd=tmp_path),
+            run_cli("status", cwd=tmp_path, env={"LOCKSTEP_CONFIG": named}),
+        ):
+            assert run.code == 2, run.output
+            lines = run.output.strip().splitlines()
+            assert len(lines) == 1 and "cannot read" in lines[0] and why in lines[0], run.output
+        write_files(tmp_path / "project", {"tests/test_nothing.py": "def test_it():\n    pass\n"})
+        ran = pytest_in(tmp_path / "project", "--lockstep-record", f"--lockstep-config={named}")
+        assert ran.code == 4, ran.output
+        assert "INTERNALERROR" not in ran.output
+        errors = [line for line in ran.output.splitlines() if "lockstep:" in line]
+        assert len(errors) == 1 and why in errors[0], ran.output

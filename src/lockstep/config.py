@@ -730,8 +730,13 @@ def load_project(start: Path | None = None, *, config_path: Path | None = None) 
         )
     # The project is the folder the file is found in, a link's too (its target's folder
     # named every ledger "missing" at paths that were there).
-    found, path = path, path.parent.resolve() / path.name
-    if not path.exists():
+    try:
+        found, path = path, path.parent.resolve() / path.name
+        there = path.exists()
+    except (OSError, RuntimeError) as e:  # a name too long, a folder that loops (RuntimeError)
+        reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+        raise ConfigError(f"{path}: cannot read: {reason}") from None
+    if not there:
         raise ConfigError(f"{path}: config file not found")
     data = _load_toml(path, found)
     if path.name == PYPROJECT:
