@@ -113,6 +113,14 @@ def _recorded(root: Path, notes: Path, *args: str) -> list[dict[str, object]]:
     return _notes(notes)
 
 
+def _stopped_in_one_line(result: Result, said: str) -> None:
+    """The run stopped as a usage error, with one line of lockstep's saying ``said``."""
+    assert result.code == pytest.ExitCode.USAGE_ERROR, result.output
+    assert "INTERNALERROR" not in result.output
+    errors = [line for line in result.output.splitlines() if "lockstep:" in line]
+    assert len(errors) == 1 and said in errors[0], result.output
+
+
 def _started_where_loaded(notes: list[dict[str, object]]) -> str:
     (start,) = [n for n in notes if n["event"] == "start"]
     (project,) = [n for n in notes if n["event"] == "project"]
@@ -165,10 +173,7 @@ def test_a_configuration_that_cannot_be_read_stops_the_run_and_ends_the_interpre
     root = _project(tmp_path / "project")
     (root / "lockstep.toml").write_text(config, encoding="utf-8")
     notes = tmp_path / "notes.jsonl"
-    result = _recording(root, notes)
-    assert result.code == pytest.ExitCode.USAGE_ERROR, result.output
-    errors = [line for line in result.output.splitlines() if "lockstep:" in line]
-    assert len(errors) == 1 and said in errors[0], result.output
+    _stopped_in_one_line(_recording(root, notes), said)
     events = [n["event"] for n in _notes(notes)]
     assert events.count("start") == events.count("close") == 1, events
     assert not (root / "lockstep").exists()
@@ -197,9 +202,6 @@ def test_a_configuration_named_where_there_is_none_stops_the_run_in_one_line(
         result = _recording(root, notes, env={"LOCKSTEP_CONFIG": str(named)})
     else:
         result = _recording(root, notes, f"--lockstep-config={named}")
-    assert result.code == pytest.ExitCode.USAGE_ERROR, result.output
-    assert "INTERNALERROR" not in result.output
-    errors = [line for line in result.output.splitlines() if "lockstep:" in line]
-    assert len(errors) == 1 and said in errors[0], result.output
+    _stopped_in_one_line(result, said)
     events = [n["event"] for n in _notes(notes)] if notes.exists() else []
     assert events.count("start") == events.count("close") == (how == "folder"), events

@@ -71,7 +71,7 @@ def root_for(config: pytest.Config) -> Path | None:
     found = config_location(
         Path(str(config.rootpath)), config_path=Path(explicit) if explicit else None
     )
-    if found is None or not found.parent.is_dir():  # a file named in a folder that is not
+    if found is None or not found.parent.is_dir():  # named in a folder that is not there
         return None
     return found.parent.resolve()
 
